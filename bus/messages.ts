@@ -1,0 +1,55 @@
+/**
+ * The bus's message kinds. Every message has a `type`, the `time` it was published (ms) and,
+ * where it concerns one allocation, its `allocId`. Hosts filter with {@link Bus.of}.
+ * @module
+ */
+import type { AllocState } from '../machines/alloc-state.ts';
+import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
+
+/** Every message kind and its payload. */
+export interface BusMessageMap {
+  /** The client's view of an alloc, meant for the servers (what `client.updates$` carries). */
+  'alloc.updated': { allocId: string; alloc: Allocation };
+  /** An alloc machine moved between top-level states. */
+  'alloc.state': { allocId: string; from: AllocState | null; to: AllocState };
+  /** A task state changed (running, dead, restarts, ...). */
+  'task.state': { allocId: string; task: string; state: TaskState };
+  /** A task event was appended (Nomad's exact type strings). */
+  'task.event': { allocId: string; task: string; event: TaskEvent };
+  /** A hook failed; `kind` is prerun, update, postrun or destroy. */
+  'hook.error': { allocId: string; hook: string; kind: 'prerun' | 'update' | 'postrun' | 'destroy'; error: string };
+  /** An alloc started waiting on one watched alloc. */
+  'watcher.waiting': { allocId: string; watchedAllocId: string; role: 'previous' | 'preempted'; mode: 'local' | 'remote' };
+  /** A remote watcher's request failed and will be retried after `delayMs`. */
+  'watcher.retry': { allocId: string; watchedAllocId: string; error: string; delayMs: number };
+  /** A watched alloc no longer holds the alloc back, and why. */
+  'watcher.released': {
+    allocId: string;
+    watchedAllocId: string;
+    reason: 'terminated' | 'unknown-status' | 'garbage-collected' | 'unknown-allocation' | 'permission-denied' | 'listener-closed';
+    clientStatus?: string;
+    nodeId?: string;
+  };
+  /** The wait for previous/preempted allocs hit `prevAllocWaitTimeoutMs`. */
+  'watcher.timeout': { allocId: string; waitedMs: number; pending: string[] };
+  /** Data migration began (`mode` local move or remote stream). */
+  'migration.started': { allocId: string; previousAllocId: string; mode: 'local' | 'remote' };
+  /** Data migration was not needed or not possible. */
+  'migration.skipped': { allocId: string; previousAllocId?: string; reason: string };
+  /** Data migration finished. */
+  'migration.done': { allocId: string; previousAllocId: string; mode: 'local' | 'remote'; ms: number; bytes?: number };
+  /** Data migration failed (soft: the alloc dir is rebuilt clean and the alloc goes on). */
+  'migration.failed': { allocId: string; previousAllocId: string; error: string };
+  /** A chroot was built for a task. */
+  'chroot.built': { allocId: string; task: string; files: number; dirs: number; links: number; copies: number; bytes: number; ms: number };
+  /** An actor failed in a way berth did not expect. */
+  'client.error': { allocId?: string; actorId?: string; error: string };
+}
+
+/** A bus message kind. */
+export type BusMessageType = keyof BusMessageMap;
+
+/** One bus message of kind `T`. */
+export type BusMessage<T extends BusMessageType = BusMessageType> = T extends BusMessageType
+  ? { type: T; time: number } & BusMessageMap[T]
+  : never;

@@ -1,0 +1,111 @@
+/**
+ * berth's named errors. Every error berth throws on purpose extends {@link BerthError}.
+ * @module
+ */
+
+/** Base class of every error berth throws on purpose. */
+export class BerthError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** An allocation failed validation; `issues` holds one `path: problem` line per bad field. */
+export class InvalidAllocationError extends BerthError {
+  readonly issues: string[];
+  constructor(issues: string[]) {
+    super(`invalid allocation: ${issues.join('; ')}`);
+    this.issues = issues;
+  }
+}
+
+/** A task name that cannot be a directory name. */
+export class InvalidTaskNameError extends BerthError {
+  constructor(readonly taskName: string, reason: string) {
+    super(`invalid task name ${JSON.stringify(taskName)}: ${reason}`);
+  }
+}
+
+/** `send` after `close` on an {@link AllocBroadcaster}. */
+export class AllocBroadcasterClosedError extends BerthError {
+  constructor() {
+    super('alloc broadcaster closed');
+  }
+}
+
+/** The servers do not know the allocation (final for a remote watcher: stop waiting). */
+export class UnknownAllocationError extends BerthError {}
+
+/** The servers refused the request (final for a remote watcher: stop waiting). */
+export class PermissionDeniedError extends BerthError {}
+
+/** `AllocDir.move` on a directory that was never built. */
+export class AllocDirNotBuiltError extends BerthError {
+  constructor(dir: string) {
+    super(`unable to move to ${JSON.stringify(dir)} - alloc dir is not built`);
+  }
+}
+
+/** A snapshot entry or symlink would land outside the destination alloc dir. */
+export class SnapshotEscapeError extends BerthError {}
+
+/** The remote side of a migration failed to snapshot; `remoteMessage` is its error text. */
+export class SnapshotRemoteError extends BerthError {
+  constructor(message: string, readonly remoteMessage: string) {
+    super(message);
+  }
+}
+
+/** Several independent steps failed; `errors` holds each failure. */
+export class MultiError extends BerthError {
+  readonly errors: Error[];
+  constructor(summary: string, errors: Error[]) {
+    super(`${summary}: ${errors.length} error${errors.length === 1 ? '' : 's'} occurred:\n${errors.map((e) => `\t* ${e.message}`).join('\n')}`);
+    this.errors = errors;
+  }
+}
+
+/** A task operation on a task that is not running ("Task not running"). */
+export class TaskNotRunningError extends BerthError {
+  constructor() {
+    super('Task not running');
+  }
+}
+
+/** A task operation naming a task the allocation does not have. */
+export class TaskNotFoundError extends BerthError {
+  constructor(taskName: string) {
+    super(`Could not find task runner for task: ${taskName}`);
+  }
+}
+
+/** A driver could not start a task. `recoverable` tells the restart tracker whether to retry. */
+export class DriverStartError extends BerthError {
+  constructor(message: string, readonly recoverable = false) {
+    super(message);
+  }
+}
+
+/** A driver's task config is invalid ("Failed Validation"). */
+export class DriverConfigError extends BerthError {}
+
+/** A duration string is not a Go duration. */
+export class InvalidDurationError extends BerthError {}
+
+/** A wait was given up on because its deadline passed. */
+export class TimeoutError extends BerthError {}
+
+/** An operation on an allocation runner that no longer exists or was destroyed. */
+export class AllocNotFoundError extends BerthError {
+  constructor(allocId: string) {
+    super(`unknown allocation ${allocId}`);
+  }
+}
+
+/** The client was shut down; the call cannot proceed. */
+export class ClientShutdownError extends BerthError {
+  constructor() {
+    super('client is shut down');
+  }
+}

@@ -1,0 +1,7 @@
+/** The plain-data model: types, predicates, parsing, errors, durations. @module */
+export * from './types.ts';
+export * from './errors.ts';
+export * from './status.ts';
+export * from './duration.ts';
+export * from './parse.ts';
+export * from './clock.ts';

@@ -1,0 +1,391 @@
+/**
+ * `parseAllocation`: accepts berth's camelCase allocation JSON and the PascalCase JSON Nomad's HTTP
+ * API returns, normalises both to {@link Allocation}, and validates every field, reporting all
+ * offending paths at once.
+ * @module
+ */
+import { InvalidAllocationError } from './errors.ts';
+import type { Allocation, Job, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DESIRED = ['run', 'stop', 'evict'];
+const CLIENT = ['pending', 'running', 'complete', 'failed', 'lost', 'unknown'];
+const JOB_TYPES = ['service', 'batch', 'system', 'sysbatch'];
+const HOOKS = ['prestart', 'poststart', 'poststop'];
+const TASK_STATES = ['pending', 'running', 'dead'];
+
+/** True when `s` is a 36-character UUID. */
+export function isUUID(s: unknown): s is string {
+  return typeof s === 'string' && s.length === 36 && UUID_RE.test(s);
+}
+
+/**
+ * Why `name` cannot be a task (directory) name, or undefined when it can.
+ * Shared by parseAllocation and AllocDir.newTaskDir.
+ */
+export function taskNameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string' || name === '') return 'must be a non-empty string';
+  if (name === '.' || name === '..') return `must not be "${name}"`;
+  if (name.includes('/')) return 'must not contain "/"';
+  if (name.includes('\0')) return 'must not contain NUL';
+  return undefined;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Nanoseconds (Nomad) to milliseconds. */
+const nsToMs = (v: unknown) => (typeof v === 'number' ? v / 1e6 : v);
+
+/** Nomad's zero time ("0001-01-01T00:00:00Z" or 0) means absent; otherwise ms since epoch. */
+function nomadTime(v: unknown): unknown {
+  if (v === undefined || v === null || v === 0) return undefined;
+  if (typeof v === 'string') {
+    if (v.startsWith('0001-01-01')) return undefined;
+    const t = Date.parse(v);
+    return Number.isNaN(t) ? v : t;
+  }
+  if (typeof v === 'number') return v / 1e6; // UnixNano
+  return v;
+}
+
+const nullToUndef = (v: unknown) => (v === null ? undefined : v);
+
+function fromNomadRestart(p: unknown): unknown {
+  if (!isObj(p)) return nullToUndef(p);
+  return { attempts: p.Attempts, intervalMs: nsToMs(p.Interval), delayMs: nsToMs(p.Delay), mode: p.Mode };
+}
+
+function fromNomadTask(t: unknown): unknown {
+  if (!isObj(t)) return t;
+  const lc = isObj(t.Lifecycle) ? { hook: t.Lifecycle.Hook, sidecar: t.Lifecycle.Sidecar } : undefined;
+  const logs = isObj(t.LogConfig) ? { maxFiles: t.LogConfig.MaxFiles, maxFileSizeMB: t.LogConfig.MaxFileSizeMB } : undefined;
+  return dropUndef({
+    name: t.Name, driver: t.Driver, config: t.Config ?? {}, env: nullToUndef(t.Env), user: t.User || undefined,
+    leader: t.Leader || undefined, lifecycle: lc && lc.hook ? lc : undefined,
+    killTimeoutMs: t.KillTimeout === undefined ? undefined : nsToMs(t.KillTimeout),
+    killSignal: t.KillSignal || undefined, restartPolicy: fromNomadRestart(t.RestartPolicy), logs,
+  });
+}
+
+function fromNomadGroup(g: unknown): unknown {
+  if (!isObj(g)) return g;
+  const d = isObj(g.EphemeralDisk) ? { sticky: g.EphemeralDisk.Sticky, migrate: g.EphemeralDisk.Migrate, sizeMB: g.EphemeralDisk.SizeMB } : undefined;
+  return dropUndef({
+    name: g.Name, count: nullToUndef(g.Count), tasks: Array.isArray(g.Tasks) ? g.Tasks.map(fromNomadTask) : g.Tasks,
+    ephemeralDisk: d, restartPolicy: fromNomadRestart(g.RestartPolicy),
+  });
+}
+
+function fromNomadTaskState(s: unknown): unknown {
+  if (!isObj(s)) return s;
+  return dropUndef({
+    state: s.State, failed: !!s.Failed, restarts: s.Restarts ?? 0, lastRestart: nomadTime(s.LastRestart),
+    startedAt: nomadTime(s.StartedAt), finishedAt: nomadTime(s.FinishedAt),
+    events: Array.isArray(s.Events)
+      ? s.Events.map((e) => (isObj(e) ? dropUndef({ type: e.Type, time: nomadTime(e.Time) ?? 0, message: e.Message || undefined, displayMessage: e.DisplayMessage ?? '', details: e.Details ?? {} }) : e))
+      : [],
+  });
+}
+
+/** Converts Nomad's API JSON for an allocation to berth's camelCase shape (no validation). */
+function fromNomad(a: Obj): Obj {
+  const j = isObj(a.Job) ? a.Job : undefined;
+  return dropUndef({
+    id: a.ID, namespace: a.Namespace || undefined, nodeId: a.NodeID, jobId: a.JobID,
+    job: j ? dropUndef({ id: j.ID, name: j.Name, namespace: j.Namespace, type: j.Type, priority: j.Priority,
+      taskGroups: Array.isArray(j.TaskGroups) ? j.TaskGroups.map(fromNomadGroup) : j.TaskGroups }) : a.Job,
+    taskGroup: a.TaskGroup, desiredStatus: a.DesiredStatus, clientStatus: a.ClientStatus,
+    clientDescription: a.ClientDescription || undefined,
+    previousAllocation: a.PreviousAllocation || undefined,
+    preemptedAllocations: nullToUndef(a.PreemptedAllocations),
+    allocModifyIndex: a.AllocModifyIndex, createTime: nomadTime(a.CreateTime),
+    taskStates: isObj(a.TaskStates) ? Object.fromEntries(Object.entries(a.TaskStates).map(([k, v]) => [k, fromNomadTaskState(v)])) : undefined,
+  });
+}
+
+function dropUndef<T extends Obj>(o: T): T {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+/** Collects `path: problem` lines. */
+class Issues {
+  readonly list: string[] = [];
+  add(path: string, problem: string) {
+    this.list.push(`${path}: ${problem}`);
+  }
+}
+
+function str(v: unknown, path: string, is: Issues, opts: { required?: boolean } = {}): string | undefined {
+  if (v === undefined || v === null) {
+    if (opts.required) is.add(path, 'is required');
+    return undefined;
+  }
+  if (typeof v !== 'string') {
+    is.add(path, 'must be a string');
+    return undefined;
+  }
+  if (opts.required && v === '') is.add(path, 'must not be empty');
+  return v;
+}
+
+function nonNegInt(v: unknown, path: string, is: Issues, fallback?: number): number | undefined {
+  if (v === undefined || v === null) return fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    is.add(path, 'must be an integer');
+    return undefined;
+  }
+  if (v < 0) is.add(path, 'must not be negative');
+  return v;
+}
+
+function nonNegNum(v: unknown, path: string, is: Issues): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    is.add(path, 'must be a number');
+    return undefined;
+  }
+  if (v < 0) is.add(path, 'must not be negative');
+  return v;
+}
+
+function oneOf<T extends string>(v: unknown, allowed: string[], path: string, is: Issues, fallback?: T): T | undefined {
+  if (v === undefined || v === null || v === '') {
+    if (fallback === undefined) is.add(path, 'is required');
+    return fallback;
+  }
+  if (typeof v !== 'string' || !allowed.includes(v)) {
+    is.add(path, `must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`);
+    return undefined;
+  }
+  return v as T;
+}
+
+function restartPolicy(v: unknown, path: string, is: Issues): RestartPolicy | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObj(v)) {
+    is.add(path, 'must be an object');
+    return undefined;
+  }
+  const attempts = nonNegInt(v.attempts, `${path}.attempts`, is, 0)!;
+  const intervalMs = nonNegNum(v.intervalMs, `${path}.intervalMs`, is) ?? 0;
+  const delayMs = nonNegNum(v.delayMs, `${path}.delayMs`, is) ?? 0;
+  const mode = oneOf<'fail' | 'delay'>(v.mode, ['fail', 'delay'], `${path}.mode`, is, 'fail')!;
+  return { attempts, intervalMs, delayMs, mode };
+}
+
+function stringRecord(v: unknown, path: string, is: Issues): Record<string, string> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObj(v)) {
+    is.add(path, 'must be an object of strings');
+    return undefined;
+  }
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(v)) {
+    if (typeof val !== 'string') is.add(`${path}.${k}`, 'must be a string');
+    else out[k] = val;
+  }
+  return out;
+}
+
+function task(v: unknown, path: string, is: Issues): Task | undefined {
+  if (!isObj(v)) {
+    is.add(path, 'must be an object');
+    return undefined;
+  }
+  const nameProblem = taskNameProblem(v.name);
+  if (nameProblem) is.add(`${path}.name`, nameProblem);
+  const driver = str(v.driver, `${path}.driver`, is, { required: true });
+  let config: Record<string, unknown> = {};
+  if (v.config !== undefined && v.config !== null) {
+    if (!isObj(v.config)) is.add(`${path}.config`, 'must be an object');
+    else config = structuredClone(v.config);
+  }
+  const out: Task = { name: v.name as string, driver: driver ?? '', config };
+  const env = stringRecord(v.env, `${path}.env`, is);
+  if (env) out.env = env;
+  const user = str(v.user, `${path}.user`, is);
+  if (user) out.user = user;
+  if (v.leader !== undefined && v.leader !== null) {
+    if (typeof v.leader !== 'boolean') is.add(`${path}.leader`, 'must be a boolean');
+    else if (v.leader) out.leader = true;
+  }
+  if (v.lifecycle !== undefined && v.lifecycle !== null) {
+    if (!isObj(v.lifecycle)) is.add(`${path}.lifecycle`, 'must be an object');
+    else {
+      const hook = oneOf<'prestart' | 'poststart' | 'poststop'>(v.lifecycle.hook, HOOKS, `${path}.lifecycle.hook`, is);
+      if (v.lifecycle.sidecar !== undefined && typeof v.lifecycle.sidecar !== 'boolean') is.add(`${path}.lifecycle.sidecar`, 'must be a boolean');
+      if (hook) out.lifecycle = { hook, sidecar: !!v.lifecycle.sidecar };
+    }
+  }
+  const kt = nonNegNum(v.killTimeoutMs, `${path}.killTimeoutMs`, is);
+  if (kt !== undefined) out.killTimeoutMs = kt;
+  const ks = str(v.killSignal, `${path}.killSignal`, is);
+  if (ks) out.killSignal = ks;
+  const rp = restartPolicy(v.restartPolicy, `${path}.restartPolicy`, is);
+  if (rp) out.restartPolicy = rp;
+  if (v.logs !== undefined && v.logs !== null) {
+    if (!isObj(v.logs)) is.add(`${path}.logs`, 'must be an object');
+    else {
+      const maxFiles = nonNegInt(v.logs.maxFiles, `${path}.logs.maxFiles`, is, 10)!;
+      const maxFileSizeMB = nonNegNum(v.logs.maxFileSizeMB, `${path}.logs.maxFileSizeMB`, is) ?? 10;
+      if (maxFiles < 1) is.add(`${path}.logs.maxFiles`, 'must be at least 1');
+      if (maxFileSizeMB <= 0) is.add(`${path}.logs.maxFileSizeMB`, 'must be positive');
+      out.logs = { maxFiles, maxFileSizeMB };
+    }
+  }
+  return out;
+}
+
+function group(v: unknown, path: string, is: Issues): TaskGroup | undefined {
+  if (!isObj(v)) {
+    is.add(path, 'must be an object');
+    return undefined;
+  }
+  const name = str(v.name, `${path}.name`, is, { required: true }) ?? '';
+  const out: TaskGroup = { name, tasks: [] };
+  const count = nonNegInt(v.count, `${path}.count`, is);
+  if (count !== undefined) out.count = count;
+  if (!Array.isArray(v.tasks) || v.tasks.length === 0) is.add(`${path}.tasks`, 'must be a non-empty array');
+  else {
+    const seen = new Set<string>();
+    v.tasks.forEach((t, i) => {
+      const parsed = task(t, `${path}.tasks[${i}]`, is);
+      if (!parsed) return;
+      if (typeof parsed.name === 'string' && seen.has(parsed.name)) is.add(`${path}.tasks[${i}].name`, `duplicate task name ${JSON.stringify(parsed.name)}`);
+      seen.add(parsed.name);
+      out.tasks.push(parsed);
+    });
+    if (out.tasks.filter((t) => t.leader).length > 1) is.add(`${path}.tasks`, 'only one task may be the leader');
+  }
+  if (v.ephemeralDisk !== undefined && v.ephemeralDisk !== null) {
+    if (!isObj(v.ephemeralDisk)) is.add(`${path}.ephemeralDisk`, 'must be an object');
+    else {
+      const d = v.ephemeralDisk;
+      for (const k of ['sticky', 'migrate'] as const) if (d[k] !== undefined && typeof d[k] !== 'boolean') is.add(`${path}.ephemeralDisk.${k}`, 'must be a boolean');
+      const sizeMB = nonNegNum(d.sizeMB, `${path}.ephemeralDisk.sizeMB`, is);
+      if (sizeMB !== undefined && sizeMB < 10) is.add(`${path}.ephemeralDisk.sizeMB`, `minimum DiskMB value is 10; got ${sizeMB}`);
+      out.ephemeralDisk = { sticky: d.sticky === true, migrate: d.migrate === true, ...(sizeMB !== undefined ? { sizeMB } : {}) };
+    }
+  }
+  const rp = restartPolicy(v.restartPolicy, `${path}.restartPolicy`, is);
+  if (rp) out.restartPolicy = rp;
+  return out;
+}
+
+function job(v: unknown, path: string, is: Issues): Job | undefined {
+  if (!isObj(v)) {
+    is.add(path, v === undefined || v === null ? 'is required' : 'must be an object');
+    return undefined;
+  }
+  const id = str(v.id, `${path}.id`, is, { required: true }) ?? '';
+  const type = oneOf<Job['type']>(v.type, JOB_TYPES, `${path}.type`, is, 'service') ?? 'service';
+  const out: Job = { id, type, taskGroups: [] };
+  const name = str(v.name, `${path}.name`, is);
+  if (name) out.name = name;
+  const ns = str(v.namespace, `${path}.namespace`, is);
+  if (ns) out.namespace = ns;
+  const prio = nonNegInt(v.priority, `${path}.priority`, is);
+  if (prio !== undefined) out.priority = prio;
+  if (!Array.isArray(v.taskGroups) || v.taskGroups.length === 0) is.add(`${path}.taskGroups`, 'must be a non-empty array');
+  else {
+    const seen = new Set<string>();
+    v.taskGroups.forEach((g, i) => {
+      const parsed = group(g, `${path}.taskGroups[${i}]`, is);
+      if (!parsed) return;
+      if (seen.has(parsed.name)) is.add(`${path}.taskGroups[${i}].name`, `duplicate group name ${JSON.stringify(parsed.name)}`);
+      seen.add(parsed.name);
+      out.taskGroups.push(parsed);
+    });
+  }
+  return out;
+}
+
+function taskStates(v: unknown, path: string, is: Issues): Record<string, TaskState> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObj(v)) {
+    is.add(path, 'must be an object');
+    return undefined;
+  }
+  const out: Record<string, TaskState> = {};
+  for (const [name, s] of Object.entries(v)) {
+    const p = `${path}.${name}`;
+    if (!isObj(s)) {
+      is.add(p, 'must be an object');
+      continue;
+    }
+    const state = oneOf<TaskState['state']>(s.state, TASK_STATES, `${p}.state`, is, 'pending') ?? 'pending';
+    const events: TaskEvent[] = [];
+    if (Array.isArray(s.events)) {
+      s.events.forEach((e, i) => {
+        if (!isObj(e) || typeof e.type !== 'string') is.add(`${p}.events[${i}]`, 'must be an event with a type');
+        else events.push({ type: e.type, time: typeof e.time === 'number' ? e.time : 0, ...(typeof e.message === 'string' && e.message ? { message: e.message } : {}), displayMessage: typeof e.displayMessage === 'string' ? e.displayMessage : '', details: isObj(e.details) ? (structuredClone(e.details) as Record<string, string>) : {} });
+      });
+    }
+    const ts: TaskState = { state, failed: s.failed === true, restarts: nonNegInt(s.restarts, `${p}.restarts`, is, 0) ?? 0, events };
+    for (const k of ['lastRestart', 'startedAt', 'finishedAt'] as const) {
+      const t = nonNegNum(s[k], `${p}.${k}`, is);
+      if (t) ts[k] = t;
+    }
+    out[name] = ts;
+  }
+  return out;
+}
+
+/**
+ * Parses and validates an allocation given as berth's camelCase JSON or as Nomad's HTTP API JSON
+ * (PascalCase, nanosecond durations, Nomad's zero time meaning absent).
+ *
+ * @throws InvalidAllocationError naming every offending field path, in berth's camelCase names.
+ * @example
+ * const alloc = parseAllocation(JSON.parse(fs.readFileSync('alloc.json', 'utf8')));
+ */
+export function parseAllocation(json: unknown): Allocation {
+  const is = new Issues();
+  if (!isObj(json)) throw new InvalidAllocationError(['(root): must be an object']);
+  const src = 'ID' in json && !('id' in json) ? fromNomad(json) : json;
+
+  const id = str(src.id, 'id', is, { required: true });
+  if (id && !isUUID(id)) is.add('id', 'must be a 36-character UUID');
+  const nodeId = str(src.nodeId, 'nodeId', is, { required: true }) ?? '';
+  const j = job(src.job, 'job', is);
+  const jobId = str(src.jobId, 'jobId', is) || j?.id || '';
+  if (!jobId) is.add('jobId', 'is required');
+  else if (j && j.id && jobId !== j.id) is.add('jobId', `must match job.id ${JSON.stringify(j.id)}`);
+  const taskGroup = str(src.taskGroup, 'taskGroup', is, { required: true }) ?? '';
+  if (j && taskGroup && !j.taskGroups.some((g) => g.name === taskGroup)) is.add('taskGroup', `failed to lookup task group ${JSON.stringify(taskGroup)}`);
+  const desiredStatus = oneOf<Allocation['desiredStatus']>(src.desiredStatus, DESIRED, 'desiredStatus', is, 'run') ?? 'run';
+  const clientStatus = oneOf<Allocation['clientStatus']>(src.clientStatus, CLIENT, 'clientStatus', is, 'pending') ?? 'pending';
+  const allocModifyIndex = nonNegInt(src.allocModifyIndex, 'allocModifyIndex', is, 0) ?? 0;
+
+  const out: Allocation = { id: id ?? '', nodeId, jobId, job: j ?? ({} as Job), taskGroup, desiredStatus, clientStatus, allocModifyIndex };
+  const ns = str(src.namespace, 'namespace', is);
+  out.namespace = ns || j?.namespace || 'default';
+  const cd = str(src.clientDescription, 'clientDescription', is);
+  if (cd) out.clientDescription = cd;
+  if (src.previousAllocation !== undefined && src.previousAllocation !== null && src.previousAllocation !== '') {
+    if (!isUUID(src.previousAllocation)) is.add('previousAllocation', 'must be a 36-character UUID');
+    else if (src.previousAllocation === id) is.add('previousAllocation', 'must not be the allocation itself');
+    else out.previousAllocation = src.previousAllocation;
+  }
+  if (src.preemptedAllocations !== undefined && src.preemptedAllocations !== null) {
+    if (!Array.isArray(src.preemptedAllocations)) is.add('preemptedAllocations', 'must be an array of allocation ids');
+    else {
+      const ids: string[] = [];
+      src.preemptedAllocations.forEach((p, i) => {
+        if (!isUUID(p)) is.add(`preemptedAllocations[${i}]`, 'must be a 36-character UUID');
+        else if (p === id) is.add(`preemptedAllocations[${i}]`, 'must not be the allocation itself');
+        else if (!ids.includes(p)) ids.push(p);
+      });
+      if (ids.length) out.preemptedAllocations = ids;
+    }
+  }
+  const ct = nonNegNum(src.createTime, 'createTime', is);
+  if (ct) out.createTime = ct;
+  const ts = taskStates(src.taskStates, 'taskStates', is);
+  if (ts) out.taskStates = ts;
+
+  if (is.list.length) throw new InvalidAllocationError(is.list);
+  return out;
+}

@@ -1,0 +1,100 @@
+/**
+ * berth's plain-data model (CONTRACT.md section 1). Everything here is JSON-serialisable and
+ * camelCase; times are milliseconds since the epoch, durations are milliseconds.
+ * @module
+ */
+
+/** What the servers want for an allocation. */
+export type DesiredStatus = 'run' | 'stop' | 'evict';
+
+/** What the client reports about an allocation. */
+export type ClientStatus = 'pending' | 'running' | 'complete' | 'failed' | 'lost' | 'unknown';
+
+/** The server's view of an allocation, plus the client-owned fields. */
+export interface Allocation {
+  /** 36-character UUID. */
+  id: string;
+  /** Default 'default'. */
+  namespace?: string;
+  nodeId: string;
+  jobId: string;
+  job: Job;
+  /** Name of a group in `job.taskGroups`. */
+  taskGroup: string;
+  desiredStatus: DesiredStatus;
+  clientStatus: ClientStatus;
+  clientDescription?: string;
+  /** The allocation this one replaces (it may need its data). */
+  previousAllocation?: string;
+  /** Allocations evicted to make room for this one. */
+  preemptedAllocations?: string[];
+  /** Server-side version; higher is newer. */
+  allocModifyIndex: number;
+  createTime?: number;
+  taskStates?: Record<string, TaskState>;
+}
+
+/** A job: what the allocation's task group comes from. */
+export interface Job {
+  id: string;
+  name?: string;
+  namespace?: string;
+  type: 'service' | 'batch' | 'system' | 'sysbatch';
+  priority?: number;
+  taskGroups: TaskGroup[];
+}
+
+/** A group of tasks placed together. */
+export interface TaskGroup {
+  name: string;
+  count?: number;
+  tasks: Task[];
+  ephemeralDisk?: { sticky?: boolean; migrate?: boolean; sizeMB?: number };
+  restartPolicy?: RestartPolicy;
+}
+
+/** Lifecycle hook a task is attached to. */
+export type LifecycleHook = 'prestart' | 'poststart' | 'poststop';
+
+/** One task of a group. */
+export interface Task {
+  name: string;
+  driver: string;
+  config: Record<string, unknown>;
+  env?: Record<string, string>;
+  user?: string;
+  leader?: boolean;
+  lifecycle?: { hook: LifecycleHook; sidecar?: boolean };
+  killTimeoutMs?: number;
+  killSignal?: string;
+  restartPolicy?: RestartPolicy;
+  logs?: { maxFiles: number; maxFileSizeMB: number };
+}
+
+/** Nomad's restart policy, with durations in milliseconds. */
+export interface RestartPolicy {
+  attempts: number;
+  intervalMs: number;
+  delayMs: number;
+  mode: 'fail' | 'delay';
+}
+
+/** The client's view of one task. */
+export interface TaskState {
+  state: 'pending' | 'running' | 'dead';
+  failed: boolean;
+  restarts: number;
+  lastRestart?: number;
+  startedAt?: number;
+  finishedAt?: number;
+  events: TaskEvent[];
+}
+
+/** One task event; `type` is one of Nomad's exact strings (see {@link TaskEventType}). */
+export interface TaskEvent {
+  type: string;
+  time: number;
+  message?: string;
+  displayMessage: string;
+  details: Record<string, string>;
+}
