@@ -109,3 +109,17 @@ export class ClientShutdownError extends BerthError {
     super('client is shut down');
   }
 }
+
+/** `addAlloc` for an allocation id the client already runs. */
+export class AllocExistsError extends BerthError {
+  constructor(allocId: string) {
+    super(`allocation ${allocId} is already running on this client; use updateAlloc`);
+  }
+}
+
+/** A restart asked of an allocation that should not run (stopping or destroyed). */
+export class AllocNotRunningError extends BerthError {
+  constructor() {
+    super('restart of an alloc that should not run');
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The client's public types (CONTRACT.md section 5).
+ * @module
+ */
+import type { InspectionEvent, Observer } from 'xstate';
+import type { Observable } from 'rxjs';
+import type { Bus } from '../../bus/bus.ts';
+import type { AllocState } from '../../machines/alloc-state.ts';
+import type { Clock } from '../../model/clock.ts';
+import type { Allocation } from '../../model/types.ts';
+import type { Driver } from '../drivers/driver.ts';
+import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
+import type { RunnerHook } from '../runner/hooks.ts';
+
+/** xstate's inspection observer (a function or an observer object). */
+export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
+/** Options for {@link createClient}. */
+export interface ClientOptions {
+  /** State (`<dataDir>/client/state.db`) and, by default, `<dataDir>/alloc`. */
+  dataDir: string;
+  allocDir?: string;
+  nodeId?: string;
+  rpc?: ServerRPC;
+  /** Merged over the defaults: 'mock_driver', 'raw_exec', 'exec'. */
+  drivers?: Record<string, Driver>;
+  /** Default: Nomad's default chroot_env. A non-empty map replaces it entirely. */
+  chrootEnv?: Record<string, string>;
+  /** Extra alloc-runner hooks, run after the built-in ones. */
+  hooks?: RunnerHook[];
+  /** Passed to xstate: every actor becomes inspectable. Off by default (and free when off). */
+  inspect?: InspectionObserver;
+  /** Caps every task's killTimeoutMs (default 30000). */
+  maxKillTimeoutMs?: number;
+  /** Bound on waiting-prev (default: none). */
+  prevAllocWaitTimeoutMs?: number;
+  /** Bound on a data migration (default 600000). */
+  migrateTimeoutMs?: number;
+  /** Clock for every delay berth schedules (default: real time). Tests inject one. */
+  clock?: Clock;
+  /** Random source in [0,1) for jitter and stagger (default Math.random). */
+  random?: () => number;
+  /** Remote watcher retry timing (default 30000 + uniform [0, 30000)). */
+  retry?: { baseMs: number; staggerMs: number };
+  /** Token sent as X-Nomad-Token when fetching a previous alloc's snapshot from another node. */
+  migrateToken?: string;
+}
+
+/** The client: a registry of allocation runners on one node. */
+export interface Client {
+  /** Throws InvalidAllocationError synchronously for an invalid alloc or an unknown driver; nothing on disk. */
+  addAlloc(alloc: Allocation): AllocRunner;
+  /** A terminal desired status stops it; no update hooks run for a stop. */
+  updateAlloc(alloc: Allocation): void;
+  destroyAlloc(allocId: string): Promise<void>;
+  /** A destroyed runner is gone. */
+  runner(allocId: string): AllocRunner | undefined;
+  runners(): AllocRunner[];
+  readonly bus: Bus;
+  /** Client-side alloc updates meant for the servers. */
+  readonly updates$: Observable<Allocation>;
+  /** Stops every actor and leaves running tasks alone. */
+  shutdown(): Promise<void>;
+}
+
+/** Which stream of a task's logs. */
+export type LogStream = 'stdout' | 'stderr';
+
+/** One allocation's runner. */
+export interface AllocRunner extends PrevAllocSource {
+  /** The machine's top-level state. */
+  state(): AllocState;
+  isWaiting(): boolean;
+  isMigrating(): boolean;
+  isDestroyed(): boolean;
+  update(alloc: Allocation): void;
+  /** From any state; resolves once destroyed, even when destroy hooks failed (errors go on the bus). */
+  destroy(): Promise<void>;
+  /** Resolves when the machine reaches `state`, or at once if it already passed it. */
+  waitFor(state: AllocState, signal?: AbortSignal): Promise<void>;
+  /** Sends a signal to one task, or to every running task when `task` is omitted. */
+  signal(task: string | undefined, signal: string): Promise<void>;
+  /** Restarts one running task ("Task not running" otherwise). */
+  restartTask(task: string, reason?: string): Promise<void>;
+  /** Restarts every task, dead ones too, from the first lifecycle stage. */
+  restartAll(reason?: string): Promise<void>;
+  /** A task's log stream across rotated files. */
+  logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
+}

@@ -1,0 +1,83 @@
+/**
+ * The migrate_disk step: after the wait, carry a sticky ephemeral disk's data from the previous
+ * allocation. Local previous alloc: move by rename. Previous alloc on another node with
+ * `migrate`: stream its snapshot over HTTP (see remote-stream.ts). A failed migration is soft, as
+ * in Nomad: the alloc dir is destroyed and rebuilt clean, the bus says why, the alloc goes on.
+ * Cancellable, and bounded by the client's migrateTimeoutMs.
+ * @module
+ */
+import { BerthError, TimeoutError } from '../../model/errors.ts';
+import type { Runtime, RunnerInternals } from '../runner/runtime.ts';
+import { remoteMigrate } from './remote-stream.ts';
+
+/** An AbortSignal that aborts after `ms` on the runtime's clock, or with `parent`. */
+function deadline(rt: Runtime, parent: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
+  const ctl = new AbortController();
+  const t = rt.clock.setTimeout(() => ctl.abort(new TimeoutError(`migration timed out after ${ms}ms`)), ms);
+  (t as { unref?: () => void })?.unref?.();
+  const onAbort = () => ctl.abort(parent.reason);
+  if (parent.aborted) ctl.abort(parent.reason);
+  else parent.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: ctl.signal,
+    clear() {
+      rt.clock.clearTimeout(t);
+      parent.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** Runs the migrate_disk step for one runner. Rejects only when cancelled by `signal`. */
+export async function migrateData(rt: Runtime, r: RunnerInternals, previousNodeId: string | undefined, signal: AbortSignal): Promise<void> {
+  const alloc = r.serverAlloc();
+  const prevId = alloc.previousAllocation;
+  if (!prevId) return;
+  const disk = r.group.ephemeralDisk;
+  const migrate = !!disk?.migrate;
+  const sticky = !!disk?.sticky || migrate; // migrate implies sticky (Nomad #16826)
+  if (!sticky) {
+    rt.bus.publish('migration.skipped', { allocId: r.allocId, previousAllocId: prevId, reason: 'ephemeral disk is neither sticky nor migrate' });
+    return;
+  }
+  const prev = r.previousRunner;
+  if (!prev && !migrate) {
+    rt.bus.publish('migration.skipped', { allocId: r.allocId, previousAllocId: prevId, reason: 'previous allocation is not on this node and migrate is not set' });
+    return;
+  }
+  if (!prev && !previousNodeId) {
+    rt.bus.publish('migration.skipped', { allocId: r.allocId, previousAllocId: prevId, reason: 'previous allocation node is unknown (garbage collected or refused)' });
+    return;
+  }
+  const mode = prev ? 'local' : 'remote';
+  const started = rt.clock.now();
+  rt.bus.publish('migration.started', { allocId: r.allocId, previousAllocId: prevId, mode });
+  const dl = deadline(rt, signal, rt.migrateTimeoutMs);
+  try {
+    let bytes: number | undefined;
+    if (prev) {
+      const prevInternals = rt.registry.get(prev.allocId);
+      const move = r.allocDir.move(prev.allocDir, r.group.tasks);
+      prevInternals?.copiesOut.add(move);
+      try {
+        await move;
+      } finally {
+        prevInternals?.copiesOut.delete(move);
+      }
+    } else {
+      bytes = await remoteMigrate(rt, r, prevId, previousNodeId!, dl.signal);
+    }
+    rt.bus.publish('migration.done', { allocId: r.allocId, previousAllocId: prevId, mode, ms: rt.clock.now() - started, ...(bytes !== undefined ? { bytes } : {}) });
+  } catch (e) {
+    if (signal.aborted) throw signal.reason;
+    rt.bus.publish('migration.failed', { allocId: r.allocId, previousAllocId: prevId, error: (e as Error).message });
+    // Soft failure: start from a clean slate.
+    try {
+      await r.allocDir.destroy();
+      await r.allocDir.build();
+    } catch (e2) {
+      throw new BerthError(`failed to clean task directories after failed migration: ${(e2 as Error).message}`);
+    }
+  } finally {
+    dl.clear();
+  }
+}

@@ -1,0 +1,349 @@
+/**
+ * The allocation runner: owns one alloc machine actor and its handles (alloc dir, broadcaster,
+ * update queue), turns the machine's snapshots into the client's view (broadcast, bus, state
+ * store), and offers the operations of CONTRACT.md section 5.
+ * @module
+ */
+import { createActor, type Actor, type AnyActorLogic, type SnapshotFrom } from 'xstate';
+import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
+import { ALLOC_STATES, type AllocState } from '../../machines/alloc-state.ts';
+import { taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
+import { getClientStatus } from '../../machines/policy/client-status.ts';
+import { pickQueuedUpdate } from '../../machines/policy/update-queue.ts';
+import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
+import { taskEvent } from '../../machines/policy/task-events.ts';
+import type { TaskContext } from '../../machines/task.machine.ts';
+import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
+import { isServerTerminal, taskGroupOf } from '../../model/status.ts';
+import type { Allocation } from '../../model/types.ts';
+import { AllocDir } from '../allocdir/index.ts';
+import { readTaskLogs } from '../drivers/logs/reader.ts';
+import type { PrevAllocSource } from '../watchers/index.ts';
+import type { AllocRunner, InspectionObserver, LogStream } from '../client/types.ts';
+import { runHooks, type RunnerHook } from './hooks.ts';
+import type { Runtime, RunnerInternals } from './runtime.ts';
+
+type AllocLogic = typeof allocMachine;
+type AllocSnapshot = SnapshotFrom<AllocLogic>;
+
+/** The top-level state of a snapshot. */
+export function topState(s: AllocSnapshot): AllocState {
+  const v = s.value as string | Record<string, unknown>;
+  return (typeof v === 'string' ? v : Object.keys(v)[0]) as AllocState;
+}
+
+/** Options for {@link AllocRunnerImpl}. */
+export interface AllocRunnerOptions {
+  rt: Runtime;
+  logic: AllocLogic;
+  alloc: Allocation;
+  hooks: readonly RunnerHook[];
+  previousRunner?: PrevAllocSource;
+  preemptedRunners?: Record<string, PrevAllocSource | null>;
+  inspect?: InspectionObserver;
+  prevAllocWaitTimeoutMs?: number;
+  /** Called once the runner reached `destroyed`. */
+  onDestroyed(runner: AllocRunnerImpl): void;
+}
+
+/** One allocation's runner. Create through `client.addAlloc`. */
+export class AllocRunnerImpl implements AllocRunner {
+  readonly allocId: string;
+  readonly allocDir: AllocDir;
+  readonly #rt: Runtime;
+  readonly #actor: Actor<AllocLogic>;
+  readonly #broadcaster = new AllocBroadcaster();
+  readonly #destroyCtl = new AbortController();
+  readonly #internals: RunnerInternals;
+  readonly #hooks: readonly RunnerHook[];
+  readonly #onDestroyed: (r: AllocRunnerImpl) => void;
+  #serverAlloc: Allocation;
+  #view: Allocation;
+  #viewVersion = -1;
+  #state: AllocState = 'pending';
+  #lastSeq: Record<string, number> = {};
+  #waiters = new Set<() => void>();
+  #queued: Allocation | undefined;
+  #draining = false;
+  #destroyed: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(opts: AllocRunnerOptions) {
+    const { rt, alloc } = opts;
+    this.#rt = rt;
+    this.allocId = alloc.id;
+    this.#serverAlloc = alloc;
+    this.#hooks = opts.hooks;
+    this.#onDestroyed = opts.onDestroyed;
+    this.allocDir = new AllocDir(rt.clientAllocDir, alloc.id);
+    const group = taskGroupOf(alloc);
+    for (const t of group.tasks) this.allocDir.newTaskDir(t.name);
+    this.#internals = {
+      allocId: alloc.id,
+      allocDir: this.allocDir,
+      broadcaster: this.#broadcaster,
+      hooks: opts.hooks,
+      group,
+      serverAlloc: () => this.#serverAlloc,
+      clientAlloc: () => this.alloc(),
+      destroySignal: this.#destroyCtl.signal,
+      previousRunner: opts.previousRunner,
+      preemptedRunners: opts.preemptedRunners,
+      copiesOut: new Set(),
+    };
+    rt.registry.set(alloc.id, this.#internals);
+    const { roles, tasks } = taskSettingsFor(alloc, rt.maxKillTimeoutMs);
+    const hasWatched = !!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0;
+    this.#actor = createActor(opts.logic, {
+      id: `alloc-${alloc.id}`,
+      input: { alloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs },
+      ...(opts.inspect ? { inspect: opts.inspect } : {}),
+      clock: rt.clock as never,
+    });
+    this.#view = this.#computeView(this.#actor.getSnapshot());
+    this.#actor.subscribe({
+      next: (s) => this.#onSnapshot(s),
+      error: (err) => {
+        rt.bus.publish('client.error', { allocId: this.allocId, actorId: `alloc-${this.allocId}`, error: err instanceof Error ? err.message : String(err) });
+        this.#notify();
+      },
+    });
+  }
+
+  /** Starts the machine. */
+  start(): this {
+    this.#actor.start();
+    return this;
+  }
+
+  #computeView(s: AllocSnapshot): Allocation {
+    const ctx = s.context;
+    const { status, description } = getClientStatus(ctx.taskStates);
+    return {
+      ...ctx.alloc,
+      clientStatus: status || 'pending',
+      ...(description ? { clientDescription: description } : {}),
+      taskStates: ctx.taskStates,
+    };
+  }
+
+  #onSnapshot(s: AllocSnapshot) {
+    const ctx = s.context as AllocContext;
+    if (ctx.version !== this.#viewVersion) {
+      this.#viewVersion = ctx.version;
+      this.#view = this.#computeView(s);
+      this.#publishTaskChanges(ctx);
+      if (!this.#broadcaster.closed) this.#broadcaster.send(this.#view);
+      this.#rt.bus.publish('alloc.updated', { allocId: this.allocId, alloc: this.#view });
+      if (topState(s) !== 'destroyed') this.#rt.store.putAlloc(this.#view);
+    }
+    const state = topState(s);
+    if (state !== this.#state) {
+      const from = this.#state;
+      this.#state = state;
+      this.#rt.bus.publish('alloc.state', { allocId: this.allocId, from, to: state });
+      if (state === 'destroyed') this.#finish();
+    }
+    this.#notify();
+  }
+
+  #publishTaskChanges(ctx: AllocContext) {
+    for (const [name, seq] of Object.entries(ctx.eventSeq)) {
+      const last = this.#lastSeq[name] ?? 0;
+      if (seq === last) continue;
+      this.#lastSeq[name] = seq;
+      const st = ctx.taskStates[name]!;
+      this.#rt.bus.publish('task.state', { allocId: this.allocId, task: name, state: st });
+      const fresh = st.events.slice(-Math.min(seq - last, st.events.length));
+      for (const event of fresh) this.#rt.bus.publish('task.event', { allocId: this.allocId, task: name, event });
+    }
+  }
+
+  #finish() {
+    this.#rt.store.deleteAlloc(this.allocId);
+    this.#rt.registry.delete(this.allocId);
+    this.#onDestroyed(this);
+  }
+
+  #notify() {
+    for (const w of [...this.#waiters]) w();
+  }
+
+  /** The client's view: server fields plus clientStatus, clientDescription and taskStates. */
+  alloc(): Allocation {
+    return this.#view;
+  }
+
+  /** A new listener on this runner's broadcaster. */
+  listener(): AllocListener {
+    return this.#broadcaster.listen();
+  }
+
+  state(): AllocState {
+    return this.#state;
+  }
+
+  isWaiting(): boolean {
+    return this.#actor.getSnapshot().matches({ 'waiting-prev': 'waiting' } as never);
+  }
+
+  isMigrating(): boolean {
+    return this.#actor.getSnapshot().matches({ 'waiting-prev': 'migrating' } as never);
+  }
+
+  isDestroyed(): boolean {
+    return this.#state === 'destroyed';
+  }
+
+  /** The machine actor (for hosts that want to inspect or subscribe directly). */
+  get actor(): Actor<AnyActorLogic> {
+    return this.#actor as unknown as Actor<AnyActorLogic>;
+  }
+
+  update(alloc: Allocation): void {
+    if (alloc.id !== this.allocId) throw new BerthError(`update for allocation ${alloc.id} sent to runner of ${this.allocId}`);
+    if (this.#state === 'destroyed' || this.#stopped) return;
+    this.#queued = pickQueuedUpdate(this.#queued, alloc);
+    if (!this.#draining) void this.#drain();
+  }
+
+  async #drain() {
+    this.#draining = true;
+    try {
+      while (this.#queued) {
+        const u = this.#queued;
+        this.#queued = undefined;
+        if (this.#state === 'destroyed' || this.#stopped) break;
+        this.#serverAlloc = u;
+        this.#actor.send({ type: 'update', alloc: u, time: this.#rt.clock.now() });
+        // A stop is an update with a terminal desired status: no update hooks run for it.
+        if (!isServerTerminal(u) && this.#hooks.some((h) => h.update)) {
+          await runHooks(this.#hooks, 'update', { alloc: this.alloc(), allocDir: this.allocDir, signal: this.#destroyCtl.signal }, (hook, error) =>
+            this.#rt.bus.publish('hook.error', { allocId: this.allocId, hook, kind: 'update', error }),
+          );
+        }
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  destroy(): Promise<void> {
+    if (!this.#destroyed) {
+      this.#destroyCtl.abort(new BerthError(`allocation ${this.allocId} destroyed`));
+      this.#destroyed = this.waitFor('destroyed');
+      this.#actor.send({ type: 'destroy', time: this.#rt.clock.now() });
+    }
+    return this.#destroyed;
+  }
+
+  waitFor(state: AllocState, signal?: AbortSignal): Promise<void> {
+    const target = ALLOC_STATES.indexOf(state);
+    if (target < 0) return Promise.reject(new BerthError(`unknown alloc state ${JSON.stringify(state)}`));
+    return new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (ALLOC_STATES.indexOf(this.#state) >= target) {
+          done();
+          resolve();
+          return true;
+        }
+        if (this.#stopped || this.#actor.getSnapshot().status === 'error') {
+          done();
+          reject(new BerthError(`allocation ${this.allocId} stopped before reaching ${state}`));
+          return true;
+        }
+        return false;
+      };
+      const onAbort = () => {
+        done();
+        reject(signal!.reason);
+      };
+      const done = () => {
+        this.#waiters.delete(check);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      if (signal?.aborted) return reject(signal.reason);
+      if (check()) return;
+      this.#waiters.add(check);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  #taskContext(name: string): TaskContext | undefined {
+    const child = this.#actor.getSnapshot().children[taskActorId(this.allocId, name)] as { getSnapshot(): { context: TaskContext } } | undefined;
+    return child?.getSnapshot().context;
+  }
+
+  #taskNames(): string[] {
+    return this.#internals.group.tasks.map((t) => t.name);
+  }
+
+  async signal(task: string | undefined, sig: string): Promise<void> {
+    const names = task === undefined ? this.#taskNames() : [task];
+    if (task !== undefined && !this.#taskNames().includes(task)) throw new BerthError('Task not found');
+    const errors: Error[] = [];
+    for (const name of names) {
+      const tc = this.#taskContext(name);
+      if (!tc?.handle || tc.state.state !== 'running') {
+        if (task !== undefined) throw new TaskNotRunningError();
+        continue;
+      }
+      const time = this.#rt.clock.now();
+      this.#actor.send({ type: 'toTask', taskName: name, event: { type: 'append', event: taskEvent('Signaling', time, { details: { task_signal: sig } }) } });
+      try {
+        await this.#rt.drivers[tc.handle.driver]!.signal(tc.handle, sig);
+      } catch (e) {
+        if (task !== undefined) throw e;
+        errors.push(new BerthError(`Failed to signal task: ${name}, err: ${(e as Error).message}`));
+      }
+    }
+    if (errors.length) throw new MultiError('signal', errors);
+  }
+
+  async restartTask(task: string, reason?: string): Promise<void> {
+    if (!this.#taskNames().includes(task)) throw new TaskNotFoundError(task);
+    if (this.#state !== 'running') throw new AllocNotRunningError();
+    const tc = this.#taskContext(task);
+    if (!tc || tc.state.state !== 'running') throw new TaskNotRunningError();
+    const before = tc.state.restarts;
+    this.#actor.send({ type: 'toTask', taskName: task, event: { type: 'restart', time: this.#rt.clock.now(), reason } });
+    await this.#until(() => {
+      const s = this.#actor.getSnapshot().context.taskStates[task];
+      return !s || s.state === 'dead' || (s.restarts > before && s.state === 'running');
+    });
+  }
+
+  async restartAll(reason?: string): Promise<void> {
+    if (this.#state !== 'running') throw new AllocNotRunningError();
+    const pendingTask = this.#taskNames().find((n) => this.#taskContext(n)?.state.state === 'pending');
+    if (pendingTask) throw new BerthError(`failed to restart task ${pendingTask}: Task not running`);
+    this.#actor.send({ type: 'restartAll', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
+  }
+
+  logs(task: string, stream: LogStream, opts: { follow?: boolean; offset?: number; signal?: AbortSignal } = {}): AsyncIterable<Buffer> {
+    if (!this.#taskNames().includes(task)) throw new TaskNotFoundError(task);
+    return readTaskLogs(this.allocDir.logsDir, task, stream, opts);
+  }
+
+  #until(pred: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (pred() || this.#state === 'destroyed' || this.#stopped) {
+          this.#waiters.delete(check);
+          resolve();
+          return true;
+        }
+        return false;
+      };
+      if (!check()) this.#waiters.add(check);
+    });
+  }
+
+  /** Stops the actor without touching tasks (client shutdown). */
+  stopActor(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#actor.stop();
+    this.#notify();
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * What every effect actor of a client reaches: the client's services and its registry of
+ * runners. Machines only carry alloc ids; effect actors look the handles up here.
+ * @module
+ */
+import type { AllocBroadcaster } from '../../bus/broadcaster.ts';
+import type { Bus } from '../../bus/bus.ts';
+import type { Clock } from '../../model/clock.ts';
+import type { Allocation, TaskGroup } from '../../model/types.ts';
+import type { AllocDir } from '../allocdir/index.ts';
+import type { Driver } from '../drivers/driver.ts';
+import type { StateStore } from '../state/state-store.ts';
+import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
+import type { RunnerHook } from './hooks.ts';
+
+/** One runner's handles, keyed by alloc id in {@link Runtime.registry}. */
+export interface RunnerInternals {
+  allocId: string;
+  allocDir: AllocDir;
+  broadcaster: AllocBroadcaster;
+  hooks: readonly RunnerHook[];
+  group: TaskGroup;
+  /** The latest server view (updated before the machine sees an update). */
+  serverAlloc(): Allocation;
+  /** The client view (server fields plus client status and task states). */
+  clientAlloc(): Allocation;
+  /** Aborts when destroy begins. */
+  destroySignal: AbortSignal;
+  /** Local runner of `alloc.previousAllocation`, captured when the alloc was added. */
+  previousRunner?: PrevAllocSource;
+  /** Preempted alloc id -> local runner or null, captured when the alloc was added. */
+  preemptedRunners?: Record<string, PrevAllocSource | null>;
+  /** In-flight copies out of this alloc's dir (local moves, snapshots): destroy waits for them. */
+  readonly copiesOut: Set<Promise<unknown>>;
+}
+
+/** A client's services, shared by every effect actor it provides. */
+export interface Runtime {
+  bus: Bus;
+  clock: Clock;
+  random: () => number;
+  drivers: Readonly<Record<string, Driver>>;
+  chrootEnv: Readonly<Record<string, string>>;
+  dataDir: string;
+  clientAllocDir: string;
+  nodeId: string;
+  maxKillTimeoutMs: number;
+  migrateTimeoutMs: number;
+  store: StateStore;
+  rpc?: ServerRPC;
+  /** Retry timing for remote watchers and node lookups (defaults: 30 s + [0, 30 s)). */
+  retry?: { baseMs: number; staggerMs: number };
+  /** Token sent as X-Nomad-Token when fetching a remote snapshot. */
+  migrateToken?: string;
+  registry: Map<string, RunnerInternals>;
+}

@@ -1,0 +1,118 @@
+/**
+ * The client's state store: berth's own records (each alloc's client view, each running task's
+ * driver handle) in SQLite, so a later client can see what was running and reattach to tasks.
+ * Never xstate's persisted snapshots (fragile across versions; they re-run promises).
+ *
+ * Writes are coalesced: puts made in one tick land in one transaction on the next, and a newer
+ * put for the same key replaces an older one that has not been written yet.
+ * @module
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { TaskHandle } from '../drivers/driver.ts';
+import type { Allocation } from '../../model/types.ts';
+
+/** What the store holds for one alloc. */
+export interface StoredAlloc {
+  alloc: Allocation;
+  handles: Record<string, TaskHandle>;
+}
+
+/** The client's persistent records. */
+export interface StateStore {
+  putAlloc(alloc: Allocation): void;
+  deleteAlloc(allocId: string): void;
+  putHandle(allocId: string, task: string, handle: TaskHandle): void;
+  deleteHandle(allocId: string, task: string): void;
+  /** Everything stored, after flushing pending writes. */
+  load(): StoredAlloc[];
+  /** Writes pending puts now. */
+  flush(): void;
+  close(): void;
+}
+
+type Op = { kind: 'alloc'; alloc: Allocation } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; handle: TaskHandle } | { kind: 'delHandle'; task: string };
+
+/** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. */
+export function openStateStore(path: string): StateStore {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec(`CREATE TABLE IF NOT EXISTS allocs (id TEXT PRIMARY KEY, alloc TEXT NOT NULL);
+           CREATE TABLE IF NOT EXISTS task_handles (alloc_id TEXT NOT NULL, task TEXT NOT NULL, handle TEXT NOT NULL, PRIMARY KEY (alloc_id, task));`);
+  const putAlloc = db.prepare('INSERT INTO allocs (id, alloc) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET alloc = excluded.alloc');
+  const delAlloc = db.prepare('DELETE FROM allocs WHERE id = ?');
+  const delAllocHandles = db.prepare('DELETE FROM task_handles WHERE alloc_id = ?');
+  const putHandle = db.prepare('INSERT INTO task_handles (alloc_id, task, handle) VALUES (?, ?, ?) ON CONFLICT(alloc_id, task) DO UPDATE SET handle = excluded.handle');
+  const delHandle = db.prepare('DELETE FROM task_handles WHERE alloc_id = ? AND task = ?');
+
+  // Pending writes, in order per alloc; allocs: latest only.
+  const pendingAllocs = new Map<string, Op>();
+  const pendingHandles: Array<[string, Op]> = [];
+  let scheduled: NodeJS.Immediate | undefined;
+  let closed = false;
+
+  const write = db.transaction(() => {
+    for (const [id, op] of pendingAllocs) {
+      if (op.kind === 'alloc') putAlloc.run(id, JSON.stringify(op.alloc));
+      else {
+        delAlloc.run(id);
+        delAllocHandles.run(id);
+      }
+    }
+    for (const [id, op] of pendingHandles) {
+      if (op.kind === 'handle') putHandle.run(id, op.task, JSON.stringify(op.handle));
+      else if (op.kind === 'delHandle') delHandle.run(id, op.task);
+    }
+  });
+
+  const flush = () => {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
+    if (closed || (pendingAllocs.size === 0 && pendingHandles.length === 0)) return;
+    write();
+    pendingAllocs.clear();
+    pendingHandles.length = 0;
+  };
+  const schedule = () => {
+    if (!scheduled && !closed) scheduled = setImmediate(flush);
+  };
+
+  return {
+    putAlloc(alloc) {
+      pendingAllocs.set(alloc.id, { kind: 'alloc', alloc });
+      schedule();
+    },
+    deleteAlloc(allocId) {
+      pendingAllocs.set(allocId, { kind: 'delAlloc' });
+      for (let i = pendingHandles.length - 1; i >= 0; i--) if (pendingHandles[i]![0] === allocId) pendingHandles.splice(i, 1);
+      schedule();
+    },
+    putHandle(allocId, task, handle) {
+      pendingHandles.push([allocId, { kind: 'handle', task, handle }]);
+      schedule();
+    },
+    deleteHandle(allocId, task) {
+      pendingHandles.push([allocId, { kind: 'delHandle', task }]);
+      schedule();
+    },
+    load() {
+      flush();
+      const out = new Map<string, StoredAlloc>();
+      for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) out.set(row.id, { alloc: JSON.parse(row.alloc), handles: {} });
+      for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
+        out.get(row.alloc_id)?.handles && (out.get(row.alloc_id)!.handles[row.task] = JSON.parse(row.handle));
+      }
+      return [...out.values()];
+    },
+    flush,
+    close() {
+      if (closed) return;
+      flush();
+      closed = true;
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * berth: an embeddable allocation runtime. Nomad's client lifecycle as xstate actors on an RxJS
+ * bus. This file only re-exports the public API (CONTRACT.md).
+ * @module
+ */
+// 1. Model
+export type { Allocation, ClientStatus, DesiredStatus, Job, LifecycleHook, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './model/types.ts';
+export { isTerminated, isServerTerminal, isTerminal, isClientTerminalStatus, shouldMigrate } from './model/status.ts';
+export { parseAllocation, isUUID } from './model/parse.ts';
+export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
+export { realClock, sleep, type Clock } from './model/clock.ts';
+export * from './model/errors.ts';
+
+// 2. Bus and broadcaster
+export { AllocBroadcaster, AllocListener } from './bus/broadcaster.ts';
+export { createBus, type Bus } from './bus/bus.ts';
+export type { BusMessage, BusMessageMap, BusMessageType } from './bus/messages.ts';
+
+// 3. Allocation and task directories
+export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv } from './actors/allocdir/index.ts';
+export { createSnapshotServer } from './actors/migrate/snapshot-server.ts';
+
+// 4. Watchers
+export { allocWatcherLogic } from './actors/watchers/index.ts';
+export type { AllocWatcherInput, PrevAllocSource, ServerRPC } from './actors/watchers/index.ts';
+
+// 5. Client, runners, hooks, drivers
+export { createClient } from './actors/client/client.ts';
+export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream } from './actors/client/types.ts';
+export type { HookContext, RunnerHook } from './actors/runner/hooks.ts';
+export type { AllocState } from './machines/alloc-state.ts';
+export type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
+export { createMockDriver } from './actors/drivers/mock.ts';
+export { createRawExecDriver } from './actors/drivers/raw-exec.ts';
+export { createExecDriver } from './actors/drivers/exec.ts';
+export { buildTaskEnv } from './actors/drivers/env.ts';
+export { readTaskLogs } from './actors/drivers/logs/reader.ts';
+
+// Machines and policies, for hosts that want to drive or inspect them directly.
+export { allocMachine } from './machines/alloc.machine.ts';
+export { taskMachine } from './machines/task.machine.ts';
+export { decideRestart, defaultRestartPolicy } from './machines/policy/restarts.ts';
+export { getClientStatus } from './machines/policy/client-status.ts';
+export { TaskEventType } from './machines/policy/task-events.ts';

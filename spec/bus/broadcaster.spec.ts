@@ -1,0 +1,121 @@
+import { expect } from 'chai';
+import { AllocBroadcaster } from '../../bus/broadcaster.ts';
+import { AllocBroadcasterClosedError, type Allocation } from '../../model/index.ts';
+import { makeAlloc, mockTask } from '../support/fixtures.ts';
+
+const base = makeAlloc([mockTask('web')]);
+const v = (index: number, clientStatus: Allocation['clientStatus'] = 'running'): Allocation => ({ ...base, allocModifyIndex: index, clientStatus });
+
+describe('AllocBroadcaster', () => {
+  it('primes a new listener with the last accepted alloc', async () => {
+    const b = new AllocBroadcaster();
+    b.send(v(1));
+    b.send(v(2));
+    const l = b.listen();
+    expect((await l.next())!.allocModifyIndex).to.equal(2);
+    l.close();
+  });
+
+  it('a listener created before any send waits for the first one', async () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    const p = l.next();
+    b.send(v(7));
+    expect((await p)!.allocModifyIndex).to.equal(7);
+  });
+
+  it('conflates: a slow reader only gets the newest version', async () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    for (let i = 1; i <= 100; i++) b.send(v(i));
+    expect((await l.next())!.allocModifyIndex).to.equal(100);
+    // nothing else pending: the next read waits for a new send
+    let settled = false;
+    const p = l.next().then((a) => ((settled = true), a));
+    await Promise.resolve();
+    expect(settled).to.equal(false);
+    b.send(v(101));
+    expect((await p)!.allocModifyIndex).to.equal(101);
+  });
+
+  it('drops stale versions and accepts equal indexes', () => {
+    const b = new AllocBroadcaster();
+    expect(b.send(v(5))).to.equal(true);
+    expect(b.send(v(4))).to.equal(false);
+    expect(b.last!.allocModifyIndex).to.equal(5);
+    expect(b.send(v(5, 'complete'))).to.equal(true);
+    expect(b.last!.clientStatus).to.equal('complete');
+  });
+
+  it('throws after close, and close is idempotent', () => {
+    const b = new AllocBroadcaster();
+    b.close();
+    b.close();
+    expect(b.closed).to.equal(true);
+    expect(() => b.send(v(1))).to.throw(AllocBroadcasterClosedError, 'alloc broadcaster closed');
+  });
+
+  it('primes listeners even after close, then ends', async () => {
+    const b = new AllocBroadcaster();
+    b.send(v(3, 'complete'));
+    b.close();
+    const l = b.listen();
+    expect((await l.next())!.clientStatus).to.equal('complete');
+    expect(await l.next()).to.equal(undefined);
+    const seen: number[] = [];
+    let completed = false;
+    b.listen().updates$.subscribe({ next: (a) => seen.push(a.allocModifyIndex), complete: () => (completed = true) });
+    expect(seen).to.deep.equal([3]);
+    expect(completed).to.equal(true);
+  });
+
+  it('a pending value survives the broadcaster closing', async () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    b.send(v(9));
+    b.close();
+    expect((await l.next())!.allocModifyIndex).to.equal(9);
+    expect(await l.next()).to.equal(undefined);
+  });
+
+  it('updates$ replays the last alloc then every accepted one, and completes on listener close', () => {
+    const b = new AllocBroadcaster();
+    b.send(v(1));
+    const l = b.listen();
+    const seen: number[] = [];
+    let completed = false;
+    l.updates$.subscribe({ next: (a) => seen.push(a.allocModifyIndex), complete: () => (completed = true) });
+    b.send(v(2));
+    b.send(v(1)); // stale
+    b.send(v(3));
+    expect(seen).to.deep.equal([1, 2, 3]);
+    l.close();
+    l.close();
+    expect(completed).to.equal(true);
+  });
+
+  it('an aborted signal rejects next() with its reason', async () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    const ctl = new AbortController();
+    const p = l.next(ctl.signal);
+    ctl.abort(new Error('bye'));
+    let err: unknown;
+    await p.catch((e) => (err = e));
+    expect((err as Error).message).to.equal('bye');
+    const ctl2 = new AbortController();
+    ctl2.abort(new Error('already'));
+    await l.next(ctl2.signal).catch((e) => (err = e));
+    expect((err as Error).message).to.equal('already');
+  });
+
+  it('fans out to many listeners; closing one does not affect the others', async () => {
+    const b = new AllocBroadcaster();
+    const ls = Array.from({ length: 50 }, () => b.listen());
+    ls[0]!.close();
+    b.send(v(1));
+    expect(await ls[0]!.next()).to.equal(undefined);
+    const got = await Promise.all(ls.slice(1).map((l) => l.next()));
+    expect(got.every((a) => a!.allocModifyIndex === 1)).to.equal(true);
+  });
+});

@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { InvalidAllocationError, parseAllocation } from '../../model/index.ts';
+import { makeAlloc, mockTask } from '../support/fixtures.ts';
+
+const nomadJson = () => JSON.parse(readFileSync(new URL('../fixtures/nomad-alloc.json', import.meta.url), 'utf8'));
+
+function issuesOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).to.be.instanceOf(InvalidAllocationError);
+    return (e as InvalidAllocationError).issues;
+  }
+  throw new Error('expected InvalidAllocationError');
+}
+
+describe('parseAllocation', () => {
+  it('accepts Nomad API JSON and converts names, nanoseconds and zero times', () => {
+    const a = parseAllocation(nomadJson());
+    expect(a.id).to.equal('5a2f6c2e-8f3b-4c1d-9e7a-1b2c3d4e5f60');
+    expect(a.nodeId).to.equal('f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b');
+    expect(a.jobId).to.equal('example');
+    expect(a.taskGroup).to.equal('cache');
+    expect(a.allocModifyIndex).to.equal(14);
+    expect(a.previousAllocation).to.equal('9b8c7d6e-5f4a-4b3c-8d2e-1f0a9b8c7d6e');
+    expect(a.preemptedAllocations).to.have.length(2);
+    expect(a.createTime).to.equal(1764676800000);
+    const g = a.job.taskGroups[0]!;
+    expect(g.ephemeralDisk).to.deep.equal({ sticky: true, migrate: true, sizeMB: 300 });
+    expect(g.restartPolicy).to.deep.equal({ attempts: 2, intervalMs: 1_800_000, delayMs: 15_000, mode: 'fail' });
+    const [redis, warmup] = g.tasks;
+    expect(redis!.config).to.deep.equal({ run_for: '10s', stdout_string: 'ready\n' });
+    expect(redis!.killTimeoutMs).to.equal(5000);
+    expect(redis!.env).to.deep.equal({ REDIS_PORT: '6379' });
+    expect(redis!.lifecycle).to.equal(undefined);
+    expect(warmup!.lifecycle).to.deep.equal({ hook: 'prestart', sidecar: false });
+    expect(warmup!.killSignal).to.equal('SIGTERM');
+    const ts = a.taskStates!.redis!;
+    expect(ts.startedAt).to.equal(undefined); // Nomad's zero time means absent
+    expect(ts.events[0]!.time).to.equal(1764676800000);
+  });
+
+  it('round-trips berth camelCase JSON', () => {
+    const a = makeAlloc([mockTask('web')]);
+    expect(parseAllocation(JSON.parse(JSON.stringify(a)))).to.deep.include({ id: a.id, taskGroup: 'web', namespace: 'default' });
+  });
+
+  it('names every offending field path at once, in camelCase even for Nomad input', () => {
+    const j = nomadJson();
+    j.ID = 'short';
+    j.Job.TaskGroups[0].Tasks[1].Name = 'a/b';
+    j.Job.TaskGroups[0].Tasks.push({ ...j.Job.TaskGroups[0].Tasks[0] });
+    j.AllocModifyIndex = -1;
+    j.PreemptedAllocations = [''];
+    const issues = issuesOf(() => parseAllocation(j));
+    expect(issues).to.include('id: must be a 36-character UUID');
+    expect(issues).to.include('job.taskGroups[0].tasks[1].name: must not contain "/"');
+    expect(issues).to.include('job.taskGroups[0].tasks[2].name: duplicate task name "redis"');
+    expect(issues).to.include('allocModifyIndex: must not be negative');
+    expect(issues).to.include('preemptedAllocations[0]: must be a 36-character UUID');
+  });
+
+  it('rejects missing ids, an unknown task group and bad task names', () => {
+    for (const bad of ['', '.', '..', 'x\0y']) {
+      const a = makeAlloc([mockTask(bad)]) as unknown as Record<string, unknown>;
+      expect(issuesOf(() => parseAllocation(a)).some((i) => i.startsWith('job.taskGroups[0].tasks[0].name'))).to.equal(true, bad);
+    }
+    const a = makeAlloc([mockTask('web')], { taskGroup: 'nope' }) as unknown as Record<string, unknown>;
+    delete a.id;
+    delete a.nodeId;
+    const issues = issuesOf(() => parseAllocation(a));
+    expect(issues).to.include('id: is required');
+    expect(issues).to.include('nodeId: is required');
+    expect(issues).to.include('taskGroup: failed to lookup task group "nope"');
+  });
+
+  it('rejects non-objects', () => {
+    expect(() => parseAllocation(null)).to.throw(InvalidAllocationError);
+    expect(() => parseAllocation([1])).to.throw(InvalidAllocationError);
+  });
+});
