@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import type { InspectionEvent } from 'xstate';
+import { connectInspector } from '../../../actors/inspect/ws-inspector.ts';
+import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
+import { useTempClients } from '../../support/temp-client.ts';
+
+type ActorEv = Extract<InspectionEvent, { type: '@xstate.actor' }>;
+type SnapEv = Extract<InspectionEvent, { type: '@xstate.snapshot' }>;
+const topOf = (v: unknown) => (typeof v === 'string' ? v : Object.keys(v as object)[0]);
+
+describe('inspection', () => {
+  const newClient = useTempClients();
+
+  it('reaches every actor: client, alloc and task, with the right parent and state sequence', async () => {
+    const events: InspectionEvent[] = [];
+    const client = newClient({ inspect: (e) => events.push(e) });
+    const alloc = makeAlloc([mockTask('web', { run_for: '10ms' }), mockTask('side', { run_for: '10ms' })], { jobType: 'batch' });
+    const r = client.addAlloc(alloc);
+    await r.waitFor('stopping');
+    await r.destroy();
+    const actors = events.filter((e): e is ActorEv => e.type === '@xstate.actor');
+    const byId = new Map(actors.map((e) => [e.actorRef.id, e.actorRef]));
+    expect(byId.has('client')).to.equal(true);
+    const allocRef = byId.get(`alloc-${alloc.id}`)!;
+    expect(allocRef, 'alloc actor').to.not.equal(undefined);
+    for (const t of ['web', 'side']) {
+      const ref = byId.get(`task-${alloc.id}-${t}`) as unknown as { _parent?: unknown };
+      expect(ref, `task ${t}`).to.not.equal(undefined);
+      expect(ref._parent).to.equal(allocRef);
+    }
+    const seq: string[] = [];
+    for (const e of events) {
+      if (e.type !== '@xstate.snapshot' || e.actorRef !== allocRef) continue;
+      const top = topOf((e as SnapEv).snapshot as unknown as { value: unknown } && ((e as SnapEv).snapshot as unknown as { value: unknown }).value);
+      if (seq[seq.length - 1] !== top) seq.push(top!);
+    }
+    expect(seq).to.deep.equal(['waiting-prev', 'running', 'stopping', 'destroyed']);
+    const ctx = (allocRef.getSnapshot() as { context: unknown }).context;
+    expect(() => JSON.stringify(ctx)).to.not.throw(); // plain data only
+  });
+
+  it('inspection off costs nothing: no observer, same behaviour', async () => {
+    const client = newClient();
+    const r = client.addAlloc(batchAlloc('5ms'));
+    await r.waitFor('stopping');
+    expect(r.alloc().clientStatus).to.not.equal('failed');
+  });
+
+  it('streams to a real WebSocket server on 127.0.0.1 through @statelyai/inspect, and stops cleanly', async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((res) => wss.once('listening', () => res()));
+    const received: Array<{ type: string; name?: string; sessionId?: string; parentId?: string }> = [];
+    wss.on('connection', (sock) => sock.on('message', (data) => received.push(JSON.parse(String(data)))));
+    const port = (wss.address() as AddressInfo).port;
+    const insp = connectInspector({ url: `ws://127.0.0.1:${port}`, retryMs: 20 });
+    const client = newClient({ inspect: insp.inspect });
+    // Events before the socket opens are buffered, beyond the package's 200-event default.
+    const allocs = Array.from({ length: 30 }, () => makeAlloc([mockTask('web', { run_for: '5ms' })], { jobType: 'batch' }));
+    const runners = allocs.map((a) => client.addAlloc(a));
+    await insp.ready;
+    await Promise.all(runners.map((r) => r.waitFor('stopping')));
+    await new Promise((res) => setTimeout(res, 50)); // let the inspector's setTimeout(0) conversions flush
+    const actorEvents = received.filter((m) => m.type === '@xstate.actor');
+    for (const a of allocs) {
+      const allocEv = actorEvents.find((m) => m.name === `alloc-${a.id}`);
+      expect(allocEv, `alloc-${a.id}`).to.not.equal(undefined);
+      const taskEv = actorEvents.find((m) => m.name === `task-${a.id}-web`);
+      expect(taskEv!.parentId).to.equal(allocEv!.sessionId);
+    }
+    expect(received.length).to.be.greaterThan(200);
+    await insp.stop();
+    await new Promise<void>((res) => wss.close(() => res()));
+  });
+
+  it('stopping an inspector whose server is missing leaves no retry timer behind', async () => {
+    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const insp = connectInspector({ url: 'ws://127.0.0.1:9', retryMs: 5, maxAttempts: 1000 });
+    await new Promise((res) => setTimeout(res, 30));
+    await insp.stop();
+    await new Promise((res) => setTimeout(res, 10));
+    const after = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    expect(after).to.be.at.most(before);
+    let err: unknown;
+    await insp.ready.catch((e) => (err = e));
+    expect(err).to.be.instanceOf(Error);
+  });
+});

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import { existsSync, readdirSync } from 'node:fs';
+import { AllocNotFoundError, InvalidAllocationError } from '../../../model/errors.ts';
+import type { Allocation } from '../../../model/types.ts';
+import type { RunnerHook } from '../../../actors/runner/hooks.ts';
+import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
+import { nextMessage, record, useTempClients } from '../../support/temp-client.ts';
+
+const stopOf = (a: Allocation, index = a.allocModifyIndex + 1): Allocation => ({ ...a, desiredStatus: 'stop', allocModifyIndex: index });
+const types = (a: Allocation, task: string) => a.taskStates![task]!.events.map((e) => e.type);
+
+describe('client: allocation lifecycle on the mock driver', () => {
+  const newClient = useTempClients();
+
+  it('runs an alloc: pending → waiting-prev → running, with Nomad task events', async () => {
+    const client = newClient();
+    const states = record(client, 'alloc.state');
+    const alloc = makeAlloc([mockTask('web', { run_for: '10s' })]);
+    const r = client.addAlloc(alloc);
+    expect(client.runner(alloc.id)).to.equal(r);
+    await nextMessage(client, 'task.state', (m) => m.state.state === 'running');
+    expect(r.state()).to.equal('running');
+    expect(r.alloc().clientStatus).to.equal('running');
+    expect(types(r.alloc(), 'web')).to.deep.equal(['Received', 'Task Setup', 'Started']);
+    expect(existsSync(`${r.allocDir.dir}/alloc/logs`)).to.equal(true);
+    expect(states.items.map((m) => m.to)).to.deep.equal(['waiting-prev', 'running']);
+  });
+
+  it('a batch alloc completes and rests in stopping with client status complete', async () => {
+    const client = newClient();
+    const r = client.addAlloc(batchAlloc('20ms'));
+    await r.waitFor('stopping');
+    await nextMessage(client, 'alloc.updated', (m) => m.alloc.clientStatus === 'complete').catch(() => {});
+    expect(r.alloc().clientStatus).to.equal('complete');
+    const ts = r.alloc().taskStates!.web!;
+    expect(ts.state).to.equal('dead');
+    expect(ts.failed).to.equal(false);
+    expect(types(r.alloc(), 'web')).to.include('Terminated');
+    expect(r.state()).to.equal('stopping');
+  });
+
+  it('a stop is an update with a terminal desired status: tasks are killed, no update hooks run', async () => {
+    const calls: string[] = [];
+    const hook: RunnerHook = {
+      name: 'recorder',
+      update: async (ctx) => void calls.push(`update:${ctx.alloc.allocModifyIndex}`),
+      postrun: async () => void calls.push('postrun'),
+    };
+    const client = newClient({ hooks: [hook] });
+    const alloc = makeAlloc([mockTask('web', { run_for: '10s' })]);
+    const r = client.addAlloc(alloc);
+    await r.waitFor('running');
+    await nextMessage(client, 'task.state', (m) => m.state.state === 'running');
+    client.updateAlloc({ ...alloc, allocModifyIndex: 2 });
+    await new Promise((res) => setTimeout(res, 10));
+    client.updateAlloc(stopOf(alloc, 3));
+    await r.waitFor('stopping');
+    await nextMessage(client, 'alloc.updated', (m) => m.alloc.clientStatus === 'complete' && m.allocId === alloc.id);
+    expect(calls).to.deep.equal(['update:2', 'postrun']);
+    expect(types(r.alloc(), 'web')).to.include.members(['Killing', 'Terminated', 'Killed']);
+    expect(r.alloc().desiredStatus).to.equal('stop');
+  });
+
+  it('updates go through a single-slot queue (higher index wins; equal: newer call wins)', async () => {
+    const seen: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const hook: RunnerHook = {
+      name: 'slow',
+      update: async (ctx) => {
+        seen.push(ctx.alloc.allocModifyIndex);
+        if (seen.length === 1) await gate;
+      },
+    };
+    const client = newClient({ hooks: [hook] });
+    const alloc = makeAlloc([mockTask('web')]);
+    const r = client.addAlloc(alloc);
+    await r.waitFor('running');
+    r.update({ ...alloc, allocModifyIndex: 2 }); // processing, blocked in the hook
+    r.update({ ...alloc, allocModifyIndex: 5, jobId: alloc.jobId }); // queued
+    r.update({ ...alloc, allocModifyIndex: 3 }); // dropped: queued one is strictly higher
+    const newest = { ...alloc, allocModifyIndex: 5, clientDescription: 'newer' };
+    r.update(newest); // equal index: the newer call replaces the queued one
+    release();
+    await new Promise((res) => setTimeout(res, 20));
+    expect(seen).to.deep.equal([2, 5]);
+    expect(r.alloc().allocModifyIndex).to.equal(5);
+  });
+
+  it('throws InvalidAllocationError for an unknown driver or bad driver config; nothing on disk', () => {
+    const client = newClient();
+    const a = makeAlloc([mockTask('web'), { name: 'x', driver: 'docker', config: {} }]);
+    expect(() => client.addAlloc(a)).to.throw(InvalidAllocationError, /job\.taskGroups\[0\]\.tasks\[1\]\.driver: unknown driver "docker"/);
+    const b = makeAlloc([mockTask('web', { run_for: '10' })]);
+    expect(() => client.addAlloc(b)).to.throw(InvalidAllocationError, /tasks\[0\]\.config: .*missing unit/);
+    expect(readdirSync(`${client.dataDir}/alloc`)).to.deep.equal([]);
+    expect(client.runners()).to.have.length(0);
+    expect(() => client.updateAlloc(a)).to.throw(InvalidAllocationError);
+  });
+
+  it('updateAlloc / destroyAlloc of an unknown alloc is a typed error', async () => {
+    const client = newClient();
+    const a = makeAlloc([mockTask('web')]);
+    expect(() => client.updateAlloc(a)).to.throw(AllocNotFoundError);
+    let err: unknown;
+    await client.destroyAlloc(a.id).catch((e) => (err = e));
+    expect(err).to.be.instanceOf(AllocNotFoundError);
+  });
+
+  it('updates$ carries the client view for the servers', async () => {
+    const client = newClient();
+    const statuses: string[] = [];
+    client.updates$.subscribe((a) => statuses.push(a.clientStatus));
+    const r = client.addAlloc(batchAlloc('10ms'));
+    await r.waitFor('stopping');
+    await nextMessage(client, 'alloc.updated', (m) => m.alloc.clientStatus === 'complete').catch(() => {});
+    expect(statuses).to.include('running');
+    expect(statuses[statuses.length - 1]).to.equal('complete');
+  });
+
+  it('waitFor resolves at once for a state already passed, and honours an abort signal', async () => {
+    const client = newClient();
+    const r = client.addAlloc(makeAlloc([mockTask('web')]));
+    await r.waitFor('running');
+    await r.waitFor('pending');
+    const ctl = new AbortController();
+    const p = r.waitFor('destroyed', ctl.signal);
+    ctl.abort(new Error('gave up'));
+    let err: unknown;
+    await p.catch((e) => (err = e));
+    expect((err as Error).message).to.equal('gave up');
+  });
+});
