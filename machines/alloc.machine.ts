@@ -236,6 +236,7 @@ export const allocMachine = setup({
     pending: {
       always: { guard: 'stopRequested', target: 'stopping' },
       invoke: {
+        id: 'alloc-dir',
         src: 'buildAllocDir',
         input: ({ context }) => ({ allocId: context.allocId }),
         onDone: 'waiting-prev',
@@ -248,6 +249,7 @@ export const allocMachine = setup({
         waiting: {
           always: { guard: 'nothingWatched', target: 'migrating' },
           invoke: {
+            id: 'await-previous',
             src: 'awaitPrevious',
             input: ({ context }: { context: AllocContext }) => ({ allocId: context.allocId }),
             onDone: {
@@ -268,6 +270,7 @@ export const allocMachine = setup({
         },
         migrating: {
           invoke: {
+            id: 'migrate',
             src: 'migrateData',
             input: ({ context }) => ({ allocId: context.allocId, previousNodeId: context.previousNodeId }),
             onDone: '#alloc.running',
@@ -281,6 +284,7 @@ export const allocMachine = setup({
       states: {
         prerun: {
           invoke: {
+            id: 'prerun-hooks',
             src: 'runHooks',
             input: ({ context }) => ({ allocId: context.allocId, kind: 'prerun' as const }),
             onDone: { target: 'tasks', actions: ['updateGates', 'spawnTasks'] },
@@ -315,6 +319,7 @@ export const allocMachine = setup({
         },
         postrun: {
           invoke: {
+            id: 'postrun-hooks',
             src: 'runHooks',
             input: ({ context }) => ({ allocId: context.allocId, kind: 'postrun' as const }),
             onDone: 'stopped',
@@ -333,6 +338,7 @@ export const allocMachine = setup({
             },
             hooks: {
               invoke: {
+                id: 'destroy-hooks',
                 src: 'runHooks',
                 input: ({ context }) => ({ allocId: context.allocId, kind: 'destroy' as const }),
                 onDone: '#alloc.destroyed',

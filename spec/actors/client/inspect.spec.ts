@@ -21,7 +21,7 @@ describe('inspection', () => {
     await r.waitFor('stopping');
     await r.destroy();
     const actors = events.filter((e): e is ActorEv => e.type === '@xstate.actor');
-    const byId = new Map(actors.map((e) => [e.actorRef.id, e.actorRef]));
+    const byId = new Map(actors.map((e) => [(e.actorRef as unknown as { id: string }).id, e.actorRef]));
     expect(byId.has('client')).to.equal(true);
     const allocRef = byId.get(`alloc-${alloc.id}`)!;
     expect(allocRef, 'alloc actor').to.not.equal(undefined);
