@@ -298,25 +298,30 @@ export const taskMachine = setup({
         {
           guard: 'restarting',
           target: 'restarting',
-          actions: assign(({ context }) => {
+          actions: [
+          assign(({ context }) => {
             const d = context.decision as Extract<RestartDecision, { state: 'Restarting' }>;
             const ev = taskEvent('Restarting', context.now, { details: details.restart(d.delayMs, d.reason) });
             const c = withEvent(context, ev);
             return { ...c, state: { ...c.state!, state: 'pending' as const } };
           }),
+          'report',
+          ],
         },
         {
           guard: 'notRestarting',
           target: 'dead',
-          actions: assign(({ context }) => {
+          actions: [
+          assign(({ context }) => {
             const d = context.decision as Extract<RestartDecision, { state: 'Not Restarting' }>;
             const c = { ...context, ...withEvent(context, taskEvent('Not Restarting', context.now, { details: { restart_reason: d.reason, fails_task: 'true' } })) };
             return { ...c, ...toDead(c, context.now) };
           }),
+          'report',
+          ],
         },
-        { target: 'dead', actions: assign(({ context }) => toDead(context, context.now)) },
+        { target: 'dead', actions: [assign(({ context }) => toDead(context, context.now)), 'report'] },
       ],
-      exit: 'report',
     },
     restarting: {
       after: {

@@ -111,6 +111,7 @@ export function connectInspector(opts: WsInspectorOptions): WsInspector {
     },
   };
   const inspector = createInspector(adapter as never, { autoStart: true });
+  inspector.start(); // createInspector itself never starts its adapter
 
   return {
     inspect: inspector.inspect as InspectionObserver,

@@ -171,6 +171,9 @@ export class AllocRunnerImpl implements AllocRunner {
 
   /** The client's view: server fields plus clientStatus, clientDescription and taskStates. */
   alloc(): Allocation {
+    // Effect actors may ask between a transition and our subscriber: read the live snapshot.
+    const s = this.#actor.getSnapshot();
+    if (s.context.version !== this.#viewVersion) return this.#computeView(s);
     return this.#view;
   }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, filter, take, toArray, type Observable } from 'rxjs';
 import { createClient } from '../../actors/client/client.ts';
+import { mountsUnder, unmount } from '../../actors/allocdir/mounts.ts';
 import type { Client, ClientOptions } from '../../actors/client/types.ts';
 import type { BusMessage, BusMessageType } from '../../bus/messages.ts';
 
@@ -14,6 +15,8 @@ export function useTempClients() {
     for (const { client, dir } of made.splice(0)) {
       await Promise.allSettled(client.runners().map((r) => r.destroy()));
       await client.shutdown();
+      // Safety net: a failed test may leave tmpfs mounts behind; never rm through a mount.
+      for (const m of await mountsUnder(dir)) await unmount(m, { lazy: true }).catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -40,4 +43,10 @@ export function nextMessage<T extends BusMessageType>(client: Client, type: T, p
 /** The first n values of a stream. */
 export function firstN<T>(o: Observable<T>, n: number): Promise<T[]> {
   return firstValueFrom(o.pipe(take(n), toArray()));
+}
+
+/** Resolves once `pred(runner.alloc())` holds: at once if it already does, else on a later update. */
+export function viewWhere(client: Client, runner: { allocId: string; alloc(): import('../../model/types.ts').Allocation }, pred: (a: import('../../model/types.ts').Allocation) => boolean): Promise<void> {
+  if (pred(runner.alloc())) return Promise.resolve();
+  return firstValueFrom(client.bus.of('alloc.updated').pipe(filter((m) => m.allocId === runner.allocId && pred(m.alloc)))).then(() => undefined);
 }

@@ -5,7 +5,7 @@ import type { Allocation } from '../../../model/types.ts';
 import type { RunnerHook } from '../../../actors/runner/hooks.ts';
 import type { AllocRunner, Client } from '../../../actors/client/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
-import { nextMessage, record, useTempClients } from '../../support/temp-client.ts';
+import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
 
 /** Puts a fresh runner into `state` and returns it. */
 async function runnerIn(client: Client, state: AllocState): Promise<{ r: AllocRunner; alloc: Allocation; prev?: AllocRunner }> {
@@ -22,7 +22,7 @@ async function runnerIn(client: Client, state: AllocState): Promise<{ r: AllocRu
   }
   const r = client.addAlloc(alloc);
   await r.waitFor('running');
-  await nextMessage(client, 'task.state', (m) => m.allocId === alloc.id && m.state.state === 'running');
+  await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running');
   if (state === 'stopping' || state === 'destroyed') {
     client.updateAlloc({ ...alloc, desiredStatus: 'stop', allocModifyIndex: 2 });
     await r.waitFor('stopping');

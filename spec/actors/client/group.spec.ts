@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Allocation, Task } from '../../../model/types.ts';
 import type { BusMessage } from '../../../bus/messages.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
-import { nextMessage, record, useTempClients } from '../../support/temp-client.ts';
+import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
 
 const noRestart = { attempts: 0, intervalMs: 60_000, delayMs: 0, mode: 'fail' as const };
 const eventsOf = (a: Allocation, t: string) => a.taskStates![t]!.events.map((e) => e.type);
@@ -23,9 +23,9 @@ describe('client: task groups', () => {
     ];
     const alloc = makeAlloc(tasks);
     const r = client.addAlloc(alloc);
-    await nextMessage(client, 'alloc.updated', (m) => ['a', 'b', 'lead'].every((t) => m.alloc.taskStates![t]!.state === 'running'));
+    await viewWhere(client, r, (a) => ['a', 'b', 'lead'].every((t) => a.taskStates![t]!.state === 'running'));
     client.updateAlloc({ ...alloc, desiredStatus: 'stop', allocModifyIndex: 2 });
-    await nextMessage(client, 'alloc.updated', (m) => m.alloc.taskStates!.post!.state === 'dead');
+    await viewWhere(client, r, (a) => a.taskStates!.post!.state === 'dead');
     const killed = order(events.items, 'Killed');
     expect(killed[0]).to.equal('lead');
     expect(killed.slice(1, 3).sort()).to.deep.equal(['a', 'b']);
@@ -41,7 +41,7 @@ describe('client: task groups', () => {
     const alloc = makeAlloc([mockTask('bad', { run_for: '10ms', exit_code: 3 }), mockTask('good', { run_for: '10s' })], { group: { restartPolicy: noRestart } });
     const r = client.addAlloc(alloc);
     await r.waitFor('stopping');
-    await nextMessage(client, 'alloc.updated', (m) => m.alloc.taskStates!.good!.state === 'dead').catch(() => {});
+    await viewWhere(client, r, (a) => a.taskStates!.good!.state === 'dead');
     const a = r.alloc();
     expect(a.clientStatus).to.equal('failed');
     expect(a.taskStates!.bad!.failed).to.equal(true);
@@ -55,7 +55,7 @@ describe('client: task groups', () => {
     const alloc = makeAlloc([mockTask('lead', { run_for: '10ms' }, { leader: true }), mockTask('follow', { run_for: '10s' })], { jobType: 'batch' });
     const r = client.addAlloc(alloc);
     await r.waitFor('stopping');
-    await nextMessage(client, 'alloc.updated', (m) => m.alloc.taskStates!.follow!.state === 'dead').catch(() => {});
+    await viewWhere(client, r, (a) => a.taskStates!.follow!.state === 'dead');
     expect(eventsOf(r.alloc(), 'follow')).to.include('Leader Task Dead');
     expect(r.alloc().clientStatus).to.equal('complete');
   });
@@ -70,7 +70,7 @@ describe('client: task groups', () => {
     ], { jobType: 'batch' });
     const r = client.addAlloc(alloc);
     await r.waitFor('stopping');
-    await nextMessage(client, 'alloc.updated', (m) => m.alloc.taskStates!.side!.state === 'dead').catch(() => {});
+    await viewWhere(client, r, (a) => a.taskStates!.side!.state === 'dead');
     const seq = events.items.map((m) => `${m.task}:${m.event.type}`);
     expect(seq.indexOf('main:Started')).to.be.greaterThan(seq.indexOf('init:Terminated'));
     expect(eventsOf(r.alloc(), 'side')).to.include('Main Tasks Dead');
@@ -82,7 +82,7 @@ describe('client: task groups', () => {
     const alloc = makeAlloc([mockTask('crash', { run_for: '5ms', exit_code: 1 })], { group: { restartPolicy: { attempts: 2, intervalMs: 60_000, delayMs: 5, mode: 'fail' } } });
     const r = client.addAlloc(alloc);
     await r.waitFor('stopping');
-    await nextMessage(client, 'alloc.updated', (m) => m.alloc.clientStatus === 'failed').catch(() => {});
+    await viewWhere(client, r, (a) => a.clientStatus === 'failed');
     const ts = r.alloc().taskStates!.crash!;
     expect(ts.restarts).to.equal(2);
     expect(ts.failed).to.equal(true);

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
 import { connectInspector } from '../../../actors/inspect/ws-inspector.ts';
@@ -36,7 +38,7 @@ describe('inspection', () => {
       const top = topOf((e as SnapEv).snapshot as unknown as { value: unknown } && ((e as SnapEv).snapshot as unknown as { value: unknown }).value);
       if (seq[seq.length - 1] !== top) seq.push(top!);
     }
-    expect(seq).to.deep.equal(['waiting-prev', 'running', 'stopping', 'destroyed']);
+    expect(seq).to.deep.equal(['pending', 'waiting-prev', 'running', 'stopping', 'destroyed']);
     const ctx = (allocRef.getSnapshot() as { context: unknown }).context;
     expect(() => JSON.stringify(ctx)).to.not.throw(); // plain data only
   });
@@ -74,16 +76,21 @@ describe('inspection', () => {
     await new Promise<void>((res) => wss.close(() => res()));
   });
 
-  it('stopping an inspector whose server is missing leaves no retry timer behind', async () => {
-    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const insp = connectInspector({ url: 'ws://127.0.0.1:9', retryMs: 5, maxAttempts: 1000 });
-    await new Promise((res) => setTimeout(res, 30));
-    await insp.stop();
-    await new Promise((res) => setTimeout(res, 10));
-    const after = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    expect(after).to.be.at.most(before);
-    let err: unknown;
-    await insp.ready.catch((e) => (err = e));
-    expect(err).to.be.instanceOf(Error);
+  it('an inspector stopped while its server is missing lets the process exit (no endless reconnect)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../support/inspector-exit.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((res) => {
+      const t = setTimeout(() => {
+        child.kill('SIGKILL');
+        res(-1);
+      }, 8000);
+      child.on('exit', (c) => {
+        clearTimeout(t);
+        res(c);
+      });
+    });
+    expect(out.trim()).to.equal('stopped');
+    expect(code).to.equal(0);
   });
 });

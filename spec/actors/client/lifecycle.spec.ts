@@ -4,7 +4,7 @@ import { AllocNotFoundError, InvalidAllocationError } from '../../../model/error
 import type { Allocation } from '../../../model/types.ts';
 import type { RunnerHook } from '../../../actors/runner/hooks.ts';
 import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
-import { nextMessage, record, useTempClients } from '../../support/temp-client.ts';
+import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
 
 const stopOf = (a: Allocation, index = a.allocModifyIndex + 1): Allocation => ({ ...a, desiredStatus: 'stop', allocModifyIndex: index });
 const types = (a: Allocation, task: string) => a.taskStates![task]!.events.map((e) => e.type);
@@ -18,7 +18,7 @@ describe('client: allocation lifecycle on the mock driver', () => {
     const alloc = makeAlloc([mockTask('web', { run_for: '10s' })]);
     const r = client.addAlloc(alloc);
     expect(client.runner(alloc.id)).to.equal(r);
-    await nextMessage(client, 'task.state', (m) => m.state.state === 'running');
+    await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running');
     expect(r.state()).to.equal('running');
     expect(r.alloc().clientStatus).to.equal('running');
     expect(types(r.alloc(), 'web')).to.deep.equal(['Received', 'Task Setup', 'Started']);
@@ -30,7 +30,7 @@ describe('client: allocation lifecycle on the mock driver', () => {
     const client = newClient();
     const r = client.addAlloc(batchAlloc('20ms'));
     await r.waitFor('stopping');
-    await nextMessage(client, 'alloc.updated', (m) => m.alloc.clientStatus === 'complete').catch(() => {});
+    await viewWhere(client, r, (a) => a.clientStatus === 'complete');
     expect(r.alloc().clientStatus).to.equal('complete');
     const ts = r.alloc().taskStates!.web!;
     expect(ts.state).to.equal('dead');
@@ -50,12 +50,12 @@ describe('client: allocation lifecycle on the mock driver', () => {
     const alloc = makeAlloc([mockTask('web', { run_for: '10s' })]);
     const r = client.addAlloc(alloc);
     await r.waitFor('running');
-    await nextMessage(client, 'task.state', (m) => m.state.state === 'running');
+    await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running');
     client.updateAlloc({ ...alloc, allocModifyIndex: 2 });
     await new Promise((res) => setTimeout(res, 10));
     client.updateAlloc(stopOf(alloc, 3));
     await r.waitFor('stopping');
-    await nextMessage(client, 'alloc.updated', (m) => m.alloc.clientStatus === 'complete' && m.allocId === alloc.id);
+    await viewWhere(client, r, (a) => a.clientStatus === 'complete');
     expect(calls).to.deep.equal(['update:2', 'postrun']);
     expect(types(r.alloc(), 'web')).to.include.members(['Killing', 'Terminated', 'Killed']);
     expect(r.alloc().desiredStatus).to.equal('stop');
@@ -95,7 +95,7 @@ describe('client: allocation lifecycle on the mock driver', () => {
     expect(() => client.addAlloc(b)).to.throw(InvalidAllocationError, /tasks\[0\]\.config: .*missing unit/);
     expect(readdirSync(`${client.dataDir}/alloc`)).to.deep.equal([]);
     expect(client.runners()).to.have.length(0);
-    expect(() => client.updateAlloc(a)).to.throw(InvalidAllocationError);
+    expect(() => client.updateAlloc({ ...a, id: 'nope' })).to.throw(InvalidAllocationError);
   });
 
   it('updateAlloc / destroyAlloc of an unknown alloc is a typed error', async () => {
@@ -113,7 +113,6 @@ describe('client: allocation lifecycle on the mock driver', () => {
     client.updates$.subscribe((a) => statuses.push(a.clientStatus));
     const r = client.addAlloc(batchAlloc('10ms'));
     await r.waitFor('stopping');
-    await nextMessage(client, 'alloc.updated', (m) => m.alloc.clientStatus === 'complete').catch(() => {});
     expect(statuses).to.include('running');
     expect(statuses[statuses.length - 1]).to.equal('complete');
   });

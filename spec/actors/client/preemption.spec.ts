@@ -7,7 +7,7 @@ import { nextMessage, record, useTempClients } from '../../support/temp-client.t
 
 /** The seed's #10200 scenario: a low-priority job of count 3, a high-priority alloc preempting 2. */
 function lowPriority(): Allocation[] {
-  return [0, 1, 2].map(() => makeAlloc([mockTask('web', { run_for: '10s', kill_after: '10ms' })], { jobId: 'lo', group: { count: 3 } }));
+  return [0, 1, 2].map(() => makeAlloc([mockTask('web', { run_for: '10s', kill_after: '10ms' })], { group: { count: 3 } }));
 }
 function preemptor(victims: string[], over: Partial<Allocation> = {}): Allocation {
   return makeAlloc([mockTask('web', { run_for: '10s' })], { preemptedAllocations: victims, ...over });
@@ -28,9 +28,10 @@ describe('client: waiting for previous and preempted allocations', () => {
     expect(hiR.isWaiting()).to.equal(true);
     expect(waiting.items.map((m) => [m.watchedAllocId, m.role, m.mode])).to.have.deep.members([[lo[0]!.id, 'preempted', 'local'], [lo[1]!.id, 'preempted', 'local']]);
 
+    const released = nextMessage(client, 'watcher.released', (m) => m.watchedAllocId === lo[0]!.id);
     client.updateAlloc({ ...lo[0]!, desiredStatus: 'evict', allocModifyIndex: 2 });
     await loR[0]!.waitFor('stopping');
-    await nextMessage(client, 'watcher.released', (m) => m.watchedAllocId === lo[0]!.id);
+    expect((await released).reason).to.equal('terminated');
     expect(hiR.state()).to.equal('waiting-prev'); // one victim still running
 
     client.updateAlloc({ ...lo[1]!, desiredStatus: 'evict', allocModifyIndex: 2 });
@@ -45,13 +46,13 @@ describe('client: waiting for previous and preempted allocations', () => {
     const rpc = new FakeRPC();
     const client = newClient({ rpc, retry: { baseMs: 1, staggerMs: 0 } });
     const lo = lowPriority();
+    client.updates$.subscribe((a) => rpc.upsert(a)); // the client reports its view to the servers
     const loR = lo.map((a) => client.addAlloc(a));
     await Promise.all(loR.map((r) => r.waitFor('running')));
     // Both victims stop after the scheduling decision and are garbage-collected from this client.
     for (const i of [0, 1]) {
       client.updateAlloc({ ...lo[i]!, desiredStatus: 'evict', allocModifyIndex: 2 });
       await loR[i]!.waitFor('stopping');
-      rpc.upsert({ ...loR[i]!.alloc() });
       await client.destroyAlloc(lo[i]!.id);
     }
     // A preempting alloc has no previousAllocation: the old bug asked the servers for "".

@@ -1,0 +1,110 @@
+/**
+ * Path-escape checks, after Nomad's `helper/escapingfs`. The first three mirror Nomad exactly
+ * (quirks included, see each doc); the strict helpers below them are what berth itself uses
+ * when it writes into an alloc dir (snapshot restore).
+ * @module
+ */
+import { lstat, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { BerthError } from '../../model/errors.ts';
+
+/** Placeholder alloc root for the lexical check: two levels, as Nomad does. */
+const PLACEHOLDER_ALLOC = '/alloc-dir/alloc-id';
+
+/**
+ * Nomad's `PathEscapesAllocViaRelative`: purely lexical. Joins a placeholder alloc root, the
+ * prefix and the path, cleans the result, and reports an escape when the result taken relative to
+ * the *alloc root* (not the prefix) starts with `..`. Absolute paths are joined, not honoured.
+ *
+ * @example
+ * pathEscapesAllocViaRelative('', '../x');          // true
+ * pathEscapesAllocViaRelative('', '/etc/passwd');   // false: joined under the alloc root
+ * pathEscapesAllocViaRelative('foo/bar', '../../'); // false; '../../../' is true
+ */
+export function pathEscapesAllocViaRelative(prefix: string, p: string): boolean {
+  const abs = path.posix.join(PLACEHOLDER_ALLOC, prefix, p);
+  const rel = path.posix.relative(PLACEHOLDER_ALLOC, abs);
+  // Nomad uses a bare string prefix, so a top-level name like "..foo" also counts.
+  return rel.startsWith('..');
+}
+
+/**
+ * Nomad's `pathEscapesBaseViaSymlink`: resolves every symlink of `full` and reports an escape
+ * when the result does not start with `base`. Case-insensitive, and with no separator check
+ * (`/a/b10` counts as inside `/a/b1`), as in Nomad. Resolution errors are thrown as-is.
+ */
+export async function pathEscapesBaseViaSymlink(base: string, full: string): Promise<boolean> {
+  const resolved = await realpath(full);
+  return !resolved.toLowerCase().startsWith(base.toLowerCase());
+}
+
+/**
+ * Nomad's `PathEscapesAllocDir`: the lexical check, then the symlink check on
+ * `join(base, prefix, p)`. A path that does not exist does not escape (log-follow relies on it).
+ *
+ * @throws BerthError "alloc dir must be absolute" when `base` is relative.
+ */
+export async function pathEscapesAllocDir(base: string, prefix: string, p: string): Promise<boolean> {
+  if (!path.isAbsolute(base)) throw new BerthError('alloc dir must be absolute');
+  if (pathEscapesAllocViaRelative(prefix, p)) return true;
+  try {
+    return await pathEscapesBaseViaSymlink(base, path.join(base, prefix, p));
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Nomad's `PathEscapesSandbox`: lexical; `p` escapes `dir` when it cannot be made relative to it
+ * or the relative form starts with `..`. Expects cleaned paths.
+ */
+export function pathEscapesSandbox(dir: string, p: string): boolean {
+  const rel = path.relative(dir, p);
+  return path.isAbsolute(rel) || rel.startsWith('..');
+}
+
+/**
+ * Strict lexical containment: true when `target` is `base` or lies under it, comparing whole
+ * path components (unlike Nomad's prefix checks, `/a/b10` is not inside `/a/b1`).
+ */
+export function isWithin(base: string, target: string): boolean {
+  const rel = path.relative(path.resolve(base), path.resolve(target));
+  return rel === '' || (rel !== '..' && !rel.startsWith('..' + path.sep) && !path.isAbsolute(rel));
+}
+
+/**
+ * True when a symlink at `linkPath` (absolute, inside `base`) with target text `target` would
+ * point outside `base`. Absolute targets are always refused, even ones that point inside, as
+ * Nomad's `ChildEscapesParentDir` does: they would change meaning once the dir moves.
+ */
+export function symlinkEscapes(base: string, linkPath: string, target: string): boolean {
+  if (target === '' || path.isAbsolute(target)) return true;
+  return !isWithin(base, path.resolve(path.dirname(linkPath), target));
+}
+
+/**
+ * Walks the existing components of `rel`'s parent chain under `base` with `lstat` and returns the
+ * first one that is a symlink (absolute path), or undefined. A missing component ends the walk:
+ * nothing below it can be a symlink yet. Used so that nothing is ever written through a link.
+ */
+export async function symlinkInParentChain(base: string, rel: string): Promise<string | undefined> {
+  const parts = path.normalize(rel).split(path.sep).filter((s) => s !== '' && s !== '.');
+  let cur = base;
+  for (const part of parts.slice(0, -1)) {
+    cur = path.join(cur, part);
+    try {
+      if ((await lstat(cur)).isSymbolicLink()) return cur;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+  return undefined;
+}
+
+/** True for ENOENT / ENOTDIR errors: the path (or one of its parents) does not exist. */
+export function isNotFound(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

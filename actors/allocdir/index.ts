@@ -1,0 +1,15 @@
+/**
+ * Allocation and task directories (CONTRACT section 3): layout, modes, secret tmpfs mounts,
+ * chroot embedding, move, snapshot and restore, escape checks.
+ * @module
+ */
+export * from './alloc-dir.ts';
+export * from './task-dir.ts';
+export * from './chroot.ts';
+export * from './snapshot.ts';
+export * from './escape.ts';
+export * from './mounts.ts';
+export * from './default-chroot.ts';
+export * from './errors.ts';
+export { RwLock, Mutex } from './lock.ts';
+export { isRoot, nobodyIds, dropDirPermissions, allocMkdirAll } from './perms.ts';

@@ -1,0 +1,116 @@
+/**
+ * The `exec` driver: like raw_exec, but isolated. The task runs chrooted into its task dir
+ * (which berth builds as a chroot before `start`, from `chroot_env`), with `/` as working
+ * directory, as `task.user` (default `nobody`), and, where the kernel allows, in its own PID and
+ * mount namespaces with a private `/proc` and a minimal `/dev`:
+ *
+ * ```
+ *  executor ─► unshare --pid --mount --fork --kill-child --mount-proc=<taskdir>/proc
+ *                └─ sh (mount /dev) ─exec─► chroot --userspec=uid:gid <taskdir> <command> <args>
+ * ```
+ * The handle's `state.isolation` says what was achieved: `'chroot+pid+mount'`, or `'chroot'`
+ * when namespaces are not available. With namespaces the task is PID 1 of its namespace: as in
+ * Nomad's exec driver, signals it installs no handler for are ignored, so a stop escalates to
+ * SIGKILL after the kill timeout. Requires root.
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DriverStartError } from '../../model/errors.ts';
+import type { Driver, TaskConfig } from './driver.ts';
+import { createProcessDriver, type ProcessDriverOptions } from './executor/process-driver.ts';
+import type { ExecutorSpec } from './executor/protocol.ts';
+
+/** Options of {@link createExecDriver}. */
+export interface ExecDriverOptions extends ProcessDriverOptions {
+  /** Whether berth runs as root. Default `process.getuid() === 0` (tests can pretend otherwise). */
+  isRoot?: () => boolean;
+  /** PID + mount namespaces: 'auto' (use when available, default), 'never', or 'required'. */
+  namespaces?: 'auto' | 'never' | 'required';
+  /** Helper programs; default: looked up in the usual system directories. */
+  unsharePath?: string;
+  chrootPath?: string;
+  mountPath?: string;
+  shellPath?: string;
+  /** Where users are looked up. Default `/etc/passwd` (of the host, as Nomad does). */
+  passwdFile?: string;
+  /** User when neither TaskConfig.user nor task.user is set. Default 'nobody'. */
+  defaultUser?: string;
+}
+
+const SYSTEM_DIRS = ['/usr/sbin', '/usr/bin', '/sbin', '/bin', '/usr/local/sbin', '/usr/local/bin'];
+
+function findTool(name: string, given?: string): string | undefined {
+  const dirs = [...SYSTEM_DIRS, ...(process.env.PATH ?? '').split(':').filter(Boolean)];
+  for (const p of given ? [given] : dirs.map((d) => path.join(d, name))) {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      if (fs.statSync(p).isFile()) return p;
+    } catch {}
+  }
+  return undefined;
+}
+
+/** Looks a user up as `name`, `uid` or `uid:gid`; returns uid and primary gid. */
+export function lookupUser(user: string, passwdFile = '/etc/passwd'): { uid: number; gid: number } {
+  const numeric = /^(\d+)(?::(\d+))?$/.exec(user);
+  let lines: string[] = [];
+  try {
+    lines = fs.readFileSync(passwdFile, 'utf8').split('\n');
+  } catch {}
+  for (const line of lines) {
+    const [name, , uid, gid] = line.split(':');
+    if (name === undefined || uid === undefined || gid === undefined) continue;
+    if (name === user || (numeric && uid === numeric[1])) {
+      return { uid: Number(uid), gid: numeric?.[2] !== undefined ? Number(numeric[2]) : Number(gid) };
+    }
+  }
+  if (numeric) return { uid: Number(numeric[1]), gid: Number(numeric[2] ?? numeric[1]) };
+  throw new DriverStartError(`failed to identify user "${user}": user: unknown user ${user}`, false);
+}
+
+/** Creates the `exec` driver. */
+export function createExecDriver(opts: ExecDriverOptions = {}): Driver {
+  const isRoot = opts.isRoot ?? (() => process.getuid?.() === 0);
+  const mode = opts.namespaces ?? 'auto';
+  let probe: Promise<boolean> | undefined;
+
+  /** Can we create PID + mount namespaces here? Asked once per driver. */
+  function namespacesWork(unshare: string, shell: string): Promise<boolean> {
+    probe ??= new Promise((resolve) => {
+      const p = spawn(unshare, ['--pid', '--mount', '--fork', '--kill-child', shell, '-c', ':'], { stdio: 'ignore' });
+      p.on('error', () => resolve(false));
+      p.on('exit', (code) => resolve(code === 0));
+    });
+    return probe;
+  }
+
+  async function prepare(config: TaskConfig): Promise<Pick<ExecutorSpec, 'mode' | 'chroot'>> {
+    if (!isRoot()) {
+      throw new DriverStartError(`exec driver requires root: berth runs as uid ${process.getuid?.()}, and the exec driver must chroot and switch users (use raw_exec, or run berth as root)`, false);
+    }
+    const chroot = findTool('chroot', opts.chrootPath);
+    if (!chroot) throw new DriverStartError('exec driver needs the "chroot" program (coreutils), which was not found', false);
+    const root = config.taskDir.dir;
+    if (!fs.existsSync(root)) throw new DriverStartError(`task dir ${root} does not exist: it must be built as a chroot before start`, true);
+    const { uid, gid } = lookupUser(config.user ?? config.task.user ?? opts.defaultUser ?? 'nobody', opts.passwdFile);
+    let namespaces = false;
+    const unshare = findTool('unshare', opts.unsharePath);
+    const mount = findTool('mount', opts.mountPath);
+    const shell = findTool('sh', opts.shellPath);
+    if (mode !== 'never') {
+      namespaces = !!(unshare && mount && shell) && await namespacesWork(unshare, shell);
+      if (!namespaces && mode === 'required') {
+        throw new DriverStartError('exec driver: PID and mount namespaces are required but not available (needs util-linux "unshare", "mount", and a kernel that allows them)', false);
+      }
+    }
+    return { mode: 'chroot', chroot: { uid, gid, namespaces, unshare, chroot, mount, shell } };
+  }
+
+  return createProcessDriver({
+    name: 'exec',
+    capabilities: { fsIsolation: 'chroot', sendSignals: true },
+    prepare,
+  }, opts);
+}

@@ -1,0 +1,322 @@
+/**
+ * What raw_exec and exec share: a driver whose tasks run under a detached per-task executor
+ * (./executor.mjs), so they outlive the host process. The two drivers differ only in
+ * {@link ProcessDriverKind.prepare}: how the executor spec's isolation is filled in.
+ *
+ * ```
+ *  start ─► launchExecutor ─► ready line ─► TaskHandle (pid, socket, start times)
+ *  wait / stop / signal ─► one JSON request on the executor's socket
+ *     └─ executor gone? ─► exit.json ─► else pid + start time: orphan (kill its group) or gone
+ * ```
+ * @module
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { BerthError, DriverConfigError, DriverStartError, TaskNotRunningError } from '../../../model/errors.ts';
+import type { Task } from '../../../model/types.ts';
+import type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from '../driver.ts';
+import { interpolateEnv } from '../env.ts';
+import { signalName } from '../signals.ts';
+import {
+  EXECUTOR_PATH, ExecutorUnreachableError, delay, executorRequest, groupAlive, isSameProcess,
+  launchExecutor, readExitRecord, socketPathFor, stateFiles,
+} from './client.ts';
+import type { ExecutorResponse, ExecutorSpec, ExitRecord, ReadyOk } from './protocol.ts';
+
+/** Options every executor-based driver takes. */
+export interface ProcessDriverOptions {
+  /** Node binary that runs the executor. Default `process.execPath`. */
+  nodePath?: string;
+  /** The executor program. Default the bundled `executor/executor.mjs`. */
+  executorPath?: string;
+  /** How long `start` waits for the executor's ready line. Default 10000 ms. */
+  startTimeoutMs?: number;
+}
+
+/** `TaskHandle.state` of raw_exec and exec tasks (plain JSON). */
+export interface ProcessHandleState {
+  executorPid: number;
+  executorStartTime: number;
+  /** Process group leader spawned by the executor (also `TaskHandle.pid`). */
+  pid: number;
+  pgid: number;
+  startTime: number;
+  isolation: ReadyOk['isolation'];
+  /** The resolved command (inside the chroot for exec). */
+  command: string;
+  socketPath: string;
+  stateDir: string;
+  [key: string]: unknown;
+}
+
+/** `destroy(handle, false)` on a task that is still running. */
+export class TaskStillRunningError extends BerthError {
+  constructor(taskName: string) {
+    super(`cannot destroy task "${taskName}": it is still running (stop it first, or destroy with force)`);
+  }
+}
+
+/** `recover` found neither the executor nor a record of the task's exit. */
+export class TaskRecoveryError extends BerthError {}
+
+/** The executor vanished without recording the task's exit. */
+export class ExecutorLostError extends BerthError {}
+
+/** The part that differs between raw_exec and exec. */
+export interface ProcessDriverKind {
+  name: string;
+  capabilities: DriverCapabilities;
+  /** Extra task.config keys this driver accepts besides command and args. */
+  extraKeys?: readonly string[];
+  /** Fills the isolation part of the spec (may throw DriverStartError). */
+  prepare(config: TaskConfig): Promise<Pick<ExecutorSpec, 'mode' | 'chroot'>>;
+}
+
+const CONFIG_KEYS = ['command', 'args'];
+const DEFAULT_KILL_TIMEOUT_MS = 5000;
+
+/** Validates and returns `{ command, args }` of a raw_exec / exec task config. */
+export function parseCommandConfig(driver: string, task: Task, extraKeys: readonly string[] = []): { command: string; args: string[] } {
+  const cfg = task.config ?? {};
+  const issues: string[] = [];
+  for (const key of Object.keys(cfg)) {
+    if (!CONFIG_KEYS.includes(key) && !extraKeys.includes(key)) {
+      issues.push(`unsupported ${driver} config option ${JSON.stringify(key)} (supported: ${[...CONFIG_KEYS, ...extraKeys].join(', ')})`);
+    }
+  }
+  const command = cfg.command;
+  if (typeof command !== 'string' || command.trim() === '') issues.push('missing required config "command" (a non-empty string)');
+  const args = cfg.args ?? [];
+  if (!Array.isArray(args) || args.some((a) => typeof a !== 'string' && typeof a !== 'number')) {
+    issues.push('config "args" must be a list of strings');
+  }
+  if (issues.length) throw new DriverConfigError(`task "${task.name}": ${issues.join('; ')}`);
+  return { command: command as string, args: (args as unknown[]).map(String) };
+}
+
+const stateOf = (handle: TaskHandle) => handle.state as ProcessHandleState;
+
+function toExit(rec: ExitRecord): ExitResult {
+  const out: ExitResult = { exitCode: rec.exitCode, signal: rec.signal };
+  if (rec.err) out.err = rec.err;
+  return out;
+}
+
+/** Polls (there is no event for "a process that is not my child is gone") until `alive()` is false. */
+async function waitGone(alive: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  let step = 2;
+  while (alive()) {
+    if (Date.now() >= deadline) return false;
+    await delay(step);
+    step = Math.min(step * 2, 50);
+  }
+  return true;
+}
+
+/** Builds a driver around the executor. Used by createRawExecDriver and createExecDriver. */
+export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriverOptions = {}): Driver {
+  const nodePath = opts.nodePath ?? process.execPath;
+  const executorPath = opts.executorPath ?? EXECUTOR_PATH;
+  const startTimeoutMs = opts.startTimeoutMs ?? 10_000;
+
+  /** Asks the executor; on an unreachable executor, `fallback` decides. */
+  async function ask<T>(
+    handle: TaskHandle,
+    req: Parameters<typeof executorRequest>[1],
+    onAnswer: (res: ExecutorResponse) => T,
+    fallback: () => Promise<T>,
+    signal?: AbortSignal,
+    timeoutMs?: number,
+  ): Promise<T> {
+    const st = stateOf(handle);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return onAnswer(await executorRequest(st.socketPath, req, { signal, timeoutMs }));
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        if (!(err instanceof ExecutorUnreachableError)) throw err;
+      }
+      // The executor may be between answering and exiting, or just gone.
+      if (readExitRecord(st.stateDir) || !isSameProcess(st.executorPid, st.executorStartTime) || attempt >= 50) {
+        return fallback();
+      }
+      await delay(Math.min(5 * (attempt + 1), 50), signal);
+    }
+  }
+
+  /** Stops a task whose executor is gone, by its process group (after checking pid reuse). */
+  async function stopOrphan(st: ProcessHandleState, timeoutMs: number, killSignal: string): Promise<void> {
+    if (!isSameProcess(st.pid, st.startTime)) {
+      // The leader is gone; anything left in its group (with no reuse possible while it exists) dies too.
+      if (groupAlive(st.pgid) && !isSameProcess(st.pgid, undefined)) process.kill(-st.pgid, 'SIGKILL');
+      return;
+    }
+    try {
+      process.kill(-st.pgid, signalName(killSignal));
+    } catch {}
+    if (!(await waitGone(() => groupAlive(st.pgid), timeoutMs))) {
+      try {
+        process.kill(-st.pgid, 'SIGKILL');
+      } catch {}
+      await waitGone(() => groupAlive(st.pgid), 5000);
+    }
+  }
+
+  const driver: Driver = {
+    name: kind.name,
+    capabilities: kind.capabilities,
+
+    validateConfig(task: Task): void {
+      parseCommandConfig(kind.name, task, kind.extraKeys);
+      if (task.killSignal !== undefined) signalName(task.killSignal);
+    },
+
+    async start(config: TaskConfig, signal: AbortSignal): Promise<TaskHandle> {
+      if (signal.aborted) throw signal.reason;
+      const parsed = parseCommandConfig(kind.name, config.task, kind.extraKeys);
+      const isolation = await kind.prepare(config);
+      if (signal.aborted) throw signal.reason;
+      const files = stateFiles(config.stateDir);
+      try {
+        fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+        fs.mkdirSync(config.allocDir.logsDir, { recursive: true });
+        fs.rmSync(files.exit, { force: true }); // a previous run's
+        fs.rmSync(files.state, { force: true });
+      } catch (err) {
+        throw new DriverStartError(`failed to prepare task state dir ${config.stateDir}: ${(err as Error).message}`, true);
+      }
+      const spec: ExecutorSpec = {
+        version: 1,
+        id: config.id,
+        taskName: config.taskName,
+        command: interpolateEnv(parsed.command, config.env),
+        args: parsed.args.map((a) => interpolateEnv(a, config.env)),
+        env: config.env,
+        taskDir: config.taskDir.dir,
+        lookupPath: process.env.PATH ?? '',
+        ...isolation,
+        logs: {
+          dir: config.allocDir.logsDir,
+          maxFiles: config.logs.maxFiles,
+          maxFileSizeBytes: Math.max(1, Math.floor(config.logs.maxFileSizeMB * 1024 * 1024)),
+        },
+        stateDir: config.stateDir,
+        socketPath: socketPathFor(config.stateDir),
+        killSignal: config.task.killSignal ?? 'SIGINT',
+        killTimeoutMs: config.task.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS,
+      };
+      const launch = launchExecutor({ spec, nodePath, executorPath, timeoutMs: startTimeoutMs });
+      const aborted = new Promise<never>((_, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener('abort', onAbort, { once: true });
+        void launch.finally(() => signal.removeEventListener('abort', onAbort)).catch(() => {});
+      });
+      let ready;
+      try {
+        ready = await Promise.race([launch, aborted]);
+      } catch (err) {
+        if (signal.aborted) {
+          // Kill whatever the launch still produces.
+          void launch.then(async (r) => {
+            if (r.ok) await executorRequest(r.socketPath, { op: 'stop', signal: 'SIGKILL', timeoutMs: 0 }, { timeoutMs: 5000 });
+          }).catch(() => {});
+          throw signal.reason;
+        }
+        throw new DriverStartError(`failed to launch command with executor: ${(err as Error).message}`, true);
+      }
+      if (!ready.ok) throw new DriverStartError(`failed to launch command with executor: ${ready.error}`, ready.recoverable);
+      const state: ProcessHandleState = {
+        executorPid: ready.executorPid,
+        executorStartTime: ready.executorStartTime,
+        pid: ready.pid,
+        pgid: ready.pgid,
+        startTime: ready.startTime,
+        isolation: ready.isolation,
+        command: ready.command,
+        socketPath: ready.socketPath,
+        stateDir: config.stateDir,
+      };
+      return { driver: kind.name, id: config.id, config, startedAt: Date.now(), pid: ready.pid, state };
+    },
+
+    async wait(handle: TaskHandle, signal: AbortSignal): Promise<ExitResult> {
+      if (signal.aborted) throw signal.reason;
+      const st = stateOf(handle);
+      return ask(handle, { op: 'wait' }, (res) => {
+        if (!res.ok || !res.result) throw new BerthError(`executor refused wait: ${res.ok ? 'no result' : res.error}`);
+        return toExit(res.result);
+      }, async () => {
+        const rec = readExitRecord(st.stateDir);
+        if (rec) return toExit(rec);
+        if (isSameProcess(st.pid, st.startTime)) {
+          throw new ExecutorLostError(`the executor of task "${handle.config.taskName}" (pid ${st.executorPid}) is gone; the task (pid ${st.pid}) still runs but can no longer be waited on: stop it`);
+        }
+        throw new ExecutorLostError(`the executor of task "${handle.config.taskName}" (pid ${st.executorPid}) is gone without recording the task's exit`);
+      }, signal);
+    },
+
+    async stop(handle: TaskHandle, timeoutMs: number, killSignal: string): Promise<void> {
+      const st = stateOf(handle);
+      const sig = signalName(killSignal || 'SIGINT');
+      await ask(handle, { op: 'stop', signal: sig, timeoutMs }, (res) => {
+        if (!res.ok) throw new BerthError(`executor refused stop: ${res.error}`);
+      }, () => stopOrphan(st, timeoutMs, sig));
+    },
+
+    async signal(handle: TaskHandle, sig: string): Promise<void> {
+      const st = stateOf(handle);
+      const name = signalName(sig);
+      await ask(handle, { op: 'signal', signal: name }, (res) => {
+        if (res.ok) return;
+        if (res.code === 'ENOTRUNNING') throw new TaskNotRunningError();
+        throw new BerthError(`executor refused signal: ${res.error}`);
+      }, async () => {
+        if (readExitRecord(st.stateDir) || !isSameProcess(st.pid, st.startTime)) throw new TaskNotRunningError();
+        process.kill(st.pid, name);
+      });
+    },
+
+    async destroy(handle: TaskHandle, force: boolean): Promise<void> {
+      const st = stateOf(handle);
+      const running = !readExitRecord(st.stateDir)
+        && (isSameProcess(st.executorPid, st.executorStartTime) || isSameProcess(st.pid, st.startTime));
+      if (running) {
+        if (!force) throw new TaskStillRunningError(handle.config.taskName);
+        await driver.stop(handle, 0, 'SIGKILL');
+      }
+      // The executor exits right after answering; make sure it is gone before cleaning up.
+      if (!(await waitGone(() => isSameProcess(st.executorPid, st.executorStartTime), 2000))) {
+        try {
+          process.kill(st.executorPid, 'SIGKILL');
+        } catch {}
+      }
+      const files = stateFiles(st.stateDir);
+      for (const f of [st.socketPath, files.spec, files.state, files.exit, files.log]) {
+        fs.rmSync(f, { force: true });
+      }
+    },
+
+    async recover(handle: TaskHandle): Promise<void> {
+      if (handle.driver !== kind.name) {
+        throw new TaskRecoveryError(`cannot recover a "${handle.driver}" task with the ${kind.name} driver`);
+      }
+      const st = stateOf(handle);
+      if (!st || typeof st.socketPath !== 'string' || typeof st.stateDir !== 'string') {
+        throw new TaskRecoveryError(`cannot recover task "${handle.config?.taskName}": its handle has no executor state`);
+      }
+      const task = handle.config.taskName;
+      await ask(handle, { op: 'status' }, () => undefined, async () => {
+        if (readExitRecord(st.stateDir)) return; // exited while we were away: wait() returns it
+        if (isSameProcess(st.pid, st.startTime)) {
+          throw new TaskRecoveryError(`cannot recover task "${task}": its executor (pid ${st.executorPid}) is gone and the task (pid ${st.pid}) runs on without log capture; stop it with driver.stop()`);
+        }
+        if (isSameProcess(st.pid, undefined)) {
+          throw new TaskRecoveryError(`cannot recover task "${task}": its executor (pid ${st.executorPid}) is gone and pid ${st.pid} now belongs to another process (pid reused); the task is gone`);
+        }
+        throw new TaskRecoveryError(`cannot recover task "${task}": its executor (pid ${st.executorPid}) and the task (pid ${st.pid}) are gone, and no exit status was recorded in ${path.join(st.stateDir, 'exit.json')}`);
+      }, undefined, 5000);
+    },
+  };
+  return driver;
+}

@@ -1,0 +1,16 @@
+/**
+ * berth's real task drivers (raw_exec, exec), their environment builder, signals and log files.
+ * @module
+ */
+export { createRawExecDriver, type RawExecDriverOptions } from './raw-exec.ts';
+export { createExecDriver, lookupUser, type ExecDriverOptions } from './exec.ts';
+export {
+  ExecutorLostError, TaskRecoveryError, TaskStillRunningError, parseCommandConfig,
+  type ProcessDriverOptions, type ProcessHandleState,
+} from './executor/process-driver.ts';
+export { EXECUTOR_PATH, socketPathFor } from './executor/client.ts';
+export type { ExecutorRequest, ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyLine } from './executor/protocol.ts';
+export { buildTaskEnv, interpolateEnv, DEFAULT_ENV_DENYLIST, type TaskEnvInput } from './env.ts';
+export { signalName, signalNumber, isSignal } from './signals.ts';
+export { readTaskLogs, logFileIndices, type LogStream, type ReadTaskLogsOptions } from './logs/reader.ts';
+export { FileRotator, rotatingStream } from './logs/rotator.mjs';

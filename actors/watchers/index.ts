@@ -1,0 +1,13 @@
+/** Watchers of previous and preempted allocations (CONTRACT.md section 4). @module */
+export * from './types.ts';
+export { allocWatcherLogic } from './group.ts';
+export { localWatcherLogic, watchLocalAlloc } from './local.ts';
+export { remoteWatcherLogic, watchRemoteAlloc, finalRemoteError, type RemoteWatchOptions } from './remote.ts';
+export { pendingWatchHandles } from './registry.ts';
+export {
+  watcherMachine,
+  planWatch,
+  WatchSourceMissingError,
+  InvalidWatchedAllocError,
+  type WatcherContext,
+} from '../../machines/watcher.machine.ts';

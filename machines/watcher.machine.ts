@@ -1,0 +1,204 @@
+/**
+ * The group watcher: makes a new allocation wait for its previous allocation and for every
+ * allocation it preempted (Nomad's `client/allocwatcher` group watcher, CONTRACT.md section 4).
+ *
+ * ```
+ *            xstate.init (input: AllocWatcherInput)
+ *                 │  context: counts only (planWatch throws WatchSourceMissingError here)
+ *                 ▼
+ *   ┌──────────── watching ─────────────┐  entry: registerHandles, spawnWatchers
+ *   │ one child per watched alloc,      │  (child id = watched alloc id)
+ *   │ xstate.done.actor.<id>:           │
+ *   │   recordRelease (pending - 1),    │
+ *   │   reapChild (stopChild <id>)      │
+ *   └───────────────┬───────────────────┘
+ *                   │ always [allReleased]   (at once when nothing is watched)
+ *                   ▼
+ *               released (final)  output: { previousNodeId? }
+ * ```
+ *
+ * Pure: every effect is named here and implemented elsewhere. `registerHandles` (an action) and
+ * the child logic `localWatcher` / `remoteWatcher` are provided by `actors/watchers/group.ts`.
+ * Context holds plain counters only; runners, the RPC client, the bus and the clock never enter
+ * it. Children reach them through a registry keyed by {@link watchHandleKey}.
+ *
+ * Children are reaped on their done event so a finished watcher holds no children, and per
+ * child work is O(1) (a counter, no scans).
+ * @module
+ */
+import { assign, fromPromise, setup, stopChild, type DoneActorEvent } from 'xstate';
+import { BerthError } from '../model/errors.ts';
+import type { AllocWatcherInput } from '../actors/watchers/types.ts';
+
+/** Why the watched alloc is being waited on. */
+export type WatchRole = 'previous' | 'preempted';
+/** How it is watched: its local runner's broadcaster, or the servers. */
+export type WatchMode = 'local' | 'remote';
+
+/** Why a watched alloc stopped holding the new alloc back (the `watcher.released` reasons). */
+export type WatchReleaseReason =
+  | 'terminated'
+  | 'unknown-status'
+  | 'garbage-collected'
+  | 'unknown-allocation'
+  | 'permission-denied'
+  | 'listener-closed';
+
+/** One watched allocation, as planned from the input. Plain data. */
+export interface WatchPlanEntry {
+  watchedAllocId: string;
+  role: WatchRole;
+  mode: WatchMode;
+}
+
+/** Input of one child watcher. Plain data: handles are looked up by `key`. */
+export interface WatchChildInput extends WatchPlanEntry {
+  /** The new alloc that waits. */
+  allocId: string;
+  /** Registry key of this child's handles ({@link watchHandleKey}). */
+  key: string;
+}
+
+/** Output of one child watcher. */
+export interface WatchResult {
+  watchedAllocId: string;
+  reason: WatchReleaseReason;
+  /** The client status last seen, when one was seen. */
+  clientStatus?: string;
+  /** The node the watched alloc ran on, learnt by a remote watcher (terminated or unknown). */
+  nodeId?: string;
+}
+
+/** Output of the group watcher. */
+export interface AllocWatcherOutput {
+  /** Node id of the previous alloc, when a remote watcher learnt it (needed for migration). */
+  previousNodeId?: string;
+}
+
+/** The group watcher's context: plain counters. */
+export interface WatcherContext {
+  /** The new alloc that waits. */
+  allocId: string;
+  /** `alloc.previousAllocation`, or null. */
+  previousAllocId: string | null;
+  /** How many allocs are watched. */
+  watching: number;
+  /** How many have not been released yet. */
+  pending: number;
+  previousNodeId?: string;
+}
+
+/** A watched alloc has no local runner and there is no `rpc` to ask the servers about it. */
+export class WatchSourceMissingError extends BerthError {
+  constructor(
+    readonly allocId: string,
+    readonly watchedAllocIds: string[],
+  ) {
+    super(
+      `alloc ${allocId}: no local runner and no server RPC to watch allocation${watchedAllocIds.length === 1 ? '' : 's'} ` +
+        `${watchedAllocIds.join(', ')}; pass a runner for it or a ServerRPC as \`rpc\``,
+    );
+  }
+}
+
+/** The input names an allocation id that cannot be watched (empty). */
+export class InvalidWatchedAllocError extends BerthError {}
+
+/**
+ * Which allocations to watch, and how: the previous alloc (when `alloc.previousAllocation` is set)
+ * then each key of `preemptedRunners`, each watching exactly its own id (never
+ * `alloc.previousAllocation` for a preempted one: Nomad #10200). An id listed twice is watched once.
+ * @throws WatchSourceMissingError when a watched alloc has no local runner and there is no `rpc`.
+ * @throws InvalidWatchedAllocError for an empty preempted id.
+ */
+export function planWatch(input: AllocWatcherInput): WatchPlanEntry[] {
+  const plan: WatchPlanEntry[] = [];
+  const seen = new Set<string>();
+  const previous = input.alloc.previousAllocation;
+  if (previous) {
+    plan.push({ watchedAllocId: previous, role: 'previous', mode: input.previousRunner ? 'local' : 'remote' });
+    seen.add(previous);
+  }
+  const preempted = input.preemptedRunners;
+  if (preempted) {
+    for (const id of Object.keys(preempted)) {
+      if (!id) throw new InvalidWatchedAllocError(`alloc ${input.alloc.id}: preemptedRunners has an empty allocation id`);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      plan.push({ watchedAllocId: id, role: 'preempted', mode: preempted[id] ? 'local' : 'remote' });
+    }
+  }
+  if (!input.rpc) {
+    const missing = plan.filter((p) => p.mode === 'remote').map((p) => p.watchedAllocId);
+    if (missing.length) throw new WatchSourceMissingError(input.alloc.id, missing);
+  }
+  return plan;
+}
+
+/** Registry key of one child's handles: unique per watcher actor and watched alloc. */
+export function watchHandleKey(watcherSessionId: string, watchedAllocId: string): string {
+  return `${watcherSessionId}/${watchedAllocId}`;
+}
+
+const notProvided = fromPromise<WatchResult, WatchChildInput>(() =>
+  Promise.reject(new BerthError('watcher child logic not provided: use allocWatcherLogic from actors/watchers')),
+);
+
+function initInput(event: { type: string }): AllocWatcherInput {
+  return (event as unknown as { input: AllocWatcherInput }).input;
+}
+
+/**
+ * The pure group-watcher statechart. Use `allocWatcherLogic` (actors/watchers/group.ts), which
+ * provides `registerHandles`, `localWatcher` and `remoteWatcher`.
+ */
+export const watcherMachine = setup({
+  types: {
+    context: {} as WatcherContext,
+    input: {} as AllocWatcherInput,
+    output: {} as AllocWatcherOutput,
+    events: {} as DoneActorEvent<WatchResult>,
+  },
+  actors: { localWatcher: notProvided, remoteWatcher: notProvided },
+  actions: {
+    /** Effect (provided): puts each child's handles in the registry before the children start. */
+    registerHandles: () => {},
+    /** Spawns one child per watched alloc, all in one assign (one children copy, not one each). */
+    spawnWatchers: assign(({ event, spawn, self, context }) => {
+      for (const p of planWatch(initInput(event))) {
+        const input: WatchChildInput = { ...p, allocId: context.allocId, key: watchHandleKey(self.sessionId, p.watchedAllocId) };
+        spawn(p.mode === 'local' ? 'localWatcher' : 'remoteWatcher', { id: p.watchedAllocId, input });
+      }
+      return {};
+    }),
+    /** One child released: O(1). */
+    recordRelease: assign(({ context, event }) => {
+      const out = event.output;
+      const fromPrevious = event.actorId === context.previousAllocId;
+      return fromPrevious && out?.nodeId ? { pending: context.pending - 1, previousNodeId: out.nodeId } : { pending: context.pending - 1 };
+    }),
+    /** Stops (removes) the finished child so the watcher does not keep it. */
+    reapChild: stopChild(({ event }) => event.actorId),
+  },
+  guards: {
+    allReleased: ({ context }) => context.pending <= 0,
+  },
+}).createMachine({
+  id: 'await-previous',
+  context: ({ input }) => {
+    const watching = planWatch(input).length;
+    return { allocId: input.alloc.id, previousAllocId: input.alloc.previousAllocation || null, watching, pending: watching };
+  },
+  initial: 'watching',
+  states: {
+    watching: {
+      entry: ['registerHandles', 'spawnWatchers'],
+      always: { guard: 'allReleased', target: 'released' },
+      on: {
+        'xstate.done.actor.*': { actions: ['recordRelease', 'reapChild'] },
+      },
+    },
+    released: { type: 'final' },
+  },
+  output: ({ context }) => (context.previousNodeId ? { previousNodeId: context.previousNodeId } : {}),
+});

@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRawExecDriver } from '../../../actors/drivers/raw-exec.ts';
+import type { TaskHandle } from '../../../actors/drivers/driver.ts';
+import type { ProcessHandleState } from '../../../actors/drivers/executor/process-driver.ts';
+import { ABORT, alive, cleanup, logUntil, sandbox, sh, track, until } from './support/helpers.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../../..');
+
+describe('raw_exec: tasks outlive the host', function () {
+  this.timeout(20_000);
+  const hosts: number[] = [];
+  afterEach(async () => {
+    for (const pid of hosts.splice(0)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {}
+    }
+    await cleanup();
+  });
+
+  it('survives kill -9 of the host, keeps logging, and is recovered by another process', async () => {
+    const sb = sandbox();
+    const driver = createRawExecDriver();
+    const config = sb.config(sh('i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'));
+    const host = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'support', 'crash-host.ts'), JSON.stringify(config)], {
+      cwd: repo, stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    hosts.push(host.pid!);
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      host.stdout!.setEncoding('utf8');
+      host.stdout!.on('data', (c: string) => {
+        out += c;
+        if (out.includes('\n')) resolve(out.split('\n')[0]!);
+      });
+      host.on('exit', (code) => reject(new Error(`host exited early (${code}): ${out}`)));
+    });
+    const handle = JSON.parse(line) as TaskHandle;
+    track(driver, handle);
+    const st = handle.state as ProcessHandleState;
+
+    // Crash the host.
+    const exited = new Promise((r) => host.once('exit', r));
+    host.kill('SIGKILL');
+    await exited;
+    host.stdout!.destroy();
+
+    expect(alive(handle.pid!)).to.equal(true);
+    expect(alive(st.executorPid)).to.equal(true);
+    // Still logging after the crash: wait for three more ticks than we had.
+    const file = path.join(sb.logsDir, 'web.stdout.0');
+    const had = (fs.readFileSync(file, 'utf8').match(/tick/g) ?? []).length;
+    await logUntil(sb.logsDir, 'web', 'stdout', (t) => (t.match(/tick/g) ?? []).length >= had + 3);
+    expect(fs.statSync(file).size).to.be.greaterThan(0);
+
+    // A new "client" in this process reattaches and stops it.
+    await driver.recover(handle);
+    const waiting = driver.wait(handle, ABORT());
+    await driver.stop(handle, 1000, 'SIGINT');
+    expect(await waiting).to.deep.equal({ exitCode: 130, signal: 2 });
+    await until(() => !alive(st.executorPid), 2000, 'executor exit');
+    expect(alive(handle.pid!)).to.equal(false);
+  });
+});
