@@ -62,6 +62,20 @@ function printTimeline(client: Client): () => void {
   return () => subs.forEach((s) => s.unsubscribe());
 }
 
+/** Resolves once the runner's client status is terminal (its tasks are all dead). */
+function settled(client: Client, r: AllocRunner): Promise<void> {
+  const done = (a: Allocation) => a.clientStatus === 'complete' || a.clientStatus === 'failed';
+  if (done(r.alloc())) return Promise.resolve();
+  return new Promise((resolve) => {
+    const sub = client.bus.of('alloc.updated').subscribe((m) => {
+      if (m.allocId === r.allocId && done(m.alloc)) {
+        sub.unsubscribe();
+        resolve();
+      }
+    });
+  });
+}
+
 async function firstLines(r: AllocRunner, n: number): Promise<string[]> {
   let text = '';
   for await (const chunk of r.logs('worker', 'stdout')) text += chunk.toString();
@@ -74,6 +88,8 @@ export async function runDemo(opts: { inspect?: InspectionObserver } = {}): Prom
   const servers = new DemoServers();
   const client = createClient({ dataDir, nodeId: 'demo-node', rpc: servers, retry: { baseMs: 200, staggerMs: 100 }, ...(opts.inspect ? { inspect: opts.inspect } : {}) });
   const stopTimeline = printTimeline(client);
+  // The client reports its view to the servers, as a Nomad client does.
+  const report = client.updates$.subscribe((a) => servers.put(a));
   try {
     console.log(color(1, '\n▶ 1. a low-priority service job, count 3, on raw_exec\n'));
     const lo = [0, 1, 2].map((i) => alloc('lo', i, 20, [shellLoop(`lo[${i}]`)]));
@@ -88,20 +104,20 @@ export async function runDemo(opts: { inspect?: InspectionObserver } = {}): Prom
     await new Promise((r) => setTimeout(r, 300));
     line(`hi[0] isWaiting() = ${hiRunner.isWaiting()}; the servers now evict the victims`);
     let lastVictimDone = 0;
-    const victimsDone = Promise.all([0, 1].map(async (i) => {
-      client.updateAlloc({ ...lo[i]!, desiredStatus: 'evict', allocModifyIndex: 11 });
-      await loRunners[i]!.waitFor('stopping');
-      lastVictimDone = Math.max(lastVictimDone, performance.now());
-    }));
-    await victimsDone;
+    const victimIds = new Set([lo[0]!.id, lo[1]!.id]);
+    const terminal = client.bus.of('alloc.updated').subscribe((m) => {
+      if (victimIds.has(m.allocId) && m.alloc.clientStatus === 'complete') lastVictimDone = performance.now();
+    });
+    for (const i of [0, 1]) client.updateAlloc({ ...lo[i]!, desiredStatus: 'evict', allocModifyIndex: 11 });
     await hiRunner.waitFor('running');
-    line(`hi[0] entered running ${(performance.now() - lastVictimDone).toFixed(1)} ms after its last victim stopped`);
+    const wokeAfter = performance.now() - lastVictimDone;
+    terminal.unsubscribe();
+    line(`hi[0] entered running ${wokeAfter.toFixed(2)} ms after its last victim's terminal broadcast`);
     await new Promise((r) => setTimeout(r, 500));
 
     console.log(color(1, '\n▶ 3. Nomad #10200: a preempted alloc with no local runner is watched remotely, by its own id\n'));
     client.updateAlloc({ ...lo[2]!, desiredStatus: 'stop', allocModifyIndex: 12 });
     await loRunners[2]!.waitFor('stopping');
-    servers.put({ ...loRunners[2]!.alloc() });
     const lo2Logs = await firstLines(loRunners[2]!, 3);
     await client.destroyAlloc(lo[2]!.id); // gone from this client: only the servers know it now
     const hi2 = alloc('hi', 1, 80, [shellLoop('hi[1]')], { preemptedAllocations: [lo[2]!.id] });
@@ -118,7 +134,7 @@ export async function runDemo(opts: { inspect?: InspectionObserver } = {}): Prom
 
     console.log(color(1, '\n▶ stopping everything\n'));
     for (const r of [hiRunner, hi2Runner]) client.updateAlloc({ ...r.alloc(), desiredStatus: 'stop', allocModifyIndex: 20 });
-    await Promise.all([hiRunner, hi2Runner].map((r) => r.waitFor('stopping')));
+    await Promise.all([hiRunner, hi2Runner].map((r) => settled(client, r)));
 
     console.log(color(1, '\n▶ summary\n'));
     console.log(`  ${'alloc'.padEnd(7)} ${'state'.padEnd(9)} ${'client'.padEnd(9)} ${'restarts'.padEnd(8)} last event`);
@@ -131,6 +147,7 @@ export async function runDemo(opts: { inspect?: InspectionObserver } = {}): Prom
     await Promise.all(client.runners().map((r) => r.destroy()));
     console.log(`\n${stamp()}  all allocations destroyed; ${client.runners().length} runners left`);
   } finally {
+    report.unsubscribe();
     stopTimeline();
     await Promise.all(client.runners().map((r) => r.destroy()));
     await client.shutdown();
