@@ -224,6 +224,8 @@ class Restore {
   #ended = false;
   #failure: { err: unknown } | undefined;
   #wake: (() => void) | undefined;
+  /** The entry being handled (its body may be in flight). */
+  #current: ReadEntry | undefined;
   #base = '';
   /** Paths created, in order; removed in reverse on failure. */
   readonly #created: string[] = [];
@@ -244,6 +246,9 @@ class Restore {
   #fail = (err: unknown) => {
     this.#failure ??= { err };
     this.#wake?.();
+    // An entry body being read waits for input that may never come (a stalled or cut stream):
+    // destroying the entry wakes that read, which then fails with the first failure.
+    this.#current?.destroy();
   };
 
   #onData = (chunk: Buffer | string) => {
@@ -282,7 +287,12 @@ class Restore {
       for (;;) {
         const entry = await this.#next();
         if (!entry) break;
-        await this.#handle(entry);
+        this.#current = entry;
+        try {
+          await this.#handle(entry);
+        } finally {
+          this.#current = undefined;
+        }
       }
       if (this.#failure) throw this.#failure.err;
     } catch (err) {

@@ -125,9 +125,14 @@ export function connectInspector(opts: WsInspectorOptions): WsInspector {
       if (!sock) return;
       if (sock.readyState === WebSocket.OPEN) {
         await new Promise<void>((res) => {
-          sock.once('close', () => res());
+          // A peer that never answers the close handshake gets terminated after a second.
+          const force = setTimeout(() => sock.terminate(), 1000);
+          force.unref();
+          sock.once('close', () => {
+            clearTimeout(force);
+            res();
+          });
           sock.close();
-          setTimeout(() => sock.terminate(), 1000).unref();
         });
       } else sock.terminate();
       rejectReady(new BerthError('inspector stopped'));

@@ -1,0 +1,117 @@
+/**
+ * P1's measured part, in its own process (fresh heap; run as `nobody` for the non-root run).
+ * mode 'berth': N allocs through a real client. mode 'floor': bare actors + plain fs (+ mounts).
+ */
+import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createActor, createMachine } from 'xstate';
+import { createClient } from '../actors/client/client.ts';
+import { shutdownMountHelper } from '../actors/allocdir/mounts.ts';
+import { mockAlloc, waitStopped } from './lib/allocs.ts';
+import { batchMount } from './lib/fsutil.ts';
+import { childDone, childLog, childPayload } from './lib/proc.ts';
+import { now } from './lib/stats.ts';
+
+interface Payload {
+  mode: 'berth' | 'floor';
+  n: number;
+  dir: string;
+  tool: string | null;
+}
+
+const { mode, n, dir, tool } = childPayload<Payload>();
+const root = process.geteuid?.() === 0;
+
+/** The floor's machine: five states, four transitions. */
+const five = createMachine({
+  id: 'five',
+  initial: 'pending',
+  states: {
+    pending: { on: { next: 'waiting' } },
+    waiting: { on: { next: 'running' } },
+    running: { on: { next: 'stopping' } },
+    stopping: { on: { next: 'destroyed' } },
+    destroyed: { type: 'final' },
+  },
+});
+
+async function floor(): Promise<Record<string, number>> {
+  const allocRoot = path.join(dir, 'alloc');
+  const tasksRoot = path.join(dir, 'client', 'tasks');
+  mkdirSync(allocRoot, { recursive: true });
+  const ids = Array.from({ length: n }, (_, i) => `a${String(i).padStart(8, '0')}-0000-0000-0000-000000000000`);
+  // The directories berth makes (same modes; nobody-owned as root), and its driver state dir.
+  const mk = (p: string, mode: number) => {
+    mkdirSync(p, { mode });
+    chmodSync(p, mode);
+    if (root) chownSync(p, 65534, 65534);
+  };
+  const t0 = now();
+  const actors = ids.map((id) => {
+    const a = createActor(five, { id: `alloc-${id}` }).start();
+    a.send({ type: 'next' }); // pending -> waiting
+    const d = path.join(allocRoot, id);
+    mkdirSync(d, { mode: 0o755 });
+    mk(path.join(d, 'alloc'), 0o777);
+    for (const s of ['logs', 'tmp', 'data']) mk(path.join(d, 'alloc', s), 0o777);
+    mk(path.join(d, 'web'), 0o777);
+    mk(path.join(d, 'web', 'local'), 0o777);
+    mk(path.join(d, 'web', 'tmp'), 0o1777);
+    mkdirSync(path.join(d, 'web', 'secrets'), { mode: 0o777 });
+    mkdirSync(path.join(d, 'web', 'private'), { mode: 0o777 });
+    mkdirSync(path.join(tasksRoot, id, 'web'), { recursive: true });
+    return a;
+  });
+  if (root) {
+    await batchMount(tool, ids.flatMap((id) => [['m', path.join(allocRoot, id, 'web', 'secrets')], ['m', path.join(allocRoot, id, 'web', 'private')]] as Array<['m', string]>));
+  }
+  for (const id of ids) {
+    for (const s of ['secrets', 'private']) {
+      const p = path.join(allocRoot, id, 'web', s);
+      if (root) writeFileSync(path.join(p, '.nomad-mount'), '', { mode: 0o666 });
+      chmodSync(p, 0o777);
+      if (root) chownSync(p, 65534, 65534);
+    }
+  }
+  for (const a of actors) a.send({ type: 'next' }); // -> running
+  const t1 = now();
+  for (const a of actors) a.send({ type: 'next' }); // -> stopping
+  const t2 = now();
+  if (root) {
+    await batchMount(tool, ids.flatMap((id) => [['u', path.join(allocRoot, id, 'web', 'secrets')], ['u', path.join(allocRoot, id, 'web', 'private')]] as Array<['u', string]>));
+  }
+  ids.forEach((id, i) => {
+    rmSync(path.join(tasksRoot, id), { recursive: true, force: true });
+    rmSync(path.join(allocRoot, id), { recursive: true, force: true });
+    actors[i]!.send({ type: 'next' }); // -> destroyed
+    if (actors[i]!.getSnapshot().status !== 'done') throw new Error('floor actor not done');
+  });
+  const t3 = now();
+  return { totalMs: t3 - t0, addMs: t1 - t0, stopMs: t2 - t1, destroyMs: t3 - t2 };
+}
+
+async function berth(): Promise<Record<string, number>> {
+  const client = createClient({ dataDir: dir });
+  client.bus.of('client.error').subscribe((m) => childLog(`client.error: ${JSON.stringify(m)}`));
+  client.bus.of('hook.error').subscribe((m) => childLog(`hook.error: ${JSON.stringify(m)}`));
+  const allocs = Array.from({ length: n }, () => mockAlloc());
+  const t0 = now();
+  const runners = allocs.map((a) => client.addAlloc(a));
+  await Promise.all(runners.map((r) => r.waitFor('running')));
+  childLog('running');
+  const t1 = now();
+  for (const a of allocs) client.updateAlloc({ ...a, desiredStatus: 'stop', allocModifyIndex: 2 });
+  await Promise.all(runners.map(waitStopped));
+  childLog('stopped');
+  const t2 = now();
+  await Promise.all(runners.map((r) => r.destroy()));
+  const t3 = now();
+  const bad = runners.filter((r) => r.alloc().clientStatus !== 'complete').length;
+  if (bad) throw new Error(`${bad} allocs did not complete`);
+  await client.shutdown();
+  await shutdownMountHelper();
+  return { totalMs: t3 - t0, addMs: t1 - t0, stopMs: t2 - t1, destroyMs: t3 - t2 };
+}
+
+const result = mode === 'floor' ? await floor() : await berth();
+childDone(result);

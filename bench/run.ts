@@ -1,0 +1,73 @@
+/**
+ * `npm run bench [-- --quick] [--only P1,P3] [--p1-n 2000 ...]`: runs the benchmark suite, prints
+ * a table and writes bench/results.json. Each figure sits beside a floor measured in the same run.
+ */
+import { writeFileSync, renameSync } from 'node:fs';
+import os from 'node:os';
+import { benchPath } from './lib/proc.ts';
+import type { BenchOptions, BenchResult } from './lib/results.ts';
+import { renderTable } from './lib/table.ts';
+
+const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: BenchOptions): Promise<BenchResult[]> }> }> = {
+  P1: { title: 'lifecycle throughput', load: () => import('./p1-lifecycle.ts') },
+  P2: { title: 'memory per allocation', load: () => import('./p2-memory.ts') },
+  P3: { title: 'preemption wake-up', load: () => import('./p3-preemption.ts') },
+  P4: { title: 'broadcaster fan-out', load: () => import('./p4-broadcast.ts') },
+  P5: { title: 'chroot build', load: () => import('./p5-chroot.ts') },
+  P6: { title: 'snapshot migration', load: () => import('./p6-migration.ts') },
+};
+
+function parseArgs(argv: string[]): { quick: boolean; only?: string[]; args: Record<string, string>; out: string } {
+  let quick = false;
+  let only: string[] | undefined;
+  let out = benchPath('results.json');
+  const args: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const value = () => inline ?? argv[++i] ?? '';
+    if (flag === '--quick') quick = true;
+    else if (flag === '--only') only = value().split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+    else if (flag === '--out') out = value();
+    else if (flag === '--help' || flag === '-h') {
+      console.log('usage: npm run bench -- [--quick] [--only P1,P3] [--out file] [--p1-n N] [--p2-n N] [--p3-k 10,100,1000] [--p3-rounds R] [--p4-sends N] [--p5-map default|small] [--p6-mb MB] [--p6-small N]');
+      process.exit(0);
+    } else if (flag.startsWith('--p')) args[flag.slice(2)] = value();
+    else throw new Error(`unknown argument ${a}`);
+  }
+  for (const id of only ?? []) if (!BENCHES[id]) throw new Error(`--only: unknown benchmark ${id} (have ${Object.keys(BENCHES).join(', ')})`);
+  return { quick, only, args, out };
+}
+
+const { quick, only, args, out } = parseArgs(process.argv.slice(2));
+const t0 = performance.now();
+const results: BenchResult[] = [];
+const log = (line: string) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
+for (const [id, b] of Object.entries(BENCHES)) {
+  if (only && !only.includes(id)) continue;
+  const started = performance.now();
+  log(`${id} ${b.title}${quick ? ' (quick)' : ''}`);
+  try {
+    const mod = await b.load();
+    const rs = await mod.run({ quick, args, log });
+    results.push(...rs);
+    for (const r of rs) log(`${id} ${r.name}: ${r.value.toFixed(3)} ${r.unit} vs floor ${r.floor.toFixed(3)} -> ratio ${r.ratio.toFixed(3)} (${r.met ? 'met' : 'MISSED'})`);
+  } catch (err) {
+    log(`${id} failed: ${(err as Error).stack ?? err}`);
+    results.push({ id, name: b.title, unit: '-', value: NaN, floor: NaN, ratio: NaN, target: `error: ${(err as Error).message}`, met: false, details: { error: String((err as Error).message) } });
+  }
+  log(`${id} done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+const totalS = (performance.now() - t0) / 1000;
+const doc = {
+  machine: { cpus: os.cpus().length, node: process.version, quick, platform: `${os.platform()} ${os.release()}`, root: process.geteuid?.() === 0, date: new Date().toISOString(), totalSeconds: Math.round(totalS * 10) / 10 },
+  benchmarks: results.map((r) => ({ ...r, value: num(r.value), floor: num(r.floor), ratio: num(r.ratio) })),
+};
+function num(x: number): number | null {
+  return Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : null;
+}
+const tmp = `${out}.tmp`;
+writeFileSync(tmp, JSON.stringify(doc, null, 2) + '\n');
+renameSync(tmp, out);
+console.log(renderTable(results));
+console.log(`\n${results.filter((r) => r.met).length}/${results.length} targets met; ${totalS.toFixed(1)} s; results in ${out}`);

@@ -1,0 +1,134 @@
+import { expect } from 'chai';
+import type { Allocation, Task } from '../../../model/types.ts';
+import { TaskNotRunningError, TaskNotFoundError } from '../../../model/errors.ts';
+import type { AllocRunner, Client } from '../../../actors/client/types.ts';
+import { makeAlloc } from '../../support/fixtures.ts';
+import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
+
+const sh = (name: string, script: string, extra: Partial<Task> = {}): Task => ({ name, driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', script] }, killTimeoutMs: 2000, ...extra });
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+/** Reads a task's stdout until `pred` holds (follow mode; no sleeping). */
+async function stdoutUntil(r: AllocRunner, task: string, pred: (text: string) => boolean): Promise<string> {
+  const ctl = new AbortController();
+  let text = '';
+  for await (const chunk of r.logs(task, 'stdout', { follow: true, signal: ctl.signal })) {
+    text += chunk.toString();
+    if (pred(text)) {
+      ctl.abort();
+      break;
+    }
+  }
+  return text;
+}
+const pidOf = (r: AllocRunner, task: string) => {
+  const child = (r as unknown as { actor: { getSnapshot(): { children: Record<string, { getSnapshot(): { context: { handle?: { pid?: number } } } }> } } }).actor.getSnapshot().children[`task-${r.allocId}-${task}`];
+  return child?.getSnapshot().context.handle?.pid;
+};
+
+describe('client: real processes (raw_exec)', function () {
+  this.timeout(20_000);
+  const newClient = useTempClients();
+  const run = async (client: Client, tasks: Task[], over: Partial<Allocation> = {}) => {
+    const r = client.addAlloc(makeAlloc(tasks, over));
+    await viewWhere(client, r, (a) => Object.values(a.taskStates!).every((s) => s.state === 'running'));
+    return r;
+  };
+
+  it('runs a process with Nomad env vars, logs it, and stops it with its kill signal', async () => {
+    const client = newClient();
+    const r = await run(client, [sh('web', 'trap "echo bye; exit 0" TERM; echo "alloc=$NOMAD_ALLOC_ID task=$NOMAD_TASK_NAME dir=$NOMAD_TASK_DIR"; while true; do sleep 0.05; done', { killSignal: 'SIGTERM' })]);
+    const out = await stdoutUntil(r, 'web', (t) => t.includes('dir='));
+    expect(out).to.include(`alloc=${r.allocId} task=web dir=${r.allocDir.dir}/web/local`);
+    const pid = pidOf(r, 'web')!;
+    expect(alive(pid)).to.equal(true);
+    client.updateAlloc({ ...r.alloc(), desiredStatus: 'stop', allocModifyIndex: 2 });
+    await viewWhere(client, r, (a) => a.clientStatus === 'complete');
+    expect(alive(pid)).to.equal(false);
+    const ev = r.alloc().taskStates!.web!.events.map((e) => e.type);
+    expect(ev).to.include.members(['Killing', 'Terminated', 'Killed']);
+    expect(await stdoutUntil(r, 'web', (t) => t.includes('bye'))).to.include('bye');
+  });
+
+  it('a crashing task is restarted per its policy with real delays, then fails the alloc', async () => {
+    const client = newClient();
+    const r = client.addAlloc(makeAlloc([sh('crash', 'echo started; exit 7')], { group: { restartPolicy: { attempts: 2, intervalMs: 60_000, delayMs: 20, mode: 'fail' } } }));
+    await viewWhere(client, r, (a) => a.clientStatus === 'failed');
+    const ts = r.alloc().taskStates!.crash!;
+    expect(ts.restarts).to.equal(2);
+    expect(ts.events.filter((e) => e.type === 'Terminated').every((e) => e.details.exit_code === '7')).to.equal(true);
+    expect(ts.events[ts.events.length - 1]!.type).to.equal('Not Restarting');
+  });
+
+  it('a missing binary is a "Driver Failure" with the OS reason', async () => {
+    const client = newClient();
+    const r = client.addAlloc(makeAlloc([{ name: 'web', driver: 'raw_exec', config: { command: '/no/such/binary' } }]));
+    await viewWhere(client, r, (a) => a.clientStatus === 'failed');
+    const ev = r.alloc().taskStates!.web!.events.find((e) => e.type === 'Driver Failure')!;
+    expect(ev.displayMessage).to.match(/no such file or directory/i);
+  });
+
+  it('signal, restartTask and restartAll, with Nomad events and errors', async () => {
+    const client = newClient();
+    const events = record(client, 'task.event');
+    const r = await run(client, [sh('web', 'trap "echo got-usr1" USR1; echo up; while true; do sleep 0.05; done')]);
+    await stdoutUntil(r, 'web', (t) => t.includes('up'));
+    await r.signal('web', 'SIGUSR1');
+    await stdoutUntil(r, 'web', (t) => t.includes('got-usr1'));
+    expect(events.items.some((m) => m.event.type === 'Signaling' && m.event.displayMessage === 'Task being sent signal SIGUSR1')).to.equal(true);
+
+    const pid1 = pidOf(r, 'web')!;
+    await r.restartTask('web', 'operator asked');
+    await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running' && a.taskStates!.web!.restarts === 1);
+    const pid2 = pidOf(r, 'web')!;
+    expect(pid2).to.not.equal(pid1);
+    expect(alive(pid1)).to.equal(false);
+    const rs = r.alloc().taskStates!.web!.events.find((e) => e.type === 'Restart Signaled')!;
+    expect(rs.displayMessage).to.equal('operator asked');
+
+    await r.restartAll();
+    await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running' && a.taskStates!.web!.restarts === 2);
+    expect(alive(pid2)).to.equal(false);
+
+    let err: unknown;
+    await r.restartTask('nope').catch((e) => (err = e));
+    expect(err).to.be.instanceOf(TaskNotFoundError);
+    await r.signal('web', 'SIGUSR1'); // still fine
+  });
+
+  it('restartTask of a task that is not running: "Task not running"', async () => {
+    const client = newClient();
+    const r = client.addAlloc(makeAlloc([sh('web', 'sleep 10'), sh('once', 'exit 0', { lifecycle: { hook: 'poststart' } })]));
+    await viewWhere(client, r, (a) => a.taskStates!.once!.state === 'dead');
+    let err: unknown;
+    await r.restartTask('once').catch((e) => (err = e));
+    expect(err).to.be.instanceOf(TaskNotRunningError);
+    expect((err as Error).message).to.equal('Task not running');
+  });
+
+  it('shutdown leaves running tasks alone; their handle is saved for a later restore', async () => {
+    const client = newClient();
+    const r = await run(client, [sh('web', 'while true; do echo tick; sleep 0.05; done')]);
+    const pid = pidOf(r, 'web')!;
+    await client.shutdown();
+    expect(alive(pid)).to.equal(true);
+    const { openStateStore } = await import('../../../actors/state/state-store.ts');
+    const store = openStateStore(`${(client as unknown as { dataDir: string }).dataDir}/client/state.db`);
+    const saved = store.load().find((s) => s.alloc.id === r.allocId)!;
+    store.close();
+    expect(saved.handles.web!.pid).to.equal(pid);
+    // clean up the orphan the way a restored client would: through the driver
+    const { createRawExecDriver } = await import('../../../actors/drivers/raw-exec.ts');
+    const driver = createRawExecDriver();
+    await driver.recover(saved.handles.web!);
+    await driver.stop(saved.handles.web!, 1000, 'SIGKILL');
+    await driver.destroy(saved.handles.web!, true);
+    expect(alive(pid)).to.equal(false);
+  });
+});

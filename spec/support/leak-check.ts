@@ -1,0 +1,65 @@
+/**
+ * A root hook plugin (loaded by .mocharc.json): after the whole suite, nothing berth started may
+ * be left behind — no child or executor process, no extra file descriptor, no pending timer, no
+ * mount under the temp dir. A leak fails the run like any test.
+ */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { shutdownMountHelper } from '../../actors/allocdir/mounts.ts';
+
+const fds = () => readdirSync('/proc/self/fd').length;
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+/** mocha's own timeout timer for the running afterAll hook. */
+const OWN_HOOK_TIMER = 1;
+
+/** Processes whose parent is this one, or any berth executor anywhere. */
+function leftoverProcesses(): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      if (preexisting.has(pid) || cmd.includes('esbuild')) continue; // tsx's compiler service is not ours
+      if (ppid === process.pid || cmd.includes('executor.mjs')) out.push(`${pid}: ${cmd}`);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+function leftoverMounts(): string[] {
+  const base = tmpdir();
+  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((p) => p.startsWith(`${base}/berth`));
+}
+
+let before = { fds: 0, timers: 0 };
+// What other runs (a demo, another suite) left on this machine is not this suite's leak.
+const preexisting = new Set<string>();
+let preexistingMounts = new Set<string>();
+
+export const mochaHooks = {
+  beforeAll() {
+    before = { fds: fds(), timers: timers() };
+    for (const p of leftoverProcesses()) preexisting.add(p.split(':')[0]!);
+    preexistingMounts = new Set(leftoverMounts());
+  },
+  async afterAll(this: Mocha.Context) {
+    this.timeout(10_000);
+    await shutdownMountHelper();
+    // Let exits, closes and unrefs that are already under way settle.
+    for (let i = 0; i < 20 && (leftoverProcesses().length || fds() > before.fds || timers() > before.timers + OWN_HOOK_TIMER); i++) await new Promise((r) => setTimeout(r, 25));
+    const problems: string[] = [];
+    const procs = leftoverProcesses();
+    if (procs.length) problems.push(`processes left behind:\n  ${procs.join('\n  ')}`);
+    if (fds() > before.fds) {
+      const open = readdirSync('/proc/self/fd').map((fd) => { try { return `${fd} -> ${readlinkSync(`/proc/self/fd/${fd}`)}`; } catch { return fd; } });
+      problems.push(`file descriptors: ${before.fds} before the suite, ${fds()} after:\n  ${open.join('\n  ')}`);
+    }
+    if (timers() > before.timers + OWN_HOOK_TIMER) problems.push(`timers: ${before.timers} before the suite, ${timers() - OWN_HOOK_TIMER} after`);
+    const mounts = leftoverMounts().filter((m) => !preexistingMounts.has(m));
+    if (mounts.length) problems.push(`mounts left behind:\n  ${mounts.join('\n  ')}`);
+    if (problems.length) throw new Error(`the suite leaked:\n${problems.join('\n')}`);
+  },
+};
