@@ -72,6 +72,14 @@ export function taskActors(rt: Runtime) {
         throw signal.reason;
       }
       rt.store.putHandle(input.allocId, task.name, handle);
+      const isolation = handle.state.isolation;
+      if (typeof isolation === 'string' && isolation !== 'none') {
+        const full = isolation === 'chroot+pid+mount';
+        setupEvents.push(taskEvent('Driver', rt.clock.now(), {
+          message: full ? `isolated: chroot, own PID and mount namespaces` : `isolated: chroot only (PID and mount namespaces unavailable on this kernel)`,
+          details: { driver_message: isolation },
+        }));
+      }
       return { ok: true, handle, time: rt.clock.now(), setupEvents };
     } catch (e) {
       if (signal.aborted) throw e;
