@@ -149,6 +149,11 @@ export const taskMachine = setup({
     }),
     appendKill: assign(({ context, event }) => (event.type === 'kill' ? appendAll(context, killEvents(context, event)) : {})),
     markKillAfterRestart: assign({ killAfterRestart: true }),
+    /** The kill finished: Terminated, then Killed, then dead. */
+    killedDead: assign(({ context }, out: ExitOutput) => {
+      const c = { ...context, ...appendAll(context, [exitEvent(out), taskEvent('Killed', out.time)]) };
+      return { ...c, ...toDead(c, out.time) };
+    }),
     restartSignaled: assign(({ context, event }) => {
       if (event.type !== 'restart' && event.type !== 'restartAll') return {};
       const ev = taskEvent('Restart Signaled', event.time, { details: event.reason ? { restart_reason: event.reason } : {} });
@@ -251,16 +256,7 @@ export const taskMachine = setup({
       invoke: {
         src: 'killTask',
         input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle!, timeoutMs: context.killTimeoutMs, signal: context.killSignal }),
-        onDone: {
-          target: 'dead',
-          actions: [
-            assign(({ context, event }) => {
-              const c = { ...context, ...appendAll(context, [exitEvent(event.output), taskEvent('Killed', event.output.time)]) };
-              return { ...c, ...toDead(c, event.output.time) };
-            }),
-            'report',
-          ],
-        },
+        onDone: { target: 'dead', actions: [{ type: 'killedDead', params: ({ event }) => event.output }, 'report'] },
       },
     },
     restartKilling: {
@@ -271,13 +267,7 @@ export const taskMachine = setup({
           {
             guard: 'killAfterRestart',
             target: 'dead',
-            actions: [
-              assign(({ context, event }) => {
-                const c = { ...context, ...appendAll(context, [exitEvent(event.output), taskEvent('Killed', event.output.time)]) };
-                return { ...c, ...toDead(c, event.output.time) };
-              }),
-              'report',
-            ],
+            actions: [{ type: 'killedDead', params: ({ event }) => event.output }, 'report'],
           },
           {
             target: 'exited',
