@@ -20,6 +20,7 @@ import { gateOpen, nextCoordinatorState, type CoordinatorState } from './policy/
 import { appendEvent, taskEvent } from './policy/task-events.ts';
 import type { TaskRole } from './policy/task-roles.ts';
 import type { TaskMachineEvent, TaskMachineInput } from './task.machine.ts';
+import type { TaskHandle } from '../actors/drivers/driver.ts';
 
 /** Per-task static settings the runtime computes once (plain data). */
 export type TaskSettings = Omit<TaskMachineInput, 'initialState' | 'gateOpen' | 'now'>;
@@ -34,6 +35,8 @@ export interface AllocMachineInput {
   prevAllocWaitTimeoutMs?: number;
   /** Skip the watcher when nothing is watched (no previous alloc, no preempted allocs). */
   hasWatched: boolean;
+  /** Restoring a saved alloc: task name -> saved driver handle (plain JSON). */
+  restoredHandles?: Record<string, TaskHandle>;
 }
 
 /** The alloc machine's context (plain data). */
@@ -58,6 +61,7 @@ export interface AllocContext {
   prevAllocWaitTimeoutMs?: number;
   hasWatched: boolean;
   now: number;
+  restoredHandles?: Record<string, TaskHandle>;
 }
 
 /** Events the alloc machine accepts. */
@@ -137,7 +141,8 @@ export const allocMachine = setup({
     spawnTasks: enqueueActions(({ context, enqueue }) => {
       for (const r of context.roles) {
         const settings = context.tasks[r.name]!;
-        const input: TaskMachineInput = { ...settings, initialState: context.taskStates[r.name]!, gateOpen: gateOpen(context.coordinator, r.stage), now: context.now };
+        const restoredHandle = context.restoredHandles?.[r.name];
+        const input: TaskMachineInput = { ...settings, initialState: context.taskStates[r.name]!, gateOpen: gateOpen(context.coordinator, r.stage), now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
         enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
       }
       enqueue.assign({ spawned: true });
@@ -212,7 +217,8 @@ export const allocMachine = setup({
       tasks: input.tasks,
       taskStates,
       eventSeq,
-      coordinator: 'init',
+      // A restored group resumes at prestart, as Nomad's coordinator Restore does.
+      coordinator: input.restoredHandles ? 'prestart' : 'init',
       spawned: false,
       killQueue: [],
       killCurrent: [],
@@ -220,6 +226,7 @@ export const allocMachine = setup({
       prevAllocWaitTimeoutMs: input.prevAllocWaitTimeoutMs,
       hasWatched: input.hasWatched,
       now: input.now,
+      ...(input.restoredHandles ? { restoredHandles: input.restoredHandles } : {}),
     };
   },
   initial: 'pending',

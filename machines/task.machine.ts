@@ -36,6 +36,8 @@ export interface TaskMachineInput {
   initialState: TaskState;
   gateOpen: boolean;
   now: number;
+  /** A handle saved by an earlier client: reattach to the task instead of starting it. */
+  restoredHandle?: TaskHandle;
 }
 
 /** The task machine's context (plain data). */
@@ -64,6 +66,9 @@ export interface TaskContext {
 export type StartOutput =
   | { ok: true; handle: TaskHandle; time: number; setupEvents?: TaskEvent[] }
   | { ok: false; time: number; error: string; recoverable: boolean; validation?: boolean; setupEvents?: TaskEvent[] };
+
+/** Result of the `recoverTask` actor. */
+export type RecoverOutput = { ok: true; time: number } | { ok: false; time: number; error: string };
 
 /** Result of the `waitTask` and `killTask` actors. */
 export interface ExitOutput {
@@ -127,12 +132,16 @@ export const taskMachine = setup({
     startTask: null as unknown as import('xstate').PromiseActorLogic<StartOutput, { allocId: string; taskName: string; attempt: number }>,
     waitTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
     killTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>,
+    recoverTask: null as unknown as import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
   },
   delays: {
     restartDelay: ({ context }) => (context.decision && 'delayMs' in context.decision ? context.decision.delayMs : 0),
   },
   guards: {
     gateOpen: ({ context }) => context.gateOpen,
+    deadAlready: ({ context }) => context.state.state === 'dead',
+    hasRestoredHandle: ({ context }) => !!context.handle,
+    recoverOk: (_, out: RecoverOutput) => out.ok,
     startOk: (_, out: StartOutput) => out.ok,
     restarting: ({ context }) => context.decision?.state === 'Restarting',
     notRestarting: ({ context }) => context.decision?.state === 'Not Restarting',
@@ -183,13 +192,44 @@ export const taskMachine = setup({
     attempt: 0,
     now: input.now,
     killAfterRestart: false,
+    ...(input.restoredHandle ? { handle: input.restoredHandle } : {}),
   }),
-  initial: 'pending',
+  initial: 'boot',
   on: {
     gate: { actions: 'setGate' },
     append: { actions: ['appendGiven', 'report'] },
   },
   states: {
+    /** Where a (possibly restored) task resumes: dead stays dead, a saved handle is reattached. */
+    boot: {
+      always: [
+        { guard: 'deadAlready', target: 'dead' },
+        { guard: 'hasRestoredHandle', target: 'recovering' },
+        { target: 'pending' },
+      ],
+    },
+    recovering: {
+      invoke: {
+        src: 'recoverTask',
+        input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle! }),
+        onDone: [
+          { guard: { type: 'recoverOk', params: ({ event }) => event.output }, target: 'running', actions: [assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'] },
+          {
+            // The task could not be reattached: record it and let the restart policy decide.
+            target: 'exited',
+            actions: assign(({ context, event }) => {
+              const out = event.output as Extract<RecoverOutput, { ok: false }>;
+              return {
+                ...withEvent(context, taskEvent('Failed Restoring Task', out.time, { message: out.error })),
+                handle: undefined,
+                lastInput: { kind: 'exit', exitCode: -1, signal: 0, err: out.error } as RestartInput,
+              };
+            }),
+          },
+        ],
+      },
+      on: { kill: { target: 'dead', actions: ['killPending', 'report'] } },
+    },
     pending: {
       always: { guard: 'gateOpen', target: 'starting' },
       on: {

@@ -13,6 +13,7 @@ import { taskMachine } from '../../machines/task.machine.ts';
 import { realClock } from '../../model/clock.ts';
 import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, InvalidAllocationError } from '../../model/errors.ts';
 import { parseAllocation } from '../../model/parse.ts';
+import { isServerTerminal } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
 import { defaultChrootEnv } from '../allocdir/default-chroot.ts';
 import { createExecDriver } from '../drivers/exec.ts';
@@ -20,10 +21,12 @@ import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
 import type { Driver } from '../drivers/driver.ts';
 import { allocActors } from '../runner/alloc-actors.ts';
-import { AllocRunnerImpl } from '../runner/alloc-runner.ts';
+import { AllocRunnerImpl, type AllocRunnerOptions } from '../runner/alloc-runner.ts';
 import type { Runtime } from '../runner/runtime.ts';
 import { taskActors } from '../runner/task-actors.ts';
 import { openStateStore } from '../state/state-store.ts';
+import { serveRuntimeSnapshots } from '../migrate/serve.ts';
+import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
 
@@ -111,6 +114,27 @@ export function createClient(options: ClientOptions): Client {
   const hooks = [...(options.hooks ?? [])];
   const clientActor = createActor(clientMachine, { id: 'client', ...(options.inspect ? { inspect: options.inspect } : {}) }).start();
   let shut = false;
+  const snapshotServers = new Set<SnapshotServer>();
+
+  /** Creates, registers and starts a runner. */
+  const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles'>) => {
+    const runner = new AllocRunnerImpl({
+      rt,
+      logic,
+      alloc,
+      hooks,
+      ...extra,
+      ...(options.inspect ? { inspect: options.inspect } : {}),
+      ...(options.prevAllocWaitTimeoutMs !== undefined ? { prevAllocWaitTimeoutMs: options.prevAllocWaitTimeoutMs } : {}),
+      onDestroyed: (r) => {
+        if (runners.get(r.allocId) === r) runners.delete(r.allocId);
+        clientActor.send({ type: 'alloc.removed' });
+      },
+    });
+    runners.set(alloc.id, runner);
+    clientActor.send({ type: 'alloc.added' });
+    return runner.start();
+  };
 
   const client: Client = {
     bus,
@@ -127,23 +151,10 @@ export function createClient(options: ClientOptions): Client {
       const preemptedRunners = alloc.preemptedAllocations?.length
         ? Object.fromEntries(alloc.preemptedAllocations.map((id) => [id, runners.get(id) ?? null]))
         : undefined;
-      const runner = new AllocRunnerImpl({
-        rt,
-        logic,
-        alloc,
-        hooks,
+      return startRunner(alloc, {
         ...(previousRunner ? { previousRunner } : {}),
         ...(preemptedRunners ? { preemptedRunners } : {}),
-        ...(options.inspect ? { inspect: options.inspect } : {}),
-        ...(options.prevAllocWaitTimeoutMs !== undefined ? { prevAllocWaitTimeoutMs: options.prevAllocWaitTimeoutMs } : {}),
-        onDestroyed: (r) => {
-          if (runners.get(r.allocId) === r) runners.delete(r.allocId);
-          clientActor.send({ type: 'alloc.removed' });
-        },
       });
-      runners.set(alloc.id, runner);
-      clientActor.send({ type: 'alloc.added' });
-      return runner.start();
     },
     updateAlloc(input) {
       if (shut) throw new ClientShutdownError();
@@ -157,11 +168,53 @@ export function createClient(options: ClientOptions): Client {
       if (!r) throw new AllocNotFoundError(allocId);
       await r.destroy();
     },
+    async restore() {
+      if (shut) throw new ClientShutdownError();
+      const restored: AllocRunner[] = [];
+      for (const saved of rt.store.load()) {
+        if (runners.has(saved.alloc.id)) continue;
+        let alloc: Allocation;
+        try {
+          alloc = parseAllocation(saved.alloc);
+        } catch (e) {
+          bus.publish('client.error', { allocId: saved.alloc?.id, error: `cannot restore allocation: ${(e as Error).message}` });
+          continue;
+        }
+        const handles = { ...saved.handles };
+        if (isServerTerminal(alloc)) {
+          // It was being stopped when the last client went away: finish the job on its tasks.
+          await Promise.all(Object.entries(handles).map(async ([task, h]) => {
+            const d = drivers[h.driver];
+            await d?.recover(h).then(() => d.stop(h, rt.maxKillTimeoutMs, 'SIGINT')).catch(() => {});
+            await d?.destroy(h, true).catch(() => {});
+            rt.store.deleteHandle(alloc.id, task);
+            delete handles[task];
+          }));
+        }
+        restored.push(startRunner(alloc, { restoredHandles: handles }));
+      }
+      return restored;
+    },
     runner: (id) => runners.get(id),
     runners: () => [...runners.values()] as AllocRunner[],
+    async serveSnapshots(opts) {
+      if (shut) throw new ClientShutdownError();
+      const srv = await serveRuntimeSnapshots(rt, opts);
+      snapshotServers.add(srv);
+      if (shut) await srv.close(); // shut down while binding
+      return {
+        url: srv.url,
+        close: async () => {
+          snapshotServers.delete(srv);
+          await srv.close();
+        },
+      };
+    },
     async shutdown() {
       if (shut) return;
       shut = true;
+      await Promise.all([...snapshotServers].map((s) => s.close()));
+      snapshotServers.clear();
       for (const r of runners.values()) r.stopActor();
       runners.clear();
       rt.registry.clear();

@@ -59,8 +59,23 @@ export interface Client {
   readonly bus: Bus;
   /** Client-side alloc updates meant for the servers. */
   readonly updates$: Observable<Allocation>;
+  /**
+   * Serves `GET /v1/client/allocation/<id>/snapshot` for this client's allocs, so a replacement
+   * on another client (`migrate: true`) can pull their data. Default 127.0.0.1 on a free port;
+   * with `token`, requests must carry it as `X-Nomad-Token`. A snapshot in flight holds off its
+   * alloc's destroy. `shutdown()` closes every server started here.
+   */
+  serveSnapshots(opts?: { host?: string; port?: number; token?: string }): Promise<{ url: string; close(): Promise<void> }>;
   /** Stops every actor and leaves running tasks alone. */
   shutdown(): Promise<void>;
+  /**
+   * Brings back the allocations an earlier client on the same `dataDir` left (after a shutdown or
+   * a crash of the host): each gets a runner again, and running tasks are reattached through
+   * their driver's `recover` rather than started anew. A task that exited meanwhile reports its
+   * exit; one that cannot be reattached gets a "Failed Restoring Task" event and its restart
+   * policy decides.
+   */
+  restore(): Promise<AllocRunner[]>;
 }
 
 /** Which stream of a task's logs. */

@@ -19,6 +19,7 @@ import type { Allocation } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/index.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
+import type { TaskHandle } from '../drivers/driver.ts';
 import type { AllocRunner, InspectionObserver, LogStream } from '../client/types.ts';
 import { runHooks, type RunnerHook } from './hooks.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
@@ -44,6 +45,8 @@ export interface AllocRunnerOptions {
   prevAllocWaitTimeoutMs?: number;
   /** Called once the runner reached `destroyed`. */
   onDestroyed(runner: AllocRunnerImpl): void;
+  /** Restoring a saved alloc: its saved task handles (its task states come with `alloc`). */
+  restoredHandles?: Record<string, TaskHandle>;
 }
 
 /** One allocation's runner. Create through `client.addAlloc`. */
@@ -90,13 +93,19 @@ export class AllocRunnerImpl implements AllocRunner {
       previousRunner: opts.previousRunner,
       preemptedRunners: opts.preemptedRunners,
       copiesOut: new Set(),
+      restored: !!opts.restoredHandles,
     };
     rt.registry.set(alloc.id, this.#internals);
     const { roles, tasks } = taskSettingsFor(alloc, rt.maxKillTimeoutMs);
-    const hasWatched = !!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0;
+    const restoring = !!opts.restoredHandles;
+    // A restored alloc already waited (and migrated) in its first life.
+    const hasWatched = !restoring && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
+    // Task states come from this client's own records only (a restore), never from the servers.
+    const machineAlloc: Allocation = restoring ? alloc : { ...alloc, taskStates: undefined };
+    if (!restoring) delete machineAlloc.taskStates;
     this.#actor = createActor(opts.logic, {
       id: `alloc-${alloc.id}`,
-      input: { alloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs },
+      input: { alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs, ...(restoring ? { restoredHandles: opts.restoredHandles } : {}) },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
     });

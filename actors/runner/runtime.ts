@@ -32,6 +32,8 @@ export interface RunnerInternals {
   preemptedRunners?: Record<string, PrevAllocSource | null>;
   /** In-flight copies out of this alloc's dir (local moves, snapshots): destroy waits for them. */
   readonly copiesOut: Set<Promise<unknown>>;
+  /** Restored from the state store: waiting and migration already happened in its first life. */
+  restored?: boolean;
 }
 
 /** A client's services, shared by every effect actor it provides. */

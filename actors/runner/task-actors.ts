@@ -10,7 +10,7 @@ import { sleep } from '../../model/clock.ts';
 import { BerthError, DriverConfigError, DriverStartError } from '../../model/errors.ts';
 import type { TaskEvent } from '../../model/types.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
-import type { ExitOutput, StartOutput } from '../../machines/task.machine.ts';
+import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
 import type { ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
 import { buildTaskEnv } from '../drivers/env.ts';
 import type { Runtime } from './runtime.ts';
@@ -136,5 +136,17 @@ export function taskActors(rt: Runtime) {
     return { result, time: rt.clock.now() };
   });
 
-  return { startTask, waitTask, killTask };
+  const recoverTask = fromPromise<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input }) => {
+    const driver = rt.drivers[input.handle.driver];
+    try {
+      if (!driver) throw new BerthError(`unknown driver ${JSON.stringify(input.handle.driver)}`);
+      await driver.recover(input.handle);
+      return { ok: true, time: rt.clock.now() };
+    } catch (e) {
+      rt.store.deleteHandle(input.allocId, input.taskName);
+      return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}` };
+    }
+  });
+
+  return { startTask, waitTask, killTask, recoverTask };
 }

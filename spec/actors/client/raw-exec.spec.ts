@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Allocation, Task } from '../../../model/types.ts';
 import { TaskNotRunningError, TaskNotFoundError } from '../../../model/errors.ts';
 import type { AllocRunner, Client } from '../../../actors/client/types.ts';
+import { createClient } from '../../../actors/client/client.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
 
@@ -112,23 +113,55 @@ describe('client: real processes (raw_exec)', function () {
     expect((err as Error).message).to.equal('Task not running');
   });
 
-  it('shutdown leaves running tasks alone; their handle is saved for a later restore', async () => {
+  it('shutdown leaves running tasks alone; a new client on the same data dir restores and reattaches them', async () => {
     const client = newClient();
-    const r = await run(client, [sh('web', 'while true; do echo tick; sleep 0.05; done')]);
+    const a = makeAlloc([sh('web', 'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'), sh('done', 'echo once', { lifecycle: { hook: 'poststart' } })]);
+    const r = client.addAlloc(a);
+    await viewWhere(client, r, (x) => x.taskStates!.web!.state === 'running' && x.taskStates!.done!.state === 'dead');
     const pid = pidOf(r, 'web')!;
     await client.shutdown();
     expect(alive(pid)).to.equal(true);
-    const { openStateStore } = await import('../../../actors/state/state-store.ts');
-    const store = openStateStore(`${(client as unknown as { dataDir: string }).dataDir}/client/state.db`);
-    const saved = store.load().find((s) => s.alloc.id === r.allocId)!;
-    store.close();
-    expect(saved.handles.web!.pid).to.equal(pid);
-    // clean up the orphan the way a restored client would: through the driver
-    const { createRawExecDriver } = await import('../../../actors/drivers/raw-exec.ts');
-    const driver = createRawExecDriver();
-    await driver.recover(saved.handles.web!);
-    await driver.stop(saved.handles.web!, 1000, 'SIGKILL');
-    await driver.destroy(saved.handles.web!, true);
-    expect(alive(pid)).to.equal(false);
+    await new Promise((res) => setTimeout(res, 120)); // it keeps logging with no host attached
+
+    const again = createClient({ dataDir: client.dataDir });
+    try {
+      const [r2] = await again.restore();
+      expect(r2!.allocId).to.equal(a.id);
+      await r2!.waitFor('running');
+      await viewWhere(again, r2!, () => pidOf(r2!, 'web') !== undefined);
+      expect(pidOf(r2!, 'web')).to.equal(pid); // reattached, not restarted
+      expect(r2!.alloc().taskStates!.web!.restarts).to.equal(0);
+      expect(r2!.alloc().taskStates!.done!.state).to.equal('dead'); // a finished task stays finished
+      const text = await stdoutUntil(r2!, 'web', (t) => /tick [5-9]/.test(t));
+      expect(text).to.match(/tick [5-9]/);
+      again.updateAlloc({ ...r2!.alloc(), desiredStatus: 'stop', allocModifyIndex: 2 });
+      await viewWhere(again, r2!, (x) => x.clientStatus === 'complete');
+      expect(alive(pid)).to.equal(false);
+      await r2!.destroy();
+      expect(await again.restore()).to.deep.equal([]); // a destroyed alloc is gone from the store
+    } finally {
+      await Promise.allSettled(again.runners().map((x) => x.destroy()));
+      await again.shutdown();
+    }
+  });
+
+  it('restore: a task that exited while no client ran reports its exit, and the policy decides', async () => {
+    const client = newClient();
+    const a = makeAlloc([sh('web', 'read line < /dev/null; sleep 0.3; exit 4')], { jobType: 'batch', group: { restartPolicy: { attempts: 0, intervalMs: 60_000, delayMs: 0, mode: 'fail' } } });
+    const r = client.addAlloc(a);
+    await viewWhere(client, r, (x) => x.taskStates!.web!.state === 'running');
+    const pid = pidOf(r, 'web')!;
+    await client.shutdown();
+    while (alive(pid)) await new Promise((res) => setTimeout(res, 20));
+    const again = createClient({ dataDir: client.dataDir });
+    try {
+      const [r2] = await again.restore();
+      await viewWhere(again, r2!, (x) => x.clientStatus === 'failed');
+      const term = r2!.alloc().taskStates!.web!.events.find((e) => e.type === 'Terminated')!;
+      expect(term.details.exit_code).to.equal('4');
+    } finally {
+      await Promise.allSettled(again.runners().map((x) => x.destroy()));
+      await again.shutdown();
+    }
   });
 });
