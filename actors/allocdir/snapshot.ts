@@ -224,8 +224,8 @@ class Restore {
   #ended = false;
   #failure: { err: unknown } | undefined;
   #wake: (() => void) | undefined;
-  /** The entry being handled (its body may be in flight). */
-  #current: ReadEntry | undefined;
+  /** Rejects the body read in flight: wakes one stalled on input that never comes. */
+  #stopBody: ((err: unknown) => void) | undefined;
   #base = '';
   /** Paths created, in order; removed in reverse on failure. */
   readonly #created: string[] = [];
@@ -246,10 +246,22 @@ class Restore {
   #fail = (err: unknown) => {
     this.#failure ??= { err };
     this.#wake?.();
-    // An entry body being read waits for input that may never come (a stalled or cut stream):
-    // destroying the entry wakes that read, which then fails with the first failure.
-    this.#current?.destroy();
+    this.#stopBody?.(this.#failure.err);
   };
+
+  /** An entry's body chunks; throws the failure (abort, input error) even while waiting for one. */
+  async *#body(entry: ReadEntry): AsyncGenerator<Buffer> {
+    const it = (entry as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    for (;;) {
+      if (this.#failure) throw this.#failure.err;
+      const r = await new Promise<IteratorResult<Buffer>>((resolve, reject) => {
+        this.#stopBody = reject;
+        it.next().then(resolve, reject);
+      }).finally(() => (this.#stopBody = undefined));
+      if (r.done) return;
+      yield r.value;
+    }
+  }
 
   #onData = (chunk: Buffer | string) => {
     if (this.#failure) return;
@@ -287,12 +299,7 @@ class Restore {
       for (;;) {
         const entry = await this.#next();
         if (!entry) break;
-        this.#current = entry;
-        try {
-          await this.#handle(entry);
-        } finally {
-          this.#current = undefined;
-        }
+        await this.#handle(entry);
       }
       if (this.#failure) throw this.#failure.err;
     } catch (err) {
@@ -332,7 +339,7 @@ class Restore {
     if (name.startsWith('/') || path.isAbsolute(name) || pathEscapesAllocViaRelative('', name)) throw new SnapshotEscapeError(OBJECT_ESCAPES);
     const prevErr = snapshotErrorFilename(this.#opts.prevAllocId);
     if (name === prevErr) {
-      const body = (await readAll(entry, 64 * 1024)).toString('utf8');
+      const body = (await readAll(this.#body(entry), 64 * 1024)).toString('utf8');
       throw new SnapshotRemoteError(
         `error streaming previous alloc ${JSON.stringify(this.#opts.prevAllocId)} for new alloc ${JSON.stringify(this.#dest.allocId)}: ${body}`,
         body,
@@ -389,7 +396,7 @@ class Restore {
     const fh = await open(target, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o600);
     this.#created.push(target);
     try {
-      for await (const chunk of entry as AsyncIterable<Buffer>) {
+      for await (const chunk of this.#body(entry)) {
         if (this.#failure) throw this.#failure.err; // cancelled mid-body
         await fh.write(chunk);
       }
@@ -449,10 +456,10 @@ async function lstatOrUndefined(p: string): Promise<Stats | undefined> {
   }
 }
 
-async function readAll(entry: ReadEntry, max: number): Promise<Buffer> {
+async function readAll(entry: AsyncIterable<Buffer>, max: number): Promise<Buffer> {
   const parts: Buffer[] = [];
   let n = 0;
-  for await (const c of entry as AsyncIterable<Buffer>) {
+  for await (const c of entry) {
     if (n < max) parts.push(c.subarray(0, max - n));
     n += c.length;
   }

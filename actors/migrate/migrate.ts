@@ -27,11 +27,26 @@ function deadline(rt: Runtime, parent: AbortSignal, ms: number): { signal: Abort
   };
 }
 
-/** Runs the migrate_disk step for one runner. Rejects only when cancelled by `signal`. */
-export async function migrateData(rt: Runtime, r: RunnerInternals, previousNodeId: string | undefined, signal: AbortSignal): Promise<void> {
+/**
+ * Runs the migrate_disk step for one runner. Rejects only when cancelled by `signal` (or when the
+ * alloc dir cannot be rebuilt after a failed migration).
+ *
+ * The work is registered in the runner's `copiesOut` while it runs, so destroying this alloc
+ * waits for a cancelled migration to finish cleaning up (temporary dir removed, no alloc dir
+ * rebuilt after the runner removed it).
+ */
+export function migrateData(rt: Runtime, r: RunnerInternals, previousNodeId: string | undefined, signal: AbortSignal): Promise<void> {
+  const work = runMigration(rt, r, previousNodeId, signal);
+  const tracked = work.catch(() => undefined);
+  r.copiesOut.add(tracked);
+  void tracked.then(() => r.copiesOut.delete(tracked));
+  return work;
+}
+
+async function runMigration(rt: Runtime, r: RunnerInternals, previousNodeId: string | undefined, signal: AbortSignal): Promise<void> {
   const alloc = r.serverAlloc();
   const prevId = alloc.previousAllocation;
-  if (!prevId) return;
+  if (!prevId || r.restored) return;
   const disk = r.group.ephemeralDisk;
   const migrate = !!disk?.migrate;
   const sticky = !!disk?.sticky || migrate; // migrate implies sticky (Nomad #16826)
@@ -70,11 +85,14 @@ export async function migrateData(rt: Runtime, r: RunnerInternals, previousNodeI
   } catch (e) {
     if (signal.aborted) throw signal.reason;
     rt.bus.publish('migration.failed', { allocId: r.allocId, previousAllocId: prevId, error: (e as Error).message });
-    // Soft failure: start from a clean slate.
+    // Soft failure: start from a clean slate (unless the alloc is being destroyed meanwhile:
+    // rebuilding then would leave a dir behind that nobody removes).
     try {
       await r.allocDir.destroy();
+      if (signal.aborted) throw signal.reason;
       await r.allocDir.build();
     } catch (e2) {
+      if (signal.aborted) throw signal.reason;
       throw new BerthError(`failed to clean task directories after failed migration: ${(e2 as Error).message}`);
     }
   } finally {

@@ -4,12 +4,16 @@
  *
  * ```
  * getNodeAddr(nodeId)                     retried on RPC errors; unknown node: error
- *   └─ build <clientAllocDir>/.migrate/<newAllocId>/<prevAllocId>     a fresh, private AllocDir
+ *   └─ build <clientAllocDir>/.migrate/<prevAllocId>/<newAllocId>     a fresh, private AllocDir
  *      └─ GET <addr>/v1/client/allocation/<prevAllocId>/snapshot   (X-Nomad-Token: migrateToken)
  *         ├─ not 200 ──► error getting snapshot from previous alloc "<id>": ...
  *         └─ restoreSnapshot(body) into the temp dir (escape-checked, undone on failure)
  *            └─ newAllocDir.move(temp, group tasks)
- * always: destroy the temp dir and remove <clientAllocDir>/.migrate/<newAllocId>
+ * always: destroy the temp dir and remove <clientAllocDir>/.migrate/<prevAllocId>
+ *
+ * The temp dir is an AllocDir named after the new alloc (so restore errors name it, as Nomad's
+ * "error streaming previous alloc <prev> for new alloc <new>") inside a client alloc dir of its
+ * own, so it can never collide with, or be mistaken for, a real alloc dir.
  * ```
  * Everything stops promptly when `signal` aborts (the request is destroyed, the restore undone,
  * the temp dir removed) and the promise then rejects with `signal.reason`.
@@ -37,9 +41,9 @@ export function snapshotPath(allocId: string): string {
   return `/v1/client/allocation/${encodeURIComponent(allocId)}/snapshot`;
 }
 
-/** Where the temporary copy of `prevId` for new alloc `allocId` lives (its client alloc dir). */
-export function migrateTempRoot(clientAllocDir: string, allocId: string): string {
-  return path.join(clientAllocDir, MIGRATE_TMP_DIR, allocId);
+/** The client alloc dir of the temporary copy of `prevId` (the copy is `<that>/<newAllocId>`). */
+export function migrateTempRoot(clientAllocDir: string, prevId: string): string {
+  return path.join(clientAllocDir, MIGRATE_TMP_DIR, prevId);
 }
 
 /**
@@ -50,8 +54,8 @@ export function migrateTempRoot(clientAllocDir: string, allocId: string): string
 export async function remoteMigrate(rt: Runtime, r: RunnerInternals, prevId: string, nodeId: string, signal: AbortSignal): Promise<number> {
   if (!rt.rpc) throw new BerthError(`cannot migrate previous alloc ${JSON.stringify(prevId)} from node ${JSON.stringify(nodeId)}: this client has no server RPC to find the node`);
   const base = await getNodeAddr(nodeId, { rpc: rt.rpc, signal, ...(rt.retry ? { retry: rt.retry } : {}), clock: rt.clock, random: rt.random });
-  const tmpRoot = migrateTempRoot(rt.clientAllocDir, r.allocId);
-  const tmp = new AllocDir(tmpRoot, prevId);
+  const tmpRoot = migrateTempRoot(rt.clientAllocDir, prevId);
+  const tmp = new AllocDir(tmpRoot, r.allocId);
   try {
     try {
       await tmp.destroy(); // leftovers of an attempt that died with its process
@@ -77,13 +81,7 @@ export async function remoteMigrate(rt: Runtime, r: RunnerInternals, prevId: str
 /** GETs the snapshot at `url` and restores it into `dest`; resolves with the body's byte count. */
 export async function fetchSnapshotInto(url: string, prevId: string, dest: AllocDir, token: string | undefined, signal: AbortSignal): Promise<number> {
   const res = await getSnapshot(url, prevId, token, signal);
-  let bytes = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      bytes += chunk.length;
-      cb(null, chunk);
-    },
-  });
+  const counter = new Coalesce();
   // A connection cut mid-body (ECONNRESET, premature close) reaches the restore as an input error.
   pipeline(res, counter, () => undefined);
   try {
@@ -92,7 +90,57 @@ export async function fetchSnapshotInto(url: string, prevId: string, dest: Alloc
     res.destroy();
     counter.destroy();
   }
-  return bytes;
+  return counter.bytes;
+}
+
+/** Coalesced chunks are passed on once they reach this size (or when the socket has no more). */
+const COALESCE_BYTES = 1 << 20;
+
+/**
+ * Counts the body's bytes and merges the socket's small reads (about 32 KiB each) into larger
+ * chunks: the restore pays per chunk (a parser write, a file write), so this roughly triples
+ * its throughput. Whatever has arrived is passed on by the next turn of the event loop, so a
+ * slow sender is not held back.
+ */
+class Coalesce extends Transform {
+  bytes = 0;
+  #parts: Buffer[] = [];
+  #size = 0;
+  #later: NodeJS.Immediate | undefined;
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: () => void): void {
+    this.bytes += chunk.length;
+    this.#parts.push(chunk);
+    this.#size += chunk.length;
+    if (this.#size >= COALESCE_BYTES) this.#emit();
+    else this.#later ??= setImmediate(() => this.#emit());
+    cb();
+  }
+
+  override _flush(cb: () => void): void {
+    this.#emit();
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err: Error | null) => void): void {
+    this.#cancel();
+    this.#parts = [];
+    cb(err);
+  }
+
+  #cancel(): void {
+    if (this.#later) clearImmediate(this.#later);
+    this.#later = undefined;
+  }
+
+  #emit(): void {
+    this.#cancel();
+    if (this.#size === 0 || this.destroyed) return;
+    const out = this.#parts.length === 1 ? this.#parts[0]! : Buffer.concat(this.#parts, this.#size);
+    this.#parts = [];
+    this.#size = 0;
+    this.push(out);
+  }
 }
 
 /** Opens the snapshot response; rejects on a connection error or a non-200 answer. */
