@@ -7,7 +7,20 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { shutdownMountHelper } from '../../actors/allocdir/mounts.ts';
 
-const fds = () => readdirSync('/proc/self/fd').length;
+/** Open fds, except libuv's per-loop inotify fd: created on the first fs.watch, kept for life. */
+function fdTargets(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target !== 'anon_inode:inotify') out.set(fd, target);
+    } catch {
+      // the fd readdir itself used
+    }
+  }
+  return out;
+}
+const fds = () => fdTargets().size;
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 /** mocha's own timeout timer for the running afterAll hook. */
 const OWN_HOOK_TIMER = 1;
@@ -35,6 +48,7 @@ function leftoverMounts(): string[] {
 }
 
 let before = { fds: 0, timers: 0 };
+let beforeFds = new Map<string, string>();
 // What other runs (a demo, another suite) left on this machine is not this suite's leak.
 const preexisting = new Set<string>();
 let preexistingMounts = new Set<string>();
@@ -42,6 +56,7 @@ let preexistingMounts = new Set<string>();
 export const mochaHooks = {
   beforeAll() {
     before = { fds: fds(), timers: timers() };
+    beforeFds = fdTargets();
     for (const p of leftoverProcesses()) preexisting.add(p.split(':')[0]!);
     preexistingMounts = new Set(leftoverMounts());
   },
@@ -54,8 +69,9 @@ export const mochaHooks = {
     const procs = leftoverProcesses();
     if (procs.length) problems.push(`processes left behind:\n  ${procs.join('\n  ')}`);
     if (fds() > before.fds) {
-      const open = readdirSync('/proc/self/fd').map((fd) => { try { return `${fd} -> ${readlinkSync(`/proc/self/fd/${fd}`)}`; } catch { return fd; } });
-      problems.push(`file descriptors: ${before.fds} before the suite, ${fds()} after:\n  ${open.join('\n  ')}`);
+      const now = fdTargets();
+      const fresh = [...now].filter(([fd, t]) => beforeFds.get(fd) !== t).map(([fd, t]) => `${fd} -> ${t}`);
+      problems.push(`file descriptors: ${before.fds} before the suite, ${now.size} after; new:\n  ${fresh.join('\n  ')}`);
     }
     if (timers() > before.timers + OWN_HOOK_TIMER) problems.push(`timers: ${before.timers} before the suite, ${timers() - OWN_HOOK_TIMER} after`);
     const mounts = leftoverMounts().filter((m) => !preexistingMounts.has(m));
