@@ -10,21 +10,13 @@
  * ```
  * @module
  */
-import { realClock, sleep, type Clock } from '../../model/clock.ts';
+import { realClock, sleep } from '../../model/clock.ts';
 import { BerthError } from '../../model/errors.ts';
-import { DEFAULT_RETRY, type RetryPolicy, type ServerRPC } from '../watchers/types.ts';
+import { DEFAULT_RETRY, type ServerRPC } from '../watchers/types.ts';
+import type { RemoteWatchOptions } from '../watchers/remote.ts';
 
-/** Options of {@link getNodeAddr}. */
-export interface NodeAddrOptions {
-  rpc: ServerRPC;
-  signal: AbortSignal;
-  /** Default {@link DEFAULT_RETRY} (30 s + [0, 30 s)), as Nomad's `getRemoteRetryIntv`. */
-  retry?: RetryPolicy;
-  clock?: Clock;
-  random?: () => number;
-  /** Told about each failed lookup before the retry wait. */
-  onRetry?: (error: string, delayMs: number) => void;
-}
+/** Options of {@link getNodeAddr}: the same retrying-RPC options a remote watcher takes. */
+export type NodeAddrOptions = RemoteWatchOptions;
 
 /** The node lookup answered that the node does not exist. */
 export class NodeNotFoundError extends BerthError {
