@@ -98,11 +98,9 @@ async function berth(): Promise<Record<string, number>> {
   const t0 = now();
   const runners = allocs.map((a) => client.addAlloc(a));
   await Promise.all(runners.map((r) => r.waitFor('running')));
-  childLog('running');
   const t1 = now();
   for (const a of allocs) client.updateAlloc({ ...a, desiredStatus: 'stop', allocModifyIndex: 2 });
   await Promise.all(runners.map(waitStopped));
-  childLog('stopped');
   const t2 = now();
   await Promise.all(runners.map((r) => r.destroy()));
   const t3 = now();

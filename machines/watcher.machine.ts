@@ -6,11 +6,11 @@
  *            xstate.init (input: AllocWatcherInput)
  *                 │  context: counts only (planWatch throws WatchSourceMissingError here)
  *                 ▼
- *   ┌──────────── watching ─────────────┐  entry: registerHandles, spawnWatchers
- *   │ one child per watched alloc,      │  (child id = watched alloc id)
+ *   ┌──────────── watching ─────────────┐  entry: registerHandles, startWatchers
+ *   │ one child per watched alloc,      │  (child id = watched alloc id, parent = watcher)
  *   │ xstate.done.actor.<id>:           │
  *   │   recordRelease (pending - 1),    │
- *   │   reapChild (stopChild <id>)      │
+ *   │   reapChild (forget <id>: O(1))   │
  *   └───────────────┬───────────────────┘
  *                   │ always [allReleased]   (at once when nothing is watched)
  *                   ▼
@@ -24,9 +24,19 @@
  *
  * Children are reaped on their done event so a finished watcher holds no children, and per
  * child work is O(1) (a counter, no scans).
+ *
+ * Why the children are not in `snapshot.children`: in xstate 5 every spawn and every stopChild
+ * copies the parent's children map, and stopping a parent with K children is O(K^2). With K
+ * victims stopping in the same tick, reaping them one by one cost O(K^2) on the path from the
+ * last victim's stop to the new alloc running (2.4 s at K = 1,000). So each child is created
+ * with `createActor(logic, { parent: self, id: watchedAllocId, input })` and started from
+ * `startWatchers`: the inspector still shows it under the watcher (same system, `_parent` is the
+ * watcher), its done and error events still reach the watcher, and reaping is a map delete.
+ * The watcher stops its own live children whenever it ends (stopped by its parent, done, or
+ * failed), through an observer on itself. {@link watcherChildren} lists the live ones.
  * @module
  */
-import { assign, fromPromise, setup, stopChild, type DoneActorEvent } from 'xstate';
+import { assign, createActor, fromPromise, setup, type AnyActorLogic, type AnyActorRef, type DoneActorEvent } from 'xstate';
 import { BerthError } from '../model/errors.ts';
 import type { AllocWatcherInput } from '../actors/watchers/types.ts';
 
@@ -144,6 +154,43 @@ const notProvided = fromPromise<WatchResult, WatchChildInput>(() =>
   Promise.reject(new BerthError('watcher child logic not provided: use allocWatcherLogic from actors/watchers')),
 );
 
+/** Live children of each watcher actor, by watched alloc id. */
+const liveChildren = new WeakMap<AnyActorRef, Map<string, AnyActorRef>>();
+
+/** Ids of the watcher's children still watching (finished ones are reaped at once). */
+export function watcherChildren(watcher: AnyActorRef): string[] {
+  return [...(liveChildren.get(watcher)?.keys() ?? [])];
+}
+
+type InternalRef = AnyActorRef & { logic: { implementations: { actors: Record<string, AnyActorLogic> } }; _stop(): void; _parent?: AnyActorRef; observers: Set<unknown> };
+
+function startChildren(self: AnyActorRef, input: AllocWatcherInput, allocId: string): void {
+  const me = self as InternalRef;
+  const kids = new Map<string, AnyActorRef>();
+  liveChildren.set(self, kids);
+  const stopAll = () => {
+    const left = [...kids.values()];
+    kids.clear();
+    for (const c of left) (c as InternalRef)._stop(); // aborts its signal: the wait ends, its listener closes
+  };
+  // Runs when the watcher completes, is stopped (by its parent) or fails.
+  me.subscribe({
+    complete: stopAll,
+    error: (err: unknown) => {
+      stopAll();
+      // An observer with an error handler would silence xstate's report of an error nobody
+      // else observes on a root watcher: report it as xstate does.
+      if (!me._parent && me.observers.size <= 1) setTimeout(() => { throw err; });
+    },
+  });
+  const logics = me.logic.implementations.actors;
+  for (const p of planWatch(input)) {
+    const childInput: WatchChildInput = { ...p, allocId, key: watchHandleKey(self.sessionId, p.watchedAllocId) };
+    kids.set(p.watchedAllocId, createActor(logics[p.mode === 'local' ? 'localWatcher' : 'remoteWatcher']!, { parent: self, id: p.watchedAllocId, input: childInput }));
+  }
+  for (const c of [...kids.values()]) c.start();
+}
+
 function initInput(event: { type: string }): AllocWatcherInput {
   return (event as unknown as { input: AllocWatcherInput }).input;
 }
@@ -163,22 +210,16 @@ export const watcherMachine = setup({
   actions: {
     /** Effect (provided): puts each child's handles in the registry before the children start. */
     registerHandles: () => {},
-    /** Spawns one child per watched alloc, all in one assign (one children copy, not one each). */
-    spawnWatchers: assign(({ event, spawn, self, context }) => {
-      for (const p of planWatch(initInput(event))) {
-        const input: WatchChildInput = { ...p, allocId: context.allocId, key: watchHandleKey(self.sessionId, p.watchedAllocId) };
-        spawn(p.mode === 'local' ? 'localWatcher' : 'remoteWatcher', { id: p.watchedAllocId, input });
-      }
-      return {};
-    }),
+    /** Creates and starts one child per watched alloc, outside `snapshot.children` (see module doc). */
+    startWatchers: ({ event, self, context }) => startChildren(self, initInput(event), context.allocId),
     /** One child released: O(1). */
     recordRelease: assign(({ context, event }) => {
       const out = event.output;
       const fromPrevious = event.actorId === context.previousAllocId;
       return fromPrevious && out?.nodeId ? { pending: context.pending - 1, previousNodeId: out.nodeId } : { pending: context.pending - 1 };
     }),
-    /** Stops (removes) the finished child so the watcher does not keep it. */
-    reapChild: stopChild(({ event }) => event.actorId),
+    /** Forgets the finished (so already stopped) child so the watcher does not keep it: O(1). */
+    reapChild: ({ event, self }) => void liveChildren.get(self)?.delete(event.actorId),
   },
   guards: {
     allReleased: ({ context }) => context.pending <= 0,
@@ -192,7 +233,7 @@ export const watcherMachine = setup({
   initial: 'watching',
   states: {
     watching: {
-      entry: ['registerHandles', 'spawnWatchers'],
+      entry: ['registerHandles', 'startWatchers'],
       always: { guard: 'allReleased', target: 'released' },
       on: {
         'xstate.done.actor.*': { actions: ['recordRelease', 'reapChild'] },

@@ -151,14 +151,16 @@ export class AllocDir {
       const errors: Error[] = [];
       for (const td of this.#tasks.values()) errors.push(...(await td.unmountCollect()));
       // Leftovers: tasks not registered in this process (restore), or anything else mounted.
-      for (const m of await mountsUnder(this.dir)) {
+      const leftovers = await mountsUnder(this.dir);
+      for (const m of leftovers) {
         try {
           await unmountAll(m);
         } catch (err) {
           errors.push(err as Error);
         }
       }
-      const left = await mountsUnder(this.dir);
+      // Read the table again only when something was unmounted since the read above.
+      const left = leftovers.length ? await mountsUnder(this.dir) : leftovers;
       if (left.length) {
         errors.push(new BerthError(`failed to remove alloc dir ${JSON.stringify(this.dir)}: still mounted: ${left.join(', ')}`));
       } else {

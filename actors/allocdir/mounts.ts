@@ -103,6 +103,7 @@ class MountHelper {
     if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => {
       child.once('exit', () => resolve());
+      child.ref(); // an idle helper is unref'd: without this the host could exit before 'exit' fires
       child.stdin!.end(); // EOF: the helper's loop ends and it exits
     });
   }
@@ -277,18 +278,85 @@ function unescapeMountPath(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
-/** Every mount point in /proc/self/mountinfo, in mount order. Empty where it cannot be read. */
-export async function listMountPoints(): Promise<string[]> {
+/** One read of the mount table: mount points in mount order, plus a sorted index for lookups. */
+interface MountTable {
+  /** Mount points, in mount order (duplicates when stacked). */
+  list: string[];
+  /** Indexes into `list`, sorted by path (then mount order): prefix ranges by binary search. */
+  byPath: number[];
+}
+
+async function readMountTable(): Promise<MountTable> {
   let text: string;
   try {
     text = await readFile('/proc/self/mountinfo', 'utf8');
   } catch {
-    return [];
+    return { list: [], byPath: [] };
   }
-  const out: string[] = [];
+  const list: string[] = [];
   for (const line of text.split('\n')) {
-    const f = line.split(' ');
-    if (f.length > 4) out.push(unescapeMountPath(f[4]));
+    const f = line.split(' ', 5);
+    if (f.length > 4) list.push(f[4].includes('\\') ? unescapeMountPath(f[4]) : f[4]);
+  }
+  const byPath = list.map((_, i) => i).sort((a, b) => (list[a] < list[b] ? -1 : list[a] > list[b] ? 1 : a - b));
+  return { list, byPath };
+}
+
+// Single-flight reads of the mount table. A caller gets a read that *started after its call*
+// (so it sees every mount change that completed before it asked): the one in flight is joined
+// only by callers that arrived before it started, so later callers share the next one. With
+// thousands of alloc dirs built or destroyed at once, thousands of lookups share a few reads
+// instead of each reading and parsing a table that lists every one of those mounts (O(n^2)).
+let inFlight: Promise<MountTable> | undefined;
+let queued: Promise<MountTable> | undefined;
+
+function mountTable(): Promise<MountTable> {
+  if (!inFlight) {
+    const p = readMountTable();
+    inFlight = p;
+    const clear = () => {
+      if (inFlight === p) inFlight = undefined;
+    };
+    p.then(clear, clear);
+    return p;
+  }
+  queued ??= inFlight.then(
+    () => undefined,
+    () => undefined,
+  ).then(() => {
+    queued = undefined;
+    return mountTable();
+  });
+  return queued;
+}
+
+/** Every mount point in /proc/self/mountinfo, in mount order. Empty where it cannot be read. */
+export async function listMountPoints(): Promise<string[]> {
+  return [...(await mountTable()).list];
+}
+
+/** First position in `t.byPath` whose path is >= `key`. */
+function lowerBound(t: MountTable, key: string): number {
+  let lo = 0;
+  let hi = t.byPath.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (t.list[t.byPath[mid]!]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Indexes of the mounts at `base` or under it (prefix `base/`). */
+function indexesUnder(t: MountTable, base: string): number[] {
+  const out: number[] = [];
+  const prefix = base === '/' ? '/' : base + '/';
+  for (const key of base === '/' ? ['/'] : [base, prefix]) {
+    for (let i = lowerBound(t, key); i < t.byPath.length; i++) {
+      const m = t.list[t.byPath[i]!]!;
+      if (key === base && base !== '/' ? m !== base : !m.startsWith(prefix)) break;
+      out.push(t.byPath[i]!);
+    }
   }
   return out;
 }
@@ -308,8 +376,8 @@ async function resolveReal(p: string): Promise<string> {
  */
 export async function mountsUnder(dir: string): Promise<string[]> {
   const base = await resolveReal(dir);
-  const all = await listMountPoints();
-  const hits = all.map((m, i) => ({ m, i })).filter(({ m }) => m === base || m.startsWith(base === '/' ? '/' : base + '/'));
+  const t = await mountTable();
+  const hits = indexesUnder(t, base).map((i) => ({ m: t.list[i]!, i }));
   hits.sort((a, b) => b.m.split('/').length - a.m.split('/').length || b.i - a.i);
   return hits.map(({ m }) => m);
 }
@@ -317,5 +385,7 @@ export async function mountsUnder(dir: string): Promise<string[]> {
 /** True when `dir` is a mount point (something is mounted exactly there). */
 export async function isMountPoint(dir: string): Promise<boolean> {
   const base = await resolveReal(dir);
-  return (await listMountPoints()).includes(base);
+  const t = await mountTable();
+  const i = lowerBound(t, base);
+  return i < t.byPath.length && t.list[t.byPath[i]!] === base;
 }

@@ -18,7 +18,7 @@ import { embed, type ChrootCache, type ChrootStats } from './chroot.ts';
 import { TaskDirBuildError, MountError } from './errors.ts';
 import { isNotFound } from './escape.ts';
 import { Mutex, type RwLock } from './lock.ts';
-import { bindMount, mountTmpfs, mountsUnder, unmount } from './mounts.ts';
+import { bindMount, isMountPoint, mountTmpfs, mountsUnder, unmount } from './mounts.ts';
 import { allocMkdirAll, dropDirPermissions, isRoot } from './perms.ts';
 
 /** `<task>/local` (Nomad's `TaskLocal`). */
@@ -169,11 +169,13 @@ export class TaskDir {
 
   /** Nomad's `createSecretDir`: a noexec tmpfs with a marker (remounted when the mount is lost). */
   async #secretDir(dir: string, sizeMB: number): Promise<void> {
-    await mkdir(dir, { recursive: true, mode: 0o777 });
+    // mkdir -p reports the first directory it created: a directory made just now cannot be a
+    // mount point, so only an existing one needs the (shared, but large) mount-table lookup.
+    const made = await mkdir(dir, { recursive: true, mode: 0o777 });
     if (isRoot()) {
       await refuseSymlink(dir); // mount(2) would follow it
       const marker = path.join(dir, SECRET_MOUNT_MARKER);
-      const mounted = new Set(await mountsUnder(dir)).has(await realDir(dir));
+      const mounted = made === undefined && (await isMountPoint(await realDir(dir)));
       if (!mounted) await mountTmpfs(dir, sizeMB, { noexec: true });
       if (!mounted || !(await exists(marker))) {
         await writeFile(marker, '', { mode: 0o666 });

@@ -7,6 +7,7 @@ export { pendingWatchHandles } from './registry.ts';
 export {
   watcherMachine,
   planWatch,
+  watcherChildren,
   WatchSourceMissingError,
   InvalidWatchedAllocError,
   type WatcherContext,

@@ -91,3 +91,10 @@ export function batchMount(tool: string | null, ops: Array<['m' | 'u', string]>)
     child.stdin!.end(input);
   });
 }
+
+/** Mounts a tmpfs of `sizeMB` on `dir` (root only): fast metadata for benchmarks not about disk. */
+export async function mountTmpfsDir(dir: string, sizeMB: number): Promise<void> {
+  const { spawnSync: run } = await import('node:child_process');
+  const r = run('mount', ['-t', 'tmpfs', '-o', `size=${sizeMB}m,mode=0755`, 'tmpfs', dir], { stdio: 'pipe' });
+  if (r.status !== 0) throw new Error(`mount tmpfs on ${dir}: ${r.stderr?.toString().trim()}`);
+}

@@ -3,7 +3,7 @@ import { createActor, setup, type AnyActorRef, type InspectionEvent } from 'xsta
 import { allocWatcherLogic } from '../../../actors/watchers/group.ts';
 import { pendingWatchHandles } from '../../../actors/watchers/registry.ts';
 import type { AllocWatcherInput, AllocWatcherOutput } from '../../../actors/watchers/types.ts';
-import { InvalidWatchedAllocError, WatchSourceMissingError, planWatch } from '../../../machines/watcher.machine.ts';
+import { InvalidWatchedAllocError, WatchSourceMissingError, planWatch, watcherChildren } from '../../../machines/watcher.machine.ts';
 import { createBus, type Bus, type BusMessage } from '../../../bus/index.ts';
 import { BerthError, PermissionDeniedError, UnknownAllocationError } from '../../../model/errors.ts';
 import type { Allocation } from '../../../model/types.ts';
@@ -73,13 +73,14 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
       const { actor, done } = start({ alloc, previousRunner: prev, bus });
       await tick();
       expect(actor.getSnapshot().status).to.equal('active');
-      expect(Object.keys(actor.getSnapshot().children)).to.deep.equal([prev.allocId]);
+      expect(watcherChildren(actor)).to.deep.equal([prev.allocId]);
       prev.update({ desiredStatus: 'stop' });
       await tick();
       expect(actor.getSnapshot().status).to.equal('active');
       prev.update({ clientStatus: 'complete' });
       expect(await done).to.deep.equal({});
       expect(actor.getSnapshot().children).to.deep.equal({});
+      expect(watcherChildren(actor)).to.deep.equal([]);
       expect(prev.openListeners).to.equal(0);
       expect(msgs.map((m) => ({ ...m, time: 0 }))).to.deep.equal([
         { type: 'watcher.waiting', time: 0, allocId: alloc.id, watchedAllocId: prev.allocId, role: 'previous', mode: 'local' },
@@ -264,11 +265,11 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
       await rpc.waitForRequests(4);
       await tick();
       expect(actor.getSnapshot().status).to.equal('active');
-      expect(Object.keys(actor.getSnapshot().children).sort()).to.deep.equal([localRunning.allocId, remoteRunning.id].sort());
+      expect(watcherChildren(actor).sort()).to.deep.equal([localRunning.allocId, remoteRunning.id].sort());
       localRunning.update({ clientStatus: 'complete' });
       await tick();
       expect(actor.getSnapshot().status).to.equal('active');
-      expect(Object.keys(actor.getSnapshot().children)).to.deep.equal([remoteRunning.id]);
+      expect(watcherChildren(actor)).to.deep.equal([remoteRunning.id]);
       rpc.upsert({ ...remoteRunning, clientStatus: 'lost' });
       // preempted allocs never set previousNodeId, even when a remote watcher learnt a node
       expect(await done).to.deep.equal({});
@@ -535,14 +536,15 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
       const b = new FakeRunner(makeAlloc());
       const { actor, done } = start({ alloc: makeAlloc(), preemptedRunners: { [a.allocId]: a, [b.allocId]: b } });
       await tick();
-      expect(Object.keys(actor.getSnapshot().children)).to.deep.equal([a.allocId, b.allocId]);
+      expect(watcherChildren(actor)).to.deep.equal([a.allocId, b.allocId]);
       a.update({ clientStatus: 'complete' });
       await tick();
-      expect(Object.keys(actor.getSnapshot().children)).to.deep.equal([b.allocId]);
+      expect(watcherChildren(actor)).to.deep.equal([b.allocId]);
       expect(actor.getSnapshot().context).to.deep.include({ watching: 2, pending: 1 });
       b.update({ clientStatus: 'failed' });
       await done;
       expect(actor.getSnapshot().children).to.deep.equal({});
+      expect(watcherChildren(actor)).to.deep.equal([]);
     });
 
     it('keeps only plain data in its context', async () => {
@@ -561,10 +563,11 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
       const runners = Array.from({ length: 250 }, () => new FakeRunner(makeAlloc()));
       const { actor, done } = start({ alloc: makeAlloc(), preemptedRunners: Object.fromEntries(runners.map((r) => [r.allocId, r])) });
       await tick();
-      expect(Object.keys(actor.getSnapshot().children)).to.have.length(250);
+      expect(watcherChildren(actor)).to.have.length(250);
       for (const r of runners) r.update({ clientStatus: 'complete' });
       await done;
       expect(actor.getSnapshot().children).to.deep.equal({});
+      expect(watcherChildren(actor)).to.deep.equal([]);
       expect(runners.every((r) => r.openListeners === 0)).to.equal(true);
     });
   });
