@@ -19,7 +19,7 @@ import { AllocDirNotBuiltError, BerthError, InvalidTaskNameError, MultiError } f
 import { taskNameProblem } from '../../model/parse.ts';
 import type { Task } from '../../model/types.ts';
 import { AllocDirMoveError } from './errors.ts';
-import { isNotFound } from './escape.ts';
+import { exists, isNotFound } from './escape.ts';
 import { RwLock } from './lock.ts';
 import { mountsUnder } from './mounts.ts';
 import { allocMkdirAll } from './perms.ts';
@@ -235,16 +235,6 @@ export class AllocDir {
    */
   snapshot(out: NodeJS.WritableStream): Promise<void> {
     return this.lock.shared(() => writeSnapshot(this, out));
-  }
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await lstat(p);
-    return true;
-  } catch (err) {
-    if (isNotFound(err)) return false;
-    throw err;
   }
 }
 

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { BerthError, MultiError } from '../../model/errors.ts';
 import { embed, type ChrootCache, type ChrootStats } from './chroot.ts';
 import { TaskDirBuildError, MountError } from './errors.ts';
-import { isNotFound } from './escape.ts';
+import { exists } from './escape.ts';
 import { Mutex, type RwLock } from './lock.ts';
 import { bindMount, isMountPoint, mountTmpfs, mountsUnder, unmount } from './mounts.ts';
 import { allocMkdirAll, dropDirPermissions, isRoot } from './perms.ts';
@@ -245,16 +245,6 @@ async function removeIfUnmounted(dir: string): Promise<void> {
   const left = await mountsUnder(dir);
   if (left.length) throw new BerthError(`refusing to remove ${JSON.stringify(dir)}: still mounted: ${left.join(', ')}`);
   await rm(dir, { recursive: true, force: true });
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await lstat(p);
-    return true;
-  } catch (err) {
-    if (isNotFound(err)) return false;
-    throw err;
-  }
 }
 
 async function refuseSymlink(p: string): Promise<void> {
