@@ -4,13 +4,14 @@
  */
 import { chmodSync, chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createActor, createMachine } from 'xstate';
+import { createActor } from 'xstate';
 import { createClient } from '../actors/client/client.ts';
 import { shutdownMountHelper } from '../actors/allocdir/mounts.ts';
 import { mockAlloc, waitStopped } from './lib/allocs.ts';
 import { batchMount } from './lib/fsutil.ts';
 import { childDone, childLog, childPayload } from './lib/proc.ts';
 import { now } from './lib/stats.ts';
+import { five } from './lib/five-machine.ts';
 
 interface Payload {
   mode: 'berth' | 'floor';
@@ -22,18 +23,6 @@ interface Payload {
 const { mode, n, dir, tool } = childPayload<Payload>();
 const root = process.geteuid?.() === 0;
 
-/** The floor's machine: five states, four transitions. */
-const five = createMachine({
-  id: 'five',
-  initial: 'pending',
-  states: {
-    pending: { on: { next: 'waiting' } },
-    waiting: { on: { next: 'running' } },
-    running: { on: { next: 'stopping' } },
-    stopping: { on: { next: 'destroyed' } },
-    destroyed: { type: 'final' },
-  },
-});
 
 async function floor(): Promise<Record<string, number>> {
   const allocRoot = path.join(dir, 'alloc');

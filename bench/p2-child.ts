@@ -1,25 +1,15 @@
 /** P2's measured part (run with --expose-gc): heap per running idle allocation, and heap return. */
-import { createActor, createMachine } from 'xstate';
+import { createActor } from 'xstate';
 import { createClient } from '../actors/client/client.ts';
 import { shutdownMountHelper } from '../actors/allocdir/mounts.ts';
 import type { AllocRunner } from '../actors/client/types.ts';
 import { mockAlloc, waitStopped } from './lib/allocs.ts';
 import { childDone, childPayload } from './lib/proc.ts';
+import { five } from './lib/five-machine.ts';
 import { gcHeap, sleep } from './lib/stats.ts';
 
 const { mode, n, dir } = childPayload<{ mode: 'berth' | 'floor'; n: number; dir: string }>();
 
-const five = createMachine({
-  id: 'five',
-  initial: 'pending',
-  states: {
-    pending: { on: { next: 'waiting' } },
-    waiting: { on: { next: 'running' } },
-    running: { on: { next: 'stopping' } },
-    stopping: { on: { next: 'destroyed' } },
-    destroyed: { type: 'final' },
-  },
-});
 
 if (mode === 'floor') {
   const start = await gcHeap();

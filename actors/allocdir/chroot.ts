@@ -422,6 +422,19 @@ try {
 }
 `;
 
+/** The plain-data job both the worker and the inline walk run. */
+function embedJob(taskDirPath: string, chrootMap: Record<string, string>, opts: EmbedOptions): EmbedJob {
+  return {
+    taskDir: taskDirPath,
+    map: Object.entries(chrootMap),
+    skip: [...opts.skip],
+    euid: process.geteuid?.() ?? -1,
+    egid: process.getegid?.() ?? -1,
+    umask: currentUmask(),
+    prev: opts.cache?.record,
+  };
+}
+
 /**
  * Embeds every `hostSource → destination` of `chrootMap` into `taskDirPath` (which must exist),
  * in a worker thread so the event loop stays free. Missing sources are skipped. Resolves with
@@ -433,15 +446,7 @@ try {
  */
 export function embed(taskDirPath: string, chrootMap: Record<string, string>, opts: EmbedOptions): Promise<ChrootStats> {
   const t0 = performance.now();
-  const job: EmbedJob = {
-    taskDir: taskDirPath,
-    map: Object.entries(chrootMap),
-    skip: [...opts.skip],
-    euid: process.geteuid?.() ?? -1,
-    egid: process.getegid?.() ?? -1,
-    umask: currentUmask(),
-    prev: opts.cache?.record,
-  };
+  const job = embedJob(taskDirPath, chrootMap, opts);
   const signal = opts.signal;
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<ChrootStats>((resolve, reject) => {
@@ -483,15 +488,7 @@ export async function embedInline(
   const fs = await import('node:fs');
   const path = await import('node:path');
   try {
-    const { stats, record } = embedSync(fs, path, {
-      taskDir: taskDirPath,
-      map: Object.entries(chrootMap),
-      skip: [...opts.skip],
-      euid: process.geteuid?.() ?? -1,
-      egid: process.getegid?.() ?? -1,
-      umask: currentUmask(),
-      prev: opts.cache?.record,
-    });
+    const { stats, record } = embedSync(fs, path, embedJob(taskDirPath, chrootMap, opts));
     if (opts.cache) opts.cache.record = record;
     return stats;
   } catch (err) {
