@@ -21,6 +21,12 @@ export interface ClientOptions {
   dataDir: string;
   allocDir?: string;
   nodeId?: string;
+  /** The node's name (`NOMAD_NODE_NAME`, `${node.unique.name}`). */
+  nodeName?: string;
+  /** The node's datacenter (`NOMAD_DC`); default: the job's datacenter when it names exactly one. */
+  datacenter?: string;
+  /** The client's region (`NOMAD_REGION`); default: the job's region, else `global`. */
+  region?: string;
   rpc?: ServerRPC;
   /** Merged over the defaults: 'mock_driver', 'raw_exec', 'exec'. */
   drivers?: Record<string, Driver>;

@@ -1,11 +1,20 @@
 /**
- * Nomad's task environment: the `NOMAD_*` variables a task sees, plus the task's own `env`.
+ * Nomad's task environment: the `NOMAD_*` variables a task sees, plus the task's own `env`, built
+ * the way Nomad's `taskenv.Builder` does.
  *
  * ```
- *  host env (raw_exec only, minus the denylist)  <  NOMAD_* variables  <  task.env (interpolated)
+ *  NOMAD_* variables            dirs, limits, alloc/job/group/task ids, dc, region, namespace
+ *  + NOMAD_META_<K> and _<k>    job meta < group meta < task meta, values interpolated
+ *  + host env (raw_exec)        only names not already set, minus the denylist
+ *  + task.env                   values interpolated; wins over everything above
+ *  then keys starting NOMAD_META_ are cleaned: any character but [A-Za-z0-9_.] becomes '_'
  * ```
  * For a chroot driver (`exec`) the directory variables are the in-chroot paths
  * `/alloc`, `/local` and `/secrets`; otherwise they are the host paths.
+ *
+ * Interpolation replaces `${NAME}` (letters, digits, `_`, `-`, `.`), looking first at the node
+ * attributes (`node.unique.id`, `node.unique.name`, `node.datacenter`, `node.region`) and then at
+ * the variables built so far; berth also accepts `${env.NAME}`. Anything unknown stays as written.
  * @module
  */
 import type { Allocation, Task } from '../../model/types.ts';
@@ -17,6 +26,12 @@ export const DEFAULT_ENV_DENYLIST: readonly string[] = [
   'GOOGLE_APPLICATION_CREDENTIALS',
 ];
 
+/** Nomad's agent default region, used when neither the client nor the job names one. */
+export const DEFAULT_REGION = 'global';
+
+/** Prefix of the meta variables (Nomad's `MetaPrefix`). */
+export const META_PREFIX = 'NOMAD_META_';
+
 /** Inputs of {@link buildTaskEnv}. */
 export interface TaskEnvInput {
   alloc: Allocation;
@@ -27,10 +42,9 @@ export interface TaskEnvInput {
   allocDir: { dir: string; sharedDir: string };
   /** 'chroot' (exec): directory variables are `/alloc`, `/local`, `/secrets`. Default 'none'. */
   fsIsolation?: 'none' | 'chroot';
-  /** The alloc's index in its group (`NOMAD_ALLOC_INDEX`); 0 when unknown. */
-  allocIndex?: number;
-  /** Each of these is set only when given. */
+  /** The node's datacenter; default: the job's only datacenter, when it names exactly one. */
   datacenter?: string;
+  /** The client's region; default: the job's region, else `global`. */
   region?: string;
   nodeId?: string;
   nodeName?: string;
@@ -41,51 +55,124 @@ export interface TaskEnvInput {
 }
 
 /**
+ * The alloc's index in its group, from its name as Nomad's `AllocIndexFromName` reads it: the
+ * text between `<jobId>.<group>[` and the final `]`; 0 when the name is absent or malformed.
+ * @example allocIndexFromName('web.api[3]', 'web', 'api') // 3
+ */
+export function allocIndexFromName(name: string | undefined, jobId: string, group: string): number {
+  if (!name) return 0;
+  const prefix = jobId.length + group.length + 2;
+  if (name.length <= 3 || name.length <= prefix) return 0;
+  const n = Number.parseInt(name.slice(prefix, -1), 10);
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+}
+
+/** Job, group and task meta merged, the task's winning (Nomad's `Job.CombinedTaskMeta`). */
+export function combinedTaskMeta(alloc: Allocation, taskName: string): Record<string, string> {
+  const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup);
+  const task = group?.tasks.find((t) => t.name === taskName);
+  return { ...(alloc.job.meta ?? {}), ...(group?.meta ?? {}), ...(task?.meta ?? {}) };
+}
+
+/**
+ * Nomad's `helper.CleanEnvVar`: every character but letters, `_`, `.` and (past the first
+ * position) digits becomes `replacement`.
+ */
+export function cleanEnvVar(name: string, replacement = '_'): string {
+  let out = '';
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i]!;
+    const ok = c === '_' || c === '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
+    out += ok ? c : replacement;
+  }
+  return out;
+}
+
+/**
  * Builds the environment a task runs with.
  * @example
  * buildTaskEnv({ alloc, task, taskDir, allocDir }).NOMAD_ALLOC_NAME // 'example.cache[0]'
  */
 export function buildTaskEnv(input: TaskEnvInput): Record<string, string> {
   const { alloc, task, taskDir, allocDir } = input;
-  const env: Record<string, string> = {};
-  if (input.hostEnv) {
-    const deny = new Set(input.envDenylist ?? DEFAULT_ENV_DENYLIST);
-    for (const [k, v] of Object.entries(input.hostEnv)) {
-      if (v !== undefined && !deny.has(k)) env[k] = v;
-    }
-  }
   const chroot = input.fsIsolation === 'chroot';
-  const jobName = alloc.job.name ?? alloc.job.id ?? alloc.jobId;
-  const index = input.allocIndex ?? 0;
-  const nomad: Record<string, string | undefined> = {
+  const jobId = alloc.job.id ?? alloc.jobId;
+  // Nomad's servers always name an alloc; a berth-native one without a name gets index 0.
+  const allocName = alloc.name ?? `${jobId}.${alloc.taskGroup}[0]`;
+  const dcs = alloc.job.datacenters ?? [];
+  const datacenter = input.datacenter ?? (dcs.length === 1 && !/[*?]/.test(dcs[0]!) ? dcs[0] : undefined);
+  const region = input.region ?? alloc.job.region ?? DEFAULT_REGION;
+  const res = task.resources ?? {};
+  const nodeAttrs = dropEmpty({
+    'node.unique.id': input.nodeId,
+    'node.unique.name': input.nodeName,
+    'node.datacenter': datacenter,
+    'node.region': region,
+  });
+
+  const env = dropEmpty({
     NOMAD_ALLOC_DIR: chroot ? '/alloc' : allocDir.sharedDir,
     NOMAD_TASK_DIR: chroot ? '/local' : taskDir.localDir,
     NOMAD_SECRETS_DIR: chroot ? '/secrets' : taskDir.secretsDir,
+    NOMAD_MEMORY_LIMIT: nonZero(res.memoryMB),
+    NOMAD_MEMORY_MAX_LIMIT: nonZero(res.memoryMaxMB),
+    NOMAD_CPU_LIMIT: nonZero(res.cpu),
     NOMAD_ALLOC_ID: alloc.id,
     NOMAD_SHORT_ALLOC_ID: alloc.id.slice(0, 8),
-    NOMAD_ALLOC_NAME: `${jobName}.${alloc.taskGroup}[${index}]`,
-    NOMAD_ALLOC_INDEX: String(index),
-    NOMAD_JOB_ID: alloc.job.id ?? alloc.jobId,
-    NOMAD_JOB_NAME: jobName,
+    NOMAD_ALLOC_NAME: allocName,
     NOMAD_GROUP_NAME: alloc.taskGroup,
+    NOMAD_ALLOC_INDEX: String(allocIndexFromName(allocName, jobId, alloc.taskGroup)),
     NOMAD_TASK_NAME: task.name,
+    NOMAD_JOB_ID: jobId,
+    NOMAD_JOB_NAME: alloc.job.name ?? jobId,
+    NOMAD_DC: datacenter,
     NOMAD_NAMESPACE: alloc.namespace ?? alloc.job.namespace ?? 'default',
-    NOMAD_DC: input.datacenter,
-    NOMAD_REGION: input.region,
+    NOMAD_REGION: region,
     NOMAD_NODE_ID: input.nodeId,
     NOMAD_NODE_NAME: input.nodeName,
-  };
-  for (const [k, v] of Object.entries(nomad)) if (v !== undefined && v !== '') env[k] = v;
-  for (const [k, v] of Object.entries(task.env ?? {})) env[k] = interpolateEnv(String(v), env);
-  return env;
+  });
+  const lookup = (text: string) => interpolateEnv(text, nodeAttrs, env);
+
+  // Meta after the fixed variables: its keys and values may refer to them.
+  for (const [k, v] of Object.entries(combinedTaskMeta(alloc, task.name))) {
+    const value = String(v);
+    env[lookup(META_PREFIX + k.toUpperCase())] = lookup(value);
+    env[lookup(META_PREFIX + k)] = lookup(value);
+  }
+  if (input.hostEnv) {
+    const deny = new Set(input.envDenylist ?? DEFAULT_ENV_DENYLIST);
+    for (const [k, v] of Object.entries(input.hostEnv)) {
+      // The host never overrides what Nomad set (its own NOMAD_* or meta).
+      if (v !== undefined && !deny.has(k) && !Object.prototype.hasOwnProperty.call(env, k)) env[k] = lookup(v);
+    }
+  }
+  for (const [k, v] of Object.entries(task.env ?? {})) env[k] = lookup(String(v));
+
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) out[k.startsWith(META_PREFIX) ? cleanEnvVar(k) : k] = v;
+  return out;
 }
 
 /**
- * Replaces `${NAME}` and `${env.NAME}` with values from `env`; unknown references stay as written
- * (Nomad leaves what it cannot resolve).
+ * Replaces `${NAME}` and `${env.NAME}` with the first of `sources` that has NAME; unknown
+ * references stay as written (Nomad leaves what it cannot resolve).
  * @example interpolateEnv('${NOMAD_TASK_DIR}/app.conf', env) // '/local/app.conf'
  */
-export function interpolateEnv(text: string, env: Record<string, string>): string {
-  return text.replace(/\$\{(?:env\.)?([A-Za-z_][A-Za-z0-9_.-]*)\}/g, (whole, name: string) =>
-    Object.prototype.hasOwnProperty.call(env, name) ? env[name]! : whole);
+export function interpolateEnv(text: string, ...sources: Record<string, string>[]): string {
+  return text.replace(/\$\{([A-Za-z0-9_.-]+)\}/g, (whole, name: string) => {
+    for (const key of name.startsWith('env.') ? [name, name.slice(4)] : [name]) {
+      for (const src of sources) if (Object.prototype.hasOwnProperty.call(src, key)) return src[key]!;
+    }
+    return whole;
+  });
+}
+
+function nonZero(n: number | undefined): string | undefined {
+  return n ? String(n) : undefined;
+}
+
+function dropEmpty(o: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== '') out[k] = v;
+  return out;
 }

@@ -46,6 +46,10 @@ export interface Runtime {
   dataDir: string;
   clientAllocDir: string;
   nodeId: string;
+  /** Node name, datacenter and region for the task environment (each optional). */
+  nodeName?: string;
+  datacenter?: string;
+  region?: string;
   maxKillTimeoutMs: number;
   migrateTimeoutMs: number;
   store: StateStore;
