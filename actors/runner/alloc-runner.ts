@@ -80,7 +80,7 @@ export class AllocRunnerImpl implements AllocRunner {
     this.#onDestroyed = opts.onDestroyed;
     this.allocDir = new AllocDir(rt.clientAllocDir, alloc.id);
     const group = taskGroupOf(alloc);
-    for (const t of group.tasks) this.allocDir.newTaskDir(t.name);
+    for (const t of group.tasks) this.allocDir.newTaskDir(t.name, { secretsMB: t.resources?.secretsMB });
     this.#internals = {
       allocId: alloc.id,
       allocDir: this.allocDir,

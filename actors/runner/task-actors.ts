@@ -39,7 +39,7 @@ export function taskActors(rt: Runtime) {
     const setupEvents: TaskEvent[] = [];
     try {
       const { r, task, driver } = lookup(input.allocId, input.taskName);
-      const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name);
+      const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name, { secretsMB: task.resources?.secretsMB });
       const chroot = driver.capabilities.fsIsolation === 'chroot';
       await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
       const stats = taskDir.lastChrootStats;
@@ -58,7 +58,7 @@ export function taskActors(rt: Runtime) {
         allocId: input.allocId,
         taskName: task.name,
         task,
-        env: buildTaskEnv({ alloc, task, taskDir, allocDir: r.allocDir, fsIsolation: chroot ? 'chroot' : 'none', nodeId: rt.nodeId, ...(chroot ? {} : { hostEnv: process.env }) }),
+        env: buildTaskEnv({ alloc, task, taskDir, allocDir: r.allocDir, fsIsolation: chroot ? 'chroot' : 'none', nodeId: rt.nodeId, nodeName: rt.nodeName, datacenter: rt.datacenter, region: rt.region, ...(chroot ? {} : { hostEnv: process.env }) }),
         taskDir: { dir: taskDir.dir, localDir: taskDir.localDir, secretsDir: taskDir.secretsDir, privateDir: taskDir.privateDir, tmpDir: taskDir.tmpDir },
         allocDir: { dir: r.allocDir.dir, sharedDir: r.allocDir.sharedDir, logsDir: join(r.allocDir.sharedDir, 'logs') },
         ...(task.user ? { user: task.user } : {}),
