@@ -5,7 +5,7 @@
  * recreated under the task dir: regular files are hard-linked (copied when linking fails, e.g.
  * across filesystems or under `protected_hardlinks`), symlinks are recreated with their target
  * text, devices, sockets and fifos are skipped, and directories are created with the owner and
- * mode of the same path on the host (0777 when the host has no such path). Entries that already
+ * mode of their source directory (0755 for a parent the mapping implies). Entries that already
  * exist are kept, so rebuilding after a restart is cheap: an existing directory is listed once
  * and its present children are skipped without a syscall each.
  *
@@ -147,12 +147,20 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
     return false;
   };
 
-  /** Makes `<taskDir>/<rel>` like the host's `/<rel>`: 'made', 'exists' (lost a race) or 'skip'. */
-  const makeDir = (rel: string, src?: string): 'made' | 'exists' | 'skip' => {
+  /**
+   * Makes `<taskDir>/<rel>` with the mode and owner of its source directory `src` (Nomad's embed
+   * takes them from what it embeds, never from the host's same path: that path may not exist or
+   * be a file, e.g. a dir mapped to `/bin/test` where the host has `/usr/bin/test`). A directory
+   * with no source (a parent the mapping implies) gets 0755, owned by the client.
+   * `checkSkip` refuses a source that is excluded (the client alloc dir): 'made', 'exists' (lost a
+   * race) or 'skip'.
+   */
+  const makeDir = (rel: string, src?: string, checkSkip = false): 'made' | 'exists' | 'skip' => {
     const dest = path.join(taskDir, rel);
-    const host = fs.statSync('/' + rel, { throwIfNoEntry: false });
-    if (host && src === '/' + rel && skipIds.has(`${host.dev}:${host.ino}`)) return 'skip';
-    const mode = host ? host.mode & 0o7777 : 0o777;
+    const from = src === undefined ? undefined : fs.statSync(src, { throwIfNoEntry: false });
+    const source = from?.isDirectory() ? from : undefined;
+    if (source && checkSkip && skipIds.has(`${source.dev}:${source.ino}`)) return 'skip';
+    const mode = source ? source.mode & 0o7777 : 0o755;
     try {
       fs.mkdirSync(dest, { mode });
     } catch (e) {
@@ -160,7 +168,7 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
       throw new Error(`Couldn't create destination directory ${dest}: ${msg(e)}`);
     }
     try {
-      if (host && isRoot && (host.uid !== euid || host.gid !== egid)) fs.chownSync(dest, host.uid, host.gid);
+      if (source && isRoot && (source.uid !== euid || source.gid !== egid)) fs.chownSync(dest, source.uid, source.gid);
       if ((mode & ~umask & 0o1777) !== mode) fs.chmodSync(dest, mode);
     } catch (e) {
       throw new Error(`Couldn't set owner/mode of ${dest}: ${msg(e)}`);
@@ -169,8 +177,11 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
     return 'made';
   };
 
-  /** Makes each missing component of `rel`; refuses to go through anything but a directory. */
-  const ensureChain = (rel: string) => {
+  /**
+   * Makes each missing component of `rel`, the last one from `leafSrc`; refuses to go through
+   * anything but a directory.
+   */
+  const ensureChain = (rel: string, leafSrc?: string) => {
     if (rel === '' || rel === '.') return;
     const parts = rel.split('/');
     for (let i = 1; i <= parts.length; i++) {
@@ -178,7 +189,7 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
       const l = fs.lstatSync(path.join(taskDir, r), { throwIfNoEntry: false });
       if (l?.isDirectory()) continue;
       if (l) throw new Error(`Couldn't create destination directory ${path.join(taskDir, r)}: exists and is not a directory`);
-      makeDir(r);
+      makeDir(r, i === parts.length ? leafSrc : undefined);
     }
   };
 
@@ -291,14 +302,14 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
     }
     const parent = path.posix.dirname(rel) === '.' ? '' : path.posix.dirname(rel);
     if (rel !== '' && fs.lstatSync(src).isSymbolicLink() && linkEmbeddedElsewhere(src, rel)) {
-      ensureChain(parent);
+      ensureChain(parent, path.dirname(src));
       copySymlink(src, path.join(taskDir, rel));
     } else if (st.isDirectory()) {
-      ensureChain(rel);
+      ensureChain(rel, real);
       const p = prevRoot(real, rel);
       enqueue(real, rel, p >= 0 ? 'recorded' : 'unknown', p);
     } else if (st.isFile()) {
-      ensureChain(parent);
+      ensureChain(parent, path.dirname(src));
       linkOrCopy(real, path.join(taskDir, rel));
     } else {
       stats.skipped++;
@@ -333,7 +344,7 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
       } else state = 'exists';
     }
     if (state === 'new') {
-      const made = makeDir(rel, src);
+      const made = makeDir(rel, src, true);
       if (made === 'skip') {
         stats.skipped++;
         continue;

@@ -41,6 +41,25 @@ describe('chroot embedding', () => {
     expect(stats.ms).to.be.a('number');
   });
 
+  it('takes directory modes and owners from the source, never from the host\'s same path', async () => {
+    // The host has /bin/test as a file (or nothing): the old walk stat'ed '/bin/test/subdir' and
+    // failed with ENOTDIR. Mapping a dir there must work, with the source's modes.
+    const src = await tmp.make('berth-src-');
+    await chmod(src, 0o750);
+    await mkdir(path.join(src, 'subdir'), { mode: 0o700 });
+    await chmod(path.join(src, 'subdir'), 0o705);
+    await writeFile(path.join(src, 'subdir', 'f'), 'x');
+    const task = await tmp.make('berth-task-');
+    const usr = await tmp.make('berth-usr-'); // mapped onto /usr, whose host mode is 0755
+    await chmod(usr, 0o711);
+    await embed(task, { [src]: '/bin/test', [usr]: '/usr' }, { skip: [] });
+    expect(await readFile(path.join(task, 'bin', 'test', 'subdir', 'f'), 'utf8')).to.equal('x');
+    expect((await stat(path.join(task, 'bin', 'test'))).mode & 0o7777).to.equal(0o750);
+    expect((await stat(path.join(task, 'bin', 'test', 'subdir'))).mode & 0o7777).to.equal(0o705);
+    expect((await stat(path.join(task, 'bin'))).mode & 0o7777).to.equal(0o755); // implied parent
+    expect((await stat(path.join(task, 'usr'))).mode & 0o7777).to.equal(0o711);
+  });
+
   it('copies when linking fails (source on another filesystem), keeping owner and mode', async function () {
     let shm: string;
     try {
@@ -114,18 +133,17 @@ describe('chroot embedding', () => {
     expect(await readFile(path.join(task, 'opt', 'lib', 'deep', 'deeper', 'libx.so'), 'utf8')).to.equal('lib');
   });
 
-  it('creates directories with the owner and mode of the same path on the host (0777 when absent)', async () => {
+  it('creates directories with the owner and mode of their source directory', async () => {
     const src = await tmp.make('berth-src-');
     await mkdir(path.join(src, 'etc'));
-    await mkdir(path.join(src, 'no-such-host-dir-xyz'));
+    await chmod(path.join(src, 'etc'), 0o751);
+    if (process.geteuid?.() === 0) execFileSync('chown', ['65534:65534', path.join(src, 'etc')]);
     await writeFile(path.join(src, 'etc', 'x'), '');
     const task = await tmp.make('berth-task-');
     await embed(task, { [src]: '/' }, { skip: [] });
-    const hostEtc = await stat('/etc');
     const etc = await stat(path.join(task, 'etc'));
-    expect(etc.mode & 0o7777).to.equal(hostEtc.mode & 0o7777);
-    expect([etc.uid, etc.gid]).to.deep.equal(process.geteuid?.() === 0 ? [hostEtc.uid, hostEtc.gid] : [etc.uid, etc.gid]);
-    expect((await stat(path.join(task, 'no-such-host-dir-xyz'))).mode & 0o7777).to.equal(0o777);
+    expect(etc.mode & 0o7777).to.equal(0o751); // not the host's /etc (0755)
+    if (process.geteuid?.() === 0) expect([etc.uid, etc.gid]).to.deep.equal([65534, 65534]);
   });
 
   it('recreates a top-level symlink whose target another entry embeds, follows it otherwise', async () => {
