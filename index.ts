@@ -18,6 +18,10 @@ export type { BusMessage, BusMessageMap, BusMessageType } from './bus/messages.t
 
 // 3. Allocation and task directories
 export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv } from './actors/allocdir/index.ts';
+export {
+  createAllocFS, AllocFSError, AllocPathEscapeError, SecretFileReadError, PrivateFileReadError, AllocFileNotFoundError, AllocFSArgumentError,
+  type AllocFS, type AllocFileInfo, type AllocFSStreamOptions,
+} from './actors/allocfs/index.ts';
 export { createSnapshotServer } from './actors/migrate/snapshot-server.ts';
 
 // 4. Watchers

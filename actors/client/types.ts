@@ -8,6 +8,7 @@ import type { Bus } from '../../bus/bus.ts';
 import type { AllocState } from '../../machines/alloc-state.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
+import type { AllocFS } from '../allocfs/index.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
@@ -105,6 +106,8 @@ export interface AllocRunner extends PrevAllocSource {
   restartTask(task: string, reason?: string): Promise<void>;
   /** Restarts every task, dead ones too, from the first lifecycle stage. */
   restartAll(reason?: string): Promise<void>;
+  /** Read access to the alloc dir (`nomad alloc fs`): list, stat, readAt, stream; never secrets/. */
+  readonly fs: AllocFS;
   /** A task's log stream across rotated files. */
   logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
 }

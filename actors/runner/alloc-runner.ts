@@ -17,6 +17,7 @@ import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNo
 import { isServerTerminal, taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/index.ts';
+import { createAllocFS, type AllocFS } from '../allocfs/index.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
@@ -70,6 +71,7 @@ export class AllocRunnerImpl implements AllocRunner {
   #draining = false;
   #destroyed: Promise<void> | undefined;
   #stopped = false;
+  #fs: AllocFS | undefined;
 
   constructor(opts: AllocRunnerOptions) {
     const { rt, alloc } = opts;
@@ -184,6 +186,11 @@ export class AllocRunnerImpl implements AllocRunner {
     const s = this.#actor.getSnapshot();
     if (s.context.version !== this.#viewVersion) return this.#computeView(s);
     return this.#view;
+  }
+
+  /** Read access to this alloc's directory, as `nomad alloc fs` has it. */
+  get fs(): AllocFS {
+    return (this.#fs ??= createAllocFS(this.allocDir));
   }
 
   /** A new listener on this runner's broadcaster. */

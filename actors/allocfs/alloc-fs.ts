@@ -1,0 +1,274 @@
+/**
+ * The alloc filesystem API: what `nomad alloc fs` reads (Nomad's `AllocDirFS`), over one alloc
+ * dir. Paths are relative to the alloc dir; a leading `/` is the alloc dir itself.
+ *
+ * ```
+ *  path ─► lexical check (..) ─► realpath inside the alloc dir? ─► secrets/private? (reads only)
+ *       ─► open ─► the open fd's real path checked again (a symlink swapped meanwhile)
+ * ```
+ * Where berth is stricter than Nomad, on purpose: containment compares whole path components
+ * (Nomad's prefix check lets `/a/b10` pass as inside `/a/b1`), and the secrets/private refusal
+ * looks at the resolved path too, so a symlink in `local/` pointing at `../secrets/token` is
+ * refused as well. As in Nomad, `list` and `stat` of `secrets/` are allowed; reading is not.
+ * @module
+ */
+import fs from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { AllocDir } from '../allocdir/alloc-dir.ts';
+import { isNotFound, isWithin, pathEscapesAllocViaRelative } from '../allocdir/escape.ts';
+import {
+  AllocFileNotFoundError, AllocFSArgumentError, AllocFSError, AllocPathEscapeError, PrivateFileReadError, SecretFileReadError,
+} from './errors.ts';
+import { goFileMode } from './file-mode.ts';
+
+/** One entry, as Nomad's `AllocFileInfo` (`modTime` in ms since the epoch). */
+export interface AllocFileInfo {
+  name: string;
+  isDir: boolean;
+  size: number;
+  /** Go's `FileMode.String()`, e.g. `-rw-r--r--`, `drwxrwxrwx`. */
+  fileMode: string;
+  modTime: number;
+}
+
+/** Options of {@link AllocFS.stream}. */
+export interface AllocFSStreamOptions {
+  /** Keep reading as the file grows (waits for it to appear first), until `signal` aborts. */
+  follow?: boolean;
+  /** Byte offset to start at. Default 0. */
+  offset?: number;
+  /** Ends the iteration quietly and releases the fd and watcher. */
+  signal?: AbortSignal;
+}
+
+/** Read access to one alloc dir (CONTRACT: `runner.fs`). */
+export interface AllocFS {
+  /** The entries of a directory, sorted by name; symlinks are reported as such (`L...`). */
+  list(path: string): Promise<AllocFileInfo[]>;
+  /** One entry, following symlinks (inside the alloc dir only). */
+  stat(path: string): Promise<AllocFileInfo>;
+  /** Up to `limit` bytes from `offset` (fewer at the end of the file). */
+  readAt(path: string, offset: number, limit: number): Promise<Buffer>;
+  /** The file from `offset`; with `follow`, what is appended after, until `signal` aborts. */
+  stream(path: string, opts?: AllocFSStreamOptions): AsyncIterable<Buffer>;
+}
+
+/** Largest chunk {@link AllocFS.stream} yields. */
+const CHUNK = 64 * 1024;
+
+/**
+ * Creates the alloc fs of `allocDir`. Nothing is opened until a call; every call resolves the
+ * alloc dir's real path afresh (it may be moved or rebuilt).
+ * @example
+ * const fs = createAllocFS(runner.allocDir);
+ * await fs.list('alloc/logs');
+ * for await (const chunk of fs.stream('alloc/logs/web.stdout.0', { follow: true, signal })) ...
+ */
+export function createAllocFS(allocDir: AllocDir): AllocFS {
+  /** Resolves `p` inside the alloc dir: `real` is undefined when nothing is there yet. */
+  const resolve = async (p: string) => {
+    if (typeof p !== 'string') throw new AllocFSArgumentError('path must be a string');
+    if (pathEscapesAllocViaRelative('', p)) throw new AllocPathEscapeError();
+    const base = await realpathOr(allocDir.dir);
+    if (base === undefined) throw new AllocFileNotFoundError(p);
+    const full = path.join(base, path.posix.normalize('/' + p));
+    const real = await realpathOr(full);
+    if (real !== undefined && !isWithin(base, real)) throw new AllocPathEscapeError();
+    return { base, full, real };
+  };
+
+  /** Refuses a task's secrets/ or private/, by the path as written and as resolved. */
+  const refuseSecrets = (given: string, base: string, ...candidates: Array<string | undefined>) => {
+    for (const td of allocDir.tasks()) {
+      const rel = path.relative(allocDir.dir, td.dir);
+      const secrets = path.join(base, rel, 'secrets').toLowerCase();
+      const priv = path.join(base, rel, 'private').toLowerCase();
+      for (const c of candidates) {
+        if (c === undefined) continue;
+        if (isWithin(secrets, c.toLowerCase())) throw new SecretFileReadError(given);
+        if (isWithin(priv, c.toLowerCase())) throw new PrivateFileReadError(given);
+      }
+    }
+  };
+
+  /** Opens a regular file for reading, checked again through the fd's own path. */
+  const openChecked = async (given: string): Promise<FileHandle> => {
+    const { base, full, real } = await resolve(given);
+    refuseSecrets(given, base, full, real);
+    if (real === undefined) throw new AllocFileNotFoundError(given);
+    let fh: FileHandle;
+    try {
+      fh = await fs.promises.open(real, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    } catch (err) {
+      throw wrap(err, given);
+    }
+    try {
+      const opened = await fdPath(fh.fd);
+      if (opened !== undefined) {
+        if (!isWithin(base, opened)) throw new AllocPathEscapeError();
+        refuseSecrets(given, base, opened);
+      }
+      const st = await fh.stat();
+      if (st.isDirectory()) throw new AllocFSError(`${given} is a directory`, 'EISDIR');
+      return fh;
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  };
+
+  return {
+    async list(p) {
+      const { real } = await resolve(p);
+      if (real === undefined) throw new AllocFileNotFoundError(p);
+      let names: string[];
+      try {
+        names = (await fs.promises.readdir(real)).sort();
+      } catch (err) {
+        throw wrap(err, p);
+      }
+      const out: AllocFileInfo[] = [];
+      for (const name of names) {
+        const st = await fs.promises.lstat(path.join(real, name)).catch((err) => {
+          if (isNotFound(err)) return undefined; // removed while listing
+          throw wrap(err, p);
+        });
+        if (st) out.push(info(name, st));
+      }
+      return out;
+    },
+
+    async stat(p) {
+      const { real, full } = await resolve(p);
+      if (real === undefined) throw new AllocFileNotFoundError(p);
+      try {
+        return info(path.basename(full), await fs.promises.stat(real));
+      } catch (err) {
+        throw wrap(err, p);
+      }
+    },
+
+    async readAt(p, offset, limit) {
+      checkCount('offset', offset);
+      checkCount('limit', limit);
+      const fh = await openChecked(p);
+      try {
+        const buf = Buffer.alloc(limit);
+        let got = 0;
+        while (got < limit) {
+          const { bytesRead } = await fh.read(buf, got, limit - got, offset + got);
+          if (bytesRead === 0) break;
+          got += bytesRead;
+        }
+        return got === limit ? buf : buf.subarray(0, got);
+      } finally {
+        await fh.close();
+      }
+    },
+
+    stream(p, opts = {}) {
+      return streamFile(p, opts);
+    },
+  };
+
+  async function* streamFile(p: string, opts: AllocFSStreamOptions): AsyncGenerator<Buffer, void, undefined> {
+    const { follow = false, signal } = opts;
+    let pos = opts.offset ?? 0;
+    checkCount('offset', pos);
+    if (signal?.aborted) return;
+    let wake: (() => void) | undefined;
+    let dirty = false;
+    const poke = () => {
+      dirty = true;
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    const sleep = () => (dirty || signal?.aborted ? Promise.resolve() : new Promise<void>((r) => (wake = r)));
+    signal?.addEventListener('abort', poke);
+    let watcher: fs.FSWatcher | undefined;
+    let fh: FileHandle | undefined;
+    try {
+      // With follow, a missing file is waited for (Nomad blocks until it exists), by watching
+      // its directory; without follow it is an error.
+      for (;;) {
+        const { real, full } = await resolve(p);
+        if (real !== undefined || !follow) break;
+        if (!watcher) {
+          const dir = await realpathOr(path.dirname(full));
+          if (dir === undefined) throw new AllocFileNotFoundError(p);
+          watcher = fs.watch(dir, { persistent: false }, poke);
+          watcher.on('error', poke);
+          continue; // look again: it may have appeared before the watch began
+        }
+        dirty = false;
+        await sleep();
+        if (signal?.aborted) return;
+      }
+      watcher?.close();
+      watcher = undefined;
+      fh = await openChecked(p);
+      if (follow) {
+        watcher = fs.watch(await fdPath(fh.fd) ?? (await resolve(p)).real!, { persistent: false }, poke);
+        watcher.on('error', poke);
+      }
+      const buf = Buffer.allocUnsafe(CHUNK);
+      while (!signal?.aborted) {
+        dirty = false;
+        const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
+        if (bytesRead > 0) {
+          pos += bytesRead;
+          yield Buffer.from(buf.subarray(0, bytesRead));
+          continue;
+        }
+        if (!follow) return;
+        const st = await fh.stat();
+        if (st.nlink === 0) return; // deleted: nothing more will come (Nomad: "file deleted")
+        if (st.size < pos) {
+          pos = 0; // truncated: start over from the new beginning (Nomad: "file truncated")
+          continue;
+        }
+        await sleep();
+      }
+    } finally {
+      signal?.removeEventListener('abort', poke);
+      watcher?.close();
+      await fh?.close();
+    }
+  }
+}
+
+function info(name: string, st: fs.Stats): AllocFileInfo {
+  return { name, isDir: st.isDirectory(), size: st.size, fileMode: goFileMode(st), modTime: st.mtimeMs };
+}
+
+function checkCount(what: string, n: number) {
+  if (!Number.isSafeInteger(n) || n < 0) throw new AllocFSArgumentError(`${what} must be a non-negative integer, got ${String(n)}`);
+}
+
+async function realpathOr(p: string): Promise<string | undefined> {
+  try {
+    return await fs.promises.realpath(p);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** The path an open fd refers to (Linux `/proc/self/fd`); undefined where that is not available. */
+async function fdPath(fd: number): Promise<string | undefined> {
+  try {
+    return await fs.promises.readlink(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+function wrap(err: unknown, given: string): Error {
+  if (err instanceof AllocFSError) return err;
+  if (isNotFound(err)) return new AllocFileNotFoundError(given, (err as NodeJS.ErrnoException).code);
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'ELOOP') return new AllocPathEscapeError(); // O_NOFOLLOW met a symlink swapped in
+  return new AllocFSError(`${given}: ${e?.message ?? String(err)}`, e?.code, { cause: err });
+}

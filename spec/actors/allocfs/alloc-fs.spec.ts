@@ -1,0 +1,177 @@
+import { expect } from 'chai';
+import { appendFile, chmod, mkdir, rm, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { AllocDir } from '../../../actors/allocdir/index.ts';
+import {
+  AllocFileNotFoundError, AllocFSArgumentError, AllocFSError, AllocPathEscapeError, PrivateFileReadError, SecretFileReadError, createAllocFS, goFileMode, type AllocFS,
+} from '../../../actors/allocfs/index.ts';
+import { tempDirs } from '../allocdir/helpers.ts';
+import { lstatSync, statSync } from 'node:fs';
+
+/** Collects a stream's chunks until `until(text)` holds, then aborts it. */
+async function readUntil(it: AsyncIterable<Buffer>, ctl: AbortController, until: (s: string) => boolean): Promise<string> {
+  let text = '';
+  for await (const chunk of it) {
+    text += chunk.toString();
+    if (until(text)) ctl.abort();
+  }
+  return text;
+}
+
+describe('alloc fs (runner.fs)', () => {
+  const tmp = tempDirs();
+  let ad: AllocDir;
+  let afs: AllocFS;
+  let outside: string;
+  beforeEach(async () => {
+    ad = new AllocDir(await tmp.make('berth-fs-'), '5e9b6a34-1c2d-4e3f-8a9b-0c1d2e3f4a5b');
+    await ad.build();
+    await ad.newTaskDir('web').build();
+    afs = createAllocFS(ad);
+    outside = await tmp.make('berth-outside-');
+    await writeFile(path.join(outside, 'passwd'), 'root:x:0:0');
+    await writeFile(path.join(ad.dir, 'web', 'secrets', 'token'), 's3cret');
+    await writeFile(path.join(ad.dir, 'web', 'private', 'key'), 'k');
+    await writeFile(path.join(ad.dir, 'web', 'local', 'app.conf'), 'port=80\n');
+  });
+  afterEach(async () => {
+    await ad.destroy();
+  });
+  after(() => tmp.cleanup());
+
+  it('lists a directory sorted by name, with Go file modes; "/" is the alloc dir', async () => {
+    const root = await afs.list('/');
+    expect(root.map((e) => e.name)).to.deep.equal(['alloc', 'web']);
+    expect(root.every((e) => e.isDir)).to.equal(true);
+    const web = await afs.list('web');
+    expect(web.map((e) => e.name)).to.deep.equal(['local', 'private', 'secrets', 'tmp']);
+    expect(web.find((e) => e.name === 'tmp')!.fileMode).to.equal('dtrwxrwxrwx');
+    expect(web.find((e) => e.name === 'local')!.fileMode).to.equal('drwxrwxrwx');
+    const local = await afs.list('web/local');
+    expect(local).to.have.length(1);
+    expect(local[0]).to.include({ name: 'app.conf', isDir: false, size: 8 });
+    expect(local[0]!.modTime).to.be.closeTo(Date.now(), 60_000);
+    expect((await afs.list('web/secrets')).map((e) => e.name)).to.include('token'); // listing is allowed, as in Nomad
+  });
+
+  it('stat follows a symlink that stays inside; list shows it as a link', async () => {
+    await symlink('../local/app.conf', path.join(ad.dir, 'web', 'tmp', 'conf'));
+    const st = await afs.stat('web/tmp/conf');
+    expect(st).to.include({ name: 'conf', isDir: false, size: 8, fileMode: goFileMode(statSync(path.join(ad.dir, 'web/local/app.conf'))) });
+    const listed = (await afs.list('web/tmp')).find((e) => e.name === 'conf')!;
+    expect(listed.fileMode.startsWith('L')).to.equal(true);
+    expect((await afs.stat('/')).name).to.equal(ad.allocId);
+  });
+
+  it('readAt reads a window; past the end gives fewer bytes', async () => {
+    expect((await afs.readAt('web/local/app.conf', 5, 2)).toString()).to.equal('80');
+    expect((await afs.readAt('web/local/app.conf', 5, 100)).toString()).to.equal('80\n');
+    expect((await afs.readAt('web/local/app.conf', 100, 10)).length).to.equal(0);
+    expect((await afs.readAt('web/local/app.conf', 0, 0)).length).to.equal(0);
+  });
+
+  it('refuses paths that escape through .., and absolute paths stay inside', async () => {
+    for (const p of ['..', '../x', 'web/../../x', '/../../etc/passwd']) {
+      await rejects(afs.list(p), AllocPathEscapeError, 'Path escapes the alloc directory');
+      await rejects(afs.readAt(p, 0, 10), AllocPathEscapeError);
+    }
+    await rejects(afs.readAt('/etc/passwd', 0, 10), AllocFileNotFoundError); // joined, not honoured
+  });
+
+  it('refuses symlinks out of the alloc dir, for every call', async () => {
+    await symlink(path.join(outside, 'passwd'), path.join(ad.dir, 'web', 'local', 'evil'));
+    await symlink(outside, path.join(ad.dir, 'alloc', 'data', 'out'));
+    await rejects(afs.readAt('web/local/evil', 0, 10), AllocPathEscapeError);
+    await rejects(afs.stat('web/local/evil'), AllocPathEscapeError);
+    await rejects(afs.list('alloc/data/out'), AllocPathEscapeError);
+    await rejects(collect(afs.stream('alloc/data/out/passwd')), AllocPathEscapeError);
+  });
+
+  it('refuses to read secrets/ and private/ with Nomad\'s messages, also through a symlink', async () => {
+    await rejects(afs.readAt('web/secrets/token', 0, 10), SecretFileReadError, 'Reading secret file prohibited: web/secrets/token');
+    await rejects(afs.readAt('/web/private/key', 0, 10), PrivateFileReadError, 'Reading private file prohibited: /web/private/key');
+    await rejects(collect(afs.stream('web/secrets/token')), SecretFileReadError);
+    await symlink('../secrets/token', path.join(ad.dir, 'web', 'local', 'peek'));
+    await rejects(afs.readAt('web/local/peek', 0, 10), SecretFileReadError, 'web/local/peek');
+    expect((await afs.stat('web/secrets/token')).size).to.equal(6); // stat is allowed, as in Nomad
+  });
+
+  it('reports a missing path and bad arguments with named errors', async () => {
+    await rejects(afs.stat('web/nope'), AllocFileNotFoundError);
+    await rejects(afs.list('web/local/app.conf/x'), AllocFileNotFoundError);
+    await rejects(afs.readAt('web/local/app.conf', -1, 1), AllocFSArgumentError);
+    await rejects(afs.readAt('web/local/app.conf', 0, 1.5), AllocFSArgumentError);
+    await rejects(afs.readAt('web', 0, 1), AllocFSError, /is a directory/);
+  });
+
+  it('streams from an offset and ends at the end without follow', async () => {
+    expect(await collect(afs.stream('web/local/app.conf', { offset: 5 }))).to.equal('80\n');
+  });
+
+  it('follows appends and a truncation until aborted, releasing the watcher', async () => {
+    const file = path.join(ad.dir, 'alloc', 'logs', 'web.stdout.0');
+    await writeFile(file, 'one\n');
+    const ctl = new AbortController();
+    const seen: string[] = [];
+    const text = readUntil(afs.stream('alloc/logs/web.stdout.0', { follow: true, signal: ctl.signal }), ctl, (s) => {
+      seen.push(s);
+      if (s === 'one\n') void appendFile(file, 'two\n');
+      if (s === 'one\ntwo\n') void truncate(file, 0).then(() => appendFile(file, 'three\n'));
+      return s.endsWith('three\n');
+    });
+    expect(await text).to.equal('one\ntwo\nthree\n');
+  });
+
+  it('with follow waits for a file to appear; a deleted file ends the stream', async () => {
+    const file = path.join(ad.dir, 'alloc', 'data', 'later.txt');
+    const ctl = new AbortController();
+    const got = collect(afs.stream('alloc/data/later.txt', { follow: true, signal: ctl.signal }), (s) => {
+      if (s === 'hello') void rm(file);
+    });
+    await new Promise((r) => setImmediate(r));
+    await writeFile(file, 'hello');
+    expect(await got).to.equal('hello');
+    await rejects(collect(afs.stream('alloc/data/never.txt')), AllocFileNotFoundError);
+  });
+
+  it('an aborted signal ends the stream at once', async () => {
+    const ctl = new AbortController();
+    ctl.abort();
+    expect(await collect(afs.stream('web/local/app.conf', { follow: true, signal: ctl.signal }))).to.equal('');
+  });
+
+  it('goFileMode renders the special bits as Go does', async () => {
+    const f = path.join(ad.dir, 'alloc', 'data', 'suid');
+    await writeFile(f, '');
+    await chmod(f, 0o4755);
+    expect(goFileMode(lstatSync(f))).to.equal('urwxr-xr-x');
+    await utimes(f, 0, 0);
+    expect((await afs.stat('alloc/data/suid')).modTime).to.equal(0);
+    await mkdir(path.join(ad.dir, 'alloc', 'data', 'g'), { mode: 0o700 });
+    await chmod(path.join(ad.dir, 'alloc', 'data', 'g'), 0o2750);
+    expect((await afs.stat('alloc/data/g')).fileMode).to.equal('dgrwxr-x---');
+  });
+});
+
+/** Asserts that `p` rejects with an instance of `cls` whose message includes `text`. */
+async function rejects(p: Promise<unknown>, cls: abstract new (...a: never[]) => Error, text?: string | RegExp): Promise<void> {
+  let err: unknown;
+  try {
+    await p;
+  } catch (e) {
+    err = e;
+  }
+  if (err === undefined) throw new Error(`expected a rejection with ${cls.name}`);
+  expect(err).to.be.instanceOf(cls);
+  if (typeof text === 'string') expect((err as Error).message).to.include(text);
+  else if (text) expect((err as Error).message).to.match(text);
+}
+
+async function collect(it: AsyncIterable<Buffer>, onChunk?: (text: string) => void): Promise<string> {
+  let text = '';
+  for await (const c of it) {
+    text += c.toString();
+    onChunk?.(text);
+  }
+  return text;
+}
