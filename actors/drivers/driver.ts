@@ -58,6 +58,29 @@ export interface ExitResult {
   /** An error text the driver attaches to the exit ("Exit Message"). */
   err?: string;
   oomKilled?: boolean;
+  /**
+   * The driver itself went away while the task ran (Nomad's "plugin is shut down"): the task may
+   * still be alive. berth then calls `recover(handle)` and waits again instead of reporting an exit.
+   */
+  pluginShutdown?: boolean;
+}
+
+/** Options of {@link Driver.exec}. */
+export interface ExecOptions {
+  /** Input for the command. */
+  stdin?: string | Buffer;
+  tty?: boolean;
+  /** Ends the command early. */
+  signal?: AbortSignal;
+}
+
+/** What {@link Driver.exec} ran and how it ended. */
+export interface ExecResult {
+  stdout: Buffer;
+  stderr: Buffer;
+  exitCode: number;
+  signal: number;
+  err?: string;
 }
 
 /** What a driver can do. */
@@ -65,6 +88,8 @@ export interface DriverCapabilities {
   /** 'chroot': berth builds the task dir as a chroot from `chrootEnv` before `start`. */
   fsIsolation: 'none' | 'chroot';
   sendSignals: boolean;
+  /** The driver implements {@link Driver.exec}. */
+  exec?: boolean;
 }
 
 /** A task driver. Every method may be called concurrently for different tasks. */
@@ -92,4 +117,6 @@ export interface Driver {
   destroy(handle: TaskHandle, force: boolean): Promise<void>;
   /** Reattaches to a task started by an earlier client (possibly another process). Throws if gone. */
   recover(handle: TaskHandle): Promise<void>;
+  /** Runs a command inside a running task (Nomad's exec), collecting its output. Optional. */
+  exec?(handle: TaskHandle, command: string[], opts?: ExecOptions): Promise<ExecResult>;
 }

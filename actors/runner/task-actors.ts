@@ -11,7 +11,7 @@ import { BerthError, DriverConfigError, DriverStartError } from '../../model/err
 import type { TaskEvent } from '../../model/types.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
-import type { ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
+import type { Driver, ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
 import { buildTaskEnv } from '../drivers/env.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -22,6 +22,23 @@ const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** Directory for a task's driver state: `<dataDir>/client/tasks/<allocId>/<task>`. */
 export const taskStateDir = (rt: Runtime, allocId: string, task: string) => join(rt.dataDir, 'client', 'tasks', allocId, task);
+
+/**
+ * Waits for the task's exit. When the driver reports that it went away under the task (a plugin
+ * shutdown), it is asked to recover the task and the wait goes on, as Nomad's task runner does;
+ * a failed recovery ends the wait with that result (no exit reported by the task itself).
+ */
+export async function waitExit(driver: Driver, handle: TaskHandle, signal: AbortSignal): Promise<ExitResult> {
+  for (;;) {
+    const result = await driver.wait(handle, signal);
+    if (!result.pluginShutdown || signal.aborted) return result;
+    try {
+      await driver.recover(handle);
+    } catch (e) {
+      return { exitCode: result.exitCode, signal: result.signal, err: `${result.err ?? 'plugin is shut down'}; failed to recover task: ${msg(e)}` };
+    }
+  }
+}
 
 /** Builds the three task actors for a runtime. */
 export function taskActors(rt: Runtime) {
@@ -105,7 +122,7 @@ export function taskActors(rt: Runtime) {
     const driver = rt.drivers[input.handle.driver];
     let result: ExitResult;
     try {
-      result = await driver!.wait(input.handle, signal);
+      result = await waitExit(driver!, input.handle, signal);
     } catch (e) {
       if (signal.aborted) throw e; // leaving `running` (kill, shutdown): the task stays as it is
       result = { exitCode: -1, signal: 0, err: `failed to wait for task: ${msg(e)}` };
@@ -127,7 +144,7 @@ export function taskActors(rt: Runtime) {
     }
     let result: ExitResult;
     try {
-      result = await driver.wait(input.handle, signal);
+      result = await waitExit(driver, input.handle, signal);
     } catch (e) {
       if (signal.aborted) throw e;
       result = { exitCode: -1, signal: 0, err: msg(e) };

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, mkdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMockDriver, parseMockConfig } from '../../../actors/drivers/mock.ts';
@@ -93,15 +93,91 @@ describe('mock_driver', () => {
     await p;
   });
 
-  it('stdout_string with stdout_repeat and stdout_repeat_duration writes the task log', async () => {
+  it('stdout_string with stdout_repeat and stdout_repeat_duration writes the task log; the exit waits for the output', async () => {
     const clock = manualClock();
     const d = createMockDriver({ clock });
-    await d.start(cfg({ run_for: '1h', stdout_string: 'hi\n', stdout_repeat: 2, stdout_repeat_duration: '1s' }), never());
+    const h = await d.start(cfg({ run_for: '0s', stdout_string: 'hi\n', stdout_repeat: 2, stdout_repeat_duration: '1s' }), never());
+    let exited = false;
+    const p = d.wait(h, never()).then(() => (exited = true));
+    clock.advance(0);
     clock.advance(1000);
+    await new Promise((r) => setImmediate(r));
+    expect(exited).to.equal(false); // run_for is over, one repeat is still to come (Nomad waits for it)
     clock.advance(1000);
-    clock.advance(1000);
-    await new Promise((r) => setTimeout(r, 20)); // appends are real file I/O
+    await p;
     expect(readFileSync(join(dir, 'alloc', 'logs', 'web.stdout.0'), 'utf8')).to.equal('hi\nhi\nhi\n');
+  });
+
+  it('rotates its logs as the real drivers do: files of task.logs size, only the newest maxFiles kept', async () => {
+    const clock = manualClock();
+    const d = createMockDriver({ clock });
+    const c = { ...cfg({ run_for: '0s', stdout_string: 'abcdef\n', stdout_repeat: 5, stdout_repeat_duration: '1s' }), logs: { maxFiles: 2, maxFileSizeMB: 10 / (1024 * 1024) } };
+    const h = await d.start(c, never());
+    const p = d.wait(h, never());
+    for (let i = 0; i < 6; i++) clock.advance(1000);
+    await p;
+    const logs = join(dir, 'alloc', 'logs');
+    const files = readdirSync(logs).filter((f) => f.startsWith('web.stdout.')).sort((x, y) => Number(x.split('.')[2]) - Number(y.split('.')[2]));
+    expect(files).to.deep.equal(['web.stdout.3', 'web.stdout.4']); // 42 bytes in 10-byte files: 0..4, two kept
+    expect(files.map((f) => readFileSync(join(logs, f), 'utf8')).join('')).to.equal('abcdef\n'.repeat(6).slice(30));
+    for (const f of files) expect(statSync(join(logs, f)).size).to.be.at.most(10);
+  });
+
+  it('plugin_exit_after: the wait reports a plugin shutdown; recover picks the task up with what is left of run_for', async () => {
+    const clock = manualClock();
+    const d = createMockDriver({ clock });
+    const h = await d.start(cfg({ run_for: '7s', plugin_exit_after: '3s', exit_code: 2 }), never());
+    const first = d.wait(h, never());
+    clock.advance(3000);
+    expect(await first).to.deep.equal({ exitCode: 0, signal: 0, err: 'plugin is shut down', pluginShutdown: true });
+    expect(d.running()).to.equal(0);
+    await d.recover(h);
+    expect(d.running()).to.equal(1);
+    let result: unknown;
+    const second = d.wait(h, never()).then((r) => (result = r));
+    clock.advance(2999); // the plugin exits again 3 s after the recovery...
+    await new Promise((r) => setImmediate(r));
+    expect(result).to.equal(undefined);
+    clock.advance(1);
+    await second;
+    expect(result).to.deep.include({ pluginShutdown: true });
+    await d.recover(h);
+    const third = d.wait(h, never());
+    clock.advance(1000); // ...and run_for (7 s from the first start) ends at 7 s, before the next
+    expect(await third).to.deep.equal({ exitCode: 2, signal: 0 });
+    await d.destroy(h, false);
+    expect(clock.pending()).to.equal(0);
+  });
+
+  it('exec runs exec_command (output, exit code, run_for on the clock), showinput echoes, an abort ends it', async () => {
+    const clock = manualClock();
+    const d = createMockDriver({ clock });
+    const h = await d.start(cfg({ run_for: '1h', exec_command: { run_for: '2s', stdout_string: 'out', stderr_string: 'err', exit_code: 3 } }), never());
+    let res: Awaited<ReturnType<NonNullable<typeof d.exec>>> | undefined;
+    const p = d.exec!(h, ['/bin/anything']).then((r) => (res = r));
+    clock.advance(1999);
+    await new Promise((r) => setImmediate(r));
+    expect(res).to.equal(undefined);
+    clock.advance(1);
+    await p;
+    expect(res!.stdout.toString()).to.equal('out');
+    expect(res!.stderr.toString()).to.equal('err');
+    expect(res!.exitCode).to.equal(3);
+    const echo = d.exec!(h, ['showinput'], { stdin: 'typed', tty: true });
+    clock.advance(1);
+    expect((await echo).stdout.toString()).to.equal('TTY: true\nStdin:\ntyped\n');
+    const ctl = new AbortController();
+    const aborted = d.exec!(h, ['x'], { signal: ctl.signal });
+    ctl.abort();
+    expect((await aborted).exitCode).to.equal(3);
+    const plain = await d.start({ ...cfg({ run_for: '1h' }), id: 'a/web/2' }, never());
+    let err: unknown;
+    await d.exec!(plain, ['x']).catch((e) => (err = e));
+    expect((err as Error).message).to.equal('no exec command is configured');
+    expect(() => parseMockConfig({ exec_command: 'nope' })).to.throw(DriverConfigError, /exec_command/);
+    expect(() => parseMockConfig({ exec_command: [{ run_for: '10' }] })).to.throw(DriverConfigError, /missing unit/);
+    await d.destroy(h, true);
+    await d.destroy(plain, true);
   });
 
   it('refuses to destroy a running task without force; recover shortens run_for', async () => {
