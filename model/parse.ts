@@ -5,7 +5,7 @@
  * @module
  */
 import { InvalidAllocationError } from './errors.ts';
-import type { Allocation, Job, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
+import type { Allocation, DesiredTransition, Disconnect, Job, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DESIRED = ['run', 'stop', 'evict'];
@@ -13,6 +13,7 @@ const CLIENT = ['pending', 'running', 'complete', 'failed', 'lost', 'unknown'];
 const JOB_TYPES = ['service', 'batch', 'system', 'sysbatch'];
 const HOOKS = ['prestart', 'poststart', 'poststop'];
 const TASK_STATES = ['pending', 'running', 'dead'];
+const RECONCILE = ['best_score', 'keep_original', 'keep_replacement', 'longest_running'];
 
 /** True when `s` is a 36-character UUID. */
 export function isUUID(s: unknown): s is string {
@@ -84,6 +85,16 @@ function fromNomadGroup(g: unknown): unknown {
     name: g.Name, count: nullToUndef(g.Count), tasks: Array.isArray(g.Tasks) ? g.Tasks.map(fromNomadTask) : g.Tasks,
     ephemeralDisk: d, restartPolicy: fromNomadRestart(g.RestartPolicy), meta: nullToUndef(g.Meta),
     shutdownDelayMs: g.ShutdownDelay === undefined || g.ShutdownDelay === null ? undefined : nsToMs(g.ShutdownDelay),
+    maxRunDurationMs: g.MaxRunDuration === undefined || g.MaxRunDuration === null ? undefined : nsToMs(g.MaxRunDuration),
+    maxClientDisconnectMs: g.MaxClientDisconnect === undefined || g.MaxClientDisconnect === null ? undefined : nsToMs(g.MaxClientDisconnect),
+    disconnect: isObj(g.Disconnect)
+      ? dropUndef({
+          lostAfterMs: g.Disconnect.LostAfter ? nsToMs(g.Disconnect.LostAfter) : undefined,
+          stopOnClientAfterMs: g.Disconnect.StopOnClientAfter ? nsToMs(g.Disconnect.StopOnClientAfter) : undefined,
+          replace: nullToUndef(g.Disconnect.Replace),
+          reconcile: g.Disconnect.Reconcile || undefined,
+        })
+      : undefined,
   });
 }
 
@@ -111,6 +122,10 @@ function fromNomad(a: Obj): Obj {
     previousAllocation: a.PreviousAllocation || undefined,
     preemptedAllocations: nullToUndef(a.PreemptedAllocations),
     allocModifyIndex: a.AllocModifyIndex, createTime: nomadTime(a.CreateTime), name: a.Name || undefined,
+    desiredTransition: isObj(a.DesiredTransition)
+      ? dropUndef({ migrate: nullToUndef(a.DesiredTransition.Migrate), reschedule: nullToUndef(a.DesiredTransition.Reschedule),
+          forceReschedule: nullToUndef(a.DesiredTransition.ForceReschedule), noShutdownDelay: nullToUndef(a.DesiredTransition.NoShutdownDelay) })
+      : undefined,
     taskStates: isObj(a.TaskStates) ? Object.fromEntries(Object.entries(a.TaskStates).map(([k, v]) => [k, fromNomadTaskState(v)])) : undefined,
   });
 }
@@ -323,6 +338,31 @@ function group(v: unknown, path: string, is: Issues): TaskGroup | undefined {
   if (meta) out.meta = meta;
   const sd = nonNegNum(v.shutdownDelayMs, `${path}.shutdownDelayMs`, is);
   if (sd !== undefined) out.shutdownDelayMs = sd;
+  if (v.maxRunDurationMs !== undefined && v.maxRunDurationMs !== null) {
+    const mrd = nonNegNum(v.maxRunDurationMs, `${path}.maxRunDurationMs`, is);
+    if (mrd === 0) is.add(`${path}.maxRunDurationMs`, 'MaxRunDuration must be greater than zero');
+    else if (mrd !== undefined) out.maxRunDurationMs = mrd;
+  }
+  const mcd = nonNegNum(v.maxClientDisconnectMs, `${path}.maxClientDisconnectMs`, is);
+  if (mcd !== undefined) out.maxClientDisconnectMs = mcd;
+  if (v.disconnect !== undefined && v.disconnect !== null) {
+    if (!isObj(v.disconnect)) is.add(`${path}.disconnect`, 'must be an object');
+    else {
+      const d: Disconnect = {};
+      const la = nonNegNum(v.disconnect.lostAfterMs, `${path}.disconnect.lostAfterMs`, is);
+      if (la !== undefined) d.lostAfterMs = la;
+      const so = nonNegNum(v.disconnect.stopOnClientAfterMs, `${path}.disconnect.stopOnClientAfterMs`, is);
+      if (so !== undefined) d.stopOnClientAfterMs = so;
+      if (v.disconnect.replace !== undefined) {
+        if (typeof v.disconnect.replace !== 'boolean') is.add(`${path}.disconnect.replace`, 'must be a boolean');
+        else d.replace = v.disconnect.replace;
+      }
+      const rec = oneOf<string>(v.disconnect.reconcile, RECONCILE, `${path}.disconnect.reconcile`, is);
+      if (rec) d.reconcile = rec;
+      if (d.lostAfterMs !== undefined && mcd !== undefined) is.add(`${path}.disconnect.lostAfterMs`, 'using both lost_after and max_client_disconnect is not allowed');
+      out.disconnect = d;
+    }
+  }
   return out;
 }
 
@@ -445,6 +485,19 @@ export function parseAllocation(json: unknown): Allocation {
   if (name) out.name = name;
   const ts = taskStates(src.taskStates, 'taskStates', is);
   if (ts) out.taskStates = ts;
+  if (src.desiredTransition !== undefined && src.desiredTransition !== null) {
+    if (!isObj(src.desiredTransition)) is.add('desiredTransition', 'must be an object');
+    else {
+      const dt: DesiredTransition = {};
+      for (const k of ['migrate', 'reschedule', 'forceReschedule', 'noShutdownDelay'] as const) {
+        const v = src.desiredTransition[k];
+        if (v === undefined || v === null) continue;
+        if (typeof v !== 'boolean') is.add(`desiredTransition.${k}`, 'must be a boolean');
+        else dt[k] = v;
+      }
+      if (Object.keys(dt).length) out.desiredTransition = dt;
+    }
+  }
 
   if (is.list.length) throw new InvalidAllocationError(is.list);
   return out;

@@ -34,6 +34,29 @@ export interface Allocation {
   taskStates?: Record<string, TaskState>;
   /** Nomad's `<job>.<group>[<index>]`; `NOMAD_ALLOC_INDEX` comes from it. */
   name?: string;
+  /** What the servers ask of this alloc beyond its desired status (Nomad's `DesiredTransition`). */
+  desiredTransition?: DesiredTransition;
+}
+
+/** Nomad's `DesiredTransition`; only `noShutdownDelay` changes what the client does. */
+export interface DesiredTransition {
+  migrate?: boolean;
+  reschedule?: boolean;
+  forceReschedule?: boolean;
+  /** Skip every group and task `shutdown_delay` when stopping (Nomad's `-no-shutdown-delay`). */
+  noShutdownDelay?: boolean;
+}
+
+/** Nomad's group `disconnect` block: what happens while the client is out of touch. */
+export interface Disconnect {
+  /** Servers mark the alloc `unknown` (not `lost`) for this long (Nomad's `lost_after`). */
+  lostAfterMs?: number;
+  /** The client stops the alloc itself after this long without a server heartbeat. */
+  stopOnClientAfterMs?: number;
+  /** Servers place a replacement while the alloc is unknown. */
+  replace?: boolean;
+  /** Which alloc wins on reconnect: 'best_score' | 'keep_original' | 'keep_replacement' | 'longest_running'. */
+  reconcile?: string;
 }
 
 /** A job: what the allocation's task group comes from. */
@@ -63,6 +86,12 @@ export interface TaskGroup {
   meta?: Record<string, string>;
   /** Nomad's group `shutdown_delay`, in ms. */
   shutdownDelayMs?: number;
+  /** Nomad's `max_run_duration` (batch and sysbatch jobs only), in ms from the alloc's createTime. */
+  maxRunDurationMs?: number;
+  /** Nomad's `disconnect` block. */
+  disconnect?: Disconnect;
+  /** Nomad's deprecated `max_client_disconnect` (the old `disconnect.lost_after`), in ms. */
+  maxClientDisconnectMs?: number;
 }
 
 /** Lifecycle hook a task is attached to. */

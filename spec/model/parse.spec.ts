@@ -65,6 +65,36 @@ describe('parseAllocation', () => {
     expect(parseAllocation(JSON.parse(JSON.stringify(a)))).to.deep.equal(a);
   });
 
+  it('keeps max_run_duration, the disconnect block and the desired transition from Nomad JSON', () => {
+    const raw = nomadJson();
+    raw.Job.TaskGroups[0].MaxRunDuration = 90_000_000_000;
+    raw.Job.TaskGroups[0].Disconnect = { LostAfter: 60_000_000_000, StopOnClientAfter: null, Replace: true, Reconcile: 'keep_original' };
+    raw.DesiredTransition = { Migrate: null, Reschedule: null, ForceReschedule: null, NoShutdownDelay: true };
+    const a = parseAllocation(raw);
+    const g = a.job.taskGroups[0]!;
+    expect(g.maxRunDurationMs).to.equal(90_000);
+    expect(g.disconnect).to.deep.equal({ lostAfterMs: 60_000, replace: true, reconcile: 'keep_original' });
+    expect(a.desiredTransition).to.deep.equal({ noShutdownDelay: true });
+    expect(parseAllocation(JSON.parse(JSON.stringify(a)))).to.deep.equal(a);
+    const old = nomadJson();
+    old.Job.TaskGroups[0].MaxClientDisconnect = 30_000_000_000;
+    expect(parseAllocation(old).job.taskGroups[0]!.maxClientDisconnectMs).to.equal(30_000);
+  });
+
+  it('validates max_run_duration, disconnect and the desired transition', () => {
+    const bad = makeAlloc([mockTask('t')], {
+      group: { maxRunDurationMs: 0, maxClientDisconnectMs: 5, disconnect: { lostAfterMs: 5, reconcile: 'coin_toss', replace: 'yes' as never } },
+      desiredTransition: { noShutdownDelay: 'yes' as never },
+    });
+    expect(issuesOf(() => parseAllocation(bad))).to.include.members([
+      'job.taskGroups[0].maxRunDurationMs: MaxRunDuration must be greater than zero',
+      'job.taskGroups[0].disconnect.replace: must be a boolean',
+      'job.taskGroups[0].disconnect.lostAfterMs: using both lost_after and max_client_disconnect is not allowed',
+      'desiredTransition.noShutdownDelay: must be a boolean',
+    ]);
+    expect(issuesOf(() => parseAllocation(bad)).some((i) => i.startsWith('job.taskGroups[0].disconnect.reconcile:'))).to.equal(true);
+  });
+
   it('validates resources as Nomad does', () => {
     const bad = makeAlloc([mockTask('t', undefined, { resources: { cpu: 0, memoryMB: 5, memoryMaxMB: 4, cores: -1 } })]);
     const issues = issuesOf(() => parseAllocation(bad));
