@@ -28,6 +28,9 @@ export const TaskEventType = {
   HookMessage: 'Task hook message',
   FailedRestoringTask: 'Failed Restoring Task',
   Driver: 'Driver',
+  Reconnected: 'Reconnected',
+  WaitingShutdownDelay: 'Waiting for shutdown delay',
+  SkippingShutdownDelay: 'Skipping shutdown delay',
 } as const;
 
 /** Most events kept per task. */
