@@ -17,7 +17,7 @@ export interface BusMessageMap {
   /** A task event was appended (Nomad's exact type strings). */
   'task.event': { allocId: string; task: string; event: TaskEvent };
   /** A hook failed; `kind` is prerun, update, postrun or destroy. */
-  'hook.error': { allocId: string; hook: string; kind: 'prerun' | 'update' | 'postrun' | 'destroy'; error: string };
+  'hook.error': { allocId: string; hook: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'shutdown' | 'preTaskRestart'; error: string };
   /** An alloc started waiting on one watched alloc. */
   'watcher.waiting': { allocId: string; watchedAllocId: string; role: 'previous' | 'preempted'; mode: 'local' | 'remote' };
   /** A remote watcher's request failed and will be retried after `delayMs`. */

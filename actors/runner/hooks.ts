@@ -2,12 +2,19 @@
  * Alloc-runner hooks: extra work a host plugs into every allocation's lifecycle, run after the
  * built-in hooks (alloc dir, await previous, migrate disk), as in Nomad's runner.
  *
- * | kind    | when                                            | errors                              |
- * |---------|-------------------------------------------------|-------------------------------------|
- * | prerun  | in `running`, before tasks (sees migrated data) | first error fails the alloc         |
- * | update  | non-terminal updates only (never for a stop)    | all run; errors go on the bus       |
- * | postrun | after every task exited                         | all run; errors go on the bus       |
- * | destroy | during destroy                                  | all run; errors go on the bus       |
+ * | kind           | when                                                        | errors                        |
+ * |----------------|-------------------------------------------------------------|-------------------------------|
+ * | prerun         | in `running`, before tasks (sees migrated data)             | first error fails the alloc   |
+ * | update         | non-terminal updates only (never for a stop)                | all run; errors go on the bus |
+ * | preKill        | before the first task is killed (stop, destroy,             | all run; errors go on the bus |
+ * |                | max_run_duration), after the group's shutdown_delay wait    |                               |
+ * |                | begins; also once every task died by itself                 |                               |
+ * | postrun        | after every task exited                                     | all run; errors go on the bus |
+ * | destroy        | during destroy                                              | all run; errors go on the bus |
+ * | shutdown       | `client.shutdown()`: the tasks are left running             | all run; errors go on the bus |
+ * | preTaskRestart | before `restartTask` / `restartAll` restarts anything       | all run; errors go on the bus |
+ *
+ * Every kind runs the hooks in the order they were given, as Nomad runs its hook list.
  * @module
  */
 import type { AllocDir } from '../allocdir/index.ts';
@@ -27,18 +34,27 @@ export interface RunnerHook {
   prerun?(ctx: HookContext): Promise<void>;
   /** Never called for a stopping (terminal) update. */
   update?(ctx: HookContext): Promise<void>;
+  /** Before tasks are killed (Nomad's RunnerPreKillHook). */
+  preKill?(ctx: HookContext): Promise<void>;
   postrun?(ctx: HookContext): Promise<void>;
   destroy?(ctx: HookContext): Promise<void>;
+  /** The client shuts down and leaves the tasks running (Nomad's ShutdownHook). */
+  shutdown?(ctx: HookContext): Promise<void>;
+  /** Before a restart of one or every task (Nomad's RunnerTaskRestartHook). */
+  preTaskRestart?(ctx: HookContext): Promise<void>;
 }
 
 /** The hook kinds. */
-export type HookKind = 'prerun' | 'update' | 'postrun' | 'destroy';
+export type HookKind = 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'shutdown' | 'preTaskRestart';
+
+const LABELS: Record<HookKind, string> = {
+  prerun: 'pre-run', update: 'update', preKill: 'pre-kill', postrun: 'post-run', destroy: 'destroy', shutdown: 'shutdown', preTaskRestart: 'pre-task-restart',
+};
 
 /** Nomad's wording for a failed hook of each kind. */
 export function hookErrorMessage(kind: HookKind, name: string, err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
-  const label = kind === 'prerun' ? 'pre-run' : kind === 'postrun' ? 'post-run' : kind;
-  return `${label} hook ${JSON.stringify(name)} failed: ${msg}`;
+  return `${LABELS[kind]} hook ${JSON.stringify(name)} failed: ${msg}`;
 }
 
 /**
