@@ -110,6 +110,8 @@ export class AllocRunnerImpl implements AllocRunner {
       clock: rt.clock as never,
     });
     this.#view = this.#computeView(this.#actor.getSnapshot());
+    // A restored alloc's past events were published in its first life: publish only new ones.
+    if (restoring) this.#lastSeq = { ...this.#actor.getSnapshot().context.eventSeq };
     this.#actor.subscribe({
       next: (s) => this.#onSnapshot(s),
       error: (err) => {
@@ -127,6 +129,8 @@ export class AllocRunnerImpl implements AllocRunner {
 
   #computeView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
+    // A terminal alloc keeps the status it came with: none of its tasks ran in this life.
+    if (ctx.arrivedTerminal) return { ...ctx.alloc, taskStates: ctx.taskStates };
     const { status, description } = getClientStatus(ctx.taskStates);
     return {
       ...ctx.alloc,
