@@ -12,15 +12,16 @@
  * ```
  * @module
  */
-import { assign, enqueueActions, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
-import { isServerTerminal } from '../model/status.ts';
+import { and, assign, enqueueActions, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
+import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
 import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
 import { gateOpen, nextCoordinatorState, type CoordinatorState } from './policy/lifecycle-gates.ts';
 import { appendEvent, taskEvent } from './policy/task-events.ts';
 import type { TaskRole } from './policy/task-roles.ts';
 import type { TaskMachineEvent, TaskMachineInput } from './task.machine.ts';
-import type { TaskHandle } from '../actors/drivers/driver.ts';
+import type { TaskHandle } from '../model/task-handle.ts';
+import type { AllocState } from '../model/alloc-state.ts';
 
 /** Per-task static settings the runtime computes once (plain data). */
 export type TaskSettings = Omit<TaskMachineInput, 'initialState' | 'gateOpen' | 'now'>;
@@ -37,6 +38,8 @@ export interface AllocMachineInput {
   hasWatched: boolean;
   /** Restoring a saved alloc: task name -> saved driver handle (plain JSON). */
   restoredHandles?: Record<string, TaskHandle>;
+  /** Restoring an alloc whose destroy had begun: finish the destroy, run nothing. */
+  destroyRequested?: boolean;
 }
 
 /** The alloc machine's context (plain data). */
@@ -62,6 +65,14 @@ export interface AllocContext {
   hasWatched: boolean;
   now: number;
   restoredHandles?: Record<string, TaskHandle>;
+  /**
+   * The alloc was already client-terminal (complete, failed, lost) when this client got it, from
+   * the servers or from its own records: it builds nothing, runs no prerun/postrun hook and starts
+   * no task (Nomad's shouldRun; #5883 re-ran finished batch allocs on restore). Its client status
+   * stays the one it came with.
+   */
+  arrivedTerminal: boolean;
+  destroyRequested: boolean;
 }
 
 /** Events the alloc machine accepts. */
@@ -122,6 +133,8 @@ export const allocMachine = setup({
     nothingWatched: ({ context }) => !context.hasWatched,
     hasWaitTimeout: ({ context }) => context.prevAllocWaitTimeoutMs !== undefined,
     stopRequested: ({ context }) => isServerTerminal(context.alloc),
+    arrivedTerminal: ({ context }) => context.arrivedTerminal,
+    destroyRequested: ({ context }) => context.destroyRequested,
     allMainDead: ({ context }) => context.roles.filter((r) => !r.poststop).every((r) => isDead(context, r.name)),
     mustKillGroup: ({ context }) => !!groupKillEvent(context.roles, context.taskStates),
     killDone: ({ context }) => context.killQueue.length === 0 && context.killCurrent.every((n) => isDead(context, n)),
@@ -143,6 +156,16 @@ export const allocMachine = setup({
         const settings = context.tasks[r.name]!;
         const restoredHandle = context.restoredHandles?.[r.name];
         const input: TaskMachineInput = { ...settings, initialState: context.taskStates[r.name]!, gateOpen: gateOpen(context.coordinator, r.stage), now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
+        enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
+      }
+      enqueue.assign({ spawned: true });
+    }),
+    /** Spawns every task with its gate closed, when restored handles must be reattached to be killed. */
+    spawnRestoredTasks: enqueueActions(({ context, enqueue }) => {
+      if (context.spawned || !context.restoredHandles || Object.keys(context.restoredHandles).length === 0) return;
+      for (const r of context.roles) {
+        const restoredHandle = context.restoredHandles[r.name];
+        const input: TaskMachineInput = { ...context.tasks[r.name]!, initialState: context.taskStates[r.name]!, gateOpen: false, now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
         enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
       }
       enqueue.assign({ spawned: true });
@@ -226,6 +249,8 @@ export const allocMachine = setup({
       prevAllocWaitTimeoutMs: input.prevAllocWaitTimeoutMs,
       hasWatched: input.hasWatched,
       now: input.now,
+      arrivedTerminal: isClientTerminalStatus(input.alloc.clientStatus),
+      destroyRequested: !!input.destroyRequested,
       ...(input.restoredHandles ? { restoredHandles: input.restoredHandles } : {}),
     };
   },
@@ -241,7 +266,12 @@ export const allocMachine = setup({
   },
   states: {
     pending: {
-      always: { guard: 'stopRequested', target: 'stopping' },
+      // Checked before anything is built: a terminal alloc never builds, waits or runs.
+      always: [
+        { guard: 'destroyRequested', target: '#alloc.stopping.destroying' },
+        { guard: 'arrivedTerminal', target: 'stopping' },
+        { guard: 'stopRequested', target: 'stopping' },
+      ],
       invoke: {
         id: 'alloc-dir',
         src: 'buildAllocDir',
@@ -311,7 +341,9 @@ export const allocMachine = setup({
     },
     stopping: {
       initial: 'killing',
-      entry: 'markUnstartedDead',
+      // A restored alloc that stops before its tasks were spawned still owns the processes its
+      // saved handles name: spawn the tasks (gates closed) so the kill phases reach them.
+      entry: ['spawnRestoredTasks', 'markUnstartedDead'],
       // Already stopping: a later update only replaces the alloc (no re-entry, no hooks).
       on: { update: { actions: 'applyUpdate' } },
       states: {
@@ -322,7 +354,10 @@ export const allocMachine = setup({
         },
         poststop: {
           entry: 'updateGates',
-          always: { guard: 'poststopDone', target: 'postrun' },
+          always: [
+            { guard: and(['poststopDone', 'arrivedTerminal']), target: 'stopped' },
+            { guard: 'poststopDone', target: 'postrun' },
+          ],
         },
         postrun: {
           invoke: {
@@ -362,3 +397,9 @@ export const allocMachine = setup({
     },
   },
 });
+
+/**
+ * The alloc chart's top-level states in lifecycle order, read from the chart (its states are
+ * declared in that order), so `waitFor` can tell a state that was already passed.
+ */
+export const ALLOC_STATES: readonly AllocState[] = Object.keys(allocMachine.config.states ?? {}) as AllocState[];

@@ -17,7 +17,7 @@
  */
 import { realClock, sleep, type Clock } from '../../model/clock.ts';
 import { toMs } from '../../model/duration.ts';
-import { BerthError, DriverConfigError, DriverStartError } from '../../model/errors.ts';
+import { BerthError, DriverConfigError, DriverStartError, TaskNotStartedError } from '../../model/errors.ts';
 import type { Task } from '../../model/types.ts';
 import type { Driver, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from './driver.ts';
 import { FileRotator } from './logs/rotator.mjs';
@@ -334,6 +334,8 @@ export function createMockDriver(opts: MockDriverOptions = {}): Driver & { runni
     async recover(handle) {
       const t = tasks.get(handle.id);
       if (t && !t.result?.pluginShutdown) return; // still known to this driver: nothing to do
+      // Mock tasks live in the host: one saved before its start never existed in this process.
+      if (!t && handle.starting) throw new TaskNotStartedError(`mock task ${handle.config.taskName} was never started`);
       const cfg = parseMockConfig(handle.config.task.config);
       const left = Math.max(0, cfg.runForMs - (clock.now() - handle.startedAt));
       launch(handle.config, cfg, left, handle.startedAt);

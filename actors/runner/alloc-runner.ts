@@ -6,8 +6,8 @@
  */
 import { createActor, type Actor, type AnyActorLogic, type SnapshotFrom } from 'xstate';
 import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
-import { ALLOC_STATES, type AllocState } from '../../machines/alloc-state.ts';
-import { taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
+import type { AllocState } from '../../model/alloc-state.ts';
+import { ALLOC_STATES, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
 import { getClientStatus } from '../../machines/policy/client-status.ts';
 import { pickQueuedUpdate } from '../../machines/policy/update-queue.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
@@ -48,6 +48,8 @@ export interface AllocRunnerOptions {
   onDestroyed(runner: AllocRunnerImpl): void;
   /** Restoring a saved alloc: its saved task handles (its task states come with `alloc`). */
   restoredHandles?: Record<string, TaskHandle>;
+  /** Restoring an alloc whose destroy had begun: the chart finishes it. */
+  destroyRequested?: boolean;
 }
 
 /** One allocation's runner. Create through `client.addAlloc`. */
@@ -107,11 +109,17 @@ export class AllocRunnerImpl implements AllocRunner {
     if (!restoring) delete machineAlloc.taskStates;
     this.#actor = createActor(opts.logic, {
       id: `alloc-${alloc.id}`,
-      input: { alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs, ...(restoring ? { restoredHandles: opts.restoredHandles } : {}) },
+      input: {
+        alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs,
+        ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
+        ...(opts.destroyRequested ? { destroyRequested: true } : {}),
+      },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
     });
     this.#view = this.#computeView(this.#actor.getSnapshot());
+    // A restored alloc's past events were published in its first life: publish only new ones.
+    if (restoring) this.#lastSeq = { ...this.#actor.getSnapshot().context.eventSeq };
     this.#actor.subscribe({
       next: (s) => this.#onSnapshot(s),
       error: (err) => {
@@ -129,6 +137,8 @@ export class AllocRunnerImpl implements AllocRunner {
 
   #computeView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
+    // A terminal alloc keeps the status it came with: none of its tasks ran in this life.
+    if (ctx.arrivedTerminal) return { ...ctx.alloc, taskStates: ctx.taskStates };
     const { status, description } = getClientStatus(ctx.taskStates);
     return {
       ...ctx.alloc,
@@ -247,10 +257,15 @@ export class AllocRunnerImpl implements AllocRunner {
     }
   }
 
+  /**
+   * Destroys the alloc. Ordering: the request is durable in the state store before the chart
+   * sends its first kill, so a host that dies mid-destroy leaves a record a restore finishes.
+   */
   destroy(): Promise<void> {
     if (!this.#destroyed) {
-      this.#destroyCtl.abort(new BerthError(`allocation ${this.allocId} destroyed`));
       this.#destroyed = this.waitFor('destroyed');
+      if (this.#state !== 'destroyed' && !this.#stopped) this.#rt.store.markDestroying(this.allocId);
+      this.#destroyCtl.abort(new BerthError(`allocation ${this.allocId} destroyed`));
       this.#actor.send({ type: 'destroy', time: this.#rt.clock.now() });
     }
     return this.#destroyed;
