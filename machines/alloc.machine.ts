@@ -12,12 +12,17 @@
  * ```
  * @module
  */
-import { and, assign, enqueueActions, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
+import { and, assign, enqueueActions, not, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
 import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
-import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
+import type { Allocation, ClientStatus, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
 import { gateOpen, nextCoordinatorState, type CoordinatorState } from './policy/lifecycle-gates.ts';
 import { appendEvent, taskEvent } from './policy/task-events.ts';
+import { MAX_RUN_DURATION_REASON, maxRunDeadline } from './policy/max-run-duration.ts';
+import { skipsShutdownDelay } from './policy/shutdown-delay.ts';
+import { missingTaskEvent, taskChanges } from './policy/task-changes.ts';
+import { isReconnect } from './policy/reconnect.ts';
+import { taskSettingsFor } from './policy/task-settings.ts';
 import type { TaskRole } from './policy/task-roles.ts';
 import type { TaskMachineEvent, TaskMachineInput } from './task.machine.ts';
 import type { TaskHandle } from '../model/task-handle.ts';
@@ -40,6 +45,10 @@ export interface AllocMachineInput {
   restoredHandles?: Record<string, TaskHandle>;
   /** Restoring an alloc whose destroy had begun: finish the destroy, run nothing. */
   destroyRequested?: boolean;
+  /** The client's cap on kill timeouts (for task definitions an update changes). Default 30 s. */
+  maxKillTimeoutMs?: number;
+  /** Restored from the client's records (its alloc dir must still be there). */
+  restoring?: boolean;
 }
 
 /** The alloc machine's context (plain data). */
@@ -73,6 +82,25 @@ export interface AllocContext {
    */
   arrivedTerminal: boolean;
   destroyRequested: boolean;
+  /** The group's shutdown_delay (ms), waited once before the first kill. */
+  groupShutdownDelayMs: number;
+  /** Shutdown delays are skipped: the servers said so (`noShutdownDelay`) or a destroy began. */
+  delaysSkipped: boolean;
+  /** The preKill hooks ran (they run once, before the first kill). */
+  preKillDone: boolean;
+  /** The postrun hooks ran. */
+  postrunDone: boolean;
+  /** max_run_duration elapsed: the alloc is stopped, complete, with Nomad's description. */
+  maxRunExceeded: boolean;
+  /** When max_run_duration ends (ms since the epoch), if it applies. */
+  maxRunDeadline?: number;
+  /** A client status the task states do not say (max_run_duration, a failed restore). */
+  statusOverride?: { status: ClientStatus; description: string };
+  /** Restarts asked for while the preTaskRestart hooks run (a task name, or '*' for all). */
+  pendingRestarts: Array<{ taskName?: string; time: number; reason?: string; failure?: boolean }>;
+  /** Restored from the state store (its alloc dir must already exist). */
+  restoring: boolean;
+  maxKillTimeoutMs: number;
 }
 
 /** Events the alloc machine accepts. */
@@ -83,7 +111,11 @@ export type AllocMachineEvent =
   /** Forwards an event to one task's actor (restart, signal events). */
   | { type: 'toTask'; taskName: string; event: TaskMachineEvent }
   /** Alloc-level restart: reset the coordinator and re-run every task, dead ones too. */
-  | { type: 'restartAll'; time: number; reason?: string };
+  | { type: 'restartAll'; time: number; reason?: string }
+  /** Restart one running task, after the preTaskRestart hooks. */
+  | { type: 'restartTask'; taskName: string; time: number; reason?: string; failure?: boolean }
+  /** The max_run_duration timer fired (it was armed for `deadline`). */
+  | { type: 'maxRunDuration.elapsed'; deadline: number; time: number };
 
 /** Actor id of a task: `task-<allocId>-<taskName>`. */
 export const taskActorId = (allocId: string, taskName: string) => `task-${allocId}-${taskName}`;
@@ -112,6 +144,17 @@ function markUnstartedDead(c: Ctx, time: number): Partial<Ctx> {
   return { taskStates, version: c.version + 1 };
 }
 
+/**
+ * Kill phases of a stop or destroy: leader, other main tasks, sidecars; when max_run_duration
+ * elapsed, poststop tasks first, so they never start (Nomad's killTasks).
+ */
+function stopPhases(c: Ctx): string[][] {
+  const phases = killPhases(c.roles);
+  if (!c.maxRunExceeded) return phases;
+  const poststop = c.roles.filter((r) => r.poststop).map((r) => r.name);
+  return poststop.length ? [poststop, ...phases] : phases;
+}
+
 /** The allocation statechart. Provide the named actors to run it (see actors/runner). */
 export const allocMachine = setup({
   types: {
@@ -120,13 +163,15 @@ export const allocMachine = setup({
     events: {} as AllocMachineEvent,
   },
   actors: {
-    buildAllocDir: null as unknown as PromiseActorLogic<void, { allocId: string }>,
+    buildAllocDir: null as unknown as PromiseActorLogic<void, { allocId: string; restoring?: boolean }>,
     awaitPrevious: null as unknown as AnyActorLogic,
     migrateData: null as unknown as PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>,
-    runHooks: null as unknown as PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'postrun' | 'destroy' }>,
+    runHooks: null as unknown as PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>,
+    maxRunTimer: null as unknown as AnyActorLogic,
     task: null as unknown as AnyActorLogic,
   },
   delays: {
+    groupShutdownDelay: ({ context }) => context.groupShutdownDelayMs,
     prevAllocWait: ({ context }) => context.prevAllocWaitTimeoutMs ?? 2 ** 31 - 1,
   },
   guards: {
@@ -138,6 +183,16 @@ export const allocMachine = setup({
     allMainDead: ({ context }) => context.roles.filter((r) => !r.poststop).every((r) => isDead(context, r.name)),
     mustKillGroup: ({ context }) => !!groupKillEvent(context.roles, context.taskStates),
     killDone: ({ context }) => context.killQueue.length === 0 && context.killCurrent.every((n) => isDead(context, n)),
+    /** Wait the group's shutdown_delay: there is one, it is not skipped, and a task still runs. */
+    groupDelayDue: ({ context }) =>
+      context.spawned && context.groupShutdownDelayMs > 0 && !context.delaysSkipped && context.roles.some((r) => !r.poststop && !isDead(context, r.name)),
+    delaysSkipped: ({ context }) => context.delaysSkipped,
+    needsPreKill: ({ context }) => context.spawned && !context.preKillDone,
+    needsPostrun: ({ context }) => context.spawned && !context.postrunDone && !context.arrivedTerminal,
+    restoring: ({ context }) => context.restoring,
+    reconnect: ({ context, event }) => event.type === 'update' && isReconnect(context.alloc, event.alloc),
+    skipsDelays: ({ event }) => event.type === 'update' && skipsShutdownDelay(event.alloc),
+    maxRunDue: ({ context, event }) => event.type === 'maxRunDuration.elapsed' && context.maxRunDeadline !== undefined && event.deadline === context.maxRunDeadline && event.time >= context.maxRunDeadline,
     poststopDone: ({ context }) => !context.spawned || context.roles.filter((r) => r.poststop).every((r) => isDead(context, r.name)),
     allDead: ({ context }) => !context.spawned || context.roles.every((r) => isDead(context, r.name)),
   },
@@ -184,11 +239,9 @@ export const allocMachine = setup({
       enqueue.assign({ coordinator: next });
     }),
     chooseKillEvent: assign(({ context }) => ({ killEvent: groupKillEvent(context.roles, context.taskStates) })),
-    planStopKills: assign(({ context }) => ({ killQueue: context.spawned ? killPhases(context.roles) : [], killCurrent: [] })),
-    planDestroyKills: assign(({ context }) => ({
-      killQueue: context.spawned ? [...killPhases(context.roles), context.roles.filter((r) => r.poststop).map((r) => r.name)].filter((p) => p.length) : [],
-      killCurrent: [],
-    })),
+    planStopKills: assign(({ context }) => ({ killQueue: context.spawned ? stopPhases(context) : [], killCurrent: [] })),
+    // A destroy kills what a stop kills; poststop tasks then run, as Nomad's destroy lets them.
+    planDestroyKills: assign(({ context }) => ({ killQueue: context.spawned ? stopPhases(context) : [], killCurrent: [] })),
     /** Starts the next kill phase once every task of the current one is dead. */
     advanceKills: enqueueActions(({ context, enqueue }) => {
       let queue = context.killQueue;
@@ -200,7 +253,14 @@ export const allocMachine = setup({
         const reason: TaskEvent | undefined = ke
           ? taskEvent(ke.type, context.now, { details: ke.failedSibling ? { failed_sibling: ke.failedSibling } : {} })
           : undefined;
-        for (const n of current) enqueue.sendTo(taskActorId(context.allocId, n), { type: 'kill', time: context.now, reason } satisfies TaskMachineEvent);
+        const kill: TaskMachineEvent = {
+          type: 'kill',
+          time: context.now,
+          ...(reason ? { reason } : {}),
+          ...(context.delaysSkipped ? { skipShutdownDelay: true } : {}),
+          ...(context.maxRunExceeded ? { killingDisplay: MAX_RUN_DURATION_REASON } : {}),
+        };
+        for (const n of current) enqueue.sendTo(taskActorId(context.allocId, n), kill);
       }
       enqueue.assign({ killQueue: queue, killCurrent: current });
     }),
@@ -222,6 +282,118 @@ export const allocMachine = setup({
       return markSetupFailed(context, `failed to setup alloc: ${msg}`, context.now);
     }),
     markUnstartedDead: assign(({ context }) => markUnstartedDead(context, context.now)),
+    markPreKillDone: assign({ preKillDone: true }),
+    /** A restore that cannot go on (Nomad: SetClientStatus(failed), then Destroy). */
+    restoreFailed: assign(({ context, event }) => {
+      const err = (event as { error?: unknown }).error;
+      const description = err instanceof Error ? err.message : String(err);
+      return { statusOverride: { status: 'failed' as ClientStatus, description }, version: context.version + 1 };
+    }),
+    noteSkipDelays: assign(({ context, event }) => ({ delaysSkipped: context.delaysSkipped || (event.type === 'update' && skipsShutdownDelay(event.alloc)) })),
+    markPostrunDone: assign({ postrunDone: true }),
+    /** Skips every shutdown delay from now on: the group's wait and each task's. */
+    skipDelays: enqueueActions(({ context, enqueue }) => {
+      if (context.delaysSkipped) return;
+      enqueue.assign({ delaysSkipped: true });
+      if (context.spawned) for (const r of context.roles) enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'skipShutdownDelay' } satisfies TaskMachineEvent);
+    }),
+    /**
+     * A non-terminal update to a running alloc (Nomad's TaskRunner.Update): a task the update
+     * dropped is killed with "update missing task"; kept tasks take their new kill settings; an
+     * added task is not run; a changed max_run_duration re-arms its timer.
+     */
+    applyTaskChanges: enqueueActions(({ context, event, enqueue, self }) => {
+      if (event.type !== 'update') return;
+      const group = event.alloc.job.taskGroups.find((g) => g.name === event.alloc.taskGroup);
+      if (group && context.spawned) {
+        const { removed } = taskChanges(context.roles.map((r) => r.name), group);
+        for (const name of removed) {
+          if (isDead(context, name)) continue;
+          enqueue.sendTo(taskActorId(context.allocId, name), { type: 'kill', time: event.time, reason: missingTaskEvent(event.time), noKillingEvent: true } satisfies TaskMachineEvent);
+        }
+      }
+      if (group && !context.spawned) {
+        // Not started yet: it never will be (Nomad kills its runner before it runs).
+        const { removed } = taskChanges(context.roles.map((r) => r.name), group);
+        const taskStates = { ...context.taskStates };
+        const eventSeq = { ...context.eventSeq };
+        for (const name of removed) {
+          const st = appendEvent(taskStates[name]!, missingTaskEvent(event.time));
+          taskStates[name] = { ...st, state: 'dead', finishedAt: st.finishedAt ?? event.time };
+          eventSeq[name] = (eventSeq[name] ?? 0) + 1;
+        }
+        if (removed.length) enqueue.assign({ taskStates, eventSeq, version: context.version + 1 });
+      }
+      if (group) {
+        const next = taskSettingsFor(event.alloc, context.maxKillTimeoutMs).tasks;
+        const tasks = { ...context.tasks };
+        for (const r of context.roles) {
+          const now = next[r.name];
+          const was = context.tasks[r.name];
+          if (!now || !was) continue;
+          if (now.killTimeoutMs !== was.killTimeoutMs || now.killSignal !== was.killSignal || now.shutdownDelayMs !== was.shutdownDelayMs) {
+            tasks[r.name] = { ...was, killTimeoutMs: now.killTimeoutMs, killSignal: now.killSignal, shutdownDelayMs: now.shutdownDelayMs };
+            enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'settings', killTimeoutMs: now.killTimeoutMs, killSignal: now.killSignal, shutdownDelayMs: now.shutdownDelayMs } satisfies TaskMachineEvent);
+          }
+        }
+        enqueue.assign({ tasks });
+      }
+      const deadline = maxRunDeadline(event.alloc);
+      if (deadline !== context.maxRunDeadline) {
+        enqueue.assign({ maxRunDeadline: deadline });
+        // Armed only while running (it is armed from the context when running begins).
+        if (self.getSnapshot().children['max-run']) enqueue.sendTo('max-run', { type: 'arm', deadline });
+      }
+      enqueue.assign({ groupShutdownDelayMs: group?.shutdownDelayMs ?? context.groupShutdownDelayMs });
+    }),
+    /**
+     * Nomad's Reconnect: each task gets a "Reconnected" event, the alloc takes the servers' new
+     * index (nothing else), and the client view is recomputed from the task states (the tasks
+     * kept running while the servers called the alloc unknown).
+     */
+    reconnect: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'update') return;
+      const ev = taskEvent('Reconnected', event.time);
+      if (context.spawned) {
+        for (const r of context.roles) enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'append', event: ev } satisfies TaskMachineEvent);
+      } else {
+        const taskStates: Record<string, TaskState> = {};
+        const eventSeq = { ...context.eventSeq };
+        for (const [name, st] of Object.entries(context.taskStates)) {
+          taskStates[name] = appendEvent(st, ev);
+          eventSeq[name] = (eventSeq[name] ?? 0) + 1;
+        }
+        enqueue.assign({ taskStates, eventSeq });
+      }
+      enqueue.assign({ alloc: { ...context.alloc, allocModifyIndex: event.alloc.allocModifyIndex }, version: context.version + 1, now: Math.max(context.now, event.time) });
+    }),
+    /** max_run_duration elapsed: complete, with Nomad's description; the stop kills poststop first. */
+    maxRunExceeded: assign(({ context, event }) => ({
+      maxRunExceeded: true,
+      statusOverride: { status: 'complete' as ClientStatus, description: MAX_RUN_DURATION_REASON },
+      version: context.version + 1,
+      now: event.type === 'maxRunDuration.elapsed' ? Math.max(context.now, event.time) : context.now,
+    })),
+    queueRestart: assign(({ context, event }) => {
+      if (event.type === 'restartTask') return { pendingRestarts: [...context.pendingRestarts, { taskName: event.taskName, time: event.time, reason: event.reason, failure: event.failure }] };
+      if (event.type === 'restartAll') return { pendingRestarts: [...context.pendingRestarts, { time: event.time, reason: event.reason }] };
+      return {};
+    }),
+    /** The preTaskRestart hooks ran: do the restarts asked for meanwhile, in order. */
+    flushRestarts: enqueueActions(({ context, enqueue }) => {
+      for (const p of context.pendingRestarts) {
+        if (p.taskName !== undefined) {
+          enqueue.sendTo(taskActorId(context.allocId, p.taskName), { type: 'restart', time: p.time, reason: p.reason, failure: p.failure } satisfies TaskMachineEvent);
+          continue;
+        }
+        enqueue.assign({ coordinator: 'init' as CoordinatorState });
+        for (const r of context.roles) {
+          enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'gate', open: false } satisfies TaskMachineEvent);
+          enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'restartAll', time: p.time, reason: p.reason } satisfies TaskMachineEvent);
+        }
+      }
+      enqueue.assign({ pendingRestarts: [] });
+    }),
     stampNow: assign(({ event, context }) => ('time' in event && typeof event.time === 'number' ? { now: Math.max(context.now, event.time) } : {})),
   },
 }).createMachine({
@@ -251,14 +423,25 @@ export const allocMachine = setup({
       now: input.now,
       arrivedTerminal: isClientTerminalStatus(input.alloc.clientStatus),
       destroyRequested: !!input.destroyRequested,
+      groupShutdownDelayMs: input.alloc.job.taskGroups.find((g) => g.name === input.alloc.taskGroup)?.shutdownDelayMs ?? 0,
+      delaysSkipped: skipsShutdownDelay(input.alloc),
+      preKillDone: false,
+      postrunDone: false,
+      maxRunExceeded: false,
+      maxRunDeadline: maxRunDeadline(input.alloc),
+      pendingRestarts: [],
+      restoring: !!input.restoring || !!input.restoredHandles,
+      maxKillTimeoutMs: input.maxKillTimeoutMs ?? 30_000,
       ...(input.restoredHandles ? { restoredHandles: input.restoredHandles } : {}),
     };
   },
   initial: 'pending',
   on: {
     update: [
-      { guard: ({ event }) => isServerTerminal(event.alloc), target: '.stopping', actions: 'applyUpdate' },
-      { actions: 'applyUpdate' },
+      // Nomad's client reconnects (not updates) an alloc the servers marked unknown meanwhile.
+      { guard: 'reconnect', actions: 'reconnect' },
+      { guard: ({ event }) => isServerTerminal(event.alloc), target: '.stopping', actions: ['applyUpdate', 'noteSkipDelays'] },
+      { actions: ['applyUpdate', 'applyTaskChanges'] },
     ],
     destroy: { target: '.stopping.destroying', actions: 'stampNow' },
     'task.state': { actions: ['recordTaskState', 'updateGates'] },
@@ -275,9 +458,13 @@ export const allocMachine = setup({
       invoke: {
         id: 'alloc-dir',
         src: 'buildAllocDir',
-        input: ({ context }) => ({ allocId: context.allocId }),
+        input: ({ context }) => ({ allocId: context.allocId, restoring: context.restoring }),
         onDone: 'waiting-prev',
-        onError: { target: 'stopping', actions: 'setupFailed' },
+        onError: [
+          // Nomad's Restore: a restored alloc whose dir is gone fails and is destroyed.
+          { guard: 'restoring', target: 'stopping.destroying', actions: 'restoreFailed' },
+          { target: 'stopping', actions: 'setupFailed' },
+        ],
       },
     },
     'waiting-prev': {
@@ -318,6 +505,11 @@ export const allocMachine = setup({
     },
     running: {
       initial: 'prerun',
+      // Nomad arms max_run_duration in its prerun hooks and keeps it until the tasks are done.
+      invoke: { id: 'max-run', src: 'maxRunTimer', input: ({ context }: { context: AllocContext }) => ({ deadline: context.maxRunDeadline }) },
+      on: {
+        'maxRunDuration.elapsed': { guard: 'maxRunDue', target: '#alloc.stopping', actions: 'maxRunExceeded' },
+      },
       states: {
         prerun: {
           invoke: {
@@ -334,19 +526,69 @@ export const allocMachine = setup({
             { guard: 'mustKillGroup', target: '#alloc.stopping', actions: 'chooseKillEvent' },
           ],
           on: {
-            restartAll: { actions: ['restartAllTasks', 'updateGates'] },
+            restartAll: { target: 'preRestart', actions: 'queueRestart' },
+            restartTask: { target: 'preRestart', actions: 'queueRestart' },
+          },
+        },
+        /** The preTaskRestart hooks run before anything restarts (Nomad's RestartTask/RestartAll). */
+        preRestart: {
+          always: [
+            { guard: 'allMainDead', target: '#alloc.stopping' },
+            { guard: 'mustKillGroup', target: '#alloc.stopping', actions: 'chooseKillEvent' },
+          ],
+          invoke: {
+            id: 'pre-restart-hooks',
+            src: 'runHooks',
+            input: ({ context }) => ({ allocId: context.allocId, kind: 'preTaskRestart' as const }),
+            onDone: { target: 'tasks', actions: ['flushRestarts', 'updateGates'] },
+            onError: { target: 'tasks', actions: ['flushRestarts', 'updateGates'] },
+          },
+          on: {
+            restartAll: { actions: 'queueRestart' },
+            restartTask: { actions: 'queueRestart' },
           },
         },
       },
     },
     stopping: {
-      initial: 'killing',
+      initial: 'prekill',
       // A restored alloc that stops before its tasks were spawned still owns the processes its
       // saved handles name: spawn the tasks (gates closed) so the kill phases reach them.
       entry: ['spawnRestoredTasks', 'markUnstartedDead'],
-      // Already stopping: a later update only replaces the alloc (no re-entry, no hooks).
-      on: { update: { actions: 'applyUpdate' } },
+      // Already stopping: a later update only replaces the alloc (no re-entry, no hooks), or
+      // says to skip the shutdown delays, or reconnects.
+      on: {
+        update: [
+          { guard: 'reconnect', actions: 'reconnect' },
+          { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays'] },
+          { actions: 'applyUpdate' },
+        ],
+      },
       states: {
+        /**
+         * Before the first kill (Nomad's killTasks → PreKill hooks): the group's shutdown_delay
+         * (Nomad's group-services hook waits it), then the host's preKill hooks, in that order.
+         */
+        prekill: {
+          always: [
+            { guard: 'groupDelayDue', target: 'groupDelay' },
+            { guard: 'needsPreKill', target: 'preKillHooks' },
+            { target: 'killing' },
+          ],
+        },
+        groupDelay: {
+          always: { guard: 'delaysSkipped', target: 'preKillHooks' },
+          after: { groupShutdownDelay: { target: 'preKillHooks', actions: assign(({ context }) => ({ now: context.now + context.groupShutdownDelayMs })) } },
+        },
+        preKillHooks: {
+          invoke: {
+            id: 'prekill-hooks',
+            src: 'runHooks',
+            input: ({ context }) => ({ allocId: context.allocId, kind: 'preKill' as const }),
+            onDone: { target: 'killing', actions: 'markPreKillDone' },
+            onError: { target: 'killing', actions: 'markPreKillDone' },
+          },
+        },
         killing: {
           entry: ['planStopKills', 'advanceKills'],
           on: { 'task.state': { actions: ['recordTaskState', 'updateGates', 'advanceKills'] } },
@@ -364,19 +606,50 @@ export const allocMachine = setup({
             id: 'postrun-hooks',
             src: 'runHooks',
             input: ({ context }) => ({ allocId: context.allocId, kind: 'postrun' as const }),
-            onDone: 'stopped',
-            onError: 'stopped',
+            onDone: { target: 'stopped', actions: 'markPostrunDone' },
+            onError: { target: 'stopped', actions: 'markPostrunDone' },
           },
         },
         stopped: {},
+        /**
+         * Nomad's destroy: the same kills as a stop (shutdown delays skipped: a destroy does not
+         * wait), poststop tasks then run to their end, postrun hooks run if they have not, then
+         * the destroy hooks remove everything.
+         */
         destroying: {
-          initial: 'killing',
-          on: { destroy: {}, update: { actions: 'applyUpdate' } },
+          initial: 'prekill',
+          entry: 'skipDelays',
+          on: {
+            destroy: {},
+            update: [{ guard: 'reconnect', actions: 'reconnect' }, { actions: 'applyUpdate' }],
+          },
           states: {
+            prekill: {
+              always: [{ guard: 'needsPreKill', target: 'preKillHooks' }, { target: 'killing' }],
+            },
+            preKillHooks: {
+              invoke: {
+                id: 'prekill-hooks',
+                src: 'runHooks',
+                input: ({ context }) => ({ allocId: context.allocId, kind: 'preKill' as const }),
+                onDone: { target: 'killing', actions: 'markPreKillDone' },
+                onError: { target: 'killing', actions: 'markPreKillDone' },
+              },
+            },
             killing: {
-              entry: ['markUnstartedDead', 'planDestroyKills', 'advanceKills'],
-              on: { 'task.state': { actions: ['recordTaskState', 'advanceKills'] } },
-              always: { guard: 'allDead', target: 'hooks' },
+              entry: ['markUnstartedDead', 'planDestroyKills', 'advanceKills', 'updateGates'],
+              on: { 'task.state': { actions: ['recordTaskState', 'updateGates', 'advanceKills'] } },
+              always: { guard: 'allDead', target: 'postrun' },
+            },
+            postrun: {
+              always: { guard: not('needsPostrun'), target: 'hooks' },
+              invoke: {
+                id: 'postrun-hooks',
+                src: 'runHooks',
+                input: ({ context }) => ({ allocId: context.allocId, kind: 'postrun' as const }),
+                onDone: { target: 'hooks', actions: 'markPostrunDone' },
+                onError: { target: 'hooks', actions: 'markPostrunDone' },
+              },
             },
             hooks: {
               invoke: {

@@ -29,6 +29,7 @@ import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
 import { appendEvent, details, taskEvent } from './policy/task-events.ts';
+import { shutdownDelayEvent } from './policy/shutdown-delay.ts';
 import type { TaskRole } from './policy/task-roles.ts';
 
 /** Input of the task machine (plain data). */
@@ -40,6 +41,8 @@ export interface TaskMachineInput {
   /** min(task.killTimeoutMs ?? 5000, client maxKillTimeoutMs). */
   killTimeoutMs: number;
   killSignal: string;
+  /** Nomad's task `shutdown_delay`: how long a kill waits before signalling (0: none). */
+  shutdownDelayMs: number;
   initialState: TaskState;
   gateOpen: boolean;
   now: number;
@@ -56,6 +59,9 @@ export interface TaskContext {
   tracker: RestartTrackerState;
   killTimeoutMs: number;
   killSignal: string;
+  shutdownDelayMs: number;
+  /** The servers asked to skip shutdown delays, or the alloc is being destroyed. */
+  skipShutdownDelay: boolean;
   state: TaskState;
   /** Total events ever appended (the state keeps only the last 10). */
   eventSeq: number;
@@ -95,7 +101,22 @@ export interface ExitOutput {
 export type TaskMachineEvent =
   | { type: 'gate'; open: boolean }
   /** Kill the task; `reason` (e.g. "Sibling Task Failed") is appended first when the task is live. */
-  | { type: 'kill'; time: number; reason?: TaskEvent; killReason?: string }
+  | {
+      type: 'kill';
+      time: number;
+      reason?: TaskEvent;
+      killReason?: string;
+      /** Display message of the "Killing" event (max_run_duration says why). */
+      killingDisplay?: string;
+      /** No "Killing" event: `reason` says it all ("update missing task"). */
+      noKillingEvent?: boolean;
+      /** Skip the task's shutdown_delay (the servers' `noShutdownDelay`, or a destroy). */
+      skipShutdownDelay?: boolean;
+    }
+  /** Stop waiting out the shutdown_delay: kill now. */
+  | { type: 'skipShutdownDelay' }
+  /** The task's definition changed in place: the next kill uses these. */
+  | { type: 'settings'; killTimeoutMs: number; killSignal: string; shutdownDelayMs: number }
   /** Restart a running task ("Restart Signaled" with the given reason). */
   | { type: 'restart'; time: number; reason?: string; failure?: boolean }
   /** Re-run a dead task too (alloc-level restartAll). */
@@ -118,11 +139,14 @@ function appendAll(c: Ctx, evs: TaskEvent[]): Partial<Ctx> {
   return { state, eventSeq: c.eventSeq + evs.length, now };
 }
 
-function killEvents(c: Ctx, e: { time: number; reason?: TaskEvent; killReason?: string }): TaskEvent[] {
+function killEvents(c: Ctx, e: Extract<TaskMachineEvent, { type: 'kill' }>): TaskEvent[] {
   const evs: TaskEvent[] = [];
   if (c.state.state !== 'dead' && e.reason) evs.push({ ...e.reason, time: e.time });
-  if (c.state.finishedAt === undefined) {
-    evs.push(taskEvent('Killing', e.time, { details: { ...details.killTimeout(c.killTimeoutMs), ...(e.killReason ? { kill_reason: e.killReason } : {}) } }));
+  if (c.state.finishedAt === undefined && !e.noKillingEvent) {
+    evs.push(taskEvent('Killing', e.time, {
+      details: { ...details.killTimeout(c.killTimeoutMs), ...(e.killReason ? { kill_reason: e.killReason } : {}) },
+      ...(e.killingDisplay ? { displayMessage: e.killingDisplay } : {}),
+    }));
   }
   return evs;
 }
@@ -150,6 +174,7 @@ export const taskMachine = setup({
     recoverTask: null as unknown as import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
   },
   delays: {
+    shutdownDelay: ({ context }) => context.shutdownDelayMs,
     restartDelay: ({ context }) => (context.decision && 'delayMs' in context.decision ? context.decision.delayMs : 0),
   },
   guards: {
@@ -163,6 +188,9 @@ export const taskMachine = setup({
     restarting: ({ context }) => context.decision?.state === 'Restarting',
     notRestarting: ({ context }) => context.decision?.state === 'Not Restarting',
     killAfterRestart: ({ context }) => context.killAfterRestart,
+    /** The kill meets a shutdown_delay (waited, or skipped with Nomad's "Skipping" event). */
+    hasShutdownDelay: ({ context }) => context.shutdownDelayMs > 0,
+    skipShutdownDelay: ({ context }) => context.skipShutdownDelay,
     killRequested: ({ context }) => context.killRequested,
     startOkAfterKill: ({ context }, out: StartOutput) => out.ok && context.killRequested,
     recoverOkAfterKill: ({ context }, out: RecoverOutput) => out.ok && context.killRequested,
@@ -178,6 +206,19 @@ export const taskMachine = setup({
     }),
     appendKill: assign(({ context, event }) => (event.type === 'kill' ? appendAll(context, killEvents(context, event)) : {})),
     markKillAfterRestart: assign({ killAfterRestart: true }),
+    /** Records a skip asked for by the kill itself. */
+    takeKillSkip: assign(({ context, event }) => (event.type === 'kill' && event.skipShutdownDelay ? { skipShutdownDelay: true } : { skipShutdownDelay: context.skipShutdownDelay })),
+    /**
+     * Nomad's handleKill: the task goes back to pending with "Waiting for shutdown delay" (or
+     * "Skipping shutdown delay") before it is signalled.
+     */
+    enterShutdownDelay: assign(({ context, event }) => {
+      const time = event.type === 'kill' ? event.time : context.now;
+      const c = { ...context, ...withEvent(context, shutdownDelayEvent(context.shutdownDelayMs, context.skipShutdownDelay, time)) };
+      return { ...c, state: { ...c.state, state: 'pending' as const } };
+    }),
+    markSkipShutdownDelay: assign({ skipShutdownDelay: true }),
+    applySettings: assign(({ event }) => (event.type === 'settings' ? { killTimeoutMs: event.killTimeoutMs, killSignal: event.killSignal, shutdownDelayMs: event.shutdownDelayMs } : {})),
     markKillRequested: assign({ killRequested: true }),
     takeRecovered: assign(({ context, event }) => {
       const out = (event as { output?: RecoverOutput }).output;
@@ -224,6 +265,8 @@ export const taskMachine = setup({
     tracker: { count: 0, intervalStart: 0 },
     killTimeoutMs: input.killTimeoutMs,
     killSignal: input.killSignal,
+    shutdownDelayMs: input.shutdownDelayMs ?? 0,
+    skipShutdownDelay: false,
     state: input.initialState,
     eventSeq: input.initialState.events.length,
     gateOpen: input.gateOpen,
@@ -237,6 +280,8 @@ export const taskMachine = setup({
   on: {
     gate: { actions: 'setGate' },
     append: { actions: ['appendGiven', 'report'] },
+    settings: { actions: 'applySettings' },
+    skipShutdownDelay: { actions: 'markSkipShutdownDelay' },
   },
   states: {
     /**
@@ -346,9 +391,30 @@ export const taskMachine = setup({
         },
       },
       on: {
-        kill: { target: 'killing', actions: ['appendKill', 'report'] },
+        kill: [
+          { guard: 'hasShutdownDelay', target: 'shutdownDelay', actions: ['appendKill', 'takeKillSkip', 'enterShutdownDelay', 'report'] },
+          { target: 'killing', actions: ['appendKill', 'report'] },
+        ],
         restart: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
         restartAll: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
+      },
+    },
+    /**
+     * Waiting out the task's shutdown_delay before the kill (Nomad's handleKill): the process is
+     * still watched, so an exit meanwhile ends the task without a signal; a skip (the servers'
+     * `noShutdownDelay`, or a destroy) cuts the wait short.
+     */
+    shutdownDelay: {
+      always: { guard: 'skipShutdownDelay', target: 'killing' },
+      invoke: {
+        src: 'waitTask',
+        input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle! }),
+        onDone: { target: 'dead', actions: [{ type: 'killedDead', params: ({ event }) => event.output }, 'report'] },
+      },
+      after: { shutdownDelay: { target: 'killing', actions: assign(({ context }) => ({ now: context.now + context.shutdownDelayMs })) } },
+      on: {
+        skipShutdownDelay: { target: 'killing', actions: 'markSkipShutdownDelay' },
+        kill: { guard: ({ event }) => !!event.skipShutdownDelay, target: 'killing', actions: 'markSkipShutdownDelay' },
       },
     },
     killing: {

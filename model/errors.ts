@@ -129,3 +129,6 @@ export class AllocNotRunningError extends BerthError {
     super('restart of an alloc that should not run');
   }
 }
+
+/** A restored allocation's directory is gone or cannot be reached (Nomad's message). */
+export class AllocDirInaccessibleError extends BerthError {}

@@ -357,8 +357,10 @@ function group(v: unknown, path: string, is: Issues): TaskGroup | undefined {
         if (typeof v.disconnect.replace !== 'boolean') is.add(`${path}.disconnect.replace`, 'must be a boolean');
         else d.replace = v.disconnect.replace;
       }
-      const rec = oneOf<string>(v.disconnect.reconcile, RECONCILE, `${path}.disconnect.reconcile`, is);
-      if (rec) d.reconcile = rec;
+      if (v.disconnect.reconcile !== undefined && v.disconnect.reconcile !== null && v.disconnect.reconcile !== '') {
+        const rec = oneOf<string>(v.disconnect.reconcile, RECONCILE, `${path}.disconnect.reconcile`, is);
+        if (rec) d.reconcile = rec;
+      }
       if (d.lostAfterMs !== undefined && mcd !== undefined) is.add(`${path}.disconnect.lostAfterMs`, 'using both lost_after and max_client_disconnect is not allowed');
       out.disconnect = d;
     }

@@ -212,7 +212,8 @@ export function createClient(options: ClientOptions): Client {
       shut = true;
       await Promise.all([...snapshotServers].map((s) => s.close()));
       snapshotServers.clear();
-      for (const r of runners.values()) r.stopActor();
+      // Shutdown hooks run on every runner (concurrently, as Nomad's Shutdown does), then the actors stop.
+      await Promise.all([...runners.values()].map((r) => r.shutdown()));
       runners.clear();
       rt.registry.clear();
       clientActor.send({ type: 'shutdown' });

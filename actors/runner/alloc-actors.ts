@@ -3,8 +3,9 @@
  * run hooks. Each looks its runner's handles up in the runtime registry by alloc id.
  * @module
  */
-import { fromPromise, type AnyActorLogic } from 'xstate';
-import { BerthError } from '../../model/errors.ts';
+import { stat } from 'node:fs/promises';
+import { fromCallback, fromPromise, type AnyActorLogic } from 'xstate';
+import { AllocDirInaccessibleError, BerthError } from '../../model/errors.ts';
 import { runHooks, type HookKind } from './hooks.ts';
 import { migrateData } from '../migrate/migrate.ts';
 import { allocWatcherLogic, type AllocWatcherInput } from '../watchers/index.ts';
@@ -40,9 +41,45 @@ function tracked<T>(r: RunnerInternals, work: Promise<T>): Promise<T> {
 
 /** Builds the alloc-level actors for a runtime. */
 export function allocActors(rt: Runtime) {
-  const buildAllocDir = fromPromise<void, { allocId: string }>(async ({ input }) => {
+  /**
+   * Builds the alloc dir. A restored alloc's dir must still be there (Nomad's Restore): if it is
+   * gone or cannot be reached (an ephemeral disk after a reboot), that is an error, never a
+   * silent rebuild.
+   */
+  const buildAllocDir = fromPromise<void, { allocId: string; restoring?: boolean }>(async ({ input }) => {
     const r = lookup(rt, input.allocId);
+    if (input.restoring) {
+      try {
+        await stat(r.allocDir.dir);
+      } catch (e) {
+        throw new AllocDirInaccessibleError(`allocation directory is inaccessible: ${(e as Error).message}`, { cause: e });
+      }
+    }
     await tracked(r, r.allocDir.build());
+  });
+
+  /**
+   * The max_run_duration timer: fires `maxRunDuration.elapsed` at `deadline` (at once when it
+   * has passed); an `arm` event moves it (or, with no deadline, disarms it).
+   */
+  const maxRunTimer = fromCallback<{ type: 'arm'; deadline?: number }, { deadline?: number }>(({ input, sendBack, receive }) => {
+    let timer: unknown;
+    const arm = (deadline: number | undefined) => {
+      if (timer !== undefined) rt.clock.clearTimeout(timer);
+      timer = undefined;
+      if (deadline === undefined) return;
+      // Timers hold at most ~24.8 days: a later deadline is reached in steps.
+      timer = rt.clock.setTimeout(() => {
+        timer = undefined;
+        if (rt.clock.now() < deadline) return arm(deadline);
+        sendBack({ type: 'maxRunDuration.elapsed', deadline, time: rt.clock.now() });
+      }, Math.min(2 ** 31 - 1, Math.max(0, deadline - rt.clock.now())));
+    };
+    arm(input.deadline);
+    receive((e) => arm(e.deadline));
+    return () => {
+      if (timer !== undefined) rt.clock.clearTimeout(timer);
+    };
   });
 
   const awaitPrevious = withMappedInput(allocWatcherLogic, (input) => {
@@ -65,7 +102,7 @@ export function allocActors(rt: Runtime) {
     await migrateData(rt, lookup(rt, input.allocId), input.previousNodeId, signal);
   });
 
-  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'postrun' | 'destroy' }>(async ({ input, signal }) => {
+  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>(async ({ input, signal }) => {
     const r = lookup(rt, input.allocId);
     const publish = (kind: HookKind) => (hook: string, error: string) => rt.bus.publish('hook.error', { allocId: r.allocId, hook, kind, error });
     if (input.kind === 'destroy') {
@@ -85,5 +122,5 @@ export function allocActors(rt: Runtime) {
     await tracked(r, runHooks(r.hooks, input.kind, ctx, publish(input.kind)));
   });
 
-  return { buildAllocDir, awaitPrevious, migrateData: migrate, runHooks: hooks };
+  return { buildAllocDir, awaitPrevious, migrateData: migrate, runHooks: hooks, maxRunTimer };
 }

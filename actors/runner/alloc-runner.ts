@@ -10,6 +10,7 @@ import type { AllocState } from '../../model/alloc-state.ts';
 import { ALLOC_STATES, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
 import { getClientStatus } from '../../machines/policy/client-status.ts';
 import { pickQueuedUpdate } from '../../machines/policy/update-queue.ts';
+import { isReconnect } from '../../machines/policy/reconnect.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
@@ -113,6 +114,8 @@ export class AllocRunnerImpl implements AllocRunner {
         alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs,
         ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
         ...(opts.destroyRequested ? { destroyRequested: true } : {}),
+        maxKillTimeoutMs: rt.maxKillTimeoutMs,
+        restoring,
       },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
@@ -139,7 +142,8 @@ export class AllocRunnerImpl implements AllocRunner {
     const ctx = s.context;
     // A terminal alloc keeps the status it came with: none of its tasks ran in this life.
     if (ctx.arrivedTerminal) return { ...ctx.alloc, taskStates: ctx.taskStates };
-    const { status, description } = getClientStatus(ctx.taskStates);
+    // A status the chart decided (max_run_duration, a failed restore) wins over the task states.
+    const { status, description } = ctx.statusOverride ?? getClientStatus(ctx.taskStates);
     return {
       ...ctx.alloc,
       clientStatus: status || 'pending',
@@ -243,10 +247,13 @@ export class AllocRunnerImpl implements AllocRunner {
         const u = this.#queued;
         this.#queued = undefined;
         if (this.#state === 'destroyed' || this.#stopped) break;
-        this.#serverAlloc = u;
+        // A reconnect (the servers marked the alloc unknown meanwhile) is not an update: the alloc
+        // only takes the new index, and no update hook runs (Nomad's Client.updateAlloc).
+        const reconnect = isReconnect(this.#serverAlloc, u);
+        this.#serverAlloc = reconnect ? { ...this.#serverAlloc, allocModifyIndex: u.allocModifyIndex } : u;
         this.#actor.send({ type: 'update', alloc: u, time: this.#rt.clock.now() });
         // A stop is an update with a terminal desired status: no update hooks run for it.
-        if (!isServerTerminal(u) && this.#hooks.some((h) => h.update)) {
+        if (!reconnect && !isServerTerminal(u) && this.#hooks.some((h) => h.update)) {
           await runHooks(this.#hooks, 'update', { alloc: this.alloc(), allocDir: this.allocDir, signal: this.#destroyCtl.signal }, (hook, error) =>
             this.#rt.bus.publish('hook.error', { allocId: this.allocId, hook, kind: 'update', error }),
           );
@@ -340,7 +347,7 @@ export class AllocRunnerImpl implements AllocRunner {
     const tc = this.#taskContext(task);
     if (!tc || tc.state.state !== 'running') throw new TaskNotRunningError();
     const before = tc.state.restarts;
-    this.#actor.send({ type: 'toTask', taskName: task, event: { type: 'restart', time: this.#rt.clock.now(), reason } });
+    this.#actor.send({ type: 'restartTask', taskName: task, time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
     await this.#until(() => {
       const s = this.#actor.getSnapshot().context.taskStates[task];
       return !s || s.state === 'dead' || (s.restarts > before && s.state === 'running');
@@ -371,6 +378,20 @@ export class AllocRunnerImpl implements AllocRunner {
       };
       if (!check()) this.#waiters.add(check);
     });
+  }
+
+  /**
+   * Client shutdown: runs the shutdown hooks (Nomad's ShutdownHook), then stops the actor. The
+   * tasks are left running.
+   */
+  async shutdown(): Promise<void> {
+    if (this.#stopped) return;
+    if (this.#state !== 'destroyed' && this.#hooks.some((h) => h.shutdown)) {
+      await runHooks(this.#hooks, 'shutdown', { alloc: this.alloc(), allocDir: this.allocDir, signal: this.#destroyCtl.signal }, (hook, error) =>
+        this.#rt.bus.publish('hook.error', { allocId: this.allocId, hook, kind: 'shutdown', error }),
+      );
+    }
+    this.stopActor();
   }
 
   /** Stops the actor without touching tasks (client shutdown). */

@@ -46,7 +46,10 @@ export function taskActors(rt: Runtime) {
   const lookup = (allocId: string, taskName: string) => {
     const r = rt.registry.get(allocId);
     if (!r) throw new BerthError(`no runner for allocation ${allocId}`);
-    const task = r.group.tasks.find((t) => t.name === taskName);
+    // The latest definition: an in-place update changes what the next start runs (Nomad's
+    // TaskRunner.Update swaps its task).
+    const latest = r.serverAlloc().job.taskGroups.find((g) => g.name === r.serverAlloc().taskGroup);
+    const task = latest?.tasks.find((t) => t.name === taskName) ?? r.group.tasks.find((t) => t.name === taskName);
     if (!task) throw new BerthError(`task ${taskName} not found in allocation ${allocId}`);
     const driver = rt.drivers[task.driver];
     if (!driver) throw new BerthError(`unknown driver ${JSON.stringify(task.driver)}`);

@@ -26,6 +26,7 @@ export function taskSettingsFor(alloc: Allocation, maxKillTimeoutMs = DEFAULT_MA
       restart: { policy: effectivePolicy(alloc.job.type, t, group.restartPolicy), onSuccess: restartsOnSuccess(alloc.job.type, t) },
       killTimeoutMs: Math.min(t.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS, maxKillTimeoutMs),
       killSignal: t.killSignal ?? 'SIGINT',
+      shutdownDelayMs: t.shutdownDelayMs ?? 0,
     };
   }
   return { roles, tasks };
