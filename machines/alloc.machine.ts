@@ -22,14 +22,13 @@ import { MAX_RUN_DURATION_REASON, maxRunDeadline } from './policy/max-run-durati
 import { skipsShutdownDelay } from './policy/shutdown-delay.ts';
 import { missingTaskEvent, taskChanges } from './policy/task-changes.ts';
 import { isReconnect } from './policy/reconnect.ts';
-import { taskSettingsFor } from './policy/task-settings.ts';
+import { taskSettingsFor, type TaskSettings } from './policy/task-settings.ts';
 import type { TaskRole } from './policy/task-roles.ts';
 import type { TaskMachineEvent, TaskMachineInput } from './task.machine.ts';
 import type { TaskHandle } from '../model/task-handle.ts';
 import type { AllocState } from '../model/alloc-state.ts';
 
-/** Per-task static settings the runtime computes once (plain data). */
-export type TaskSettings = Omit<TaskMachineInput, 'initialState' | 'gateOpen' | 'now'>;
+export type { TaskSettings } from './policy/task-settings.ts';
 
 /** Input of the alloc machine (plain data). */
 export interface AllocMachineInput {

@@ -4,7 +4,10 @@
  */
 import type { Allocation } from '../../model/types.ts';
 import { taskGroupOf } from '../../model/status.ts';
-import type { TaskSettings } from '../alloc.machine.ts';
+import type { TaskMachineInput } from '../task.machine.ts';
+
+/** Per-task static settings the runtime computes once (plain data). */
+export type TaskSettings = Omit<TaskMachineInput, 'initialState' | 'gateOpen' | 'now'>;
 import { effectivePolicy, restartsOnSuccess } from './restarts.ts';
 import { taskRoles, type TaskRole } from './task-roles.ts';
 
