@@ -9,19 +9,18 @@ import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
 import { ALLOC_STATES, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
 import { getClientStatus } from '../../machines/policy/client-status.ts';
-import { pickQueuedUpdate } from '../../machines/policy/update-queue.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
-import { isServerTerminal, taskGroupOf } from '../../model/status.ts';
+import { taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/index.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { AllocRunner, InspectionObserver, LogStream } from '../client/types.ts';
-import { runHooks, type RunnerHook } from './hooks.ts';
+import type { RunnerHook } from './hooks.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
 
 type AllocLogic = typeof allocMachine;
@@ -60,16 +59,12 @@ export class AllocRunnerImpl implements AllocRunner {
   readonly #broadcaster = new AllocBroadcaster();
   readonly #destroyCtl = new AbortController();
   readonly #internals: RunnerInternals;
-  readonly #hooks: readonly RunnerHook[];
   readonly #onDestroyed: (r: AllocRunnerImpl) => void;
-  #serverAlloc: Allocation;
   #view: Allocation;
   #viewVersion = -1;
   #state: AllocState = 'pending';
   #lastSeq: Record<string, number> = {};
   #waiters = new Set<() => void>();
-  #queued: Allocation | undefined;
-  #draining = false;
   #destroyed: Promise<void> | undefined;
   #stopped = false;
 
@@ -77,8 +72,6 @@ export class AllocRunnerImpl implements AllocRunner {
     const { rt, alloc } = opts;
     this.#rt = rt;
     this.allocId = alloc.id;
-    this.#serverAlloc = alloc;
-    this.#hooks = opts.hooks;
     this.#onDestroyed = opts.onDestroyed;
     this.allocDir = new AllocDir(rt.clientAllocDir, alloc.id);
     const group = taskGroupOf(alloc);
@@ -89,7 +82,7 @@ export class AllocRunnerImpl implements AllocRunner {
       broadcaster: this.#broadcaster,
       hooks: opts.hooks,
       group,
-      serverAlloc: () => this.#serverAlloc,
+      serverAlloc: () => this.#actor.getSnapshot().context.alloc,
       clientAlloc: () => this.alloc(),
       destroySignal: this.#destroyCtl.signal,
       previousRunner: opts.previousRunner,
@@ -111,6 +104,7 @@ export class AllocRunnerImpl implements AllocRunner {
         alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs,
         ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
         ...(opts.destroyRequested ? { destroyRequested: true } : {}),
+        hasUpdateHooks: opts.hooks.some((h) => !!h.update),
       },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
@@ -222,32 +216,11 @@ export class AllocRunnerImpl implements AllocRunner {
     return this.#actor as unknown as Actor<AnyActorLogic>;
   }
 
+  /** Hands the update to the chart, which queues it behind running update hooks and applies it. */
   update(alloc: Allocation): void {
     if (alloc.id !== this.allocId) throw new BerthError(`update for allocation ${alloc.id} sent to runner of ${this.allocId}`);
     if (this.#state === 'destroyed' || this.#stopped) return;
-    this.#queued = pickQueuedUpdate(this.#queued, alloc);
-    if (!this.#draining) void this.#drain();
-  }
-
-  async #drain() {
-    this.#draining = true;
-    try {
-      while (this.#queued) {
-        const u = this.#queued;
-        this.#queued = undefined;
-        if (this.#state === 'destroyed' || this.#stopped) break;
-        this.#serverAlloc = u;
-        this.#actor.send({ type: 'update', alloc: u, time: this.#rt.clock.now() });
-        // A stop is an update with a terminal desired status: no update hooks run for it.
-        if (!isServerTerminal(u) && this.#hooks.some((h) => h.update)) {
-          await runHooks(this.#hooks, 'update', { alloc: this.alloc(), allocDir: this.allocDir, signal: this.#destroyCtl.signal }, (hook, error) =>
-            this.#rt.bus.publish('hook.error', { allocId: this.allocId, hook, kind: 'update', error }),
-          );
-        }
-      }
-    } finally {
-      this.#draining = false;
-    }
+    this.#actor.send({ type: 'update', alloc, time: this.#rt.clock.now() });
   }
 
   /**
