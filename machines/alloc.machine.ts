@@ -17,6 +17,7 @@ import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
 import type { Allocation, ClientStatus, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
 import { gateOpen, nextCoordinatorState, type CoordinatorState } from './policy/lifecycle-gates.ts';
+import { pickQueuedUpdate } from './policy/update-queue.ts';
 import { appendEvent, taskEvent } from './policy/task-events.ts';
 import { MAX_RUN_DURATION_REASON, maxRunDeadline } from './policy/max-run-duration.ts';
 import { skipsShutdownDelay } from './policy/shutdown-delay.ts';
@@ -48,6 +49,8 @@ export interface AllocMachineInput {
   maxKillTimeoutMs?: number;
   /** Restored from the client's records (its alloc dir must still be there). */
   restoring?: boolean;
+  /** The host registered hooks with an `update` method: non-terminal updates run them. */
+  hasUpdateHooks?: boolean;
 }
 
 /** The alloc machine's context (plain data). */
@@ -100,6 +103,11 @@ export interface AllocContext {
   /** Restored from the state store (its alloc dir must already exist). */
   restoring: boolean;
   maxKillTimeoutMs: number;
+  hasUpdateHooks: boolean;
+  /** Update hooks are running for the last applied update; later updates wait in the slot. */
+  updating: boolean;
+  /** The single-slot update queue (Nomad's AllocRunner.Update): the update applied next. */
+  queuedUpdate?: Allocation;
 }
 
 /** Events the alloc machine accepts. */
@@ -165,7 +173,7 @@ export const allocMachine = setup({
     buildAllocDir: null as unknown as PromiseActorLogic<void, { allocId: string; restoring?: boolean }>,
     awaitPrevious: null as unknown as AnyActorLogic,
     migrateData: null as unknown as PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>,
-    runHooks: null as unknown as PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>,
+    runHooks: null as unknown as PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>,
     maxRunTimer: null as unknown as AnyActorLogic,
     task: null as unknown as AnyActorLogic,
   },
@@ -179,6 +187,8 @@ export const allocMachine = setup({
     stopRequested: ({ context }) => isServerTerminal(context.alloc),
     arrivedTerminal: ({ context }) => context.arrivedTerminal,
     destroyRequested: ({ context }) => context.destroyRequested,
+    updating: ({ context }) => context.updating,
+    terminalUpdate: ({ event }) => event.type === 'update' && isServerTerminal(event.alloc),
     allMainDead: ({ context }) => context.roles.filter((r) => !r.poststop).every((r) => isDead(context, r.name)),
     mustKillGroup: ({ context }) => !!groupKillEvent(context.roles, context.taskStates),
     killDone: ({ context }) => context.killQueue.length === 0 && context.killCurrent.every((n) => isDead(context, n)),
@@ -204,7 +214,20 @@ export const allocMachine = setup({
         version: context.version + 1,
       };
     }),
-    applyUpdate: assign(({ context, event }) => (event.type === 'update' ? { alloc: event.alloc, version: context.version + 1, now: event.time } : {})),
+    applyUpdate: assign(({ context, event }) => (event.type === 'update' ? { alloc: event.alloc, version: context.version + 1, now: Math.max(context.now, event.time) } : {})),
+    /** An update arrived while update hooks run: it takes the slot (see `pickQueuedUpdate`). */
+    queueUpdate: assign(({ context, event }) => (event.type === 'update' ? { queuedUpdate: pickQueuedUpdate(context.queuedUpdate, event.alloc) } : {})),
+    /** A stop is an update with a terminal desired status: no update hooks run for it. */
+    startUpdateHooks: enqueueActions(({ context, enqueue }) => {
+      if (!context.hasUpdateHooks) return;
+      enqueue.spawnChild('runHooks', { id: 'update-hooks', input: { allocId: context.allocId, kind: 'update' as const } });
+      enqueue.assign({ updating: true });
+    }),
+    /** The update hooks finished: apply the update waiting in the slot, if any. */
+    nextUpdate: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ updating: false, queuedUpdate: undefined });
+      if (context.queuedUpdate) enqueue.raise({ type: 'update', alloc: context.queuedUpdate, time: context.now });
+    }),
     spawnTasks: enqueueActions(({ context, enqueue }) => {
       for (const r of context.roles) {
         const settings = context.tasks[r.name]!;
@@ -431,17 +454,23 @@ export const allocMachine = setup({
       pendingRestarts: [],
       restoring: !!input.restoring || !!input.restoredHandles,
       maxKillTimeoutMs: input.maxKillTimeoutMs ?? 30_000,
+      hasUpdateHooks: !!input.hasUpdateHooks,
+      updating: false,
       ...(input.restoredHandles ? { restoredHandles: input.restoredHandles } : {}),
     };
   },
   initial: 'pending',
   on: {
+    // Updates apply one at a time: while update hooks run, the newest waits in a single slot.
     update: [
+      { guard: 'updating', actions: 'queueUpdate' },
       // Nomad's client reconnects (not updates) an alloc the servers marked unknown meanwhile.
       { guard: 'reconnect', actions: 'reconnect' },
-      { guard: ({ event }) => isServerTerminal(event.alloc), target: '.stopping', actions: ['applyUpdate', 'noteSkipDelays'] },
-      { actions: ['applyUpdate', 'applyTaskChanges'] },
+      { guard: 'terminalUpdate', target: '.stopping', actions: ['applyUpdate', 'noteSkipDelays'] },
+      { actions: ['applyUpdate', 'applyTaskChanges', 'startUpdateHooks'] },
     ],
+    'xstate.done.actor.update-hooks': { actions: 'nextUpdate' },
+    'xstate.error.actor.update-hooks': { actions: 'nextUpdate' },
     destroy: { target: '.stopping.destroying', actions: 'stampNow' },
     'task.state': { actions: ['recordTaskState', 'updateGates'] },
     toTask: { actions: 'forwardToTask' },

@@ -24,7 +24,7 @@
  * process exists before a driver's start returns, so a kill never leaves `starting` early.
  * @module
  */
-import { assign, sendParent, sendTo, setup } from 'xstate';
+import { assign, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
@@ -121,8 +121,13 @@ export type TaskMachineEvent =
   | { type: 'restart'; time: number; reason?: string; failure?: boolean }
   /** Re-run a dead task too (alloc-level restartAll). */
   | { type: 'restartAll'; time: number; reason?: string }
-  /** Append an event without changing state (Signaling, hook messages, ...). */
-  | { type: 'append'; event: TaskEvent };
+  /** Append an event without changing state (hook messages, ...). */
+  | { type: 'append'; event: TaskEvent }
+  /**
+   * Send `signal` to the running task: "Signaling", then a `signalTask` child with id
+   * `signal.<requestId>` whose done or error is the caller's answer. Not running: no child.
+   */
+  | { type: 'signal'; time: number; signal: string; requestId: string };
 
 type Ctx = TaskContext;
 
@@ -172,6 +177,7 @@ export const taskMachine = setup({
     waitTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
     killTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>,
     recoverTask: null as unknown as import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
+    signalTask: null as unknown as import('xstate').PromiseActorLogic<void, { allocId: string; taskName: string; handle: TaskHandle; signal: string }>,
   },
   delays: {
     shutdownDelay: ({ context }) => context.shutdownDelayMs,
@@ -220,6 +226,7 @@ export const taskMachine = setup({
     markSkipShutdownDelay: assign({ skipShutdownDelay: true }),
     applySettings: assign(({ event }) => (event.type === 'settings' ? { killTimeoutMs: event.killTimeoutMs, killSignal: event.killSignal, shutdownDelayMs: event.shutdownDelayMs } : {})),
     markKillRequested: assign({ killRequested: true }),
+    forgetChild: stopChild(({ event }) => (event as unknown as { actorId: string }).actorId),
     takeRecovered: assign(({ context, event }) => {
       const out = (event as { output?: RecoverOutput }).output;
       return out?.ok && out.handle ? { handle: out.handle } : {};
@@ -282,6 +289,10 @@ export const taskMachine = setup({
     append: { actions: ['appendGiven', 'report'] },
     settings: { actions: 'applySettings' },
     skipShutdownDelay: { actions: 'markSkipShutdownDelay' },
+    // A signal request ended: its caller has the answer; forget the child (an error is no
+    // reason for the task to fail).
+    'xstate.done.actor.signal.*': { actions: 'forgetChild' },
+    'xstate.error.actor.signal.*': { actions: 'forgetChild' },
   },
   states: {
     /**
@@ -395,6 +406,16 @@ export const taskMachine = setup({
           { guard: 'hasShutdownDelay', target: 'shutdownDelay', actions: ['appendKill', 'takeKillSkip', 'enterShutdownDelay', 'report'] },
           { target: 'killing', actions: ['appendKill', 'report'] },
         ],
+        signal: {
+          actions: [
+            assign(({ context, event }) => withEvent(context, taskEvent('Signaling', event.time, { details: { task_signal: event.signal } }))),
+            'report',
+            spawnChild('signalTask', {
+              id: ({ event }) => `signal.${(event as { requestId: string }).requestId}`,
+              input: ({ context, event }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle!, signal: (event as { signal: string }).signal }),
+            }),
+          ],
+        },
         restart: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
         restartAll: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
       },

@@ -4,18 +4,15 @@
  * store), and offers the operations of CONTRACT.md section 5.
  * @module
  */
-import { createActor, type Actor, type AnyActorLogic, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor, type AnyActorLogic, type AnyActorRef, type SnapshotFrom } from 'xstate';
 import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
 import { ALLOC_STATES, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
 import { getClientStatus } from '../../machines/policy/client-status.ts';
-import { pickQueuedUpdate } from '../../machines/policy/update-queue.ts';
-import { isReconnect } from '../../machines/policy/reconnect.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
-import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
-import { isServerTerminal, taskGroupOf } from '../../model/status.ts';
+import { taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/index.ts';
 import { createAllocFS, type AllocFS } from '../allocfs/index.ts';
@@ -23,7 +20,8 @@ import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { AllocRunner, InspectionObserver, LogStream } from '../client/types.ts';
-import { runHooks, type RunnerHook } from './hooks.ts';
+import type { RunnerHook } from './hooks.ts';
+import { runHooks } from './hooks.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
 
 type AllocLogic = typeof allocMachine;
@@ -33,6 +31,25 @@ type AllocSnapshot = SnapshotFrom<AllocLogic>;
 export function topState(s: AllocSnapshot): AllocState {
   const v = s.value as string | Record<string, unknown>;
   return (typeof v === 'string' ? v : Object.keys(v)[0]) as AllocState;
+}
+
+/** Resolves when a promise actor is done, rejects with its error. */
+function settled(child: AnyActorRef): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const s = child.getSnapshot() as { status: string; error?: unknown };
+    if (s.status === 'done') return resolve();
+    if (s.status === 'error') return reject(s.error);
+    const sub = child.subscribe({
+      complete: () => {
+        sub.unsubscribe();
+        resolve();
+      },
+      error: (err) => {
+        sub.unsubscribe();
+        reject(err);
+      },
+    });
+  });
 }
 
 /** Options for {@link AllocRunnerImpl}. */
@@ -62,17 +79,14 @@ export class AllocRunnerImpl implements AllocRunner {
   readonly #broadcaster = new AllocBroadcaster();
   readonly #destroyCtl = new AbortController();
   readonly #internals: RunnerInternals;
-  readonly #hooks: readonly RunnerHook[];
   readonly #onDestroyed: (r: AllocRunnerImpl) => void;
-  #serverAlloc: Allocation;
   #view: Allocation;
   #viewVersion = -1;
   #state: AllocState = 'pending';
   #lastSeq: Record<string, number> = {};
   #waiters = new Set<() => void>();
-  #queued: Allocation | undefined;
-  #draining = false;
   #destroyed: Promise<void> | undefined;
+  #signalSeq = 0;
   #stopped = false;
   #fs: AllocFS | undefined;
 
@@ -80,8 +94,6 @@ export class AllocRunnerImpl implements AllocRunner {
     const { rt, alloc } = opts;
     this.#rt = rt;
     this.allocId = alloc.id;
-    this.#serverAlloc = alloc;
-    this.#hooks = opts.hooks;
     this.#onDestroyed = opts.onDestroyed;
     this.allocDir = new AllocDir(rt.clientAllocDir, alloc.id);
     const group = taskGroupOf(alloc);
@@ -92,7 +104,7 @@ export class AllocRunnerImpl implements AllocRunner {
       broadcaster: this.#broadcaster,
       hooks: opts.hooks,
       group,
-      serverAlloc: () => this.#serverAlloc,
+      serverAlloc: () => this.#actor.getSnapshot().context.alloc,
       clientAlloc: () => this.alloc(),
       destroySignal: this.#destroyCtl.signal,
       previousRunner: opts.previousRunner,
@@ -116,6 +128,7 @@ export class AllocRunnerImpl implements AllocRunner {
         ...(opts.destroyRequested ? { destroyRequested: true } : {}),
         maxKillTimeoutMs: rt.maxKillTimeoutMs,
         restoring,
+        hasUpdateHooks: opts.hooks.some((h) => !!h.update),
       },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
@@ -233,35 +246,11 @@ export class AllocRunnerImpl implements AllocRunner {
     return this.#actor as unknown as Actor<AnyActorLogic>;
   }
 
+  /** Hands the update to the chart, which queues it behind running update hooks and applies it. */
   update(alloc: Allocation): void {
     if (alloc.id !== this.allocId) throw new BerthError(`update for allocation ${alloc.id} sent to runner of ${this.allocId}`);
     if (this.#state === 'destroyed' || this.#stopped) return;
-    this.#queued = pickQueuedUpdate(this.#queued, alloc);
-    if (!this.#draining) void this.#drain();
-  }
-
-  async #drain() {
-    this.#draining = true;
-    try {
-      while (this.#queued) {
-        const u = this.#queued;
-        this.#queued = undefined;
-        if (this.#state === 'destroyed' || this.#stopped) break;
-        // A reconnect (the servers marked the alloc unknown meanwhile) is not an update: the alloc
-        // only takes the new index, and no update hook runs (Nomad's Client.updateAlloc).
-        const reconnect = isReconnect(this.#serverAlloc, u);
-        this.#serverAlloc = reconnect ? { ...this.#serverAlloc, allocModifyIndex: u.allocModifyIndex } : u;
-        this.#actor.send({ type: 'update', alloc: u, time: this.#rt.clock.now() });
-        // A stop is an update with a terminal desired status: no update hooks run for it.
-        if (!reconnect && !isServerTerminal(u) && this.#hooks.some((h) => h.update)) {
-          await runHooks(this.#hooks, 'update', { alloc: this.alloc(), allocDir: this.allocDir, signal: this.#destroyCtl.signal }, (hook, error) =>
-            this.#rt.bus.publish('hook.error', { allocId: this.allocId, hook, kind: 'update', error }),
-          );
-        }
-      }
-    } finally {
-      this.#draining = false;
-    }
+    this.#actor.send({ type: 'update', alloc, time: this.#rt.clock.now() });
   }
 
   /**
@@ -319,20 +308,30 @@ export class AllocRunnerImpl implements AllocRunner {
     return this.#internals.group.tasks.map((t) => t.name);
   }
 
+  /** The task actor's snapshot children (its in-flight signal requests among them). */
+  #taskChild(name: string, childId: string): AnyActorRef | undefined {
+    const task = this.#actor.getSnapshot().children[taskActorId(this.allocId, name)] as AnyActorRef | undefined;
+    return (task?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children?.[childId];
+  }
+
+  /** Asks the task chart to signal; its `signal.<n>` child's done or error is the answer. */
   async signal(task: string | undefined, sig: string): Promise<void> {
     const names = task === undefined ? this.#taskNames() : [task];
     if (task !== undefined && !this.#taskNames().includes(task)) throw new BerthError('Task not found');
     const errors: Error[] = [];
     for (const name of names) {
       const tc = this.#taskContext(name);
-      if (!tc?.handle || tc.state.state !== 'running') {
+      const requestId = String(++this.#signalSeq);
+      if (tc?.state.state === 'running') {
+        this.#actor.send({ type: 'toTask', taskName: name, event: { type: 'signal', time: this.#rt.clock.now(), signal: sig, requestId } });
+      }
+      const child = this.#taskChild(name, `signal.${requestId}`);
+      if (!child) {
         if (task !== undefined) throw new TaskNotRunningError();
         continue;
       }
-      const time = this.#rt.clock.now();
-      this.#actor.send({ type: 'toTask', taskName: name, event: { type: 'append', event: taskEvent('Signaling', time, { details: { task_signal: sig } }) } });
       try {
-        await this.#rt.drivers[tc.handle.driver]!.signal(tc.handle, sig);
+        await settled(child);
       } catch (e) {
         if (task !== undefined) throw e;
         errors.push(new BerthError(`Failed to signal task: ${name}, err: ${(e as Error).message}`));
@@ -386,8 +385,8 @@ export class AllocRunnerImpl implements AllocRunner {
    */
   async shutdown(): Promise<void> {
     if (this.#stopped) return;
-    if (this.#state !== 'destroyed' && this.#hooks.some((h) => h.shutdown)) {
-      await runHooks(this.#hooks, 'shutdown', { alloc: this.alloc(), allocDir: this.allocDir, signal: this.#destroyCtl.signal }, (hook, error) =>
+    if (this.#state !== 'destroyed' && this.#internals.hooks.some((h) => h.shutdown)) {
+      await runHooks(this.#internals.hooks, 'shutdown', { alloc: this.alloc(), allocDir: this.allocDir, signal: this.#destroyCtl.signal }, (hook, error) =>
         this.#rt.bus.publish('hook.error', { allocId: this.allocId, hook, kind: 'shutdown', error }),
       );
     }
