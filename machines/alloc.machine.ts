@@ -497,6 +497,11 @@ export const allocMachine = setup({
     },
     'waiting-prev': {
       initial: 'waiting',
+      // Nomad arms max_run_duration in its prerun hooks, before it waits for previous allocs.
+      invoke: { id: 'max-run', src: 'maxRunTimer', input: ({ context }: { context: AllocContext }) => ({ deadline: context.maxRunDeadline }) },
+      on: {
+        'maxRunDuration.elapsed': { guard: 'maxRunDue', target: '#alloc.stopping', actions: 'maxRunExceeded' },
+      },
       states: {
         waiting: {
           always: { guard: 'nothingWatched', target: 'migrating' },

@@ -261,6 +261,22 @@ describe('client: max_run_duration', () => {
   });
 });
 
+describe('client: max_run_duration while waiting', () => {
+  const newClient = useTempClients();
+
+  it('is armed before the wait for a previous alloc, as Nomad arms it in prerun', async () => {
+    const client = newClient();
+    const evs = record(client, 'task.event');
+    const prev = client.addAlloc(makeAlloc([mockTask('web', { run_for: '1h' })]));
+    await prev.waitFor('running');
+    const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '1h' })], { jobType: 'batch', createTime: Date.now(), previousAllocation: prev.allocId, group: { maxRunDurationMs: 150 } }));
+    await r.waitFor('stopping');
+    expect(r.alloc().clientDescription).to.equal('allocation exceeded max_run_duration');
+    expect(evs.items.filter((m) => m.allocId === r.allocId).map((m) => m.event.type)).not.to.include('Started');
+    expect(prev.state()).to.equal('running');
+  });
+});
+
 describe('client: disconnected clients', () => {
   const newClient = useTempClients();
 
