@@ -44,3 +44,14 @@ describe('policy: task changes on update', () => {
     expect(ev.details).to.deep.equal({ kill_reason: UPDATE_MISSING_TASK, fails_task: 'true' });
   });
 });
+
+describe('policy: reconnect', () => {
+  it('is Nomad\'s condition: unknown, a higher index, not server-terminal', async () => {
+    const { isReconnect } = await import('../../../machines/policy/reconnect.ts');
+    const cur = makeAlloc([mockTask('t')], { allocModifyIndex: 4 });
+    expect(isReconnect(cur, { ...cur, clientStatus: 'unknown', allocModifyIndex: 5 })).to.equal(true);
+    expect(isReconnect(cur, { ...cur, clientStatus: 'unknown', allocModifyIndex: 4 })).to.equal(false);
+    expect(isReconnect(cur, { ...cur, clientStatus: 'running', allocModifyIndex: 5 })).to.equal(false);
+    expect(isReconnect(cur, { ...cur, clientStatus: 'unknown', allocModifyIndex: 5, desiredStatus: 'stop' })).to.equal(false);
+  });
+});
