@@ -129,6 +129,11 @@ export class AllocRunnerImpl implements AllocRunner {
         maxKillTimeoutMs: rt.maxKillTimeoutMs,
         restoring,
         hasUpdateHooks: opts.hooks.some((h) => !!h.update),
+        watchSources: {
+          ...(opts.previousRunner ? { previousRunner: true } : {}),
+          ...(opts.preemptedRunners ? { preemptedRunners: Object.fromEntries(Object.entries(opts.preemptedRunners).map(([id, r]) => [id, r ? true : null])) } : {}),
+          ...(rt.rpc ? { rpc: true } : {}),
+        },
       },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
