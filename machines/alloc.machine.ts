@@ -12,7 +12,7 @@
  * ```
  * @module
  */
-import { and, assign, enqueueActions, not, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
+import { and, assign, enqueueActions, not, setup, stopChild, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
 import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
 import type { Allocation, ClientStatus, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
@@ -312,6 +312,16 @@ export const allocMachine = setup({
     }),
     markUnstartedDead: assign(({ context }) => markUnstartedDead(context, context.now)),
     markPreKillDone: assign({ preKillDone: true }),
+    /**
+     * Starts the max_run_duration timer (only for an alloc that has one: an idle child per alloc
+     * costs memory at 10,000 allocs), and stops it when leaving the states it guards.
+     */
+    armMaxRun: enqueueActions(({ context, enqueue }) => {
+      // Every state that arms it stops it on exit, so there is never one to replace here.
+      if (context.maxRunDeadline === undefined) return;
+      enqueue.spawnChild('maxRunTimer', { id: 'max-run', input: { deadline: context.maxRunDeadline } });
+    }),
+    disarmMaxRun: stopChild('max-run'),
     /** A restore that cannot go on (Nomad: SetClientStatus(failed), then Destroy). */
     restoreFailed: assign(({ context, event }) => {
       const err = (event as { error?: unknown }).error;
@@ -371,7 +381,11 @@ export const allocMachine = setup({
       if (deadline !== context.maxRunDeadline) {
         enqueue.assign({ maxRunDeadline: deadline });
         // Armed only while running (it is armed from the context when running begins).
-        if (self.getSnapshot().children['max-run']) enqueue.sendTo('max-run', { type: 'arm', deadline });
+        const timer = self.getSnapshot().children['max-run'];
+        if (timer) enqueue.sendTo('max-run', { type: 'arm', deadline });
+        else if (deadline !== undefined && (self.getSnapshot().matches('running') || self.getSnapshot().matches('waiting-prev'))) {
+          enqueue.spawnChild('maxRunTimer', { id: 'max-run', input: { deadline } });
+        }
       }
       enqueue.assign({ groupShutdownDelayMs: group?.shutdownDelayMs ?? context.groupShutdownDelayMs });
     }),
@@ -506,7 +520,8 @@ export const allocMachine = setup({
     'waiting-prev': {
       initial: 'waiting',
       // Nomad arms max_run_duration in its prerun hooks, before it waits for previous allocs.
-      invoke: { id: 'max-run', src: 'maxRunTimer', input: ({ context }: { context: AllocContext }) => ({ deadline: context.maxRunDeadline }) },
+      entry: 'armMaxRun',
+      exit: 'disarmMaxRun',
       on: {
         'maxRunDuration.elapsed': { guard: 'maxRunDue', target: '#alloc.stopping', actions: 'maxRunExceeded' },
       },
@@ -547,7 +562,8 @@ export const allocMachine = setup({
     running: {
       initial: 'prerun',
       // Nomad arms max_run_duration in its prerun hooks and keeps it until the tasks are done.
-      invoke: { id: 'max-run', src: 'maxRunTimer', input: ({ context }: { context: AllocContext }) => ({ deadline: context.maxRunDeadline }) },
+      entry: 'armMaxRun',
+      exit: 'disarmMaxRun',
       on: {
         'maxRunDuration.elapsed': { guard: 'maxRunDue', target: '#alloc.stopping', actions: 'maxRunExceeded' },
       },
