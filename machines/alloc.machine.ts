@@ -109,6 +109,8 @@ export interface AllocContext {
   pendingRestarts: Array<{ taskName?: string; time: number; reason?: string; failure?: boolean }>;
   /** Restored from the state store (its alloc dir must already exist). */
   restoring: boolean;
+  /** Tasks an update dropped: killed, and never started again (not even by restartAll). */
+  removedTasks: string[];
   maxKillTimeoutMs: number;
   hasUpdateHooks: boolean;
   /** Update hooks are running for the last applied update; later updates wait in the slot. */
@@ -344,8 +346,10 @@ export const allocMachine = setup({
     applyTaskChanges: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'update') return;
       const group = event.alloc.job.taskGroups.find((g) => g.name === event.alloc.taskGroup);
+      const removedNow = group ? taskChanges(context.roles.map((r) => r.name), group).removed.filter((n) => !context.removedTasks.includes(n)) : [];
+      if (removedNow.length) enqueue.assign({ removedTasks: [...context.removedTasks, ...removedNow] });
       if (group && context.spawned) {
-        const { removed } = taskChanges(context.roles.map((r) => r.name), group);
+        const removed = removedNow;
         for (const name of removed) {
           if (isDead(context, name)) continue;
           enqueue.sendTo(taskActorId(context.allocId, name), { type: 'kill', time: event.time, reason: missingTaskEvent(event.time), noKillingEvent: true } satisfies TaskMachineEvent);
@@ -353,7 +357,7 @@ export const allocMachine = setup({
       }
       if (group && !context.spawned) {
         // Not started yet: it never will be (Nomad kills its runner before it runs).
-        const { removed } = taskChanges(context.roles.map((r) => r.name), group);
+        const removed = removedNow;
         const taskStates = { ...context.taskStates };
         const eventSeq = { ...context.eventSeq };
         for (const name of removed) {
@@ -431,6 +435,7 @@ export const allocMachine = setup({
         }
         enqueue.assign({ coordinator: 'init' as CoordinatorState });
         for (const r of context.roles) {
+          if (context.removedTasks.includes(r.name)) continue;
           enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'gate', open: false } satisfies TaskMachineEvent);
           enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'restartAll', time: p.time, reason: p.reason } satisfies TaskMachineEvent);
         }
@@ -474,6 +479,7 @@ export const allocMachine = setup({
       maxRunExceeded: false,
       maxRunDeadline: maxRunDeadline(input.alloc),
       pendingRestarts: [],
+      removedTasks: [],
       restoring: !!input.restoring || !!input.restoredHandles,
       maxKillTimeoutMs: input.maxKillTimeoutMs ?? 30_000,
       hasUpdateHooks: !!input.hasUpdateHooks,
