@@ -1,0 +1,128 @@
+import { expect } from 'chai';
+import { createActor, fromCallback, fromPromise, SimulatedClock, type Actor } from 'xstate';
+import { allocMachine, type AllocMachineInput } from '../../machines/alloc.machine.ts';
+import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
+import { taskMachine, type ExitOutput, type StartOutput } from '../../machines/task.machine.ts';
+import type { TaskHandle } from '../../model/task-handle.ts';
+import type { Allocation } from '../../model/types.ts';
+import { makeAlloc, mockTask } from '../support/fixtures.ts';
+
+/**
+ * The alloc chart with the real task chart, every effect stubbed, on a simulated clock: each
+ * task "runs" until killed or until the test ends it; hooks and kills are recorded with the
+ * virtual time they happened at.
+ */
+function harness(alloc: Allocation) {
+  const clock = new SimulatedClock();
+  const log: string[] = [];
+  const exits = new Map<string, (o: ExitOutput) => void>();
+  const task = taskMachine.provide({
+    actors: {
+      startTask: fromPromise<StartOutput, { taskName: string }>(async ({ input }) => {
+        log.push(`start ${input.taskName}@${clock.now()}`);
+        return { ok: true, handle: { driver: 'stub', id: input.taskName, startedAt: clock.now(), state: {} } as unknown as TaskHandle, time: clock.now() };
+      }),
+      waitTask: fromPromise<ExitOutput, { taskName: string }>(({ input }) => new Promise((resolve) => exits.set(input.taskName, resolve))),
+      killTask: fromPromise<ExitOutput, { taskName: string }>(async ({ input }) => {
+        log.push(`kill ${input.taskName}@${clock.now()}`);
+        return { result: { exitCode: 0, signal: 2 }, time: clock.now() };
+      }),
+      recoverTask: fromPromise(async () => ({ ok: true as const, time: 0 })),
+    } as never,
+  });
+  const logic = allocMachine.provide({
+    actors: {
+      buildAllocDir: fromPromise(async () => undefined),
+      awaitPrevious: fromPromise(async () => ({})),
+      migrateData: fromPromise(async () => undefined),
+      runHooks: fromPromise<void, { kind: string }>(async ({ input }) => void log.push(`${input.kind}@${clock.now()}`)),
+      maxRunTimer: fromCallback<{ type: 'arm'; deadline?: number }, { deadline?: number }>(({ input, sendBack }) => {
+        if (input.deadline === undefined) return;
+        const deadline = input.deadline;
+        const h = clock.setTimeout(() => sendBack({ type: 'maxRunDuration.elapsed', deadline, time: clock.now() }), Math.max(0, deadline - clock.now()));
+        return () => clock.clearTimeout(h);
+      }),
+      task,
+    } as never,
+  });
+  const { roles, tasks } = taskSettingsFor(alloc);
+  const input: AllocMachineInput = { alloc, roles, tasks, now: 0, hasWatched: false };
+  const actor: Actor<typeof allocMachine> = createActor(logic, { input, clock }).start();
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+  const top = () => {
+    const v = actor.getSnapshot().value;
+    return typeof v === 'string' ? v : Object.keys(v)[0];
+  };
+  return { clock, actor, log, exits, settle, top };
+}
+
+const stop = (a: Allocation, over: Partial<Allocation> = {}): Allocation => ({ ...a, desiredStatus: 'stop', allocModifyIndex: a.allocModifyIndex + 1, ...over });
+
+describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
+  it('group shutdown_delay, then preKill hooks, then the kills; each task waits its own delay', async () => {
+    const alloc = makeAlloc([mockTask('web', {}, { shutdownDelayMs: 300 }), mockTask('api')], { group: { shutdownDelayMs: 1000 } });
+    const h = harness(alloc);
+    await h.settle();
+    expect(h.log).to.deep.equal(['prerun@0', 'start web@0', 'start api@0']);
+    h.actor.send({ type: 'update', alloc: stop(alloc), time: 0 });
+    await h.settle();
+    expect(h.log.slice(3)).to.deep.equal([]);
+    h.clock.increment(1000);
+    await h.settle();
+    expect(h.log.slice(3)).to.deep.equal(['preKill@1000', 'kill api@1000']); // web waits its own 300 ms
+    h.clock.increment(300);
+    await h.settle();
+    expect(h.log.slice(5)).to.deep.equal(['kill web@1300', 'postrun@1300']);
+    h.actor.stop();
+  });
+
+  it('a destroy skips both delays; poststop tasks then run; postrun, then the destroy hooks', async () => {
+    const alloc = makeAlloc([mockTask('web', {}, { shutdownDelayMs: 5000 }), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })], { group: { shutdownDelayMs: 5000 } });
+    const h = harness(alloc);
+    await h.settle();
+    h.actor.send({ type: 'update', alloc: stop(alloc), time: 0 });
+    await h.settle();
+    h.actor.send({ type: 'destroy', time: 0 });
+    await h.settle();
+    expect(h.log.slice(2)).to.deep.equal(['preKill@0', 'kill web@0', 'start post@0']);
+    h.exits.get('post')!({ result: { exitCode: 0, signal: 0 }, time: 0 });
+    await h.settle();
+    expect(h.log.slice(5)).to.deep.equal(['postrun@0', 'destroy@0']);
+    expect(h.top()).to.equal('destroyed');
+  });
+
+  it('max_run_duration: complete with Nomad\'s description at createTime + duration; poststop never starts', async () => {
+    const alloc = makeAlloc([mockTask('web'), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })], { jobType: 'batch', createTime: 1, group: { maxRunDurationMs: 500 } });
+    const h = harness(alloc);
+    await h.settle();
+    h.clock.increment(500); // the deadline is createTime (1) + 500
+    await h.settle();
+    expect(h.top()).to.equal('running');
+    h.clock.increment(1);
+    await h.settle();
+    expect(h.top()).to.equal('stopping');
+    const ctx = h.actor.getSnapshot().context;
+    expect(ctx.statusOverride).to.deep.equal({ status: 'complete', description: 'allocation exceeded max_run_duration' });
+    expect(h.log.filter((l) => l.startsWith('start'))).to.deep.equal(['start web@0']);
+    expect(ctx.taskStates.web!.events.find((e) => e.type === 'Killing')!.displayMessage).to.equal('allocation exceeded max_run_duration');
+    expect(ctx.taskStates.post!.state).to.equal('dead');
+    h.actor.stop();
+  });
+
+  it('a reconnect appends "Reconnected", takes only the new index, and runs no update hook', async () => {
+    const alloc = makeAlloc([mockTask('web')]);
+    const h = harness(alloc);
+    await h.settle();
+    h.actor.send({ type: 'update', alloc: { ...alloc, clientStatus: 'unknown', allocModifyIndex: 9, job: { ...alloc.job, meta: { x: 'y' } } }, time: 5 });
+    await h.settle();
+    const ctx = h.actor.getSnapshot().context;
+    expect(ctx.alloc.allocModifyIndex).to.equal(9);
+    expect(ctx.alloc.job.meta).to.equal(undefined);
+    expect(ctx.alloc.clientStatus).to.not.equal('unknown');
+    expect(ctx.taskStates.web!.events.at(-1)!.type).to.equal('Reconnected');
+    expect(h.top()).to.equal('running');
+    h.actor.stop();
+  });
+});
