@@ -4,7 +4,7 @@
  * @module
  */
 // 1. Model
-export type { Allocation, ClientStatus, DesiredStatus, Job, LifecycleHook, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './model/types.ts';
+export type { Allocation, ClientStatus, DesiredStatus, DesiredTransition, Disconnect, Job, LifecycleHook, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './model/types.ts';
 export { isTerminated, isServerTerminal, isTerminal, isClientTerminalStatus, shouldMigrate } from './model/status.ts';
 export { parseAllocation, isUUID } from './model/parse.ts';
 export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
@@ -31,15 +31,15 @@ export type { AllocWatcherInput, PrevAllocSource, ServerRPC } from './actors/wat
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
 export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream } from './actors/client/types.ts';
-export type { HookContext, RunnerHook } from './actors/runner/hooks.ts';
+export type { HookContext, HookKind, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
 export { openStateStore, type StateStore, type StoredAlloc } from './actors/state/state-store.ts';
 export type { AllocState } from './model/alloc-state.ts';
-export type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
+export type { Driver, DriverCapabilities, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
 export { createMockDriver } from './actors/drivers/mock.ts';
 export { createRawExecDriver } from './actors/drivers/raw-exec.ts';
 export { createExecDriver } from './actors/drivers/exec.ts';
-export { buildTaskEnv } from './actors/drivers/env.ts';
+export { buildTaskEnv, allocIndexFromName } from './actors/drivers/env.ts';
 export { readTaskLogs } from './actors/drivers/logs/reader.ts';
 
 // Machines and policies, for hosts that want to drive or inspect them directly.
@@ -48,3 +48,6 @@ export { taskMachine } from './machines/task.machine.ts';
 export { decideRestart, defaultRestartPolicy } from './machines/policy/restarts.ts';
 export { getClientStatus } from './machines/policy/client-status.ts';
 export { TaskEventType } from './machines/policy/task-events.ts';
+export { MAX_RUN_DURATION_REASON, maxRunDeadline } from './machines/policy/max-run-duration.ts';
+export { isReconnect } from './machines/policy/reconnect.ts';
+export { UPDATE_MISSING_TASK } from './machines/policy/task-changes.ts';
