@@ -65,15 +65,17 @@ export interface TaskContext {
 /** Result of the `startTask` actor: never rejects, so failures stay plain data. */
 export type StartOutput =
   | { ok: true; handle: TaskHandle; time: number; setupEvents?: TaskEvent[] }
-  | { ok: false; time: number; error: string; recoverable: boolean; validation?: boolean; setupEvents?: TaskEvent[] };
+  | { ok: false; time: number; error: string; recoverable: boolean; validation?: boolean; setupEvents?: TaskEvent[]; jitter?: number };
 
 /** Result of the `recoverTask` actor. */
-export type RecoverOutput = { ok: true; time: number } | { ok: false; time: number; error: string };
+export type RecoverOutput = { ok: true; time: number } | { ok: false; time: number; error: string; jitter?: number };
 
 /** Result of the `waitTask` and `killTask` actors. */
 export interface ExitOutput {
   result: ExitResult;
   time: number;
+  /** A uniform [0, 1) draw for the restart jitter (ClientOptions.random); 0 when absent. */
+  jitter?: number;
 }
 
 /** Events the task machine accepts. */
@@ -320,8 +322,10 @@ export const taskMachine = setup({
       },
     },
     exited: {
-      entry: assign(({ context }) => {
-        const { decision, next } = decideRestart(context.restart, context.tracker, context.lastInput ?? { kind: 'exit', exitCode: 0, signal: 0 }, context.now);
+      entry: assign(({ context, event }) => {
+        // The restart jitter is the runtime's random draw, carried on the effect's output.
+        const jitter = (event as { output?: { jitter?: number } }).output?.jitter ?? 0;
+        const { decision, next } = decideRestart(context.restart, context.tracker, context.lastInput ?? { kind: 'exit', exitCode: 0, signal: 0 }, context.now, () => jitter);
         return { decision, tracker: next, lastInput: undefined, handle: undefined };
       }),
       always: [

@@ -15,7 +15,9 @@ import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, 
 import { parseAllocation } from '../../model/parse.ts';
 import { isServerTerminal } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
+import { AllocDir } from '../allocdir/alloc-dir.ts';
 import { defaultChrootEnv } from '../allocdir/default-chroot.ts';
+import { realHostFs } from '../runner/host-fs.ts';
 import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
@@ -102,7 +104,9 @@ export function createClient(options: ClientOptions): Client {
     nodeId: options.nodeId ?? 'local',
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,
-    store: openStateStore(join(dataDir, 'client', 'state.db')),
+    store: (options.seams?.openStore ?? openStateStore)(join(dataDir, 'client', 'state.db')),
+    allocDirs: options.seams?.allocDirs ?? ((root, id) => new AllocDir(root, id)),
+    fs: options.seams?.fs ?? realHostFs,
     ...(options.rpc ? { rpc: options.rpc } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.migrateToken ? { migrateToken: options.migrateToken } : {}),

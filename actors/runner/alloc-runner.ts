@@ -16,7 +16,7 @@ import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
 import { isServerTerminal, taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
-import { AllocDir } from '../allocdir/index.ts';
+import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
@@ -52,7 +52,7 @@ export interface AllocRunnerOptions {
 /** One allocation's runner. Create through `client.addAlloc`. */
 export class AllocRunnerImpl implements AllocRunner {
   readonly allocId: string;
-  readonly allocDir: AllocDir;
+  readonly allocDir: AllocDirHandle;
   readonly #rt: Runtime;
   readonly #actor: Actor<AllocLogic>;
   readonly #broadcaster = new AllocBroadcaster();
@@ -78,7 +78,7 @@ export class AllocRunnerImpl implements AllocRunner {
     this.#serverAlloc = alloc;
     this.#hooks = opts.hooks;
     this.#onDestroyed = opts.onDestroyed;
-    this.allocDir = new AllocDir(rt.clientAllocDir, alloc.id);
+    this.allocDir = rt.allocDirs(rt.clientAllocDir, alloc.id);
     const group = taskGroupOf(alloc);
     for (const t of group.tasks) this.allocDir.newTaskDir(t.name);
     this.#internals = {

@@ -3,7 +3,6 @@
  * Each is a promise actor whose signal aborts when the task machine leaves the invoking state.
  * @module
  */
-import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { sleep } from '../../model/clock.ts';
@@ -51,7 +50,7 @@ export function taskActors(rt: Runtime) {
       }
       if (signal.aborted) throw signal.reason;
       const stateDir = taskStateDir(rt, input.allocId, task.name);
-      await mkdir(stateDir, { recursive: true });
+      await rt.fs.mkdirp(stateDir);
       const alloc = r.serverAlloc();
       const config: TaskConfig = {
         id: `${input.allocId}/${task.name}/${input.attempt}`,
@@ -90,6 +89,7 @@ export function taskActors(rt: Runtime) {
         recoverable: e instanceof DriverStartError ? e.recoverable : false,
         validation: e instanceof DriverConfigError,
         setupEvents,
+        jitter: rt.random(),
       };
     }
   });
@@ -98,7 +98,7 @@ export function taskActors(rt: Runtime) {
     const driver = rt.drivers[handle.driver];
     await driver?.destroy(handle, true).catch(() => {});
     rt.store.deleteHandle(allocId, taskName);
-    await rm(taskStateDir(rt, allocId, taskName), { recursive: true, force: true }).catch(() => {});
+    await rt.fs.rmrf(taskStateDir(rt, allocId, taskName)).catch(() => {});
   };
 
   const waitTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input, signal }) => {
@@ -111,7 +111,7 @@ export function taskActors(rt: Runtime) {
       result = { exitCode: -1, signal: 0, err: `failed to wait for task: ${msg(e)}` };
     }
     await finish(input.allocId, input.taskName, input.handle);
-    return { result, time: rt.clock.now() };
+    return { result, time: rt.clock.now(), jitter: rt.random() };
   });
 
   const killTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>(async ({ input, signal }) => {
@@ -133,7 +133,7 @@ export function taskActors(rt: Runtime) {
       result = { exitCode: -1, signal: 0, err: msg(e) };
     }
     await finish(input.allocId, input.taskName, input.handle);
-    return { result, time: rt.clock.now() };
+    return { result, time: rt.clock.now(), jitter: rt.random() };
   });
 
   const recoverTask = fromPromise<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input }) => {
@@ -144,7 +144,7 @@ export function taskActors(rt: Runtime) {
       return { ok: true, time: rt.clock.now() };
     } catch (e) {
       rt.store.deleteHandle(input.allocId, input.taskName);
-      return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}` };
+      return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}`, jitter: rt.random() };
     }
   });
 
