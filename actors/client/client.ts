@@ -72,6 +72,24 @@ function driverIssues(alloc: Allocation, drivers: Readonly<Record<string, Driver
   return issues;
 }
 
+/** Saved allocs ordered so that each comes after the allocs it replaced or preempted. */
+function watchedFirst<T extends { alloc: Allocation }>(saved: T[]): T[] {
+  const byId = new Map(saved.map((s) => [s.alloc?.id, s]));
+  const out: T[] = [];
+  const seen = new Set<T>();
+  const visit = (s: T) => {
+    if (seen.has(s)) return;
+    seen.add(s);
+    for (const id of [s.alloc?.previousAllocation, ...(s.alloc?.preemptedAllocations ?? [])]) {
+      const dep = id ? byId.get(id) : undefined;
+      if (dep) visit(dep);
+    }
+    out.push(s);
+  };
+  saved.forEach(visit);
+  return out;
+}
+
 /**
  * Creates a client.
  * @example
@@ -140,6 +158,18 @@ export function createClient(options: ClientOptions): Client {
     return runner.start();
   };
 
+  /**
+   * As Nomad's client: the local runner of the previous alloc, and for each preempted alloc its
+   * local runner or null (then a remote watcher asks the servers).
+   */
+  const watchedRunners = (alloc: Allocation): Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners'> => {
+    const previousRunner: PrevAllocSource | undefined = alloc.previousAllocation ? runners.get(alloc.previousAllocation) : undefined;
+    const preemptedRunners = alloc.preemptedAllocations?.length
+      ? Object.fromEntries(alloc.preemptedAllocations.map((id) => [id, runners.get(id) ?? null]))
+      : undefined;
+    return { ...(previousRunner ? { previousRunner } : {}), ...(preemptedRunners ? { preemptedRunners } : {}) };
+  };
+
   const client: Client = {
     bus,
     updates$: bus.of('alloc.updated').pipe(map((m) => m.alloc)),
@@ -149,16 +179,7 @@ export function createClient(options: ClientOptions): Client {
       const issues = driverIssues(alloc, drivers);
       if (issues.length) throw new InvalidAllocationError(issues);
       if (runners.has(alloc.id)) throw new AllocExistsError(alloc.id);
-      // As Nomad's client: pass the local runner of the previous alloc, and for each preempted
-      // alloc its local runner or null (then a remote watcher asks the servers).
-      const previousRunner: PrevAllocSource | undefined = alloc.previousAllocation ? runners.get(alloc.previousAllocation) : undefined;
-      const preemptedRunners = alloc.preemptedAllocations?.length
-        ? Object.fromEntries(alloc.preemptedAllocations.map((id) => [id, runners.get(id) ?? null]))
-        : undefined;
-      return startRunner(alloc, {
-        ...(previousRunner ? { previousRunner } : {}),
-        ...(preemptedRunners ? { preemptedRunners } : {}),
-      });
+      return startRunner(alloc, watchedRunners(alloc));
     },
     updateAlloc(input) {
       if (shut) throw new ClientShutdownError();
@@ -175,7 +196,7 @@ export function createClient(options: ClientOptions): Client {
     async restore() {
       if (shut) throw new ClientShutdownError();
       const restored: AllocRunner[] = [];
-      for (const saved of rt.store.load()) {
+      for (const saved of watchedFirst(rt.store.load())) {
         if (runners.has(saved.alloc.id)) continue;
         let alloc: Allocation;
         try {
@@ -195,7 +216,9 @@ export function createClient(options: ClientOptions): Client {
             delete handles[task];
           }));
         }
-        restored.push(startRunner(alloc, { restoredHandles: handles }));
+        // An alloc restored before its tasks ever started waits for its victims again: give it
+        // their runners (restored first) as addAlloc would.
+        restored.push(startRunner(alloc, { ...watchedRunners(alloc), restoredHandles: handles }));
       }
       return restored;
     },

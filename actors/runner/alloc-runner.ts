@@ -8,7 +8,7 @@ import { createActor, type Actor, type AnyActorLogic, type SnapshotFrom } from '
 import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
 import { ALLOC_STATES, type AllocState } from '../../machines/alloc-state.ts';
 import { taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
-import { getClientStatus } from '../../machines/policy/client-status.ts';
+import { reportedClientStatus } from '../../machines/policy/client-status.ts';
 import { pickQueuedUpdate } from '../../machines/policy/update-queue.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
@@ -81,6 +81,10 @@ export class AllocRunnerImpl implements AllocRunner {
     this.allocDir = rt.allocDirs(rt.clientAllocDir, alloc.id);
     const group = taskGroupOf(alloc);
     for (const t of group.tasks) this.allocDir.newTaskDir(t.name);
+    const restoring = !!opts.restoredHandles;
+    // A restored alloc whose tasks ever started already waited (and migrated) in its first
+    // life; one restored before that waits again, or it could start beside its victims.
+    const pastWait = restoring && (Object.keys(opts.restoredHandles!).length > 0 || Object.values(alloc.taskStates ?? {}).some((s) => s.state !== 'pending' || s.startedAt !== undefined));
     this.#internals = {
       allocId: alloc.id,
       allocDir: this.allocDir,
@@ -93,19 +97,19 @@ export class AllocRunnerImpl implements AllocRunner {
       previousRunner: opts.previousRunner,
       preemptedRunners: opts.preemptedRunners,
       copiesOut: new Set(),
-      restored: !!opts.restoredHandles,
+      restored: pastWait,
     };
     rt.registry.set(alloc.id, this.#internals);
     const { roles, tasks } = taskSettingsFor(alloc, rt.maxKillTimeoutMs);
-    const restoring = !!opts.restoredHandles;
-    // A restored alloc already waited (and migrated) in its first life.
-    const hasWatched = !restoring && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
+    const hasWatched = !pastWait && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
     // Task states come from this client's own records only (a restore), never from the servers.
     const machineAlloc: Allocation = restoring ? alloc : { ...alloc, taskStates: undefined };
+    // Restored events were published in the first life: only new ones go on the bus.
+    if (restoring) for (const [name, st] of Object.entries(alloc.taskStates ?? {})) this.#lastSeq[name] = st.events.length;
     if (!restoring) delete machineAlloc.taskStates;
     this.#actor = createActor(opts.logic, {
       id: `alloc-${alloc.id}`,
-      input: { alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs, ...(restoring ? { restoredHandles: opts.restoredHandles } : {}) },
+      input: { alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs, ...(pastWait ? { restoredHandles: opts.restoredHandles } : {}) },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
     });
@@ -127,7 +131,7 @@ export class AllocRunnerImpl implements AllocRunner {
 
   #computeView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
-    const { status, description } = getClientStatus(ctx.taskStates);
+    const { status, description } = reportedClientStatus(ctx.taskStates);
     return {
       ...ctx.alloc,
       clientStatus: status || 'pending',
@@ -215,6 +219,8 @@ export class AllocRunnerImpl implements AllocRunner {
   update(alloc: Allocation): void {
     if (alloc.id !== this.allocId) throw new BerthError(`update for allocation ${alloc.id} sent to runner of ${this.allocId}`);
     if (this.#state === 'destroyed' || this.#stopped) return;
+    // As Nomad's client: an update older than the one applied is stale and ignored.
+    if (alloc.allocModifyIndex < this.#serverAlloc.allocModifyIndex) return;
     this.#queued = pickQueuedUpdate(this.#queued, alloc);
     if (!this.#draining) void this.#drain();
   }

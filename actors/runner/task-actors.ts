@@ -143,6 +143,9 @@ export function taskActors(rt: Runtime) {
       await driver.recover(input.handle);
       return { ok: true, time: rt.clock.now() };
     } catch (e) {
+      // As Nomad's restoreHandle: clean up whatever may still run under the handle before the
+      // restart policy can start the task again, or two copies would run.
+      await driver?.destroy(input.handle, true).catch(() => {});
       rt.store.deleteHandle(input.allocId, input.taskName);
       return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}`, jitter: rt.random() };
     }
