@@ -12,8 +12,8 @@
  * ```
  * @module
  */
-import { assign, enqueueActions, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
-import { isServerTerminal } from '../model/status.ts';
+import { and, assign, enqueueActions, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
+import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
 import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
 import { gateOpen, nextCoordinatorState, type CoordinatorState } from './policy/lifecycle-gates.ts';
@@ -62,6 +62,13 @@ export interface AllocContext {
   hasWatched: boolean;
   now: number;
   restoredHandles?: Record<string, TaskHandle>;
+  /**
+   * The alloc was already client-terminal (complete, failed, lost) when this client got it, from
+   * the servers or from its own records: it builds nothing, runs no prerun/postrun hook and starts
+   * no task (Nomad's shouldRun; #5883 re-ran finished batch allocs on restore). Its client status
+   * stays the one it came with.
+   */
+  arrivedTerminal: boolean;
 }
 
 /** Events the alloc machine accepts. */
@@ -122,6 +129,7 @@ export const allocMachine = setup({
     nothingWatched: ({ context }) => !context.hasWatched,
     hasWaitTimeout: ({ context }) => context.prevAllocWaitTimeoutMs !== undefined,
     stopRequested: ({ context }) => isServerTerminal(context.alloc),
+    arrivedTerminal: ({ context }) => context.arrivedTerminal,
     allMainDead: ({ context }) => context.roles.filter((r) => !r.poststop).every((r) => isDead(context, r.name)),
     mustKillGroup: ({ context }) => !!groupKillEvent(context.roles, context.taskStates),
     killDone: ({ context }) => context.killQueue.length === 0 && context.killCurrent.every((n) => isDead(context, n)),
@@ -226,6 +234,7 @@ export const allocMachine = setup({
       prevAllocWaitTimeoutMs: input.prevAllocWaitTimeoutMs,
       hasWatched: input.hasWatched,
       now: input.now,
+      arrivedTerminal: isClientTerminalStatus(input.alloc.clientStatus),
       ...(input.restoredHandles ? { restoredHandles: input.restoredHandles } : {}),
     };
   },
@@ -241,7 +250,11 @@ export const allocMachine = setup({
   },
   states: {
     pending: {
-      always: { guard: 'stopRequested', target: 'stopping' },
+      // Checked before anything is built: a terminal alloc never builds, waits or runs.
+      always: [
+        { guard: 'arrivedTerminal', target: 'stopping' },
+        { guard: 'stopRequested', target: 'stopping' },
+      ],
       invoke: {
         id: 'alloc-dir',
         src: 'buildAllocDir',
@@ -322,7 +335,10 @@ export const allocMachine = setup({
         },
         poststop: {
           entry: 'updateGates',
-          always: { guard: 'poststopDone', target: 'postrun' },
+          always: [
+            { guard: and(['poststopDone', 'arrivedTerminal']), target: 'stopped' },
+            { guard: 'poststopDone', target: 'postrun' },
+          ],
         },
         postrun: {
           invoke: {

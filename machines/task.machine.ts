@@ -12,12 +12,19 @@
  *    │   delay                                                             │
  *    └──────────── restarting ◄──── Restarting ────────────────────────────┤
  *                                                                          │ Not Restarting /
- *   kill (any live state) ──► killing ──► dead ◄───────────────────────────┘ Terminated
+ *   kill (running) ──► killing ──► dead ◄──────────────────────────────────┘ Terminated
+ *   kill (pending, restarting) ──► dead          (no process exists)
+ *   kill (starting, recovering) ──► abort the effect, stay until it settles ──► killing | dead
  * ```
  * Every change is reported to the parent alloc machine as a `task.state` event.
+ *
+ * Ordering invariant (terminal truth): the task is reported `dead` only from a state in which
+ * no process of it can exist: after `killTask`/`waitTask` returned (the process is gone), or
+ * from `pending`/`restarting`, or after a start or recovery settled without a process. A
+ * process exists before a driver's start returns, so a kill never leaves `starting` early.
  * @module
  */
-import { assign, sendParent, setup } from 'xstate';
+import { assign, sendParent, sendTo, setup } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../actors/drivers/driver.ts';
 import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
@@ -60,6 +67,11 @@ export interface TaskContext {
   decision?: RestartDecision;
   /** A kill arrived while a restart-kill was in flight. */
   killAfterRestart: boolean;
+  /**
+   * A kill arrived while the task was starting or being reattached: the start (or recovery) was
+   * asked to abort, and whatever it leaves behind is killed before the task is reported dead.
+   */
+  killRequested: boolean;
 }
 
 /** Result of the `startTask` actor: never rejects, so failures stay plain data. */
@@ -148,6 +160,9 @@ export const taskMachine = setup({
     restarting: ({ context }) => context.decision?.state === 'Restarting',
     notRestarting: ({ context }) => context.decision?.state === 'Not Restarting',
     killAfterRestart: ({ context }) => context.killAfterRestart,
+    killRequested: ({ context }) => context.killRequested,
+    startOkAfterKill: ({ context }, out: StartOutput) => out.ok && context.killRequested,
+    recoverOkAfterKill: ({ context }, out: RecoverOutput) => out.ok && context.killRequested,
   },
   actions: {
     report: sendParent(({ context }) => ({ type: 'task.state', taskName: context.taskName, state: context.state, eventSeq: context.eventSeq }) as never),
@@ -160,6 +175,20 @@ export const taskMachine = setup({
     }),
     appendKill: assign(({ context, event }) => (event.type === 'kill' ? appendAll(context, killEvents(context, event)) : {})),
     markKillAfterRestart: assign({ killAfterRestart: true }),
+    markKillRequested: assign({ killRequested: true }),
+    /** Tells the in-flight start or recovery (invoked as `effect`) to abort; it still settles. */
+    abortEffect: sendTo('effect', { type: 'abort' }),
+    /** The start or recovery settled after a kill with nothing left running: Killed, dead. */
+    killedBeforeRunning: assign(({ context }, out: { time: number; setupEvents?: TaskEvent[] }) => {
+      const c = { ...context, ...appendAll(context, [...(out.setupEvents ?? []), taskEvent('Killed', out.time)]) };
+      return { ...c, ...toDead(c, out.time) };
+    }),
+    /** The start succeeded: Started, running, with its handle. */
+    started: assign(({ context }, out: StartOutput) => {
+      if (!out.ok) return {};
+      const c = { ...context, ...appendAll(context, [...(out.setupEvents ?? []), taskEvent('Started', out.time)]) };
+      return { ...c, handle: out.handle, state: { ...c.state, state: 'running' as const, startedAt: c.state.startedAt ?? out.time } };
+    }),
     /** The kill finished: Terminated, then Killed, then dead. */
     killedDead: assign(({ context }, out: ExitOutput) => {
       const c = { ...context, ...appendAll(context, [exitEvent(out), taskEvent('Killed', out.time)]) };
@@ -194,6 +223,7 @@ export const taskMachine = setup({
     attempt: 0,
     now: input.now,
     killAfterRestart: false,
+    killRequested: false,
     ...(input.restoredHandle ? { handle: input.restoredHandle } : {}),
   }),
   initial: 'boot',
@@ -210,11 +240,18 @@ export const taskMachine = setup({
         { target: 'pending' },
       ],
     },
+    /**
+     * Reattaching a saved handle. A kill here does not leave the state: the recovery is asked to
+     * abort and settles; a reattached task is then killed (`killing`), a lost one is dead.
+     */
     recovering: {
       invoke: {
+        id: 'effect',
         src: 'recoverTask',
         input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle! }),
         onDone: [
+          { guard: { type: 'recoverOkAfterKill', params: ({ event }) => event.output }, target: 'killing' },
+          { guard: 'killRequested', target: 'dead', actions: [{ type: 'killedBeforeRunning', params: ({ event }) => event.output }, 'report'] },
           { guard: { type: 'recoverOk', params: ({ event }) => event.output }, target: 'running', actions: [assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'] },
           {
             // The task could not be reattached: record it and let the restart policy decide.
@@ -230,7 +267,7 @@ export const taskMachine = setup({
           },
         ],
       },
-      on: { kill: { target: 'dead', actions: ['killPending', 'report'] } },
+      on: { kill: { guard: ({ context }) => !context.killRequested, actions: ['appendKill', 'markKillRequested', 'report', 'abortEffect'] } },
     },
     pending: {
       always: { guard: 'gateOpen', target: 'starting' },
@@ -244,21 +281,14 @@ export const taskMachine = setup({
         'report',
       ],
       invoke: {
+        id: 'effect',
         src: 'startTask',
         input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, attempt: context.attempt }),
         onDone: [
-          {
-            guard: { type: 'startOk', params: ({ event }) => event.output },
-            target: 'running',
-            actions: [
-              assign(({ context, event }) => {
-                const out = event.output as Extract<StartOutput, { ok: true }>;
-                const c = { ...context, ...appendAll(context, [...(out.setupEvents ?? []), taskEvent('Started', out.time)]) };
-                return { ...c, handle: out.handle, state: { ...c.state, state: 'running' as const, startedAt: c.state.startedAt ?? out.time } };
-              }),
-              'report',
-            ],
-          },
+          // Killed while starting, and the process exists anyway: kill it like a running task.
+          { guard: { type: 'startOkAfterKill', params: ({ event }) => event.output }, target: 'killing', actions: [{ type: 'started', params: ({ event }) => event.output }, 'report'] },
+          { guard: 'killRequested', target: 'dead', actions: [{ type: 'killedBeforeRunning', params: ({ event }) => event.output }, 'report'] },
+          { guard: { type: 'startOk', params: ({ event }) => event.output }, target: 'running', actions: [{ type: 'started', params: ({ event }) => event.output }, 'report'] },
           {
             target: 'exited',
             actions: assign(({ context, event }) => {
@@ -272,8 +302,9 @@ export const taskMachine = setup({
         ],
       },
       on: {
-        // Leaving `starting` stops the start actor, which aborts its signal: the driver cleans up.
-        kill: { target: 'dead', actions: ['killPending', 'report'] },
+        // Never leave `starting` on a kill: the process may already exist (it does before the
+        // driver's start returns). Abort the start, wait for it to settle, then kill what it left.
+        kill: { guard: ({ context }) => !context.killRequested, actions: ['appendKill', 'markKillRequested', 'report', 'abortEffect'] },
       },
     },
     running: {

@@ -76,7 +76,9 @@ export interface Driver {
   validateConfig(task: Task): void;
   /**
    * Starts the task. Throws DriverStartError (with `recoverable`) when it cannot start.
-   * `signal` aborts a slow start.
+   * `signal` aborts a slow start. An aborted start either rejects once nothing of the task is
+   * left, or resolves with the handle of the task that already exists: berth then kills it
+   * through `stop` and `wait` before it reports the task dead.
    */
   start(config: TaskConfig, signal: AbortSignal): Promise<TaskHandle>;
   /** Resolves once with the exit result; rejects with `signal.reason` when `signal` aborts. */

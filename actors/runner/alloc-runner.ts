@@ -104,8 +104,6 @@ export class AllocRunnerImpl implements AllocRunner {
     const hasWatched = !pastWait && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
     // Task states come from this client's own records only (a restore), never from the servers.
     const machineAlloc: Allocation = restoring ? alloc : { ...alloc, taskStates: undefined };
-    // Restored events were published in the first life: only new ones go on the bus.
-    if (restoring) for (const [name, st] of Object.entries(alloc.taskStates ?? {})) this.#lastSeq[name] = st.events.length;
     if (!restoring) delete machineAlloc.taskStates;
     this.#actor = createActor(opts.logic, {
       id: `alloc-${alloc.id}`,
@@ -114,6 +112,8 @@ export class AllocRunnerImpl implements AllocRunner {
       clock: rt.clock as never,
     });
     this.#view = this.#computeView(this.#actor.getSnapshot());
+    // A restored alloc's past events were published in its first life: publish only new ones.
+    if (restoring) this.#lastSeq = { ...this.#actor.getSnapshot().context.eventSeq };
     this.#actor.subscribe({
       next: (s) => this.#onSnapshot(s),
       error: (err) => {
@@ -131,6 +131,8 @@ export class AllocRunnerImpl implements AllocRunner {
 
   #computeView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
+    // A terminal alloc keeps the status it came with: none of its tasks ran in this life.
+    if (ctx.arrivedTerminal) return { ...ctx.alloc, taskStates: ctx.taskStates };
     const { status, description } = reportedClientStatus(ctx.taskStates);
     return {
       ...ctx.alloc,

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { fromPromise } from 'xstate';
+import { fromAbortablePromise } from './abortable.ts';
 import { sleep } from '../../model/clock.ts';
 import { BerthError, DriverConfigError, DriverStartError } from '../../model/errors.ts';
 import type { TaskEvent } from '../../model/types.ts';
@@ -34,7 +35,12 @@ export function taskActors(rt: Runtime) {
     return { r, task, driver };
   };
 
-  const startTask = fromPromise<StartOutput, { allocId: string; taskName: string; attempt: number }>(async ({ input, signal }) => {
+  /**
+   * Builds the task dir and starts the driver. Never rejects. Aborted (the task was killed while
+   * starting), it stops before the driver when it can; once the driver started the task it
+   * returns the handle anyway, so the chart kills the process before reporting the task dead.
+   */
+  const startTask = fromAbortablePromise<StartOutput, { allocId: string; taskName: string; attempt: number }>(async ({ input, signal }) => {
     const setupEvents: TaskEvent[] = [];
     try {
       const { r, task, driver } = lookup(input.allocId, input.taskName);
@@ -65,11 +71,6 @@ export function taskActors(rt: Runtime) {
         stateDir,
       };
       const handle = await driver.start(config, signal);
-      if (signal.aborted) {
-        // The start was cancelled (kill or destroy) after the driver started it: do not leak it.
-        await driver.destroy(handle, true).catch(() => {});
-        throw signal.reason;
-      }
       rt.store.putHandle(input.allocId, task.name, handle);
       const isolation = handle.state.isolation;
       if (typeof isolation === 'string' && isolation !== 'none') {
@@ -81,7 +82,7 @@ export function taskActors(rt: Runtime) {
       }
       return { ok: true, handle, time: rt.clock.now(), setupEvents };
     } catch (e) {
-      if (signal.aborted) throw e;
+      if (signal.aborted) return { ok: false, time: rt.clock.now(), error: 'start aborted', recoverable: false, setupEvents };
       return {
         ok: false,
         time: rt.clock.now(),
@@ -136,7 +137,7 @@ export function taskActors(rt: Runtime) {
     return { result, time: rt.clock.now(), jitter: rt.random() };
   });
 
-  const recoverTask = fromPromise<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input }) => {
+  const recoverTask = fromAbortablePromise<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input }) => {
     const driver = rt.drivers[input.handle.driver];
     try {
       if (!driver) throw new BerthError(`unknown driver ${JSON.stringify(input.handle.driver)}`);

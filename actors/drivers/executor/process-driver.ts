@@ -206,23 +206,14 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         killSignal: config.task.killSignal ?? 'SIGINT',
         killTimeoutMs: config.task.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS,
       };
-      const launch = launchExecutor({ spec, nodePath, executorPath, timeoutMs: startTimeoutMs });
-      const aborted = new Promise<never>((_, reject) => {
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
-        void launch.finally(() => signal.removeEventListener('abort', onAbort)).catch(() => {});
-      });
+      // Once the executor is launched, the start runs to its end even when `signal` aborts: the
+      // task may already exist, and returning its handle is the only way berth can kill it. The
+      // launch is bounded by `startTimeoutMs`.
       let ready;
       try {
-        ready = await Promise.race([launch, aborted]);
+        ready = await launchExecutor({ spec, nodePath, executorPath, timeoutMs: startTimeoutMs });
       } catch (err) {
-        if (signal.aborted) {
-          // Kill whatever the launch still produces.
-          void launch.then(async (r) => {
-            if (r.ok) await executorRequest(r.socketPath, { op: 'stop', signal: 'SIGKILL', timeoutMs: 0 }, { timeoutMs: 5000 });
-          }).catch(() => {});
-          throw signal.reason;
-        }
+        if (signal.aborted) throw signal.reason;
         throw new DriverStartError(`failed to launch command with executor: ${(err as Error).message}`, true);
       }
       if (!ready.ok) throw new DriverStartError(`failed to launch command with executor: ${ready.error}`, ready.recoverable);
