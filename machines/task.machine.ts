@@ -170,8 +170,10 @@ export const taskMachine = setup({
     appendGiven: assign(({ context, event }) => (event.type === 'append' ? withEvent(context, event.event) : {})),
     killPending: assign(({ context, event }) => {
       if (event.type !== 'kill') return {};
-      const c = { ...context, ...appendAll(context, killEvents(context, event)) };
-      return { ...c, ...appendAll(c, [taskEvent('Killed', event.time)]), ...toDead(c, event.time) };
+      // One append for Killing and Killed, then dead over that state: the state must keep the
+      // events its eventSeq counts (else the bus republishes an old event in Killed's place).
+      const c = { ...context, ...appendAll(context, [...killEvents(context, event), taskEvent('Killed', event.time)]) };
+      return { ...c, ...toDead(c, event.time) };
     }),
     appendKill: assign(({ context, event }) => (event.type === 'kill' ? appendAll(context, killEvents(context, event)) : {})),
     markKillAfterRestart: assign({ killAfterRestart: true }),

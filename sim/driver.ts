@@ -77,9 +77,12 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
           settled = true;
           fn();
         };
+        const handle = () => ({ driver: SIM_DRIVER, id: config.id, config, startedAt: o.sched.now(), pid, state: { sim: true } });
         aborted(signal, () => {
-          // A real executor notices the cancel late and kills what it started on its way out.
+          // A real executor notices the cancel late: it either kills what it started on its way
+          // out and rejects, or hands back the task that already exists for berth to kill.
           later(r.int(0, 80), () => {
+            if (pid !== undefined && o.table.procs.get(pid)?.alive && r.chance(0.5)) return done(() => resolve(handle()));
             if (pid !== undefined) o.table.signal(pid, 'SIGKILL', 0);
             done(() => reject(signal.reason));
           });
@@ -95,7 +98,7 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
               o.table.signal(pid!, 'SIGKILL', 0);
               return done(() => reject(new DriverStartError('sim: task exited during start handshake', r.chance(0.7))));
             }
-            done(() => resolve({ driver: SIM_DRIVER, id: config.id, config, startedAt: o.sched.now(), pid, state: { sim: true } }));
+            done(() => resolve(handle()));
           });
         });
       });
