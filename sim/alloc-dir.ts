@@ -55,7 +55,7 @@ class SimTaskDir implements TaskDirHandle {
     this.tmpDir = `${this.dir}/tmp`;
   }
   async build(): Promise<void> {
-    await delay(this.env, this.env.rng.fork(`${this.env.owner}:taskdir:${this.dir}:${this.#n++}`), 0, 40);
+    await delay(this.env, this.env.rng.fork(`${this.env.owner}:taskdir:${this.owner.allocId}/${this.name}:${this.#n++}`), 0, 40);
     if (!this.owner.built) throw new TaskDirBuildError(`alloc dir ${this.owner.dir} is not built`);
     this.env.disk.create(this.owner.allocId, this.name);
   }

@@ -55,9 +55,20 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
     if (typeof pid !== 'number') throw new BerthError('sim handle without pid');
     return pid;
   };
-  const aborted = (signal: AbortSignal, fn: () => void) => {
-    if (signal.aborted) return fn();
+  /** Runs `fn` when `signal` aborts; returns the unsubscribe (a listener must not outlive its call). */
+  const listening = new Set<() => void>();
+  const aborted = (signal: AbortSignal, fn: () => void): (() => void) => {
+    if (signal.aborted) {
+      fn();
+      return () => {};
+    }
     signal.addEventListener('abort', fn, { once: true });
+    const off = () => {
+      listening.delete(off);
+      signal.removeEventListener('abort', fn);
+    };
+    listening.add(off);
+    return off;
   };
 
   return {
@@ -66,19 +77,23 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
     validateConfig(_task: Task) {},
     crash() {
       dead = true;
+      // The host is gone: drop its listeners, so nothing of it stays reachable.
+      for (const off of [...listening]) off();
     },
     start(config: TaskConfig, signal: AbortSignal) {
       const r = rngFor(`start:${config.id}`);
       return new Promise<TaskHandle>((resolve, reject) => {
         let pid: number | undefined;
         let settled = false;
+        let off = () => {};
         const done = (fn: () => void) => {
           if (settled) return;
           settled = true;
+          off();
           fn();
         };
         const handle = () => ({ driver: SIM_DRIVER, id: config.id, config, startedAt: o.sched.now(), pid, state: { sim: true } });
-        aborted(signal, () => {
+        off = aborted(signal, () => {
           // A real executor notices the cancel late: it either kills what it started on its way
           // out and rejects, or hands back the task that already exists for berth to kill.
           later(r.int(0, 80), () => {
@@ -108,29 +123,25 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
       return new Promise<ExitResult>((resolve, reject) => {
         let settled = false;
         const pid = pidOf(handle);
-        let off = () => {};
-        aborted(signal, () => {
-          off();
-          later(r.int(0, 10), () => {
-            if (settled) return;
-            settled = true;
-            reject(signal.reason);
-          });
+        let offExit = () => {};
+        const settle = (fn: () => void) => {
+          if (settled) return;
+          settled = true;
+          offAbort();
+          offExit();
+          fn();
+        };
+        const offAbort = aborted(signal, () => {
+          offExit();
+          later(r.int(0, 10), () => settle(() => reject(signal.reason)));
         });
         if (signal.aborted) return;
         if (r.chance(f.waitFail)) {
-          return later(r.int(1, 500), () => {
-            if (settled || signal.aborted) return;
-            settled = true;
-            reject(new BerthError('sim: lost contact with executor'));
-          });
+          later(r.int(1, 500), () => !signal.aborted && settle(() => reject(new BerthError('sim: lost contact with executor'))));
+          return;
         }
-        off = o.table.onExit(pid, () => {
-          later(r.int(0, 30), () => {
-            if (settled || signal.aborted) return;
-            settled = true;
-            resolve(o.table.procs.get(pid)?.exit ?? { exitCode: -1, signal: 0, err: 'task not found' });
-          });
+        offExit = o.table.onExit(pid, () => {
+          later(r.int(0, 30), () => !signal.aborted && settle(() => resolve(o.table.procs.get(pid)?.exit ?? { exitCode: -1, signal: 0, err: 'task not found' })));
         });
       });
     },

@@ -81,7 +81,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
   const ops = opts.ops ?? generateOps(opts.seed);
   const root = new Rng(opts.seed);
   const sched = new Scheduler(EPOCH);
-  const trace = new Trace(() => sched.now(), EPOCH, opts.trace !== false);
+  const trace = new Trace(() => sched.now(), EPOCH, opts.trace !== false, [[dataDir(), '<data>']]);
   const specs = new Map<string, AllocSpec>();
   const table = new ProcessTable(sched, root.fork('world'), trace, (allocId, task, r) => {
     const t = specs.get(allocId)?.tasks.find((x) => x.name === task);
