@@ -6,7 +6,8 @@
  */
 import type { AllocDirHandle, TaskDirHandle } from '../actors/allocdir/handle.ts';
 import { AllocDirNotBuiltError } from '../model/errors.ts';
-import { TaskDirBuildError } from '../actors/allocdir/errors.ts';
+import { AllocDirMoveError, TaskDirBuildError } from '../actors/allocdir/errors.ts';
+import { BerthError } from '../model/errors.ts';
 import { aliasOf } from './ops.ts';
 import type { Rng } from './random.ts';
 import type { Scheduler } from './scheduler.ts';
@@ -32,6 +33,9 @@ export interface SimDirEnv {
   trace: Trace;
   disk: SimDisk;
   owner: string;
+  /** Chance that building an alloc dir fails, and that a move of sticky data fails. */
+  buildFail: number;
+  moveFail: number;
 }
 
 const delay = (env: SimDirEnv, r: Rng, lo: number, hi: number) => new Promise<void>((res) => env.sched.at(r.int(lo, hi), res, env.owner));
@@ -93,7 +97,12 @@ export class SimAllocDir implements AllocDirHandle {
 
   build(): Promise<void> {
     this.#building ??= (async () => {
-      await delay(this.env, this.#rng(), 1, 50);
+      const r = this.#rng();
+      await delay(this.env, r, 1, 50);
+      if (r.chance(this.env.buildFail)) {
+        this.#building = undefined;
+        throw new BerthError(`sim: failed to make ${this.allocId}: no space left on device`);
+      }
       this.env.disk.create(this.allocId, 'alloc');
       this.#built = true;
     })();
@@ -120,7 +129,9 @@ export class SimAllocDir implements AllocDirHandle {
 
   async move(): Promise<void> {
     if (!this.#built) throw new AllocDirNotBuiltError(this.dir);
-    await delay(this.env, this.#rng(), 1, 30);
+    const r = this.#rng();
+    await delay(this.env, r, 1, 30);
+    if (r.chance(this.env.moveFail)) throw new AllocDirMoveError('sim: error moving data dir: cross-device link');
   }
 
   async snapshot(out: NodeJS.WritableStream): Promise<void> {

@@ -23,6 +23,10 @@ export interface AllocSpec {
   type: 'service' | 'batch';
   tasks: TaskSpec[];
   restart: RestartPolicy;
+  /** Sticky ephemeral disk: a replacement moves the previous alloc's data. */
+  sticky?: boolean;
+  /** Host hooks that fail: prerun fails the alloc, the others only report. */
+  failingHooks?: Array<'prerun' | 'postrun' | 'destroy'>;
 }
 
 /** Another alloc, on this node (`a`) or another (`r`, through the fake servers). */
@@ -59,11 +63,15 @@ function genSpec(r: Rng): AllocSpec {
     if (finite || (t.hook && !t.sidecar)) t.lifetimeMs = r.int(10, 4000);
     tasks.push(t);
   }
-  return {
+  const spec: AllocSpec = {
     type,
     tasks,
     restart: { attempts: r.int(0, 3), delayMs: r.pick([50, 300, 1500]), intervalMs: r.pick([2000, 10_000, 60_000]), mode: r.chance(0.5) ? 'fail' : 'delay' },
   };
+  if (r.chance(0.25)) spec.sticky = true;
+  const failing = (['prerun', 'postrun', 'destroy'] as const).filter(() => r.chance(0.04));
+  if (failing.length) spec.failingHooks = failing;
+  return spec;
 }
 
 /** Generates a seed's op list. */
@@ -74,6 +82,7 @@ export function generateOps(seed: number): Op[] {
   let nextA = 0;
   let nextR = 0;
   const live: number[] = [];
+  const gone: number[] = [];
   const remotes: number[] = [];
   const gap = () => (r.chance(0.6) ? r.int(0, 300) : r.chance(0.7) ? r.int(300, 3000) : r.int(3000, 20_000));
   const count = r.int(4, 22);
@@ -103,12 +112,14 @@ export function generateOps(seed: number): Op[] {
       live.push(a);
       continue;
     }
-    const a = r.pick(live);
+    // Now and then an op reaches an alloc that is already being (or was) destroyed.
+    const a = gone.length && r.chance(0.08) ? r.pick(gone) : r.pick(live);
     if (roll < 0.4) ops.push({ at: t, op: 'stop', a });
     else if (roll < 0.48) ops.push({ at: t, op: r.pick(['modify', 'stale', 'dup'] as const), a });
     else if (roll < 0.58) {
       ops.push({ at: t, op: 'destroy', a });
-      live.splice(live.indexOf(a), 1);
+      if (live.includes(a)) live.splice(live.indexOf(a), 1);
+      gone.push(a);
     } else if (roll < 0.65) ops.push({ at: t, op: 'restartTask', a, task: 'web' });
     else if (roll < 0.7) ops.push({ at: t, op: 'restartAll', a });
     else if (roll < 0.76) ops.push({ at: t, op: 'signal', a, ...(r.chance(0.5) ? { task: 'web' } : {}), sig: r.pick(['SIGHUP', 'SIGUSR1', 'SIGTERM']) });

@@ -111,6 +111,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     },
   });
 
+  const waitBound = root.fork('config').chance(0.3) ? 20_000 : undefined;
   let host: Host | undefined;
   let gen = 0;
   const fs: HostFs = { mkdirp: async () => {}, rmrf: async () => {} };
@@ -120,7 +121,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     const owner = `host${g}`;
     const hostRng = root.fork(owner);
     const driver = createSimDriver({ sched, table, rng: root.fork(`${owner}:driver`), trace, owner, ...(opts.faults ? { faults: opts.faults } : {}) });
-    const dirEnv: SimDirEnv = { sched, rng: root.fork(`${owner}:dirs`), trace, disk, owner };
+    const dirEnv: SimDirEnv = { sched, rng: root.fork(`${owner}:dirs`), trace, disk, owner, buildFail: 0.02, moveFail: 0.3 };
     const real = openStateStore(':memory:', {
       db,
       defer: (fn) => {
@@ -141,14 +142,25 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
       flush: () => real.flush(),
       close: () => real.flush(), // the database outlives hosts: it is the disk
     };
+    const failing = (id: string, kind: 'prerun' | 'postrun' | 'destroy') => {
+      if (specs.get(id)?.failingHooks?.includes(kind)) throw new Error(`sim: ${kind} hook failed`);
+    };
     const hook: RunnerHook = {
       name: 'sim',
       prerun: async (ctx) => {
         trace.log(`hook prerun ${aliasOf(ctx.alloc.id)}`);
         if (checker.facts(ctx.alloc.id).terminalAtCrash) checker.fail('I5', `${aliasOf(ctx.alloc.id)}: prerun hook ran for a client-terminal alloc`);
+        failing(ctx.alloc.id, 'prerun');
       },
-      postrun: async (ctx) => trace.log(`hook postrun ${aliasOf(ctx.alloc.id)}`),
-      destroy: async (ctx) => trace.log(`hook destroy ${aliasOf(ctx.alloc.id)}`),
+      postrun: async (ctx) => {
+        trace.log(`hook postrun ${aliasOf(ctx.alloc.id)}`);
+        if (checker.facts(ctx.alloc.id).terminalAtCrash) checker.fail('I5', `${aliasOf(ctx.alloc.id)}: postrun hook ran for a client-terminal alloc`);
+        failing(ctx.alloc.id, 'postrun');
+      },
+      destroy: async (ctx) => {
+        trace.log(`hook destroy ${aliasOf(ctx.alloc.id)}`);
+        failing(ctx.alloc.id, 'destroy');
+      },
     };
     const client = createClient({
       dataDir: dataDir(),
@@ -159,6 +171,8 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
       retry: { baseMs: 1000, staggerMs: 1000 },
       rpc: servers.rpc(sched, root.fork(`${owner}:rpc`), owner),
       hooks: [hook],
+      // Some runs bound the wait for previous allocs.
+      ...(waitBound ? { prevAllocWaitTimeoutMs: waitBound } : {}),
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       seams: { allocDirs: (r, id) => new SimAllocDir(r, id, dirEnv), fs, openStore: () => store },
     });
@@ -243,6 +257,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
             taskGroups: [{
               name: 'g',
               restartPolicy: op.spec.restart,
+              ...(op.spec.sticky ? { ephemeralDisk: { sticky: true } } : {}),
               tasks: op.spec.tasks.map((t) => ({
                 name: t.name,
                 driver: SIM_DRIVER,
