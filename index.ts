@@ -30,7 +30,7 @@ export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream 
 export type { HookContext, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
 export { openStateStore, type StateStore, type StoredAlloc } from './actors/state/state-store.ts';
-export type { AllocState } from './machines/alloc-state.ts';
+export type { AllocState } from './model/alloc-state.ts';
 export type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
 export { createMockDriver } from './actors/drivers/mock.ts';
 export { createRawExecDriver } from './actors/drivers/raw-exec.ts';

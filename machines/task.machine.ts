@@ -26,7 +26,7 @@
  */
 import { assign, sendParent, sendTo, setup } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
-import type { ExitResult, TaskHandle } from '../actors/drivers/driver.ts';
+import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
 import { appendEvent, details, taskEvent } from './policy/task-events.ts';
 import type { TaskRole } from './policy/task-roles.ts';
@@ -79,8 +79,11 @@ export type StartOutput =
   | { ok: true; handle: TaskHandle; time: number; setupEvents?: TaskEvent[] }
   | { ok: false; time: number; error: string; recoverable: boolean; validation?: boolean; setupEvents?: TaskEvent[]; jitter?: number };
 
-/** Result of the `recoverTask` actor. */
-export type RecoverOutput = { ok: true; time: number } | { ok: false; time: number; error: string; jitter?: number };
+/**
+ * Result of the `recoverTask` actor. `handle` is the reattached handle (completed when the saved
+ * one was saved before its start); `notStarted`: that start never got as far as a process.
+ */
+export type RecoverOutput = { ok: true; time: number; handle?: TaskHandle } | { ok: false; time: number; error: string; notStarted?: boolean; jitter?: number };
 
 /** Result of the `waitTask` and `killTask` actors. */
 export interface ExitOutput {
@@ -155,6 +158,8 @@ export const taskMachine = setup({
     gateOpen: ({ context }) => context.gateOpen,
     deadAlready: ({ context }) => context.state.state === 'dead',
     hasRestoredHandle: ({ context }) => !!context.handle,
+    hasExitedHandle: ({ context }) => !!context.handle?.exited,
+    notStarted: (_, out: RecoverOutput) => !out.ok && !!out.notStarted,
     recoverOk: (_, out: RecoverOutput) => out.ok,
     startOk: (_, out: StartOutput) => out.ok,
     restarting: ({ context }) => context.decision?.state === 'Restarting',
@@ -178,6 +183,10 @@ export const taskMachine = setup({
     appendKill: assign(({ context, event }) => (event.type === 'kill' ? appendAll(context, killEvents(context, event)) : {})),
     markKillAfterRestart: assign({ killAfterRestart: true }),
     markKillRequested: assign({ killRequested: true }),
+    takeRecovered: assign(({ context, event }) => {
+      const out = (event as { output?: RecoverOutput }).output;
+      return out?.ok && out.handle ? { handle: out.handle } : {};
+    }),
     /** Tells the in-flight start or recovery (invoked as `effect`) to abort; it still settles. */
     abortEffect: sendTo('effect', { type: 'abort' }),
     /** The start or recovery settled after a kill with nothing left running: Killed, dead. */
@@ -234,10 +243,27 @@ export const taskMachine = setup({
     append: { actions: ['appendGiven', 'report'] },
   },
   states: {
-    /** Where a (possibly restored) task resumes: dead stays dead, a saved handle is reattached. */
+    /**
+     * Where a (possibly restored) task resumes: dead stays dead; a saved handle with a recorded
+     * exit reports that exit (the host died before the exit reached the task state) and the
+     * restart policy decides, so a finished task never runs again; any other saved handle is
+     * reattached.
+     */
     boot: {
       always: [
         { guard: 'deadAlready', target: 'dead' },
+        {
+          guard: 'hasExitedHandle',
+          target: 'exited',
+          actions: assign(({ context }) => {
+            const result = context.handle!.exited!;
+            return {
+              ...withEvent(context, exitEvent({ result, time: context.now })),
+              handle: undefined,
+              lastInput: { kind: 'exit', exitCode: result.exitCode, signal: result.signal, err: result.err } as RestartInput,
+            };
+          }),
+        },
         { guard: 'hasRestoredHandle', target: 'recovering' },
         { target: 'pending' },
       ],
@@ -252,9 +278,11 @@ export const taskMachine = setup({
         src: 'recoverTask',
         input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle! }),
         onDone: [
-          { guard: { type: 'recoverOkAfterKill', params: ({ event }) => event.output }, target: 'killing' },
+          { guard: { type: 'recoverOkAfterKill', params: ({ event }) => event.output }, target: 'killing', actions: 'takeRecovered' },
           { guard: 'killRequested', target: 'dead', actions: [{ type: 'killedBeforeRunning', params: ({ event }) => event.output }, 'report'] },
-          { guard: { type: 'recoverOk', params: ({ event }) => event.output }, target: 'running', actions: [assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'] },
+          { guard: { type: 'recoverOk', params: ({ event }) => event.output }, target: 'running', actions: ['takeRecovered', assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'] },
+          // Saved before a start that never got as far as a process: start it now.
+          { guard: { type: 'notStarted', params: ({ event }) => event.output }, target: 'pending', actions: assign({ handle: undefined }) },
           {
             // The task could not be reattached: record it and let the restart policy decide.
             target: 'exited',

@@ -7,9 +7,9 @@
  * @module
  */
 import type { Driver, ExitResult, TaskConfig, TaskHandle } from '../actors/drivers/driver.ts';
-import { BerthError, DriverStartError } from '../model/errors.ts';
+import { BerthError, DriverStartError, TaskNotStartedError } from '../model/errors.ts';
 import type { Task } from '../model/types.ts';
-import type { ProcessTable } from './processes.ts';
+import type { ProcessTable, SimExecutor } from './processes.ts';
 import type { Rng } from './random.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { Trace } from './trace.ts';
@@ -86,6 +86,7 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
       const r = rngFor(`start:${config.id}`);
       return new Promise<TaskHandle>((resolve, reject) => {
         let pid: number | undefined;
+        let ex: SimExecutor | undefined;
         let settled = false;
         let off = () => {};
         const done = (fn: () => void) => {
@@ -94,28 +95,32 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
           off();
           fn();
         };
-        const handle = () => ({ driver: SIM_DRIVER, id: config.id, config, startedAt: o.sched.now(), pid, state: { sim: true } });
+        const handle = (): TaskHandle => ({ driver: SIM_DRIVER, id: config.id, config, startedAt: o.sched.now(), pid, state: { sim: true } });
         off = aborted(signal, () => {
           // A real executor notices the cancel late: it either kills what it started on its way
           // out and rejects, or hands back the task that already exists for berth to kill.
           later(r.int(0, 80), () => {
+            if (ex && ex.pid === undefined) o.table.cancelLaunch(ex);
             if (pid !== undefined && o.table.procs.get(pid)?.alive && r.chance(0.5)) return done(() => resolve(handle()));
             if (pid !== undefined) o.table.signal(pid, 'SIGKILL', 0);
             done(() => reject(signal.reason));
           });
         });
         if (r.chance(f.startHang)) return o.trace.log(`driver start ${config.id} hangs`);
-        later(r.int(1, 60), () => {
+        later(r.int(1, 40), () => {
           if (settled || signal.aborted) return;
           if (r.chance(f.startFailEarly)) return done(() => reject(new DriverStartError('sim: failed to launch executor', r.chance(0.7))));
-          pid = o.table.spawn(config.allocId, config.taskName, config.id).pid;
-          later(r.int(1, 150), () => {
-            if (settled || signal.aborted) return;
-            if (r.chance(f.startFailLate)) {
-              o.table.signal(pid!, 'SIGKILL', 0);
-              return done(() => reject(new DriverStartError('sim: task exited during start handshake', r.chance(0.7))));
-            }
-            done(() => resolve(handle()));
+          ex = o.table.launch(config.allocId, config.taskName, config.id, r.int(1, 40));
+          ex.onSpawn.add((p) => {
+            pid = p.pid;
+            later(r.int(1, 150), () => {
+              if (settled || signal.aborted) return;
+              if (r.chance(f.startFailLate)) {
+                o.table.signal(p.pid, 'SIGKILL', 0);
+                return done(() => reject(new DriverStartError('sim: task exited during start handshake', r.chance(0.7))));
+              }
+              done(() => resolve(handle()));
+            });
           });
         });
       });
@@ -185,11 +190,23 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
     },
     recover(handle: TaskHandle) {
       const r = rngFor(`recover:${handle.id}`);
-      return new Promise<void>((resolve, reject) => {
+      return new Promise<TaskHandle | void>((resolve, reject) => {
         later(r.int(1, 80), () => {
+          if (r.chance(f.recoverFail)) return reject(new BerthError('sim: executor unreachable'));
+          if (handle.starting) {
+            // Saved before its start: complete it from whatever the start left.
+            const ex = o.table.executors.get(handle.id);
+            if (!ex) return reject(new TaskNotStartedError(`sim: no executor for ${handle.id}`));
+            const complete = (pid: number) => {
+              const { starting: _s, ...rest } = handle;
+              resolve({ ...rest, pid, state: { sim: true } });
+            };
+            if (ex.pid !== undefined) return complete(ex.pid);
+            ex.onSpawn.add((p) => later(r.int(0, 20), () => complete(p.pid)));
+            return;
+          }
           const p = typeof handle.pid === 'number' ? o.table.procs.get(handle.pid) : undefined;
           if (!p || p.startId !== handle.id) return reject(new BerthError('task not found'));
-          if (r.chance(f.recoverFail)) return reject(new BerthError('sim: executor unreachable'));
           resolve();
         });
       });

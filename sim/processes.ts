@@ -35,9 +35,22 @@ export interface ProcessObserver {
   exited?(p: SimProcess): void;
 }
 
+/**
+ * An executor: launched by a host's start, it spawns the task on its own a moment later, whether
+ * or not the host that launched it still lives.
+ */
+export interface SimExecutor {
+  startId: string;
+  pid?: number;
+  cancelled: boolean;
+  onSpawn: Set<(p: SimProcess) => void>;
+}
+
 /** The process table. */
 export class ProcessTable {
   readonly procs = new Map<number, SimProcess>();
+  /** Executors by start id (`TaskConfig.id`). */
+  readonly executors = new Map<string, SimExecutor>();
   #nextPid = 1000;
   #waiters = new Map<number, Set<() => void>>();
   readonly observers: ProcessObserver[] = [];
@@ -63,6 +76,29 @@ export class ProcessTable {
       this.sched.at(b.lifetimeMs, () => this.exit(pid, { exitCode: b.exitCode, signal: 0 }, true), 'world');
     }
     return p;
+  }
+
+  /** Launches an executor that spawns the task after `delayMs` (world time: it outlives hosts). */
+  launch(allocId: string, task: string, startId: string, delayMs: number): SimExecutor {
+    const ex: SimExecutor = { startId, cancelled: false, onSpawn: new Set() };
+    this.executors.set(startId, ex);
+    this.trace.log(`executor ${startId} launched`);
+    this.sched.at(delayMs, () => {
+      if (ex.cancelled) return;
+      const p = this.spawn(allocId, task, startId);
+      ex.pid = p.pid;
+      for (const fn of [...ex.onSpawn]) fn(p);
+      ex.onSpawn.clear();
+    }, 'world');
+    return ex;
+  }
+
+  /** Tells an executor that has not spawned yet to give up. */
+  cancelLaunch(ex: SimExecutor): void {
+    if (ex.pid !== undefined || ex.cancelled) return;
+    ex.cancelled = true;
+    this.executors.delete(ex.startId);
+    this.trace.log(`executor ${ex.startId} cancelled before spawning`);
   }
 
   /** Delivers a signal: SIGKILL always kills; others kill unless the process traps them. */

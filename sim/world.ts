@@ -136,6 +136,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     const store: StateStore = {
       putAlloc: (a) => (guard(a.id, 'putAlloc'), real.putAlloc(a)),
       deleteAlloc: (id) => real.deleteAlloc(id),
+      markDestroying: (id) => real.markDestroying(id),
       putHandle: (id, t, h) => (guard(id, 'putHandle'), real.putHandle(id, t, h)),
       deleteHandle: (id, t) => real.deleteHandle(id, t),
       load: () => real.load(),

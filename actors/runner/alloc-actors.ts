@@ -65,7 +65,7 @@ export function allocActors(rt: Runtime) {
     await migrateData(rt, lookup(rt, input.allocId), input.previousNodeId, signal);
   });
 
-  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'postrun' | 'destroy' }>(async ({ input, signal }) => {
+  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'update' | 'postrun' | 'destroy' }>(async ({ input, signal }) => {
     const r = lookup(rt, input.allocId);
     const publish = (kind: HookKind) => (hook: string, error: string) => rt.bus.publish('hook.error', { allocId: r.allocId, hook, kind, error });
     if (input.kind === 'destroy') {

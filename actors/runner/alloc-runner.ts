@@ -6,22 +6,21 @@
  */
 import { createActor, type Actor, type AnyActorLogic, type SnapshotFrom } from 'xstate';
 import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
-import { ALLOC_STATES, type AllocState } from '../../machines/alloc-state.ts';
-import { taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
+import type { AllocState } from '../../model/alloc-state.ts';
+import { ALLOC_STATES, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
 import { reportedClientStatus } from '../../machines/policy/client-status.ts';
-import { pickQueuedUpdate } from '../../machines/policy/update-queue.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
-import { isServerTerminal, taskGroupOf } from '../../model/status.ts';
+import { taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { AllocRunner, InspectionObserver, LogStream } from '../client/types.ts';
-import { runHooks, type RunnerHook } from './hooks.ts';
+import type { RunnerHook } from './hooks.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
 
 type AllocLogic = typeof allocMachine;
@@ -47,6 +46,8 @@ export interface AllocRunnerOptions {
   onDestroyed(runner: AllocRunnerImpl): void;
   /** Restoring a saved alloc: its saved task handles (its task states come with `alloc`). */
   restoredHandles?: Record<string, TaskHandle>;
+  /** Restoring an alloc whose destroy had begun: the chart finishes it. */
+  destroyRequested?: boolean;
 }
 
 /** One allocation's runner. Create through `client.addAlloc`. */
@@ -58,16 +59,12 @@ export class AllocRunnerImpl implements AllocRunner {
   readonly #broadcaster = new AllocBroadcaster();
   readonly #destroyCtl = new AbortController();
   readonly #internals: RunnerInternals;
-  readonly #hooks: readonly RunnerHook[];
   readonly #onDestroyed: (r: AllocRunnerImpl) => void;
-  #serverAlloc: Allocation;
   #view: Allocation;
   #viewVersion = -1;
   #state: AllocState = 'pending';
   #lastSeq: Record<string, number> = {};
   #waiters = new Set<() => void>();
-  #queued: Allocation | undefined;
-  #draining = false;
   #destroyed: Promise<void> | undefined;
   #stopped = false;
 
@@ -75,8 +72,6 @@ export class AllocRunnerImpl implements AllocRunner {
     const { rt, alloc } = opts;
     this.#rt = rt;
     this.allocId = alloc.id;
-    this.#serverAlloc = alloc;
-    this.#hooks = opts.hooks;
     this.#onDestroyed = opts.onDestroyed;
     this.allocDir = rt.allocDirs(rt.clientAllocDir, alloc.id);
     const group = taskGroupOf(alloc);
@@ -91,7 +86,7 @@ export class AllocRunnerImpl implements AllocRunner {
       broadcaster: this.#broadcaster,
       hooks: opts.hooks,
       group,
-      serverAlloc: () => this.#serverAlloc,
+      serverAlloc: () => this.#actor.getSnapshot().context.alloc,
       clientAlloc: () => this.alloc(),
       destroySignal: this.#destroyCtl.signal,
       previousRunner: opts.previousRunner,
@@ -107,7 +102,12 @@ export class AllocRunnerImpl implements AllocRunner {
     if (!restoring) delete machineAlloc.taskStates;
     this.#actor = createActor(opts.logic, {
       id: `alloc-${alloc.id}`,
-      input: { alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs, ...(pastWait ? { restoredHandles: opts.restoredHandles } : {}) },
+      input: {
+        alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs,
+        ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
+        ...(opts.destroyRequested ? { destroyRequested: true } : {}),
+        hasUpdateHooks: opts.hooks.some((h) => !!h.update),
+      },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
     });
@@ -218,40 +218,22 @@ export class AllocRunnerImpl implements AllocRunner {
     return this.#actor as unknown as Actor<AnyActorLogic>;
   }
 
+  /** Hands the update to the chart, which queues it behind running update hooks and applies it. */
   update(alloc: Allocation): void {
     if (alloc.id !== this.allocId) throw new BerthError(`update for allocation ${alloc.id} sent to runner of ${this.allocId}`);
     if (this.#state === 'destroyed' || this.#stopped) return;
-    // As Nomad's client: an update older than the one applied is stale and ignored.
-    if (alloc.allocModifyIndex < this.#serverAlloc.allocModifyIndex) return;
-    this.#queued = pickQueuedUpdate(this.#queued, alloc);
-    if (!this.#draining) void this.#drain();
+    this.#actor.send({ type: 'update', alloc, time: this.#rt.clock.now() });
   }
 
-  async #drain() {
-    this.#draining = true;
-    try {
-      while (this.#queued) {
-        const u = this.#queued;
-        this.#queued = undefined;
-        if (this.#state === 'destroyed' || this.#stopped) break;
-        this.#serverAlloc = u;
-        this.#actor.send({ type: 'update', alloc: u, time: this.#rt.clock.now() });
-        // A stop is an update with a terminal desired status: no update hooks run for it.
-        if (!isServerTerminal(u) && this.#hooks.some((h) => h.update)) {
-          await runHooks(this.#hooks, 'update', { alloc: this.alloc(), allocDir: this.allocDir, signal: this.#destroyCtl.signal }, (hook, error) =>
-            this.#rt.bus.publish('hook.error', { allocId: this.allocId, hook, kind: 'update', error }),
-          );
-        }
-      }
-    } finally {
-      this.#draining = false;
-    }
-  }
-
+  /**
+   * Destroys the alloc. Ordering: the request is durable in the state store before the chart
+   * sends its first kill, so a host that dies mid-destroy leaves a record a restore finishes.
+   */
   destroy(): Promise<void> {
     if (!this.#destroyed) {
-      this.#destroyCtl.abort(new BerthError(`allocation ${this.allocId} destroyed`));
       this.#destroyed = this.waitFor('destroyed');
+      if (this.#state !== 'destroyed' && !this.#stopped) this.#rt.store.markDestroying(this.allocId);
+      this.#destroyCtl.abort(new BerthError(`allocation ${this.allocId} destroyed`));
       this.#actor.send({ type: 'destroy', time: this.#rt.clock.now() });
     }
     return this.#destroyed;
