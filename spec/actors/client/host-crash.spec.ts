@@ -12,19 +12,27 @@ import { wrappedRawExec } from './support/crash-support.ts';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repo = join(here, '..', '..', '..');
 
-/** Live (non-zombie) processes whose command line contains `needle`: the truth, from /proc. */
+/**
+ * Live (non-zombie) processes whose command line contains `needle`: the truth, from /proc. A
+ * shell's fork that has not exec'd yet shows its parent's command line: only the topmost
+ * process of each such family counts.
+ */
 function procsWith(needle: string): number[] {
   const out: number[] = [];
+  const parent = new Map<number, number>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) continue;
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-      if (state !== 'Z' && state !== 'X') out.push(Number(name));
+      if (state !== 'Z' && state !== 'X') {
+        out.push(Number(name));
+        parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      }
     } catch {}
   }
-  return out;
+  return out.filter((pid) => !out.includes(parent.get(pid)!));
 }
 
 /** How often the task labelled `label` started (each start appends its pid). */
@@ -85,10 +93,22 @@ describe('client: host kill -9, then restore on the same data dir (checked again
   this.timeout(30_000);
   const newClient = useTempClients();
   const opened: Client[] = [];
+  const dataDirs: string[] = [];
   afterEach(async () => {
     for (const c of opened.splice(0)) {
       await Promise.allSettled(c.runners().map((r) => r.destroy()));
       await c.shutdown();
+    }
+    // Safety net for a failed test: nothing started on its data dir outlives it.
+    for (const dir of dataDirs.splice(0)) {
+      for (const pid of procsWith(dir)) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {}
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
     }
   });
 
@@ -101,8 +121,9 @@ describe('client: host kill -9, then restore on the same data dir (checked again
 
   it('at every phase at once (running, finished, stopping, destroying, starting, terminal): no duplicate, orphan, re-run or resurrection', async () => {
     const dataDir = newClient().dataDir;
+    dataDirs.push(dataDir);
     const ids = await crashHost(dataDir, 'phases', true);
-    const before = Object.fromEntries(Object.keys(ids).map((l) => [l, procsWith(`runs-${l}`)]));
+    const before = Object.fromEntries(Object.keys(ids).map((l) => [l, procsWith(join(dataDir, `runs-${l}`))]));
     expect(before.running).to.have.length(1);
     expect(before.starting, 'the hung start had a process').to.have.length(1);
 
@@ -113,7 +134,7 @@ describe('client: host kill -9, then restore on the same data dir (checked again
 
     // Resurrection: the destroy is finished by restore itself, and the record is gone.
     expect(byId.has(ids.destroying!)).to.equal(false);
-    expect(procsWith('runs-destroying')).to.deep.equal([]);
+    expect(procsWith(join(dataDir, 'runs-destroying'))).to.deep.equal([]);
     const ddir = join(dataDir, 'alloc', ids.destroying!);
     expect(existsSync(ddir) ? readdirSync(ddir, { recursive: true }) : [], 'left in the destroyed alloc dir').to.deep.equal([]);
 
@@ -124,13 +145,13 @@ describe('client: host kill -9, then restore on the same data dir (checked again
       await viewWhere(client, r, (a) => a.taskStates?.web?.state === 'running');
       expect(ownedPid(r), `${label}: owns the process that outlived the host`).to.equal(before[label]![0]);
       expect(runs(dataDir, label), `${label}: runs`).to.equal(1);
-      expect(procsWith(`runs-${label}`)).to.deep.equal(before[label]);
+      expect(procsWith(join(dataDir, `runs-${label}`))).to.deep.equal(before[label]);
     }
 
     // Stopping: the kill is finished, not undone.
     const stopping = byId.get(ids.stopping!)!;
     await viewWhere(client, stopping, (a) => a.clientStatus === 'complete');
-    expect(procsWith('runs-stopping')).to.deep.equal([]);
+    expect(procsWith(join(dataDir, 'runs-stopping'))).to.deep.equal([]);
     expect(runs(dataDir, 'stopping')).to.equal(1);
 
     // Finished batch and terminal-on-arrival: never run (again).
@@ -152,8 +173,9 @@ describe('client: host kill -9, then restore on the same data dir (checked again
 
   it('between the spawn and the save of its handle: restore reattaches the process, never starts a second', async () => {
     const dataDir = newClient().dataDir;
+    dataDirs.push(dataDir);
     const ids = await crashHost(dataDir, 'spawn-save', false);
-    const before = procsWith('runs-spawned');
+    const before = procsWith(join(dataDir, 'runs-spawned'));
     expect(before, 'the task outlived its host').to.have.length(1);
     const client = restoreClient(newClient, dataDir);
     opened.push(client);
@@ -167,6 +189,7 @@ describe('client: host kill -9, then restore on the same data dir (checked again
 
   it('between a batch task\'s exit and its record: restore reports the exit, never runs it again', async () => {
     const dataDir = newClient().dataDir;
+    dataDirs.push(dataDir);
     const ids = await crashHost(dataDir, 'exit-record', false);
     const client = restoreClient(newClient, dataDir);
     opened.push(client);
