@@ -12,7 +12,8 @@
  * ```
  * @module
  */
-import { and, assign, enqueueActions, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
+import { missingActor } from './missing-actor.ts';
+import { and, assign, enqueueActions, setup, type PromiseActorLogic } from 'xstate';
 import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
 import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
@@ -128,11 +129,13 @@ export const allocMachine = setup({
     events: {} as AllocMachineEvent,
   },
   actors: {
-    buildAllocDir: null as unknown as PromiseActorLogic<void, { allocId: string }>,
-    awaitPrevious: null as unknown as AnyActorLogic,
-    migrateData: null as unknown as PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>,
-    runHooks: null as unknown as PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'postrun' | 'destroy' }>,
-    task: null as unknown as AnyActorLogic,
+    // Placeholders: the runtime provides the real logic with `.provide()`; unprovided, they fail
+    // with a MissingActorError.
+    buildAllocDir: missingActor<PromiseActorLogic<void, { allocId: string }>>('alloc', 'buildAllocDir'),
+    awaitPrevious: missingActor('alloc', 'awaitPrevious'),
+    migrateData: missingActor<PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>>('alloc', 'migrateData'),
+    runHooks: missingActor<PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'postrun' | 'destroy' }>>('alloc', 'runHooks'),
+    task: missingActor('alloc', 'task'),
   },
   delays: {
     prevAllocWait: ({ context }) => context.prevAllocWaitTimeoutMs ?? 2 ** 31 - 1,

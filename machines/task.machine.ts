@@ -24,6 +24,7 @@
  * process exists before a driver's start returns, so a kill never leaves `starting` early.
  * @module
  */
+import { missingActor } from './missing-actor.ts';
 import { assign, sendParent, sendTo, setup } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
@@ -145,11 +146,12 @@ export const taskMachine = setup({
     events: {} as TaskMachineEvent,
   },
   actors: {
-    // Placeholders: the runtime provides the real logic with `.provide()`.
-    startTask: null as unknown as import('xstate').PromiseActorLogic<StartOutput, { allocId: string; taskName: string; attempt: number }>,
-    waitTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
-    killTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>,
-    recoverTask: null as unknown as import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
+    // Placeholders: the runtime provides the real logic with `.provide()`; unprovided, they fail
+    // with a MissingActorError.
+    startTask: missingActor<import('xstate').PromiseActorLogic<StartOutput, { allocId: string; taskName: string; attempt: number }>>('task', 'startTask'),
+    waitTask: missingActor<import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>>('task', 'waitTask'),
+    killTask: missingActor<import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>>('task', 'killTask'),
+    recoverTask: missingActor<import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>>('task', 'recoverTask'),
   },
   delays: {
     restartDelay: ({ context }) => (context.decision && 'delayMs' in context.decision ? context.decision.delayMs : 0),
@@ -215,7 +217,8 @@ export const taskMachine = setup({
       const ev = taskEvent('Restart Signaled', event.time, { details: event.reason ? { restart_reason: event.reason } : {} });
       const c = withEvent(context, ev);
       const { finishedAt: _f, ...rest } = c.state!;
-      return { ...c, state: { ...rest, state: 'pending' as const, failed: false }, gateOpen: false, tracker: { count: 0, intervalStart: 0 } };
+      // A kill of the last life is over: the revived run must not inherit it.
+      return { ...c, state: { ...rest, state: 'pending' as const, failed: false }, gateOpen: false, tracker: { count: 0, intervalStart: 0 }, killRequested: false, killAfterRestart: false };
     }),
   },
 }).createMachine({
