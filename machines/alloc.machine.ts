@@ -426,9 +426,10 @@ export const allocMachine = setup({
         },
       },
     },
+    // Final: the actor is done and takes no more events (a later destroy or update is the
+    // runner's to answer), so no transitions here.
     destroyed: {
       type: 'final',
-      on: { destroy: {}, update: {} },
     },
   },
 });

@@ -15,10 +15,10 @@ const pending = (): TaskState => ({ state: 'pending', failed: false, restarts: 0
 
 /** The task chart alone, with stub effects, under a parent that records its reports. */
 function harness(over: Partial<TaskMachineInput> = {}, policy: RestartPolicy = { attempts: 2, intervalMs: 60_000, delayMs: 1000, mode: 'fail' }) {
-  const start = stub<StartOutput, unknown>();
-  const wait = stub<ExitOutput, unknown>();
-  const kill = stub<ExitOutput, unknown>();
-  const recover = stub<RecoverOutput, unknown>();
+  const start = stub<StartOutput>();
+  const wait = stub<ExitOutput>();
+  const kill = stub<ExitOutput>();
+  const recover = stub<RecoverOutput>();
   const reports: TaskState[] = [];
   const input: TaskMachineInput = {
     allocId: 'a', taskName: 'web', role, restart: { policy, onSuccess: true }, killTimeoutMs: 500, killSignal: 'SIGINT',
