@@ -35,9 +35,13 @@ export class Scheduler {
     return this.#now;
   }
 
+  /** Owners that are gone (crashed hosts): their timers never run, and new ones are born dead. */
+  readonly #dead = new Set<string>();
+
   /** Schedules `fn` after `ms` of virtual time, owned by `owner`. */
   at(ms: number, fn: () => void, owner: string): Timer {
-    const t: Timer = { at: this.#now + Math.max(0, ms), seq: this.#seq++, fn, owner, live: true };
+    const t: Timer = { at: this.#now + Math.max(0, ms), seq: this.#seq++, fn, owner, live: !this.#dead.has(owner) };
+    if (!t.live) return t;
     this.#push(t);
     let set = this.#owned.get(owner);
     if (!set) this.#owned.set(owner, (set = new Set()));
@@ -51,8 +55,9 @@ export class Scheduler {
     this.#owned.get(t.owner)?.delete(t);
   }
 
-  /** Cancels every timer of `owner` (a crashed host's). */
+  /** Cancels every timer of `owner` (a crashed host's), now and later. */
   cancelOwner(owner: string): number {
+    this.#dead.add(owner);
     const set = this.#owned.get(owner);
     if (!set) return 0;
     const n = set.size;

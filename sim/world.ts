@@ -133,15 +133,17 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     const guard = (id: string, what: string) => {
       if (checker.facts(id).destroyResolved) checker.fail('I3', `${aliasOf(id)}: state store ${what} after destroy() resolved`);
     };
+    // A crashed host writes nothing more (whatever of it still runs is a zombie of the sim).
+    let alive = true;
     const store: StateStore = {
-      putAlloc: (a) => (guard(a.id, 'putAlloc'), real.putAlloc(a)),
-      deleteAlloc: (id) => real.deleteAlloc(id),
-      markDestroying: (id) => real.markDestroying(id),
-      putHandle: (id, t, h) => (guard(id, 'putHandle'), real.putHandle(id, t, h)),
-      deleteHandle: (id, t) => real.deleteHandle(id, t),
+      putAlloc: (a) => void (alive && (guard(a.id, 'putAlloc'), real.putAlloc(a))),
+      deleteAlloc: (id) => void (alive && real.deleteAlloc(id)),
+      markDestroying: (id) => void (alive && real.markDestroying(id)),
+      putHandle: (id, t, h) => void (alive && (guard(id, 'putHandle'), real.putHandle(id, t, h))),
+      deleteHandle: (id, t) => void (alive && real.deleteHandle(id, t)),
       load: () => real.load(),
-      flush: () => real.flush(),
-      close: () => real.flush(), // the database outlives hosts: it is the disk
+      flush: () => void (alive && real.flush()),
+      close: () => void (alive && real.flush()), // the database outlives hosts: it is the disk
     };
     const failing = (id: string, kind: 'prerun' | 'postrun' | 'destroy') => {
       if (specs.get(id)?.failingHooks?.includes(kind)) throw new Error(`sim: ${kind} hook failed`);
@@ -191,6 +193,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
       owner,
       client,
       crash: () => {
+        alive = false;
         driver.crash();
         sched.cancelOwner(owner);
       },
