@@ -335,6 +335,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         old.crash();
         old.unsubscribe();
         const persisted = persistedTerminal();
+        const destroying = new Set((db.prepare('SELECT alloc_id FROM destroying').all() as Array<{ alloc_id: string }>).map((r) => r.alloc_id));
         for (const f of checker.allocs.values()) {
           const p = persisted.get(f.id);
           f.terminalAtCrash = !!p && isClientTerminalStatus(p.clientStatus) && !f.destroyCalled;
@@ -346,7 +347,14 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         h.client.restore().then(
           (rs) => {
             trace.log(`restore resolved: ${rs.map((r) => aliasOf(r.allocId)).join(' ') || '-'}`);
-            for (const id of persisted.keys()) if (!h.client.runner(id) && !checker.facts(id).destroyResolved) checker.fail('I5', `${aliasOf(id)} was persisted but did not come back on restore`);
+            for (const id of persisted.keys()) {
+              if (destroying.has(id)) {
+                // Its destroy had been asked for: restore finishes it and returns without it.
+                if (h.client.runner(id)) checker.fail('I5', `${aliasOf(id)}: its destroy was on record, yet restore brought it back`);
+                const live = table.live(id);
+                if (live.length) checker.fail('I3', `${aliasOf(id)}: restore finished its destroy while pid ${live.map((p) => p.pid).join(',')} is alive`);
+              } else if (!h.client.runner(id) && !checker.facts(id).destroyResolved) checker.fail('I5', `${aliasOf(id)} was persisted but did not come back on restore`);
+            }
           },
           (e) => checker.fail('CRASH', `restore rejected: ${errText(e)}`),
         );
