@@ -103,7 +103,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
   table.observers.push({
     spawned: (p) => {
       const f = checker.facts(p.allocId);
-      if (f.destroyResolved && !disk.dirs.has(p.allocId)) checker.fail('I3', `${aliasOf(p.allocId)}/${p.task}: a process (pid ${p.pid}) re-created the alloc's log files after destroy() resolved`);
+      if (f.destroyResolved && !disk.dirs.has(p.allocId)) checker.fail('I3', `${aliasOf(p.allocId)}/${p.task}: a process (pid ${p.pid}) re-created the alloc's log files after destroy() resolved`, p.allocId);
     },
     signaled: (p) => {
       const f = checker.facts(p.allocId);
@@ -131,7 +131,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     });
     // The store as the runtime sees it; a write for an alloc whose destroy resolved is I3.
     const guard = (id: string, what: string) => {
-      if (checker.facts(id).destroyResolved) checker.fail('I3', `${aliasOf(id)}: state store ${what} after destroy() resolved`);
+      if (checker.facts(id).destroyResolved) checker.fail('I3', `${aliasOf(id)}: state store ${what} after destroy() resolved`, id);
     };
     // A crashed host writes nothing more (whatever of it still runs is a zombie of the sim).
     let alive = true;
@@ -152,12 +152,12 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
       name: 'sim',
       prerun: async (ctx) => {
         trace.log(`hook prerun ${aliasOf(ctx.alloc.id)}`);
-        if (checker.facts(ctx.alloc.id).terminalAtCrash) checker.fail('I5', `${aliasOf(ctx.alloc.id)}: prerun hook ran for a client-terminal alloc`);
+        if (checker.facts(ctx.alloc.id).terminalAtCrash) checker.fail('I5', `${aliasOf(ctx.alloc.id)}: prerun hook ran for a client-terminal alloc`, ctx.alloc.id);
         failing(ctx.alloc.id, 'prerun');
       },
       postrun: async (ctx) => {
         trace.log(`hook postrun ${aliasOf(ctx.alloc.id)}`);
-        if (checker.facts(ctx.alloc.id).terminalAtCrash) checker.fail('I5', `${aliasOf(ctx.alloc.id)}: postrun hook ran for a client-terminal alloc`);
+        if (checker.facts(ctx.alloc.id).terminalAtCrash) checker.fail('I5', `${aliasOf(ctx.alloc.id)}: postrun hook ran for a client-terminal alloc`, ctx.alloc.id);
         failing(ctx.alloc.id, 'postrun');
       },
       destroy: async (ctx) => {
@@ -224,9 +224,9 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     f.destroyResolved = true;
     const a = aliasOf(id);
     const live = table.live(id);
-    if (live.length) checker.fail('I3', `${a}: destroy() resolved while pid ${live.map((p) => `${p.pid}(${p.task})`).join(',')} is alive`);
-    if (host?.client.runner(id)) checker.fail('I3', `${a}: destroy() resolved but the client still has its runner`);
-    if (disk.dirs.has(id)) checker.fail('I3', `${a}: destroy() resolved but its alloc dir is still there`);
+    if (live.length) checker.fail('I3', `${a}: destroy() resolved while pid ${live.map((p) => `${p.pid}(${p.task})`).join(',')} is alive`, id);
+    if (host?.client.runner(id)) checker.fail('I3', `${a}: destroy() resolved but the client still has its runner`, id);
+    if (disk.dirs.has(id)) checker.fail('I3', `${a}: destroy() resolved but its alloc dir is still there`, id);
   };
 
   const update = (a: number, change: (x: Allocation) => Allocation) => {
@@ -250,7 +250,10 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         }
         for (const p of op.preempted ?? []) ensureRemote(p);
         f.preempted = (op.preempted ?? []).map(allocUuid);
-        if (op.clientStatus) f.terminalAtCrash = true; // defect 4: a terminal alloc must not run
+        if (op.clientStatus) {
+          f.terminalAtCrash = true; // defect 4: a terminal alloc must not run
+          f.tags.add('client-terminal');
+        }
         const alloc: Allocation = {
           id,
           nodeId: 'node-1',
@@ -338,7 +341,9 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         const destroying = new Set((db.prepare('SELECT alloc_id FROM destroying').all() as Array<{ alloc_id: string }>).map((r) => r.alloc_id));
         for (const f of checker.allocs.values()) {
           const p = persisted.get(f.id);
+          if (p) f.tags.add('restored');
           f.terminalAtCrash = !!p && isClientTerminalStatus(p.clientStatus) && !f.destroyCalled;
+          if (f.terminalAtCrash) f.tags.add('client-terminal');
           f.destroyBeganAtCrash = f.destroyBegan && !f.destroyResolved;
         }
         host = startHost();
@@ -350,10 +355,10 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
             for (const id of persisted.keys()) {
               if (destroying.has(id)) {
                 // Its destroy had been asked for: restore finishes it and returns without it.
-                if (h.client.runner(id)) checker.fail('I5', `${aliasOf(id)}: its destroy was on record, yet restore brought it back`);
+                if (h.client.runner(id)) checker.fail('I5', `${aliasOf(id)}: its destroy was on record, yet restore brought it back`, id);
                 const live = table.live(id);
-                if (live.length) checker.fail('I3', `${aliasOf(id)}: restore finished its destroy while pid ${live.map((p) => p.pid).join(',')} is alive`);
-              } else if (!h.client.runner(id) && !checker.facts(id).destroyResolved) checker.fail('I5', `${aliasOf(id)} was persisted but did not come back on restore`);
+                if (live.length) checker.fail('I3', `${aliasOf(id)}: restore finished its destroy while pid ${live.map((p) => p.pid).join(',')} is alive`, id);
+              } else if (!h.client.runner(id) && !checker.facts(id).destroyResolved) checker.fail('I5', `${aliasOf(id)} was persisted but did not come back on restore`, id);
             }
           },
           (e) => checker.fail('CRASH', `restore rejected: ${errText(e)}`),
@@ -396,9 +401,9 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
       });
     }
     if (!(await sched.runUntil(sched.now() + DRAIN_MS, MAX_STEPS))) checker.fail('LIVELOCK', `more than ${MAX_STEPS} steps`);
-    for (const id of pending) checker.fail('I3', `${aliasOf(id)}: destroy() never resolved`);
-    for (const p of table.allLive()) checker.fail('I5', `pid ${p.pid} (${aliasOf(p.allocId)}/${p.task}) outlived every alloc's destroy: nobody owns it`);
-    for (const id of persistedTerminal().keys()) if (checker.facts(id).destroyResolved) checker.fail('I3', `${aliasOf(id)}: state-store row left after destroy()`);
+    for (const id of pending) checker.fail('I3', `${aliasOf(id)}: destroy() never resolved`, id);
+    for (const p of table.allLive()) checker.fail('I5', `pid ${p.pid} (${aliasOf(p.allocId)}/${p.task}) outlived every alloc's destroy: nobody owns it`, p.allocId);
+    for (const id of persistedTerminal().keys()) if (checker.facts(id).destroyResolved) checker.fail('I3', `${aliasOf(id)}: state-store row left after destroy()`, id);
     await h.client.shutdown();
     await sched.runUntil(sched.now() + 1000, MAX_STEPS);
     const left = sched.pending(h.owner);
