@@ -12,7 +12,8 @@
  * ```
  * @module
  */
-import { and, assign, enqueueActions, not, setup, stopChild, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
+import { missingActor } from './missing-actor.ts';
+import { and, assign, enqueueActions, not, setup, stopChild, type PromiseActorLogic } from 'xstate';
 import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
 import type { Allocation, ClientStatus, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
@@ -179,12 +180,14 @@ export const allocMachine = setup({
     events: {} as AllocMachineEvent,
   },
   actors: {
-    buildAllocDir: null as unknown as PromiseActorLogic<void, { allocId: string; restoring?: boolean }>,
-    awaitPrevious: null as unknown as AnyActorLogic,
-    migrateData: null as unknown as PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>,
-    runHooks: null as unknown as PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>,
-    maxRunTimer: null as unknown as AnyActorLogic,
-    task: null as unknown as AnyActorLogic,
+    // Placeholders: the runtime provides the real logic with `.provide()`; unprovided, they fail
+    // with a MissingActorError.
+    buildAllocDir: missingActor<PromiseActorLogic<void, { allocId: string; restoring?: boolean }>>('alloc', 'buildAllocDir'),
+    awaitPrevious: missingActor('alloc', 'awaitPrevious'),
+    migrateData: missingActor<PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>>('alloc', 'migrateData'),
+    runHooks: missingActor<PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>>('alloc', 'runHooks'),
+    maxRunTimer: missingActor('alloc', 'maxRunTimer'),
+    task: missingActor('alloc', 'task'),
   },
   delays: {
     groupShutdownDelay: ({ context }) => context.groupShutdownDelayMs,
@@ -198,6 +201,8 @@ export const allocMachine = setup({
     destroyRequested: ({ context }) => context.destroyRequested,
     updating: ({ context }) => context.updating,
     terminalUpdate: ({ event }) => event.type === 'update' && isServerTerminal(event.alloc),
+    /** Older than the alloc applied (Nomad's client drops those): listeners never go back. */
+    staleUpdate: ({ context, event }) => event.type === 'update' && event.alloc.allocModifyIndex < context.alloc.allocModifyIndex,
     allMainDead: ({ context }) => context.roles.filter((r) => !r.poststop).every((r) => isDead(context, r.name)),
     mustKillGroup: ({ context }) => !!groupKillEvent(context.roles, context.taskStates),
     killDone: ({ context }) => context.killQueue.length === 0 && context.killCurrent.every((n) => isDead(context, n)),
@@ -223,7 +228,7 @@ export const allocMachine = setup({
         version: context.version + 1,
       };
     }),
-    applyUpdate: assign(({ context, event }) => (event.type === 'update' ? { alloc: event.alloc, version: context.version + 1, now: Math.max(context.now, event.time) } : {})),
+    applyUpdate: assign(({ context, event }) => (event.type === 'update' && event.alloc.allocModifyIndex >= context.alloc.allocModifyIndex ? { alloc: event.alloc, version: context.version + 1, now: Math.max(context.now, event.time) } : {})),
     /** An update arrived while update hooks run: it takes the slot (see `pickQueuedUpdate`). */
     queueUpdate: assign(({ context, event }) => (event.type === 'update' ? { queuedUpdate: pickQueuedUpdate(context.queuedUpdate, event.alloc) } : {})),
     /** A stop is an update with a terminal desired status: no update hooks run for it. */
@@ -376,7 +381,7 @@ export const allocMachine = setup({
           if (!now || !was) continue;
           if (now.killTimeoutMs !== was.killTimeoutMs || now.killSignal !== was.killSignal || now.shutdownDelayMs !== was.shutdownDelayMs) {
             tasks[r.name] = { ...was, killTimeoutMs: now.killTimeoutMs, killSignal: now.killSignal, shutdownDelayMs: now.shutdownDelayMs };
-            enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'settings', killTimeoutMs: now.killTimeoutMs, killSignal: now.killSignal, shutdownDelayMs: now.shutdownDelayMs } satisfies TaskMachineEvent);
+            enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'settings', killTimeoutMs: now.killTimeoutMs, killSignal: now.killSignal, shutdownDelayMs: now.shutdownDelayMs ?? 0 } satisfies TaskMachineEvent);
           }
         }
         enqueue.assign({ tasks });
@@ -491,6 +496,7 @@ export const allocMachine = setup({
   on: {
     // Updates apply one at a time: while update hooks run, the newest waits in a single slot.
     update: [
+      { guard: 'staleUpdate' },
       { guard: 'updating', actions: 'queueUpdate' },
       // Nomad's client reconnects (not updates) an alloc the servers marked unknown meanwhile.
       { guard: 'reconnect', actions: 'reconnect' },
@@ -727,9 +733,10 @@ export const allocMachine = setup({
         },
       },
     },
+    // Final: the actor is done and takes no more events (a later destroy or update is the
+    // runner's to answer), so no transitions here.
     destroyed: {
       type: 'final',
-      on: { destroy: {}, update: {} },
     },
   },
 });

@@ -132,3 +132,13 @@ export class AllocNotRunningError extends BerthError {
 
 /** A restored allocation's directory is gone or cannot be reached (Nomad's message). */
 export class AllocDirInaccessibleError extends BerthError {}
+
+/**
+ * A chart invoked or spawned an actor its runtime never provided (the chart's `setup()` only
+ * names it; see `machines/missing-actor.ts`).
+ */
+export class MissingActorError extends BerthError {
+  constructor(readonly machine: string, readonly actor: string) {
+    super(`${machine} chart: actor "${actor}" was not provided; pass it with .provide({ actors: { ${actor} } })`);
+  }
+}

@@ -15,7 +15,12 @@
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { AllocDir } from '../allocdir/alloc-dir.ts';
+/** What the alloc fs reads: the alloc dir and its task dirs (an `AllocDir` is one). */
+export interface AllocFSSource {
+  readonly dir: string;
+  /** The task dirs whose `secrets/` and `private/` are never read. */
+  tasks(): ReadonlyArray<{ readonly dir: string }>;
+}
 import { isNotFound, isWithin, pathEscapesAllocViaRelative } from '../allocdir/escape.ts';
 import {
   AllocFileNotFoundError, AllocFSArgumentError, AllocFSError, AllocPathEscapeError, PrivateFileReadError, SecretFileReadError,
@@ -65,7 +70,7 @@ const CHUNK = 64 * 1024;
  * await fs.list('alloc/logs');
  * for await (const chunk of fs.stream('alloc/logs/web.stdout.0', { follow: true, signal })) ...
  */
-export function createAllocFS(allocDir: AllocDir): AllocFS {
+export function createAllocFS(allocDir: AllocFSSource): AllocFS {
   /** Resolves `p` inside the alloc dir: `real` is undefined when nothing is there yet. */
   const resolve = async (p: string) => {
     if (typeof p !== 'string') throw new AllocFSArgumentError('path must be a string');

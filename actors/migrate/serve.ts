@@ -7,7 +7,7 @@
  * until the copy is done. An alloc whose destroy has begun answers 404.
  * @module
  */
-import type { AllocDir } from '../allocdir/alloc-dir.ts';
+import type { AllocDirHandle } from '../allocdir/handle.ts';
 import type { Runtime } from '../runner/runtime.ts';
 import { createSnapshotServer, type SnapshotServer } from './snapshot-server.ts';
 
@@ -32,7 +32,7 @@ export function serveRuntimeSnapshots(rt: Runtime, opts: ServeSnapshotsOptions =
       if (!r || r.destroySignal.aborted) return undefined;
       const dir = r.allocDir;
       // The server only calls snapshot(); route it through the runner's copiesOut.
-      const tracked: Pick<AllocDir, 'snapshot'> = {
+      const tracked: Pick<AllocDirHandle, 'snapshot'> = {
         snapshot(out) {
           const copy = dir.snapshot(out);
           const settled = copy.then(
@@ -44,7 +44,7 @@ export function serveRuntimeSnapshots(rt: Runtime, opts: ServeSnapshotsOptions =
           return copy;
         },
       };
-      return tracked as AllocDir;
+      return tracked;
     },
     onError: (err, allocId) =>
       rt.bus.publish('client.error', { allocId, error: `snapshot of allocation ${allocId} failed: ${err instanceof Error ? err.message : String(err)}` }),

@@ -41,10 +41,27 @@ export interface StateStore {
 
 type Op = { kind: 'alloc'; alloc: Allocation } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; handle: TaskHandle } | { kind: 'delHandle'; task: string };
 
+/** Options of {@link openStateStore}. */
+export interface StateStoreOptions {
+  /**
+   * Runs the coalesced write later; returns a cancel. Default `setImmediate`. The simulator
+   * defers on its virtual clock, so a simulated crash loses exactly the unwritten puts.
+   */
+  defer?: (fn: () => void) => () => void;
+  /** An open database to use instead of opening `path` (the simulator's shared in-memory disk). */
+  db?: Database.Database;
+}
+
+const deferImmediate = (fn: () => void) => {
+  const h = setImmediate(fn);
+  return () => clearImmediate(h);
+};
+
 /** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. */
-export function openStateStore(path: string): StateStore {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+export function openStateStore(path: string, opts: StateStoreOptions = {}): StateStore {
+  if (!opts.db && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = opts.db ?? new Database(path);
+  const defer = opts.defer ?? deferImmediate;
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec(`CREATE TABLE IF NOT EXISTS allocs (id TEXT PRIMARY KEY, alloc TEXT NOT NULL);
@@ -61,7 +78,7 @@ export function openStateStore(path: string): StateStore {
   // Pending writes, in order per alloc; allocs: latest only.
   const pendingAllocs = new Map<string, Op>();
   const pendingHandles: Array<[string, Op]> = [];
-  let scheduled: NodeJS.Immediate | undefined;
+  let scheduled: (() => void) | undefined;
   let closed = false;
 
   const write = db.transaction(() => {
@@ -80,7 +97,7 @@ export function openStateStore(path: string): StateStore {
   });
 
   const flush = () => {
-    if (scheduled) clearImmediate(scheduled);
+    scheduled?.();
     scheduled = undefined;
     if (closed || (pendingAllocs.size === 0 && pendingHandles.length === 0)) return;
     write();
@@ -88,7 +105,7 @@ export function openStateStore(path: string): StateStore {
     pendingHandles.length = 0;
   };
   const schedule = () => {
-    if (!scheduled && !closed) scheduled = setImmediate(flush);
+    if (!scheduled && !closed) scheduled = defer(flush);
   };
 
   return {

@@ -6,7 +6,7 @@ import type { AllocListener } from '../../bus/broadcaster.ts';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
-import type { AllocDir } from '../allocdir/alloc-dir.ts';
+import type { AllocDirHandle } from '../allocdir/handle.ts';
 
 import type { WatchRequest } from '../../model/watch.ts';
 
@@ -40,7 +40,7 @@ export interface ServerRPC {
 /** What a local alloc runner offers a watcher. */
 export interface PrevAllocSource {
   readonly allocId: string;
-  readonly allocDir: AllocDir;
+  readonly allocDir: AllocDirHandle;
   /** The current client view. */
   alloc(): Allocation;
   /** A new listener on its broadcaster (primed with the last alloc it sent). */

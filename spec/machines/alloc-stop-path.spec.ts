@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { chartCoverage } from '../support/chart-coverage.ts';
 import { createActor, fromCallback, fromPromise, SimulatedClock, type Actor } from 'xstate';
 import { allocMachine, type AllocMachineInput } from '../../machines/alloc.machine.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
@@ -47,7 +48,7 @@ function harness(alloc: Allocation) {
   });
   const { roles, tasks } = taskSettingsFor(alloc);
   const input: AllocMachineInput = { alloc, roles, tasks, now: 0, hasWatched: false };
-  const actor: Actor<typeof allocMachine> = createActor(logic, { input, clock }).start();
+  const actor: Actor<typeof allocMachine> = createActor(logic, { inspect: chartCoverage.observe, input, clock }).start();
   const settle = async () => {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
   };

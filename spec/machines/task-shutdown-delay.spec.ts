@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { chartCoverage } from '../support/chart-coverage.ts';
 import { createActor, createMachine, fromPromise, sendTo, SimulatedClock, type AnyActorRef } from 'xstate';
 import { taskMachine, type ExitOutput, type StartOutput, type TaskMachineEvent, type TaskMachineInput } from '../../machines/task.machine.ts';
 import type { TaskHandle } from '../../model/task-handle.ts';
@@ -38,7 +39,7 @@ function harness(opts: { shutdownDelayMs: number }) {
       fwd: { actions: sendTo('task', ({ event }) => event.event) },
     },
   });
-  const actor = createActor(parent, { clock }).start();
+  const actor = createActor(parent, { inspect: chartCoverage.observe, clock }).start();
   const task = () => actor.getSnapshot().children.task as AnyActorRef;
   const settle = () => new Promise((r) => setImmediate(r));
   return { clock, actor, task, states, calls, exit, settle, send: (e: TaskMachineEvent) => actor.send({ type: 'fwd', event: e }) };
