@@ -112,6 +112,8 @@ export interface AllocContext {
   restoring: boolean;
   /** Tasks an update dropped: killed, and never started again (not even by restartAll). */
   removedTasks: string[];
+  /** The alloc is stopping (or being destroyed): no task but a poststop one starts any more. */
+  stopping: boolean;
   maxKillTimeoutMs: number;
   hasUpdateHooks: boolean;
   /** Update hooks are running for the last applied update; later updates wait in the slot. */
@@ -269,7 +271,11 @@ export const allocMachine = setup({
         for (const r of context.roles) {
           const was = gateOpen(context.coordinator, r.stage);
           const now = gateOpen(next, r.stage);
-          if (was !== now) enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'gate', open: now } satisfies TaskMachineEvent);
+          // Once stopping, only poststop tasks may still start (Nomad kills the others' runners
+          // before their gates matter); a gate opening for any other task is not sent.
+          if (was !== now && (!now || !context.stopping || r.stage === 'poststop')) {
+            enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'gate', open: now } satisfies TaskMachineEvent);
+          }
         }
       }
       enqueue.assign({ coordinator: next });
@@ -485,6 +491,7 @@ export const allocMachine = setup({
       maxRunDeadline: maxRunDeadline(input.alloc),
       pendingRestarts: [],
       removedTasks: [],
+      stopping: false,
       restoring: !!input.restoring || !!input.restoredHandles,
       maxKillTimeoutMs: input.maxKillTimeoutMs ?? 30_000,
       hasUpdateHooks: !!input.hasUpdateHooks,
@@ -623,7 +630,7 @@ export const allocMachine = setup({
       initial: 'prekill',
       // A restored alloc that stops before its tasks were spawned still owns the processes its
       // saved handles name: spawn the tasks (gates closed) so the kill phases reach them.
-      entry: ['spawnRestoredTasks', 'markUnstartedDead'],
+      entry: [assign({ stopping: true }), 'spawnRestoredTasks', 'markUnstartedDead'],
       // Already stopping: a later update only replaces the alloc (no re-entry, no hooks), or
       // says to skip the shutdown delays, or reconnects.
       on: {
