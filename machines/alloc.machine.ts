@@ -14,6 +14,7 @@
  */
 import { missingActor } from './missing-actor.ts';
 import { and, assign, enqueueActions, not, setup, stopChild, type PromiseActorLogic } from 'xstate';
+import { AllocDirInaccessibleError } from '../model/errors.ts';
 import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
 import type { Allocation, ClientStatus, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
@@ -56,6 +57,8 @@ export interface AllocMachineInput {
   maxKillTimeoutMs?: number;
   /** Restored from the client's records (its alloc dir must still be there). */
   restoring?: boolean;
+  /** Restored tasks an update had dropped: killed as soon as their actors exist. */
+  removedTasks?: string[];
   /** The host registered hooks with an `update` method: non-terminal updates run them. */
   hasUpdateHooks?: boolean;
 }
@@ -163,6 +166,14 @@ function markUnstartedDead(c: Ctx, time: number): Partial<Ctx> {
   return { taskStates, version: c.version + 1 };
 }
 
+/** Kills the restored tasks an update dropped before their actors existed ("update missing task"). */
+function killRemoved(c: Ctx, enqueue: { sendTo: (to: string, ev: TaskMachineEvent) => void }): void {
+  for (const name of c.removedTasks) {
+    if (isDead(c, name) || !c.restoredHandles?.[name]) continue;
+    enqueue.sendTo(taskActorId(c.allocId, name), { type: 'kill', time: c.now, reason: missingTaskEvent(c.now), noKillingEvent: true });
+  }
+}
+
 /**
  * Kill phases of a stop or destroy: leader, other main tasks, sidecars; when max_run_duration
  * elapsed, poststop tasks first, so they never start (Nomad's killTasks).
@@ -192,6 +203,7 @@ export const allocMachine = setup({
     task: missingActor('alloc', 'task'),
   },
   delays: {
+    poststopBound: ({ context }) => context.maxKillTimeoutMs,
     groupShutdownDelay: ({ context }) => context.groupShutdownDelayMs,
     prevAllocWait: ({ context }) => context.prevAllocWaitTimeoutMs ?? 2 ** 31 - 1,
   },
@@ -214,7 +226,8 @@ export const allocMachine = setup({
     delaysSkipped: ({ context }) => context.delaysSkipped,
     needsPreKill: ({ context }) => context.spawned && !context.preKillDone,
     needsPostrun: ({ context }) => context.spawned && !context.postrunDone && !context.arrivedTerminal,
-    restoring: ({ context }) => context.restoring,
+    /** The restored alloc's dir is gone (not any other build failure: that is a setup failure). */
+    dirInaccessible: ({ event }) => (event as { error?: unknown }).error instanceof AllocDirInaccessibleError,
     reconnect: ({ context, event }) => event.type === 'update' && isReconnect(context.alloc, event.alloc),
     skipsDelays: ({ event }) => event.type === 'update' && skipsShutdownDelay(event.alloc),
     maxRunDue: ({ context, event }) => event.type === 'maxRunDuration.elapsed' && context.maxRunDeadline !== undefined && event.deadline === context.maxRunDeadline && event.time >= context.maxRunDeadline,
@@ -251,6 +264,7 @@ export const allocMachine = setup({
         const input: TaskMachineInput = { ...settings, initialState: context.taskStates[r.name]!, gateOpen: gateOpen(context.coordinator, r.stage), now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
         enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
       }
+      killRemoved(context, enqueue);
       enqueue.assign({ spawned: true });
     }),
     /** Spawns every task with its gate closed, when restored handles must be reattached to be killed. */
@@ -261,6 +275,7 @@ export const allocMachine = setup({
         const input: TaskMachineInput = { ...context.tasks[r.name]!, initialState: context.taskStates[r.name]!, gateOpen: false, now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
         enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
       }
+      killRemoved(context, enqueue);
       enqueue.assign({ spawned: true });
     }),
     /** Recomputes the lifecycle coordinator and tells tasks whose gate changed. */
@@ -281,9 +296,17 @@ export const allocMachine = setup({
       enqueue.assign({ coordinator: next });
     }),
     chooseKillEvent: assign(({ context }) => ({ killEvent: groupKillEvent(context.roles, context.taskStates) })),
+    planPoststopKills: assign(({ context }) => ({ killQueue: [context.roles.filter((r) => r.poststop && !isDead(context, r.name)).map((r) => r.name)], killCurrent: [] })),
     planStopKills: assign(({ context }) => ({ killQueue: context.spawned ? stopPhases(context) : [], killCurrent: [] })),
-    // A destroy kills what a stop kills; poststop tasks then run, as Nomad's destroy lets them.
-    planDestroyKills: assign(({ context }) => ({ killQueue: context.spawned ? stopPhases(context) : [], killCurrent: [] })),
+    // A destroy kills what a stop kills; a poststop task that has not run yet then runs once, as
+    // Nomad's destroy lets it; one that already ran (the stop came first) is killed, so a poststop
+    // task that keeps restarting (or hangs in a restart) cannot hold the destroy forever.
+    planDestroyKills: assign(({ context }) => {
+      if (!context.spawned) return { killQueue: [], killCurrent: [] };
+      const ran = context.roles.filter((r) => r.poststop && context.taskStates[r.name]?.startedAt !== undefined && !isDead(context, r.name)).map((r) => r.name);
+      const phases = stopPhases(context);
+      return { killQueue: ran.length && !context.maxRunExceeded ? [...phases, ran] : phases, killCurrent: [] };
+    }),
     /** Starts the next kill phase once every task of the current one is dead. */
     advanceKills: enqueueActions(({ context, enqueue }) => {
       let queue = context.killQueue;
@@ -343,6 +366,10 @@ export const allocMachine = setup({
     }),
     noteSkipDelays: assign(({ context, event }) => ({ delaysSkipped: context.delaysSkipped || (event.type === 'update' && skipsShutdownDelay(event.alloc)) })),
     markPostrunDone: assign({ postrunDone: true }),
+    /** A destroy: every task's current run is its last (poststop tasks run once, then it ends). */
+    lastRuns: enqueueActions(({ context, enqueue }) => {
+      if (context.spawned) for (const r of context.roles) enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'finalRun' } satisfies TaskMachineEvent);
+    }),
     /** Skips every shutdown delay from now on: the group's wait and each task's. */
     skipDelays: enqueueActions(({ context, enqueue }) => {
       if (context.delaysSkipped) return;
@@ -372,11 +399,13 @@ export const allocMachine = setup({
         const taskStates = { ...context.taskStates };
         const eventSeq = { ...context.eventSeq };
         for (const name of removed) {
+          // A restored task's process may be alive: it is killed once its actor exists.
+          if (context.restoredHandles?.[name]) continue;
           const st = appendEvent(taskStates[name]!, missingTaskEvent(event.time));
           taskStates[name] = { ...st, state: 'dead', finishedAt: st.finishedAt ?? event.time };
           eventSeq[name] = (eventSeq[name] ?? 0) + 1;
         }
-        if (removed.length) enqueue.assign({ taskStates, eventSeq, version: context.version + 1 });
+        if (removed.some((n) => !context.restoredHandles?.[n])) enqueue.assign({ taskStates, eventSeq, version: context.version + 1 });
       }
       if (group) {
         const next = taskSettingsFor(event.alloc, context.maxKillTimeoutMs).tasks;
@@ -490,9 +519,9 @@ export const allocMachine = setup({
       maxRunExceeded: false,
       maxRunDeadline: maxRunDeadline(input.alloc),
       pendingRestarts: [],
-      removedTasks: [],
+      removedTasks: input.removedTasks ?? [],
       stopping: false,
-      restoring: !!input.restoring || !!input.restoredHandles,
+      restoring: !!input.restoring,
       maxKillTimeoutMs: input.maxKillTimeoutMs ?? 30_000,
       hasUpdateHooks: !!input.hasUpdateHooks,
       updating: false,
@@ -531,7 +560,7 @@ export const allocMachine = setup({
         onDone: 'waiting-prev',
         onError: [
           // Nomad's Restore: a restored alloc whose dir is gone fails and is destroyed.
-          { guard: 'restoring', target: 'stopping.destroying', actions: 'restoreFailed' },
+          { guard: 'dirInaccessible', target: 'stopping.destroying', actions: 'restoreFailed' },
           { target: 'stopping', actions: 'setupFailed' },
         ],
       },
@@ -635,9 +664,12 @@ export const allocMachine = setup({
       // says to skip the shutdown delays, or reconnects.
       on: {
         update: [
+          { guard: 'staleUpdate' },
           { guard: 'reconnect', actions: 'reconnect' },
           { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays'] },
-          { actions: 'applyUpdate' },
+          // Nomad hands every update to its task runners, stopping or not.
+          { guard: 'terminalUpdate', actions: 'applyUpdate' },
+          { actions: ['applyUpdate', 'applyTaskChanges'] },
         ],
       },
       states: {
@@ -694,10 +726,15 @@ export const allocMachine = setup({
          */
         destroying: {
           initial: 'prekill',
-          entry: 'skipDelays',
+          entry: ['skipDelays', 'lastRuns'],
           on: {
             destroy: {},
-            update: [{ guard: 'reconnect', actions: 'reconnect' }, { actions: 'applyUpdate' }],
+            update: [
+              { guard: 'staleUpdate' },
+              { guard: 'reconnect', actions: 'reconnect' },
+              { guard: 'terminalUpdate', actions: 'applyUpdate' },
+              { actions: ['applyUpdate', 'applyTaskChanges'] },
+            ],
           },
           states: {
             prekill: {
@@ -715,6 +752,21 @@ export const allocMachine = setup({
             killing: {
               entry: ['markUnstartedDead', 'planDestroyKills', 'advanceKills', 'updateGates'],
               on: { 'task.state': { actions: ['recordTaskState', 'updateGates', 'advanceKills'] } },
+              always: [{ guard: 'allDead', target: 'postrun' }, { guard: 'killDone', target: 'poststop' }],
+            },
+            /**
+             * The poststop tasks run; a destroy waits for them at most the client's max kill
+             * timeout, then kills what is left (Nomad waits without bound; berth's destroy always
+             * ends, even over a driver whose start hangs).
+             */
+            poststop: {
+              on: { 'task.state': { actions: ['recordTaskState', 'updateGates'] } },
+              always: { guard: 'allDead', target: 'postrun' },
+              after: { poststopBound: 'poststopKill' },
+            },
+            poststopKill: {
+              entry: ['planPoststopKills', 'advanceKills'],
+              on: { 'task.state': { actions: ['recordTaskState', 'advanceKills'] } },
               always: { guard: 'allDead', target: 'postrun' },
             },
             postrun: {

@@ -63,6 +63,8 @@ export interface TaskContext {
   shutdownDelayMs: number;
   /** The servers asked to skip shutdown delays, or the alloc is being destroyed. */
   skipShutdownDelay: boolean;
+  /** No restart after this run (the alloc is being destroyed). */
+  finalRun: boolean;
   state: TaskState;
   /** Total events ever appended (the state keeps only the last 10). */
   eventSeq: number;
@@ -118,6 +120,8 @@ export type TaskMachineEvent =
     }
   /** Stop waiting out the shutdown_delay: kill now. */
   | { type: 'skipShutdownDelay' }
+  /** The alloc is being destroyed: the current run is the last (a poststop task runs once). */
+  | { type: 'finalRun' }
   /** The task's definition changed in place: the next kill uses these. */
   | { type: 'settings'; killTimeoutMs: number; killSignal: string; shutdownDelayMs: number }
   /** Restart a running task ("Restart Signaled" with the given reason). */
@@ -281,6 +285,7 @@ export const taskMachine = setup({
     killSignal: input.killSignal,
     shutdownDelayMs: input.shutdownDelayMs ?? 0,
     skipShutdownDelay: false,
+    finalRun: false,
     state: input.initialState,
     eventSeq: input.initialState.events.length,
     gateOpen: input.gateOpen,
@@ -296,6 +301,7 @@ export const taskMachine = setup({
     append: { actions: ['appendGiven', 'report'] },
     settings: { actions: 'applySettings' },
     skipShutdownDelay: { actions: 'markSkipShutdownDelay' },
+    finalRun: { actions: assign({ finalRun: true }) },
     // A signal request ended: its caller has the answer; forget the child (an error is no
     // reason for the task to fail).
     'xstate.done.actor.signal.*': { actions: 'forgetChild' },
@@ -480,6 +486,8 @@ export const taskMachine = setup({
         return { decision, tracker: next, lastInput: undefined, handle: undefined };
       }),
       always: [
+        // Destroying: this run was the last, whatever the restart policy says.
+        { guard: ({ context }) => context.finalRun && context.decision?.state === 'Restarting', target: 'dead', actions: [assign(({ context }) => toDead(context, context.now)), 'report'] },
         {
           guard: 'restarting',
           target: 'restarting',
@@ -517,6 +525,7 @@ export const taskMachine = setup({
       },
       on: {
         kill: { target: 'dead', actions: ['killPending', 'report'] },
+        finalRun: { target: 'dead', actions: [assign(({ context }) => ({ ...toDead(context, context.now), finalRun: true })), 'report'] },
       },
     },
     dead: {

@@ -109,6 +109,10 @@ export class SimAllocDir implements AllocDirHandle {
     return this.#building;
   }
 
+  async accessible(): Promise<void> {
+    if (!this.env.disk.dirs.has(this.allocId)) throw new BerthError(`sim: no such alloc dir ${this.dir}`);
+  }
+
   async destroy(): Promise<void> {
     await delay(this.env, this.#rng(), 1, 50);
     this.#built = false;

@@ -1,5 +1,5 @@
 /**
- * The invariant checker: I1-I6 of docs/invariants.md, checked as things happen against the
+ * The invariant checker: I1-I6 of docs/invariants.md and I7 (the stop path, docs/nomad-parity.md), checked as things happen against the
  * simulated process table (the truth), the bus, the simulated disk and the state store.
  * @module
  */
@@ -10,7 +10,7 @@ import type { ProcessTable, SimProcess } from './processes.ts';
 
 /** One broken invariant. */
 export interface Violation {
-  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'LEAK' | 'LIVELOCK' | 'CRASH';
+  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'LEAK' | 'LIVELOCK' | 'CRASH';
   message: string;
   at: number;
   /** What the checker knew about the alloc concerned (restored, failed restore, ...). */
@@ -49,6 +49,12 @@ export interface AllocFacts {
   grammar: Map<string, Grammar>;
   /** Circumstances a violation about this alloc is reported with (see {@link Violation.tags}). */
   tags: Set<string>;
+  /**
+   * Tasks an update dropped ("update missing task") and how many spawns each may still make: one
+   * when a start was already under way at the drop (its process may exist before the start
+   * returns; the kill then ends it), else none.
+   */
+  dropped: Map<string, number>;
 }
 
 /** The checker. `now` stamps violations with virtual time. */
@@ -75,7 +81,7 @@ export class Checker {
   facts(id: string): AllocFacts {
     let f = this.allocs.get(id);
     if (!f) {
-      f = { id, preempted: [], maxIndex: -1, terminalSeen: false, destroyCalled: false, destroyResolved: false, destroyBegan: false, destroyBeganAtCrash: false, finished: new Set(), terminalAtCrash: false, grammar: new Map(), tags: new Set() };
+      f = { id, preempted: [], maxIndex: -1, terminalSeen: false, destroyCalled: false, destroyResolved: false, destroyBegan: false, destroyBeganAtCrash: false, finished: new Set(), terminalAtCrash: false, grammar: new Map(), tags: new Set(), dropped: new Map() };
       this.allocs.set(id, f);
     }
     return f;
@@ -96,6 +102,8 @@ export class Checker {
       const live = this.table.live(alloc.id);
       if (live.length) this.fail('I1', `${a} broadcast client status ${alloc.clientStatus} while ${live.map((p) => `${p.task}:${p.pid}`).join(',')} is alive`, alloc.id);
     }
+    // I7: `unknown` is the servers' word for an alloc they lost touch with; the client never says it.
+    if (alloc.clientStatus === 'unknown') this.fail('I7', `${a} broadcast client status unknown`, alloc.id);
     // I4: forward only.
     if (alloc.allocModifyIndex < f.maxIndex) this.fail('I4', `${a} allocModifyIndex went down ${f.maxIndex} -> ${alloc.allocModifyIndex}`, alloc.id);
     f.maxIndex = Math.max(f.maxIndex, alloc.allocModifyIndex);
@@ -142,6 +150,12 @@ export class Checker {
         g.killing = true;
         break;
       case 'Killed':
+        // Nomad's "update missing task": the Killed event is the kill request itself (it stands
+        // where Killing would); the kill then ends with Terminated and Killed as usual.
+        if (ev.details.kill_reason === 'update missing task') {
+          g.killing = true;
+          break;
+        }
         if (!g.killing) this.fail('I6', `${where}: Killed without Killing before it`, allocId);
         if (g.running) this.fail('I6', `${where}: Killed while its run has not Terminated`, allocId);
         g.killing = false;
@@ -163,12 +177,19 @@ export class Checker {
     }
   }
 
+  /** An update dropped `task`: from now on it may not start (but a start under way may finish). */
+  taskDropped(allocId: string, task: string): void {
+    const f = this.facts(allocId);
+    if (f.dropped.has(task)) return;
+    f.dropped.set(task, f.grammar.get(task)?.setup ? 1 : 0);
+  }
+
   /** After a restore: a task's grammar resumes from the events its restored state holds. */
   resumeGrammar(allocId: string, task: string, events: TaskEvent[], running: boolean): void {
     const g: Grammar = { seen: events.length > 0, setup: false, running, killing: false, canRestart: false };
     for (const ev of events) {
-      if (ev.type === 'Killing') g.killing = true;
-      if (ev.type === 'Killed') g.killing = false;
+      if (ev.type === 'Killing' || (ev.type === 'Killed' && ev.details.kill_reason === 'update missing task')) g.killing = true;
+      else if (ev.type === 'Killed') g.killing = false;
       if (ev.type === 'Terminated' || ev.type === 'Driver Failure') g.canRestart = true;
       if (ev.type === 'Started' || ev.type === 'Restarting') g.canRestart = false;
       if (ev.type === 'Task Setup') g.setup = true;
@@ -191,6 +212,12 @@ export class Checker {
     const twins = this.table.live(p.allocId, p.task).filter((x) => x.pid !== p.pid);
     if (twins.length) this.fail('I5', `${where} runs twice: pid ${p.pid} beside pid ${twins.map((x) => x.pid).join(',')}`, p.allocId);
     if (f.finished.has(p.task)) this.fail('I5', `${where} ran again (pid ${p.pid}) after it was reported dead`, p.allocId);
+    // I7: a task an update dropped never starts again ("update missing task").
+    const allowed = f.dropped.get(p.task);
+    if (allowed !== undefined) {
+      if (allowed > 0) f.dropped.set(p.task, allowed - 1);
+      else this.fail('I7', `${where} started (pid ${p.pid}) after an update dropped it`, p.allocId);
+    }
     if (f.terminalAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore of a client-terminal alloc`, p.allocId);
     if (f.destroyResolved) this.fail('I3', `${where} started (pid ${p.pid}) after destroy() resolved`, p.allocId);
     else if (f.destroyBeganAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore, though its destroy had begun before the crash`, p.allocId);

@@ -16,6 +16,8 @@ export interface TaskSpec {
   /** A process exits by itself after about this long; absent: runs until killed. */
   lifetimeMs?: number;
   exitCode: number;
+  /** Nomad's task `shutdown_delay`. */
+  shutdownDelayMs?: number;
 }
 
 /** A generated allocation's group. */
@@ -27,6 +29,10 @@ export interface AllocSpec {
   sticky?: boolean;
   /** Host hooks that fail: prerun fails the alloc, the others only report. */
   failingHooks?: Array<'prerun' | 'postrun' | 'destroy'>;
+  /** Nomad's group `shutdown_delay`. */
+  shutdownDelayMs?: number;
+  /** Nomad's `max_run_duration` (batch only), from the add. */
+  maxRunDurationMs?: number;
 }
 
 /** Another alloc, on this node (`a`) or another (`r`, through the fake servers). */
@@ -40,7 +46,13 @@ export type Op =
   | { at: number; op: 'signal'; a: number; task?: string; sig: string }
   | { at: number; op: 'burst'; as: number[] }
   | { at: number; op: 'crash' }
-  | { at: number; op: 'remoteStop'; r: number };
+  | { at: number; op: 'remoteStop'; r: number }
+  /** A stop that skips every shutdown delay (`desiredTransition.noShutdownDelay`). */
+  | { at: number; op: 'stopNoDelay'; a: number }
+  /** An update without one of the alloc's tasks ("update missing task"). */
+  | { at: number; op: 'dropTask'; a: number; task: string }
+  /** The servers lost touch and marked the alloc unknown; now an update reconnects it. */
+  | { at: number; op: 'reconnect'; a: number };
 
 const TASK_NAMES = ['web', 'db', 'log', 'init', 'tail'];
 
@@ -127,7 +139,36 @@ export function generateOps(seed: number): Op[] {
     else if (roll < 0.93) ops.push({ at: t, op: 'crash' });
     else if (live.length > 1) ops.push({ at: t, op: 'burst', as: live.filter(() => r.chance(0.6)) });
   }
-  return ops;
+  return withStopPathOps(seed, ops);
+}
+
+/**
+ * Adds the stop-path behaviours (issue 14) from a stream of their own, so the ops above stay what
+ * they were for every seed: shutdown delays and max_run_duration on some allocs, and now and then
+ * a stop without delays, an update that drops a task, or a reconnect after a while.
+ */
+function withStopPathOps(seed: number, ops: Op[]): Op[] {
+  const r = new Rng(seed).fork('stop-path');
+  const extra: Op[] = [];
+  for (const op of ops) {
+    if (op.op !== 'add') continue;
+    for (const t of op.spec.tasks) if (r.chance(0.2)) t.shutdownDelayMs = r.pick([100, 1000, 5000]);
+    if (r.chance(0.15)) op.spec.shutdownDelayMs = r.pick([200, 2000]);
+    if (op.spec.type === 'batch' && r.chance(0.3)) op.spec.maxRunDurationMs = r.pick([300, 2000, 8000]);
+    const roll = r.next();
+    const at = op.at + r.int(50, 4000);
+    if (roll < 0.12) extra.push({ at, op: 'stopNoDelay', a: op.a });
+    else if (roll < 0.22 && op.spec.tasks.length > 1) extra.push({ at, op: 'dropTask', a: op.a, task: r.pick(op.spec.tasks.slice(1)).name });
+    else if (roll < 0.34) extra.push({ at, op: 'reconnect', a: op.a });
+  }
+  if (!extra.length) return ops;
+  // Merge by time; an extra op goes after the ops of the same instant.
+  const out = [...ops];
+  for (const e of extra) {
+    const i = out.findIndex((o) => o.at > e.at);
+    out.splice(i < 0 ? out.length : i, 0, e);
+  }
+  return out;
 }
 
 /** The alloc id of a local (`a`) or remote (`r`) alloc number: a valid 36-character UUID. */

@@ -265,12 +265,15 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
               name: 'g',
               restartPolicy: op.spec.restart,
               ...(op.spec.sticky ? { ephemeralDisk: { sticky: true } } : {}),
+              ...(op.spec.shutdownDelayMs ? { shutdownDelayMs: op.spec.shutdownDelayMs } : {}),
+              ...(op.spec.maxRunDurationMs ? { maxRunDurationMs: op.spec.maxRunDurationMs } : {}),
               tasks: op.spec.tasks.map((t) => ({
                 name: t.name,
                 driver: SIM_DRIVER,
                 config: {},
                 killTimeoutMs: t.killTimeoutMs,
                 killSignal: t.killSignal,
+                ...(t.shutdownDelayMs ? { shutdownDelayMs: t.shutdownDelayMs } : {}),
                 ...(t.hook ? { lifecycle: { hook: t.hook, sidecar: !!t.sidecar } } : {}),
               })),
             }],
@@ -279,6 +282,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           desiredStatus: 'run',
           clientStatus: op.clientStatus ?? 'pending',
           allocModifyIndex: 1,
+          ...(op.spec.maxRunDurationMs ? { createTime: sched.now() } : {}),
           ...(op.prev ? { previousAllocation: allocUuid(op.prev) } : {}),
           ...(op.preempted?.length ? { preemptedAllocations: op.preempted.map(allocUuid) } : {}),
         };
@@ -297,6 +301,25 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           }
         }
         return;
+      case 'stopNoDelay':
+        return update(op.a, (x) => ({ ...x, desiredStatus: 'stop', desiredTransition: { noShutdownDelay: true }, allocModifyIndex: x.allocModifyIndex + 1 }));
+      case 'dropTask': {
+        const id = allocUuid({ a: op.a });
+        const cur = serverAllocs.get(id);
+        const g = cur?.job.taskGroups[0];
+        if (!cur || !g || g.tasks.length < 2 || !g.tasks.some((t) => t.name === op.task)) return trace.log(`  (nothing to drop)`);
+        checker.taskDropped(id, op.task);
+        return update(op.a, (x) => ({ ...x, allocModifyIndex: x.allocModifyIndex + 1, job: { ...x.job, taskGroups: [{ ...g, tasks: g.tasks.filter((t) => t.name !== op.task) }] } }));
+      }
+      case 'reconnect': {
+        const id = allocUuid({ a: op.a });
+        const cur = serverAllocs.get(id);
+        if (!cur || cur.desiredStatus !== 'run') return trace.log(`  (nothing to reconnect)`);
+        update(op.a, (x) => ({ ...x, clientStatus: 'unknown', allocModifyIndex: x.allocModifyIndex + 1 }));
+        // The servers take the client's word again once it reports.
+        serverAllocs.set(id, { ...serverAllocs.get(id)!, clientStatus: cur.clientStatus });
+        return;
+      }
       case 'modify':
         return update(op.a, (x) => ({ ...x, allocModifyIndex: x.allocModifyIndex + 1 }));
       case 'stale':

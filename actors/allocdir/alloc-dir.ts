@@ -13,7 +13,7 @@
  * alone. `build` is memoised, and `destroy` waits for in-flight work before unmounting.
  * @module
  */
-import { lstat, mkdir, readdir, rename, rm, rmdir, unlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { AllocDirNotBuiltError, BerthError, InvalidTaskNameError, MultiError } from '../../model/errors.ts';
 import { taskNameProblem } from '../../model/parse.ts';
@@ -113,6 +113,11 @@ export class AllocDir implements AllocDirHandle {
   /** Every registered TaskDir, in registration order. */
   tasks(): TaskDir[] {
     return [...this.#tasks.values()];
+  }
+
+  /** Rejects with the stat error when the alloc dir cannot be reached (Nomad's Restore check). */
+  async accessible(): Promise<void> {
+    await stat(this.dir);
   }
 
   /**

@@ -37,6 +37,8 @@ export interface AllocDirHandle {
   readonly dataDir: string;
   readonly built: boolean;
   build(): Promise<void>;
+  /** Rejects when the dir cannot be reached (gone, unreadable): a restore must not rebuild it. */
+  accessible(): Promise<void>;
   destroy(): Promise<void>;
   newTaskDir(taskName: string, opts?: { secretsMB?: number }): TaskDirHandle;
   taskDir(taskName: string): TaskDirHandle | undefined;

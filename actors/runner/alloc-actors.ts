@@ -3,7 +3,6 @@
  * run hooks. Each looks its runner's handles up in the runtime registry by alloc id.
  * @module
  */
-import { stat } from 'node:fs/promises';
 import { fromCallback, fromPromise } from 'xstate';
 import { AllocDirInaccessibleError, BerthError } from '../../model/errors.ts';
 import { runHooks, type HookKind } from './hooks.ts';
@@ -40,7 +39,7 @@ export function allocActors(rt: Runtime) {
     const r = lookup(rt, input.allocId);
     if (input.restoring) {
       try {
-        await stat(r.allocDir.dir);
+        await r.allocDir.accessible();
       } catch (e) {
         throw new AllocDirInaccessibleError(`allocation directory is inaccessible: ${(e as Error).message}`, { cause: e });
       }

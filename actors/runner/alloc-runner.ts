@@ -96,12 +96,20 @@ export class AllocRunnerImpl implements AllocRunner {
     this.allocId = alloc.id;
     this.#onDestroyed = opts.onDestroyed;
     this.allocDir = rt.allocDirs(rt.clientAllocDir, alloc.id);
-    const group = taskGroupOf(alloc);
+    const serverGroup = taskGroupOf(alloc);
+    // A restored task whose definition an update dropped (its handle still names a process) is
+    // brought back from its handle, only to be killed ("update missing task").
+    const orphans = Object.entries(opts.restoredHandles ?? {})
+      .filter(([name]) => !serverGroup.tasks.some((t) => t.name === name))
+      .map(([, h]) => h.config.task);
+    const group = orphans.length ? { ...serverGroup, tasks: [...serverGroup.tasks, ...orphans] } : serverGroup;
     for (const t of group.tasks) this.allocDir.newTaskDir(t.name, { secretsMB: t.resources?.secretsMB });
     const restoring = !!opts.restoredHandles;
     // A restored alloc whose tasks ever started already waited (and migrated) in its first
     // life; one restored before that waits again, or it could start beside its victims.
-    const pastWait = restoring && (Object.keys(opts.restoredHandles!).length > 0 || Object.values(alloc.taskStates ?? {}).some((s) => s.state !== 'pending' || s.startedAt !== undefined));
+    // A task that is dead without ever starting (an update dropped it while the alloc waited)
+    // says nothing about the wait: only a start does.
+    const pastWait = restoring && (Object.keys(opts.restoredHandles!).length > 0 || Object.values(alloc.taskStates ?? {}).some((s) => s.startedAt !== undefined || s.state === 'running'));
     this.#internals = {
       allocId: alloc.id,
       allocDir: this.allocDir,
@@ -117,7 +125,7 @@ export class AllocRunnerImpl implements AllocRunner {
       restored: pastWait,
     };
     rt.registry.set(alloc.id, this.#internals);
-    const { roles, tasks } = taskSettingsFor(alloc, rt.maxKillTimeoutMs);
+    const { roles, tasks } = taskSettingsFor(orphans.length ? { ...alloc, job: { ...alloc.job, taskGroups: alloc.job.taskGroups.map((g) => (g === serverGroup ? group : g)) } } : alloc, rt.maxKillTimeoutMs);
     const hasWatched = !pastWait && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
     // Task states come from this client's own records only (a restore), never from the servers.
     const machineAlloc: Allocation = restoring ? alloc : { ...alloc, taskStates: undefined };
@@ -129,7 +137,9 @@ export class AllocRunnerImpl implements AllocRunner {
         ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
         ...(opts.destroyRequested ? { destroyRequested: true } : {}),
         maxKillTimeoutMs: rt.maxKillTimeoutMs,
-        restoring,
+        // Only a restored alloc that got as far as running has a dir to lose (Nomad fails it then).
+        restoring: pastWait,
+        ...(orphans.length ? { removedTasks: orphans.map((t) => t.name) } : {}),
         hasUpdateHooks: opts.hooks.some((h) => !!h.update),
         watchSources: {
           ...(opts.previousRunner ? { previousRunner: true } : {}),
