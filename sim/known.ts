@@ -60,7 +60,7 @@ export const KNOWN_FINDINGS: readonly KnownFinding[] = [
     id: "failed-restore-leaves-process",
     what: "When reattaching a handle saved before its start fails (executor unreachable), the task restarts while the process that start made still runs: two copies, one orphaned.",
     owner: "fix-9 (defect 2: recoverTask kills nothing for a `starting` handle)",
-    invariants: ["I1", "I3", "I5", "I6"],
+    invariants: ["I1", "I2", "I3", "I5", "I6"],
     tags: ["failed-restore"],
     seed: 125,
     ops: [{"at": 2929, "op": "crash"}, {"at": 3070, "op": "crash"}, {"at": 3157, "op": "crash"}, {"at": 7376, "op": "crash"}, {"at": 21450, "op": "add", "a": 3, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 50, "killSignal": "SIGINT", "exitCode": 1}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 2000, "mode": "fail"}}}, {"at": 21535, "op": "crash"}],
