@@ -24,6 +24,7 @@ import type { TaskRole } from './policy/task-roles.ts';
 import type { TaskMachineEvent, TaskMachineInput } from './task.machine.ts';
 import type { TaskHandle } from '../model/task-handle.ts';
 import type { AllocState } from '../model/alloc-state.ts';
+import type { WatchRequest } from '../model/watch.ts';
 
 /** Per-task static settings the runtime computes once (plain data). */
 export type TaskSettings = Omit<TaskMachineInput, 'initialState' | 'gateOpen' | 'now'>;
@@ -38,6 +39,11 @@ export interface AllocMachineInput {
   prevAllocWaitTimeoutMs?: number;
   /** Skip the watcher when nothing is watched (no previous alloc, no preempted allocs). */
   hasWatched: boolean;
+  /**
+   * What the watcher plans with (plain flags): whether the previous alloc and each preempted one
+   * has a local runner (`true`) or not (`null`), and whether the servers can be asked.
+   */
+  watchSources?: Omit<WatchRequest, 'alloc'>;
   /** Restoring a saved alloc: task name -> saved driver handle (plain JSON). */
   restoredHandles?: Record<string, TaskHandle>;
   /** Restoring an alloc whose destroy had begun: finish the destroy, run nothing. */
@@ -67,6 +73,7 @@ export interface AllocContext {
   previousNodeId?: string;
   prevAllocWaitTimeoutMs?: number;
   hasWatched: boolean;
+  watchSources?: Omit<WatchRequest, 'alloc'>;
   now: number;
   restoredHandles?: Record<string, TaskHandle>;
   /**
@@ -276,6 +283,7 @@ export const allocMachine = setup({
       version: 0,
       prevAllocWaitTimeoutMs: input.prevAllocWaitTimeoutMs,
       hasWatched: input.hasWatched,
+      ...(input.watchSources ? { watchSources: input.watchSources } : {}),
       now: input.now,
       arrivedTerminal: isClientTerminalStatus(input.alloc.clientStatus),
       destroyRequested: !!input.destroyRequested,
@@ -323,7 +331,7 @@ export const allocMachine = setup({
           invoke: {
             id: 'await-previous',
             src: 'awaitPrevious',
-            input: ({ context }: { context: AllocContext }) => ({ allocId: context.allocId }),
+            input: ({ context }: { context: AllocContext }): WatchRequest => ({ alloc: context.alloc, ...context.watchSources }),
             onDone: {
               target: 'migrating',
               actions: assign(({ event }) => ({ previousNodeId: (event.output as { previousNodeId?: string } | undefined)?.previousNodeId })),

@@ -25,7 +25,7 @@
  * @module
  */
 import { missingActor } from './missing-actor.ts';
-import { assign, sendParent, sendTo, setup } from 'xstate';
+import { assign, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
@@ -103,8 +103,13 @@ export type TaskMachineEvent =
   | { type: 'restart'; time: number; reason?: string; failure?: boolean }
   /** Re-run a dead task too (alloc-level restartAll). */
   | { type: 'restartAll'; time: number; reason?: string }
-  /** Append an event without changing state (Signaling, hook messages, ...). */
-  | { type: 'append'; event: TaskEvent };
+  /** Append an event without changing state (hook messages, ...). */
+  | { type: 'append'; event: TaskEvent }
+  /**
+   * Send `signal` to the running task: "Signaling", then a `signalTask` child with id
+   * `signal.<requestId>` whose done or error is the caller's answer. Not running: no child.
+   */
+  | { type: 'signal'; time: number; signal: string; requestId: string };
 
 type Ctx = TaskContext;
 
@@ -152,6 +157,7 @@ export const taskMachine = setup({
     waitTask: missingActor<import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>>('task', 'waitTask'),
     killTask: missingActor<import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>>('task', 'killTask'),
     recoverTask: missingActor<import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>>('task', 'recoverTask'),
+    signalTask: missingActor<import('xstate').PromiseActorLogic<void, { allocId: string; taskName: string; handle: TaskHandle; signal: string }>>('task', 'signalTask'),
   },
   delays: {
     restartDelay: ({ context }) => (context.decision && 'delayMs' in context.decision ? context.decision.delayMs : 0),
@@ -185,6 +191,7 @@ export const taskMachine = setup({
     appendKill: assign(({ context, event }) => (event.type === 'kill' ? appendAll(context, killEvents(context, event)) : {})),
     markKillAfterRestart: assign({ killAfterRestart: true }),
     markKillRequested: assign({ killRequested: true }),
+    forgetChild: stopChild(({ event }) => (event as unknown as { actorId: string }).actorId),
     takeRecovered: assign(({ context, event }) => {
       const out = (event as { output?: RecoverOutput }).output;
       return out?.ok && out.handle ? { handle: out.handle } : {};
@@ -244,6 +251,10 @@ export const taskMachine = setup({
   on: {
     gate: { actions: 'setGate' },
     append: { actions: ['appendGiven', 'report'] },
+    // A signal request ended: its caller has the answer; forget the child (an error is no
+    // reason for the task to fail).
+    'xstate.done.actor.signal.*': { actions: 'forgetChild' },
+    'xstate.error.actor.signal.*': { actions: 'forgetChild' },
   },
   states: {
     /**
@@ -354,6 +365,16 @@ export const taskMachine = setup({
       },
       on: {
         kill: { target: 'killing', actions: ['appendKill', 'report'] },
+        signal: {
+          actions: [
+            assign(({ context, event }) => withEvent(context, taskEvent('Signaling', event.time, { details: { task_signal: event.signal } }))),
+            'report',
+            spawnChild('signalTask', {
+              id: ({ event }) => `signal.${(event as { requestId: string }).requestId}`,
+              input: ({ context, event }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle!, signal: (event as { signal: string }).signal }),
+            }),
+          ],
+        },
         restart: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
         restartAll: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
       },

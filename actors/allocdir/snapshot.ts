@@ -11,7 +11,7 @@ import { chmod, chown, lchown, lstat, mkdir, open, readdir, readlink, realpath, 
 import path from 'node:path';
 import { Header, Parser, Pax, type HeaderData, type ReadEntry } from 'tar';
 import { AllocDirNotBuiltError, BerthError, SnapshotEscapeError, SnapshotRemoteError } from '../../model/errors.ts';
-import type { AllocDir } from './alloc-dir.ts';
+import type { RwLock } from './lock.ts';
 import { SnapshotStreamError } from './errors.ts';
 import { isNotFound, pathEscapesAllocDir, pathEscapesAllocViaRelative, symlinkEscapes, symlinkInParentChain } from './escape.ts';
 import { isRoot } from './perms.ts';
@@ -28,6 +28,14 @@ const OBJECT_ESCAPES = 'archive contains object that escapes alloc dir';
 const SYMLINK_ESCAPES = 'archive contains symlink that escapes alloc dir';
 const BLOCK = 512;
 const CHUNK = 64 * 1024;
+
+/** What the unpacker needs from an AllocDir (structural, so this file does not import it back). */
+export interface SnapshotDest {
+  readonly dir: string;
+  readonly allocId: string;
+  readonly built: boolean;
+  readonly lock: RwLock;
+}
 
 /** What the writer needs from an AllocDir. */
 interface SnapshotSource {
@@ -209,7 +217,7 @@ export interface RestoreSnapshotOptions {
  *
  * @throws AllocDirNotBuiltError when `dest` is not built.
  */
-export function restoreSnapshot(input: NodeJS.ReadableStream, dest: AllocDir, opts: RestoreSnapshotOptions): Promise<void> {
+export function restoreSnapshot(input: NodeJS.ReadableStream, dest: SnapshotDest, opts: RestoreSnapshotOptions): Promise<void> {
   if (!dest.built) return Promise.reject(new AllocDirNotBuiltError(dest.dir));
   return dest.lock.shared(() => new Restore(input, dest, opts).run());
 }
@@ -217,7 +225,7 @@ export function restoreSnapshot(input: NodeJS.ReadableStream, dest: AllocDir, op
 /** One restore: the input pump, the entry loop, and what to undo. */
 class Restore {
   readonly #input: NodeJS.ReadableStream;
-  readonly #dest: AllocDir;
+  readonly #dest: SnapshotDest;
   readonly #opts: RestoreSnapshotOptions;
   readonly #parser = new Parser({ strict: true });
   readonly #entries: ReadEntry[] = [];
@@ -232,7 +240,7 @@ class Restore {
   /** Existing directories whose mode was changed, to put back on failure. */
   readonly #chmodded: Array<[string, number]> = [];
 
-  constructor(input: NodeJS.ReadableStream, dest: AllocDir, opts: RestoreSnapshotOptions) {
+  constructor(input: NodeJS.ReadableStream, dest: SnapshotDest, opts: RestoreSnapshotOptions) {
     this.#input = input;
     this.#dest = dest;
     this.#opts = opts;

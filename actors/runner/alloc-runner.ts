@@ -4,13 +4,12 @@
  * store), and offers the operations of CONTRACT.md section 5.
  * @module
  */
-import { createActor, type Actor, type AnyActorLogic, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor, type AnyActorLogic, type AnyActorRef, type SnapshotFrom } from 'xstate';
 import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
 import { ALLOC_STATES, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
 import { reportedClientStatus } from '../../machines/policy/client-status.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
-import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
 import { taskGroupOf } from '../../model/status.ts';
@@ -30,6 +29,25 @@ type AllocSnapshot = SnapshotFrom<AllocLogic>;
 export function topState(s: AllocSnapshot): AllocState {
   const v = s.value as string | Record<string, unknown>;
   return (typeof v === 'string' ? v : Object.keys(v)[0]) as AllocState;
+}
+
+/** Resolves when a promise actor is done, rejects with its error. */
+function settled(child: AnyActorRef): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const s = child.getSnapshot() as { status: string; error?: unknown };
+    if (s.status === 'done') return resolve();
+    if (s.status === 'error') return reject(s.error);
+    const sub = child.subscribe({
+      complete: () => {
+        sub.unsubscribe();
+        resolve();
+      },
+      error: (err) => {
+        sub.unsubscribe();
+        reject(err);
+      },
+    });
+  });
 }
 
 /** Options for {@link AllocRunnerImpl}. */
@@ -66,6 +84,7 @@ export class AllocRunnerImpl implements AllocRunner {
   #lastSeq: Record<string, number> = {};
   #waiters = new Set<() => void>();
   #destroyed: Promise<void> | undefined;
+  #signalSeq = 0;
   #stopped = false;
 
   constructor(opts: AllocRunnerOptions) {
@@ -107,6 +126,11 @@ export class AllocRunnerImpl implements AllocRunner {
         ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
         ...(opts.destroyRequested ? { destroyRequested: true } : {}),
         hasUpdateHooks: opts.hooks.some((h) => !!h.update),
+        watchSources: {
+          ...(opts.previousRunner ? { previousRunner: true } : {}),
+          ...(opts.preemptedRunners ? { preemptedRunners: Object.fromEntries(Object.entries(opts.preemptedRunners).map(([id, r]) => [id, r ? true : null])) } : {}),
+          ...(rt.rpc ? { rpc: true } : {}),
+        },
       },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
@@ -280,20 +304,30 @@ export class AllocRunnerImpl implements AllocRunner {
     return this.#internals.group.tasks.map((t) => t.name);
   }
 
+  /** The task actor's snapshot children (its in-flight signal requests among them). */
+  #taskChild(name: string, childId: string): AnyActorRef | undefined {
+    const task = this.#actor.getSnapshot().children[taskActorId(this.allocId, name)] as AnyActorRef | undefined;
+    return (task?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children?.[childId];
+  }
+
+  /** Asks the task chart to signal; its `signal.<n>` child's done or error is the answer. */
   async signal(task: string | undefined, sig: string): Promise<void> {
     const names = task === undefined ? this.#taskNames() : [task];
     if (task !== undefined && !this.#taskNames().includes(task)) throw new BerthError('Task not found');
     const errors: Error[] = [];
     for (const name of names) {
       const tc = this.#taskContext(name);
-      if (!tc?.handle || tc.state.state !== 'running') {
+      const requestId = String(++this.#signalSeq);
+      if (tc?.state.state === 'running') {
+        this.#actor.send({ type: 'toTask', taskName: name, event: { type: 'signal', time: this.#rt.clock.now(), signal: sig, requestId } });
+      }
+      const child = this.#taskChild(name, `signal.${requestId}`);
+      if (!child) {
         if (task !== undefined) throw new TaskNotRunningError();
         continue;
       }
-      const time = this.#rt.clock.now();
-      this.#actor.send({ type: 'toTask', taskName: name, event: { type: 'append', event: taskEvent('Signaling', time, { details: { task_signal: sig } }) } });
       try {
-        await this.#rt.drivers[tc.handle.driver]!.signal(tc.handle, sig);
+        await settled(child);
       } catch (e) {
         if (task !== undefined) throw e;
         errors.push(new BerthError(`Failed to signal task: ${name}, err: ${(e as Error).message}`));

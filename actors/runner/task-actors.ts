@@ -181,5 +181,12 @@ export function taskActors(rt: Runtime) {
     }
   });
 
-  return { startTask, waitTask, killTask, recoverTask };
+  /** Sends a signal to a running task; its done or error answers `AllocRunner.signal`. */
+  const signalTask = fromPromise<void, { allocId: string; taskName: string; handle: TaskHandle; signal: string }>(async ({ input }) => {
+    const driver = rt.drivers[input.handle.driver];
+    if (!driver) throw new BerthError(`unknown driver ${JSON.stringify(input.handle.driver)}`);
+    await driver.signal(input.handle, input.signal);
+  });
+
+  return { startTask, waitTask, killTask, recoverTask, signalTask };
 }

@@ -8,6 +8,8 @@ import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 
+import type { WatchRequest } from '../../model/watch.ts';
+
 export type {
   AllocWatcherOutput,
   WatchChildInput,
@@ -16,7 +18,7 @@ export type {
   WatchReleaseReason,
   WatchResult,
   WatchRole,
-} from '../../machines/watcher.machine.ts';
+} from '../../model/watch.ts';
 
 /** How a client asks the cluster's servers; `NomadHttpRPC` is one implementation. */
 export interface ServerRPC {
@@ -55,7 +57,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ baseMs: 30_000, staggerMs: 30_000 });
 
 /** Input of `allocWatcherLogic`. */
-export interface AllocWatcherInput {
+export interface AllocWatcherInput extends WatchRequest {
   /** The new alloc that must wait. Its `id` is the `allocId` of every bus message. */
   alloc: Allocation;
   /** Local runner of `alloc.previousAllocation`. */
