@@ -6,7 +6,14 @@
  */
 import type { Task } from '../../model/types.ts';
 import type { ChrootStats } from './chroot.ts';
-import type { TaskDirBuildOptions } from './task-dir.ts';
+
+/** Options of a task dir's `build`. */
+export interface TaskDirBuildOptions {
+  /** Chroot mode when given, even `{}`: host source → path inside the task dir. */
+  chroot?: Record<string, string>;
+  /** Cancels a long chroot build. */
+  signal?: AbortSignal;
+}
 
 /** One task's directory, as the runtime uses it. */
 export interface TaskDirHandle {

@@ -11,7 +11,7 @@
  * ```
  * @module
  */
-import type { TaskDirHandle } from './handle.ts';
+import type { TaskDirBuildOptions, TaskDirHandle } from './handle.ts';
 import { chmod, lstat, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BerthError, MultiError } from '../../model/errors.ts';
@@ -51,12 +51,7 @@ export interface TaskDirOwner {
 }
 
 /** Options of {@link TaskDir.build}. */
-export interface TaskDirBuildOptions {
-  /** Chroot mode when given, even `{}`: host source → path inside the task dir. */
-  chroot?: Record<string, string>;
-  /** Cancels a long chroot build. */
-  signal?: AbortSignal;
-}
+export type { TaskDirBuildOptions } from './handle.ts';
 
 /**
  * A task's directory. Create it with `AllocDir.newTaskDir`; `build` is safe to call repeatedly
