@@ -16,6 +16,10 @@
  *   kill (pending, restarting) ──► dead          (no process exists)
  *   kill (starting, recovering) ──► abort the effect, stay until it settles ──► killing | dead
  * ```
+ * A restored task starts in `boot`: dead stays dead; a saved exit the state still shows running
+ * goes to `exited` (reported once); a saved exit already reported goes to `pending`; any other
+ * saved handle (one saved before its start included) is reattached in `recovering`.
+ * `signal` in `running` spawns a `signalTask` child; its done or error answers the caller.
  * Every change is reported to the parent alloc machine as a `task.state` event.
  *
  * Ordering invariant (terminal truth): the task is reported `dead` only from a state in which

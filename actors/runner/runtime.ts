@@ -20,7 +20,7 @@ export interface RunnerInternals {
   broadcaster: AllocBroadcaster;
   hooks: readonly RunnerHook[];
   group: TaskGroup;
-  /** The latest server view (updated before the machine sees an update). */
+  /** The server view the alloc chart last applied (its context's alloc). */
   serverAlloc(): Allocation;
   /** The client view (server fields plus client status and task states). */
   clientAlloc(): Allocation;
