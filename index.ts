@@ -26,7 +26,7 @@ export type { AllocWatcherInput, PrevAllocSource, ServerRPC } from './actors/wat
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
-export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream } from './actors/client/types.ts';
+export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream, TlsFiles } from './actors/client/types.ts';
 export type { HookContext, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
 export { openStateStore, type StateStore, type StoredAlloc } from './actors/state/state-store.ts';

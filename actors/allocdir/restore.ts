@@ -51,6 +51,8 @@ export const MAX_HEADER_BYTES = 64 * 1024;
 export const DEFAULT_MAX_ENTRIES = 1_000_000;
 /** Bodies up to this size are buffered and written with a few synchronous calls. */
 const SMALL_FILE = 256 * 1024;
+/** With maxBytes, the tar stream may exceed it by this much (or by maxBytes) for headers and padding. */
+const STREAM_ALLOWANCE = 64 * 1024 * 1024;
 /** Larger bodies are written in batches of at least this size. */
 const WRITE_BATCH = 1024 * 1024;
 
@@ -153,6 +155,8 @@ class Restore {
   #kept = 0;
   #count = 0;
   #bytes = 0;
+  /** Tar bytes read (after gunzip), bounded when maxBytes is: headers and padding get an allowance. */
+  #streamBytes = 0;
   readonly #stripped: string[] = [];
 
   constructor(input: NodeJS.ReadableStream, dest: AllocDir, opts: RestoreSnapshotOptions) {
@@ -199,6 +203,11 @@ class Restore {
   #onData = (chunk: Buffer | string) => {
     if (this.#failure) return;
     let buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    const max = this.#opts.maxBytes;
+    this.#streamBytes += buf.length;
+    if (max !== undefined && this.#streamBytes > max + Math.max(max, STREAM_ALLOWANCE)) {
+      return this.#fail(new SnapshotLimitError(`snapshot stream exceeds ${max + Math.max(max, STREAM_ALLOWANCE)} bytes (headers and padding included)`, 'bytes'));
+    }
     if (this.#head) {
       // Hold the first bytes until it is clear the tar is not compressed (tar would unpack it silently).
       buf = Buffer.concat([this.#head, buf]);

@@ -106,6 +106,7 @@ export function createClient(options: ClientOptions): Client {
     ...(options.rpc ? { rpc: options.rpc } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.migrateToken ? { migrateToken: options.migrateToken } : {}),
+    ...(options.tls ? { tls: { ...options.tls } } : {}),
     registry: new Map(),
   };
   const task = taskMachine.provide({ actors: taskActors(rt) });

@@ -39,6 +39,11 @@ export function taskActors(rt: Runtime) {
     const setupEvents: TaskEvent[] = [];
     try {
       const { r, task, driver } = lookup(input.allocId, input.taskName);
+      const notes = r.setupNotes.get(task.name);
+      if (notes) {
+        r.setupNotes.delete(task.name);
+        setupEvents.push(...notes);
+      }
       const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name);
       const chroot = driver.capabilities.fsIsolation === 'chroot';
       await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
