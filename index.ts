@@ -29,7 +29,7 @@ export { createClient } from './actors/client/client.ts';
 export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream, TlsFiles } from './actors/client/types.ts';
 export type { HookContext, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
-export { openStateStore, type StateStore, type StoredAlloc } from './actors/state/state-store.ts';
+export { openStateStore, StateStoreError, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';
 export type { AllocState } from './machines/alloc-state.ts';
 export type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
 export { createMockDriver } from './actors/drivers/mock.ts';

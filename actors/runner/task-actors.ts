@@ -3,8 +3,8 @@
  * Each is a promise actor whose signal aborts when the task machine leaves the invoking state.
  * @module
  */
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { sleep } from '../../model/clock.ts';
 import { BerthError, DriverConfigError, DriverStartError } from '../../model/errors.ts';
@@ -104,6 +104,8 @@ export function taskActors(rt: Runtime) {
     await driver?.destroy(handle, true).catch(() => {});
     rt.store.deleteHandle(allocId, taskName);
     await rm(taskStateDir(rt, allocId, taskName), { recursive: true, force: true }).catch(() => {});
+    // The alloc's own level goes with its last task (rmdir: only when empty).
+    await rmdir(dirname(taskStateDir(rt, allocId, taskName))).catch(() => {});
   };
 
   const waitTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input, signal }) => {
