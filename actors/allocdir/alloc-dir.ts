@@ -150,7 +150,13 @@ export class AllocDir {
     this.#building = undefined; // a build() called after this one must build again
     return this.lock.exclusive(async () => {
       const errors: Error[] = [];
-      for (const td of this.#tasks.values()) errors.push(...(await td.unmountCollect()));
+      for (const td of this.#tasks.values()) {
+        try {
+          errors.push(...(await td.unmountCollect()));
+        } catch (err) {
+          errors.push(err instanceof Error ? err : new BerthError(String(err)));
+        }
+      }
       // Leftovers: tasks not registered in this process (restore), or anything else mounted.
       const leftovers = await mountsUnder(this.dir);
       for (const m of leftovers) {
