@@ -5,7 +5,8 @@
  * client/tasks/<id> dirs.
  */
 import { expect } from 'chai';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createClient } from '../../../actors/client/client.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStateStore, StateStoreError } from '../../../actors/state/state-store.ts';
@@ -139,6 +140,44 @@ describe('client: hostile allocations leave nothing behind (#10 findings 6, 7)',
     await r.destroy();
     const tasksDir = join(client.dataDir, 'client', 'tasks');
     expect(readdirSync(tasksDir, { withFileTypes: true }).map((d) => d.name)).to.deep.equal([]);
+  });
+});
+
+/** python3 mount helpers that are children of this process. */
+function mountHelpers(): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (ppid === process.pid && cmd.includes('python') && cmd.includes('libc.mount')) out.push(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+describe('client.shutdown() stops the mount helper (#10 housekeeping)', function () {
+  this.timeout(20_000);
+  it('the helper started for the tasks\' tmpfs mounts is gone after shutdown (root)', async function () {
+    if (process.geteuid?.() !== 0) {
+      this.test!.title += ' (skipped: needs root for mounts)';
+      return this.skip();
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'berth-helper-'));
+    const client = createClient({ dataDir: dir });
+    try {
+      const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '30s' })]));
+      await viewWhere(client, r, (a) => a.taskStates?.web?.state === 'running');
+      expect(mountHelpers(), 'the helper runs while mounts are made').to.have.length(1);
+      await r.destroy();
+    } finally {
+      await client.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(mountHelpers()).to.deep.equal([]);
   });
 });
 
