@@ -511,8 +511,13 @@ class Restore {
       if (st?.isSymbolicLink()) throw new SnapshotEscapeError(OBJECT_ESCAPES);
       if (st && !st.isDirectory()) throw this.#streamError(new Error(`${top} exists in ${this.#dest.dir} and is not a directory`));
       if (!st) {
-        this.#fsStep(() => mkdirSync(d, { mode: 0o777 }), top);
+        // A task dir the dest has not built yet: made as the alloc dir makes its own (0777, the owner's).
+        this.#fsStep(() => mkdirSync(d, { mode: 0o700 }), top);
         this.#journal.push({ op: 'mkdir', dest: d });
+        this.#fsStep(() => {
+          if (this.#owner) chownSync(d, this.#owner.uid, this.#owner.gid);
+          chmodSync(d, 0o777);
+        }, top);
       }
       this.#merged.add(top);
       await this.#mergeDir(top);
