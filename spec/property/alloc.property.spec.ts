@@ -14,7 +14,7 @@ import { parseAllocation } from '../../model/parse.ts';
 import type { Allocation } from '../../model/types.ts';
 import { makeAlloc } from '../support/fixtures.ts';
 import { useTempClients } from '../support/temp-client.ts';
-import { propertyRuns } from './settings.ts';
+import { propertyRuns, propertyTimeout } from './settings.ts';
 
 const taskName = fc.oneof(
   { weight: 12, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_-]{0,12}$/) },
@@ -83,7 +83,7 @@ const allocation = fc.record({
 });
 
 describe('property: random and mutated allocations through parse + addAlloc + destroy (#10)', function () {
-  this.timeout(60_000);
+  this.timeout(propertyTimeout(60_000));
   const newClient = useTempClients();
 
   it('a typed error with nothing on disk, or a clean run that leaves nothing once destroyed', async () => {

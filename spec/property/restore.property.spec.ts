@@ -15,7 +15,7 @@ import { Header, Pax } from 'tar';
 import { AllocDir, restoreSnapshot } from '../../actors/allocdir/index.ts';
 import { BerthError } from '../../model/errors.ts';
 import { fingerprint } from '../actors/allocdir/tree.ts';
-import { propertyRuns } from './settings.ts';
+import { propertyRuns, propertyTimeout } from './settings.ts';
 
 type Kind = 'File' | 'Directory' | 'SymbolicLink' | 'Link' | 'FIFO';
 interface Entry {
@@ -85,7 +85,7 @@ async function everything(dir: string, rel = ''): Promise<Array<{ rel: string; m
 }
 
 describe('property: restoreSnapshot of random archives (#10)', function () {
-  this.timeout(60_000);
+  this.timeout(propertyTimeout(60_000));
   let root: string;
   let outside: string;
   let n = 0;

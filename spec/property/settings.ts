@@ -8,3 +8,8 @@ export function propertyRuns(quick: number): { seed: number; numRuns: number } {
   const seed = process.env.BERTH_SEED !== undefined ? Number(process.env.BERTH_SEED) : soak ? Date.now() % 1_000_000 : 20261203;
   return { seed, numRuns: soak > 0 ? soak : quick };
 }
+
+/** Mocha timeout for a property spec: bounded normally, none during a soak. */
+export function propertyTimeout(ms: number): number {
+  return Number(process.env.BERTH_SOAK ?? 0) > 0 ? 0 : ms;
+}
