@@ -17,7 +17,7 @@ export { createBus, type Bus } from './bus/bus.ts';
 export type { BusMessage, BusMessageMap, BusMessageType } from './bus/messages.ts';
 
 // 3. Allocation and task directories
-export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv } from './actors/allocdir/index.ts';
+export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv, SnapshotStreamError, MountError, type RestoreSnapshotOptions, type RestoreSnapshotResult } from './actors/allocdir/index.ts';
 export { createSnapshotServer } from './actors/migrate/snapshot-server.ts';
 
 // 4. Watchers

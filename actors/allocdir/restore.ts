@@ -346,6 +346,7 @@ class Restore {
     if (parts.length === 1) {
       if (kind === 'dir') return undefined; // the alloc or task dir itself: dest has its own
     } else if (parts[1] === root) {
+      if (parts.length === 2 && kind !== 'dir') throw this.#streamError(new Error(`archive entry ${JSON.stringify(rel)} must be a directory`));
       return rel;
     }
     throw this.#streamError(new Error(`archive entry ${JSON.stringify(rel)} is not under alloc/data or a task's local/`));
