@@ -26,7 +26,7 @@
  * finished destination ({@link resolveInTree}), not by their text.
  * @module
  */
-import { constants as fsc, closeSync, fchmodSync, fchownSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, rmdirSync, chmodSync, chownSync, lchownSync, symlinkSync, unlinkSync, writevSync } from 'node:fs';
+import { constants as fsc, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, rmdirSync, chmodSync, chownSync, lchownSync, symlinkSync, unlinkSync } from 'node:fs';
 import { mkdtemp, open, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createGunzip, type Gunzip } from 'node:zlib';
@@ -49,8 +49,6 @@ export const MAX_PATH_BYTES = 4095;
 export const MAX_HEADER_BYTES = 64 * 1024;
 /** Default bound on the number of entries in one snapshot. */
 export const DEFAULT_MAX_ENTRIES = 1_000_000;
-/** Bodies up to this size are buffered and written with a few synchronous calls. */
-const SMALL_FILE = 256 * 1024;
 /** With maxBytes, the tar stream may exceed it by this much (or by maxBytes) for headers and padding. */
 const STREAM_ALLOWANCE = 64 * 1024 * 1024;
 /** Larger bodies are written in batches of at least this size. */
@@ -455,43 +453,30 @@ class Restore {
     const abs = path.join(this.#tree, rel);
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_NOFOLLOW | (replace ? fsc.O_TRUNC : fsc.O_EXCL);
     const owner = this.#owner;
-    if (size <= SMALL_FILE) {
-      const parts: Buffer[] = [];
-      for await (const c of this.#body(entry)) parts.push(c);
-      this.#fsStep(() => {
-        const fd = openSync(abs, flags, 0o600);
-        try {
-          if (parts.length) writevSync(fd, parts);
-          if (mode !== 0o600) fchmodSync(fd, mode); // explicit: the umask must not apply
-          if (owner) fchownSync(fd, owner.uid, owner.gid);
-        } finally {
-          closeSync(fd);
+    // Async even for small files: measured faster on a busy machine than buffered synchronous
+    // writes (parsing the next entry overlaps the thread pool's work).
+    const fh = await open(abs, flags, 0o600).catch((err) => {
+      throw this.#fsError(err, rel);
+    });
+    try {
+      let batch: Buffer[] = [];
+      let n = 0;
+      for await (const c of this.#body(entry)) {
+        batch.push(c);
+        n += c.length;
+        if (n >= WRITE_BATCH) {
+          await fh.writev(batch);
+          batch = [];
+          n = 0;
         }
-      }, rel);
-    } else {
-      const fh = await open(abs, flags, 0o600).catch((err) => {
-        throw this.#fsError(err, rel);
-      });
-      try {
-        let batch: Buffer[] = [];
-        let n = 0;
-        for await (const c of this.#body(entry)) {
-          batch.push(c);
-          n += c.length;
-          if (n >= WRITE_BATCH) {
-            await fh.writev(batch);
-            batch = [];
-            n = 0;
-          }
-        }
-        if (batch.length) await fh.writev(batch);
-        if (mode !== 0o600) await fh.chmod(mode);
-        if (owner) await fh.chown(owner.uid, owner.gid);
-      } catch (err) {
-        throw this.#fsError(err, rel);
-      } finally {
-        await fh.close();
       }
+      if (batch.length) await fh.writev(batch);
+      if (mode !== 0o600) await fh.chmod(mode); // explicit: the umask must not apply
+      if (owner) await fh.chown(owner.uid, owner.gid);
+    } catch (err) {
+      throw this.#fsError(err, rel);
+    } finally {
+      await fh.close();
     }
     if (!replace) this.#record(rel, 'file');
   }
