@@ -26,7 +26,7 @@
  * finished destination ({@link resolveInTree}), not by their text.
  * @module
  */
-import { constants as fsc, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, rmdirSync, chmodSync, chownSync, lchownSync, symlinkSync, unlinkSync } from 'node:fs';
+import { constants as fsc, closeSync, fchmodSync, fchownSync, lstatSync, openSync, mkdirSync, readdirSync, renameSync, rmSync, rmdirSync, chmodSync, lchownSync, symlinkSync, unlinkSync } from 'node:fs';
 import { mkdtemp, open, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createGunzip, type Gunzip } from 'node:zlib';
@@ -250,11 +250,15 @@ class Restore {
       }
       if (this.#failure) throw this.#failure.err;
       this.#makeLinks();
+      // As root, modes and owners are set in the private staging tree, where nothing can swap a
+      // dir for a link: nothing of dest's is chmodded or chowned. (Root can move dirs whatever
+      // their modes; a non-root restore sets them after the merge, or it could not move them.)
+      if (this.#owner) this.#finalModes(this.#tree, () => true);
       signal?.throwIfAborted();
       const before = await this.#linksBefore();
       await this.#merge();
       await this.#sweep(before);
-      this.#finalModes();
+      if (!this.#owner) this.#finalModes(this.#base, (rel) => !this.#merged.has(rel));
       signal?.throwIfAborted();
       await rm(this.#staging, { recursive: true, force: true }).catch(() => undefined); // replaced entries go with it
       return { entries: this.#count, bytes: this.#bytes, setuidStripped: [...this.#stripped] };
@@ -500,10 +504,7 @@ class Restore {
         // A task dir the dest has not built yet: made as the alloc dir makes its own (0777, the owner's).
         this.#fsStep(() => mkdirSync(d, { mode: 0o700 }), top);
         this.#journal.push({ op: 'mkdir', dest: d });
-        this.#fsStep(() => {
-          if (this.#owner) chownSync(d, this.#owner.uid, this.#owner.gid);
-          chmodSync(d, 0o777);
-        }, top);
+        this.#fsStep(() => setDirAttrs(d, 0o777, this.#owner), top);
       }
       this.#merged.add(top);
       await this.#mergeDir(top);
@@ -573,16 +574,16 @@ class Restore {
     }
   }
 
-  /** Directory modes and owners, deepest first, on the dirs this restore brought in. */
-  #finalModes(): void {
-    const dirs = [...this.#kinds].filter(([rel, k]) => k === 'dir' && rel.includes('/') && !this.#merged.has(rel)).map(([rel]) => rel);
+  /**
+   * Directory modes (and, as root, owners), deepest first, under `root` (the staging tree or
+   * dest) for the dirs `which` selects. Never through a link: each dir is opened with O_NOFOLLOW
+   * and changed through its descriptor.
+   */
+  #finalModes(root: string, which: (rel: string) => boolean): void {
+    const dirs = [...this.#kinds].filter(([rel, k]) => k === 'dir' && rel.includes('/') && which(rel)).map(([rel]) => rel);
     dirs.sort((a, b) => b.split('/').length - a.split('/').length);
     for (const rel of dirs) {
-      const d = path.join(this.#base, rel);
-      this.#fsStep(() => {
-        if (this.#owner) chownSync(d, this.#owner.uid, this.#owner.gid);
-        chmodSync(d, this.#dirModes.get(rel) ?? 0o755);
-      }, rel);
+      this.#fsStep(() => setDirAttrs(path.join(root, rel), this.#dirModes.get(rel) ?? 0o755, this.#owner), rel);
     }
   }
 
@@ -605,6 +606,17 @@ class Restore {
         /* nothing more to do; destroy removes it with the alloc dir */
       }
     }
+  }
+}
+
+/** Mode and owner of the directory at `abs`, through a descriptor opened without following a link. */
+function setDirAttrs(abs: string, mode: number, owner: { uid: number; gid: number } | undefined): void {
+  const fd = openSync(abs, fsc.O_RDONLY | fsc.O_DIRECTORY | fsc.O_NOFOLLOW);
+  try {
+    if (owner) fchownSync(fd, owner.uid, owner.gid);
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
   }
 }
 
