@@ -30,6 +30,24 @@ export function nobodyIds(): Promise<{ uid: number; gid: number }> {
   return nobody;
 }
 
+/**
+ * uid/gid of the user `name` from /etc/passwd, or undefined when there is no such user (or no
+ * readable /etc/passwd). Used to give restored files to the task's user.
+ */
+export async function userIds(name: string): Promise<{ uid: number; gid: number } | undefined> {
+  let text: string;
+  try {
+    text = await readFile('/etc/passwd', 'utf8');
+  } catch {
+    return undefined;
+  }
+  for (const line of text.split('\n')) {
+    const f = line.split(':');
+    if (f[0] === name && f.length >= 4) return { uid: Number(f[2]), gid: Number(f[3]) };
+  }
+  return undefined;
+}
+
 /** chmod to `desired | 0777` and, as root, chown to nobody (Nomad's `dropDirPermissions`). */
 export async function dropDirPermissions(p: string, desired: number): Promise<void> {
   try {

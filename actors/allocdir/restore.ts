@@ -68,6 +68,8 @@ export interface RestoreSnapshotOptions {
   gzip?: boolean;
   /** Owner of everything restored, when berth runs as root. Default: `nobody`. Archive owners are never kept. */
   owner?: { uid: number; gid: number };
+  /** Owner of what is restored under `<task>/`, by task name (the task's user); default `owner`. Never root. */
+  taskOwners?: Record<string, { uid: number; gid: number }>;
 }
 
 /** What {@link restoreSnapshot} restored. */
@@ -88,7 +90,8 @@ export interface RestoreSnapshotResult {
  *   anything else is refused with {@link SnapshotStreamError}. Hard links, devices and fifos
  *   are ignored.
  * - Modes are kept without setuid/setgid (listed in the result); owners are never taken from
- *   the archive: as root everything belongs to `opts.owner` (default `nobody`).
+ *   the archive: as root everything belongs to `opts.owner` (default `nobody`), what is under
+ *   `<task>/` to `opts.taskOwners[task]` when given (never root).
  * - {@link SnapshotEscapeError}: absolute names, `..` out of the dir, an entry below a symlink,
  *   a write over a symlink in dest that points outside, and any symlink that resolves outside
  *   the alloc dir in the finished tree (chains of links included).
@@ -404,6 +407,15 @@ class Restore {
     await this.#writeFile(rel, entry, mode, existing === 'file');
   }
 
+  /** Who gets `rel` (as root): the task's user under `<task>/`, else the default owner; never uid 0. */
+  #ownerFor(rel: string): { uid: number; gid: number } | undefined {
+    if (!this.#owner) return undefined;
+    const slash = rel.indexOf('/');
+    const top = slash === -1 ? rel : rel.slice(0, slash);
+    const o = top === 'alloc' ? undefined : this.#opts.taskOwners?.[top];
+    return o && o.uid !== 0 && o.gid !== 0 ? o : this.#owner;
+  }
+
   /** Strips setuid/setgid (and a file's sticky bit); notes the path when something was removed. */
   #sanitize(rel: string, mode: number, kind: Kind): number {
     if (kind === 'link') return 0o777;
@@ -456,7 +468,7 @@ class Restore {
     this.#bytes += size;
     const abs = path.join(this.#tree, rel);
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_NOFOLLOW | (replace ? fsc.O_TRUNC : fsc.O_EXCL);
-    const owner = this.#owner;
+    const owner = this.#ownerFor(rel);
     // Async even for small files: measured faster on a busy machine than buffered synchronous
     // writes (parsing the next entry overlaps the thread pool's work).
     const fh = await open(abs, flags, 0o600).catch((err) => {
@@ -489,7 +501,8 @@ class Restore {
   #makeLinks(): void {
     for (const [rel, target] of this.#links) {
       this.#fsStep(() => symlinkSync(target, path.join(this.#tree, rel)), rel);
-      if (this.#owner) this.#fsStep(() => lchownSync(path.join(this.#tree, rel), this.#owner!.uid, this.#owner!.gid), rel);
+      const owner = this.#ownerFor(rel);
+      if (owner) this.#fsStep(() => lchownSync(path.join(this.#tree, rel), owner.uid, owner.gid), rel);
     }
   }
 
@@ -504,7 +517,7 @@ class Restore {
         // A task dir the dest has not built yet: made as the alloc dir makes its own (0777, the owner's).
         this.#fsStep(() => mkdirSync(d, { mode: 0o700 }), top);
         this.#journal.push({ op: 'mkdir', dest: d });
-        this.#fsStep(() => setDirAttrs(d, 0o777, this.#owner), top);
+        this.#fsStep(() => setDirAttrs(d, 0o777, this.#ownerFor(top)), top);
       }
       this.#merged.add(top);
       await this.#mergeDir(top);
@@ -583,7 +596,7 @@ class Restore {
     const dirs = [...this.#kinds].filter(([rel, k]) => k === 'dir' && rel.includes('/') && which(rel)).map(([rel]) => rel);
     dirs.sort((a, b) => b.split('/').length - a.split('/').length);
     for (const rel of dirs) {
-      this.#fsStep(() => setDirAttrs(path.join(root, rel), this.#dirModes.get(rel) ?? 0o755, this.#owner), rel);
+      this.#fsStep(() => setDirAttrs(path.join(root, rel), this.#dirModes.get(rel) ?? 0o755, this.#ownerFor(rel)), rel);
     }
   }
 

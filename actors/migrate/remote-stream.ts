@@ -33,7 +33,9 @@ import path from 'node:path';
 import { Transform, pipeline } from 'node:stream';
 import { BerthError } from '../../model/errors.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
+import type { Task } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/alloc-dir.ts';
+import { userIds } from '../allocdir/perms.ts';
 import { restoreSnapshot, type RestoreSnapshotResult } from '../allocdir/snapshot.ts';
 import type { Runtime, RunnerInternals, TlsFiles } from '../runner/runtime.ts';
 import { getNodeAddr } from './node-addr.ts';
@@ -88,6 +90,7 @@ export async function remoteMigrate(rt: Runtime, r: RunnerInternals, prevId: str
     const tls = rt.tls ? await loadTls(rt.tls, clientServerName((r.serverAlloc().job as { region?: string }).region)) : undefined;
     const { bytes, result } = await fetchSnapshotInto(`${base}${snapshotPath(prevId)}`, prevId, tmp, rt.migrateToken, signal, {
       maxBytes: migrationByteLimit(r.group.ephemeralDisk?.sizeMB),
+      taskOwners: await taskOwners(r.group.tasks),
       ...(tls ? { tls } : {}),
     });
     signal.throwIfAborted();
@@ -104,10 +107,22 @@ export async function remoteMigrate(rt: Runtime, r: RunnerInternals, prevId: str
   }
 }
 
+/** The users of the tasks that name one (and exist here): their `local/` is restored as theirs. */
+async function taskOwners(tasks: readonly Task[]): Promise<Record<string, { uid: number; gid: number }>> {
+  const out: Record<string, { uid: number; gid: number }> = {};
+  for (const t of tasks) {
+    const ids = t.user ? await userIds(t.user) : undefined;
+    if (ids) out[t.name] = ids;
+  }
+  return out;
+}
+
 /** Options of {@link fetchSnapshotInto}. */
 export interface FetchSnapshotOptions {
   /** Bound on the restored bytes (SnapshotLimitError past it). */
   maxBytes?: number;
+  /** Owner of each task's restored `local/`, by task name (as root; root itself is never used). */
+  taskOwners?: Record<string, { uid: number; gid: number }>;
   /** Client TLS for an https URL: CA, this node's certificate and key, expected server name. */
   tls?: ClientTls;
 }
@@ -171,6 +186,7 @@ export async function fetchSnapshotInto(
       signal,
       gzip: encoding === 'gzip',
       ...(opts.maxBytes !== undefined ? { maxBytes: opts.maxBytes } : {}),
+      ...(opts.taskOwners ? { taskOwners: opts.taskOwners } : {}),
     });
     return { bytes: counter.bytes, result };
   } finally {
