@@ -87,7 +87,7 @@ export async function remoteMigrate(rt: Runtime, r: RunnerInternals, prevId: str
       throw new BerthError(`error building alloc dir for previous alloc ${JSON.stringify(prevId)}: ${(err as Error).message}`, { cause: err });
     }
     signal.throwIfAborted();
-    const tls = rt.tls ? await loadTls(rt.tls, clientServerName((r.serverAlloc().job as { region?: string }).region)) : undefined;
+    const tls = rt.tls ? await loadTls(rt.tls, clientServerName(r.serverAlloc().job.region)) : undefined;
     const { bytes, result } = await fetchSnapshotInto(`${base}${snapshotPath(prevId)}`, prevId, tmp, rt.migrateToken, signal, {
       maxBytes: migrationByteLimit(r.group.ephemeralDisk?.sizeMB),
       taskOwners: await taskOwners(r.group.tasks),
