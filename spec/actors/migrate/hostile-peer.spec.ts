@@ -4,7 +4,7 @@
  * TLS with client certificates, tokens compared in constant time.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -210,6 +210,34 @@ describe('migrations over HTTPS with client certificates (#10)', function () {
     expect(strict.outcome).to.match(/client\.global\.nomad/);
     const lax = await migrate(srv, { ...clientTls(), verifyServerHostname: false });
     expect(lax.outcome).to.equal('done');
+  });
+
+  it('Client.serveSnapshots serves HTTPS with ClientOptions.tls and verifies client certificates', async () => {
+    const client = newClient({ tls: { caFile: pki.caFile, certFile: pki.serverCertFile, keyFile: pki.serverKeyFile } });
+    const srv = await client.serveSnapshots({ token: TOKEN });
+    try {
+      expect(srv.url).to.match(/^https:\/\/127\.0\.0\.1:/);
+      const ask = (cert?: string, key?: string) =>
+        new Promise<string>((resolve) => {
+          const req = httpsRequest(`${srv.url}/v1/client/allocation/${PREV}/snapshot`, {
+            agent: false,
+            ca: readFileSync(pki.caFile),
+            servername: 'client.global.nomad',
+            ...(cert && key ? { cert: readFileSync(cert), key: readFileSync(key) } : {}),
+            headers: { 'X-Nomad-Token': TOKEN },
+          }, (res) => {
+            res.resume();
+            resolve(`status ${res.statusCode}`);
+          });
+          req.on('error', (e) => resolve(`error ${(e as NodeJS.ErrnoException).code ?? e.message}`));
+          req.end();
+        });
+      expect(await ask(pki.clientCertFile, pki.clientKeyFile)).to.equal('status 404'); // in, and no such alloc here
+      expect(await ask()).to.match(/^error /);
+      expect(await ask(pki.strangerCertFile, pki.strangerKeyFile)).to.match(/^error /);
+    } finally {
+      await srv.close();
+    }
   });
 
   it('a plain client (no tls) cannot talk to the HTTPS peer', async () => {
