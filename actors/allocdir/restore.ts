@@ -261,7 +261,7 @@ class Restore {
       const before = await this.#linksBefore();
       await this.#merge();
       await this.#sweep(before);
-      if (!this.#owner) this.#finalModes(this.#base, (rel) => !this.#merged.has(rel));
+      if (!this.#owner) this.#finalModes(this.#base, (rel) => !this.#merged.has(rel), 0o700);
       signal?.throwIfAborted();
       await rm(this.#staging, { recursive: true, force: true }).catch(() => undefined); // replaced entries go with it
       return { entries: this.#count, bytes: this.#bytes, setuidStripped: [...this.#stripped] };
@@ -589,14 +589,15 @@ class Restore {
 
   /**
    * Directory modes (and, as root, owners), deepest first, under `root` (the staging tree or
-   * dest) for the dirs `which` selects. Never through a link: each dir is opened with O_NOFOLLOW
-   * and changed through its descriptor.
+   * dest) for the dirs `which` selects, with the bits of `keep` added (a non-root berth keeps
+   * rwx on its own dirs, or it could not remove them with the alloc). Never through a link:
+   * each dir is opened with O_NOFOLLOW and changed through its descriptor.
    */
-  #finalModes(root: string, which: (rel: string) => boolean): void {
+  #finalModes(root: string, which: (rel: string) => boolean, keep = 0): void {
     const dirs = [...this.#kinds].filter(([rel, k]) => k === 'dir' && rel.includes('/') && which(rel)).map(([rel]) => rel);
     dirs.sort((a, b) => b.split('/').length - a.split('/').length);
     for (const rel of dirs) {
-      this.#fsStep(() => setDirAttrs(path.join(root, rel), this.#dirModes.get(rel) ?? 0o755, this.#ownerFor(rel)), rel);
+      this.#fsStep(() => setDirAttrs(path.join(root, rel), (this.#dirModes.get(rel) ?? 0o755) | keep, this.#ownerFor(rel)), rel);
     }
   }
 

@@ -1,7 +1,8 @@
 /**
  * Shrunk counterexamples of the restore property (restore.property.spec.ts), kept as plain
- * regression specs. Each was found by fast-check against the restore as it was before #10 (seed
- * in the title) and failed there; each passes through {@link checkArchive} now.
+ * regression specs. Most were found by fast-check against the restore as it was before #10
+ * (seed in the title) and failed there; the last one by a soak of the new restore as a
+ * non-root user. Each passes through {@link checkArchive} now.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -61,6 +62,13 @@ const cases: Array<{ name: string; entries: Entry[] }> = [
     entries: [
       { path: 'alloc/data/a/up', type: 'SymbolicLink', mode: 0o777, uid: 0, linkpath: 'b/b/../../../../../outside/victim' },
       { path: 'alloc/data/a/b', type: 'SymbolicLink', mode: 0o777, uid: 0, linkpath: '.' },
+    ],
+  },
+  {
+    name: 'soak seed 99 as nobody: a dir with mode 0 (a non-root berth could not list or remove it again)',
+    entries: [
+      { path: 'alloc/data/alloc', type: 'Directory', mode: 0, uid: 0, body: '' },
+      { path: 'alloc/data/logs', type: 'File', mode: 0, uid: 0, body: '' },
     ],
   },
 ];
