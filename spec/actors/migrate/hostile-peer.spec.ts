@@ -121,6 +121,21 @@ describe('remote migration from a hostile peer (#10)', function () {
     expect(setup?.displayMessage, JSON.stringify(events)).to.equal('Removed setuid/setgid bits from 1 migrated path: alloc/data/rootshell');
   });
 
+  it("gives each task's migrated local/ to the task's user, alloc/data to nobody (root)", async function () {
+    if (process.geteuid?.() !== 0) {
+      this.test!.title += ' (skipped: needs root to chown)';
+      return this.skip();
+    }
+    const alloc = makeAlloc([mockTask('web', { run_for: '10s' }, { user: '4242' })], { previousAllocation: PREV, nodeId: 'node-b', group: { ephemeralDisk: { migrate: true } } });
+    const { runner, outcome } = await migrateFrom((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/x-tar' });
+      res.end(tarBody([{ path: 'web/local/conf', body: 'c' }, { path: 'alloc/data/d', body: 'd' }]));
+    }, alloc);
+    expect(outcome.ok).to.equal(true);
+    expect((await stat(path.join(runner.allocDir.dir, 'web', 'local', 'conf'))).uid).to.equal(4242);
+    expect((await stat(path.join(runner.allocDir.dataDir, 'd'))).uid).to.equal(65534);
+  });
+
   it('refuses an unknown Content-Encoding', async () => {
     const { outcome } = await migrateFrom((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/x-tar', 'Content-Encoding': 'br' });
