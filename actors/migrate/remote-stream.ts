@@ -306,6 +306,11 @@ function readBody(res: IncomingMessage, max: number): Promise<string> {
     res.on('data', (c: Buffer) => {
       if (n < max) parts.push(c.subarray(0, max - n));
       n += c.length;
+      // Enough for the message: a peer streaming an endless error body is not read to its end.
+      if (n >= max) {
+        resolve(Buffer.concat(parts).toString('utf8'));
+        res.destroy();
+      }
     });
     res.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
     res.on('error', reject);

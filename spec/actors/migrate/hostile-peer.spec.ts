@@ -136,6 +136,24 @@ describe('remote migration from a hostile peer (#10)', function () {
     expect((await stat(path.join(runner.allocDir.dataDir, 'd'))).uid).to.equal(65534);
   });
 
+  it('an endless error body is cut after its first 4 KiB, not read to the end', async () => {
+    let written = 0;
+    let closed = false;
+    const { outcome } = await migrateFrom((_req, res) => {
+      res.writeHead(500, { 'Content-Type': 'text/plain' });
+      const chunk = Buffer.alloc(64 * 1024, 'e');
+      const pump = () => {
+        while (!closed && res.write(chunk)) written += chunk.length;
+        if (!closed) res.once('drain', pump);
+      };
+      res.on('close', () => (closed = true));
+      pump();
+    });
+    expect(outcome.ok).to.equal(false);
+    expect((outcome as { error: string }).error).to.match(/unexpected response code: 500 \(e{4096}\)$/);
+    expect(written).to.be.lessThan(64 * 1024 * 1024);
+  });
+
   it('refuses an unknown Content-Encoding', async () => {
     const { outcome } = await migrateFrom((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/x-tar', 'Content-Encoding': 'br' });
