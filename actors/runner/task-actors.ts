@@ -13,6 +13,7 @@ import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
 import type { ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
 import { buildTaskEnv } from '../drivers/env.ts';
+import { cgroupEventMessage } from '../cgroups/describe.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most 5 attempts. */
@@ -80,6 +81,8 @@ export function taskActors(rt: Runtime) {
           details: { driver_message: isolation },
         }));
       }
+      const resources = cgroupEventMessage(handle.state);
+      if (resources) setupEvents.push(taskEvent('Driver', rt.clock.now(), { message: resources, details: { driver_message: resources } }));
       return { ok: true, handle, time: rt.clock.now(), setupEvents };
     } catch (e) {
       if (signal.aborted) throw e;
