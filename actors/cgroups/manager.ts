@@ -6,12 +6,12 @@
  * @module
  */
 import fs from 'node:fs';
-import { join } from 'node:path';
-import { cgroupLimits, enforceableLimits, pickCores } from '../../machines/policy/cgroup-limits.ts';
+import { dirname, join } from 'node:path';
+import { MAX_CPU_SHARES, cgroupLimits, enforceableLimits, pickCores } from '../../machines/policy/cgroup-limits.ts';
 import type { Resources } from '../../model/types.ts';
 import { initCpuset } from './detect.ts';
 import { CgroupSetupError } from './errors.ts';
-import { writeIn } from './fsutil.ts';
+import { readNumber, writeIn } from './fsutil.ts';
 import { removeCgroup } from './procs.mjs';
 import type { CgroupLayout, TaskCgroup } from './types.ts';
 import { writeLimitsV1 } from './v1.ts';
@@ -54,6 +54,30 @@ function makeDir(dir: string): void {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || i >= 3) throw e;
     }
   }
+}
+
+/**
+ * CPU shares only compare between siblings, and a task's siblings are its alloc's other tasks:
+ * so the alloc's cgroup gets the sum of its tasks' shares (v2: weights), and tasks of different
+ * allocs get CPU in the ratio of their `cpu`, as when they are siblings in Nomad's flat layout.
+ */
+function syncAllocCpu(cg: TaskCgroup): void {
+  const dir = cg.version === 'v1' ? cg.paths.cpu : cg.controllers.includes('cpu') ? cg.paths.unified : undefined;
+  if (!dir) return;
+  const file = cg.version === 'v1' ? 'cpu.shares' : 'cpu.weight';
+  const alloc = dirname(dir);
+  let sum = 0;
+  let entries: fs.Dirent[] = [];
+  try {
+    entries = fs.readdirSync(alloc, { withFileTypes: true });
+  } catch {
+    return; // the alloc's cgroup is gone
+  }
+  for (const e of entries) if (e.isDirectory()) sum += readNumber(join(alloc, e.name, file)) ?? 0;
+  if (sum <= 0) return;
+  try {
+    writeIn(alloc, file, Math.min(sum, cg.version === 'v1' ? MAX_CPU_SHARES : 10_000));
+  } catch {}
 }
 
 /** A manager for one detected layout. */
@@ -106,6 +130,7 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
         throw new CgroupSetupError(`failed to set up the cgroup of task "${input.taskName}": ${(e as Error).message}`);
       }
       count(cpuset, 1);
+      syncAllocCpu(cg);
       return cg;
     },
     adopt(cg) {
@@ -114,6 +139,7 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
     async remove(cg) {
       const ok = await removeCgroup(cg);
       count(cg.cpuset, -1);
+      syncAllocCpu(cg);
       return ok;
     },
   };
