@@ -1,6 +1,6 @@
 /**
  * A root hook plugin (loaded by .mocharc.json): after the whole suite, nothing berth started may
- * be left behind — no child or executor process, no extra file descriptor, no pending timer, no
+ * be left behind — no child process or executor (of this checkout), no extra file descriptor, no pending timer, no
  * mount under the temp dir, no cgroup under berth's parent. A leak fails the run like any test.
  *
  * The suite's clients (and the hosts it spawns, which inherit the environment) put their cgroups
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shutdownMountHelper } from '../../actors/allocdir/mounts.ts';
 import { findCgroupMounts, parseSelfCgroup } from '../../actors/cgroups/detect.ts';
+import { EXECUTOR_PATH } from '../../actors/drivers/executor/client.ts';
 
 process.env.BERTH_CGROUP_PARENT ??= `berth-test-${process.pid}`;
 
@@ -64,7 +65,8 @@ function leftoverProcesses(): string[] {
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
       if (preexisting.has(pid) || cmd.includes('esbuild')) continue; // tsx's compiler service is not ours
-      if (ppid === process.pid || cmd.includes('executor.mjs')) out.push(`${pid}: ${cmd}`);
+      // Executors of this checkout only: other checkouts on a shared machine run their own suites.
+      if (ppid === process.pid || cmd.includes(EXECUTOR_PATH)) out.push(`${pid}: ${cmd}`);
     } catch {
       // exited meanwhile
     }
