@@ -99,7 +99,8 @@ export function taskActors(rt: Runtime) {
 
   const finish = async (allocId: string, taskName: string, handle: TaskHandle) => {
     const driver = rt.drivers[handle.driver];
-    await driver?.destroy(handle, true).catch(() => {});
+    // A failed destroy (e.g. a cgroup with processes that would not die) must not go unseen.
+    await driver?.destroy(handle, true).catch((e) => rt.bus.publish('client.error', { allocId, actorId: `task-${allocId}-${taskName}`, error: `destroy: ${msg(e)}` }));
     rt.store.deleteHandle(allocId, taskName);
     await rm(taskStateDir(rt, allocId, taskName), { recursive: true, force: true }).catch(() => {});
   };
