@@ -6,7 +6,8 @@
  */
 import { emptyUsage, type TaskResourceUsage } from '../../model/usage.ts';
 import { readText } from './fsutil.ts';
-import { toResourceUsage, type CpuSample } from './raw-usage.ts';
+import { readProcessGroupUsage } from './proc-usage.ts';
+import { toResourceUsage, type CpuSample, type RawUsage } from './raw-usage.ts';
 import type { TaskCgroup } from './types.ts';
 import { readUsageV1 } from './v1.ts';
 import { readUsageV2 } from './v2.ts';
@@ -33,9 +34,17 @@ export class CgroupStatsReader {
 
   /** Usage of the task with handle id `key` in cgroup `cg`. */
   read(key: string, cg: TaskCgroup): TaskResourceUsage {
+    return this.#convert(key, cg.version === 'v2' ? readUsageV2(cg) : readUsageV1(cg), cg.createdAt);
+  }
+
+  /** Usage of a task without a cgroup: its process group's, from /proc; `startedAt` in ms. */
+  readProcessGroup(key: string, pgid: number, startedAt: number): TaskResourceUsage {
+    return this.#convert(key, readProcessGroupUsage(pgid), startedAt);
+  }
+
+  #convert(key: string, raw: RawUsage, since: number): TaskResourceUsage {
     const now = this.#now();
-    const raw = cg.version === 'v2' ? readUsageV2(cg) : readUsageV1(cg);
-    const prev = this.#prev.get(key) ?? { at: cg.createdAt, totalNs: 0, userNs: 0, systemNs: 0 };
+    const prev = this.#prev.get(key) ?? { at: since, totalNs: 0, userNs: 0, systemNs: 0 };
     const { usage, sample } = toResourceUsage(raw, prev, now, mhzPerCore());
     this.#prev.set(key, sample);
     return { resourceUsage: usage, timestamp: now };

@@ -351,7 +351,10 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
 
     async stats(handle: TaskHandle): Promise<TaskResourceUsage> {
       const st = stateOf(handle);
-      return st.cgroup ? statsReader.read(handle.id, st.cgroup) : unmeasured(Date.now());
+      if (st.cgroup) return statsReader.read(handle.id, st.cgroup);
+      // Without a cgroup: the process group, as long as its leader is the task we started.
+      if (isSameProcess(st.pid, st.startTime)) return statsReader.readProcessGroup(handle.id, st.pgid, handle.startedAt);
+      return unmeasured(Date.now());
     },
 
     async recover(handle: TaskHandle): Promise<void> {

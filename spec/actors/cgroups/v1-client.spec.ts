@@ -126,6 +126,11 @@ describe('cgroups v1 through the client (root)', function () {
     const file = path.join(r.allocDir.dir, 'web', 'local', 'esc.pid');
     await until(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== '', 5000, 'esc.pid');
     const pid = Number(fs.readFileSync(file, 'utf8'));
+    // stats still come, from the process group in /proc: what Nomad's basic executor measures
+    const u = (await r.stats()).tasks.web!.resourceUsage;
+    expect(u.memoryStats.measured).to.deep.equal(['RSS', 'Swap']);
+    expect(u.memoryStats.rss).to.be.greaterThan(0);
+    expect(u.cpuStats.measured).to.deep.equal(['System Mode', 'User Mode', 'Percent']);
     await stop(client, r);
     try {
       expect(running(pid)).to.equal(true);
