@@ -17,8 +17,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseCpuList } from '../../machines/policy/cgroup-limits.ts';
 import { CgroupUnavailableError } from './errors.ts';
+import { parseSelfCgroup } from './procs.mjs';
 import { readText, writeIn } from './fsutil.ts';
 import { UNIFIED, V1_CONTROLLERS, type CgroupLayout } from './types.ts';
+
+export { parseSelfCgroup };
 
 /** `ClientOptions.cgroups`: where and whether berth uses cgroups. */
 export interface CgroupOptions {
@@ -61,18 +64,6 @@ export function findCgroupMounts(mountinfo = readText('/proc/self/mountinfo') ??
     }
   }
   return { v1, ...(v2 ? { v2 } : {}) };
-}
-
-/** berth's own cgroup path per hierarchy ("unified" for v2) from /proc/self/cgroup text. */
-export function parseSelfCgroup(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
-    if (!m) continue;
-    if (m[1] === '0' && m[2] === '') out[UNIFIED] = m[3]!;
-    else for (const c of m[2]!.split(',')) out[c] = m[3]!;
-  }
-  return out;
 }
 
 const msgOf = (e: unknown) => ((e as NodeJS.ErrnoException).code ?? (e as Error).message);

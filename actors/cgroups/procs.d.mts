@@ -4,6 +4,8 @@ import type { TaskCgroup } from './types.ts';
 export declare function cgroupDirs(cg: TaskCgroup): string[];
 /** The pids in the task's cgroup; empty when it is gone. */
 export declare function cgroupPids(cg: TaskCgroup): number[];
+/** A process's cgroup path per hierarchy (`unified` for v2) from /proc/<pid>/cgroup text. */
+export declare function parseSelfCgroup(text: string): Record<string, string>;
 /** The calling process's own cgroup dir in each of the task's hierarchies. */
 export declare function ownCgroupDirs(cg: TaskCgroup): Record<string, string>;
 /** The calling process could not be moved into (or back out of) a cgroup. */

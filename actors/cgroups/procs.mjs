@@ -47,19 +47,30 @@ export function cgroupPids(cg) {
 }
 
 /**
+ * A process's cgroup path per hierarchy (controller name, or `unified` for v2) from the text of
+ * /proc/<pid>/cgroup.
+ * @param {string} text
+ * @returns {Record<string, string>}
+ */
+export function parseSelfCgroup(text) {
+  /** @type {Record<string, string>} */
+  const out = {};
+  for (const line of text.split('\n')) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    if (m[1] === '0' && m[2] === '') out.unified = /** @type {string} */ (m[3]);
+    else for (const c of /** @type {string} */ (m[2]).split(',')) out[c] = /** @type {string} */ (m[3]);
+  }
+  return out;
+}
+
+/**
  * This process's own cgroup dir in each of the task's hierarchies (from /proc/self/cgroup).
  * @param {TaskCgroup} cg
  * @returns {Record<string, string>}
  */
 export function ownCgroupDirs(cg) {
-  /** @type {Record<string, string>} */
-  const rel = {};
-  for (const line of fs.readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
-    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
-    if (!m) continue;
-    if (m[1] === '0' && m[2] === '') rel.unified = /** @type {string} */ (m[3]);
-    else for (const c of /** @type {string} */ (m[2]).split(',')) rel[c] = /** @type {string} */ (m[3]);
-  }
+  const rel = parseSelfCgroup(fs.readFileSync('/proc/self/cgroup', 'utf8'));
   /** @type {Record<string, string>} */
   const out = {};
   for (const key of Object.keys(cg.paths)) {

@@ -8,8 +8,8 @@ import { detectCgroups } from '../../../actors/cgroups/detect.ts';
 import { createCgroupManager, type CgroupManager } from '../../../actors/cgroups/manager.ts';
 import { createRawExecDriver } from '../../../actors/drivers/raw-exec.ts';
 import type { ProcessHandleState } from '../../../actors/drivers/executor/process-driver.ts';
-import { cleanup, sandbox, sh, startTracked } from '../drivers/support/helpers.ts';
-import { pidsIn, running, sessionOf, until } from './support/cgroup-helpers.ts';
+import { alive, cleanup, sandbox, sh, startTracked, until } from '../drivers/support/helpers.ts';
+import { pidsIn, sessionOf } from './support/cgroup-helpers.ts';
 
 describe('cgroups: a task whose executor died (root)', function () {
   this.timeout(20_000);
@@ -36,9 +36,9 @@ describe('cgroups: a task whose executor died (root)', function () {
     await until(() => new Set(pidsIn(cg).map(sessionOf)).size > 1, 5000, 'the setsid grandchild');
     const pids = pidsIn(cg);
     process.kill(st.executorPid, 'SIGKILL');
-    await until(() => !running(st.executorPid), 5000, 'the executor to die');
+    await until(() => !alive(st.executorPid), 5000, 'the executor to die');
     await driver.stop(h, 500, 'SIGINT');
-    for (const pid of pids) expect(running(pid), `pid ${pid}`).to.equal(false);
+    for (const pid of pids) expect(alive(pid), `pid ${pid}`).to.equal(false);
     await driver.destroy(h, true);
     expect(Object.values(cg.paths).filter((p) => fs.existsSync(p))).to.deep.equal([]);
   });

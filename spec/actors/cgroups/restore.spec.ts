@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { detectCgroups } from '../../../actors/cgroups/detect.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
-import { allocDirsOf, anyDirLeft, cgroupOf, handleOf, pidsIn, running, until } from './support/cgroup-helpers.ts';
+import { allocDirsOf, anyDirLeft, cgroupOf, handleOf, pidsIn } from './support/cgroup-helpers.ts';
+import { alive, until } from '../drivers/support/helpers.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -66,14 +67,14 @@ describe('cgroups: host kill -9, restore, stop (root)', function () {
     const cg = cgroupOf(r!, 'web');
     await until(() => pidsIn(cg).length >= 3, 5000, 'sleep, its grandchild'); // both sleeps survived the host
     const pids = pidsIn(cg);
-    expect(pids.every(running)).to.equal(true);
+    expect(pids.every(alive)).to.equal(true);
     const stats = await r!.stats();
     expect(stats.tasks.web!.resourceUsage.memoryStats.measured).to.include('RSS');
 
     client.updateAlloc({ ...r!.alloc(), desiredStatus: 'stop', allocModifyIndex: 2 });
     await viewWhere(client, r!, (a) => a.taskStates?.web?.state === 'dead');
     await r!.destroy();
-    for (const pid of pids) expect(running(pid), `pid ${pid} left`).to.equal(false);
+    for (const pid of pids) expect(alive(pid), `pid ${pid} left`).to.equal(false);
     expect(anyDirLeft([...Object.values(cg.paths), ...allocDirsOf(cg)])).to.deep.equal([]);
   });
 });

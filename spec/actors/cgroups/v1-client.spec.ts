@@ -11,7 +11,8 @@ import type { AllocRunner, Client } from '../../../actors/client/types.ts';
 import type { Allocation, Task } from '../../../model/types.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
-import { allocDirsOf, anyDirLeft, cgroupOf, handleOf, cpuNs, pidsIn, running, sessionOf, until } from './support/cgroup-helpers.ts';
+import { allocDirsOf, anyDirLeft, cgroupOf, handleOf, cpuNs, pidsIn, sessionOf } from './support/cgroup-helpers.ts';
+import { alive, until } from '../drivers/support/helpers.ts';
 
 const noRestart = { attempts: 0, intervalMs: 60_000, delayMs: 0, mode: 'fail' as const };
 const task = (name: string, command: string, args: string[], extra: Partial<Task> = {}): Task => ({
@@ -107,7 +108,7 @@ describe('cgroups v1 through the client (root)', function () {
     await until(() => new Set(pidsIn(cg).map(sessionOf)).size > 1, 5000, 'the setsid grandchild');
     const pids = pidsIn(cg);
     await stop(client, r);
-    for (const pid of pids) expect(running(pid), `pid ${pid} left after stop`).to.equal(false);
+    for (const pid of pids) expect(alive(pid), `pid ${pid} left after stop`).to.equal(false);
     await r.destroy();
     expect(anyDirLeft([...Object.values(cg.paths), ...allocDirsOf(cg)])).to.deep.equal([]);
   }
@@ -133,7 +134,7 @@ describe('cgroups v1 through the client (root)', function () {
     expect(u.cpuStats.measured).to.deep.equal(['System Mode', 'User Mode', 'Percent']);
     await stop(client, r);
     try {
-      expect(running(pid)).to.equal(true);
+      expect(alive(pid)).to.equal(true);
       expect(events(r, 'web').some((e) => e.type === 'Driver' && /no cgroup/.test(e.displayMessage))).to.equal(true);
     } finally {
       process.kill(pid, 'SIGKILL');

@@ -13,8 +13,8 @@ import { createCgroupManager, type CgroupManager } from '../../../actors/cgroups
 import { killCgroup, oomKillCount, spawnInCgroup } from '../../../actors/cgroups/procs.mjs';
 import { createRawExecDriver } from '../../../actors/drivers/raw-exec.ts';
 import type { ProcessHandleState } from '../../../actors/drivers/executor/process-driver.ts';
-import { ABORT, cleanup, sandbox, sh, startTracked } from '../drivers/support/helpers.ts';
-import { pidsIn, running, sessionOf, until } from './support/cgroup-helpers.ts';
+import { ABORT, alive, cleanup, sandbox, sh, startTracked, until } from '../drivers/support/helpers.ts';
+import { pidsIn, sessionOf } from './support/cgroup-helpers.ts';
 
 describe('cgroups v2 on the real unified mount (root)', function () {
   this.timeout(20_000);
@@ -45,7 +45,7 @@ describe('cgroups v2 on the real unified mount (root)', function () {
     // this process is back in its own cgroup
     expect(fs.readFileSync('/proc/self/cgroup', 'utf8')).to.not.include('v2-direct');
     expect(await killCgroup(cg)).to.equal(true);
-    for (const pid of pids) expect(running(pid)).to.equal(false);
+    for (const pid of pids) expect(alive(pid)).to.equal(false);
     expect(oomKillCount(cg)).to.equal(undefined); // no memory controller here: OOM kills cannot be counted
     expect(await mgr.remove(cg)).to.equal(true);
     expect(fs.existsSync(path.dirname(cg.paths.unified!))).to.equal(false);
@@ -69,7 +69,7 @@ describe('cgroups v2 on the real unified mount (root)', function () {
     const waiting = driver.wait(h, ABORT());
     await driver.stop(h, 1000, 'SIGINT');
     await waiting;
-    for (const pid of pids) expect(running(pid), `pid ${pid}`).to.equal(false);
+    for (const pid of pids) expect(alive(pid), `pid ${pid}`).to.equal(false);
     await driver.destroy(h, true);
     expect(fs.existsSync(cg.paths.unified!)).to.equal(false);
   });

@@ -1,4 +1,4 @@
-/** Helpers for the real-cgroup specs: a task's handle and cgroup, /proc checks, CPU counters. */
+/** Helpers for the real-cgroup specs: a task's handle and cgroup, sessions, CPU counters. */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AllocRunner } from '../../../../actors/client/types.ts';
@@ -20,31 +20,13 @@ export function cgroupOf(r: AllocRunner, task: string): TaskCgroup {
   return cg;
 }
 
-/** /proc/<pid>/stat fields after the command (index 0 = state, 3 = session). */
-function statFields(pid: number): string[] | undefined {
+/** The session id of a process (field 6 of /proc/<pid>/stat). */
+export function sessionOf(pid: number): number {
   try {
     const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[3]);
   } catch {
-    return undefined;
-  }
-}
-
-/** Alive and not a zombie. */
-export function running(pid: number): boolean {
-  const f = statFields(pid);
-  return !!f && f[0] !== 'Z' && f[0] !== 'X';
-}
-
-/** The session id of a process. */
-export const sessionOf = (pid: number) => Number(statFields(pid)?.[3]);
-
-/** Polls `pred` every 20 ms until it holds or `ms` pass (then throws `what`). */
-export async function until(pred: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await pred())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    return NaN;
   }
 }
 
