@@ -147,6 +147,8 @@ export function taskActors(rt: Runtime) {
       await driver.recover(input.handle);
       return { ok: true, time: rt.clock.now() };
     } catch (e) {
+      // As Nomad: clean up what is left of an unrecoverable task (its cgroup finds every process).
+      await driver?.destroy(input.handle, true).catch(() => {});
       rt.store.deleteHandle(input.allocId, input.taskName);
       return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}` };
     }

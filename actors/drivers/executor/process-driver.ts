@@ -366,7 +366,6 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         throw new TaskRecoveryError(`cannot recover task "${handle.config?.taskName}": its handle has no executor state`);
       }
       const task = handle.config.taskName;
-      if (st.cgroup) cgroups?.adopt(st.cgroup);
       await ask(handle, { op: 'status' }, () => undefined, async () => {
         if (readExitRecord(st.stateDir)) return; // exited while we were away: wait() returns it
         if (isSameProcess(st.pid, st.startTime)) {
@@ -377,6 +376,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         }
         throw new TaskRecoveryError(`cannot recover task "${task}": its executor (pid ${st.executorPid}) and the task (pid ${st.pid}) are gone, and no exit status was recorded in ${path.join(st.stateDir, 'exit.json')}`);
       }, undefined, 5000);
+      if (st.cgroup) cgroups?.adopt(st.cgroup);
     },
   };
   return driver;
