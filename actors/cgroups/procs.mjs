@@ -111,11 +111,16 @@ export function enterCgroups(dirs) {
  */
 export function spawnInCgroup(cg, spawn) {
   const home = ownCgroupDirs(cg);
+  // The pids controller counts threads: the caller's own (a Node process has a dozen) would eat
+  // the task's pids limit and fail the fork. Lift the limit while the caller is inside.
+  const pidsDir = cg.limits.pidsMax !== undefined ? (cg.version === 'v2' ? cg.paths.unified : cg.paths.pids) : undefined;
+  if (pidsDir) fs.writeFileSync(path.join(pidsDir, 'pids.max'), 'max');
   enterCgroups(cg.paths);
   try {
     return spawn();
   } finally {
     enterCgroups(home);
+    if (pidsDir) fs.writeFileSync(path.join(pidsDir, 'pids.max'), String(cg.limits.pidsMax));
   }
 }
 

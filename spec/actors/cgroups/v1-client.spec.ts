@@ -78,6 +78,18 @@ describe('cgroups v1 through the client (root)', function () {
     expect(out.trim()).to.equal('8000000');
   });
 
+  it('caps a task\'s processes at the client\'s pidsLimit', async () => {
+    const client = newClient({ cgroups: { pidsLimit: 5 } });
+    const r = client.addAlloc(makeAlloc([sh('forker', 'i=0; while [ $i -lt 10 ]; do sleep 30 & i=$((i+1)); done; echo all-forked')], { jobType: 'batch' }));
+    await done(client, r);
+    const evs = events(r, 'forker');
+    expect(evs.find((e) => e.type === 'Driver' && e.message?.startsWith('resources:'))?.displayMessage).to.equal('resources: cgroup v1: pids 5');
+    expect(evs.find((e) => e.type === 'Terminated')?.details.exit_code).to.equal('2'); // sh: Cannot fork
+    let err = '';
+    for await (const c of r.logs('forker', 'stderr')) err += c.toString();
+    expect(err).to.match(/Cannot fork/);
+  });
+
   it('gives two busy tasks on one core CPU in the ratio of their cpu (100 vs 400)', async () => {
     const client = newClient();
     // Both pinned to the same core so they compete; shares only matter under contention.
