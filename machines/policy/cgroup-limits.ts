@@ -13,8 +13,9 @@
  */
 import type { Resources } from '../../model/types.ts';
 
-/** The kernel's bounds on cpu.shares. */
+/** The kernel's lower bound on cpu.shares. */
 export const MIN_CPU_SHARES = 2;
+/** The kernel's upper bound on cpu.shares. */
 export const MAX_CPU_SHARES = 262_144;
 
 /** Limits to write for one task. Absent fields are not limited. Plain data. */
