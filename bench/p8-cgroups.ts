@@ -1,5 +1,5 @@
 /**
- * P7, cgroups: (a) raw_exec task start, and stop + destroy, with a task cgroup (limits written,
+ * P8, cgroups: (a) raw_exec task start, and stop + destroy, with a task cgroup (limits written,
  * the child spawned inside it, the cgroup killed and removed) vs the same driver without
  * cgroups, interleaved in one run; (b) one stats sample of 100 task cgroups vs reading the same
  * files raw (the floor: what the kernel charges for the reads). Root with a writable hierarchy
@@ -30,7 +30,7 @@ function taskConfig(base: string, n: number): TaskConfig {
   const logsDir = path.join(base, 'logs');
   fs.mkdirSync(logsDir, { recursive: true });
   return {
-    id: `bench/${n}`, allocId: `p7-${process.pid}-${n}`, taskName: 'web',
+    id: `bench/${n}`, allocId: `p8-${process.pid}-${n}`, taskName: 'web',
     task: { name: 'web', driver: 'raw_exec', config: { command: '/bin/sleep', args: ['1000'] }, resources: { memoryMB: 128, cpu: 100 } },
     env: { PATH: '/usr/bin:/bin' }, taskDir, allocDir: { dir: base, sharedDir: base, logsDir },
     logs: { maxFiles: 2, maxFileSizeMB: 1 }, stateDir: path.join(base, `s${n}`),
@@ -47,15 +47,15 @@ async function cycle(driver: Driver, config: TaskConfig): Promise<{ start: numbe
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  if (process.geteuid?.() !== 0) throw new Error('P7 needs root (cgroups)');
+  if (process.geteuid?.() !== 0) throw new Error('P8 needs root (cgroups)');
   const parent = `berth-bench-${process.pid}`;
   const d = detectCgroups({ parent });
-  if (!d.ok) throw new Error(`P7 needs a writable cgroup hierarchy: ${d.reason}`);
+  if (!d.ok) throw new Error(`P8 needs a writable cgroup hierarchy: ${d.reason}`);
   const mgr = createCgroupManager(d.layout);
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'berth-p7-'));
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'berth-p8-'));
   const results: BenchResult[] = [];
   try {
-    const n = size(opts, 'p7-n', 8, 40);
+    const n = size(opts, 'p8-n', 8, 40);
     const withCg = createRawExecDriver({ cgroups: mgr });
     const without = createRawExecDriver();
     const a = { start: [] as number[], stop: [] as number[] };
@@ -70,22 +70,22 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       b.start.push(y.start);
       b.stop.push(y.stop);
     }
-    opts.log(`P7 ${n} start/stop cycles each, with and without cgroups (${d.layout.version})`);
+    opts.log(`P8 ${n} start/stop cycles each, with and without cgroups (${d.layout.version})`);
     results.push(ratioResult({
-      id: 'P7', name: `raw_exec task start with a cgroup (${d.layout.version}) vs without (median of ${n})`, unit: 'ms',
+      id: 'P8', name: `raw_exec task start with a cgroup (${d.layout.version}) vs without (median of ${n})`, unit: 'ms',
       value: median(a.start), floor: median(b.start), better: 'lower', limit: 1.2, details: { with: a.start, without: b.start },
     }));
     results.push(ratioResult({
-      id: 'P7', name: `raw_exec task stop + destroy with a cgroup vs without (median of ${n})`, unit: 'ms',
+      id: 'P8', name: `raw_exec task stop + destroy with a cgroup vs without (median of ${n})`, unit: 'ms',
       value: median(a.stop), floor: median(b.stop), better: 'lower', limit: 1.5, details: { with: a.stop, without: b.stop },
     }));
 
     const tasks = 100;
     const cgs: TaskCgroup[] = [];
-    for (let i = 0; i < tasks; i++) cgs.push(await mgr.create({ allocId: `p7-stats-${process.pid}`, taskName: `t${i}`, resources: { memoryMB: 64, cpu: 100 }, applyLimits: true }));
+    for (let i = 0; i < tasks; i++) cgs.push(await mgr.create({ allocId: `p8-stats-${process.pid}`, taskName: `t${i}`, resources: { memoryMB: 64, cpu: 100 }, applyLimits: true }));
     const files = SAMPLE_FILES[d.layout.version]!.filter(([key]) => d.layout.parents[key]);
     const reader = new CgroupStatsReader();
-    const rounds = size(opts, 'p7-rounds', 20, 100);
+    const rounds = size(opts, 'p8-rounds', 20, 100);
     const sample: number[] = [];
     const floor: number[] = [];
     for (let r = 0; r < rounds; r++) {
@@ -98,7 +98,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
     }
     for (const cg of cgs) await mgr.remove(cg);
     results.push(ratioResult({
-      id: 'P7', name: `one stats sample of ${tasks} task cgroups vs reading their files raw (median of ${rounds})`, unit: 'ms',
+      id: 'P8', name: `one stats sample of ${tasks} task cgroups vs reading their files raw (median of ${rounds})`, unit: 'ms',
       value: median(sample), floor: median(floor), better: 'lower', limit: 1.5,
     }));
   } finally {
