@@ -10,8 +10,8 @@ export declare function parseSelfCgroup(text: string): Record<string, string>;
 export declare function ownCgroupDirs(cg: TaskCgroup): Record<string, string>;
 /** The calling process could not be moved into (or back out of) a cgroup. */
 export declare class CgroupJoinError extends Error {}
-/** Moves the calling process into each dir. Throws CgroupJoinError. */
-export declare function enterCgroups(dirs: Record<string, string>): void;
+/** Moves the calling process (or, with `tasks`, its main thread: v1) into each dir. Throws CgroupJoinError. */
+export declare function enterCgroups(dirs: Record<string, string>, file?: 'cgroup.procs' | 'tasks'): void;
 /** Runs `spawn` from inside the task's cgroup (the child is born there), then moves back out. */
 export declare function spawnInCgroup<T>(cg: TaskCgroup, spawn: () => T): T;
 /** OOM kills the kernel counted in the task's cgroup; undefined when the hierarchy cannot say. */

@@ -85,15 +85,17 @@ export function ownCgroupDirs(cg) {
 export class CgroupJoinError extends Error {}
 
 /**
- * Moves the calling process into every dir of `dirs` (`key → cgroup dir`). Throws
+ * Moves the calling process into every dir of `dirs` (`key → cgroup dir`): the whole process
+ * through `cgroup.procs`, or (v1, `file` = `tasks`) only its main thread. Throws
  * {@link CgroupJoinError} on failure.
  * @param {Record<string, string>} dirs
+ * @param {'cgroup.procs' | 'tasks'} [file]
  */
-export function enterCgroups(dirs) {
+export function enterCgroups(dirs, file = 'cgroup.procs') {
   const pid = String(process.pid);
   for (const dir of new Set(Object.values(dirs))) {
     try {
-      fs.writeFileSync(path.join(dir, 'cgroup.procs'), pid);
+      fs.writeFileSync(path.join(dir, file), pid);
     } catch (err) {
       throw new CgroupJoinError(`cannot join cgroup ${dir}: ${/** @type {NodeJS.ErrnoException} */ (err).code ?? err}`);
     }
@@ -104,6 +106,7 @@ export function enterCgroups(dirs) {
  * Runs `spawn` with the calling process inside the task's cgroup, so the child is born there and
  * its first instruction already runs under the limits; then moves the caller back out. Node's
  * spawn returns only after the child's exec, so nothing of the caller runs in there for long.
+ * On v1 only the caller's main thread (the one that forks) goes in.
  * @template T
  * @param {TaskCgroup} cg
  * @param {() => T} spawn
@@ -111,15 +114,17 @@ export function enterCgroups(dirs) {
  */
 export function spawnInCgroup(cg, spawn) {
   const home = ownCgroupDirs(cg);
-  // The pids controller counts threads: the caller's own (a Node process has a dozen) would eat
-  // the task's pids limit and fail the fork. Lift the limit while the caller is inside.
+  const file = cg.version === 'v1' ? 'tasks' : 'cgroup.procs';
+  // The pids controller counts threads: while the caller's are inside, raise the task's limit by
+  // exactly their number, so the task itself can still have `pidsMax` processes, never more.
   const pidsDir = cg.limits.pidsMax !== undefined ? (cg.version === 'v2' ? cg.paths.unified : cg.paths.pids) : undefined;
-  if (pidsDir) fs.writeFileSync(path.join(pidsDir, 'pids.max'), 'max');
-  enterCgroups(cg.paths);
+  const threads = file === 'tasks' ? 1 : fs.readdirSync('/proc/self/task').length;
+  if (pidsDir) fs.writeFileSync(path.join(pidsDir, 'pids.max'), String(Number(cg.limits.pidsMax) + threads));
+  enterCgroups(cg.paths, file);
   try {
     return spawn();
   } finally {
-    enterCgroups(home);
+    enterCgroups(home, file);
     if (pidsDir) fs.writeFileSync(path.join(pidsDir, 'pids.max'), String(cg.limits.pidsMax));
   }
 }

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { constants } from 'node:os';
 import { spawn } from 'node:child_process';
 import { FileRotator, rotatingStream } from '../logs/rotator.mjs';
-import { CgroupJoinError, killCgroup, oomKillCount, spawnInCgroup } from '../../cgroups/procs.mjs';
+import { CgroupJoinError, killCgroup, oomKillCount, removeCgroup, spawnInCgroup } from '../../cgroups/procs.mjs';
 
 const READY_FD = 3;
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -568,6 +568,9 @@ async function onExit(code, signal) {
     record.oomKilled = true;
     record.err = 'OOM Killed';
   }
+  // Removed here too, so no empty cgroup outlives a host that never comes back (the host's
+  // destroy removes it again, harmlessly).
+  if (spec.cgroup && !(await removeCgroup(spec.cgroup))) log('the task cgroup could not be removed');
   const timer = setTimeout(() => {
     log('task pipes still open after its group was killed; closing them');
     child.stdout?.destroy();

@@ -145,7 +145,7 @@ describe('cgroups v1 through the client (root)', function () {
   it('without cgroups the same grandchild escapes the process-group kill (why cgroups matter)', async () => {
     const client = newClient({ cgroups: { mode: 'off' } });
     const r = client.addAlloc(makeAlloc([sh('web', "(setsid sh -c 'echo $$ > \"$NOMAD_TASK_DIR/esc.pid\"; exec sleep 1000' &); exec sleep 1000")]));
-    await r.waitFor('running');
+    await until(() => !!handleOf(r, 'web'), 10_000, 'the task to start');
     const file = path.join(r.allocDir.dir, 'web', 'local', 'esc.pid');
     await until(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== '', 5000, 'esc.pid');
     const pid = Number(fs.readFileSync(file, 'utf8'));
