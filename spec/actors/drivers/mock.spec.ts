@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMockDriver, parseMockConfig } from '../../../actors/drivers/mock.ts';
@@ -102,7 +102,8 @@ describe('mock_driver', () => {
     clock.advance(1000);
     // Appends are real file I/O on libuv's thread pool, which a loaded suite may keep busy.
     const file = join(dir, 'alloc', 'logs', 'web.stdout.0');
-    for (let i = 0; i < 100 && readFileSync(file, 'utf8').length < 9; i++) await new Promise((r) => setTimeout(r, 20));
+    const text = () => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+    for (let i = 0; i < 100 && text().length < 9; i++) await new Promise((r) => setTimeout(r, 20));
     expect(readFileSync(file, 'utf8')).to.equal('hi\nhi\nhi\n');
   });
 
