@@ -4,7 +4,8 @@
  *
  *   berth demo [--inspect] [--port 8080]   the preemption demo on real processes (npm start)
  *   berth run <alloc.json> [--data-dir D]  runs one allocation (berth or Nomad API JSON) until it
- *                                          completes; Ctrl-C stops and destroys it
+ *        [--stats 5s]                      completes; Ctrl-C stops and destroys it; --stats prints
+ *                                          each running task's usage on that interval
  * @module
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +16,8 @@ import { createInspectorServer } from '@statelyai/inspect/server';
 import { createClient } from '../actors/client/client.ts';
 import { connectInspector, type WsInspector } from '../actors/inspect/ws-inspector.ts';
 import { BerthError } from '../model/errors.ts';
+import { parseGoDuration } from '../model/duration.ts';
+import { formatUsageLine } from '../actors/cgroups/format-usage.ts';
 import { parseAllocation } from '../model/parse.ts';
 import { runDemo } from './demo.ts';
 
@@ -22,7 +25,9 @@ const HELP = `berth: run allocations with Nomad's client lifecycle
 
 usage:
   berth demo [--inspect] [--port 8080]    preemption demo on raw_exec (what npm start runs)
-  berth run <alloc.json> [--data-dir DIR] run one allocation until it completes (Ctrl-C stops it)
+  berth run <alloc.json> [--data-dir DIR] [--stats 5s]
+                                          run one allocation until it completes (Ctrl-C stops it);
+                                          --stats prints each task's CPU and memory on an interval
   berth --help`;
 
 async function withInspector<T>(enabled: boolean, port: number, fn: (insp?: WsInspector) => Promise<T>): Promise<T> {
@@ -42,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { help: { type: 'boolean', short: 'h' }, inspect: { type: 'boolean' }, port: { type: 'string', default: '8080' }, 'data-dir': { type: 'string' } },
+    options: { help: { type: 'boolean', short: 'h' }, inspect: { type: 'boolean' }, port: { type: 'string', default: '8080' }, 'data-dir': { type: 'string' }, stats: { type: 'string' } },
   });
   const [cmd, ...rest] = positionals;
   if (values.help || !cmd) {
@@ -57,9 +62,12 @@ async function main(argv: string[]): Promise<number> {
   if (cmd === 'run') {
     if (!rest[0]) throw new BerthError('berth run: give the path of an allocation JSON file');
     const alloc = parseAllocation(JSON.parse(readFileSync(rest[0], 'utf8')));
+    const statsIntervalMs = values.stats ? parseGoDuration(values.stats) : 0;
+    if (values.stats && !(statsIntervalMs > 0)) throw new BerthError(`berth run: --stats wants a duration such as 5s, got ${JSON.stringify(values.stats)}`);
     const dataDir = values['data-dir'] ?? mkdtempSync(join(tmpdir(), 'berth-run-'));
     return withInspector(!!values.inspect, port, async (insp) => {
-      const client = createClient({ dataDir, ...(insp ? { inspect: insp.inspect } : {}) });
+      const client = createClient({ dataDir, statsIntervalMs, ...(insp ? { inspect: insp.inspect } : {}) });
+      client.bus.of('task.stats').subscribe((m) => console.log(`${new Date(m.time).toISOString()} ${formatUsageLine(m.task, m.usage)}`));
       client.bus.of('task.event').subscribe((m) => console.log(`${new Date(m.time).toISOString()} ${m.task}: ${m.event.type} — ${m.event.displayMessage}`));
       client.bus.of('alloc.state').subscribe((m) => console.log(`${new Date(m.time).toISOString()} alloc ${m.from} → ${m.to}`));
       const r = client.addAlloc(alloc);

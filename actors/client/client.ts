@@ -21,7 +21,10 @@ import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
 import type { Driver } from '../drivers/driver.ts';
+import { detectCgroups } from '../cgroups/detect.ts';
+import { createCgroupManager } from '../cgroups/manager.ts';
 import { allocActors } from '../runner/alloc-actors.ts';
+import { startStatsPublisher } from './stats-publisher.ts';
 import { AllocRunnerImpl, type AllocRunnerOptions } from '../runner/alloc-runner.ts';
 import type { Runtime } from '../runner/runtime.ts';
 import { taskActors } from '../runner/task-actors.ts';
@@ -85,12 +88,19 @@ export function createClient(options: ClientOptions): Client {
   mkdirSync(clientAllocDir, { recursive: true });
   const clock = options.clock ?? realClock;
   const bus = createBus(() => clock.now());
+  // Throws for a forced mode (v1, v2) this machine cannot give; 'auto' falls back to none.
+  const detected = detectCgroups(options.cgroups);
+  const cgroups = detected.ok ? createCgroupManager(detected.layout, { ...(options.cgroups?.pidsLimit ? { pidsLimit: options.cgroups.pidsLimit } : {}) }) : { unavailable: detected.reason };
   const drivers: Record<string, Driver> = {
     mock_driver: createMockDriver({ clock }),
-    raw_exec: createRawExecDriver(),
-    exec: createExecDriver(),
+    raw_exec: createRawExecDriver({ cgroups }),
+    exec: createExecDriver({ cgroups }),
     ...(options.drivers ?? {}),
   };
+  // Published once the caller had the chance to subscribe (the bus drops unheard messages).
+  queueMicrotask(() => bus.publish('cgroups.detected', detected.ok
+    ? { version: detected.layout.version, controllers: detected.layout.controllers, parent: Object.values(detected.layout.parents)[0]!, message: detected.summary }
+    : { version: null, controllers: [], message: `no cgroups: ${detected.reason}` }));
   const chrootEnv = options.chrootEnv && Object.keys(options.chrootEnv).length > 0 ? options.chrootEnv : defaultChrootEnv;
   const rt: Runtime = {
     bus,
@@ -118,6 +128,9 @@ export function createClient(options: ClientOptions): Client {
   let shut = false;
   const releaseMountHelper = holdMountHelper();
   const snapshotServers = new Set<SnapshotServer>();
+  const stopStats = options.statsIntervalMs && options.statsIntervalMs > 0
+    ? startStatsPublisher({ bus, clock, intervalMs: options.statsIntervalMs, runners: () => [...runners.values()] })
+    : undefined;
 
   /** Creates, registers and starts a runner. */
   const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles'>) => {
@@ -216,6 +229,7 @@ export function createClient(options: ClientOptions): Client {
     async shutdown() {
       if (shut) return;
       shut = true;
+      await stopStats?.();
       await Promise.all([...snapshotServers].map((s) => s.close()));
       snapshotServers.clear();
       for (const r of runners.values()) r.stopActor();

@@ -8,6 +8,8 @@ import type { Bus } from '../../bus/bus.ts';
 import type { AllocState } from '../../machines/alloc-state.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
+import type { AllocResourceUsage } from '../../model/usage.ts';
+import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
@@ -56,6 +58,13 @@ export interface ClientOptions {
    * signed by `caFile`.
    */
   tls?: TlsFiles;
+  /**
+   * Task cgroups (limits, OOM reports, clean kills, stats) for raw_exec and exec. Default: detected
+   * at start (`mode: 'auto'`); `{ mode: 'off' }` turns them off.
+   */
+  cgroups?: CgroupOptions;
+  /** Publish every running task's usage as `task.stats` this often (ms). Default 0: off. */
+  statsIntervalMs?: number;
 }
 
 /** The client: a registry of allocation runners on one node. */
@@ -112,6 +121,11 @@ export interface AllocRunner extends PrevAllocSource {
   restartTask(task: string, reason?: string): Promise<void>;
   /** Restarts every task, dead ones too, from the first lifecycle stage. */
   restartAll(reason?: string): Promise<void>;
+  /**
+   * Resource usage of the alloc's running tasks and their sum (Nomad's alloc stats). CPU figures
+   * are percentages since the previous call (the first: since the task's cgroup was made).
+   */
+  stats(): Promise<AllocResourceUsage>;
   /** A task's log stream across rotated files. */
   logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
 }

@@ -14,6 +14,7 @@
  * @module
  */
 import type { Task } from '../../model/types.ts';
+import type { TaskResourceUsage } from '../../model/usage.ts';
 
 /** Everything a driver needs to start one task. Plain data. */
 export interface TaskConfig {
@@ -92,4 +93,6 @@ export interface Driver {
   destroy(handle: TaskHandle, force: boolean): Promise<void>;
   /** Reattaches to a task started by an earlier client (possibly another process). Throws if gone. */
   recover(handle: TaskHandle): Promise<void>;
+  /** The task's resource usage now (optional: a driver without it reports nothing measured). */
+  stats?(handle: TaskHandle): Promise<TaskResourceUsage>;
 }
