@@ -127,7 +127,17 @@ export function createClient(options: ClientOptions): Client {
       return r && { logsDir: r.allocDir.logsDir, tasks: taskGroupOf(r.alloc()).tasks.map((t) => t.name), logs: (task, stream, o) => r.logs(task, stream, o) };
     },
   });
-  if (options.record !== undefined) viewers.record(options.record);
+  if (options.record !== undefined) {
+    try {
+      viewers.record(options.record);
+    } catch (e) {
+      // Nothing half-made: the client never existed.
+      clientActor.stop();
+      rt.store.close();
+      bus.close();
+      throw e;
+    }
+  }
 
   /** Creates, registers and starts a runner. */
   const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles'>) => {

@@ -100,9 +100,24 @@ function drawChart(el, chart) {
   el.replaceChildren(svg);
 }
 function highlight(el, state) {
+  if (el.dataset.state === (state || '') && el.dataset.drawn) return;
   const active = activeStates(state);
-  for (const g of el.querySelectorAll('g.st')) g.classList.toggle('active', active.has(g.dataset.id));
+  let deepest = null;
+  for (const g of el.querySelectorAll('g.st')) {
+    const on = active.has(g.dataset.id);
+    g.classList.toggle('active', on);
+    if (on && (!deepest || g.dataset.id.length > deepest.dataset.id.length)) deepest = g;
+  }
   el.dataset.state = state || '';
+  el.dataset.drawn = '1';
+  // Keep the active state in view: the chart is drawn at the panel's width and scrolls.
+  const svg = el.querySelector('svg');
+  if (deepest && svg) {
+    const r = deepest.querySelector('rect');
+    const scale = svg.clientWidth / svg.viewBox.baseVal.width;
+    const cy = (Number(r.getAttribute('y')) + Number(r.getAttribute('height')) / 2) * scale;
+    el.scrollTo({ top: Math.max(0, cy - el.clientHeight / 2) });
+  }
 }
 
 // ---------- who waits for whom ----------

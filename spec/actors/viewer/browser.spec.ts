@@ -79,7 +79,7 @@ describe('viewer in a real browser (headless Chromium)', function () {
     expect(await page.locator('#alloc-chart g.st.active[data-id="running"]').count()).to.equal(0);
     const victims = page.locator(`#waits g.victim`);
     await page.locator(`#waits g.edge[data-from="${hi.id}"]`).nth(1).waitFor();
-    expect(await victims.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.alloc).sort())).to.deep.equal([lo[0]!.id, lo[1]!.id].sort());
+    expect(await victims.evaluateAll((els) => els.map((e) => e.getAttribute('data-alloc')).sort())).to.deep.equal([lo[0]!.id, lo[1]!.id].sort());
     expect(await page.locator('#waits g.victim.released').count()).to.equal(0);
     expect(await page.locator('#tree').innerText()).to.include(`hi · ${hi.id.slice(0, 8)}`);
     await browser!.screenshot('1-waiting');
@@ -95,7 +95,7 @@ describe('viewer in a real browser (headless Chromium)', function () {
     // The log tail follows: a line appears, then a later one.
     await page.locator('#log', { hasText: 'hi tick' }).waitFor();
     const first = Number((await page.locator('#log').innerText()).match(/hi tick (\d+)\s*$/)?.[1]);
-    await page.waitForFunction((n) => Number(document.getElementById('log')!.textContent!.match(/hi tick (\d+)\s*$/)?.[1]) > n, first);
+    await page.locator('#log', { hasText: `hi tick ${first + 1}` }).waitFor();
     const shot = await browser!.screenshot('2-running');
     if (process.env.BERTH_VIEWER_SCREENSHOT) copyFileSync(shot, process.env.BERTH_VIEWER_SCREENSHOT);
 
