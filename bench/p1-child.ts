@@ -18,9 +18,11 @@ interface Payload {
   n: number;
   dir: string;
   tool: string | null;
+  /** berth only (P7): serve the viewer, and with 'page' wait for a page to connect first. */
+  viewer?: 'off' | 'idle' | 'page';
 }
 
-const { mode, n, dir, tool } = childPayload<Payload>();
+const { mode, n, dir, tool, viewer = 'off' } = childPayload<Payload>();
 const root = process.geteuid?.() === 0;
 
 
@@ -83,6 +85,11 @@ async function berth(): Promise<Record<string, number>> {
   const client = createClient({ dataDir: dir });
   client.bus.of('client.error').subscribe((m) => childLog(`client.error: ${JSON.stringify(m)}`));
   client.bus.of('hook.error').subscribe((m) => childLog(`hook.error: ${JSON.stringify(m)}`));
+  if (viewer !== 'off') {
+    const srv = await client.serveViewer();
+    childLog(`viewer-url ${srv.url}`);
+    if (viewer === 'page') await srv.pageConnected();
+  }
   const allocs = Array.from({ length: n }, () => mockAlloc());
   const t0 = now();
   const runners = allocs.map((a) => client.addAlloc(a));

@@ -285,7 +285,8 @@ describe('viewer: server, records, recordings, charts', () => {
     expect(existsSync(file)).to.equal(true);
   });
 
-  it('draws the charts from the machine definitions, laid out by elkjs', async () => {
+  it('draws the charts from the machine definitions, laid out by elkjs', async function () {
+    this.timeout(30_000); // loading elkjs's 1.6 MB build on a loaded machine
     const g = chartOf(allocMachine);
     const ids = new Set<string>();
     const walk = (s: { id: string; children: Array<{ id: string; children: never[] }> }) => {
