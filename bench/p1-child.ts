@@ -92,6 +92,7 @@ async function berth(): Promise<Record<string, number>> {
   }
   const allocs = Array.from({ length: n }, () => mockAlloc());
   const t0 = now();
+  const cpu0 = process.cpuUsage();
   const runners = allocs.map((a) => client.addAlloc(a));
   await Promise.all(runners.map((r) => r.waitFor('running')));
   const t1 = now();
@@ -100,11 +101,12 @@ async function berth(): Promise<Record<string, number>> {
   const t2 = now();
   await Promise.all(runners.map((r) => r.destroy()));
   const t3 = now();
+  const cpu = process.cpuUsage(cpu0);
   const bad = runners.filter((r) => r.alloc().clientStatus !== 'complete').length;
   if (bad) throw new Error(`${bad} allocs did not complete`);
   await client.shutdown();
   await shutdownMountHelper();
-  return { totalMs: t3 - t0, addMs: t1 - t0, stopMs: t2 - t1, destroyMs: t3 - t2 };
+  return { totalMs: t3 - t0, addMs: t1 - t0, stopMs: t2 - t1, destroyMs: t3 - t2, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 const result = mode === 'floor' ? await floor() : await berth();

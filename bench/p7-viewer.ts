@@ -85,7 +85,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       for (const v of ['off', 'idle', 'page'] as const) {
         opts.log(`P7 round ${r + 1}/${rounds}: viewer ${v}, n=${n}`);
         const got = await side(v, n, browser, opts);
-        if (!best[v] || got.totalMs! < best[v]!.totalMs!) best[v] = got;
+        // Best of the rounds, by the host process's CPU time: the machine is shared, wall time
+        // mostly measures the neighbours.
+        if (!best[v] || got.cpuMs! < best[v]!.cpuMs!) best[v] = got;
       }
     }
   } finally {
@@ -93,23 +95,34 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
   }
   const floor = best.off!;
   const bytes = pageSize();
+  const pageName = browser ? 'chromium' : 'sse';
   return [
     ratioResult({
       id: 'P7',
-      name: `lifecycle x${n}, viewer on + page (${browser ? 'chromium' : 'sse'})`,
+      name: `lifecycle x${n}, viewer on + page (${pageName}), host CPU`,
       unit: 'ms',
-      value: best.page!.totalMs!,
-      floor: floor.totalMs!,
+      value: best.page!.cpuMs!,
+      floor: floor.cpuMs!,
       better: 'lower',
       limit: 1.3,
       details: { n, rounds, page: pageKind, withPage: best.page, noViewer: floor, pageBytes: bytes },
     }),
     ratioResult({
       id: 'P7',
-      name: `lifecycle x${n}, viewer on, no page`,
+      name: `lifecycle x${n}, viewer on + page (${pageName}), wall`,
       unit: 'ms',
-      value: best.idle!.totalMs!,
+      value: best.page!.totalMs!,
       floor: floor.totalMs!,
+      better: 'lower',
+      limit: 1.3,
+      details: { n, rounds, page: pageKind, note: 'the page runs on the same cores' },
+    }),
+    ratioResult({
+      id: 'P7',
+      name: `lifecycle x${n}, viewer on, no page, host CPU`,
+      unit: 'ms',
+      value: best.idle!.cpuMs!,
+      floor: floor.cpuMs!,
       better: 'lower',
       limit: 1.3,
       details: { n, rounds, noPage: best.idle, noViewer: floor },

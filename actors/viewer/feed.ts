@@ -176,7 +176,8 @@ export class ViewerFeed {
       }
       case '@xstate.event': {
         const key = this.#keys.get(ref);
-        if (!key || ev.event.type.startsWith('xstate.snapshot.')) return;
+        // init and stop say nothing the actor and state records do not.
+        if (!key || ev.event.type === 'xstate.init' || ev.event.type === 'xstate.stop' || ev.event.type.startsWith('xstate.snapshot.')) return;
         const src = ev.sourceRef ? this.#keys.get(ev.sourceRef as AnyActorRef) : undefined;
         this.#emit({ k: 'event', t: this.#now(), id: key, type: ev.event.type, ...(src ? { src } : {}) });
         return;

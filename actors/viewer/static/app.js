@@ -178,7 +178,12 @@ function render() {
   renderWaits();
   renderTimeline(al);
 }
-function frame() { render(); requestAnimationFrame(frame); }
+// At most five renders a second: enough to watch, cheap beside a busy host.
+let lastRender = 0;
+function frame(now) {
+  if (now - lastRender >= 200) { lastRender = now; render(); }
+  requestAnimationFrame(frame);
+}
 $('task-select').addEventListener('change', (e) => { selectedTask = e.target.value; selectedAlloc = currentAlloc(); dirty = true; openLogs(); });
 $('log-task').addEventListener('change', (e) => { selectedTask = e.target.value; selectedAlloc = currentAlloc(); dirty = true; openLogs(); });
 $('log-stream').addEventListener('change', () => openLogs());

@@ -49,6 +49,8 @@ export interface AllocView {
   added: number;
   timeline: ViewerRecord[];
   waits: Record<string, WaitView>;
+  /** Keys of this alloc's actors (dropped with it). */
+  actors: string[];
 }
 
 export interface ViewerModel {

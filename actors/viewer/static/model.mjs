@@ -20,7 +20,7 @@ export function allocOfKey(key) {
 function allocEntry(m, id, t) {
   let a = m.allocs[id];
   if (!a) {
-    a = { id, job: '', group: '', tasks: [], preempted: [], previous: undefined, priority: undefined, state: 'pending', added: t, timeline: [], waits: {} };
+    a = { id, job: '', group: '', tasks: [], preempted: [], previous: undefined, priority: undefined, state: 'pending', added: t, timeline: [], waits: {}, actors: [] };
     m.allocs[id] = a;
     m.allocOrder.push(id);
   }
@@ -33,11 +33,11 @@ function pushTimeline(m, a, entry) {
 }
 
 function removeAlloc(m, id) {
+  const a = m.allocs[id];
   delete m.allocs[id];
   const i = m.allocOrder.indexOf(id);
   if (i >= 0) m.allocOrder.splice(i, 1);
-  const prefix = `alloc-${id}`;
-  for (const key of Object.keys(m.actors)) if (key === prefix || key.startsWith(`${prefix}/`)) delete m.actors[key];
+  if (a) for (const key of a.actors) delete m.actors[key];
 }
 
 /** Applies one record to the model (mutates it) and returns it. */
@@ -48,6 +48,8 @@ export function applyRecord(m, r) {
   switch (r.k) {
     case 'actor': {
       m.actors[r.id] = { id: r.id, name: r.name, parent: r.parent, kind: r.kind, state: '', status: 'active', born: r.t, since: r.t, lastEvent: '', events: 0 };
+      const al = allocOfKey(r.id);
+      if (al) allocEntry(m, al, r.t).actors.push(r.id);
       break;
     }
     case 'state': {

@@ -36,12 +36,18 @@ describe('viewer in a real browser (headless Chromium)', function () {
   const ids: { lo: string[]; hi: string } = { lo: [], hi: '' };
 
   before(async function () {
-    const why = await browserUnavailable();
+    let why = await browserUnavailable();
+    if (!why) {
+      try {
+        browser = await launchBrowser();
+      } catch (e) {
+        why = `Chromium did not start: ${(e as Error).message.split('\n')[0]}`;
+      }
+    }
     if (why) {
       console.log(`      skipped: ${why}`);
       this.skip();
     }
-    browser = await launchBrowser();
   });
   afterEach(function () {
     if (browser) {
