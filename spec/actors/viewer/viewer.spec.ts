@@ -18,7 +18,7 @@ import { readRecording } from '../../../actors/viewer/recording.ts';
 import { pageSize, startViewerServer } from '../../../actors/viewer/server.ts';
 import type { ViewerModel } from '../../../actors/viewer/static/model.mjs';
 import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
-import { useTempClients } from '../../support/temp-client.ts';
+import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 
 interface Got { status: number; headers: Record<string, string | string[] | undefined>; body: string }
 
@@ -172,6 +172,21 @@ describe('viewer: server, records, recordings, charts', () => {
     expect(model.actors[`alloc-${a.id}`]!.state).to.match(/^running/);
     expect(model.actors.client).to.include({ state: 'running' });
     expect(model.allocs[a.id]).to.include({ job: 'example' });
+  });
+
+  it('a viewer closed and opened again picks the running allocs up again', async () => {
+    const client = newClient();
+    const a = makeAlloc([mockTask('web', { run_for: '10s' })]);
+    const first = await client.serveViewer();
+    const r = client.addAlloc(a);
+    await viewWhere(client, r, (x) => x.taskStates?.web?.state === 'running');
+    await first.close();
+    expect((await get(first.url).catch((e) => e)).code).to.equal('ECONNREFUSED');
+    const second = await client.serveViewer();
+    const [init] = await sse(`${second.url}api/events`, (e) => e.length > 0);
+    const model = JSON.parse(init!.data) as ViewerModel;
+    expect(model.actors[`alloc-${a.id}`]!.state).to.equal('running.tasks');
+    expect(model.actors[`alloc-${a.id}/task-${a.id}-web`]).to.include({ kind: 'task', state: 'running' });
   });
 
   it('never shows secrets: env values and task config stay out of the stream and the recording', async () => {
