@@ -115,13 +115,14 @@ export class ViewerFeed {
     const key = parentKey ? `${parentKey}/${ref.id}` : ref.id;
     this.#keys.set(ref, key);
     // Known alive until a snapshot says otherwise (or its parent forgets it, see below).
-    this.#roots.get(key.split('/', 1)[0]!)?.last.set(key, '');
+    this.#roots.get(parentKey ? key.slice(0, key.indexOf('/')) : key)?.last.set(key, '');
     this.#emit({ k: 'actor', t, id: key, name: displayName(ref), ...(parentKey ? { parent: parentKey } : {}), kind: actorKind(ref.id, parentKey) });
     return key;
   }
 
   #onSnapshot(key: string, snap: Snap, eventType: string | undefined, t: number, entry: RootEntry | undefined) {
-    const rootKey = key.split('/', 1)[0]!;
+    const slash = key.indexOf('/');
+    const rootKey = slash < 0 ? key : key.slice(0, slash);
     entry ??= this.#roots.get(rootKey);
     if (!entry) return;
     const status = (snap.status ?? 'active') as 'active' | 'done' | 'error' | 'stopped';
@@ -175,6 +176,8 @@ export class ViewerFeed {
         return;
       }
       case '@xstate.event': {
+        // Events change nothing the model keeps: they flow only while someone listens.
+        if (!this.#sinks.size) return;
         const key = this.#keys.get(ref);
         // init and stop say nothing the actor and state records do not.
         if (!key || ev.event.type === 'xstate.init' || ev.event.type === 'xstate.stop' || ev.event.type.startsWith('xstate.snapshot.')) return;

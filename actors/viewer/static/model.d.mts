@@ -25,8 +25,8 @@ export interface ActorView {
   born: number;
   since: number;
   ended?: number;
+  /** The last event it received (while a page or a recorder listened) or that moved it. */
   lastEvent: string;
-  events: number;
 }
 
 export interface WaitView {

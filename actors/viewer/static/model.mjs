@@ -47,7 +47,7 @@ export function applyRecord(m, r) {
   m.seq++;
   switch (r.k) {
     case 'actor': {
-      m.actors[r.id] = { id: r.id, name: r.name, parent: r.parent, kind: r.kind, state: '', status: 'active', born: r.t, since: r.t, lastEvent: '', events: 0 };
+      m.actors[r.id] = { id: r.id, name: r.name, parent: r.parent, kind: r.kind, state: '', status: 'active', born: r.t, since: r.t, lastEvent: '' };
       const al = allocOfKey(r.id);
       if (al) allocEntry(m, al, r.t).actors.push(r.id);
       break;
@@ -68,10 +68,7 @@ export function applyRecord(m, r) {
     }
     case 'event': {
       const a = m.actors[r.id];
-      if (a) {
-        a.events++;
-        a.lastEvent = r.type;
-      }
+      if (a) a.lastEvent = r.type;
       break;
     }
     case 'alloc': {
