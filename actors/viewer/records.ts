@@ -46,6 +46,7 @@ export function allocMeta(t: number, ctx: unknown): ViewerRecord | undefined {
     k: 'alloc',
     t,
     alloc: alloc.id,
+    ...(typeof alloc.name === 'string' && alloc.name ? { name: alloc.name } : {}),
     job: String(alloc.jobId ?? job?.id ?? ''),
     group: String(alloc.taskGroup ?? ''),
     tasks: group?.tasks.map((x) => x.name) ?? [],

@@ -19,7 +19,7 @@ let dirty = true;
 // ---------- names ----------
 function allocName(id) {
   const a = model.allocs[id];
-  return a && a.job ? `${a.job} · ${short(id)}` : short(id);
+  return a && (a.name || a.job) ? `${a.name || a.job} · ${short(id)}` : short(id);
 }
 function actorLabel(a) {
   if (a.kind === 'alloc') return allocName(a.name.slice(6));

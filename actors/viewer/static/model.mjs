@@ -74,6 +74,7 @@ export function applyRecord(m, r) {
     case 'alloc': {
       const a = allocEntry(m, r.alloc, r.t);
       a.job = r.job;
+      if (r.name) a.name = r.name;
       a.group = r.group;
       a.tasks = r.tasks;
       a.preempted = r.preempted;
