@@ -38,12 +38,9 @@ export class ClientViewers {
     return this.#feed;
   }
 
+  /** The feed, made without roots: callers subscribe first (a recorder), then attach them. */
   #ensureFeed(): ViewerFeed {
-    if (!this.#feed) {
-      this.#feed = new ViewerFeed({ bus: this.#host.bus, now: this.#host.now });
-      // A recorder subscribes before the roots are described, so the file starts complete.
-      return this.#feed;
-    }
+    this.#feed ??= new ViewerFeed({ bus: this.#host.bus, now: this.#host.now });
     return this.#feed;
   }
 
