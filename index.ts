@@ -52,3 +52,6 @@ export { taskMachine } from './machines/task.machine.ts';
 export { decideRestart, defaultRestartPolicy } from './machines/policy/restarts.ts';
 export { getClientStatus } from './machines/policy/client-status.ts';
 export { TaskEventType } from './machines/policy/task-events.ts';
+
+// berth's own viewer: live page, recordings, replay.
+export { serveRecording, readRecording, openLiveViewer, InvalidViewerOptionsError, RecordingFormatError, type ViewerServer, type ViewerRecord, type Recording } from './actors/viewer/index.ts';

@@ -32,6 +32,8 @@ import { openStateStore } from '../state/state-store.ts';
 import { serveRuntimeSnapshots } from '../migrate/serve.ts';
 import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
+import { ClientViewers } from '../viewer/client-viewers.ts';
+import { taskGroupOf } from '../../model/status.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
 
 /** A tiny statechart for the client itself, so the inspector shows it. */
@@ -131,6 +133,27 @@ export function createClient(options: ClientOptions): Client {
   const stopStats = options.statsIntervalMs && options.statsIntervalMs > 0
     ? startStatsPublisher({ bus, clock, intervalMs: options.statsIntervalMs, runners: () => [...runners.values()] })
     : undefined;
+  // berth's own viewer and recorder: nothing is hooked until one is asked for.
+  const viewers = new ClientViewers({
+    bus,
+    now: () => clock.now(),
+    roots: () => [clientActor, ...[...runners.values()].map((r) => r.actor)],
+    logSource: (id) => {
+      const r = runners.get(id);
+      return r && { logsDir: r.allocDir.logsDir, tasks: taskGroupOf(r.alloc()).tasks.map((t) => t.name), logs: (task, stream, o) => r.logs(task, stream, o) };
+    },
+  });
+  if (options.record !== undefined) {
+    try {
+      viewers.record(options.record);
+    } catch (e) {
+      // Nothing half-made: the client never existed.
+      clientActor.stop();
+      rt.store.close();
+      bus.close();
+      throw e;
+    }
+  }
 
   /** Creates, registers and starts a runner. */
   const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles'>) => {
@@ -148,6 +171,7 @@ export function createClient(options: ClientOptions): Client {
       },
     });
     runners.set(alloc.id, runner);
+    viewers.attach(runner.actor);
     clientActor.send({ type: 'alloc.added' });
     return runner.start();
   };
@@ -226,6 +250,10 @@ export function createClient(options: ClientOptions): Client {
         },
       };
     },
+    async serveViewer(opts) {
+      if (shut) throw new ClientShutdownError();
+      return viewers.serve(opts);
+    },
     async shutdown() {
       if (shut) return;
       shut = true;
@@ -237,6 +265,7 @@ export function createClient(options: ClientOptions): Client {
       rt.registry.clear();
       clientActor.send({ type: 'shutdown' });
       clientActor.stop();
+      await viewers.close();
       rt.store.close();
       bus.close();
       await Promise.all(Object.values(drivers).map((d) => (d as { shutdown?: () => Promise<void> }).shutdown?.()));

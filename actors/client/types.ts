@@ -48,6 +48,11 @@ export interface ClientOptions {
   random?: () => number;
   /** Remote watcher retry timing (default 30000 + uniform [0, 30000)). */
   retry?: { baseMs: number; staggerMs: number };
+  /**
+   * Path of a JSON-lines file to record every inspection event and bus message to (secrets
+   * left out), for `berth view FILE`. Written until `shutdown()`. Off by default.
+   */
+  record?: string;
   /** Token sent as X-Nomad-Token when fetching a previous alloc's snapshot from another node. */
   migrateToken?: string;
   /**
@@ -88,6 +93,13 @@ export interface Client {
    * `ClientOptions.tls`) it serves HTTPS and requires client certificates signed by its CA.
    */
   serveSnapshots(opts?: ServeSnapshotsOptions): Promise<{ url: string; close(): Promise<void> }>;
+  /**
+   * Serves berth's own inspector page: the actor tree, the alloc and task charts with the active
+   * state, a timeline per alloc, who waits for whom, and a task's log tail, live. Every asset
+   * ships with berth (works with no internet). Default 127.0.0.1 on a free port; with `token`,
+   * every request needs it (open `url + '?token=' + token`). `shutdown()` closes it.
+   */
+  serveViewer(opts?: { host?: string; port?: number; token?: string }): Promise<{ url: string; pages(): number; pageConnected(): Promise<void>; close(): Promise<void> }>;
   /** Stops every actor and leaves running tasks alone. */
   shutdown(): Promise<void>;
   /**
