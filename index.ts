@@ -10,6 +10,7 @@ export { parseAllocation, isUUID } from './model/parse.ts';
 export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
 export { realClock, sleep, type Clock } from './model/clock.ts';
 export * from './model/errors.ts';
+export { addUsage, emptyUsage, type AllocResourceUsage, type CpuStats, type MemoryStats, type ResourceUsage, type TaskResourceUsage } from './model/usage.ts';
 
 // 2. Bus and broadcaster
 export { AllocBroadcaster, AllocListener } from './bus/broadcaster.ts';
@@ -17,7 +18,7 @@ export { createBus, type Bus } from './bus/bus.ts';
 export type { BusMessage, BusMessageMap, BusMessageType } from './bus/messages.ts';
 
 // 3. Allocation and task directories
-export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv } from './actors/allocdir/index.ts';
+export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv, SnapshotStreamError, MountError, type RestoreSnapshotOptions, type RestoreSnapshotResult } from './actors/allocdir/index.ts';
 export {
   createAllocFS, AllocFSError, AllocPathEscapeError, SecretFileReadError, PrivateFileReadError, AllocFileNotFoundError, AllocFSArgumentError,
   type AllocFS, type AllocFileInfo, type AllocFSStreamOptions,
@@ -30,10 +31,10 @@ export type { AllocWatcherInput, PrevAllocSource, ServerRPC } from './actors/wat
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
-export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream } from './actors/client/types.ts';
+export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream, TlsFiles } from './actors/client/types.ts';
 export type { HookContext, HookKind, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
-export { openStateStore, type StateStore, type StoredAlloc } from './actors/state/state-store.ts';
+export { openStateStore, StateStoreError, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';
 export type { AllocState } from './model/alloc-state.ts';
 export type { Driver, DriverCapabilities, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
 export { createMockDriver } from './actors/drivers/mock.ts';
@@ -41,6 +42,13 @@ export { createRawExecDriver } from './actors/drivers/raw-exec.ts';
 export { createExecDriver } from './actors/drivers/exec.ts';
 export { buildTaskEnv, allocIndexFromName } from './actors/drivers/env.ts';
 export { readTaskLogs } from './actors/drivers/logs/reader.ts';
+
+// Resources: task cgroups, limits, stats.
+export { detectCgroups, type CgroupDetection, type CgroupOptions } from './actors/cgroups/detect.ts';
+export { CgroupSetupError, CgroupUnavailableError } from './actors/cgroups/errors.ts';
+export type { CgroupLayout, TaskCgroup } from './actors/cgroups/types.ts';
+export { formatUsageLine } from './actors/cgroups/format-usage.ts';
+export { cgroupLimits, type CgroupLimits } from './machines/policy/cgroup-limits.ts';
 
 // Machines and policies, for hosts that want to drive or inspect them directly.
 export { allocMachine } from './machines/alloc.machine.ts';
@@ -51,3 +59,6 @@ export { TaskEventType } from './machines/policy/task-events.ts';
 export { MAX_RUN_DURATION_REASON, maxRunDeadline } from './machines/policy/max-run-duration.ts';
 export { isReconnect } from './machines/policy/reconnect.ts';
 export { UPDATE_MISSING_TASK } from './machines/policy/task-changes.ts';
+
+// berth's own viewer: live page, recordings, replay.
+export { serveRecording, readRecording, openLiveViewer, InvalidViewerOptionsError, RecordingFormatError, type ViewerServer, type ViewerRecord, type Recording } from './actors/viewer/index.ts';

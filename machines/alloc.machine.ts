@@ -94,6 +94,8 @@ export interface AllocContext {
    * stays the one it came with.
    */
   arrivedTerminal: boolean;
+  /** The client status (and description) a terminal alloc arrived with: what it keeps reporting. */
+  arrivedStatus?: Pick<Allocation, 'clientStatus' | 'clientDescription'>;
   destroyRequested: boolean;
   /** The group's shutdown_delay (ms), waited once before the first kill. */
   groupShutdownDelayMs: number;
@@ -152,7 +154,10 @@ function markSetupFailed(c: Ctx, reason: string, time: number): Partial<Ctx> {
   for (const [name, s] of Object.entries(c.taskStates)) {
     const ev = taskEvent('Setup Failure', time, { displayMessage: reason, details: { setup_error: reason, fails_task: 'true', kill_reason: 'Failed Restoring Task' } });
     const next = appendEvent(s, ev);
-    taskStates[name] = { ...next, state: 'dead', finishedAt: s.finishedAt ?? time };
+    // A restored task whose saved handle names a live run is not dead yet: its task actor
+    // reattaches and kills it first (the stop that follows spawns it), then reports dead.
+    const live = !c.spawned && s.state !== 'dead' && !!c.restoredHandles?.[name] && !c.restoredHandles[name]!.exited;
+    taskStates[name] = live ? next : { ...next, state: 'dead', finishedAt: s.finishedAt ?? time };
     eventSeq[name] = (eventSeq[name] ?? 0) + 1;
   }
   return { taskStates, eventSeq, setupError: reason, version: c.version + 1, now: time };
@@ -511,6 +516,9 @@ export const allocMachine = setup({
       ...(input.watchSources ? { watchSources: input.watchSources } : {}),
       now: input.now,
       arrivedTerminal: isClientTerminalStatus(input.alloc.clientStatus),
+      ...(isClientTerminalStatus(input.alloc.clientStatus)
+        ? { arrivedStatus: { clientStatus: input.alloc.clientStatus, ...(input.alloc.clientDescription ? { clientDescription: input.alloc.clientDescription } : {}) } }
+        : {}),
       destroyRequested: !!input.destroyRequested,
       groupShutdownDelayMs: input.alloc.job.taskGroups.find((g) => g.name === input.alloc.taskGroup)?.shutdownDelayMs ?? 0,
       delaysSkipped: skipsShutdownDelay(input.alloc),

@@ -44,6 +44,8 @@ export interface AllocFacts {
   destroyBeganAtCrash: boolean;
   /** Task names broadcast dead (since the last restartAll). */
   finished: Set<string>;
+  /** When restartAll was last asked for: a task that finished before then may run again. */
+  restartAllAt: number;
   /** Persisted as client-terminal when the host crashed: restore must run nothing of it. */
   terminalAtCrash: boolean;
   grammar: Map<string, Grammar>;
@@ -81,7 +83,7 @@ export class Checker {
   facts(id: string): AllocFacts {
     let f = this.allocs.get(id);
     if (!f) {
-      f = { id, preempted: [], maxIndex: -1, terminalSeen: false, destroyCalled: false, destroyResolved: false, destroyBegan: false, destroyBeganAtCrash: false, finished: new Set(), terminalAtCrash: false, grammar: new Map(), tags: new Set(), dropped: new Map() };
+      f = { id, preempted: [], maxIndex: -1, terminalSeen: false, destroyCalled: false, destroyResolved: false, destroyBegan: false, destroyBeganAtCrash: false, finished: new Set(), restartAllAt: -Infinity, terminalAtCrash: false, grammar: new Map(), tags: new Set(), dropped: new Map() };
       this.allocs.set(id, f);
     }
     return f;
@@ -96,7 +98,8 @@ export class Checker {
       if (st.state !== 'dead') continue;
       const live = this.table.live(alloc.id, task);
       if (live.length) this.fail('I1', `${a}/${task} broadcast dead while pid ${live.map((p) => p.pid).join(',')} is alive`, alloc.id);
-      f.finished.add(task);
+      // A view still showing the death a restartAll already revived is old news.
+      if ((st.finishedAt ?? Infinity) > f.restartAllAt) f.finished.add(task);
     }
     if (isClientTerminalStatus(alloc.clientStatus)) {
       const live = this.table.live(alloc.id);
@@ -117,6 +120,7 @@ export class Checker {
     const f = this.facts(id);
     f.terminalSeen = false;
     f.finished.clear();
+    f.restartAllAt = this.now();
     f.terminalAtCrash = false;
   }
 
@@ -162,8 +166,12 @@ export class Checker {
         break;
       case 'Driver Failure':
       case 'Failed Restoring Task':
-      case 'Setup Failure':
         g.running = false;
+        g.canRestart = true;
+        break;
+      case 'Setup Failure':
+        // A restored task's run outlives a setup failure: it is killed next (Killing,
+        // Terminated, Killed). A task that never ran has no run to end.
         g.canRestart = true;
         break;
       case 'Restarting':

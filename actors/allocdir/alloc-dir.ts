@@ -16,7 +16,7 @@
 import { lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { AllocDirNotBuiltError, BerthError, InvalidTaskNameError, MultiError } from '../../model/errors.ts';
-import { taskNameProblem } from '../../model/parse.ts';
+import { pathComponentProblem, taskNameProblem } from '../../model/parse.ts';
 import type { Task } from '../../model/types.ts';
 import { AllocDirMoveError } from './errors.ts';
 import type { AllocDirHandle } from './handle.ts';
@@ -74,7 +74,7 @@ export class AllocDir implements AllocDirHandle {
   #tasks = new Map<string, TaskDir>();
 
   constructor(clientAllocDir: string, allocId: string, opts: AllocDirOptions = {}) {
-    const problem = taskNameProblem(allocId);
+    const problem = pathComponentProblem(allocId);
     if (problem) throw new BerthError(`invalid alloc id ${JSON.stringify(allocId)}: ${problem}`);
     this.clientAllocDir = path.resolve(clientAllocDir);
     this.allocId = allocId;
@@ -95,7 +95,8 @@ export class AllocDir implements AllocDirHandle {
    * Registers (and returns) the TaskDir of `taskName`; no disk I/O. A later call with the same
    * name replaces the earlier one, as in Nomad.
    *
-   * @throws InvalidTaskNameError for '', '.', '..', names with '/' or NUL.
+   * @throws InvalidTaskNameError for '', '.', '..', names with '/', '\\' or NUL, `alloc`, and
+   *   names over `MAX_TASK_NAME_BYTES` bytes (see `taskNameProblem`).
    */
   newTaskDir(taskName: string, opts: { secretsMB?: number } = {}): TaskDir {
     const problem = taskNameProblem(taskName);
@@ -155,7 +156,13 @@ export class AllocDir implements AllocDirHandle {
     this.#building = undefined; // a build() called after this one must build again
     return this.lock.exclusive(async () => {
       const errors: Error[] = [];
-      for (const td of this.#tasks.values()) errors.push(...(await td.unmountCollect()));
+      for (const td of this.#tasks.values()) {
+        try {
+          errors.push(...(await td.unmountCollect()));
+        } catch (err) {
+          errors.push(err instanceof Error ? err : new BerthError(String(err)));
+        }
+      }
       // Leftovers: tasks not registered in this process (restore), or anything else mounted.
       const leftovers = await mountsUnder(this.dir);
       for (const m of leftovers) {

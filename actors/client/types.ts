@@ -9,12 +9,17 @@ import type { AllocState } from '../../model/alloc-state.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
 import type { AllocFS } from '../allocfs/index.ts';
+import type { AllocResourceUsage } from '../../model/usage.ts';
+import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
-import type { HostFs } from '../runner/runtime.ts';
+import type { HostFs, TlsFiles } from '../runner/runtime.ts';
 import type { AllocDirFactory } from '../allocdir/handle.ts';
-import type { StateStore } from '../state/state-store.ts';
+import type { StateStore, StateStoreOptions } from '../state/state-store.ts';
+import type { ServeSnapshotsOptions } from '../migrate/serve.ts';
+
+export type { TlsFiles };
 
 /** xstate's inspection observer (a function or an observer object). */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -52,8 +57,28 @@ export interface ClientOptions {
   random?: () => number;
   /** Remote watcher retry timing (default 30000 + uniform [0, 30000)). */
   retry?: { baseMs: number; staggerMs: number };
+  /**
+   * Path of a JSON-lines file to record every inspection event and bus message to (secrets
+   * left out), for `berth view FILE`. Written until `shutdown()`. Off by default.
+   */
+  record?: string;
   /** Token sent as X-Nomad-Token when fetching a previous alloc's snapshot from another node. */
   migrateToken?: string;
+  /**
+   * HTTPS for migrations (Nomad's client `tls` block): a node whose `tlsEnabled` is set is asked
+   * over HTTPS, presenting `certFile`/`keyFile`, trusting only `caFile`, and (unless
+   * `verifyServerHostname` is false) checking the peer's certificate names
+   * `client.<region>.nomad`. `serveSnapshots` then serves HTTPS and requires client certificates
+   * signed by `caFile`.
+   */
+  tls?: TlsFiles;
+  /**
+   * Task cgroups (limits, OOM reports, clean kills, stats) for raw_exec and exec. Default: detected
+   * at start (`mode: 'auto'`); `{ mode: 'off' }` turns them off.
+   */
+  cgroups?: CgroupOptions;
+  /** Publish every running task's usage as `task.stats` this often (ms). Default 0: off. */
+  statsIntervalMs?: number;
   /** @internal Simulator seams; see {@link ClientSeams}. Not part of the public API. */
   seams?: ClientSeams;
 }
@@ -66,8 +91,8 @@ export interface ClientOptions {
 export interface ClientSeams {
   allocDirs?: AllocDirFactory;
   fs?: HostFs;
-  /** Opens the client's state store; gets `<dataDir>/client/state.db`. */
-  openStore?: (path: string) => StateStore;
+  /** Opens the client's state store; gets `<dataDir>/client/state.db` and the client's options. */
+  openStore?: (path: string, opts?: StateStoreOptions) => StateStore;
 }
 
 /** The client: a registry of allocation runners on one node. */
@@ -87,9 +112,17 @@ export interface Client {
    * Serves `GET /v1/client/allocation/<id>/snapshot` for this client's allocs, so a replacement
    * on another client (`migrate: true`) can pull their data. Default 127.0.0.1 on a free port;
    * with `token`, requests must carry it as `X-Nomad-Token`. A snapshot in flight holds off its
-   * alloc's destroy. `shutdown()` closes every server started here.
+   * alloc's destroy. `shutdown()` closes every server started here. With `tls` (default:
+   * `ClientOptions.tls`) it serves HTTPS and requires client certificates signed by its CA.
    */
-  serveSnapshots(opts?: { host?: string; port?: number; token?: string }): Promise<{ url: string; close(): Promise<void> }>;
+  serveSnapshots(opts?: ServeSnapshotsOptions): Promise<{ url: string; close(): Promise<void> }>;
+  /**
+   * Serves berth's own inspector page: the actor tree, the alloc and task charts with the active
+   * state, a timeline per alloc, who waits for whom, and a task's log tail, live. Every asset
+   * ships with berth (works with no internet). Default 127.0.0.1 on a free port; with `token`,
+   * every request needs it (open `url + '?token=' + token`). `shutdown()` closes it.
+   */
+  serveViewer(opts?: { host?: string; port?: number; token?: string }): Promise<{ url: string; pages(): number; pageConnected(): Promise<void>; close(): Promise<void> }>;
   /** Stops every actor and leaves running tasks alone. */
   shutdown(): Promise<void>;
   /**
@@ -125,6 +158,11 @@ export interface AllocRunner extends PrevAllocSource {
   restartAll(reason?: string): Promise<void>;
   /** Read access to the alloc dir (`nomad alloc fs`): list, stat, readAt, stream; never secrets/. */
   readonly fs: AllocFS;
+  /**
+   * Resource usage of the alloc's running tasks and their sum (Nomad's alloc stats). CPU figures
+   * are percentages since the previous call (the first: since the task's cgroup was made).
+   */
+  stats(): Promise<AllocResourceUsage>;
   /** A task's log stream across rotated files. */
   logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
 }

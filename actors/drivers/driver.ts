@@ -15,6 +15,7 @@
  */
 import type { Task } from '../../model/types.ts';
 import type { ExitResult, TaskConfig, TaskHandle } from '../../model/task-handle.ts';
+import type { TaskResourceUsage } from '../../model/usage.ts';
 
 export type { ExitResult, TaskConfig, TaskHandle } from '../../model/task-handle.ts';
 
@@ -64,6 +65,8 @@ export interface Driver {
   /**
    * Sends `killSignal` (e.g. "SIGINT") to the task, then kills it outright after `timeoutMs`.
    * Resolves once the task is gone. Stopping a task that already exited is not an error.
+   * `stop` and `destroy` also accept a handle saved before its start (`handle.starting`): they
+   * kill whatever that start left.
    */
   stop(handle: TaskHandle, timeoutMs: number, killSignal: string): Promise<void>;
   /** Sends a signal to a running task. */
@@ -78,4 +81,6 @@ export interface Driver {
   recover(handle: TaskHandle): Promise<TaskHandle | void>;
   /** Runs a command inside a running task (Nomad's exec), collecting its output. Optional. */
   exec?(handle: TaskHandle, command: string[], opts?: ExecOptions): Promise<ExecResult>;
+  /** The task's resource usage now (optional: a driver without it reports nothing measured). */
+  stats?(handle: TaskHandle): Promise<TaskResourceUsage>;
 }

@@ -14,6 +14,7 @@ import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
+import { addUsage, emptyUsage, type AllocResourceUsage, type TaskResourceUsage } from '../../model/usage.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { createAllocFS, type AllocFS } from '../allocfs/index.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
@@ -122,6 +123,7 @@ export class AllocRunnerImpl implements AllocRunner {
       previousRunner: opts.previousRunner,
       preemptedRunners: opts.preemptedRunners,
       copiesOut: new Set(),
+      setupNotes: new Map(),
       restored: pastWait,
     };
     rt.registry.set(alloc.id, this.#internals);
@@ -170,8 +172,12 @@ export class AllocRunnerImpl implements AllocRunner {
 
   #computeView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
-    // A terminal alloc keeps the status it came with: none of its tasks ran in this life.
-    if (ctx.arrivedTerminal) return { ...ctx.alloc, taskStates: ctx.taskStates };
+    // A terminal alloc keeps the status it came with (whatever later updates say): none of its
+    // tasks ran in this life.
+    if (ctx.arrivedStatus) {
+      const { clientDescription: _d, ...alloc } = ctx.alloc;
+      return { ...alloc, ...ctx.arrivedStatus, taskStates: ctx.taskStates };
+    }
     // A status the chart decided (max_run_duration, a failed restore) is reported once every
     // task is dead; until then the task states speak (terminal truth).
     const { status, description } = reportedClientStatus(ctx.taskStates, ctx.statusOverride);
@@ -379,6 +385,20 @@ export class AllocRunnerImpl implements AllocRunner {
     const pendingTask = this.#taskNames().find((n) => this.#taskContext(n)?.state.state === 'pending');
     if (pendingTask) throw new BerthError(`failed to restart task ${pendingTask}: Task not running`);
     this.#actor.send({ type: 'restartAll', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
+  }
+
+  async stats(): Promise<AllocResourceUsage> {
+    const tasks: Record<string, TaskResourceUsage> = {};
+    let sum = emptyUsage();
+    for (const name of this.#taskNames()) {
+      const tc = this.#taskContext(name);
+      if (!tc?.handle || tc.state.state !== 'running') continue;
+      const driver = this.#rt.drivers[tc.handle.driver];
+      const u = (await driver?.stats?.(tc.handle)) ?? { resourceUsage: emptyUsage(), timestamp: this.#rt.clock.now() };
+      tasks[name] = u;
+      sum = addUsage(sum, u.resourceUsage);
+    }
+    return { resourceUsage: sum, tasks, timestamp: this.#rt.clock.now() };
   }
 
   logs(task: string, stream: LogStream, opts: { follow?: boolean; offset?: number; signal?: AbortSignal } = {}): AsyncIterable<Buffer> {

@@ -3,7 +3,8 @@
  * Each is a promise actor whose signal aborts when the task machine leaves the invoking state.
  * @module
  */
-import { join } from 'node:path';
+import { rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { fromAbortablePromise } from './abortable.ts';
 import { sleep } from '../../model/clock.ts';
@@ -13,6 +14,7 @@ import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
 import type { Driver, ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
 import { buildTaskEnv } from '../drivers/env.ts';
+import { cgroupEventMessage } from '../cgroups/describe.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most 5 attempts. */
@@ -64,6 +66,11 @@ export function taskActors(rt: Runtime) {
     const setupEvents: TaskEvent[] = [];
     try {
       const { r, task, driver } = lookup(input.allocId, input.taskName);
+      const notes = r.setupNotes.get(task.name);
+      if (notes) {
+        r.setupNotes.delete(task.name);
+        setupEvents.push(...notes);
+      }
       const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name, { secretsMB: task.resources?.secretsMB });
       const chroot = driver.capabilities.fsIsolation === 'chroot';
       await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
@@ -112,6 +119,8 @@ export function taskActors(rt: Runtime) {
           details: { driver_message: isolation },
         }));
       }
+      const resources = cgroupEventMessage(handle.state);
+      if (resources) setupEvents.push(taskEvent('Driver', rt.clock.now(), { message: resources, details: { driver_message: resources } }));
       return { ok: true, handle, time: rt.clock.now(), setupEvents };
     } catch (e) {
       if (signal.aborted) return { ok: false, time: rt.clock.now(), error: 'start aborted', recoverable: false, setupEvents };
@@ -137,8 +146,11 @@ export function taskActors(rt: Runtime) {
     rt.store.putHandle(allocId, taskName, { ...handle, exited: result });
     rt.store.flush();
     const driver = rt.drivers[handle.driver];
-    await driver?.destroy(handle, true).catch(() => {});
+    // A failed destroy (e.g. a cgroup with processes that would not die) must not go unseen.
+    await driver?.destroy(handle, true).catch((e) => rt.bus.publish('client.error', { allocId, actorId: `task-${allocId}-${taskName}`, error: `destroy: ${msg(e)}` }));
     await rt.fs.rmrf(taskStateDir(rt, allocId, taskName)).catch(() => {});
+    // The alloc's own level goes with its last task (rmdir: only when empty).
+    await rmdir(dirname(taskStateDir(rt, allocId, taskName))).catch(() => {});
   };
 
   const waitTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input, signal }) => {
@@ -192,7 +204,10 @@ export function taskActors(rt: Runtime) {
       }
       return { ok: true, time: rt.clock.now(), handle };
     } catch (e) {
-      if (driver && !input.handle.starting) {
+      // As Nomad, clean up what is left of an unrecoverable task (its cgroup finds every
+      // process); a start saved as intent too: the process it made may run on (drivers accept
+      // such a handle in stop and destroy).
+      if (driver && !(e instanceof TaskNotStartedError)) {
         await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {});
         await driver.destroy(input.handle, true).catch(() => {});
       }

@@ -8,6 +8,11 @@
  * durable before berth acts on it (a task's handle before its start, a destroy request before
  * the first kill) is written at once: {@link StateStore.flush} after the put, or
  * {@link StateStore.markDestroying}.
+ *
+ * Records are serialised when they are put, not when they are written: a value JSON cannot hold
+ * (a BigInt, a cycle) is refused there with a {@link StateStoreError} to `onError`, and a failed
+ * write is reported the same way. Neither ever throws out of the deferred write, where it would
+ * crash the host.
  * @module
  */
 import Database from 'better-sqlite3';
@@ -15,6 +20,34 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { Allocation } from '../../model/types.ts';
+import { BerthError } from '../../model/errors.ts';
+
+/** A record could not be serialised or written. */
+export class StateStoreError extends BerthError {}
+
+/** Options of {@link openStateStore}. */
+export interface StateStoreOptions {
+  /** Told about records that cannot be stored (default: ignored; the client puts them on its bus). */
+  onError?: (err: StateStoreError) => void;
+  /**
+   * Runs the coalesced write later; returns a cancel. Default `setImmediate`. The simulator
+   * defers on its virtual clock, so a simulated crash loses exactly the unwritten puts.
+   */
+  defer?: (fn: () => void) => () => void;
+  /** An open database to use instead of opening `path` (the simulator's shared in-memory disk). */
+  db?: Database.Database;
+}
+
+/** JSON text of a record, or a StateStoreError saying why there is none. */
+function serialise(what: string, v: unknown): string | StateStoreError {
+  try {
+    const text = JSON.stringify(v);
+    if (typeof text !== 'string') return new StateStoreError(`cannot store ${what}: not a JSON value`);
+    return text;
+  } catch (err) {
+    return new StateStoreError(`cannot store ${what}: ${(err as Error).message}`, { cause: err });
+  }
+}
 
 /** What the store holds for one alloc. */
 export interface StoredAlloc {
@@ -39,26 +72,22 @@ export interface StateStore {
   close(): void;
 }
 
-type Op = { kind: 'alloc'; alloc: Allocation } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; handle: TaskHandle } | { kind: 'delHandle'; task: string };
-
-/** Options of {@link openStateStore}. */
-export interface StateStoreOptions {
-  /**
-   * Runs the coalesced write later; returns a cancel. Default `setImmediate`. The simulator
-   * defers on its virtual clock, so a simulated crash loses exactly the unwritten puts.
-   */
-  defer?: (fn: () => void) => () => void;
-  /** An open database to use instead of opening `path` (the simulator's shared in-memory disk). */
-  db?: Database.Database;
-}
+type Op = { kind: 'alloc'; json: string } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; json: string } | { kind: 'delHandle'; task: string };
 
 const deferImmediate = (fn: () => void) => {
   const h = setImmediate(fn);
   return () => clearImmediate(h);
 };
 
-/** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. */
+/** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. Never throws from a deferred write. */
 export function openStateStore(path: string, opts: StateStoreOptions = {}): StateStore {
+  const report = (err: StateStoreError) => {
+    try {
+      opts.onError?.(err);
+    } catch {
+      /* a reporter that throws must not break the store */
+    }
+  };
   if (!opts.db && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = opts.db ?? new Database(path);
   const defer = opts.defer ?? deferImmediate;
@@ -83,7 +112,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
 
   const write = db.transaction(() => {
     for (const [id, op] of pendingAllocs) {
-      if (op.kind === 'alloc') putAlloc.run(id, JSON.stringify(op.alloc));
+      if (op.kind === 'alloc') putAlloc.run(id, op.json);
       else {
         delAlloc.run(id);
         delAllocHandles.run(id);
@@ -91,7 +120,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
       }
     }
     for (const [id, op] of pendingHandles) {
-      if (op.kind === 'handle') putHandle.run(id, op.task, JSON.stringify(op.handle));
+      if (op.kind === 'handle') putHandle.run(id, op.task, op.json);
       else if (op.kind === 'delHandle') delHandle.run(id, op.task);
     }
   });
@@ -100,7 +129,11 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     scheduled?.();
     scheduled = undefined;
     if (closed || (pendingAllocs.size === 0 && pendingHandles.length === 0)) return;
-    write();
+    try {
+      write();
+    } catch (err) {
+      report(new StateStoreError(`failed to write client state: ${(err as Error).message}`, { cause: err }));
+    }
     pendingAllocs.clear();
     pendingHandles.length = 0;
   };
@@ -110,7 +143,9 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
 
   return {
     putAlloc(alloc) {
-      pendingAllocs.set(alloc.id, { kind: 'alloc', alloc });
+      const json = serialise(`allocation ${alloc.id}`, alloc);
+      if (typeof json !== 'string') return report(json);
+      pendingAllocs.set(alloc.id, { kind: 'alloc', json });
       schedule();
     },
     deleteAlloc(allocId) {
@@ -121,10 +156,16 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     markDestroying(allocId) {
       if (closed) return;
       flush(); // the alloc's row first, so the mark never lands without it
-      putDestroying.run(allocId);
+      try {
+        putDestroying.run(allocId);
+      } catch (err) {
+        report(new StateStoreError(`failed to record the destroy of allocation ${allocId}: ${(err as Error).message}`, { cause: err }));
+      }
     },
     putHandle(allocId, task, handle) {
-      pendingHandles.push([allocId, { kind: 'handle', task, handle }]);
+      const json = serialise(`the handle of task ${JSON.stringify(task)} of allocation ${allocId}`, handle);
+      if (typeof json !== 'string') return report(json);
+      pendingHandles.push([allocId, { kind: 'handle', task, json }]);
       schedule();
     },
     deleteHandle(allocId, task) {
@@ -134,9 +175,23 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     load() {
       flush();
       const out = new Map<string, StoredAlloc>();
-      for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) out.set(row.id, { alloc: JSON.parse(row.alloc), handles: {} });
+      // A row that no longer parses (a torn or edited file) is reported and skipped, never thrown.
+      const parse = (what: string, text: string): unknown => {
+        try {
+          return JSON.parse(text);
+        } catch (err) {
+          report(new StateStoreError(`cannot read ${what}: ${(err as Error).message}`, { cause: err }));
+          return undefined;
+        }
+      };
+      for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) {
+        const alloc = parse(`allocation ${row.id}`, row.alloc);
+        if (alloc !== undefined) out.set(row.id, { alloc: alloc as Allocation, handles: {} });
+      }
       for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
-        out.get(row.alloc_id)?.handles && (out.get(row.alloc_id)!.handles[row.task] = JSON.parse(row.handle));
+        const stored = out.get(row.alloc_id);
+        const handle = stored && parse(`the handle of task ${JSON.stringify(row.task)} of allocation ${row.alloc_id}`, row.handle);
+        if (stored && handle !== undefined) stored.handles[row.task] = handle as TaskHandle;
       }
       for (const row of db.prepare('SELECT alloc_id FROM destroying').all() as Array<{ alloc_id: string }>) {
         const saved = out.get(row.alloc_id);
