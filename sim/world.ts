@@ -114,7 +114,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
   const waitBound = root.fork('config').chance(0.3) ? 20_000 : undefined;
   let host: Host | undefined;
   let gen = 0;
-  const fs: HostFs = { mkdirp: async () => {}, rmrf: async () => {} };
+  const fs: HostFs = { mkdirp: async () => {}, rmrf: async () => {}, rmdir: async () => {} };
 
   const startHost = (): Host => {
     const g = gen++;

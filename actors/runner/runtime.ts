@@ -90,4 +90,6 @@ export interface HostFs {
   mkdirp(path: string): Promise<void>;
   /** `rm -rf`; never rejects for a missing path. */
   rmrf(path: string): Promise<void>;
+  /** `rmdir`: removes an empty directory; rejects when it is not empty or missing. */
+  rmdir(path: string): Promise<void>;
 }
