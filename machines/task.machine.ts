@@ -252,6 +252,10 @@ export const taskMachine = setup({
       if (!out?.ok) return {};
       const handle = out.handle ? { handle: out.handle } : {};
       if (context.state.state === 'running') return handle;
+      // A task waiting out its shutdown_delay is `pending` with its run's Started already
+      // reported: it only goes back to running.
+      const types = context.state.events.map((e) => e.type);
+      if (types.lastIndexOf('Started') >= types.lastIndexOf('Task Setup')) return { ...handle, state: { ...context.state, state: 'running' as const } };
       const c = { ...context, ...withEvent(context, taskEvent('Started', out.time)) };
       return { ...c, ...handle, state: { ...c.state, state: 'running' as const, startedAt: c.state.startedAt ?? out.time } };
     }),

@@ -372,6 +372,16 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         host = startHost();
         const h = host;
         trace.log(`host${h.gen} restores ${persisted.size} allocs`);
+        // Restored task states resume the event grammar where the disk left it: before the
+        // restore runs, which may already report events synchronously.
+        for (const [id, a] of persisted) {
+          for (const [task, st] of Object.entries(a.taskStates ?? {})) {
+            // A task waiting out its shutdown_delay is pending, but its run is under way.
+            const types = st.events.map((e) => e.type);
+            const inDelay = st.state === 'pending' && (types.includes('Waiting for shutdown delay') || types.includes('Skipping shutdown delay')) && types.lastIndexOf('Started') > types.lastIndexOf('Terminated');
+            checker.resumeGrammar(id, task, st.events, st.state === 'running' || inDelay);
+          }
+        }
         h.client.restore().then(
           (rs) => {
             trace.log(`restore resolved: ${rs.map((r) => aliasOf(r.allocId)).join(' ') || '-'}`);
@@ -386,10 +396,6 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           },
           (e) => checker.fail('CRASH', `restore rejected: ${errText(e)}`),
         );
-        // Restored task states resume the event grammar where the disk left it.
-        for (const [id, a] of persisted) {
-          for (const [task, st] of Object.entries(a.taskStates ?? {})) checker.resumeGrammar(id, task, st.events, st.state === 'running');
-        }
         return;
       }
     }
