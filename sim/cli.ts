@@ -65,7 +65,11 @@ if (values.real) {
     });
     const seen = new Set(unknown.map((v) => v.invariant));
     for (const inv of seen) byInvariant.set(inv, [...(byInvariant.get(inv) ?? []), s]);
-    if (!values.quiet && (s - from + 1) % 1000 === 0) process.stderr.write(`${s - from + 1} seeds, ${((s - from + 1) / ((performance.now() - t0) / 1000)).toFixed(1)}/s\n`);
+    // A progress line every 500 seeds (so a soak cut short still says how far it got).
+    if ((s - from + 1) % 500 === 0) {
+      const newSeeds = [...new Set([...byInvariant.values()].flat())].sort((a, b) => a - b);
+      process.stderr.write(`${s - from + 1} seeds (to ${s}), ${((s - from + 1) / ((performance.now() - t0) / 1000)).toFixed(1)}/s; known ${[...byKnown].map(([k, c]) => `${k} x${c}`).join(', ') || 'none'}; new-violation seeds: ${newSeeds.join(',') || 'none'}\n`);
+    }
   }
   const secs = (performance.now() - t0) / 1000;
   process.stdout.write(`${n} seeds (${from}..${from + n - 1}) in ${secs.toFixed(1)} s: ${(n / secs).toFixed(1)} seeds/s, ${steps} scheduler steps\n`);
