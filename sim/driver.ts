@@ -51,7 +51,8 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
   const rngFor = (what: string) => o.rng.fork(`${o.owner}:${what}:${calls++}`);
   const later = (ms: number, fn: () => void) => o.sched.at(ms, () => !dead && fn(), o.owner);
   const pidOf = (h: TaskHandle) => {
-    const pid = h.pid;
+    // A handle saved before its start names its process through the executor of that start.
+    const pid = h.pid ?? (h.starting ? o.table.executors.get(h.id)?.pid : undefined);
     if (typeof pid !== 'number') throw new BerthError('sim handle without pid');
     return pid;
   };
@@ -183,7 +184,9 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
       const r = rngFor(`destroy:${handle.id}`);
       return new Promise<void>((resolve) => {
         later(r.int(0, 30), () => {
-          if (force) o.table.signal(pidOf(handle), 'SIGKILL', 0);
+          // A handle saved before a start that never spawned names no process: nothing to kill.
+          const pid = handle.pid ?? (handle.starting ? o.table.executors.get(handle.id)?.pid : undefined);
+          if (force && pid !== undefined) o.table.signal(pid, 'SIGKILL', 0);
           resolve();
         });
       });

@@ -152,8 +152,12 @@ export class Checker {
         break;
       case 'Driver Failure':
       case 'Failed Restoring Task':
-      case 'Setup Failure':
         g.running = false;
+        g.canRestart = true;
+        break;
+      case 'Setup Failure':
+        // A restored task's run outlives a setup failure: it is killed next (Killing,
+        // Terminated, Killed). A task that never ran has no run to end.
         g.canRestart = true;
         break;
       case 'Restarting':

@@ -155,8 +155,12 @@ export class AllocRunnerImpl implements AllocRunner {
 
   #computeView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
-    // A terminal alloc keeps the status it came with: none of its tasks ran in this life.
-    if (ctx.arrivedTerminal) return { ...ctx.alloc, taskStates: ctx.taskStates };
+    // A terminal alloc keeps the status it came with (whatever later updates say): none of its
+    // tasks ran in this life.
+    if (ctx.arrivedStatus) {
+      const { clientDescription: _d, ...alloc } = ctx.alloc;
+      return { ...alloc, ...ctx.arrivedStatus, taskStates: ctx.taskStates };
+    }
     const { status, description } = reportedClientStatus(ctx.taskStates);
     return {
       ...ctx.alloc,

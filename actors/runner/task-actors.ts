@@ -172,7 +172,9 @@ export function taskActors(rt: Runtime) {
       }
       return { ok: true, time: rt.clock.now(), handle };
     } catch (e) {
-      if (driver && !input.handle.starting) {
+      // A start saved as intent is killed too: the process it made may run on (drivers accept
+      // such a handle in stop and destroy).
+      if (driver && !(e instanceof TaskNotStartedError)) {
         await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {});
         await driver.destroy(input.handle, true).catch(() => {});
       }
