@@ -346,6 +346,11 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           if (f.terminalAtCrash) f.tags.add('client-terminal');
           f.destroyBeganAtCrash = f.destroyBegan && !f.destroyResolved;
         }
+        // Restored task states resume the event grammar where the disk left it (before the
+        // restore, which publishes its first events at once).
+        for (const [id, a] of persisted) {
+          for (const [task, st] of Object.entries(a.taskStates ?? {})) checker.resumeGrammar(id, task, st.events, st.state === 'running');
+        }
         host = startHost();
         const h = host;
         trace.log(`host${h.gen} restores ${persisted.size} allocs`);
@@ -363,10 +368,6 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           },
           (e) => checker.fail('CRASH', `restore rejected: ${errText(e)}`),
         );
-        // Restored task states resume the event grammar where the disk left it.
-        for (const [id, a] of persisted) {
-          for (const [task, st] of Object.entries(a.taskStates ?? {})) checker.resumeGrammar(id, task, st.events, st.state === 'running');
-        }
         return;
       }
     }
