@@ -31,7 +31,7 @@ export const KNOWN_FINDINGS: readonly KnownFinding[] = [
     id: 'failed-wait-recorded-as-exit',
     what: 'A wait that failed (lost contact with the executor) is saved as the task exit before the process is killed; a host that dies in between restores that exit while the process lives, and the task is started again beside it.',
     owner: 'fix-9 (exit recorded before the driver record goes: finish() puts { exited } before destroy(force) ends the process)',
-    invariants: ['I1', 'I3', 'I5'],
+    invariants: ['I1', 'I2', 'I3', 'I5'],
     tags: ['restored-failed-wait'],
     seed: 66877,
     ops: [{"at": 245, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 50, "killSignal": "SIGINT", "exitCode": 0}, {"name": "db", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "hook": "prestart", "sidecar": true, "lifetimeMs": 2700}, {"name": "log", "killTimeoutMs": 3000, "killSignal": "SIGINT", "exitCode": 1, "lifetimeMs": 588}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 2000, "mode": "delay"}}}, {"at": 484, "op": "crash"}],
