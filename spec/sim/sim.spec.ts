@@ -7,7 +7,8 @@ import { shrink } from '../../sim/shrink.ts';
 import { runSim } from '../../sim/world.ts';
 import { chartCoverage, coverageRan } from '../support/chart-coverage.ts';
 
-const SEEDS = 1000;
+// BERTH_SIM_SEEDS lowers it for a quick local run; CI runs the full 1,000.
+const SEEDS = Number(process.env.BERTH_SIM_SEEDS ?? 1000);
 
 describe('deterministic simulator', function () {
   // 1,000 seeds take ~35 s of CPU; the limit tolerates a loaded machine.
