@@ -36,6 +36,16 @@ export const KNOWN_FINDINGS: readonly KnownFinding[] = [
     seed: 66877,
     ops: [{"at": 245, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 50, "killSignal": "SIGINT", "exitCode": 0}, {"name": "db", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "hook": "prestart", "sidecar": true, "lifetimeMs": 2700}, {"name": "log", "killTimeoutMs": 3000, "killSignal": "SIGINT", "exitCode": 1, "lifetimeMs": 588}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 2000, "mode": "delay"}}}, {"at": 484, "op": "crash"}],
   },
+  {
+    id: 'setup-failure-kill-without-killing',
+    what: 'A restored alloc whose alloc dir cannot be rebuilt kills its live tasks, but a task the Setup Failure already marked finished gets Terminated and Killed without the Killing before them.',
+    owner: 'fix-9 (restored setup failure: killEvents skips Killing once finishedAt is set)',
+    invariants: ['I6'],
+    tags: ['restored-setup-failure'],
+    message: /Killed without Killing before it/,
+    seed: 1478,
+    ops: [{"at": 1745, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 0}, {"name": "db", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "hook": "poststop", "lifetimeMs": 827}, {"name": "log", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 0, "lifetimeMs": 798}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 10000, "mode": "delay"}, "sticky": true}}, {"at": 25425, "op": "crash"}, {"at": 25459, "op": "crash"}],
+  },
 ];
 /** The known finding a violation is an instance of, if any. */
 export function knownFindingOf(v: Violation): KnownFinding | undefined {
