@@ -65,7 +65,7 @@ export class Checker {
     private readonly now: () => number,
     private readonly log: (line: string) => void,
   ) {
-    table.observers.push({ spawned: (p) => this.#spawned(p) });
+    table.observers.push({ spawned: (p) => this.#spawned(p), launched: (a, t) => this.#launched(a, t) });
   }
 
   fail(invariant: Violation['invariant'], message: string, allocId?: string): void {
@@ -124,6 +124,7 @@ export class Checker {
     const where = `${aliasOf(allocId)}/${task}`;
     if (ev.type === 'Failed Restoring Task') f.tags.add('failed-restore');
     if (ev.type === 'Setup Failure' && f.tags.has('restored')) f.tags.add('restored-setup-failure');
+    if (ev.type === 'Terminated' && /failed to wait/.test(ev.displayMessage) && f.tags.has('restored')) f.tags.add('restored-failed-wait');
     if (!g.seen && ev.type !== 'Received') this.fail('I6', `${where}: first event is ${ev.type}, not Received`, allocId);
     g.seen = true;
     switch (ev.type) {
@@ -199,8 +200,17 @@ export class Checker {
     const twins = this.table.live(p.allocId, p.task).filter((x) => x.pid !== p.pid);
     if (twins.length) this.fail('I5', `${where} runs twice: pid ${p.pid} beside pid ${twins.map((x) => x.pid).join(',')}`, p.allocId);
     if (f.finished.has(p.task)) this.fail('I5', `${where} ran again (pid ${p.pid}) after it was reported dead`, p.allocId);
-    if (f.terminalAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore of a client-terminal alloc`, p.allocId);
     if (f.destroyResolved) this.fail('I3', `${where} started (pid ${p.pid}) after destroy() resolved`, p.allocId);
-    else if (f.destroyBeganAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore, though its destroy had begun before the crash`, p.allocId);
+  }
+
+  /**
+   * A live host decided to start a task. (A process an executor of a dead host spawns after the
+   * crash is that host's start finishing, not a new one.)
+   */
+  #launched(allocId: string, task: string): void {
+    const f = this.facts(allocId);
+    const where = `${aliasOf(allocId)}/${task}`;
+    if (f.terminalAtCrash) this.fail('I5', `${where} started after a restore of a client-terminal alloc`, allocId);
+    if (f.destroyBeganAtCrash) this.fail('I5', `${where} started after a restore, though its destroy had begun before the crash`, allocId);
   }
 }
