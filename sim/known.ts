@@ -27,26 +27,13 @@ export interface KnownFinding {
 }
 
 export const KNOWN_FINDINGS: readonly KnownFinding[] = [
-  {
-    id: 'failed-wait-recorded-as-exit',
-    what: 'A wait that failed (lost contact with the executor) is saved as the task exit before the process is killed; a host that dies in between restores that exit while the process lives, and the task is started again beside it.',
-    owner: 'fix-9 (exit recorded before the driver record goes: finish() puts { exited } before destroy(force) ends the process)',
-    invariants: ['I1', 'I2', 'I3', 'I5'],
-    tags: ['restored-failed-wait'],
-    seed: 66877,
-    ops: [{"at": 245, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 50, "killSignal": "SIGINT", "exitCode": 0}, {"name": "db", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "hook": "prestart", "sidecar": true, "lifetimeMs": 2700}, {"name": "log", "killTimeoutMs": 3000, "killSignal": "SIGINT", "exitCode": 1, "lifetimeMs": 588}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 2000, "mode": "delay"}}}, {"at": 484, "op": "crash"}],
-  },
-  {
-    id: 'setup-failure-kill-without-killing',
-    what: 'A restored alloc whose alloc dir cannot be rebuilt kills its live tasks, but a task the Setup Failure already marked finished gets Terminated and Killed without the Killing before them.',
-    owner: 'fix-9 (restored setup failure: killEvents skips Killing once finishedAt is set)',
-    invariants: ['I6'],
-    tags: ['restored-setup-failure'],
-    message: /Killed without Killing before it/,
-    seed: 1478,
-    ops: [{"at": 1745, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 0}, {"name": "db", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "hook": "poststop", "lifetimeMs": 827}, {"name": "log", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 0, "lifetimeMs": 798}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 10000, "mode": "delay"}, "sticky": true}}, {"at": 25425, "op": "crash"}, {"at": 25459, "op": "crash"}],
-  },
+  // Fixed on fix-9 (seed, then what it showed), each a regression spec in
+  // spec/sim/fix9-regressions.spec.ts: terminal-status-reverts (4, I4),
+  // restored-exit-reported-twice (2, I6), restored-setup-failure-orphans (1, I1/I3/I5),
+  // failed-restore-leaves-process (125, I5), killed-without-terminated-after-restore (12, I6),
+  // failed-wait-recorded-as-exit (66877, I2/I5), setup-failure-kill-without-killing (1478, I6).
 ];
+
 /** The known finding a violation is an instance of, if any. */
 export function knownFindingOf(v: Violation): KnownFinding | undefined {
   return KNOWN_FINDINGS.find((k) => k.invariants.includes(v.invariant) && k.tags.every((t) => v.tags.includes(t)) && (!k.message || k.message.test(v.message)));
