@@ -266,7 +266,7 @@ export const allocMachine = setup({
       for (const r of context.roles) {
         const settings = context.tasks[r.name]!;
         const restoredHandle = context.restoredHandles?.[r.name];
-        const input: TaskMachineInput = { ...settings, initialState: context.taskStates[r.name]!, gateOpen: gateOpen(context.coordinator, r.stage), now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
+        const input: TaskMachineInput = { ...settings, initialState: context.taskStates[r.name]!, eventSeq: context.eventSeq[r.name] ?? context.taskStates[r.name]!.events.length, gateOpen: gateOpen(context.coordinator, r.stage), now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
         enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
       }
       killRemoved(context, enqueue);
@@ -277,7 +277,7 @@ export const allocMachine = setup({
       if (context.spawned || !context.restoredHandles || Object.keys(context.restoredHandles).length === 0) return;
       for (const r of context.roles) {
         const restoredHandle = context.restoredHandles[r.name];
-        const input: TaskMachineInput = { ...context.tasks[r.name]!, initialState: context.taskStates[r.name]!, gateOpen: false, now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
+        const input: TaskMachineInput = { ...context.tasks[r.name]!, initialState: context.taskStates[r.name]!, eventSeq: context.eventSeq[r.name] ?? context.taskStates[r.name]!.events.length, gateOpen: false, now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
         enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
       }
       killRemoved(context, enqueue);

@@ -53,6 +53,11 @@ export interface TaskMachineInput {
   now: number;
   /** A handle saved by an earlier client: reattach to the task instead of starting it. */
   restoredHandle?: TaskHandle;
+  /**
+   * Events appended so far (the state keeps only the last 10): the count continues from here, so
+   * the alloc's per-task count and this one never disagree. Default `initialState.events.length`.
+   */
+  eventSeq?: number;
 }
 
 /** The task machine's context (plain data). */
@@ -314,7 +319,7 @@ export const taskMachine = setup({
     skipShutdownDelay: false,
     finalRun: false,
     state: input.initialState,
-    eventSeq: input.initialState.events.length,
+    eventSeq: input.eventSeq ?? input.initialState.events.length,
     gateOpen: input.gateOpen,
     attempt: 0,
     now: input.now,

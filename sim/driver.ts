@@ -23,6 +23,11 @@ export interface SimFaults {
   stopFail: number;
   signalFail: number;
   recoverFail: number;
+  /**
+   * Breaks the driver contract on purpose (specs of the checker and the shrinker): an aborted
+   * start rejects and leaves its process running. 0 in every real run.
+   */
+  leakAbortedStart?: number;
 }
 
 /** Defaults: rare enough that most runs get somewhere, frequent enough to matter. */
@@ -103,7 +108,7 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
           later(r.int(0, 80), () => {
             if (ex && ex.pid === undefined) o.table.cancelLaunch(ex);
             if (pid !== undefined && o.table.procs.get(pid)?.alive && r.chance(0.5)) return done(() => resolve(handle()));
-            if (pid !== undefined) o.table.signal(pid, 'SIGKILL', 0);
+            if (pid !== undefined && !r.chance(f.leakAbortedStart ?? 0)) o.table.signal(pid, 'SIGKILL', 0);
             done(() => reject(signal.reason));
           });
         });

@@ -71,7 +71,7 @@ export class Checker {
     private readonly now: () => number,
     private readonly log: (line: string) => void,
   ) {
-    table.observers.push({ spawned: (p) => this.#spawned(p) });
+    table.observers.push({ spawned: (p) => this.#spawned(p), launched: (a, t) => this.#launched(a, t) });
   }
 
   fail(invariant: Violation['invariant'], message: string, allocId?: string): void {
@@ -132,6 +132,7 @@ export class Checker {
     const where = `${aliasOf(allocId)}/${task}`;
     if (ev.type === 'Failed Restoring Task') f.tags.add('failed-restore');
     if (ev.type === 'Setup Failure' && f.tags.has('restored')) f.tags.add('restored-setup-failure');
+    if (ev.type === 'Terminated' && /failed to wait/.test(ev.displayMessage) && f.tags.has('restored')) f.tags.add('restored-failed-wait');
     if (!g.seen && ev.type !== 'Received') this.fail('I6', `${where}: first event is ${ev.type}, not Received`, allocId);
     g.seen = true;
     switch (ev.type) {
@@ -226,8 +227,17 @@ export class Checker {
       if (allowed > 0) f.dropped.set(p.task, allowed - 1);
       else this.fail('I7', `${where} started (pid ${p.pid}) after an update dropped it`, p.allocId);
     }
-    if (f.terminalAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore of a client-terminal alloc`, p.allocId);
     if (f.destroyResolved) this.fail('I3', `${where} started (pid ${p.pid}) after destroy() resolved`, p.allocId);
-    else if (f.destroyBeganAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore, though its destroy had begun before the crash`, p.allocId);
+  }
+
+  /**
+   * A live host decided to start a task. (A process an executor of a dead host spawns after the
+   * crash is that host's start finishing, not a new one.)
+   */
+  #launched(allocId: string, task: string): void {
+    const f = this.facts(allocId);
+    const where = `${aliasOf(allocId)}/${task}`;
+    if (f.terminalAtCrash) this.fail('I5', `${where} started after a restore of a client-terminal alloc`, allocId);
+    if (f.destroyBeganAtCrash) this.fail('I5', `${where} started after a restore, though its destroy had begun before the crash`, allocId);
   }
 }

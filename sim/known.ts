@@ -27,9 +27,11 @@ export interface KnownFinding {
 }
 
 export const KNOWN_FINDINGS: readonly KnownFinding[] = [
-  // Fixed on fix-9 (seed, then what it showed): terminal-status-reverts (4, I4),
+  // Fixed on fix-9 (seed, then what it showed), each a regression spec in
+  // spec/sim/fix9-regressions.spec.ts: terminal-status-reverts (4, I4),
   // restored-exit-reported-twice (2, I6), restored-setup-failure-orphans (1, I1/I3/I5),
-  // failed-restore-leaves-process (125, I5), killed-without-terminated-after-restore (12, I6).
+  // failed-restore-leaves-process (125, I5), killed-without-terminated-after-restore (12, I6),
+  // failed-wait-recorded-as-exit (66877, I2/I5), setup-failure-kill-without-killing (1478, I6).
   {
     id: "restored-in-shutdown-delay-killed-without-terminated",
     what: "A task restored while it waited out its shutdown_delay (state pending, process alive) whose reattach fails during the kill reports Killed without a Terminated for the run.",

@@ -160,6 +160,9 @@ export function taskActors(rt: Runtime) {
     } catch (e) {
       if (signal.aborted) throw e; // leaving `running` (kill, shutdown): the task stays as it is
       result = { exitCode: -1, signal: 0, err: `failed to wait for task: ${msg(e)}` };
+      // The process may live on (its executor is lost): kill it before its exit goes on record,
+      // or a host that dies in between would restore an exit beside a live process.
+      await driver?.stop(input.handle, 0, 'SIGKILL').catch(() => {});
     }
     await finish(input.allocId, input.taskName, input.handle, result);
     return { result, time: rt.clock.now(), jitter: rt.random() };
@@ -182,6 +185,7 @@ export function taskActors(rt: Runtime) {
     } catch (e) {
       if (signal.aborted) throw e;
       result = { exitCode: -1, signal: 0, err: msg(e) };
+      await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {}); // as in waitTask: gone before recorded
     }
     await finish(input.allocId, input.taskName, input.handle, result);
     return { result, time: rt.clock.now(), jitter: rt.random() };

@@ -198,7 +198,7 @@ export async function runReal(seed: number, kind?: RealKind): Promise<RealResult
 async function crashAndRestore(seed: number, r: Rng, dataDir: string, pidDir: string, plans: (n?: number, batch?: boolean) => TaskPlan[], violations: string[], fresh: () => Client) {
   const allocs = [realAlloc(uuid(seed, 0), plans(r.int(1, 2), r.chance(0.4)), pidDir), realAlloc(uuid(seed, 1), plans(1, r.chance(0.4)), pidDir)];
   const destroyFirst = r.chance(0.3);
-  const host = spawn(process.execPath, ['--import', 'tsx', HOST, dataDir, JSON.stringify({ allocs, destroyFirst })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const host = spawn(process.execPath, ['--import', 'tsx', HOST, dataDir, JSON.stringify({ allocs, destroyFirst })], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   host.stdout!.setEncoding('utf8');
   host.stdout!.on('data', (c: string) => (out += c));

@@ -197,6 +197,24 @@ describe('alloc chart (pure, stub actors, simulated clock)', () => {
     expect(h.actor.getSnapshot().status).to.equal('done');
   });
 
+  it('update hooks run one update at a time: a later update waits in the slot, a failed hook does not stop the next', async () => {
+    const h = harness(alloc(), { hasUpdateHooks: true });
+    await h.toRunning();
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 6 }), time: 2 });
+    await flush();
+    expect(h.hook('update').input).to.deep.include({ kind: 'update' });
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 8 }), time: 3 });
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 7 }), time: 3 });
+    await flush();
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(6); // the others wait for the hook
+    h.hook('update').reject(new Error('hook failed'));
+    await flush();
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(8); // the newest of the slot, not the last sent
+    h.hook('update').resolve();
+    await flush();
+    expect(h.hooks.calls.filter((c) => c.input.kind === 'update')).to.have.length(2);
+  });
+
   it('restartAll re-runs every task from the first stage', async () => {
     const h = harness();
     await h.toRunning();

@@ -15,7 +15,7 @@ interface Finding {
 }
 
 // Op lists as the shrinker printed them (JSON): their `op` fields are Op's literals.
-const FIXED = [] = [
+const FIXED = [
   {
     id: "terminal-status-reverts",
     what: "An alloc that arrived (or was restored) client-terminal reports the servers' client status again after any update: terminal, then pending.",
@@ -45,6 +45,18 @@ const FIXED = [] = [
     what: "A task killed while it is being reattached reports Killed without the Terminated of the run the kill ended.",
     seed: 12,
     ops: [{"at": 491, "op": "add", "a": 0, "spec": {"type": "batch", "tasks": [{"name": "web", "killTimeoutMs": 3000, "killSignal": "SIGINT", "exitCode": 0, "lifetimeMs": 461}, {"name": "db", "killTimeoutMs": 3000, "killSignal": "SIGTERM", "exitCode": 0, "lifetimeMs": 2924}], "restart": {"attempts": 3, "delayMs": 1500, "intervalMs": 10000, "mode": "delay"}}}, {"at": 1657, "op": "crash"}, {"at": 4052, "op": "crash"}, {"at": 4056, "op": "burst", "as": [0, 1]}],
+  },
+  {
+    id: 'failed-wait-recorded-as-exit',
+    what: 'A wait that failed (lost contact with the executor) is saved as the task exit before the process is killed; a host that dies in between restores that exit while the process lives, and the task is started again beside it.',
+    seed: 66877,
+    ops: [{"at": 245, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 50, "killSignal": "SIGINT", "exitCode": 0}, {"name": "db", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "hook": "prestart", "sidecar": true, "lifetimeMs": 2700}, {"name": "log", "killTimeoutMs": 3000, "killSignal": "SIGINT", "exitCode": 1, "lifetimeMs": 588}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 2000, "mode": "delay"}}}, {"at": 484, "op": "crash"}],
+  },
+  {
+    id: 'setup-failure-kill-without-killing',
+    what: 'A restored alloc whose alloc dir cannot be rebuilt kills its live tasks, but a task the Setup Failure already marked finished gets Terminated and Killed without the Killing before them.',
+    seed: 1478,
+    ops: [{"at": 1745, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 0}, {"name": "db", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "hook": "poststop", "lifetimeMs": 827}, {"name": "log", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 0, "lifetimeMs": 798}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 10000, "mode": "delay"}, "sticky": true}}, {"at": 25425, "op": "crash"}, {"at": 25459, "op": "crash"}],
   },
 ] as unknown as Finding[];
 
