@@ -6,6 +6,7 @@ import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import { taskMachine, type ExitOutput, type StartOutput } from '../../machines/task.machine.ts';
 import type { TaskHandle } from '../../model/task-handle.ts';
 import type { Allocation } from '../../model/types.ts';
+import { AllocDirInaccessibleError } from '../../model/errors.ts';
 import { makeAlloc, mockTask } from '../support/fixtures.ts';
 
 /**
@@ -13,9 +14,12 @@ import { makeAlloc, mockTask } from '../support/fixtures.ts';
  * task "runs" until killed or until the test ends it; hooks and kills are recorded with the
  * virtual time they happened at.
  */
-function harness(alloc: Allocation) {
+type HookPlan = 'resolve' | 'reject' | 'hold';
+
+function harness(alloc: Allocation, opts: { hooks?: Partial<Record<string, HookPlan>>; build?: () => Promise<void>; input?: Partial<AllocMachineInput> } = {}) {
   const clock = new SimulatedClock();
   const log: string[] = [];
+  const held = new Map<string, { resolve: () => void; reject: (e: Error) => void }>();
   const exits = new Map<string, (o: ExitOutput) => void>();
   const task = taskMachine.provide({
     actors: {
@@ -33,10 +37,15 @@ function harness(alloc: Allocation) {
   });
   const logic = allocMachine.provide({
     actors: {
-      buildAllocDir: fromPromise(async () => undefined),
+      buildAllocDir: fromPromise(async () => (opts.build ? opts.build() : undefined)),
       awaitPrevious: fromPromise(async () => ({})),
       migrateData: fromPromise(async () => undefined),
-      runHooks: fromPromise<void, { kind: string }>(async ({ input }) => void log.push(`${input.kind}@${clock.now()}`)),
+      runHooks: fromPromise<void, { kind: string }>(({ input }) => {
+        log.push(`${input.kind}@${clock.now()}`);
+        const plan = opts.hooks?.[input.kind] ?? 'resolve';
+        if (plan === 'hold') return new Promise<void>((resolve, reject) => held.set(input.kind, { resolve, reject }));
+        return plan === 'reject' ? Promise.reject(new Error(`${input.kind} hook failed`)) : Promise.resolve();
+      }),
       maxRunTimer: fromCallback<{ type: 'arm'; deadline?: number }, { deadline?: number }>(({ input, sendBack }) => {
         if (input.deadline === undefined) return;
         const deadline = input.deadline;
@@ -47,7 +56,7 @@ function harness(alloc: Allocation) {
     } as never,
   });
   const { roles, tasks } = taskSettingsFor(alloc);
-  const input: AllocMachineInput = { alloc, roles, tasks, now: 0, hasWatched: false };
+  const input: AllocMachineInput = { alloc, roles, tasks, now: 0, hasWatched: false, ...(opts.input ?? {}) };
   const actor: Actor<typeof allocMachine> = createActor(logic, { inspect: chartCoverage.observe, input, clock }).start();
   const settle = async () => {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
@@ -56,7 +65,7 @@ function harness(alloc: Allocation) {
     const v = actor.getSnapshot().value;
     return typeof v === 'string' ? v : Object.keys(v)[0];
   };
-  return { clock, actor, log, exits, settle, top };
+  return { clock, actor, log, exits, settle, top, held };
 }
 
 const stop = (a: Allocation, over: Partial<Allocation> = {}): Allocation => ({ ...a, desiredStatus: 'stop', allocModifyIndex: a.allocModifyIndex + 1, ...over });
@@ -124,6 +133,87 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
     expect(ctx.alloc.clientStatus).to.not.equal('unknown');
     expect(ctx.taskStates.web!.events.at(-1)!.type).to.equal('Reconnected');
     expect(h.top()).to.equal('running');
+    h.actor.stop();
+  });
+
+  it('a restored alloc whose dir is gone fails and is destroyed', async () => {
+    const h = harness(makeAlloc([mockTask('web')]), { build: () => Promise.reject(new AllocDirInaccessibleError('allocation directory is inaccessible: ENOENT')), input: { restoring: true } });
+    await h.settle();
+    expect(h.top()).to.equal('destroyed');
+    expect(h.actor.getSnapshot().context.statusOverride).to.deep.equal({ status: 'failed', description: 'allocation directory is inaccessible: ENOENT' });
+  });
+
+  it('failing preKill, preTaskRestart and postrun hooks only move on; restarts asked meanwhile queue', async () => {
+    const alloc = makeAlloc([mockTask('web'), mockTask('api')]);
+    const h = harness(alloc, { hooks: { preTaskRestart: 'hold', preKill: 'reject', postrun: 'reject' } });
+    await h.settle();
+    h.actor.send({ type: 'restartTask', taskName: 'web', time: 0 });
+    h.actor.send({ type: 'restartTask', taskName: 'api', time: 0 });
+    h.actor.send({ type: 'restartAll', time: 0 });
+    await h.settle();
+    expect(h.actor.getSnapshot().context.pendingRestarts).to.have.length(3);
+    h.held.get('preTaskRestart')!.reject(new Error('no'));
+    await h.settle();
+    expect(h.actor.getSnapshot().context.pendingRestarts).to.have.length(0);
+    h.actor.send({ type: 'update', alloc: stop(alloc), time: 0 });
+    await h.settle();
+    expect(h.log).to.include('preKill@0');
+    h.actor.send({ type: 'destroy', time: 0 });
+    await h.settle();
+    expect(h.top()).to.equal('destroyed');
+  });
+
+  it('a destroy with failing preKill and postrun hooks still ends; a stale update is ignored meanwhile', async () => {
+    const alloc = makeAlloc([mockTask('web')]);
+    const h = harness(alloc, { hooks: { preKill: 'reject', postrun: 'reject', destroy: 'hold' } });
+    await h.settle();
+    h.actor.send({ type: 'update', alloc: { ...alloc, allocModifyIndex: 5 }, time: 0 });
+    h.actor.send({ type: 'destroy', time: 0 });
+    await h.settle();
+    h.actor.send({ type: 'update', alloc: { ...alloc, allocModifyIndex: 2 }, time: 0 }); // stale
+    await h.settle();
+    expect(h.actor.getSnapshot().context.alloc.allocModifyIndex).to.equal(5);
+    h.held.get('destroy')!.resolve();
+    await h.settle();
+    expect(h.top()).to.equal('destroyed');
+  });
+
+  it('while the preTaskRestart hooks run, the group still stops when its tasks die', async () => {
+    const one = harness(makeAlloc([mockTask('web')], { group: { restartPolicy: { attempts: 0, intervalMs: 1000, delayMs: 0, mode: 'fail' } } }), { hooks: { preTaskRestart: 'hold' } });
+    await one.settle();
+    one.actor.send({ type: 'restartAll', time: 0 });
+    await one.settle();
+    one.exits.get('web')!({ result: { exitCode: 0, signal: 0 }, time: 1 });
+    await one.settle();
+    expect(one.top()).to.equal('stopping');
+    one.actor.stop();
+
+    const two = harness(makeAlloc([mockTask('web'), mockTask('api')], { group: { restartPolicy: { attempts: 0, intervalMs: 1000, delayMs: 0, mode: 'fail' } } }), { hooks: { preTaskRestart: 'hold' } });
+    await two.settle();
+    two.actor.send({ type: 'restartTask', taskName: 'web', time: 0 });
+    await two.settle();
+    two.exits.get('api')!({ result: { exitCode: 1, signal: 0 }, time: 1 });
+    await two.settle();
+    expect(two.top()).to.equal('stopping');
+    expect(two.actor.getSnapshot().context.killEvent).to.deep.equal({ type: 'Sibling Task Failed', failedSibling: 'api' });
+    two.actor.stop();
+  });
+
+  it('an in-place update hands kept tasks their new kill settings; a skipping kill cuts a delay', async () => {
+    const alloc = makeAlloc([mockTask('web', {}, { shutdownDelayMs: 5000 })]);
+    const h = harness(alloc);
+    await h.settle();
+    const next: Allocation = { ...alloc, allocModifyIndex: 2, job: { ...alloc.job, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [mockTask('web', {}, { shutdownDelayMs: 5000, killTimeoutMs: 1234 })] }] } };
+    h.actor.send({ type: 'update', alloc: next, time: 0 });
+    await h.settle();
+    const task = h.actor.getSnapshot().children[`task-${alloc.id}-web`] as unknown as { getSnapshot(): { context: { killTimeoutMs: number }; value: unknown }; send(e: unknown): void };
+    expect(task.getSnapshot().context.killTimeoutMs).to.equal(1234);
+    h.actor.send({ type: 'update', alloc: stop(next), time: 0 });
+    await h.settle();
+    expect(task.getSnapshot().value).to.equal('shutdownDelay');
+    task.send({ type: 'kill', time: 1, skipShutdownDelay: true });
+    await h.settle();
+    expect(h.log.some((l) => l.startsWith('kill web@'))).to.equal(true);
     h.actor.stop();
   });
 });
