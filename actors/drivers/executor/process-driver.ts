@@ -24,7 +24,7 @@ import { interpolateEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import {
   EXECUTOR_PATH, ExecutorUnreachableError, delay, executorPidsFor, executorRequest, groupAlive, isSameProcess,
-  launchExecutor, readExecutorState, readExitRecord, readJson, socketPathFor, stateFiles,
+  launchExecutor, readExecutorState, readExitRecord, readJson, socketPathFor, stateFiles, writeJsonAtomic,
 } from './client.ts';
 import type { ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyOk } from './protocol.ts';
 
@@ -119,10 +119,13 @@ function toExit(rec: ExitRecord): ExitResult {
   return out;
 }
 
+/** Where a start records its task's cgroup the moment it exists (`<stateDir>/cgroup.json`). */
+const cgroupFile = (stateDir: string) => path.join(stateDir, 'cgroup.json');
+
 /** The full handle of a start saved as intent, from the state file its executor wrote. */
 function handleFromState(saved: TaskHandle, rec: ExecutorState): TaskHandle {
   // The task's cgroup is in the spec the start wrote for its executor.
-  const cgroup = readJson<ExecutorSpec>(stateFiles(saved.config.stateDir).spec)?.cgroup;
+  const cgroup = readJson<ExecutorSpec>(stateFiles(saved.config.stateDir).spec)?.cgroup ?? readJson<TaskCgroup>(cgroupFile(saved.config.stateDir));
   const state: ProcessHandleState = {
     executorPid: rec.executorPid, executorStartTime: rec.executorStartTime, pid: rec.pid, pgid: rec.pgid,
     startTime: rec.startTime, isolation: rec.isolation, command: rec.command, socketPath: rec.socketPath, stateDir: saved.config.stateDir,
@@ -223,13 +226,17 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       const rec = readExecutorState(stateDir);
       if (rec) return handleFromState(saved, rec);
       const executors = executorPidsFor(specPath);
-      if (!executors.length) throw new TaskNotStartedError(`task "${saved.config.taskName}" was never started (no executor, no state in ${stateDir})`);
+      if (!executors.length) {
+        await dropStartedCgroup(stateDir);
+        throw new TaskNotStartedError(`task "${saved.config.taskName}" was never started (no executor, no state in ${stateDir})`);
+      }
       if (Date.now() >= deadline) {
         for (const pid of executors) {
           try {
             process.kill(pid, 'SIGKILL');
           } catch {}
         }
+        await dropStartedCgroup(stateDir);
         throw new TaskNotStartedError(`task "${saved.config.taskName}": its executor never reported a start; killed it`);
       }
       await delay(step);
@@ -240,7 +247,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
    * A handle saved before its start, as far as the start got: the completed handle when the
    * executor recorded a task, else undefined after killing any executor of that start.
    */
-  function settleStarting(h: TaskHandle): TaskHandle | undefined {
+  async function settleStarting(h: TaskHandle): Promise<TaskHandle | undefined> {
     if (!h.starting) return h;
     const rec = readExecutorState(h.config.stateDir);
     if (rec) return handleFromState(h, rec);
@@ -249,7 +256,15 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         process.kill(pid, 'SIGKILL');
       } catch {}
     }
+    await dropStartedCgroup(h.config.stateDir);
     return undefined;
+  }
+
+  /** Removes the cgroup a start that never got an executor made (see `cgroupFile`). */
+  async function dropStartedCgroup(stateDir: string): Promise<void> {
+    const cg = readJson<TaskCgroup>(cgroupFile(stateDir));
+    if (cg) await dropCgroup(cg).catch(() => false);
+    fs.rmSync(cgroupFile(stateDir), { force: true });
   }
 
   const driver: Driver = {
@@ -279,6 +294,9 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       if (cgroups) {
         try {
           cgroup = await cgroups.create({ allocId: config.allocId, taskName: config.taskName, resources: config.task.resources, applyLimits: kind.applyLimits });
+          // On record before anything can run in it: a host that dies before the executor starts
+          // leaves a cgroup a later restore must still find and remove.
+          writeJsonAtomic(cgroupFile(config.stateDir), cgroup);
         } catch (err) {
           throw new DriverStartError((err as Error).message, true);
         }
@@ -311,12 +329,12 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       try {
         ready = await launchExecutor({ spec, nodePath, executorPath, timeoutMs: startTimeoutMs });
       } catch (err) {
-        if (cgroup) await dropCgroup(cgroup).catch(() => {});
+        if (cgroup) await dropStartedCgroup(config.stateDir);
         if (signal.aborted) throw signal.reason;
         throw new DriverStartError(`failed to launch command with executor: ${(err as Error).message}`, true);
       }
       if (!ready.ok) {
-        if (cgroup) await dropCgroup(cgroup);
+        if (cgroup) await dropStartedCgroup(config.stateDir);
         throw new DriverStartError(`failed to launch command with executor: ${ready.error}`, ready.recoverable);
       }
       const state: ProcessHandleState = {
@@ -352,7 +370,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
     },
 
     async stop(saved: TaskHandle, timeoutMs: number, killSignal: string): Promise<void> {
-      const handle = settleStarting(saved);
+      const handle = await settleStarting(saved);
       if (!handle) return;
       const st = stateOf(handle);
       const sig = signalName(killSignal || 'SIGINT');
@@ -375,7 +393,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
     },
 
     async destroy(saved: TaskHandle, force: boolean): Promise<void> {
-      const handle = settleStarting(saved);
+      const handle = await settleStarting(saved);
       if (!handle) return;
       const st = stateOf(handle);
       const running = !readExitRecord(st.stateDir)
@@ -391,7 +409,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         } catch {}
       }
       const files = stateFiles(st.stateDir);
-      for (const f of [st.socketPath, files.spec, files.state, files.exit, files.log]) {
+      for (const f of [st.socketPath, files.spec, files.state, files.exit, files.log, cgroupFile(st.stateDir)]) {
         fs.rmSync(f, { force: true });
       }
       statsReader.forget(handle.id);
