@@ -42,6 +42,11 @@ export interface BusMessageMap {
   'migration.failed': { allocId: string; previousAllocId: string; error: string };
   /** A chroot was built for a task. */
   'chroot.built': { allocId: string; task: string; files: number; dirs: number; links: number; copies: number; bytes: number; ms: number };
+  /**
+   * The garbage collector destroyed a terminal alloc: over the disk or inode threshold, over
+   * `gcMaxAllocs`, or asked to (`client.gc()` / `client.gcAlloc()`).
+   */
+  'gc.collected': { allocId: string; reason: 'disk' | 'inodes' | 'count' | 'forced' };
   /** An actor failed in a way berth did not expect. */
   'client.error': { allocId?: string; actorId?: string; error: string };
 }

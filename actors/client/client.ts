@@ -29,6 +29,7 @@ import { serveRuntimeSnapshots } from '../migrate/serve.ts';
 import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
+import { AllocGarbageCollector, resolveGcOptions } from '../gc/index.ts';
 
 /** A tiny statechart for the client itself, so the inspector shows it. */
 const clientMachine = setup({
@@ -81,6 +82,7 @@ export function createClient(options: ClientOptions): Client {
   if (!options || typeof options.dataDir !== 'string' || options.dataDir === '') throw new BerthError('createClient: options.dataDir is required');
   const dataDir = resolve(options.dataDir);
   const clientAllocDir = resolve(options.allocDir ?? join(dataDir, 'alloc'));
+  const gcSettings = resolveGcOptions(options); // before anything touches the disk
   mkdirSync(clientAllocDir, { recursive: true });
   const clock = options.clock ?? realClock;
   const bus = createBus(() => clock.now());
@@ -115,6 +117,19 @@ export function createClient(options: ClientOptions): Client {
   const clientActor = createActor(clientMachine, { id: 'client', ...(options.inspect ? { inspect: options.inspect } : {}) }).start();
   let shut = false;
   const snapshotServers = new Set<SnapshotServer>();
+
+  const gc = new AllocGarbageCollector({
+    bus,
+    clock,
+    allocDir: clientAllocDir,
+    ...gcSettings,
+    host: {
+      runner: (id) => runners.get(id),
+      count: () => runners.size,
+      isCopyingOut: (id) => (rt.registry.get(id)?.copiesOut.size ?? 0) > 0,
+      flush: () => rt.store.flush(),
+    },
+  });
 
   /** Creates, registers and starts a runner. */
   const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles'>) => {
@@ -151,10 +166,12 @@ export function createClient(options: ClientOptions): Client {
       const preemptedRunners = alloc.preemptedAllocations?.length
         ? Object.fromEntries(alloc.preemptedAllocations.map((id) => [id, runners.get(id) ?? null]))
         : undefined;
-      return startRunner(alloc, {
+      const runner = startRunner(alloc, {
         ...(previousRunner ? { previousRunner } : {}),
         ...(preemptedRunners ? { preemptedRunners } : {}),
       });
+      gc.added(runner); // Nomad's MakeRoomFor
+      return runner;
     },
     updateAlloc(input) {
       if (shut) throw new ClientShutdownError();
@@ -196,6 +213,8 @@ export function createClient(options: ClientOptions): Client {
       return restored;
     },
     runner: (id) => runners.get(id),
+    gc: () => (shut ? Promise.reject(new ClientShutdownError()) : gc.collectAll()),
+    gcAlloc: (allocId) => (shut ? Promise.reject(new ClientShutdownError()) : gc.collect(allocId)),
     runners: () => [...runners.values()] as AllocRunner[],
     async serveSnapshots(opts) {
       if (shut) throw new ClientShutdownError();
@@ -213,6 +232,7 @@ export function createClient(options: ClientOptions): Client {
     async shutdown() {
       if (shut) return;
       shut = true;
+      gc.stop();
       await Promise.all([...snapshotServers].map((s) => s.close()));
       snapshotServers.clear();
       for (const r of runners.values()) r.stopActor();
