@@ -32,7 +32,7 @@ export { connectInspector, type WsInspector, type WsInspectorOptions } from './a
 export { openStateStore, type StateStore, type StoredAlloc } from './actors/state/state-store.ts';
 export { statfsUsage, type FsUsageReader } from './actors/gc/fs-usage.ts';
 export type { FsUsage, GcReason } from './machines/policy/gc.ts';
-export type { AllocState } from './machines/alloc-state.ts';
+export type { AllocState } from './model/alloc-state.ts';
 export type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
 export { createMockDriver } from './actors/drivers/mock.ts';
 export { createRawExecDriver } from './actors/drivers/raw-exec.ts';

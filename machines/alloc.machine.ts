@@ -12,15 +12,17 @@
  * ```
  * @module
  */
-import { assign, enqueueActions, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
-import { isServerTerminal } from '../model/status.ts';
+import { and, assign, enqueueActions, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
+import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
 import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
 import { gateOpen, nextCoordinatorState, type CoordinatorState } from './policy/lifecycle-gates.ts';
+import { pickQueuedUpdate } from './policy/update-queue.ts';
 import { appendEvent, taskEvent } from './policy/task-events.ts';
 import type { TaskRole } from './policy/task-roles.ts';
 import type { TaskMachineEvent, TaskMachineInput } from './task.machine.ts';
-import type { TaskHandle } from '../actors/drivers/driver.ts';
+import type { TaskHandle } from '../model/task-handle.ts';
+import type { AllocState } from '../model/alloc-state.ts';
 
 /** Per-task static settings the runtime computes once (plain data). */
 export type TaskSettings = Omit<TaskMachineInput, 'initialState' | 'gateOpen' | 'now'>;
@@ -37,6 +39,10 @@ export interface AllocMachineInput {
   hasWatched: boolean;
   /** Restoring a saved alloc: task name -> saved driver handle (plain JSON). */
   restoredHandles?: Record<string, TaskHandle>;
+  /** Restoring an alloc whose destroy had begun: finish the destroy, run nothing. */
+  destroyRequested?: boolean;
+  /** The host registered hooks with an `update` method: non-terminal updates run them. */
+  hasUpdateHooks?: boolean;
 }
 
 /** The alloc machine's context (plain data). */
@@ -62,6 +68,19 @@ export interface AllocContext {
   hasWatched: boolean;
   now: number;
   restoredHandles?: Record<string, TaskHandle>;
+  /**
+   * The alloc was already client-terminal (complete, failed, lost) when this client got it, from
+   * the servers or from its own records: it builds nothing, runs no prerun/postrun hook and starts
+   * no task (Nomad's shouldRun; #5883 re-ran finished batch allocs on restore). Its client status
+   * stays the one it came with.
+   */
+  arrivedTerminal: boolean;
+  destroyRequested: boolean;
+  hasUpdateHooks: boolean;
+  /** Update hooks are running for the last applied update; later updates wait in the slot. */
+  updating: boolean;
+  /** The single-slot update queue (Nomad's AllocRunner.Update): the update applied next. */
+  queuedUpdate?: Allocation;
 }
 
 /** Events the alloc machine accepts. */
@@ -112,7 +131,7 @@ export const allocMachine = setup({
     buildAllocDir: null as unknown as PromiseActorLogic<void, { allocId: string }>,
     awaitPrevious: null as unknown as AnyActorLogic,
     migrateData: null as unknown as PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>,
-    runHooks: null as unknown as PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'postrun' | 'destroy' }>,
+    runHooks: null as unknown as PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'postrun' | 'destroy' }>,
     task: null as unknown as AnyActorLogic,
   },
   delays: {
@@ -122,6 +141,10 @@ export const allocMachine = setup({
     nothingWatched: ({ context }) => !context.hasWatched,
     hasWaitTimeout: ({ context }) => context.prevAllocWaitTimeoutMs !== undefined,
     stopRequested: ({ context }) => isServerTerminal(context.alloc),
+    arrivedTerminal: ({ context }) => context.arrivedTerminal,
+    destroyRequested: ({ context }) => context.destroyRequested,
+    updating: ({ context }) => context.updating,
+    terminalUpdate: ({ event }) => event.type === 'update' && isServerTerminal(event.alloc),
     allMainDead: ({ context }) => context.roles.filter((r) => !r.poststop).every((r) => isDead(context, r.name)),
     mustKillGroup: ({ context }) => !!groupKillEvent(context.roles, context.taskStates),
     killDone: ({ context }) => context.killQueue.length === 0 && context.killCurrent.every((n) => isDead(context, n)),
@@ -137,12 +160,35 @@ export const allocMachine = setup({
         version: context.version + 1,
       };
     }),
-    applyUpdate: assign(({ context, event }) => (event.type === 'update' ? { alloc: event.alloc, version: context.version + 1, now: event.time } : {})),
+    applyUpdate: assign(({ context, event }) => (event.type === 'update' ? { alloc: event.alloc, version: context.version + 1, now: Math.max(context.now, event.time) } : {})),
+    /** An update arrived while update hooks run: it takes the slot (see `pickQueuedUpdate`). */
+    queueUpdate: assign(({ context, event }) => (event.type === 'update' ? { queuedUpdate: pickQueuedUpdate(context.queuedUpdate, event.alloc) } : {})),
+    /** A stop is an update with a terminal desired status: no update hooks run for it. */
+    startUpdateHooks: enqueueActions(({ context, enqueue }) => {
+      if (!context.hasUpdateHooks) return;
+      enqueue.spawnChild('runHooks', { id: 'update-hooks', input: { allocId: context.allocId, kind: 'update' as const } });
+      enqueue.assign({ updating: true });
+    }),
+    /** The update hooks finished: apply the update waiting in the slot, if any. */
+    nextUpdate: enqueueActions(({ context, enqueue }) => {
+      enqueue.assign({ updating: false, queuedUpdate: undefined });
+      if (context.queuedUpdate) enqueue.raise({ type: 'update', alloc: context.queuedUpdate, time: context.now });
+    }),
     spawnTasks: enqueueActions(({ context, enqueue }) => {
       for (const r of context.roles) {
         const settings = context.tasks[r.name]!;
         const restoredHandle = context.restoredHandles?.[r.name];
         const input: TaskMachineInput = { ...settings, initialState: context.taskStates[r.name]!, gateOpen: gateOpen(context.coordinator, r.stage), now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
+        enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
+      }
+      enqueue.assign({ spawned: true });
+    }),
+    /** Spawns every task with its gate closed, when restored handles must be reattached to be killed. */
+    spawnRestoredTasks: enqueueActions(({ context, enqueue }) => {
+      if (context.spawned || !context.restoredHandles || Object.keys(context.restoredHandles).length === 0) return;
+      for (const r of context.roles) {
+        const restoredHandle = context.restoredHandles[r.name];
+        const input: TaskMachineInput = { ...context.tasks[r.name]!, initialState: context.taskStates[r.name]!, gateOpen: false, now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
         enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
       }
       enqueue.assign({ spawned: true });
@@ -226,22 +272,35 @@ export const allocMachine = setup({
       prevAllocWaitTimeoutMs: input.prevAllocWaitTimeoutMs,
       hasWatched: input.hasWatched,
       now: input.now,
+      arrivedTerminal: isClientTerminalStatus(input.alloc.clientStatus),
+      destroyRequested: !!input.destroyRequested,
+      hasUpdateHooks: !!input.hasUpdateHooks,
+      updating: false,
       ...(input.restoredHandles ? { restoredHandles: input.restoredHandles } : {}),
     };
   },
   initial: 'pending',
   on: {
+    // Updates apply one at a time: while update hooks run, the newest waits in a single slot.
     update: [
-      { guard: ({ event }) => isServerTerminal(event.alloc), target: '.stopping', actions: 'applyUpdate' },
-      { actions: 'applyUpdate' },
+      { guard: 'updating', actions: 'queueUpdate' },
+      { guard: 'terminalUpdate', target: '.stopping', actions: 'applyUpdate' },
+      { actions: ['applyUpdate', 'startUpdateHooks'] },
     ],
+    'xstate.done.actor.update-hooks': { actions: 'nextUpdate' },
+    'xstate.error.actor.update-hooks': { actions: 'nextUpdate' },
     destroy: { target: '.stopping.destroying', actions: 'stampNow' },
     'task.state': { actions: ['recordTaskState', 'updateGates'] },
     toTask: { actions: 'forwardToTask' },
   },
   states: {
     pending: {
-      always: { guard: 'stopRequested', target: 'stopping' },
+      // Checked before anything is built: a terminal alloc never builds, waits or runs.
+      always: [
+        { guard: 'destroyRequested', target: '#alloc.stopping.destroying' },
+        { guard: 'arrivedTerminal', target: 'stopping' },
+        { guard: 'stopRequested', target: 'stopping' },
+      ],
       invoke: {
         id: 'alloc-dir',
         src: 'buildAllocDir',
@@ -311,7 +370,9 @@ export const allocMachine = setup({
     },
     stopping: {
       initial: 'killing',
-      entry: 'markUnstartedDead',
+      // A restored alloc that stops before its tasks were spawned still owns the processes its
+      // saved handles name: spawn the tasks (gates closed) so the kill phases reach them.
+      entry: ['spawnRestoredTasks', 'markUnstartedDead'],
       // Already stopping: a later update only replaces the alloc (no re-entry, no hooks).
       on: { update: { actions: 'applyUpdate' } },
       states: {
@@ -322,7 +383,10 @@ export const allocMachine = setup({
         },
         poststop: {
           entry: 'updateGates',
-          always: { guard: 'poststopDone', target: 'postrun' },
+          always: [
+            { guard: and(['poststopDone', 'arrivedTerminal']), target: 'stopped' },
+            { guard: 'poststopDone', target: 'postrun' },
+          ],
         },
         postrun: {
           invoke: {
@@ -362,3 +426,9 @@ export const allocMachine = setup({
     },
   },
 });
+
+/**
+ * The alloc chart's top-level states in lifecycle order, read from the chart (its states are
+ * declared in that order), so `waitFor` can tell a state that was already passed.
+ */
+export const ALLOC_STATES: readonly AllocState[] = Object.keys(allocMachine.config.states ?? {}) as AllocState[];

@@ -12,14 +12,21 @@
  *    │   delay                                                             │
  *    └──────────── restarting ◄──── Restarting ────────────────────────────┤
  *                                                                          │ Not Restarting /
- *   kill (any live state) ──► killing ──► dead ◄───────────────────────────┘ Terminated
+ *   kill (running) ──► killing ──► dead ◄──────────────────────────────────┘ Terminated
+ *   kill (pending, restarting) ──► dead          (no process exists)
+ *   kill (starting, recovering) ──► abort the effect, stay until it settles ──► killing | dead
  * ```
  * Every change is reported to the parent alloc machine as a `task.state` event.
+ *
+ * Ordering invariant (terminal truth): the task is reported `dead` only from a state in which
+ * no process of it can exist: after `killTask`/`waitTask` returned (the process is gone), or
+ * from `pending`/`restarting`, or after a start or recovery settled without a process. A
+ * process exists before a driver's start returns, so a kill never leaves `starting` early.
  * @module
  */
-import { assign, sendParent, setup } from 'xstate';
+import { assign, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
-import type { ExitResult, TaskHandle } from '../actors/drivers/driver.ts';
+import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
 import { appendEvent, details, taskEvent } from './policy/task-events.ts';
 import type { TaskRole } from './policy/task-roles.ts';
@@ -60,6 +67,11 @@ export interface TaskContext {
   decision?: RestartDecision;
   /** A kill arrived while a restart-kill was in flight. */
   killAfterRestart: boolean;
+  /**
+   * A kill arrived while the task was starting or being reattached: the start (or recovery) was
+   * asked to abort, and whatever it leaves behind is killed before the task is reported dead.
+   */
+  killRequested: boolean;
 }
 
 /** Result of the `startTask` actor: never rejects, so failures stay plain data. */
@@ -67,8 +79,11 @@ export type StartOutput =
   | { ok: true; handle: TaskHandle; time: number; setupEvents?: TaskEvent[] }
   | { ok: false; time: number; error: string; recoverable: boolean; validation?: boolean; setupEvents?: TaskEvent[] };
 
-/** Result of the `recoverTask` actor. */
-export type RecoverOutput = { ok: true; time: number } | { ok: false; time: number; error: string };
+/**
+ * Result of the `recoverTask` actor. `handle` is the reattached handle (completed when the saved
+ * one was saved before its start); `notStarted`: that start never got as far as a process.
+ */
+export type RecoverOutput = { ok: true; time: number; handle?: TaskHandle } | { ok: false; time: number; error: string; notStarted?: boolean };
 
 /** Result of the `waitTask` and `killTask` actors. */
 export interface ExitOutput {
@@ -85,8 +100,13 @@ export type TaskMachineEvent =
   | { type: 'restart'; time: number; reason?: string; failure?: boolean }
   /** Re-run a dead task too (alloc-level restartAll). */
   | { type: 'restartAll'; time: number; reason?: string }
-  /** Append an event without changing state (Signaling, hook messages, ...). */
-  | { type: 'append'; event: TaskEvent };
+  /** Append an event without changing state (hook messages, ...). */
+  | { type: 'append'; event: TaskEvent }
+  /**
+   * Send `signal` to the running task: "Signaling", then a `signalTask` child with id
+   * `signal.<requestId>` whose done or error is the caller's answer. Not running: no child.
+   */
+  | { type: 'signal'; time: number; signal: string; requestId: string };
 
 type Ctx = TaskContext;
 
@@ -133,6 +153,7 @@ export const taskMachine = setup({
     waitTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
     killTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>,
     recoverTask: null as unknown as import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
+    signalTask: null as unknown as import('xstate').PromiseActorLogic<void, { allocId: string; taskName: string; handle: TaskHandle; signal: string }>,
   },
   delays: {
     restartDelay: ({ context }) => (context.decision && 'delayMs' in context.decision ? context.decision.delayMs : 0),
@@ -141,11 +162,16 @@ export const taskMachine = setup({
     gateOpen: ({ context }) => context.gateOpen,
     deadAlready: ({ context }) => context.state.state === 'dead',
     hasRestoredHandle: ({ context }) => !!context.handle,
+    hasExitedHandle: ({ context }) => !!context.handle?.exited,
+    notStarted: (_, out: RecoverOutput) => !out.ok && !!out.notStarted,
     recoverOk: (_, out: RecoverOutput) => out.ok,
     startOk: (_, out: StartOutput) => out.ok,
     restarting: ({ context }) => context.decision?.state === 'Restarting',
     notRestarting: ({ context }) => context.decision?.state === 'Not Restarting',
     killAfterRestart: ({ context }) => context.killAfterRestart,
+    killRequested: ({ context }) => context.killRequested,
+    startOkAfterKill: ({ context }, out: StartOutput) => out.ok && context.killRequested,
+    recoverOkAfterKill: ({ context }, out: RecoverOutput) => out.ok && context.killRequested,
   },
   actions: {
     report: sendParent(({ context }) => ({ type: 'task.state', taskName: context.taskName, state: context.state, eventSeq: context.eventSeq }) as never),
@@ -158,6 +184,25 @@ export const taskMachine = setup({
     }),
     appendKill: assign(({ context, event }) => (event.type === 'kill' ? appendAll(context, killEvents(context, event)) : {})),
     markKillAfterRestart: assign({ killAfterRestart: true }),
+    markKillRequested: assign({ killRequested: true }),
+    forgetChild: stopChild(({ event }) => (event as unknown as { actorId: string }).actorId),
+    takeRecovered: assign(({ context, event }) => {
+      const out = (event as { output?: RecoverOutput }).output;
+      return out?.ok && out.handle ? { handle: out.handle } : {};
+    }),
+    /** Tells the in-flight start or recovery (invoked as `effect`) to abort; it still settles. */
+    abortEffect: sendTo('effect', { type: 'abort' }),
+    /** The start or recovery settled after a kill with nothing left running: Killed, dead. */
+    killedBeforeRunning: assign(({ context }, out: { time: number; setupEvents?: TaskEvent[] }) => {
+      const c = { ...context, ...appendAll(context, [...(out.setupEvents ?? []), taskEvent('Killed', out.time)]) };
+      return { ...c, ...toDead(c, out.time) };
+    }),
+    /** The start succeeded: Started, running, with its handle. */
+    started: assign(({ context }, out: StartOutput) => {
+      if (!out.ok) return {};
+      const c = { ...context, ...appendAll(context, [...(out.setupEvents ?? []), taskEvent('Started', out.time)]) };
+      return { ...c, handle: out.handle, state: { ...c.state, state: 'running' as const, startedAt: c.state.startedAt ?? out.time } };
+    }),
     /** The kill finished: Terminated, then Killed, then dead. */
     killedDead: assign(({ context }, out: ExitOutput) => {
       const c = { ...context, ...appendAll(context, [exitEvent(out), taskEvent('Killed', out.time)]) };
@@ -192,28 +237,59 @@ export const taskMachine = setup({
     attempt: 0,
     now: input.now,
     killAfterRestart: false,
+    killRequested: false,
     ...(input.restoredHandle ? { handle: input.restoredHandle } : {}),
   }),
   initial: 'boot',
   on: {
     gate: { actions: 'setGate' },
     append: { actions: ['appendGiven', 'report'] },
+    // A signal request ended: its caller has the answer; forget the child (an error is no
+    // reason for the task to fail).
+    'xstate.done.actor.signal.*': { actions: 'forgetChild' },
+    'xstate.error.actor.signal.*': { actions: 'forgetChild' },
   },
   states: {
-    /** Where a (possibly restored) task resumes: dead stays dead, a saved handle is reattached. */
+    /**
+     * Where a (possibly restored) task resumes: dead stays dead; a saved handle with a recorded
+     * exit reports that exit (the host died before the exit reached the task state) and the
+     * restart policy decides, so a finished task never runs again; any other saved handle is
+     * reattached.
+     */
     boot: {
       always: [
         { guard: 'deadAlready', target: 'dead' },
+        {
+          guard: 'hasExitedHandle',
+          target: 'exited',
+          actions: assign(({ context }) => {
+            const result = context.handle!.exited!;
+            return {
+              ...withEvent(context, exitEvent({ result, time: context.now })),
+              handle: undefined,
+              lastInput: { kind: 'exit', exitCode: result.exitCode, signal: result.signal, err: result.err } as RestartInput,
+            };
+          }),
+        },
         { guard: 'hasRestoredHandle', target: 'recovering' },
         { target: 'pending' },
       ],
     },
+    /**
+     * Reattaching a saved handle. A kill here does not leave the state: the recovery is asked to
+     * abort and settles; a reattached task is then killed (`killing`), a lost one is dead.
+     */
     recovering: {
       invoke: {
+        id: 'effect',
         src: 'recoverTask',
         input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle! }),
         onDone: [
-          { guard: { type: 'recoverOk', params: ({ event }) => event.output }, target: 'running', actions: [assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'] },
+          { guard: { type: 'recoverOkAfterKill', params: ({ event }) => event.output }, target: 'killing', actions: 'takeRecovered' },
+          { guard: 'killRequested', target: 'dead', actions: [{ type: 'killedBeforeRunning', params: ({ event }) => event.output }, 'report'] },
+          { guard: { type: 'recoverOk', params: ({ event }) => event.output }, target: 'running', actions: ['takeRecovered', assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'] },
+          // Saved before a start that never got as far as a process: start it now.
+          { guard: { type: 'notStarted', params: ({ event }) => event.output }, target: 'pending', actions: assign({ handle: undefined }) },
           {
             // The task could not be reattached: record it and let the restart policy decide.
             target: 'exited',
@@ -228,7 +304,7 @@ export const taskMachine = setup({
           },
         ],
       },
-      on: { kill: { target: 'dead', actions: ['killPending', 'report'] } },
+      on: { kill: { guard: ({ context }) => !context.killRequested, actions: ['appendKill', 'markKillRequested', 'report', 'abortEffect'] } },
     },
     pending: {
       always: { guard: 'gateOpen', target: 'starting' },
@@ -242,21 +318,14 @@ export const taskMachine = setup({
         'report',
       ],
       invoke: {
+        id: 'effect',
         src: 'startTask',
         input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, attempt: context.attempt }),
         onDone: [
-          {
-            guard: { type: 'startOk', params: ({ event }) => event.output },
-            target: 'running',
-            actions: [
-              assign(({ context, event }) => {
-                const out = event.output as Extract<StartOutput, { ok: true }>;
-                const c = { ...context, ...appendAll(context, [...(out.setupEvents ?? []), taskEvent('Started', out.time)]) };
-                return { ...c, handle: out.handle, state: { ...c.state, state: 'running' as const, startedAt: c.state.startedAt ?? out.time } };
-              }),
-              'report',
-            ],
-          },
+          // Killed while starting, and the process exists anyway: kill it like a running task.
+          { guard: { type: 'startOkAfterKill', params: ({ event }) => event.output }, target: 'killing', actions: [{ type: 'started', params: ({ event }) => event.output }, 'report'] },
+          { guard: 'killRequested', target: 'dead', actions: [{ type: 'killedBeforeRunning', params: ({ event }) => event.output }, 'report'] },
+          { guard: { type: 'startOk', params: ({ event }) => event.output }, target: 'running', actions: [{ type: 'started', params: ({ event }) => event.output }, 'report'] },
           {
             target: 'exited',
             actions: assign(({ context, event }) => {
@@ -270,8 +339,9 @@ export const taskMachine = setup({
         ],
       },
       on: {
-        // Leaving `starting` stops the start actor, which aborts its signal: the driver cleans up.
-        kill: { target: 'dead', actions: ['killPending', 'report'] },
+        // Never leave `starting` on a kill: the process may already exist (it does before the
+        // driver's start returns). Abort the start, wait for it to settle, then kill what it left.
+        kill: { guard: ({ context }) => !context.killRequested, actions: ['appendKill', 'markKillRequested', 'report', 'abortEffect'] },
       },
     },
     running: {
@@ -288,6 +358,16 @@ export const taskMachine = setup({
       },
       on: {
         kill: { target: 'killing', actions: ['appendKill', 'report'] },
+        signal: {
+          actions: [
+            assign(({ context, event }) => withEvent(context, taskEvent('Signaling', event.time, { details: { task_signal: event.signal } }))),
+            'report',
+            spawnChild('signalTask', {
+              id: ({ event }) => `signal.${(event as { requestId: string }).requestId}`,
+              input: ({ context, event }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle!, signal: (event as { signal: string }).signal }),
+            }),
+          ],
+        },
         restart: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
         restartAll: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
       },

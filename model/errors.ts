@@ -66,6 +66,12 @@ export class MultiError extends BerthError {
   }
 }
 
+/**
+ * `Driver.recover` of a handle saved before its start (`TaskHandle.starting`) found nothing of the
+ * task: the start never got as far as a process. The task is started again, not failed.
+ */
+export class TaskNotStartedError extends BerthError {}
+
 /** A task operation on a task that is not running ("Task not running"). */
 export class TaskNotRunningError extends BerthError {
   constructor() {

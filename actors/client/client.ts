@@ -13,7 +13,6 @@ import { taskMachine } from '../../machines/task.machine.ts';
 import { realClock } from '../../model/clock.ts';
 import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, InvalidAllocationError } from '../../model/errors.ts';
 import { parseAllocation } from '../../model/parse.ts';
-import { isServerTerminal } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
 import { defaultChrootEnv } from '../allocdir/default-chroot.ts';
 import { createExecDriver } from '../drivers/exec.ts';
@@ -132,7 +131,7 @@ export function createClient(options: ClientOptions): Client {
   });
 
   /** Creates, registers and starts a runner. */
-  const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles'>) => {
+  const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles' | 'destroyRequested'>) => {
     const runner = new AllocRunnerImpl({
       rt,
       logic,
@@ -188,6 +187,7 @@ export function createClient(options: ClientOptions): Client {
     async restore() {
       if (shut) throw new ClientShutdownError();
       const restored: AllocRunner[] = [];
+      const destroying: Promise<void>[] = [];
       for (const saved of rt.store.load()) {
         if (runners.has(saved.alloc.id)) continue;
         let alloc: Allocation;
@@ -197,19 +197,13 @@ export function createClient(options: ClientOptions): Client {
           bus.publish('client.error', { allocId: saved.alloc?.id, error: `cannot restore allocation: ${(e as Error).message}` });
           continue;
         }
-        const handles = { ...saved.handles };
-        if (isServerTerminal(alloc)) {
-          // It was being stopped when the last client went away: finish the job on its tasks.
-          await Promise.all(Object.entries(handles).map(async ([task, h]) => {
-            const d = drivers[h.driver];
-            await d?.recover(h).then(() => d.stop(h, rt.maxKillTimeoutMs, 'SIGINT')).catch(() => {});
-            await d?.destroy(h, true).catch(() => {});
-            rt.store.deleteHandle(alloc.id, task);
-            delete handles[task];
-          }));
-        }
-        restored.push(startRunner(alloc, { restoredHandles: handles }));
+        // What the restored alloc does with its handles (reattach, kill, finish a destroy) is
+        // its chart's decision; a destroy that had begun is finished before restore returns.
+        const runner = startRunner(alloc, { restoredHandles: { ...saved.handles }, ...(saved.destroying ? { destroyRequested: true } : {}) });
+        if (saved.destroying) destroying.push(runner.destroy());
+        else restored.push(runner);
       }
+      await Promise.all(destroying);
       return restored;
     },
     runner: (id) => runners.get(id),

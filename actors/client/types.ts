@@ -5,7 +5,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Observable } from 'rxjs';
 import type { Bus } from '../../bus/bus.ts';
-import type { AllocState } from '../../machines/alloc-state.ts';
+import type { AllocState } from '../../model/alloc-state.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
 import type { Driver } from '../drivers/driver.ts';

@@ -14,51 +14,9 @@
  * @module
  */
 import type { Task } from '../../model/types.ts';
+import type { ExitResult, TaskConfig, TaskHandle } from '../../model/task-handle.ts';
 
-/** Everything a driver needs to start one task. Plain data. */
-export interface TaskConfig {
-  /** Unique per start: `<allocId>/<taskName>/<n>`. */
-  id: string;
-  allocId: string;
-  taskName: string;
-  /** The task (its `config` is the driver's config block). */
-  task: Task;
-  /** The full environment: Nomad's NOMAD_* variables plus the task's own `env`. */
-  env: Record<string, string>;
-  /** Task directory paths on the host. */
-  taskDir: { dir: string; localDir: string; secretsDir: string; privateDir: string; tmpDir: string };
-  /** Alloc directory paths on the host (`logsDir` is `<alloc>/alloc/logs`). */
-  allocDir: { dir: string; sharedDir: string; logsDir: string };
-  /** User to run as (exec only; default nobody). */
-  user?: string;
-  /** Log rotation: files kept per stream and the size of each. */
-  logs: { maxFiles: number; maxFileSizeMB: number };
-  /** A directory private to this task's driver state (sockets, state files); created by berth. */
-  stateDir: string;
-}
-
-/** A started task, as plain JSON that survives a host restart. */
-export interface TaskHandle {
-  driver: string;
-  id: string;
-  config: TaskConfig;
-  /** ms since epoch. */
-  startedAt: number;
-  /** The task's main process, when there is one. */
-  pid?: number;
-  /** Driver-specific, JSON-serialisable. */
-  state: Record<string, unknown>;
-}
-
-/** How a task ended. */
-export interface ExitResult {
-  exitCode: number;
-  /** Signal number that ended it, 0 for none. */
-  signal: number;
-  /** An error text the driver attaches to the exit ("Exit Message"). */
-  err?: string;
-  oomKilled?: boolean;
-}
+export type { ExitResult, TaskConfig, TaskHandle } from '../../model/task-handle.ts';
 
 /** What a driver can do. */
 export interface DriverCapabilities {
@@ -76,7 +34,9 @@ export interface Driver {
   validateConfig(task: Task): void;
   /**
    * Starts the task. Throws DriverStartError (with `recoverable`) when it cannot start.
-   * `signal` aborts a slow start.
+   * `signal` aborts a slow start. An aborted start either rejects once nothing of the task is
+   * left, or resolves with the handle of the task that already exists: berth then kills it
+   * through `stop` and `wait` before it reports the task dead.
    */
   start(config: TaskConfig, signal: AbortSignal): Promise<TaskHandle>;
   /** Resolves once with the exit result; rejects with `signal.reason` when `signal` aborts. */
@@ -90,6 +50,10 @@ export interface Driver {
   signal(handle: TaskHandle, sig: string): Promise<void>;
   /** Releases everything the driver holds for the task; `force` kills it first if still running. */
   destroy(handle: TaskHandle, force: boolean): Promise<void>;
-  /** Reattaches to a task started by an earlier client (possibly another process). Throws if gone. */
-  recover(handle: TaskHandle): Promise<void>;
+  /**
+   * Reattaches to a task started by an earlier client (possibly another process). Throws if gone.
+   * A handle saved before its start (`handle.starting`) is completed from what the start left
+   * and returned; when nothing of the task exists it throws `TaskNotStartedError`.
+   */
+  recover(handle: TaskHandle): Promise<TaskHandle | void>;
 }

@@ -9,7 +9,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { realClock, sleep, type Clock } from '../../model/clock.ts';
 import { toMs } from '../../model/duration.ts';
-import { BerthError, DriverConfigError, DriverStartError } from '../../model/errors.ts';
+import { BerthError, DriverConfigError, DriverStartError, TaskNotStartedError } from '../../model/errors.ts';
 import type { Task } from '../../model/types.ts';
 import type { Driver, ExitResult, TaskConfig, TaskHandle } from './driver.ts';
 
@@ -199,6 +199,8 @@ export function createMockDriver(opts: MockDriverOptions = {}): Driver & { runni
     },
     async recover(handle) {
       if (tasks.has(handle.id)) return;
+      // Mock tasks live in the host: one saved before its start never existed in this process.
+      if (handle.starting) throw new TaskNotStartedError(`mock task ${handle.config.taskName} was never started`);
       const cfg = parseMockConfig(handle.config.task.config);
       const left = Math.max(0, cfg.runForMs - (clock.now() - handle.startedAt));
       start(handle.config, cfg, left, handle.startedAt);

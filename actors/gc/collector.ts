@@ -11,7 +11,7 @@
  */
 import type { Subscription } from 'rxjs';
 import type { Bus } from '../../bus/bus.ts';
-import type { AllocState } from '../../machines/alloc-state.ts';
+import type { AllocState } from '../../model/alloc-state.ts';
 import {
   gcReason, isGcTerminal, pickVictims, refuseForced, roomToMake, roundSize, terminalTime,
   type GcCandidate, type GcReason, type GcThresholds,

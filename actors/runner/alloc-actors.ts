@@ -26,10 +26,23 @@ export function withMappedInput<T extends AnyActorLogic>(logic: T, map: (input: 
   return derived;
 }
 
+/**
+ * Registers `work` (which touches the alloc dir) in the runner's in-flight set until it settles:
+ * the destroy hook waits for it before removing the dir, so an effect whose state was left (a
+ * destroy during the build, say) never re-creates files in a removed alloc dir.
+ */
+function tracked<T>(r: RunnerInternals, work: Promise<T>): Promise<T> {
+  const settled = work.then(() => undefined, () => undefined);
+  r.copiesOut.add(settled);
+  void settled.then(() => r.copiesOut.delete(settled));
+  return work;
+}
+
 /** Builds the alloc-level actors for a runtime. */
 export function allocActors(rt: Runtime) {
   const buildAllocDir = fromPromise<void, { allocId: string }>(async ({ input }) => {
-    await lookup(rt, input.allocId).allocDir.build();
+    const r = lookup(rt, input.allocId);
+    await tracked(r, r.allocDir.build());
   });
 
   const awaitPrevious = withMappedInput(allocWatcherLogic, (input) => {
@@ -52,7 +65,7 @@ export function allocActors(rt: Runtime) {
     await migrateData(rt, lookup(rt, input.allocId), input.previousNodeId, signal);
   });
 
-  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'postrun' | 'destroy' }>(async ({ input, signal }) => {
+  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'update' | 'postrun' | 'destroy' }>(async ({ input, signal }) => {
     const r = lookup(rt, input.allocId);
     const publish = (kind: HookKind) => (hook: string, error: string) => rt.bus.publish('hook.error', { allocId: r.allocId, hook, kind, error });
     if (input.kind === 'destroy') {
@@ -69,7 +82,7 @@ export function allocActors(rt: Runtime) {
       return;
     }
     const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal: AbortSignal.any([signal, r.destroySignal]) };
-    await runHooks(r.hooks, input.kind, ctx, publish(input.kind));
+    await tracked(r, runHooks(r.hooks, input.kind, ctx, publish(input.kind)));
   });
 
   return { buildAllocDir, awaitPrevious, migrateData: migrate, runHooks: hooks };

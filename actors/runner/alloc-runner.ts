@@ -4,24 +4,22 @@
  * store), and offers the operations of CONTRACT.md section 5.
  * @module
  */
-import { createActor, type Actor, type AnyActorLogic, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor, type AnyActorLogic, type AnyActorRef, type SnapshotFrom } from 'xstate';
 import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
-import { ALLOC_STATES, type AllocState } from '../../machines/alloc-state.ts';
-import { taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
+import type { AllocState } from '../../model/alloc-state.ts';
+import { ALLOC_STATES, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
 import { getClientStatus } from '../../machines/policy/client-status.ts';
-import { pickQueuedUpdate } from '../../machines/policy/update-queue.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
-import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
-import { isServerTerminal, taskGroupOf } from '../../model/status.ts';
+import { taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/index.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { AllocRunner, InspectionObserver, LogStream } from '../client/types.ts';
-import { runHooks, type RunnerHook } from './hooks.ts';
+import type { RunnerHook } from './hooks.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
 
 type AllocLogic = typeof allocMachine;
@@ -31,6 +29,25 @@ type AllocSnapshot = SnapshotFrom<AllocLogic>;
 export function topState(s: AllocSnapshot): AllocState {
   const v = s.value as string | Record<string, unknown>;
   return (typeof v === 'string' ? v : Object.keys(v)[0]) as AllocState;
+}
+
+/** Resolves when a promise actor is done, rejects with its error. */
+function settled(child: AnyActorRef): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const s = child.getSnapshot() as { status: string; error?: unknown };
+    if (s.status === 'done') return resolve();
+    if (s.status === 'error') return reject(s.error);
+    const sub = child.subscribe({
+      complete: () => {
+        sub.unsubscribe();
+        resolve();
+      },
+      error: (err) => {
+        sub.unsubscribe();
+        reject(err);
+      },
+    });
+  });
 }
 
 /** Options for {@link AllocRunnerImpl}. */
@@ -47,6 +64,8 @@ export interface AllocRunnerOptions {
   onDestroyed(runner: AllocRunnerImpl): void;
   /** Restoring a saved alloc: its saved task handles (its task states come with `alloc`). */
   restoredHandles?: Record<string, TaskHandle>;
+  /** Restoring an alloc whose destroy had begun: the chart finishes it. */
+  destroyRequested?: boolean;
 }
 
 /** One allocation's runner. Create through `client.addAlloc`. */
@@ -58,25 +77,20 @@ export class AllocRunnerImpl implements AllocRunner {
   readonly #broadcaster = new AllocBroadcaster();
   readonly #destroyCtl = new AbortController();
   readonly #internals: RunnerInternals;
-  readonly #hooks: readonly RunnerHook[];
   readonly #onDestroyed: (r: AllocRunnerImpl) => void;
-  #serverAlloc: Allocation;
   #view: Allocation;
   #viewVersion = -1;
   #state: AllocState = 'pending';
   #lastSeq: Record<string, number> = {};
   #waiters = new Set<() => void>();
-  #queued: Allocation | undefined;
-  #draining = false;
   #destroyed: Promise<void> | undefined;
+  #signalSeq = 0;
   #stopped = false;
 
   constructor(opts: AllocRunnerOptions) {
     const { rt, alloc } = opts;
     this.#rt = rt;
     this.allocId = alloc.id;
-    this.#serverAlloc = alloc;
-    this.#hooks = opts.hooks;
     this.#onDestroyed = opts.onDestroyed;
     this.allocDir = new AllocDir(rt.clientAllocDir, alloc.id);
     const group = taskGroupOf(alloc);
@@ -87,7 +101,7 @@ export class AllocRunnerImpl implements AllocRunner {
       broadcaster: this.#broadcaster,
       hooks: opts.hooks,
       group,
-      serverAlloc: () => this.#serverAlloc,
+      serverAlloc: () => this.#actor.getSnapshot().context.alloc,
       clientAlloc: () => this.alloc(),
       destroySignal: this.#destroyCtl.signal,
       previousRunner: opts.previousRunner,
@@ -105,11 +119,18 @@ export class AllocRunnerImpl implements AllocRunner {
     if (!restoring) delete machineAlloc.taskStates;
     this.#actor = createActor(opts.logic, {
       id: `alloc-${alloc.id}`,
-      input: { alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs, ...(restoring ? { restoredHandles: opts.restoredHandles } : {}) },
+      input: {
+        alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs,
+        ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
+        ...(opts.destroyRequested ? { destroyRequested: true } : {}),
+        hasUpdateHooks: opts.hooks.some((h) => !!h.update),
+      },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
     });
     this.#view = this.#computeView(this.#actor.getSnapshot());
+    // A restored alloc's past events were published in its first life: publish only new ones.
+    if (restoring) this.#lastSeq = { ...this.#actor.getSnapshot().context.eventSeq };
     this.#actor.subscribe({
       next: (s) => this.#onSnapshot(s),
       error: (err) => {
@@ -127,6 +148,8 @@ export class AllocRunnerImpl implements AllocRunner {
 
   #computeView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
+    // A terminal alloc keeps the status it came with: none of its tasks ran in this life.
+    if (ctx.arrivedTerminal) return { ...ctx.alloc, taskStates: ctx.taskStates };
     const { status, description } = getClientStatus(ctx.taskStates);
     return {
       ...ctx.alloc,
@@ -212,38 +235,22 @@ export class AllocRunnerImpl implements AllocRunner {
     return this.#actor as unknown as Actor<AnyActorLogic>;
   }
 
+  /** Hands the update to the chart, which queues it behind running update hooks and applies it. */
   update(alloc: Allocation): void {
     if (alloc.id !== this.allocId) throw new BerthError(`update for allocation ${alloc.id} sent to runner of ${this.allocId}`);
     if (this.#state === 'destroyed' || this.#stopped) return;
-    this.#queued = pickQueuedUpdate(this.#queued, alloc);
-    if (!this.#draining) void this.#drain();
+    this.#actor.send({ type: 'update', alloc, time: this.#rt.clock.now() });
   }
 
-  async #drain() {
-    this.#draining = true;
-    try {
-      while (this.#queued) {
-        const u = this.#queued;
-        this.#queued = undefined;
-        if (this.#state === 'destroyed' || this.#stopped) break;
-        this.#serverAlloc = u;
-        this.#actor.send({ type: 'update', alloc: u, time: this.#rt.clock.now() });
-        // A stop is an update with a terminal desired status: no update hooks run for it.
-        if (!isServerTerminal(u) && this.#hooks.some((h) => h.update)) {
-          await runHooks(this.#hooks, 'update', { alloc: this.alloc(), allocDir: this.allocDir, signal: this.#destroyCtl.signal }, (hook, error) =>
-            this.#rt.bus.publish('hook.error', { allocId: this.allocId, hook, kind: 'update', error }),
-          );
-        }
-      }
-    } finally {
-      this.#draining = false;
-    }
-  }
-
+  /**
+   * Destroys the alloc. Ordering: the request is durable in the state store before the chart
+   * sends its first kill, so a host that dies mid-destroy leaves a record a restore finishes.
+   */
   destroy(): Promise<void> {
     if (!this.#destroyed) {
-      this.#destroyCtl.abort(new BerthError(`allocation ${this.allocId} destroyed`));
       this.#destroyed = this.waitFor('destroyed');
+      if (this.#state !== 'destroyed' && !this.#stopped) this.#rt.store.markDestroying(this.allocId);
+      this.#destroyCtl.abort(new BerthError(`allocation ${this.allocId} destroyed`));
       this.#actor.send({ type: 'destroy', time: this.#rt.clock.now() });
     }
     return this.#destroyed;
@@ -290,20 +297,30 @@ export class AllocRunnerImpl implements AllocRunner {
     return this.#internals.group.tasks.map((t) => t.name);
   }
 
+  /** The task actor's snapshot children (its in-flight signal requests among them). */
+  #taskChild(name: string, childId: string): AnyActorRef | undefined {
+    const task = this.#actor.getSnapshot().children[taskActorId(this.allocId, name)] as AnyActorRef | undefined;
+    return (task?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children?.[childId];
+  }
+
+  /** Asks the task chart to signal; its `signal.<n>` child's done or error is the answer. */
   async signal(task: string | undefined, sig: string): Promise<void> {
     const names = task === undefined ? this.#taskNames() : [task];
     if (task !== undefined && !this.#taskNames().includes(task)) throw new BerthError('Task not found');
     const errors: Error[] = [];
     for (const name of names) {
       const tc = this.#taskContext(name);
-      if (!tc?.handle || tc.state.state !== 'running') {
+      const requestId = String(++this.#signalSeq);
+      if (tc?.state.state === 'running') {
+        this.#actor.send({ type: 'toTask', taskName: name, event: { type: 'signal', time: this.#rt.clock.now(), signal: sig, requestId } });
+      }
+      const child = this.#taskChild(name, `signal.${requestId}`);
+      if (!child) {
         if (task !== undefined) throw new TaskNotRunningError();
         continue;
       }
-      const time = this.#rt.clock.now();
-      this.#actor.send({ type: 'toTask', taskName: name, event: { type: 'append', event: taskEvent('Signaling', time, { details: { task_signal: sig } }) } });
       try {
-        await this.#rt.drivers[tc.handle.driver]!.signal(tc.handle, sig);
+        await settled(child);
       } catch (e) {
         if (task !== undefined) throw e;
         errors.push(new BerthError(`Failed to signal task: ${name}, err: ${(e as Error).message}`));

@@ -30,7 +30,10 @@ export interface RunnerInternals {
   previousRunner?: PrevAllocSource;
   /** Preempted alloc id -> local runner or null, captured when the alloc was added. */
   preemptedRunners?: Record<string, PrevAllocSource | null>;
-  /** In-flight copies out of this alloc's dir (local moves, snapshots): destroy waits for them. */
+  /**
+   * In-flight work in or out of this alloc's dir (its build, prerun/postrun hooks, local moves,
+   * snapshots): the destroy hook waits for all of it before removing the dir.
+   */
   readonly copiesOut: Set<Promise<unknown>>;
   /** Restored from the state store: waiting and migration already happened in its first life. */
   restored?: boolean;

@@ -6,8 +6,9 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromPromise } from 'xstate';
+import { fromAbortablePromise } from './abortable.ts';
 import { sleep } from '../../model/clock.ts';
-import { BerthError, DriverConfigError, DriverStartError } from '../../model/errors.ts';
+import { BerthError, DriverConfigError, DriverStartError, TaskNotStartedError } from '../../model/errors.ts';
 import type { TaskEvent } from '../../model/types.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
@@ -35,7 +36,12 @@ export function taskActors(rt: Runtime) {
     return { r, task, driver };
   };
 
-  const startTask = fromPromise<StartOutput, { allocId: string; taskName: string; attempt: number }>(async ({ input, signal }) => {
+  /**
+   * Builds the task dir and starts the driver. Never rejects. Aborted (the task was killed while
+   * starting), it stops before the driver when it can; once the driver started the task it
+   * returns the handle anyway, so the chart kills the process before reporting the task dead.
+   */
+  const startTask = fromAbortablePromise<StartOutput, { allocId: string; taskName: string; attempt: number }>(async ({ input, signal }) => {
     const setupEvents: TaskEvent[] = [];
     try {
       const { r, task, driver } = lookup(input.allocId, input.taskName);
@@ -65,13 +71,20 @@ export function taskActors(rt: Runtime) {
         logs: task.logs ?? { maxFiles: 10, maxFileSizeMB: 10 },
         stateDir,
       };
-      const handle = await driver.start(config, signal);
-      if (signal.aborted) {
-        // The start was cancelled (kill or destroy) after the driver started it: do not leak it.
-        await driver.destroy(handle, true).catch(() => {});
-        throw signal.reason;
+      // Intent before action: the process may exist before start returns, so a host that dies
+      // in between must leave a record a restore can finish (reattach or find nothing).
+      const intent: TaskHandle = { driver: task.driver, id: config.id, config, startedAt: rt.clock.now(), state: {}, starting: true };
+      rt.store.putHandle(input.allocId, task.name, intent);
+      rt.store.flush();
+      let handle: TaskHandle;
+      try {
+        handle = await driver.start(config, signal);
+      } catch (e) {
+        rt.store.deleteHandle(input.allocId, task.name); // the driver left nothing behind
+        throw e;
       }
       rt.store.putHandle(input.allocId, task.name, handle);
+      rt.store.flush();
       const isolation = handle.state.isolation;
       if (typeof isolation === 'string' && isolation !== 'none') {
         const full = isolation === 'chroot+pid+mount';
@@ -82,7 +95,7 @@ export function taskActors(rt: Runtime) {
       }
       return { ok: true, handle, time: rt.clock.now(), setupEvents };
     } catch (e) {
-      if (signal.aborted) throw e;
+      if (signal.aborted) return { ok: false, time: rt.clock.now(), error: 'start aborted', recoverable: false, setupEvents };
       return {
         ok: false,
         time: rt.clock.now(),
@@ -94,10 +107,17 @@ export function taskActors(rt: Runtime) {
     }
   });
 
-  const finish = async (allocId: string, taskName: string, handle: TaskHandle) => {
+  /**
+   * After the task's exit is known. Ordering: the exit goes into the saved handle (durably) before
+   * the driver's own record of it is removed, so a host that dies anywhere in between restores
+   * the exit, never a task to run again. The handle row stays until the next start replaces it or
+   * the alloc is destroyed.
+   */
+  const finish = async (allocId: string, taskName: string, handle: TaskHandle, result: ExitResult) => {
+    rt.store.putHandle(allocId, taskName, { ...handle, exited: result });
+    rt.store.flush();
     const driver = rt.drivers[handle.driver];
     await driver?.destroy(handle, true).catch(() => {});
-    rt.store.deleteHandle(allocId, taskName);
     await rm(taskStateDir(rt, allocId, taskName), { recursive: true, force: true }).catch(() => {});
   };
 
@@ -110,7 +130,7 @@ export function taskActors(rt: Runtime) {
       if (signal.aborted) throw e; // leaving `running` (kill, shutdown): the task stays as it is
       result = { exitCode: -1, signal: 0, err: `failed to wait for task: ${msg(e)}` };
     }
-    await finish(input.allocId, input.taskName, input.handle);
+    await finish(input.allocId, input.taskName, input.handle, result);
     return { result, time: rt.clock.now() };
   });
 
@@ -132,21 +152,41 @@ export function taskActors(rt: Runtime) {
       if (signal.aborted) throw e;
       result = { exitCode: -1, signal: 0, err: msg(e) };
     }
-    await finish(input.allocId, input.taskName, input.handle);
+    await finish(input.allocId, input.taskName, input.handle, result);
     return { result, time: rt.clock.now() };
   });
 
-  const recoverTask = fromPromise<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input }) => {
+  /**
+   * Reattaches a saved handle (completing one saved before its start). When that fails, whatever
+   * is left of the task (an orphaned process group whose executor died) is killed before the
+   * chart may start the task again: a live process never goes without an owner.
+   */
+  const recoverTask = fromAbortablePromise<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input }) => {
     const driver = rt.drivers[input.handle.driver];
     try {
       if (!driver) throw new BerthError(`unknown driver ${JSON.stringify(input.handle.driver)}`);
-      await driver.recover(input.handle);
-      return { ok: true, time: rt.clock.now() };
+      const handle = (await driver.recover(input.handle)) ?? input.handle;
+      if (handle !== input.handle) {
+        rt.store.putHandle(input.allocId, input.taskName, handle);
+        rt.store.flush();
+      }
+      return { ok: true, time: rt.clock.now(), handle };
     } catch (e) {
+      if (driver && !input.handle.starting) {
+        await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {});
+        await driver.destroy(input.handle, true).catch(() => {});
+      }
       rt.store.deleteHandle(input.allocId, input.taskName);
-      return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}` };
+      return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}`, ...(e instanceof TaskNotStartedError ? { notStarted: true } : {}) };
     }
   });
 
-  return { startTask, waitTask, killTask, recoverTask };
+  /** Sends a signal to a running task; its done or error answers `AllocRunner.signal`. */
+  const signalTask = fromPromise<void, { allocId: string; taskName: string; handle: TaskHandle; signal: string }>(async ({ input }) => {
+    const driver = rt.drivers[input.handle.driver];
+    if (!driver) throw new BerthError(`unknown driver ${JSON.stringify(input.handle.driver)}`);
+    await driver.signal(input.handle, input.signal);
+  });
+
+  return { startTask, waitTask, killTask, recoverTask, signalTask };
 }

@@ -4,7 +4,10 @@
  * Never xstate's persisted snapshots (fragile across versions; they re-run promises).
  *
  * Writes are coalesced: puts made in one tick land in one transaction on the next, and a newer
- * put for the same key replaces an older one that has not been written yet.
+ * put for the same key replaces an older one that has not been written yet. Intent that must be
+ * durable before berth acts on it (a task's handle before its start, a destroy request before
+ * the first kill) is written at once: {@link StateStore.flush} after the put, or
+ * {@link StateStore.markDestroying}.
  * @module
  */
 import Database from 'better-sqlite3';
@@ -17,12 +20,16 @@ import type { Allocation } from '../../model/types.ts';
 export interface StoredAlloc {
   alloc: Allocation;
   handles: Record<string, TaskHandle>;
+  /** `destroy()` was called: a restore finishes the destroy instead of running the alloc. */
+  destroying?: boolean;
 }
 
 /** The client's persistent records. */
 export interface StateStore {
   putAlloc(alloc: Allocation): void;
   deleteAlloc(allocId: string): void;
+  /** Records, durably before it returns, that the alloc is being destroyed. */
+  markDestroying(allocId: string): void;
   putHandle(allocId: string, task: string, handle: TaskHandle): void;
   deleteHandle(allocId: string, task: string): void;
   /** Everything stored, after flushing pending writes. */
@@ -41,7 +48,10 @@ export function openStateStore(path: string): StateStore {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec(`CREATE TABLE IF NOT EXISTS allocs (id TEXT PRIMARY KEY, alloc TEXT NOT NULL);
-           CREATE TABLE IF NOT EXISTS task_handles (alloc_id TEXT NOT NULL, task TEXT NOT NULL, handle TEXT NOT NULL, PRIMARY KEY (alloc_id, task));`);
+           CREATE TABLE IF NOT EXISTS task_handles (alloc_id TEXT NOT NULL, task TEXT NOT NULL, handle TEXT NOT NULL, PRIMARY KEY (alloc_id, task));
+           CREATE TABLE IF NOT EXISTS destroying (alloc_id TEXT PRIMARY KEY);`);
+  const putDestroying = db.prepare('INSERT OR IGNORE INTO destroying (alloc_id) VALUES (?)');
+  const delDestroying = db.prepare('DELETE FROM destroying WHERE alloc_id = ?');
   const putAlloc = db.prepare('INSERT INTO allocs (id, alloc) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET alloc = excluded.alloc');
   const delAlloc = db.prepare('DELETE FROM allocs WHERE id = ?');
   const delAllocHandles = db.prepare('DELETE FROM task_handles WHERE alloc_id = ?');
@@ -60,6 +70,7 @@ export function openStateStore(path: string): StateStore {
       else {
         delAlloc.run(id);
         delAllocHandles.run(id);
+        delDestroying.run(id);
       }
     }
     for (const [id, op] of pendingHandles) {
@@ -90,6 +101,11 @@ export function openStateStore(path: string): StateStore {
       for (let i = pendingHandles.length - 1; i >= 0; i--) if (pendingHandles[i]![0] === allocId) pendingHandles.splice(i, 1);
       schedule();
     },
+    markDestroying(allocId) {
+      if (closed) return;
+      flush(); // the alloc's row first, so the mark never lands without it
+      putDestroying.run(allocId);
+    },
     putHandle(allocId, task, handle) {
       pendingHandles.push([allocId, { kind: 'handle', task, handle }]);
       schedule();
@@ -104,6 +120,10 @@ export function openStateStore(path: string): StateStore {
       for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) out.set(row.id, { alloc: JSON.parse(row.alloc), handles: {} });
       for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
         out.get(row.alloc_id)?.handles && (out.get(row.alloc_id)!.handles[row.task] = JSON.parse(row.handle));
+      }
+      for (const row of db.prepare('SELECT alloc_id FROM destroying').all() as Array<{ alloc_id: string }>) {
+        const saved = out.get(row.alloc_id);
+        if (saved) saved.destroying = true;
       }
       return [...out.values()];
     },

@@ -82,6 +82,23 @@ export function groupAlive(pgid: number): boolean {
   return false;
 }
 
+/**
+ * Pids of live executors launched with `specPath` (their command line names it): how a start
+ * that was under way when the host died is found again.
+ */
+export function executorPidsFor(specPath: string): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (name.charCodeAt(0) > 57) continue; // not a pid
+    try {
+      const argv = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (argv.includes(specPath) && procStartTime(Number(name)) !== undefined) out.push(Number(name));
+    } catch {}
+  }
+  return out;
+}
+
+/** Reads a JSON file; undefined when it is missing or not (yet) complete JSON. */
 export function readJson<T>(file: string): T | undefined {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as T;

@@ -12,14 +12,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { BerthError, DriverConfigError, DriverStartError, TaskNotRunningError } from '../../../model/errors.ts';
+import { BerthError, DriverConfigError, DriverStartError, TaskNotRunningError, TaskNotStartedError } from '../../../model/errors.ts';
 import type { Task } from '../../../model/types.ts';
 import type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from '../driver.ts';
 import { interpolateEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import {
-  EXECUTOR_PATH, ExecutorUnreachableError, delay, executorRequest, groupAlive, isSameProcess,
-  launchExecutor, readExitRecord, socketPathFor, stateFiles,
+  EXECUTOR_PATH, ExecutorUnreachableError, delay, executorPidsFor, executorRequest, groupAlive, isSameProcess,
+  launchExecutor, readExecutorState, readExitRecord, socketPathFor, stateFiles,
 } from './client.ts';
 import type { ExecutorResponse, ExecutorSpec, ExitRecord, ReadyOk } from './protocol.ts';
 
@@ -163,6 +163,40 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
     }
   }
 
+  /**
+   * Completes a handle saved before its start (the host died during the start). The executor
+   * listens, then spawns the task, then writes state.json: while an executor of this state dir
+   * is alive and state.json is missing, the start is still under way, so wait for it (bounded by
+   * the start timeout, then kill it). No executor and no state.json: nothing was started.
+   */
+  async function completeStarting(saved: TaskHandle): Promise<TaskHandle> {
+    const stateDir = saved.config.stateDir;
+    const specPath = stateFiles(stateDir).spec;
+    const deadline = Date.now() + startTimeoutMs;
+    for (let step = 2; ; step = Math.min(step * 2, 50)) {
+      const rec = readExecutorState(stateDir);
+      if (rec) {
+        const state: ProcessHandleState = {
+          executorPid: rec.executorPid, executorStartTime: rec.executorStartTime, pid: rec.pid, pgid: rec.pgid,
+          startTime: rec.startTime, isolation: rec.isolation, command: rec.command, socketPath: rec.socketPath, stateDir,
+        };
+        const { starting: _s, ...rest } = saved;
+        return { ...rest, startedAt: rec.startedAt, pid: rec.pid, state };
+      }
+      const executors = executorPidsFor(specPath);
+      if (!executors.length) throw new TaskNotStartedError(`task "${saved.config.taskName}" was never started (no executor, no state in ${stateDir})`);
+      if (Date.now() >= deadline) {
+        for (const pid of executors) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {}
+        }
+        throw new TaskNotStartedError(`task "${saved.config.taskName}": its executor never reported a start; killed it`);
+      }
+      await delay(step);
+    }
+  }
+
   const driver: Driver = {
     name: kind.name,
     capabilities: kind.capabilities,
@@ -206,23 +240,14 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         killSignal: config.task.killSignal ?? 'SIGINT',
         killTimeoutMs: config.task.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS,
       };
-      const launch = launchExecutor({ spec, nodePath, executorPath, timeoutMs: startTimeoutMs });
-      const aborted = new Promise<never>((_, reject) => {
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
-        void launch.finally(() => signal.removeEventListener('abort', onAbort)).catch(() => {});
-      });
+      // Once the executor is launched, the start runs to its end even when `signal` aborts: the
+      // task may already exist, and returning its handle is the only way berth can kill it. The
+      // launch is bounded by `startTimeoutMs`.
       let ready;
       try {
-        ready = await Promise.race([launch, aborted]);
+        ready = await launchExecutor({ spec, nodePath, executorPath, timeoutMs: startTimeoutMs });
       } catch (err) {
-        if (signal.aborted) {
-          // Kill whatever the launch still produces.
-          void launch.then(async (r) => {
-            if (r.ok) await executorRequest(r.socketPath, { op: 'stop', signal: 'SIGKILL', timeoutMs: 0 }, { timeoutMs: 5000 });
-          }).catch(() => {});
-          throw signal.reason;
-        }
+        if (signal.aborted) throw signal.reason;
         throw new DriverStartError(`failed to launch command with executor: ${(err as Error).message}`, true);
       }
       if (!ready.ok) throw new DriverStartError(`failed to launch command with executor: ${ready.error}`, ready.recoverable);
@@ -297,10 +322,11 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       }
     },
 
-    async recover(handle: TaskHandle): Promise<void> {
-      if (handle.driver !== kind.name) {
-        throw new TaskRecoveryError(`cannot recover a "${handle.driver}" task with the ${kind.name} driver`);
+    async recover(saved: TaskHandle): Promise<TaskHandle> {
+      if (saved.driver !== kind.name) {
+        throw new TaskRecoveryError(`cannot recover a "${saved.driver}" task with the ${kind.name} driver`);
       }
+      const handle = saved.starting ? await completeStarting(saved) : saved;
       const st = stateOf(handle);
       if (!st || typeof st.socketPath !== 'string' || typeof st.stateDir !== 'string') {
         throw new TaskRecoveryError(`cannot recover task "${handle.config?.taskName}": its handle has no executor state`);
@@ -316,6 +342,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         }
         throw new TaskRecoveryError(`cannot recover task "${task}": its executor (pid ${st.executorPid}) and the task (pid ${st.pid}) are gone, and no exit status was recorded in ${path.join(st.stateDir, 'exit.json')}`);
       }, undefined, 5000);
+      return handle;
     },
   };
   return driver;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import type { AllocState } from '../../../machines/alloc-state.ts';
+import type { AllocState } from '../../../model/alloc-state.ts';
 import type { Allocation } from '../../../model/types.ts';
 import type { RunnerHook } from '../../../actors/runner/hooks.ts';
 import type { AllocRunner, Client } from '../../../actors/client/types.ts';
