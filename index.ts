@@ -17,7 +17,7 @@ export { createBus, type Bus } from './bus/bus.ts';
 export type { BusMessage, BusMessageMap, BusMessageType } from './bus/messages.ts';
 
 // 3. Allocation and task directories
-export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv } from './actors/allocdir/index.ts';
+export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv, SnapshotStreamError, MountError, type RestoreSnapshotOptions, type RestoreSnapshotResult } from './actors/allocdir/index.ts';
 export { createSnapshotServer } from './actors/migrate/snapshot-server.ts';
 
 // 4. Watchers
@@ -26,10 +26,10 @@ export type { AllocWatcherInput, PrevAllocSource, ServerRPC } from './actors/wat
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
-export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream } from './actors/client/types.ts';
+export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream, TlsFiles } from './actors/client/types.ts';
 export type { HookContext, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
-export { openStateStore, type StateStore, type StoredAlloc } from './actors/state/state-store.ts';
+export { openStateStore, StateStoreError, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';
 export { statfsUsage, type FsUsageReader } from './actors/gc/fs-usage.ts';
 export type { FsUsage, GcReason } from './machines/policy/gc.ts';
 export type { AllocState } from './model/alloc-state.ts';

@@ -5,3 +5,4 @@ export * from './status.ts';
 export * from './duration.ts';
 export * from './parse.ts';
 export * from './clock.ts';
+export * from './json-value.ts';

@@ -15,6 +15,7 @@ import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, 
 import { parseAllocation } from '../../model/parse.ts';
 import type { Allocation } from '../../model/types.ts';
 import { defaultChrootEnv } from '../allocdir/default-chroot.ts';
+import { holdMountHelper } from '../allocdir/mounts.ts';
 import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
@@ -103,10 +104,11 @@ export function createClient(options: ClientOptions): Client {
     nodeId: options.nodeId ?? 'local',
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,
-    store: openStateStore(join(dataDir, 'client', 'state.db')),
+    store: openStateStore(join(dataDir, 'client', 'state.db'), { onError: (err) => bus.publish('client.error', { error: err.message }) }),
     ...(options.rpc ? { rpc: options.rpc } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.migrateToken ? { migrateToken: options.migrateToken } : {}),
+    ...(options.tls ? { tls: { ...options.tls } } : {}),
     registry: new Map(),
   };
   const task = taskMachine.provide({ actors: taskActors(rt) });
@@ -115,6 +117,7 @@ export function createClient(options: ClientOptions): Client {
   const hooks = [...(options.hooks ?? [])];
   const clientActor = createActor(clientMachine, { id: 'client', ...(options.inspect ? { inspect: options.inspect } : {}) }).start();
   let shut = false;
+  const releaseMountHelper = holdMountHelper();
   const snapshotServers = new Set<SnapshotServer>();
 
   const gc = new AllocGarbageCollector({
@@ -237,6 +240,7 @@ export function createClient(options: ClientOptions): Client {
       rt.store.close();
       bus.close();
       await Promise.all(Object.values(drivers).map((d) => (d as { shutdown?: () => Promise<void> }).shutdown?.()));
+      await releaseMountHelper();
     },
   };
   return client;

@@ -12,6 +12,10 @@ import type { Driver } from '../drivers/driver.ts';
 import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
 import type { FsUsageReader } from '../gc/fs-usage.ts';
+import type { TlsFiles } from '../runner/runtime.ts';
+import type { ServeSnapshotsOptions } from '../migrate/serve.ts';
+
+export type { TlsFiles };
 
 /** xstate's inspection observer (a function or an observer object). */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -64,6 +68,14 @@ export interface ClientOptions {
   gcParallelDestroys?: number;
   /** Reads the alloc dir filesystem's usage (default: statfs). Tests drive thresholds with it. */
   gcUsageReader?: FsUsageReader;
+  /**
+   * HTTPS for migrations (Nomad's client `tls` block): a node whose `tlsEnabled` is set is asked
+   * over HTTPS, presenting `certFile`/`keyFile`, trusting only `caFile`, and (unless
+   * `verifyServerHostname` is false) checking the peer's certificate names
+   * `client.<region>.nomad`. `serveSnapshots` then serves HTTPS and requires client certificates
+   * signed by `caFile`.
+   */
+  tls?: TlsFiles;
 }
 
 /** The client: a registry of allocation runners on one node. */
@@ -83,9 +95,10 @@ export interface Client {
    * Serves `GET /v1/client/allocation/<id>/snapshot` for this client's allocs, so a replacement
    * on another client (`migrate: true`) can pull their data. Default 127.0.0.1 on a free port;
    * with `token`, requests must carry it as `X-Nomad-Token`. A snapshot in flight holds off its
-   * alloc's destroy. `shutdown()` closes every server started here.
+   * alloc's destroy. `shutdown()` closes every server started here. With `tls` (default:
+   * `ClientOptions.tls`) it serves HTTPS and requires client certificates signed by its CA.
    */
-  serveSnapshots(opts?: { host?: string; port?: number; token?: string }): Promise<{ url: string; close(): Promise<void> }>;
+  serveSnapshots(opts?: ServeSnapshotsOptions): Promise<{ url: string; close(): Promise<void> }>;
   /** Stops every actor and leaves running tasks alone. */
   shutdown(): Promise<void>;
   /**

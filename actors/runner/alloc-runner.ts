@@ -107,6 +107,7 @@ export class AllocRunnerImpl implements AllocRunner {
       previousRunner: opts.previousRunner,
       preemptedRunners: opts.preemptedRunners,
       copiesOut: new Set(),
+      setupNotes: new Map(),
       restored: !!opts.restoredHandles,
     };
     rt.registry.set(alloc.id, this.#internals);

@@ -3,8 +3,8 @@
  * Each is a promise actor whose signal aborts when the task machine leaves the invoking state.
  * @module
  */
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { fromAbortablePromise } from './abortable.ts';
 import { sleep } from '../../model/clock.ts';
@@ -45,6 +45,11 @@ export function taskActors(rt: Runtime) {
     const setupEvents: TaskEvent[] = [];
     try {
       const { r, task, driver } = lookup(input.allocId, input.taskName);
+      const notes = r.setupNotes.get(task.name);
+      if (notes) {
+        r.setupNotes.delete(task.name);
+        setupEvents.push(...notes);
+      }
       const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name);
       const chroot = driver.capabilities.fsIsolation === 'chroot';
       await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
@@ -119,6 +124,8 @@ export function taskActors(rt: Runtime) {
     const driver = rt.drivers[handle.driver];
     await driver?.destroy(handle, true).catch(() => {});
     await rm(taskStateDir(rt, allocId, taskName), { recursive: true, force: true }).catch(() => {});
+    // The alloc's own level goes with its last task (rmdir: only when empty).
+    await rmdir(dirname(taskStateDir(rt, allocId, taskName))).catch(() => {});
   };
 
   const waitTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input, signal }) => {

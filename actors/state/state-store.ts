@@ -8,6 +8,11 @@
  * durable before berth acts on it (a task's handle before its start, a destroy request before
  * the first kill) is written at once: {@link StateStore.flush} after the put, or
  * {@link StateStore.markDestroying}.
+ *
+ * Records are serialised when they are put, not when they are written: a value JSON cannot hold
+ * (a BigInt, a cycle) is refused there with a {@link StateStoreError} to `onError`, and a failed
+ * write is reported the same way. Neither ever throws out of the deferred write, where it would
+ * crash the host.
  * @module
  */
 import Database from 'better-sqlite3';
@@ -15,6 +20,27 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { Allocation } from '../../model/types.ts';
+import { BerthError } from '../../model/errors.ts';
+
+/** A record could not be serialised or written. */
+export class StateStoreError extends BerthError {}
+
+/** Options of {@link openStateStore}. */
+export interface StateStoreOptions {
+  /** Told about records that cannot be stored (default: ignored; the client puts them on its bus). */
+  onError?: (err: StateStoreError) => void;
+}
+
+/** JSON text of a record, or a StateStoreError saying why there is none. */
+function serialise(what: string, v: unknown): string | StateStoreError {
+  try {
+    const text = JSON.stringify(v);
+    if (typeof text !== 'string') return new StateStoreError(`cannot store ${what}: not a JSON value`);
+    return text;
+  } catch (err) {
+    return new StateStoreError(`cannot store ${what}: ${(err as Error).message}`, { cause: err });
+  }
+}
 
 /** What the store holds for one alloc. */
 export interface StoredAlloc {
@@ -39,10 +65,17 @@ export interface StateStore {
   close(): void;
 }
 
-type Op = { kind: 'alloc'; alloc: Allocation } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; handle: TaskHandle } | { kind: 'delHandle'; task: string };
+type Op = { kind: 'alloc'; json: string } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; json: string } | { kind: 'delHandle'; task: string };
 
-/** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. */
-export function openStateStore(path: string): StateStore {
+/** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. Never throws from a deferred write. */
+export function openStateStore(path: string, opts: StateStoreOptions = {}): StateStore {
+  const report = (err: StateStoreError) => {
+    try {
+      opts.onError?.(err);
+    } catch {
+      /* a reporter that throws must not break the store */
+    }
+  };
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -66,7 +99,7 @@ export function openStateStore(path: string): StateStore {
 
   const write = db.transaction(() => {
     for (const [id, op] of pendingAllocs) {
-      if (op.kind === 'alloc') putAlloc.run(id, JSON.stringify(op.alloc));
+      if (op.kind === 'alloc') putAlloc.run(id, op.json);
       else {
         delAlloc.run(id);
         delAllocHandles.run(id);
@@ -74,7 +107,7 @@ export function openStateStore(path: string): StateStore {
       }
     }
     for (const [id, op] of pendingHandles) {
-      if (op.kind === 'handle') putHandle.run(id, op.task, JSON.stringify(op.handle));
+      if (op.kind === 'handle') putHandle.run(id, op.task, op.json);
       else if (op.kind === 'delHandle') delHandle.run(id, op.task);
     }
   });
@@ -83,7 +116,11 @@ export function openStateStore(path: string): StateStore {
     if (scheduled) clearImmediate(scheduled);
     scheduled = undefined;
     if (closed || (pendingAllocs.size === 0 && pendingHandles.length === 0)) return;
-    write();
+    try {
+      write();
+    } catch (err) {
+      report(new StateStoreError(`failed to write client state: ${(err as Error).message}`, { cause: err }));
+    }
     pendingAllocs.clear();
     pendingHandles.length = 0;
   };
@@ -93,7 +130,9 @@ export function openStateStore(path: string): StateStore {
 
   return {
     putAlloc(alloc) {
-      pendingAllocs.set(alloc.id, { kind: 'alloc', alloc });
+      const json = serialise(`allocation ${alloc.id}`, alloc);
+      if (typeof json !== 'string') return report(json);
+      pendingAllocs.set(alloc.id, { kind: 'alloc', json });
       schedule();
     },
     deleteAlloc(allocId) {
@@ -107,7 +146,9 @@ export function openStateStore(path: string): StateStore {
       putDestroying.run(allocId);
     },
     putHandle(allocId, task, handle) {
-      pendingHandles.push([allocId, { kind: 'handle', task, handle }]);
+      const json = serialise(`the handle of task ${JSON.stringify(task)} of allocation ${allocId}`, handle);
+      if (typeof json !== 'string') return report(json);
+      pendingHandles.push([allocId, { kind: 'handle', task, json }]);
       schedule();
     },
     deleteHandle(allocId, task) {
