@@ -38,6 +38,28 @@ export interface TaskEnvInput {
   hostEnv?: Record<string, string | undefined>;
   /** Host variables to drop from `hostEnv`; default {@link DEFAULT_ENV_DENYLIST}. */
   envDenylist?: readonly string[];
+  /**
+   * false: `hostEnv` only resolves `${NAME}` in the task's env and is left out of the result; the
+   * driver adds it at spawn ({@link withHostEnv}). Keeps a copy of the host environment out of
+   * every task handle (it was most of a handle's size). Default true.
+   */
+  includeHostEnv?: boolean;
+}
+
+/** The host environment minus the denylist. */
+export function filteredHostEnv(hostEnv: Record<string, string | undefined> = process.env, denylist: readonly string[] = DEFAULT_ENV_DENYLIST): Record<string, string> {
+  const deny = new Set(denylist);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(hostEnv)) if (v !== undefined && !deny.has(k)) env[k] = v;
+  return env;
+}
+
+/**
+ * The environment to spawn a task with: the (filtered) host environment underneath the task's
+ * own when `inheritHostEnv` is set (raw_exec), else the task's own.
+ */
+export function withHostEnv(config: { env: Record<string, string>; inheritHostEnv?: boolean }): Record<string, string> {
+  return config.inheritHostEnv ? { ...filteredHostEnv(), ...config.env } : config.env;
 }
 
 /**
@@ -47,13 +69,11 @@ export interface TaskEnvInput {
  */
 export function buildTaskEnv(input: TaskEnvInput): Record<string, string> {
   const { alloc, task, taskDir, allocDir } = input;
-  const env: Record<string, string> = {};
-  if (input.hostEnv) {
-    const deny = new Set(input.envDenylist ?? DEFAULT_ENV_DENYLIST);
-    for (const [k, v] of Object.entries(input.hostEnv)) {
-      if (v !== undefined && !deny.has(k)) env[k] = v;
-    }
-  }
+  const host = input.hostEnv ? filteredHostEnv(input.hostEnv, input.envDenylist) : {};
+  const keepHost = input.includeHostEnv !== false;
+  const env: Record<string, string> = keepHost ? { ...host } : {};
+  // What `${NAME}` resolves against: the host underneath, whether or not it is kept.
+  const scope: Record<string, string> = keepHost ? env : { ...host };
   const chroot = input.fsIsolation === 'chroot';
   const jobName = alloc.job.name ?? alloc.job.id ?? alloc.jobId;
   const index = input.allocIndex ?? 0;
@@ -75,8 +95,16 @@ export function buildTaskEnv(input: TaskEnvInput): Record<string, string> {
     NOMAD_NODE_ID: input.nodeId,
     NOMAD_NODE_NAME: input.nodeName,
   };
-  for (const [k, v] of Object.entries(nomad)) if (v !== undefined && v !== '') env[k] = v;
-  for (const [k, v] of Object.entries(task.env ?? {})) env[k] = interpolateEnv(String(v), env);
+  for (const [k, v] of Object.entries(nomad)) {
+    if (v === undefined || v === '') continue;
+    env[k] = v;
+    if (scope !== env) scope[k] = v;
+  }
+  for (const [k, v] of Object.entries(task.env ?? {})) {
+    const value = interpolateEnv(String(v), scope);
+    env[k] = value;
+    if (scope !== env) scope[k] = value;
+  }
   return env;
 }
 

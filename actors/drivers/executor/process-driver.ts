@@ -15,7 +15,7 @@ import path from 'node:path';
 import { BerthError, DriverConfigError, DriverStartError, TaskNotRunningError, TaskNotStartedError } from '../../../model/errors.ts';
 import type { Task } from '../../../model/types.ts';
 import type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from '../driver.ts';
-import { interpolateEnv } from '../env.ts';
+import { interpolateEnv, withHostEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import {
   EXECUTOR_PATH, ExecutorUnreachableError, delay, executorPidsFor, executorRequest, groupAlive, isSameProcess,
@@ -220,13 +220,14 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       } catch (err) {
         throw new DriverStartError(`failed to prepare task state dir ${config.stateDir}: ${(err as Error).message}`, true);
       }
+      const env = withHostEnv(config);
       const spec: ExecutorSpec = {
         version: 1,
         id: config.id,
         taskName: config.taskName,
-        command: interpolateEnv(parsed.command, config.env),
-        args: parsed.args.map((a) => interpolateEnv(a, config.env)),
-        env: config.env,
+        command: interpolateEnv(parsed.command, env),
+        args: parsed.args.map((a) => interpolateEnv(a, env)),
+        env,
         taskDir: config.taskDir.dir,
         lookupPath: process.env.PATH ?? '',
         ...isolation,
