@@ -12,7 +12,8 @@
  * ```
  * @module
  */
-import { and, assign, enqueueActions, setup, type AnyActorLogic, type PromiseActorLogic } from 'xstate';
+import { missingActor } from './missing-actor.ts';
+import { and, assign, enqueueActions, setup, type PromiseActorLogic } from 'xstate';
 import { isClientTerminalStatus, isServerTerminal } from '../model/status.ts';
 import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
 import { groupKillEvent, killPhases, type GroupKillEvent } from './policy/kill-order.ts';
@@ -23,6 +24,7 @@ import type { TaskRole } from './policy/task-roles.ts';
 import type { TaskMachineEvent, TaskMachineInput } from './task.machine.ts';
 import type { TaskHandle } from '../model/task-handle.ts';
 import type { AllocState } from '../model/alloc-state.ts';
+import type { WatchRequest } from '../model/watch.ts';
 
 /** Per-task static settings the runtime computes once (plain data). */
 export type TaskSettings = Omit<TaskMachineInput, 'initialState' | 'gateOpen' | 'now'>;
@@ -37,6 +39,11 @@ export interface AllocMachineInput {
   prevAllocWaitTimeoutMs?: number;
   /** Skip the watcher when nothing is watched (no previous alloc, no preempted allocs). */
   hasWatched: boolean;
+  /**
+   * What the watcher plans with (plain flags): whether the previous alloc and each preempted one
+   * has a local runner (`true`) or not (`null`), and whether the servers can be asked.
+   */
+  watchSources?: Omit<WatchRequest, 'alloc'>;
   /** Restoring a saved alloc: task name -> saved driver handle (plain JSON). */
   restoredHandles?: Record<string, TaskHandle>;
   /** Restoring an alloc whose destroy had begun: finish the destroy, run nothing. */
@@ -66,6 +73,7 @@ export interface AllocContext {
   previousNodeId?: string;
   prevAllocWaitTimeoutMs?: number;
   hasWatched: boolean;
+  watchSources?: Omit<WatchRequest, 'alloc'>;
   now: number;
   restoredHandles?: Record<string, TaskHandle>;
   /**
@@ -128,11 +136,13 @@ export const allocMachine = setup({
     events: {} as AllocMachineEvent,
   },
   actors: {
-    buildAllocDir: null as unknown as PromiseActorLogic<void, { allocId: string }>,
-    awaitPrevious: null as unknown as AnyActorLogic,
-    migrateData: null as unknown as PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>,
-    runHooks: null as unknown as PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'postrun' | 'destroy' }>,
-    task: null as unknown as AnyActorLogic,
+    // Placeholders: the runtime provides the real logic with `.provide()`; unprovided, they fail
+    // with a MissingActorError.
+    buildAllocDir: missingActor<PromiseActorLogic<void, { allocId: string }>>('alloc', 'buildAllocDir'),
+    awaitPrevious: missingActor('alloc', 'awaitPrevious'),
+    migrateData: missingActor<PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>>('alloc', 'migrateData'),
+    runHooks: missingActor<PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'postrun' | 'destroy' }>>('alloc', 'runHooks'),
+    task: missingActor('alloc', 'task'),
   },
   delays: {
     prevAllocWait: ({ context }) => context.prevAllocWaitTimeoutMs ?? 2 ** 31 - 1,
@@ -145,6 +155,8 @@ export const allocMachine = setup({
     destroyRequested: ({ context }) => context.destroyRequested,
     updating: ({ context }) => context.updating,
     terminalUpdate: ({ event }) => event.type === 'update' && isServerTerminal(event.alloc),
+    /** Older than the alloc applied (Nomad's client drops those): listeners never go back. */
+    staleUpdate: ({ context, event }) => event.type === 'update' && event.alloc.allocModifyIndex < context.alloc.allocModifyIndex,
     allMainDead: ({ context }) => context.roles.filter((r) => !r.poststop).every((r) => isDead(context, r.name)),
     mustKillGroup: ({ context }) => !!groupKillEvent(context.roles, context.taskStates),
     killDone: ({ context }) => context.killQueue.length === 0 && context.killCurrent.every((n) => isDead(context, n)),
@@ -160,7 +172,7 @@ export const allocMachine = setup({
         version: context.version + 1,
       };
     }),
-    applyUpdate: assign(({ context, event }) => (event.type === 'update' ? { alloc: event.alloc, version: context.version + 1, now: Math.max(context.now, event.time) } : {})),
+    applyUpdate: assign(({ context, event }) => (event.type === 'update' && event.alloc.allocModifyIndex >= context.alloc.allocModifyIndex ? { alloc: event.alloc, version: context.version + 1, now: Math.max(context.now, event.time) } : {})),
     /** An update arrived while update hooks run: it takes the slot (see `pickQueuedUpdate`). */
     queueUpdate: assign(({ context, event }) => (event.type === 'update' ? { queuedUpdate: pickQueuedUpdate(context.queuedUpdate, event.alloc) } : {})),
     /** A stop is an update with a terminal desired status: no update hooks run for it. */
@@ -271,6 +283,7 @@ export const allocMachine = setup({
       version: 0,
       prevAllocWaitTimeoutMs: input.prevAllocWaitTimeoutMs,
       hasWatched: input.hasWatched,
+      ...(input.watchSources ? { watchSources: input.watchSources } : {}),
       now: input.now,
       arrivedTerminal: isClientTerminalStatus(input.alloc.clientStatus),
       destroyRequested: !!input.destroyRequested,
@@ -283,6 +296,7 @@ export const allocMachine = setup({
   on: {
     // Updates apply one at a time: while update hooks run, the newest waits in a single slot.
     update: [
+      { guard: 'staleUpdate' },
       { guard: 'updating', actions: 'queueUpdate' },
       { guard: 'terminalUpdate', target: '.stopping', actions: 'applyUpdate' },
       { actions: ['applyUpdate', 'startUpdateHooks'] },
@@ -317,7 +331,7 @@ export const allocMachine = setup({
           invoke: {
             id: 'await-previous',
             src: 'awaitPrevious',
-            input: ({ context }: { context: AllocContext }) => ({ allocId: context.allocId }),
+            input: ({ context }: { context: AllocContext }): WatchRequest => ({ alloc: context.alloc, ...context.watchSources }),
             onDone: {
               target: 'migrating',
               actions: assign(({ event }) => ({ previousNodeId: (event.output as { previousNodeId?: string } | undefined)?.previousNodeId })),
@@ -430,9 +444,10 @@ export const allocMachine = setup({
         },
       },
     },
+    // Final: the actor is done and takes no more events (a later destroy or update is the
+    // runner's to answer), so no transitions here.
     destroyed: {
       type: 'final',
-      on: { destroy: {}, update: {} },
     },
   },
 });

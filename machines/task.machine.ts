@@ -24,6 +24,7 @@
  * process exists before a driver's start returns, so a kill never leaves `starting` early.
  * @module
  */
+import { missingActor } from './missing-actor.ts';
 import { assign, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
@@ -77,18 +78,20 @@ export interface TaskContext {
 /** Result of the `startTask` actor: never rejects, so failures stay plain data. */
 export type StartOutput =
   | { ok: true; handle: TaskHandle; time: number; setupEvents?: TaskEvent[] }
-  | { ok: false; time: number; error: string; recoverable: boolean; validation?: boolean; setupEvents?: TaskEvent[] };
+  | { ok: false; time: number; error: string; recoverable: boolean; validation?: boolean; setupEvents?: TaskEvent[]; jitter?: number };
 
 /**
  * Result of the `recoverTask` actor. `handle` is the reattached handle (completed when the saved
  * one was saved before its start); `notStarted`: that start never got as far as a process.
  */
-export type RecoverOutput = { ok: true; time: number; handle?: TaskHandle } | { ok: false; time: number; error: string; notStarted?: boolean };
+export type RecoverOutput = { ok: true; time: number; handle?: TaskHandle } | { ok: false; time: number; error: string; notStarted?: boolean; jitter?: number };
 
 /** Result of the `waitTask` and `killTask` actors. */
 export interface ExitOutput {
   result: ExitResult;
   time: number;
+  /** A uniform [0, 1) draw for the restart jitter (ClientOptions.random); 0 when absent. */
+  jitter?: number;
 }
 
 /** Events the task machine accepts. */
@@ -148,12 +151,13 @@ export const taskMachine = setup({
     events: {} as TaskMachineEvent,
   },
   actors: {
-    // Placeholders: the runtime provides the real logic with `.provide()`.
-    startTask: null as unknown as import('xstate').PromiseActorLogic<StartOutput, { allocId: string; taskName: string; attempt: number }>,
-    waitTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
-    killTask: null as unknown as import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>,
-    recoverTask: null as unknown as import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>,
-    signalTask: null as unknown as import('xstate').PromiseActorLogic<void, { allocId: string; taskName: string; handle: TaskHandle; signal: string }>,
+    // Placeholders: the runtime provides the real logic with `.provide()`; unprovided, they fail
+    // with a MissingActorError.
+    startTask: missingActor<import('xstate').PromiseActorLogic<StartOutput, { allocId: string; taskName: string; attempt: number }>>('task', 'startTask'),
+    waitTask: missingActor<import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>>('task', 'waitTask'),
+    killTask: missingActor<import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>>('task', 'killTask'),
+    recoverTask: missingActor<import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>>('task', 'recoverTask'),
+    signalTask: missingActor<import('xstate').PromiseActorLogic<void, { allocId: string; taskName: string; handle: TaskHandle; signal: string }>>('task', 'signalTask'),
   },
   delays: {
     restartDelay: ({ context }) => (context.decision && 'delayMs' in context.decision ? context.decision.delayMs : 0),
@@ -179,8 +183,10 @@ export const taskMachine = setup({
     appendGiven: assign(({ context, event }) => (event.type === 'append' ? withEvent(context, event.event) : {})),
     killPending: assign(({ context, event }) => {
       if (event.type !== 'kill') return {};
-      const c = { ...context, ...appendAll(context, killEvents(context, event)) };
-      return { ...c, ...appendAll(c, [taskEvent('Killed', event.time)]), ...toDead(c, event.time) };
+      // One append for Killing and Killed, then dead over that state: the state must keep the
+      // events its eventSeq counts (else the bus republishes an old event in Killed's place).
+      const c = { ...context, ...appendAll(context, [...killEvents(context, event), taskEvent('Killed', event.time)]) };
+      return { ...c, ...toDead(c, event.time) };
     }),
     appendKill: assign(({ context, event }) => (event.type === 'kill' ? appendAll(context, killEvents(context, event)) : {})),
     markKillAfterRestart: assign({ killAfterRestart: true }),
@@ -218,7 +224,8 @@ export const taskMachine = setup({
       const ev = taskEvent('Restart Signaled', event.time, { details: event.reason ? { restart_reason: event.reason } : {} });
       const c = withEvent(context, ev);
       const { finishedAt: _f, ...rest } = c.state!;
-      return { ...c, state: { ...rest, state: 'pending' as const, failed: false }, gateOpen: false, tracker: { count: 0, intervalStart: 0 } };
+      // A kill of the last life is over: the revived run must not inherit it.
+      return { ...c, state: { ...rest, state: 'pending' as const, failed: false }, gateOpen: false, tracker: { count: 0, intervalStart: 0 }, killRequested: false, killAfterRestart: false };
     }),
   },
 }).createMachine({
@@ -400,8 +407,10 @@ export const taskMachine = setup({
       },
     },
     exited: {
-      entry: assign(({ context }) => {
-        const { decision, next } = decideRestart(context.restart, context.tracker, context.lastInput ?? { kind: 'exit', exitCode: 0, signal: 0 }, context.now);
+      entry: assign(({ context, event }) => {
+        // The restart jitter is the runtime's random draw, carried on the effect's output.
+        const jitter = (event as { output?: { jitter?: number } }).output?.jitter ?? 0;
+        const { decision, next } = decideRestart(context.restart, context.tracker, context.lastInput ?? { kind: 'exit', exitCode: 0, signal: 0 }, context.now, () => jitter);
         return { decision, tracker: next, lastInput: undefined, handle: undefined };
       }),
       always: [

@@ -1,14 +1,13 @@
 /**
  * The group watcher: makes a new allocation wait for its previous allocation and for every
- * allocation it preempted (Nomad's `client/allocwatcher` group watcher, CONTRACT.md section 4).
+ * allocation it preempted (Nomad's `client/allocwatcher` group watcher).
  *
  * ```
- *            xstate.init (input: AllocWatcherInput)
- *                 │  context: counts only (planWatch throws WatchSourceMissingError here)
+ *            input: WatchRequest (plain: the alloc, which watched allocs are local, rpc or not)
+ *                 │  context: the plan and counters (planWatch throws WatchSourceMissingError here)
  *                 ▼
- *   ┌──────────── watching ─────────────┐  entry: registerHandles, startWatchers
- *   │ one child per watched alloc,      │  (child id = watched alloc id, parent = watcher)
- *   │ xstate.done.actor.<id>:           │
+ *   ┌──────────── watching ─────────────┐  entry: startWatchers (one child per planned alloc:
+ *   │ xstate.done.actor.<id>:           │         id = watched alloc id, parent = watcher)
  *   │   recordRelease (pending - 1),    │
  *   │   reapChild (forget <id>: O(1))   │
  *   └───────────────┬───────────────────┘
@@ -17,73 +16,17 @@
  *               released (final)  output: { previousNodeId? }
  * ```
  *
- * Pure: every effect is named here and implemented elsewhere. `registerHandles` (an action) and
- * the child logic `localWatcher` / `remoteWatcher` are provided by `actors/watchers/group.ts`.
- * Context holds plain counters only; runners, the RPC client, the bus and the clock never enter
- * it. Children reach them through a registry keyed by {@link watchHandleKey}.
- *
- * Children are reaped on their done event so a finished watcher holds no children, and per
- * child work is O(1) (a counter, no scans).
- *
- * Why the children are not in `snapshot.children`: in xstate 5 every spawn and every stopChild
- * copies the parent's children map, and stopping a parent with K children is O(K^2). With K
- * victims stopping in the same tick, reaping them one by one cost O(K^2) on the path from the
- * last victim's stop to the new alloc running (2.4 s at K = 1,000). So each child is created
- * with `createActor(logic, { parent: self, id: watchedAllocId, input })` and started from
- * `startWatchers`: the inspector still shows it under the watcher (same system, `_parent` is the
- * watcher), its done and error events still reach the watcher, and reaping is a map delete.
- * The watcher stops its own live children whenever it ends (stopped by its parent, done, or
- * failed), through an observer on itself. {@link watcherChildren} lists the live ones.
+ * Pure: the decisions (what to watch, when all are released, which node the previous alloc was
+ * on) are here; `startWatchers` and `reapChild` are effects provided by `actors/watchers/`,
+ * which keeps the children outside `snapshot.children` for speed (see
+ * `actors/watchers/detached-children.ts`). Context holds plain data only.
  * @module
  */
-import { assign, createActor, fromPromise, setup, type AnyActorLogic, type AnyActorRef, type DoneActorEvent } from 'xstate';
+import { assign, setup, type DoneActorEvent } from 'xstate';
 import { BerthError } from '../model/errors.ts';
-import type { AllocWatcherInput } from '../actors/watchers/types.ts';
+import type { AllocWatcherOutput, WatchPlanEntry, WatchRequest, WatchResult } from '../model/watch.ts';
 
-/** Why the watched alloc is being waited on. */
-export type WatchRole = 'previous' | 'preempted';
-/** How it is watched: its local runner's broadcaster, or the servers. */
-export type WatchMode = 'local' | 'remote';
-
-/** Why a watched alloc stopped holding the new alloc back (the `watcher.released` reasons). */
-export type WatchReleaseReason =
-  | 'terminated'
-  | 'unknown-status'
-  | 'garbage-collected'
-  | 'unknown-allocation'
-  | 'permission-denied'
-  | 'listener-closed';
-
-/** One watched allocation, as planned from the input. Plain data. */
-export interface WatchPlanEntry {
-  watchedAllocId: string;
-  role: WatchRole;
-  mode: WatchMode;
-}
-
-/** Input of one child watcher. Plain data: handles are looked up by `key`. */
-export interface WatchChildInput extends WatchPlanEntry {
-  /** The new alloc that waits. */
-  allocId: string;
-  /** Registry key of this child's handles ({@link watchHandleKey}). */
-  key: string;
-}
-
-/** Output of one child watcher. */
-export interface WatchResult {
-  watchedAllocId: string;
-  reason: WatchReleaseReason;
-  /** The client status last seen, when one was seen. */
-  clientStatus?: string;
-  /** The node the watched alloc ran on, learnt by a remote watcher (terminated or unknown). */
-  nodeId?: string;
-}
-
-/** Output of the group watcher. */
-export interface AllocWatcherOutput {
-  /** Node id of the previous alloc, when a remote watcher learnt it (needed for migration). */
-  previousNodeId?: string;
-}
+export type { AllocWatcherOutput, WatchChildInput, WatchMode, WatchPlanEntry, WatchReleaseReason, WatchResult, WatchRole } from '../model/watch.ts';
 
 /** The group watcher's context: plain counters. */
 export interface WatcherContext {
@@ -95,6 +38,8 @@ export interface WatcherContext {
   watching: number;
   /** How many have not been released yet. */
   pending: number;
+  /** What to watch and how, in start order. */
+  plan: WatchPlanEntry[];
   previousNodeId?: string;
 }
 
@@ -121,7 +66,7 @@ export class InvalidWatchedAllocError extends BerthError {}
  * @throws WatchSourceMissingError when a watched alloc has no local runner and there is no `rpc`.
  * @throws InvalidWatchedAllocError for an empty preempted id.
  */
-export function planWatch(input: AllocWatcherInput): WatchPlanEntry[] {
+export function planWatch(input: WatchRequest): WatchPlanEntry[] {
   const plan: WatchPlanEntry[] = [];
   const seen = new Set<string>();
   const previous = input.alloc.previousAllocation;
@@ -145,81 +90,35 @@ export function planWatch(input: AllocWatcherInput): WatchPlanEntry[] {
   return plan;
 }
 
-/** Registry key of one child's handles: unique per watcher actor and watched alloc. */
-export function watchHandleKey(watcherSessionId: string, watchedAllocId: string): string {
-  return `${watcherSessionId}/${watchedAllocId}`;
-}
+/** An effect the watcher chart names was not provided (use `allocWatcherLogic`). */
+export class WatcherEffectMissingError extends BerthError {}
 
-const notProvided = fromPromise<WatchResult, WatchChildInput>(() =>
-  Promise.reject(new BerthError('watcher child logic not provided: use allocWatcherLogic from actors/watchers')),
-);
-
-/** Live children of each watcher actor, by watched alloc id. */
-const liveChildren = new WeakMap<AnyActorRef, Map<string, AnyActorRef>>();
-
-/** Ids of the watcher's children still watching (finished ones are reaped at once). */
-export function watcherChildren(watcher: AnyActorRef): string[] {
-  return [...(liveChildren.get(watcher)?.keys() ?? [])];
-}
-
-type InternalRef = AnyActorRef & { logic: { implementations: { actors: Record<string, AnyActorLogic> } }; _stop(): void; _parent?: AnyActorRef; observers: Set<unknown> };
-
-function startChildren(self: AnyActorRef, input: AllocWatcherInput, allocId: string): void {
-  const me = self as InternalRef;
-  const kids = new Map<string, AnyActorRef>();
-  liveChildren.set(self, kids);
-  const stopAll = () => {
-    const left = [...kids.values()];
-    kids.clear();
-    for (const c of left) (c as InternalRef)._stop(); // aborts its signal: the wait ends, its listener closes
-  };
-  // Runs when the watcher completes, is stopped (by its parent) or fails.
-  me.subscribe({
-    complete: stopAll,
-    error: (err: unknown) => {
-      stopAll();
-      // An observer with an error handler would silence xstate's report of an error nobody
-      // else observes on a root watcher: report it as xstate does.
-      if (!me._parent && me.observers.size <= 1) setTimeout(() => { throw err; });
-    },
-  });
-  const logics = me.logic.implementations.actors;
-  for (const p of planWatch(input)) {
-    const childInput: WatchChildInput = { ...p, allocId, key: watchHandleKey(self.sessionId, p.watchedAllocId) };
-    kids.set(p.watchedAllocId, createActor(logics[p.mode === 'local' ? 'localWatcher' : 'remoteWatcher']!, { parent: self, id: p.watchedAllocId, input: childInput }));
-  }
-  for (const c of [...kids.values()]) c.start();
-}
-
-function initInput(event: { type: string }): AllocWatcherInput {
-  return (event as unknown as { input: AllocWatcherInput }).input;
-}
+const notProvided = (name: string) => () => {
+  throw new WatcherEffectMissingError(`watcher effect "${name}" not provided: use allocWatcherLogic from actors/watchers`);
+};
 
 /**
  * The pure group-watcher statechart. Use `allocWatcherLogic` (actors/watchers/group.ts), which
- * provides `registerHandles`, `localWatcher` and `remoteWatcher`.
+ * provides `startWatchers` and `reapChild`.
  */
 export const watcherMachine = setup({
   types: {
     context: {} as WatcherContext,
-    input: {} as AllocWatcherInput,
+    input: {} as WatchRequest,
     output: {} as AllocWatcherOutput,
     events: {} as DoneActorEvent<WatchResult>,
   },
-  actors: { localWatcher: notProvided, remoteWatcher: notProvided },
   actions: {
-    /** Effect (provided): puts each child's handles in the registry before the children start. */
-    registerHandles: () => {},
-    /** Creates and starts one child per watched alloc, outside `snapshot.children` (see module doc). */
-    startWatchers: ({ event, self, context }) => startChildren(self, initInput(event), context.allocId),
+    /** Effect: creates and starts one child per entry of `context.plan`, parent = this watcher. */
+    startWatchers: notProvided('startWatchers'),
     /** One child released: O(1). */
     recordRelease: assign(({ context, event }) => {
       const out = event.output;
       const fromPrevious = event.actorId === context.previousAllocId;
       return fromPrevious && out?.nodeId ? { pending: context.pending - 1, previousNodeId: out.nodeId } : { pending: context.pending - 1 };
     }),
-    /** Forgets the finished (so already stopped) child so the watcher does not keep it: O(1). */
-    reapChild: ({ event, self }) => void liveChildren.get(self)?.delete(event.actorId),
+    /** Effect: forgets the finished (so already stopped) child so the watcher does not keep it: O(1). */
+    reapChild: notProvided('reapChild'),
   },
   guards: {
     allReleased: ({ context }) => context.pending <= 0,
@@ -227,13 +126,13 @@ export const watcherMachine = setup({
 }).createMachine({
   id: 'await-previous',
   context: ({ input }) => {
-    const watching = planWatch(input).length;
-    return { allocId: input.alloc.id, previousAllocId: input.alloc.previousAllocation || null, watching, pending: watching };
+    const plan = planWatch(input);
+    return { allocId: input.alloc.id, previousAllocId: input.alloc.previousAllocation || null, plan, watching: plan.length, pending: plan.length };
   },
   initial: 'watching',
   states: {
     watching: {
-      entry: ['registerHandles', 'startWatchers'],
+      entry: 'startWatchers',
       always: { guard: 'allReleased', target: 'released' },
       on: {
         'xstate.done.actor.*': { actions: ['recordRelease', 'reapChild'] },

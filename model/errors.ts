@@ -164,3 +164,13 @@ export class AllocNotRunningError extends BerthError {
     super('restart of an alloc that should not run');
   }
 }
+
+/**
+ * A chart invoked or spawned an actor its runtime never provided (the chart's `setup()` only
+ * names it; see `machines/missing-actor.ts`).
+ */
+export class MissingActorError extends BerthError {
+  constructor(readonly machine: string, readonly actor: string) {
+    super(`${machine} chart: actor "${actor}" was not provided; pass it with .provide({ actors: { ${actor} } })`);
+  }
+}

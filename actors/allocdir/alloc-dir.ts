@@ -19,6 +19,7 @@ import { AllocDirNotBuiltError, BerthError, InvalidTaskNameError, MultiError } f
 import { pathComponentProblem, taskNameProblem } from '../../model/parse.ts';
 import type { Task } from '../../model/types.ts';
 import { AllocDirMoveError } from './errors.ts';
+import type { AllocDirHandle } from './handle.ts';
 import { exists, isNotFound } from './escape.ts';
 import { RwLock } from './lock.ts';
 import { mountsUnder } from './mounts.ts';
@@ -48,7 +49,7 @@ export interface AllocDirOptions {
  * // ...
  * await ad.destroy();
  */
-export class AllocDir {
+export class AllocDir implements AllocDirHandle {
   /** The client's alloc dir (parent of every alloc dir); never embedded in a chroot. */
   readonly clientAllocDir: string;
   /** The allocation id (this dir's base name). */

@@ -4,6 +4,7 @@
  * @module
  */
 export * from './alloc-dir.ts';
+export type * from './handle.ts';
 export * from './task-dir.ts';
 export * from './chroot.ts';
 export * from './snapshot.ts';

@@ -11,6 +11,7 @@
  * ```
  * @module
  */
+import type { TaskDirBuildOptions, TaskDirHandle } from './handle.ts';
 import { chmod, lstat, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BerthError, MultiError } from '../../model/errors.ts';
@@ -50,18 +51,13 @@ export interface TaskDirOwner {
 }
 
 /** Options of {@link TaskDir.build}. */
-export interface TaskDirBuildOptions {
-  /** Chroot mode when given, even `{}`: host source → path inside the task dir. */
-  chroot?: Record<string, string>;
-  /** Cancels a long chroot build. */
-  signal?: AbortSignal;
-}
+export type { TaskDirBuildOptions } from './handle.ts';
 
 /**
  * A task's directory. Create it with `AllocDir.newTaskDir`; `build` is safe to call repeatedly
  * and concurrently (calls run one after the other; a rebuild only adds what is missing).
  */
-export class TaskDir {
+export class TaskDir implements TaskDirHandle {
   /** The task's name (a single path component). */
   readonly name: string;
   /** The alloc dir path, `<clientAllocDir>/<allocId>`. */

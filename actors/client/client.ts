@@ -14,8 +14,10 @@ import { realClock } from '../../model/clock.ts';
 import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, InvalidAllocationError } from '../../model/errors.ts';
 import { parseAllocation } from '../../model/parse.ts';
 import type { Allocation } from '../../model/types.ts';
+import { AllocDir } from '../allocdir/alloc-dir.ts';
 import { defaultChrootEnv } from '../allocdir/default-chroot.ts';
 import { holdMountHelper } from '../allocdir/mounts.ts';
+import { realHostFs } from '../runner/host-fs.ts';
 import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
@@ -71,6 +73,24 @@ function driverIssues(alloc: Allocation, drivers: Readonly<Record<string, Driver
   return issues;
 }
 
+/** Saved allocs ordered so that each comes after the allocs it replaced or preempted. */
+function watchedFirst<T extends { alloc: Allocation }>(saved: T[]): T[] {
+  const byId = new Map(saved.map((s) => [s.alloc?.id, s]));
+  const out: T[] = [];
+  const seen = new Set<T>();
+  const visit = (s: T) => {
+    if (seen.has(s)) return;
+    seen.add(s);
+    for (const id of [s.alloc?.previousAllocation, ...(s.alloc?.preemptedAllocations ?? [])]) {
+      const dep = id ? byId.get(id) : undefined;
+      if (dep) visit(dep);
+    }
+    out.push(s);
+  };
+  saved.forEach(visit);
+  return out;
+}
+
 /**
  * Creates a client.
  * @example
@@ -104,7 +124,9 @@ export function createClient(options: ClientOptions): Client {
     nodeId: options.nodeId ?? 'local',
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,
-    store: openStateStore(join(dataDir, 'client', 'state.db'), { onError: (err) => bus.publish('client.error', { error: err.message }) }),
+    store: (options.seams?.openStore ?? ((path: string) => openStateStore(path, { onError: (err) => bus.publish('client.error', { error: err.message }) })))(join(dataDir, 'client', 'state.db')),
+    allocDirs: options.seams?.allocDirs ?? ((root, id) => new AllocDir(root, id)),
+    fs: options.seams?.fs ?? realHostFs,
     ...(options.rpc ? { rpc: options.rpc } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.migrateToken ? { migrateToken: options.migrateToken } : {}),
@@ -153,6 +175,18 @@ export function createClient(options: ClientOptions): Client {
     return runner.start();
   };
 
+  /**
+   * As Nomad's client: the local runner of the previous alloc, and for each preempted alloc its
+   * local runner or null (then a remote watcher asks the servers).
+   */
+  const watchedRunners = (alloc: Allocation): Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners'> => {
+    const previousRunner: PrevAllocSource | undefined = alloc.previousAllocation ? runners.get(alloc.previousAllocation) : undefined;
+    const preemptedRunners = alloc.preemptedAllocations?.length
+      ? Object.fromEntries(alloc.preemptedAllocations.map((id) => [id, runners.get(id) ?? null]))
+      : undefined;
+    return { ...(previousRunner ? { previousRunner } : {}), ...(preemptedRunners ? { preemptedRunners } : {}) };
+  };
+
   const client: Client = {
     bus,
     updates$: bus.of('alloc.updated').pipe(map((m) => m.alloc)),
@@ -162,16 +196,7 @@ export function createClient(options: ClientOptions): Client {
       const issues = driverIssues(alloc, drivers);
       if (issues.length) throw new InvalidAllocationError(issues);
       if (runners.has(alloc.id)) throw new AllocExistsError(alloc.id);
-      // As Nomad's client: pass the local runner of the previous alloc, and for each preempted
-      // alloc its local runner or null (then a remote watcher asks the servers).
-      const previousRunner: PrevAllocSource | undefined = alloc.previousAllocation ? runners.get(alloc.previousAllocation) : undefined;
-      const preemptedRunners = alloc.preemptedAllocations?.length
-        ? Object.fromEntries(alloc.preemptedAllocations.map((id) => [id, runners.get(id) ?? null]))
-        : undefined;
-      const runner = startRunner(alloc, {
-        ...(previousRunner ? { previousRunner } : {}),
-        ...(preemptedRunners ? { preemptedRunners } : {}),
-      });
+      const runner = startRunner(alloc, watchedRunners(alloc));
       gc.added(runner); // Nomad's MakeRoomFor
       return runner;
     },
@@ -191,7 +216,7 @@ export function createClient(options: ClientOptions): Client {
       if (shut) throw new ClientShutdownError();
       const restored: AllocRunner[] = [];
       const destroying: Promise<void>[] = [];
-      for (const saved of rt.store.load()) {
+      for (const saved of watchedFirst(rt.store.load())) {
         if (runners.has(saved.alloc.id)) continue;
         let alloc: Allocation;
         try {
@@ -202,7 +227,9 @@ export function createClient(options: ClientOptions): Client {
         }
         // What the restored alloc does with its handles (reattach, kill, finish a destroy) is
         // its chart's decision; a destroy that had begun is finished before restore returns.
-        const runner = startRunner(alloc, { restoredHandles: { ...saved.handles }, ...(saved.destroying ? { destroyRequested: true } : {}) });
+        // An alloc restored before its tasks ever started waits for its victims again: it gets
+        // their runners (restored first) as addAlloc would.
+        const runner = startRunner(alloc, { ...watchedRunners(alloc), restoredHandles: { ...saved.handles }, ...(saved.destroying ? { destroyRequested: true } : {}) });
         if (saved.destroying) destroying.push(runner.destroy());
         else restored.push(runner);
       }

@@ -16,6 +16,9 @@ import type { TlsFiles } from '../runner/runtime.ts';
 import type { ServeSnapshotsOptions } from '../migrate/serve.ts';
 
 export type { TlsFiles };
+import type { HostFs } from '../runner/runtime.ts';
+import type { AllocDirFactory } from '../allocdir/handle.ts';
+import type { StateStore } from '../state/state-store.ts';
 
 /** xstate's inspection observer (a function or an observer object). */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -76,6 +79,20 @@ export interface ClientOptions {
    * signed by `caFile`.
    */
   tls?: TlsFiles;
+  /** @internal Simulator seams; see {@link ClientSeams}. Not part of the public API. */
+  seams?: ClientSeams;
+}
+
+/**
+ * @internal What the deterministic simulator (`sim/`) replaces below berth's own code: the alloc
+ * dirs, the host filesystem steps, and the state store (opened on a shared in-memory database,
+ * its write coalescing on the simulated clock). Not part of the public API.
+ */
+export interface ClientSeams {
+  allocDirs?: AllocDirFactory;
+  fs?: HostFs;
+  /** Opens the client's state store; gets `<dataDir>/client/state.db`. */
+  openStore?: (path: string) => StateStore;
 }
 
 /** The client: a registry of allocation runners on one node. */

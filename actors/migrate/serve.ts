@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { BerthError } from '../../model/errors.ts';
-import type { AllocDir } from '../allocdir/alloc-dir.ts';
+import type { AllocDirHandle } from '../allocdir/handle.ts';
 import type { Runtime, TlsFiles } from '../runner/runtime.ts';
 import { createSnapshotServer, type SnapshotServer } from './snapshot-server.ts';
 
@@ -50,7 +50,7 @@ export async function serveRuntimeSnapshots(rt: Runtime, opts: ServeSnapshotsOpt
       if (!r || r.destroySignal.aborted) return undefined;
       const dir = r.allocDir;
       // The server only calls snapshot(); route it through the runner's copiesOut.
-      const tracked: Pick<AllocDir, 'snapshot'> = {
+      const tracked: Pick<AllocDirHandle, 'snapshot'> = {
         snapshot(out) {
           const copy = dir.snapshot(out);
           const settled = copy.then(
@@ -62,7 +62,7 @@ export async function serveRuntimeSnapshots(rt: Runtime, opts: ServeSnapshotsOpt
           return copy;
         },
       };
-      return tracked as AllocDir;
+      return tracked;
     },
     onError: (err, allocId) =>
       rt.bus.publish('client.error', { allocId, error: `snapshot of allocation ${allocId} failed: ${err instanceof Error ? err.message : String(err)}` }),

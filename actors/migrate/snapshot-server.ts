@@ -11,12 +11,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { AllocDir } from '../allocdir/alloc-dir.ts';
+import type { AllocDirHandle } from '../allocdir/handle.ts';
 
 /** Options of {@link createSnapshotServer}. */
 export interface SnapshotServerOptions {
   /** Finds the alloc dir to snapshot; undefined answers 404. */
-  lookup: (allocId: string) => AllocDir | undefined;
+  lookup: (allocId: string) => Pick<AllocDirHandle, 'snapshot'> | undefined;
   /** Address to bind; default 127.0.0.1. */
   host?: string;
   /** Port; default 0 (any free port). */

@@ -5,11 +5,11 @@
  */
 import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fromPromise, type AnyActorLogic } from 'xstate';
+import { fromPromise } from 'xstate';
 import { BerthError } from '../../model/errors.ts';
 import { runHooks, type HookKind } from './hooks.ts';
 import { migrateData } from '../migrate/migrate.ts';
-import { allocWatcherLogic, type AllocWatcherInput } from '../watchers/index.ts';
+import { createWatcherLogic } from '../watchers/group.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
 
 const lookup = (rt: Runtime, allocId: string): RunnerInternals => {
@@ -17,16 +17,6 @@ const lookup = (rt: Runtime, allocId: string): RunnerInternals => {
   if (!r) throw new BerthError(`no runner for allocation ${allocId}`);
   return r;
 };
-
-/**
- * A logic identical to `logic` except that its input is computed from the given one: how a
- * pure machine that only knows an alloc id invokes a logic that needs handles.
- */
-export function withMappedInput<T extends AnyActorLogic>(logic: T, map: (input: unknown) => unknown): T {
-  const derived = Object.create(logic) as T;
-  derived.getInitialSnapshot = ((scope: unknown, input: unknown) => (logic.getInitialSnapshot as (...a: unknown[]) => unknown).call(derived, scope, map(input))) as T['getInitialSnapshot'];
-  return derived;
-}
 
 /**
  * Registers `work` (which touches the alloc dir) in the runner's in-flight set until it settles:
@@ -47,11 +37,10 @@ export function allocActors(rt: Runtime) {
     await tracked(r, r.allocDir.build());
   });
 
-  const awaitPrevious = withMappedInput(allocWatcherLogic, (input) => {
-    const { allocId } = input as { allocId: string };
-    const r = lookup(rt, allocId);
-    const watcherInput: AllocWatcherInput = {
-      alloc: r.serverAlloc(),
+  // The watcher's children find their handles through this alloc's runner.
+  const awaitPrevious = createWatcherLogic((_self, context) => {
+    const r = lookup(rt, context.allocId);
+    return {
       ...(r.previousRunner ? { previousRunner: r.previousRunner } : {}),
       ...(r.preemptedRunners ? { preemptedRunners: r.preemptedRunners } : {}),
       ...(rt.rpc ? { rpc: rt.rpc } : {}),
@@ -60,7 +49,6 @@ export function allocActors(rt: Runtime) {
       clock: rt.clock,
       random: rt.random,
     };
-    return watcherInput;
   });
 
   const migrate = fromPromise<void, { allocId: string; previousNodeId?: string }>(async ({ input, signal }) => {

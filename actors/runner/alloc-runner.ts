@@ -8,13 +8,13 @@ import { createActor, type Actor, type AnyActorLogic, type AnyActorRef, type Sna
 import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
 import { ALLOC_STATES, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
-import { getClientStatus } from '../../machines/policy/client-status.ts';
+import { reportedClientStatus } from '../../machines/policy/client-status.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
-import { AllocDir } from '../allocdir/index.ts';
+import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
@@ -71,7 +71,7 @@ export interface AllocRunnerOptions {
 /** One allocation's runner. Create through `client.addAlloc`. */
 export class AllocRunnerImpl implements AllocRunner {
   readonly allocId: string;
-  readonly allocDir: AllocDir;
+  readonly allocDir: AllocDirHandle;
   readonly #rt: Runtime;
   readonly #actor: Actor<AllocLogic>;
   readonly #broadcaster = new AllocBroadcaster();
@@ -92,9 +92,13 @@ export class AllocRunnerImpl implements AllocRunner {
     this.#rt = rt;
     this.allocId = alloc.id;
     this.#onDestroyed = opts.onDestroyed;
-    this.allocDir = new AllocDir(rt.clientAllocDir, alloc.id);
+    this.allocDir = rt.allocDirs(rt.clientAllocDir, alloc.id);
     const group = taskGroupOf(alloc);
     for (const t of group.tasks) this.allocDir.newTaskDir(t.name);
+    const restoring = !!opts.restoredHandles;
+    // A restored alloc whose tasks ever started already waited (and migrated) in its first
+    // life; one restored before that waits again, or it could start beside its victims.
+    const pastWait = restoring && (Object.keys(opts.restoredHandles!).length > 0 || Object.values(alloc.taskStates ?? {}).some((s) => s.state !== 'pending' || s.startedAt !== undefined));
     this.#internals = {
       allocId: alloc.id,
       allocDir: this.allocDir,
@@ -108,13 +112,11 @@ export class AllocRunnerImpl implements AllocRunner {
       preemptedRunners: opts.preemptedRunners,
       copiesOut: new Set(),
       setupNotes: new Map(),
-      restored: !!opts.restoredHandles,
+      restored: pastWait,
     };
     rt.registry.set(alloc.id, this.#internals);
     const { roles, tasks } = taskSettingsFor(alloc, rt.maxKillTimeoutMs);
-    const restoring = !!opts.restoredHandles;
-    // A restored alloc already waited (and migrated) in its first life.
-    const hasWatched = !restoring && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
+    const hasWatched = !pastWait && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
     // Task states come from this client's own records only (a restore), never from the servers.
     const machineAlloc: Allocation = restoring ? alloc : { ...alloc, taskStates: undefined };
     if (!restoring) delete machineAlloc.taskStates;
@@ -125,6 +127,11 @@ export class AllocRunnerImpl implements AllocRunner {
         ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
         ...(opts.destroyRequested ? { destroyRequested: true } : {}),
         hasUpdateHooks: opts.hooks.some((h) => !!h.update),
+        watchSources: {
+          ...(opts.previousRunner ? { previousRunner: true } : {}),
+          ...(opts.preemptedRunners ? { preemptedRunners: Object.fromEntries(Object.entries(opts.preemptedRunners).map(([id, r]) => [id, r ? true : null])) } : {}),
+          ...(rt.rpc ? { rpc: true } : {}),
+        },
       },
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
@@ -151,7 +158,7 @@ export class AllocRunnerImpl implements AllocRunner {
     const ctx = s.context;
     // A terminal alloc keeps the status it came with: none of its tasks ran in this life.
     if (ctx.arrivedTerminal) return { ...ctx.alloc, taskStates: ctx.taskStates };
-    const { status, description } = getClientStatus(ctx.taskStates);
+    const { status, description } = reportedClientStatus(ctx.taskStates);
     return {
       ...ctx.alloc,
       clientStatus: status || 'pending',

@@ -10,13 +10,13 @@
  * | destroy | during destroy                                  | all run; errors go on the bus       |
  * @module
  */
-import type { AllocDir } from '../allocdir/index.ts';
+import type { AllocDirHandle } from '../allocdir/handle.ts';
 import type { Allocation } from '../../model/types.ts';
 
 /** What a hook sees. `signal` aborts when the alloc is destroyed (or the step is cancelled). */
 export interface HookContext {
   alloc: Allocation;
-  allocDir: AllocDir;
+  allocDir: AllocDirHandle;
   signal: AbortSignal;
 }
 

@@ -7,7 +7,7 @@ import type { AllocBroadcaster } from '../../bus/broadcaster.ts';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation, TaskEvent, TaskGroup } from '../../model/types.ts';
-import type { AllocDir } from '../allocdir/index.ts';
+import type { AllocDirFactory, AllocDirHandle } from '../allocdir/handle.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { StateStore } from '../state/state-store.ts';
 import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
@@ -28,7 +28,7 @@ export interface TlsFiles {
 /** One runner's handles, keyed by alloc id in {@link Runtime.registry}. */
 export interface RunnerInternals {
   allocId: string;
-  allocDir: AllocDir;
+  allocDir: AllocDirHandle;
   broadcaster: AllocBroadcaster;
   hooks: readonly RunnerHook[];
   group: TaskGroup;
@@ -74,4 +74,16 @@ export interface Runtime {
   /** TLS material for migrations and the snapshot server (`ClientOptions.tls`). */
   tls?: TlsFiles;
   registry: Map<string, RunnerInternals>;
+  /** Makes each alloc's directory handle (default: a real {@link AllocDir} under `clientAllocDir`). */
+  allocDirs: AllocDirFactory;
+  /** Host filesystem steps outside alloc dirs (each task's driver state dir). */
+  fs: HostFs;
+}
+
+/** The few host filesystem steps the runtime takes outside alloc dirs; injectable for the simulator. */
+export interface HostFs {
+  /** `mkdir -p` */
+  mkdirp(path: string): Promise<void>;
+  /** `rm -rf`; never rejects for a missing path. */
+  rmrf(path: string): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * Each is a promise actor whose signal aborts when the task machine leaves the invoking state.
  * @module
  */
-import { mkdir, rm, rmdir } from 'node:fs/promises';
+import { rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { fromAbortablePromise } from './abortable.ts';
@@ -62,7 +62,7 @@ export function taskActors(rt: Runtime) {
       }
       if (signal.aborted) throw signal.reason;
       const stateDir = taskStateDir(rt, input.allocId, task.name);
-      await mkdir(stateDir, { recursive: true });
+      await rt.fs.mkdirp(stateDir);
       const alloc = r.serverAlloc();
       const config: TaskConfig = {
         id: `${input.allocId}/${task.name}/${input.attempt}`,
@@ -109,6 +109,7 @@ export function taskActors(rt: Runtime) {
         recoverable: e instanceof DriverStartError ? e.recoverable : false,
         validation: e instanceof DriverConfigError,
         setupEvents,
+        jitter: rt.random(),
       };
     }
   });
@@ -124,7 +125,7 @@ export function taskActors(rt: Runtime) {
     rt.store.flush();
     const driver = rt.drivers[handle.driver];
     await driver?.destroy(handle, true).catch(() => {});
-    await rm(taskStateDir(rt, allocId, taskName), { recursive: true, force: true }).catch(() => {});
+    await rt.fs.rmrf(taskStateDir(rt, allocId, taskName)).catch(() => {});
     // The alloc's own level goes with its last task (rmdir: only when empty).
     await rmdir(dirname(taskStateDir(rt, allocId, taskName))).catch(() => {});
   };
@@ -139,7 +140,7 @@ export function taskActors(rt: Runtime) {
       result = { exitCode: -1, signal: 0, err: `failed to wait for task: ${msg(e)}` };
     }
     await finish(input.allocId, input.taskName, input.handle, result);
-    return { result, time: rt.clock.now() };
+    return { result, time: rt.clock.now(), jitter: rt.random() };
   });
 
   const killTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>(async ({ input, signal }) => {
@@ -161,7 +162,7 @@ export function taskActors(rt: Runtime) {
       result = { exitCode: -1, signal: 0, err: msg(e) };
     }
     await finish(input.allocId, input.taskName, input.handle, result);
-    return { result, time: rt.clock.now() };
+    return { result, time: rt.clock.now(), jitter: rt.random() };
   });
 
   /**
@@ -185,7 +186,7 @@ export function taskActors(rt: Runtime) {
         await driver.destroy(input.handle, true).catch(() => {});
       }
       rt.store.deleteHandle(input.allocId, input.taskName);
-      return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}`, ...(e instanceof TaskNotStartedError ? { notStarted: true } : {}) };
+      return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}`, ...(e instanceof TaskNotStartedError ? { notStarted: true } : {}), jitter: rt.random() };
     }
   });
 

@@ -29,7 +29,19 @@ export class StateStoreError extends BerthError {}
 export interface StateStoreOptions {
   /** Told about records that cannot be stored (default: ignored; the client puts them on its bus). */
   onError?: (err: StateStoreError) => void;
+  /**
+   * Runs the coalesced write later; returns a cancel. Default `setImmediate`. The simulator
+   * defers on its virtual clock, so a simulated crash loses exactly the unwritten puts.
+   */
+  defer?: (fn: () => void) => () => void;
+  /** An open database to use instead of opening `path` (the simulator's shared in-memory disk). */
+  db?: Database.Database;
 }
+
+const deferImmediate = (fn: () => void) => {
+  const h = setImmediate(fn);
+  return () => clearImmediate(h);
+};
 
 /** JSON text of a record, or a StateStoreError saying why there is none. */
 function serialise(what: string, v: unknown): string | StateStoreError {
@@ -76,8 +88,9 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
       /* a reporter that throws must not break the store */
     }
   };
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+  if (!opts.db && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = opts.db ?? new Database(path);
+  const defer = opts.defer ?? deferImmediate;
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec(`CREATE TABLE IF NOT EXISTS allocs (id TEXT PRIMARY KEY, alloc TEXT NOT NULL);
@@ -94,7 +107,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
   // Pending writes, in order per alloc; allocs: latest only.
   const pendingAllocs = new Map<string, Op>();
   const pendingHandles: Array<[string, Op]> = [];
-  let scheduled: NodeJS.Immediate | undefined;
+  let scheduled: (() => void) | undefined;
   let closed = false;
 
   const write = db.transaction(() => {
@@ -113,7 +126,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
   });
 
   const flush = () => {
-    if (scheduled) clearImmediate(scheduled);
+    scheduled?.();
     scheduled = undefined;
     if (closed || (pendingAllocs.size === 0 && pendingHandles.length === 0)) return;
     try {
@@ -125,7 +138,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     pendingHandles.length = 0;
   };
   const schedule = () => {
-    if (!scheduled && !closed) scheduled = setImmediate(flush);
+    if (!scheduled && !closed) scheduled = defer(flush);
   };
 
   return {

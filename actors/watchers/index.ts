@@ -1,13 +1,12 @@
 /** Watchers of previous and preempted allocations (CONTRACT.md section 4). @module */
 export * from './types.ts';
-export { allocWatcherLogic } from './group.ts';
-export { localWatcherLogic, watchLocalAlloc } from './local.ts';
-export { remoteWatcherLogic, watchRemoteAlloc, finalRemoteError, type RemoteWatchOptions } from './remote.ts';
-export { pendingWatchHandles } from './registry.ts';
+export { allocWatcherLogic, createWatcherLogic, type WatchSources } from './group.ts';
+export { watchLocal, watchLocalAlloc } from './local.ts';
+export { watchRemote, watchRemoteAlloc, finalRemoteError, type RemoteWatchOptions } from './remote.ts';
+export { detachedChildIds as watcherChildren } from './detached-children.ts';
 export {
   watcherMachine,
   planWatch,
-  watcherChildren,
   WatchSourceMissingError,
   InvalidWatchedAllocError,
   type WatcherContext,

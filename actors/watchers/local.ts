@@ -17,7 +17,7 @@
  */
 import { isTerminated } from '../../model/status.ts';
 import { BerthError } from '../../model/errors.ts';
-import { watcherChildLogic, type WatchOutcome } from './child.ts';
+import type { WatchFn, WatchOutcome } from './child.ts';
 import type { PrevAllocSource } from './types.ts';
 
 /**
@@ -42,10 +42,10 @@ export async function watchLocalAlloc(source: PrevAllocSource, signal: AbortSign
   }
 }
 
-/** Child logic of the group watcher for an alloc with a local runner (`localWatcher`). */
-export const localWatcherLogic = watcherChildLogic((input, handles, signal) => {
+/** What the group watcher's child does for an alloc with a local runner. */
+export const watchLocal: WatchFn = (input, handles, signal) => {
   if (!handles.source) {
     return Promise.reject(new BerthError(`alloc ${input.allocId}: no local runner for watched allocation ${input.watchedAllocId}`));
   }
   return watchLocalAlloc(handles.source, signal);
-});
+};

@@ -19,7 +19,7 @@
 import { realClock, sleep, type Clock } from '../../model/clock.ts';
 import { BerthError, PermissionDeniedError, UnknownAllocationError } from '../../model/errors.ts';
 import { isTerminated } from '../../model/status.ts';
-import { watcherChildLogic, type WatchOutcome } from './child.ts';
+import type { WatchFn, WatchOutcome } from './child.ts';
 import { DEFAULT_RETRY, type RetryPolicy, type ServerRPC } from './types.ts';
 
 /** Options of {@link watchRemoteAlloc}. */
@@ -94,8 +94,8 @@ export async function watchRemoteAlloc(watchedAllocId: string, opts: RemoteWatch
   }
 }
 
-/** Child logic of the group watcher for an alloc with no local runner (`remoteWatcher`). */
-export const remoteWatcherLogic = watcherChildLogic((input, handles, signal) => {
+/** What the group watcher's child does for an alloc with no local runner. */
+export const watchRemote: WatchFn = (input, handles, signal) => {
   const { rpc, bus } = handles;
   if (!rpc) {
     return Promise.reject(new BerthError(`alloc ${input.allocId}: no server RPC to watch allocation ${input.watchedAllocId}`));
@@ -109,4 +109,4 @@ export const remoteWatcherLogic = watcherChildLogic((input, handles, signal) => 
     random: handles.random,
     onRetry: bus && ((error, delayMs) => bus.publish('watcher.retry', { allocId, watchedAllocId, error, delayMs })),
   });
-});
+};

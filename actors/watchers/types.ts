@@ -6,7 +6,9 @@ import type { AllocListener } from '../../bus/broadcaster.ts';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
-import type { AllocDir } from '../allocdir/alloc-dir.ts';
+import type { AllocDirHandle } from '../allocdir/handle.ts';
+
+import type { WatchRequest } from '../../model/watch.ts';
 
 export type {
   AllocWatcherOutput,
@@ -16,7 +18,7 @@ export type {
   WatchReleaseReason,
   WatchResult,
   WatchRole,
-} from '../../machines/watcher.machine.ts';
+} from '../../model/watch.ts';
 
 /** How a client asks the cluster's servers; `NomadHttpRPC` is one implementation. */
 export interface ServerRPC {
@@ -38,7 +40,7 @@ export interface ServerRPC {
 /** What a local alloc runner offers a watcher. */
 export interface PrevAllocSource {
   readonly allocId: string;
-  readonly allocDir: AllocDir;
+  readonly allocDir: AllocDirHandle;
   /** The current client view. */
   alloc(): Allocation;
   /** A new listener on its broadcaster (primed with the last alloc it sent). */
@@ -55,7 +57,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ baseMs: 30_000, staggerMs: 30_000 });
 
 /** Input of `allocWatcherLogic`. */
-export interface AllocWatcherInput {
+export interface AllocWatcherInput extends WatchRequest {
   /** The new alloc that must wait. Its `id` is the `allocId` of every bus message. */
   alloc: Allocation;
   /** Local runner of `alloc.previousAllocation`. */

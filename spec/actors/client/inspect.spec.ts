@@ -3,10 +3,11 @@ import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer } from 'ws';
-import type { InspectionEvent } from 'xstate';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { connectInspector } from '../../../actors/inspect/ws-inspector.ts';
 import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { useTempClients } from '../../support/temp-client.ts';
+import { parentOf } from '../../../actors/watchers/detached-children.ts';
 
 type ActorEv = Extract<InspectionEvent, { type: '@xstate.actor' }>;
 type SnapEv = Extract<InspectionEvent, { type: '@xstate.snapshot' }>;
@@ -28,9 +29,9 @@ describe('inspection', () => {
     const allocRef = byId.get(`alloc-${alloc.id}`)!;
     expect(allocRef, 'alloc actor').to.not.equal(undefined);
     for (const t of ['web', 'side']) {
-      const ref = byId.get(`task-${alloc.id}-${t}`) as unknown as { _parent?: unknown };
+      const ref = byId.get(`task-${alloc.id}-${t}`) as AnyActorRef;
       expect(ref, `task ${t}`).to.not.equal(undefined);
-      expect(ref._parent).to.equal(allocRef);
+      expect(parentOf(ref)).to.equal(allocRef);
     }
     const seq: string[] = [];
     for (const e of events) {

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import type { InspectionEvent } from 'xstate';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Allocation } from '../../../model/types.ts';
 import { FakeRPC, UUID_LENGTH_ERROR } from '../../support/fake-rpc.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { nextMessage, record, useTempClients } from '../../support/temp-client.ts';
+import { parentOf } from '../../../actors/watchers/detached-children.ts';
 
 /** The seed's #10200 scenario: a low-priority job of count 3, a high-priority alloc preempting 2. */
 function lowPriority(): Allocation[] {
@@ -127,15 +128,14 @@ describe('client: waiting for previous and preempted allocations', () => {
     await hiR.waitFor('waiting-prev');
     for (const i of [0, 1]) client.updateAlloc({ ...lo[i]!, desiredStatus: 'evict', allocModifyIndex: 2 });
     await hiR.waitFor('running');
-    type A = { id: string; _parent?: A };
-    const refs = events.filter((e) => e.type === '@xstate.actor').map((e) => e.actorRef as unknown as A);
+    const refs = events.filter((e) => e.type === '@xstate.actor').map((e) => e.actorRef as AnyActorRef);
     const allocRef = refs.find((r) => r.id === `alloc-${hi.id}`)!;
-    const watcher = refs.find((r) => r.id === 'await-previous' && r._parent === allocRef)!;
+    const watcher = refs.find((r) => r.id === 'await-previous' && parentOf(r) === allocRef)!;
     expect(watcher, 'await-previous under the alloc').to.not.equal(undefined);
     for (const v of [lo[0]!.id, lo[1]!.id]) {
       const children = refs.filter((r) => r.id === v);
       expect(children, v).to.have.length(1);
-      expect(children[0]!._parent).to.equal(watcher);
+      expect(parentOf(children[0]!)).to.equal(watcher);
     }
   });
 });

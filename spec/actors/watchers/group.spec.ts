@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { createActor, setup, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { allocWatcherLogic } from '../../../actors/watchers/group.ts';
-import { pendingWatchHandles } from '../../../actors/watchers/registry.ts';
+import { detachedChildIds as watcherChildren, parentOf } from '../../../actors/watchers/detached-children.ts';
 import type { AllocWatcherInput, AllocWatcherOutput } from '../../../actors/watchers/types.ts';
-import { InvalidWatchedAllocError, WatchSourceMissingError, planWatch, watcherChildren } from '../../../machines/watcher.machine.ts';
+import { InvalidWatchedAllocError, WatchSourceMissingError, planWatch } from '../../../machines/watcher.machine.ts';
 import { createBus, type Bus, type BusMessage } from '../../../bus/index.ts';
 import { BerthError, PermissionDeniedError, UnknownAllocationError } from '../../../model/errors.ts';
 import type { Allocation } from '../../../model/types.ts';
@@ -47,7 +47,6 @@ function withinMs<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 const plain = (rs: FakeRPC['requests']) => rs.map(({ allocId, minQueryIndex, allowStale }) => ({ allocId, minQueryIndex, allowStale }));
 
 describe('actors/watchers/group: allocWatcherLogic', () => {
-  afterEach(() => expect(pendingWatchHandles(), 'registry entries left behind').to.equal(0));
 
   describe('nothing to watch', () => {
     it('finishes at once with no previous and no preempted allocs', async () => {
@@ -526,7 +525,7 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
       prev.update({ clientStatus: 'complete' });
       await done;
       const actors = events.filter((e) => e.type === '@xstate.actor').map((e) => e.actorRef as AnyActorRef);
-      const children = actors.filter((a) => a._parent === actor);
+      const children = actors.filter((a) => parentOf(a) === actor);
       expect(children.map((c) => c.id)).to.deep.equal([prev.allocId, ...evicted.map((e) => e.id)]);
       expect(actors).to.have.length(1 + children.length); // the watcher and its children, nothing else
     });
@@ -554,7 +553,7 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
       const { actor } = start({ alloc, previousRunner: prev, rpc, bus: createBus(), clock: new ManualClock(), preemptedRunners: {} });
       const ctx = actor.getSnapshot().context;
       expect(JSON.parse(JSON.stringify(ctx))).to.deep.equal(ctx);
-      expect(ctx).to.deep.equal({ allocId: alloc.id, previousAllocId: prev.allocId, watching: 1, pending: 1 });
+      expect(ctx).to.deep.equal({ allocId: alloc.id, previousAllocId: prev.allocId, plan: [{ watchedAllocId: prev.allocId, role: 'previous', mode: 'local' }], watching: 1, pending: 1 });
       actor.stop();
     });
 

@@ -1,0 +1,198 @@
+/**
+ * The invariant checker: I1-I6 of docs/invariants.md, checked as things happen against the
+ * simulated process table (the truth), the bus, the simulated disk and the state store.
+ * @module
+ */
+import { isClientTerminalStatus } from '../model/status.ts';
+import type { Allocation, TaskEvent } from '../model/types.ts';
+import { aliasOf } from './ops.ts';
+import type { ProcessTable, SimProcess } from './processes.ts';
+
+/** One broken invariant. */
+export interface Violation {
+  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'LEAK' | 'LIVELOCK' | 'CRASH';
+  message: string;
+  at: number;
+  /** What the checker knew about the alloc concerned (restored, failed restore, ...). */
+  tags: string[];
+}
+
+/** Per task: where it stands in Nomad's event grammar. */
+interface Grammar {
+  seen: boolean;
+  setup: boolean;
+  running: boolean;
+  killing: boolean;
+  canRestart: boolean;
+}
+
+const freshGrammar = (): Grammar => ({ seen: false, setup: false, running: false, killing: false, canRestart: false });
+
+/** What the checker knows about one alloc. */
+export interface AllocFacts {
+  id: string;
+  prev?: string;
+  preempted: string[];
+  /** Highest allocModifyIndex a listener saw. */
+  maxIndex: number;
+  terminalSeen: boolean;
+  destroyCalled: boolean;
+  destroyResolved: boolean;
+  /** A kill reached one of its processes after destroy was called. */
+  destroyBegan: boolean;
+  /** Its destroy had begun killing when the host crashed: restore must not start it again. */
+  destroyBeganAtCrash: boolean;
+  /** Task names broadcast dead (since the last restartAll). */
+  finished: Set<string>;
+  /** Persisted as client-terminal when the host crashed: restore must run nothing of it. */
+  terminalAtCrash: boolean;
+  grammar: Map<string, Grammar>;
+  /** Circumstances a violation about this alloc is reported with (see {@link Violation.tags}). */
+  tags: Set<string>;
+}
+
+/** The checker. `now` stamps violations with virtual time. */
+export class Checker {
+  readonly violations: Violation[] = [];
+  readonly allocs = new Map<string, AllocFacts>();
+  /** Remote allocs (on other nodes): terminal as the fake servers know them. */
+  remoteTerminal: (id: string) => boolean = () => true;
+
+  constructor(
+    private readonly table: ProcessTable,
+    private readonly now: () => number,
+    private readonly log: (line: string) => void,
+  ) {
+    table.observers.push({ spawned: (p) => this.#spawned(p) });
+  }
+
+  fail(invariant: Violation['invariant'], message: string, allocId?: string): void {
+    const tags = allocId ? [...this.facts(allocId).tags].sort() : [];
+    this.violations.push({ invariant, message, at: this.now(), tags });
+    this.log(`VIOLATION ${invariant}: ${message}`);
+  }
+
+  facts(id: string): AllocFacts {
+    let f = this.allocs.get(id);
+    if (!f) {
+      f = { id, preempted: [], maxIndex: -1, terminalSeen: false, destroyCalled: false, destroyResolved: false, destroyBegan: false, destroyBeganAtCrash: false, finished: new Set(), terminalAtCrash: false, grammar: new Map(), tags: new Set() };
+      this.allocs.set(id, f);
+    }
+    return f;
+  }
+
+  /** A listener saw `alloc` (the bus's alloc.updated, which is what updates$ and watchers see). */
+  broadcast(alloc: Allocation): void {
+    const f = this.facts(alloc.id);
+    const a = aliasOf(alloc.id);
+    // I1: dead / terminal means the processes are gone.
+    for (const [task, st] of Object.entries(alloc.taskStates ?? {})) {
+      if (st.state !== 'dead') continue;
+      const live = this.table.live(alloc.id, task);
+      if (live.length) this.fail('I1', `${a}/${task} broadcast dead while pid ${live.map((p) => p.pid).join(',')} is alive`, alloc.id);
+      f.finished.add(task);
+    }
+    if (isClientTerminalStatus(alloc.clientStatus)) {
+      const live = this.table.live(alloc.id);
+      if (live.length) this.fail('I1', `${a} broadcast client status ${alloc.clientStatus} while ${live.map((p) => `${p.task}:${p.pid}`).join(',')} is alive`, alloc.id);
+    }
+    // I4: forward only.
+    if (alloc.allocModifyIndex < f.maxIndex) this.fail('I4', `${a} allocModifyIndex went down ${f.maxIndex} -> ${alloc.allocModifyIndex}`, alloc.id);
+    f.maxIndex = Math.max(f.maxIndex, alloc.allocModifyIndex);
+    const terminal = isClientTerminalStatus(alloc.clientStatus);
+    if (f.terminalSeen && !terminal) this.fail('I4', `${a} went from a terminal client status back to ${alloc.clientStatus}`, alloc.id);
+    f.terminalSeen = terminal;
+  }
+
+  /** restartAll was asked for: terminal may go back, dead tasks may run again. */
+  restartAll(id: string): void {
+    const f = this.facts(id);
+    f.terminalSeen = false;
+    f.finished.clear();
+    f.terminalAtCrash = false;
+  }
+
+  /** I6: each task event, in order. */
+  taskEvent(allocId: string, task: string, ev: TaskEvent): void {
+    const f = this.facts(allocId);
+    let g = f.grammar.get(task);
+    if (!g) f.grammar.set(task, (g = freshGrammar()));
+    const where = `${aliasOf(allocId)}/${task}`;
+    if (ev.type === 'Failed Restoring Task') f.tags.add('failed-restore');
+    if (ev.type === 'Setup Failure' && f.tags.has('restored')) f.tags.add('restored-setup-failure');
+    if (!g.seen && ev.type !== 'Received') this.fail('I6', `${where}: first event is ${ev.type}, not Received`, allocId);
+    g.seen = true;
+    switch (ev.type) {
+      case 'Task Setup':
+        g.setup = true;
+        break;
+      case 'Started':
+        if (!g.setup) this.fail('I6', `${where}: Started without Task Setup before it`, allocId);
+        if (g.running) this.fail('I6', `${where}: Started again without Terminated`, allocId);
+        g.setup = false;
+        g.running = true;
+        g.canRestart = false;
+        break;
+      case 'Terminated':
+        if (!g.running) this.fail('I6', `${where}: Terminated without a start it ends`, allocId);
+        g.running = false;
+        g.canRestart = true;
+        break;
+      case 'Killing':
+        g.killing = true;
+        break;
+      case 'Killed':
+        if (!g.killing) this.fail('I6', `${where}: Killed without Killing before it`, allocId);
+        if (g.running) this.fail('I6', `${where}: Killed while its run has not Terminated`, allocId);
+        g.killing = false;
+        break;
+      case 'Driver Failure':
+      case 'Failed Restoring Task':
+      case 'Setup Failure':
+        g.running = false;
+        g.canRestart = true;
+        break;
+      case 'Restarting':
+        if (!g.canRestart) this.fail('I6', `${where}: Restarting without Terminated before it`, allocId);
+        g.canRestart = false;
+        break;
+      case 'Restart Signaled':
+        // restartAll revives a dead task: its next run starts afresh.
+        g.killing = false;
+        break;
+    }
+  }
+
+  /** After a restore: a task's grammar resumes from the events its restored state holds. */
+  resumeGrammar(allocId: string, task: string, events: TaskEvent[], running: boolean): void {
+    const g: Grammar = { seen: events.length > 0, setup: false, running, killing: false, canRestart: false };
+    for (const ev of events) {
+      if (ev.type === 'Killing') g.killing = true;
+      if (ev.type === 'Killed') g.killing = false;
+      if (ev.type === 'Terminated' || ev.type === 'Driver Failure') g.canRestart = true;
+      if (ev.type === 'Started' || ev.type === 'Restarting') g.canRestart = false;
+      if (ev.type === 'Task Setup') g.setup = true;
+      if (ev.type === 'Started') g.setup = false;
+    }
+    this.facts(allocId).grammar.set(task, g);
+  }
+
+  #spawned(p: SimProcess): void {
+    const f = this.facts(p.allocId);
+    const where = `${aliasOf(p.allocId)}/${p.task}`;
+    // I2: never beside a previous or preempted alloc's live process.
+    for (const other of [...(f.prev ? [f.prev] : []), ...f.preempted]) {
+      const live = this.table.live(other);
+      if (live.length) this.fail('I2', `${where} started (pid ${p.pid}) while ${aliasOf(other)} still runs pid ${live.map((x) => x.pid).join(',')}`, other);
+      else if (!this.allocs.has(other) && !this.remoteTerminal(other)) this.fail('I2', `${where} started (pid ${p.pid}) while remote ${aliasOf(other)} is not terminal`, p.allocId);
+    }
+    // I5: no task runs twice; a finished task never runs again; nothing of a destroyed or
+    // client-terminal alloc runs.
+    const twins = this.table.live(p.allocId, p.task).filter((x) => x.pid !== p.pid);
+    if (twins.length) this.fail('I5', `${where} runs twice: pid ${p.pid} beside pid ${twins.map((x) => x.pid).join(',')}`, p.allocId);
+    if (f.finished.has(p.task)) this.fail('I5', `${where} ran again (pid ${p.pid}) after it was reported dead`, p.allocId);
+    if (f.terminalAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore of a client-terminal alloc`, p.allocId);
+    if (f.destroyResolved) this.fail('I3', `${where} started (pid ${p.pid}) after destroy() resolved`, p.allocId);
+    else if (f.destroyBeganAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore, though its destroy had begun before the crash`, p.allocId);
+  }
+}

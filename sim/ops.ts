@@ -1,0 +1,143 @@
+/**
+ * The operations a simulation runs, and how a seed generates them. An op list is plain JSON:
+ * a failure prints it (shrunk) so it can be pasted into a regression spec as it is.
+ * @module
+ */
+import type { RestartPolicy } from '../model/types.ts';
+import { Rng } from './random.ts';
+
+/** One task of a generated alloc, and how its processes behave. */
+export interface TaskSpec {
+  name: string;
+  hook?: 'prestart' | 'poststart' | 'poststop';
+  sidecar?: boolean;
+  killTimeoutMs: number;
+  killSignal: string;
+  /** A process exits by itself after about this long; absent: runs until killed. */
+  lifetimeMs?: number;
+  exitCode: number;
+}
+
+/** A generated allocation's group. */
+export interface AllocSpec {
+  type: 'service' | 'batch';
+  tasks: TaskSpec[];
+  restart: RestartPolicy;
+  /** Sticky ephemeral disk: a replacement moves the previous alloc's data. */
+  sticky?: boolean;
+  /** Host hooks that fail: prerun fails the alloc, the others only report. */
+  failingHooks?: Array<'prerun' | 'postrun' | 'destroy'>;
+}
+
+/** Another alloc, on this node (`a`) or another (`r`, through the fake servers). */
+export type Ref = { a: number } | { r: number };
+
+/** One operation, at a virtual time in ms from the start. */
+export type Op =
+  | { at: number; op: 'add'; a: number; spec: AllocSpec; prev?: Ref; preempted?: Ref[]; clientStatus?: 'complete' | 'failed' | 'lost' }
+  | { at: number; op: 'stop' | 'modify' | 'stale' | 'dup' | 'destroy' | 'restartAll'; a: number }
+  | { at: number; op: 'restartTask'; a: number; task: string }
+  | { at: number; op: 'signal'; a: number; task?: string; sig: string }
+  | { at: number; op: 'burst'; as: number[] }
+  | { at: number; op: 'crash' }
+  | { at: number; op: 'remoteStop'; r: number };
+
+const TASK_NAMES = ['web', 'db', 'log', 'init', 'tail'];
+
+function genSpec(r: Rng): AllocSpec {
+  const type = r.chance(0.3) ? 'batch' : 'service';
+  const n = r.int(1, 3);
+  const tasks: TaskSpec[] = [];
+  for (let i = 0; i < n; i++) {
+    const t: TaskSpec = {
+      name: TASK_NAMES[i]!,
+      killTimeoutMs: r.pick([50, 200, 1000, 3000]),
+      killSignal: r.pick(['SIGINT', 'SIGTERM', 'SIGINT']),
+      exitCode: r.chance(0.6) ? 0 : 1,
+    };
+    if (i > 0 && r.chance(0.35)) {
+      t.hook = r.pick(['prestart', 'poststart', 'poststop'] as const);
+      if (t.hook !== 'poststop' && r.chance(0.5)) t.sidecar = true;
+    }
+    const finite = type === 'batch' ? r.chance(0.85) : r.chance(0.3);
+    if (finite || (t.hook && !t.sidecar)) t.lifetimeMs = r.int(10, 4000);
+    tasks.push(t);
+  }
+  const spec: AllocSpec = {
+    type,
+    tasks,
+    restart: { attempts: r.int(0, 3), delayMs: r.pick([50, 300, 1500]), intervalMs: r.pick([2000, 10_000, 60_000]), mode: r.chance(0.5) ? 'fail' : 'delay' },
+  };
+  if (r.chance(0.25)) spec.sticky = true;
+  const failing = (['prerun', 'postrun', 'destroy'] as const).filter(() => r.chance(0.04));
+  if (failing.length) spec.failingHooks = failing;
+  return spec;
+}
+
+/** Generates a seed's op list. */
+export function generateOps(seed: number): Op[] {
+  const r = new Rng(seed).fork('ops');
+  const ops: Op[] = [];
+  let t = 0;
+  let nextA = 0;
+  let nextR = 0;
+  const live: number[] = [];
+  const gone: number[] = [];
+  const remotes: number[] = [];
+  const gap = () => (r.chance(0.6) ? r.int(0, 300) : r.chance(0.7) ? r.int(300, 3000) : r.int(3000, 20_000));
+  const count = r.int(4, 22);
+  for (let i = 0; i < count; i++) {
+    t += gap();
+    const roll = r.next();
+    if (live.length === 0 || roll < 0.28) {
+      const a = nextA++;
+      const op: Extract<Op, { op: 'add' }> = { at: t, op: 'add', a, spec: genSpec(r) };
+      if (live.length && r.chance(0.35)) op.prev = { a: r.pick(live) };
+      else if (r.chance(0.1)) op.prev = { r: nextR++ };
+      if (r.chance(0.3)) {
+        const pre: Ref[] = [];
+        for (const x of live) if (r.chance(0.5) && (!op.prev || !('a' in op.prev) || op.prev.a !== x)) pre.push({ a: x });
+        if (r.chance(0.4)) pre.push({ r: nextR++ });
+        if (pre.length) op.preempted = pre;
+      }
+      if (r.chance(0.05)) op.clientStatus = r.pick(['complete', 'failed', 'lost'] as const);
+      ops.push(op);
+      // A replacement or a preemptor usually comes with its victims being stopped.
+      const victims = [...(op.prev && 'a' in op.prev ? [op.prev.a] : []), ...(op.preempted ?? []).flatMap((p) => ('a' in p ? [p.a] : []))];
+      if (victims.length && r.chance(0.7)) {
+        t += r.int(0, 200);
+        ops.push(victims.length > 1 && r.chance(0.6) ? { at: t, op: 'burst', as: victims } : { at: t, op: 'stop', a: r.pick(victims) });
+      }
+      for (const ref of [op.prev, ...(op.preempted ?? [])]) if (ref && 'r' in ref) remotes.push(ref.r);
+      live.push(a);
+      continue;
+    }
+    // Now and then an op reaches an alloc that is already being (or was) destroyed.
+    const a = gone.length && r.chance(0.08) ? r.pick(gone) : r.pick(live);
+    if (roll < 0.4) ops.push({ at: t, op: 'stop', a });
+    else if (roll < 0.48) ops.push({ at: t, op: r.pick(['modify', 'stale', 'dup'] as const), a });
+    else if (roll < 0.58) {
+      ops.push({ at: t, op: 'destroy', a });
+      if (live.includes(a)) live.splice(live.indexOf(a), 1);
+      gone.push(a);
+    } else if (roll < 0.65) ops.push({ at: t, op: 'restartTask', a, task: 'web' });
+    else if (roll < 0.7) ops.push({ at: t, op: 'restartAll', a });
+    else if (roll < 0.76) ops.push({ at: t, op: 'signal', a, ...(r.chance(0.5) ? { task: 'web' } : {}), sig: r.pick(['SIGHUP', 'SIGUSR1', 'SIGTERM']) });
+    else if (roll < 0.84 && remotes.length) ops.push({ at: t, op: 'remoteStop', r: r.pick(remotes) });
+    else if (roll < 0.93) ops.push({ at: t, op: 'crash' });
+    else if (live.length > 1) ops.push({ at: t, op: 'burst', as: live.filter(() => r.chance(0.6)) });
+  }
+  return ops;
+}
+
+/** The alloc id of a local (`a`) or remote (`r`) alloc number: a valid 36-character UUID. */
+export function allocUuid(ref: Ref): string {
+  const n = 'a' in ref ? ref.a : ref.r;
+  return `${'a' in ref ? '0000000a' : '0000000b'}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+}
+
+/** The short name of an alloc id in traces (`a3`, `r1`). */
+export function aliasOf(id: string): string {
+  const m = /^0000000([ab])-0000-4000-8000-([0-9a-f]{12})$/.exec(id);
+  return m ? `${m[1] === 'a' ? 'a' : 'r'}${parseInt(m[2]!, 16)}` : id;
+}

@@ -1,0 +1,1 @@
+export async function runRealCli(_: unknown): Promise<number> { throw new Error('todo'); }
