@@ -1,7 +1,7 @@
 /**
  * Path-escape checks, after Nomad's `helper/escapingfs`. The first three mirror Nomad exactly
- * (quirks included, see each doc); the strict helpers below them are what berth itself uses
- * when it writes into an alloc dir (snapshot restore).
+ * (quirks included, see each doc); the strict helpers below them are berth's own, and
+ * {@link resolveInTree} is how a restore judges a symlink: by where the kernel will resolve it.
  * @module
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';

@@ -78,6 +78,8 @@ export interface RestoreSnapshotOptions {
   gzip?: boolean;
   /** Owner of everything restored, when berth runs as root. Default: `nobody`. Archive owners are never kept. */
   owner?: { uid: number; gid: number };
+  /** Owner of what is restored under `<task>/`, by task name (the task's user); default `owner`. Never root. */
+  taskOwners?: Record<string, { uid: number; gid: number }>;
 }
 
 /** What {@link restoreSnapshot} restored. */
@@ -98,7 +100,8 @@ export interface RestoreSnapshotResult {
  *   anything else is refused with {@link SnapshotStreamError}. Hard links, devices and fifos
  *   are ignored.
  * - Modes are kept without setuid/setgid (listed in the result); owners are never taken from
- *   the archive: as root everything belongs to `opts.owner` (default `nobody`).
+ *   the archive: as root everything belongs to `opts.owner` (default `nobody`), what is under
+ *   `<task>/` to `opts.taskOwners[task]` when given (never root).
  * - {@link SnapshotEscapeError}: absolute names, `..` out of the dir, an entry below a symlink,
  *   a write over a symlink in dest that points outside, and any symlink that resolves outside
  *   the alloc dir in the finished tree (chains of links included).
@@ -273,7 +276,7 @@ class Restore {
       const before = await this.#linksBefore();
       await this.#merge();
       await this.#sweep(before);
-      if (!this.#owner) this.#finalModes(this.#base, (rel) => !this.#merged.has(rel));
+      if (!this.#owner) this.#finalModes(this.#base, (rel) => !this.#merged.has(rel), 0o700);
       signal?.throwIfAborted();
       await rm(this.#staging, { recursive: true, force: true }).catch(() => undefined); // replaced entries go with it
       return { entries: this.#count, bytes: this.#bytes, setuidStripped: [...this.#stripped] };
@@ -423,6 +426,15 @@ class Restore {
     await this.#writeFile(rel, entry, mode, existing === 'file');
   }
 
+  /** Who gets `rel` (as root): the task's user under `<task>/`, else the default owner; never uid 0. */
+  #ownerFor(rel: string): { uid: number; gid: number } | undefined {
+    if (!this.#owner) return undefined;
+    const slash = rel.indexOf('/');
+    const top = slash === -1 ? rel : rel.slice(0, slash);
+    const o = top === 'alloc' ? undefined : this.#opts.taskOwners?.[top];
+    return o && o.uid !== 0 && o.gid !== 0 ? o : this.#owner;
+  }
+
   /** Strips setuid/setgid (and a file's sticky bit); notes the path when something was removed. */
   #sanitize(rel: string, mode: number, kind: Kind): number {
     if (kind === 'link') return 0o777;
@@ -480,6 +492,7 @@ class Restore {
     const abs = path.join(this.#tree, rel);
     if (replace) await this.#writes.get(rel); // the earlier entry for this path lands first
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_NOFOLLOW | (replace ? fsc.O_TRUNC : fsc.O_EXCL);
+    const owner = this.#ownerFor(rel);
     if (!replace) this.#record(rel, 'file');
     if (size <= SMALL_FILE) {
       const parts: Buffer[] = [];
@@ -489,7 +502,7 @@ class Restore {
         const fh = await open(abs, flags, 0o600);
         try {
           if (parts.length) await fh.writev(parts);
-          await this.#finishFile(fh, mode);
+          await this.#finishFile(fh, mode, owner);
         } finally {
           await fh.close();
         }
@@ -535,7 +548,7 @@ class Restore {
       const fh = await fhP;
       try {
         await done;
-        await this.#finishFile(fh, mode);
+        await this.#finishFile(fh, mode, owner);
       } finally {
         await fh.close();
       }
@@ -543,9 +556,9 @@ class Restore {
   }
 
   /** Mode (explicit: the umask must not apply) and owner of a file just written. */
-  async #finishFile(fh: FileHandle, mode: number): Promise<void> {
+  async #finishFile(fh: FileHandle, mode: number, owner: { uid: number; gid: number } | undefined): Promise<void> {
     if (mode !== 0o600) await fh.chmod(mode);
-    if (this.#owner) await fh.chown(this.#owner.uid, this.#owner.gid);
+    if (owner) await fh.chown(owner.uid, owner.gid);
   }
 
   /** Waits until a write of `bytes` more fits in flight; throws the first write failure. */
@@ -587,7 +600,8 @@ class Restore {
   #makeLinks(): void {
     for (const [rel, target] of this.#links) {
       this.#fsStep(() => symlinkSync(target, path.join(this.#tree, rel)), rel);
-      if (this.#owner) this.#fsStep(() => lchownSync(path.join(this.#tree, rel), this.#owner!.uid, this.#owner!.gid), rel);
+      const owner = this.#ownerFor(rel);
+      if (owner) this.#fsStep(() => lchownSync(path.join(this.#tree, rel), owner.uid, owner.gid), rel);
     }
   }
 
@@ -602,7 +616,7 @@ class Restore {
         // A task dir the dest has not built yet: made as the alloc dir makes its own (0777, the owner's).
         this.#fsStep(() => mkdirSync(d, { mode: 0o700 }), top);
         this.#journal.push({ op: 'mkdir', dest: d });
-        this.#fsStep(() => setDirAttrs(d, 0o777, this.#owner), top);
+        this.#fsStep(() => setDirAttrs(d, 0o777, this.#ownerFor(top)), top);
       }
       this.#merged.add(top);
       await this.#mergeDir(top);
@@ -674,14 +688,15 @@ class Restore {
 
   /**
    * Directory modes (and, as root, owners), deepest first, under `root` (the staging tree or
-   * dest) for the dirs `which` selects. Never through a link: each dir is opened with O_NOFOLLOW
-   * and changed through its descriptor.
+   * dest) for the dirs `which` selects, with the bits of `keep` added (a non-root berth keeps
+   * rwx on its own dirs, or it could not remove them with the alloc). Never through a link:
+   * each dir is opened with O_NOFOLLOW and changed through its descriptor.
    */
-  #finalModes(root: string, which: (rel: string) => boolean): void {
+  #finalModes(root: string, which: (rel: string) => boolean, keep = 0): void {
     const dirs = [...this.#kinds].filter(([rel, k]) => k === 'dir' && rel.includes('/') && which(rel)).map(([rel]) => rel);
     dirs.sort((a, b) => b.split('/').length - a.split('/').length);
     for (const rel of dirs) {
-      this.#fsStep(() => setDirAttrs(path.join(root, rel), this.#dirModes.get(rel) ?? 0o755, this.#owner), rel);
+      this.#fsStep(() => setDirAttrs(path.join(root, rel), (this.#dirModes.get(rel) ?? 0o755) | keep, this.#ownerFor(rel)), rel);
     }
   }
 

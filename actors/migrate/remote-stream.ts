@@ -33,7 +33,9 @@ import path from 'node:path';
 import { Transform, pipeline } from 'node:stream';
 import { BerthError } from '../../model/errors.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
+import type { Task } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/alloc-dir.ts';
+import { userIds } from '../allocdir/perms.ts';
 import { restoreSnapshot, type RestoreSnapshotResult } from '../allocdir/snapshot.ts';
 import type { Runtime, RunnerInternals, TlsFiles } from '../runner/runtime.ts';
 import { getNodeAddr } from './node-addr.ts';
@@ -85,9 +87,10 @@ export async function remoteMigrate(rt: Runtime, r: RunnerInternals, prevId: str
       throw new BerthError(`error building alloc dir for previous alloc ${JSON.stringify(prevId)}: ${(err as Error).message}`, { cause: err });
     }
     signal.throwIfAborted();
-    const tls = rt.tls ? await loadTls(rt.tls, clientServerName((r.serverAlloc().job as { region?: string }).region)) : undefined;
+    const tls = rt.tls ? await loadTls(rt.tls, clientServerName(r.serverAlloc().job.region)) : undefined;
     const { bytes, result } = await fetchSnapshotInto(`${base}${snapshotPath(prevId)}`, prevId, tmp, rt.migrateToken, signal, {
       maxBytes: migrationByteLimit(r.group.ephemeralDisk?.sizeMB),
+      taskOwners: await taskOwners(r.group.tasks),
       ...(tls ? { tls } : {}),
     });
     signal.throwIfAborted();
@@ -104,10 +107,22 @@ export async function remoteMigrate(rt: Runtime, r: RunnerInternals, prevId: str
   }
 }
 
+/** The users of the tasks that name one (and exist here): their `local/` is restored as theirs. */
+async function taskOwners(tasks: readonly Task[]): Promise<Record<string, { uid: number; gid: number }>> {
+  const out: Record<string, { uid: number; gid: number }> = {};
+  for (const t of tasks) {
+    const ids = t.user ? await userIds(t.user) : undefined;
+    if (ids) out[t.name] = ids;
+  }
+  return out;
+}
+
 /** Options of {@link fetchSnapshotInto}. */
 export interface FetchSnapshotOptions {
   /** Bound on the restored bytes (SnapshotLimitError past it). */
   maxBytes?: number;
+  /** Owner of each task's restored `local/`, by task name (as root; root itself is never used). */
+  taskOwners?: Record<string, { uid: number; gid: number }>;
   /** Client TLS for an https URL: CA, this node's certificate and key, expected server name. */
   tls?: ClientTls;
 }
@@ -171,6 +186,7 @@ export async function fetchSnapshotInto(
       signal,
       gzip: encoding === 'gzip',
       ...(opts.maxBytes !== undefined ? { maxBytes: opts.maxBytes } : {}),
+      ...(opts.taskOwners ? { taskOwners: opts.taskOwners } : {}),
     });
     return { bytes: counter.bytes, result };
   } finally {
@@ -290,6 +306,11 @@ function readBody(res: IncomingMessage, max: number): Promise<string> {
     res.on('data', (c: Buffer) => {
       if (n < max) parts.push(c.subarray(0, max - n));
       n += c.length;
+      // Enough for the message: a peer streaming an endless error body is not read to its end.
+      if (n >= max) {
+        resolve(Buffer.concat(parts).toString('utf8'));
+        res.destroy();
+      }
     });
     res.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
     res.on('error', reject);

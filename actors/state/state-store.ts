@@ -171,9 +171,23 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     load() {
       flush();
       const out = new Map<string, StoredAlloc>();
-      for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) out.set(row.id, { alloc: JSON.parse(row.alloc), handles: {} });
+      // A row that no longer parses (a torn or edited file) is reported and skipped, never thrown.
+      const parse = (what: string, text: string): unknown => {
+        try {
+          return JSON.parse(text);
+        } catch (err) {
+          report(new StateStoreError(`cannot read ${what}: ${(err as Error).message}`, { cause: err }));
+          return undefined;
+        }
+      };
+      for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) {
+        const alloc = parse(`allocation ${row.id}`, row.alloc);
+        if (alloc !== undefined) out.set(row.id, { alloc: alloc as Allocation, handles: {} });
+      }
       for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
-        out.get(row.alloc_id)?.handles && (out.get(row.alloc_id)!.handles[row.task] = JSON.parse(row.handle));
+        const stored = out.get(row.alloc_id);
+        const handle = stored && parse(`the handle of task ${JSON.stringify(row.task)} of allocation ${row.alloc_id}`, row.handle);
+        if (stored && handle !== undefined) stored.handles[row.task] = handle as TaskHandle;
       }
       for (const row of db.prepare('SELECT alloc_id FROM destroying').all() as Array<{ alloc_id: string }>) {
         const saved = out.get(row.alloc_id);

@@ -307,13 +307,14 @@ if (spec.mode === 'chroot') {
     for (const d of ['proc', 'dev']) fs.mkdirSync(path.join(root, d), { recursive: true });
     // Runs in the new mount namespace before the chroot, then execs into it (so the task keeps
     // PID 1 of its namespace): a minimal private /dev; the /proc mount comes from --mount-proc.
-    // Every mount vanishes with the namespace.
+    // Every mount vanishes with the namespace. All are nosuid,nodev,noexec: the device nodes are
+    // bind mounts of their own (carrying /dev's flags), so nodev on the tmpfs does not touch them.
     const setup = [
       'set -e', 'm="$1"; r="$2"; c="$3"; shift 3',
-      '"$m" -t tmpfs -o mode=755,nosuid,size=64k berth-dev "$r/dev"',
+      '"$m" -t tmpfs -o mode=755,nosuid,nodev,noexec,size=64k berth-dev "$r/dev"',
       'for d in null zero full random urandom tty; do : > "$r/dev/$d"; "$m" --bind "/dev/$d" "$r/dev/$d"; done',
       'mkdir "$r/dev/shm" "$r/dev/pts"',
-      '"$m" -t tmpfs -o mode=1777,nosuid,nodev berth-shm "$r/dev/shm"',
+      '"$m" -t tmpfs -o mode=1777,nosuid,nodev,noexec berth-shm "$r/dev/shm"',
       'ln -s /proc/self/fd "$r/dev/fd"; ln -s /proc/self/fd/0 "$r/dev/stdin"',
       'ln -s /proc/self/fd/1 "$r/dev/stdout"; ln -s /proc/self/fd/2 "$r/dev/stderr"',
       'exec "$c" "$@"',

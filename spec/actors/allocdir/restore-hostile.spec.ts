@@ -134,6 +134,30 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
     });
   });
 
+  describe('owners are mapped, never kept', () => {
+    it("a task's local/ goes to the task's user, alloc/data to nobody, and root is never used (root)", async function () {
+      if (!isRoot()) {
+        this.test!.title += ' (skipped: needs root to chown)';
+        return this.skip();
+      }
+      const dest = await newAllocDir();
+      await restoreSnapshot(streamOf(tarOf([
+        { path: 'web/local/f', body: 'w' },
+        { path: 'web/local/sub/g', body: 'g' },
+        { path: 'api/local/h', body: 'a' },
+        { path: 'alloc/data/x', body: 'x' },
+      ])), dest, { prevAllocId: 'p', taskOwners: { web: { uid: 1234, gid: 2345 }, api: { uid: 0, gid: 0 } } });
+      const own = async (rel: string) => {
+        const st = await stat(path.join(dest.dir, rel));
+        return `${st.uid}:${st.gid}`;
+      };
+      expect(await own('web/local/f')).to.equal('1234:2345');
+      expect(await own('web/local/sub')).to.equal('1234:2345');
+      expect(await own('api/local/h')).to.equal('65534:65534');
+      expect(await own('alloc/data/x')).to.equal('65534:65534');
+    });
+  });
+
   describe('finding 3: bounded, and compressed only when declared', () => {
     const bomb = () => gzipSync(tarOf([{ path: 'alloc/data/big', body: Buffer.alloc(8 * 1024 * 1024) }]));
 

@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { createClient } from '../../../actors/client/client.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -199,5 +200,29 @@ describe('state store: records JSON cannot hold never crash the host (#10 findin
     expect(errors[0]!.message).to.match(/^cannot store allocation .*BigInt/);
     expect(store.load().map((s) => s.alloc.id)).to.deep.equal([good.id]);
     store.close();
+  });
+
+  it('a row that no longer parses is reported and skipped on load, not thrown', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-store-'));
+    try {
+      const file = join(dir, 'state.db');
+      const good = makeAlloc([mockTask('web')]);
+      const first = openStateStore(file);
+      first.putAlloc(good);
+      first.putAlloc(makeAlloc([mockTask('web')], { id: '00000000-0000-4000-8000-000000000001' }));
+      first.close();
+      // Tear one row, as a crash or a hand edit might.
+      const sqlite = new Database(file);
+      sqlite.prepare('UPDATE allocs SET alloc = ? WHERE id = ?').run('{"id": "00000000-0000-4000-8000-0000', '00000000-0000-4000-8000-000000000001');
+      sqlite.close();
+      const errors: StateStoreError[] = [];
+      const again = openStateStore(file, { onError: (e) => errors.push(e) });
+      expect(again.load().map((s) => s.alloc.id)).to.deep.equal([good.id]);
+      expect(errors).to.have.length(1);
+      expect(errors[0]!.message).to.match(/^cannot read allocation 00000000-0000-4000-8000-000000000001: /);
+      again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -4,7 +4,7 @@
  * TLS with client certificates, tokens compared in constant time.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -121,6 +121,39 @@ describe('remote migration from a hostile peer (#10)', function () {
     expect(setup?.displayMessage, JSON.stringify(events)).to.equal('Removed setuid/setgid bits from 1 migrated path: alloc/data/rootshell');
   });
 
+  it("gives each task's migrated local/ to the task's user, alloc/data to nobody (root)", async function () {
+    if (process.geteuid?.() !== 0) {
+      this.test!.title += ' (skipped: needs root to chown)';
+      return this.skip();
+    }
+    const alloc = makeAlloc([mockTask('web', { run_for: '10s' }, { user: '4242' })], { previousAllocation: PREV, nodeId: 'node-b', group: { ephemeralDisk: { migrate: true } } });
+    const { runner, outcome } = await migrateFrom((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/x-tar' });
+      res.end(tarBody([{ path: 'web/local/conf', body: 'c' }, { path: 'alloc/data/d', body: 'd' }]));
+    }, alloc);
+    expect(outcome.ok).to.equal(true);
+    expect((await stat(path.join(runner.allocDir.dir, 'web', 'local', 'conf'))).uid).to.equal(4242);
+    expect((await stat(path.join(runner.allocDir.dataDir, 'd'))).uid).to.equal(65534);
+  });
+
+  it('an endless error body is cut after its first 4 KiB, not read to the end', async () => {
+    let written = 0;
+    let closed = false;
+    const { outcome } = await migrateFrom((_req, res) => {
+      res.writeHead(500, { 'Content-Type': 'text/plain' });
+      const chunk = Buffer.alloc(64 * 1024, 'e');
+      const pump = () => {
+        while (!closed && res.write(chunk)) written += chunk.length;
+        if (!closed) res.once('drain', pump);
+      };
+      res.on('close', () => (closed = true));
+      pump();
+    });
+    expect(outcome.ok).to.equal(false);
+    expect((outcome as { error: string }).error).to.match(/unexpected response code: 500 \(e{4096}\)$/);
+    expect(written).to.be.lessThan(64 * 1024 * 1024);
+  });
+
   it('refuses an unknown Content-Encoding', async () => {
     const { outcome } = await migrateFrom((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/x-tar', 'Content-Encoding': 'br' });
@@ -210,6 +243,34 @@ describe('migrations over HTTPS with client certificates (#10)', function () {
     expect(strict.outcome).to.match(/client\.global\.nomad/);
     const lax = await migrate(srv, { ...clientTls(), verifyServerHostname: false });
     expect(lax.outcome).to.equal('done');
+  });
+
+  it('Client.serveSnapshots serves HTTPS with ClientOptions.tls and verifies client certificates', async () => {
+    const client = newClient({ tls: { caFile: pki.caFile, certFile: pki.serverCertFile, keyFile: pki.serverKeyFile } });
+    const srv = await client.serveSnapshots({ token: TOKEN });
+    try {
+      expect(srv.url).to.match(/^https:\/\/127\.0\.0\.1:/);
+      const ask = (cert?: string, key?: string) =>
+        new Promise<string>((resolve) => {
+          const req = httpsRequest(`${srv.url}/v1/client/allocation/${PREV}/snapshot`, {
+            agent: false,
+            ca: readFileSync(pki.caFile),
+            servername: 'client.global.nomad',
+            ...(cert && key ? { cert: readFileSync(cert), key: readFileSync(key) } : {}),
+            headers: { 'X-Nomad-Token': TOKEN },
+          }, (res) => {
+            res.resume();
+            resolve(`status ${res.statusCode}`);
+          });
+          req.on('error', (e) => resolve(`error ${(e as NodeJS.ErrnoException).code ?? e.message}`));
+          req.end();
+        });
+      expect(await ask(pki.clientCertFile, pki.clientKeyFile)).to.equal('status 404'); // in, and no such alloc here
+      expect(await ask()).to.match(/^error /);
+      expect(await ask(pki.strangerCertFile, pki.strangerKeyFile)).to.match(/^error /);
+    } finally {
+      await srv.close();
+    }
   });
 
   it('a plain client (no tls) cannot talk to the HTTPS peer', async () => {
