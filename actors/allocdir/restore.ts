@@ -33,7 +33,7 @@ import { createGunzip, type Gunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { AllocDirNotBuiltError, BerthError, SnapshotEscapeError, SnapshotLimitError, SnapshotRemoteError } from '../../model/errors.ts';
 import { taskNameProblem } from '../../model/parse.ts';
-import type { AllocDir } from './alloc-dir.ts';
+import type { RwLock } from './lock.ts';
 import { SnapshotStreamError } from './errors.ts';
 import { isNotFound, resolveInTree } from './escape.ts';
 import { isRoot, nobodyIds } from './perms.ts';
@@ -63,6 +63,14 @@ const WRITE_BATCH = 1024 * 1024;
 const MAX_WRITES_IN_FLIGHT = 8;
 /** Body bytes held by writes in flight. */
 const MAX_BYTES_IN_FLIGHT = 8 * 1024 * 1024;
+
+/** What a restore needs of its destination AllocDir (structural: this file does not import it back). */
+export interface RestoreDest {
+  readonly dir: string;
+  readonly allocId: string;
+  readonly built: boolean;
+  readonly lock: RwLock;
+}
 
 /** Options of {@link restoreSnapshot}. */
 export interface RestoreSnapshotOptions {
@@ -112,7 +120,7 @@ export interface RestoreSnapshotResult {
  *
  * @throws AllocDirNotBuiltError when `dest` is not built.
  */
-export function restoreSnapshot(input: NodeJS.ReadableStream, dest: AllocDir, opts: RestoreSnapshotOptions): Promise<RestoreSnapshotResult> {
+export function restoreSnapshot(input: NodeJS.ReadableStream, dest: RestoreDest, opts: RestoreSnapshotOptions): Promise<RestoreSnapshotResult> {
   if (!dest.built) return Promise.reject(new AllocDirNotBuiltError(dest.dir));
   return dest.lock.shared(() => new Restore(input, dest, opts).run());
 }
@@ -134,7 +142,7 @@ function looksCompressed(head: Buffer): boolean {
 /** One restore: the input pump, the staging writes, the merge and what to undo. */
 class Restore {
   readonly #input: NodeJS.ReadableStream;
-  readonly #dest: AllocDir;
+  readonly #dest: RestoreDest;
   readonly #opts: RestoreSnapshotOptions;
   readonly #parser = new Parser({ strict: true, maxMetaEntrySize: MAX_HEADER_BYTES });
   readonly #entries: ReadEntry[] = [];
@@ -174,7 +182,7 @@ class Restore {
   #bytesInFlight = 0;
   #writeFailure: { err: unknown } | undefined;
 
-  constructor(input: NodeJS.ReadableStream, dest: AllocDir, opts: RestoreSnapshotOptions) {
+  constructor(input: NodeJS.ReadableStream, dest: RestoreDest, opts: RestoreSnapshotOptions) {
     this.#input = input;
     this.#source = input;
     this.#dest = dest;
