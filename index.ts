@@ -10,6 +10,7 @@ export { parseAllocation, isUUID } from './model/parse.ts';
 export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
 export { realClock, sleep, type Clock } from './model/clock.ts';
 export * from './model/errors.ts';
+export { addUsage, emptyUsage, type AllocResourceUsage, type CpuStats, type MemoryStats, type ResourceUsage, type TaskResourceUsage } from './model/usage.ts';
 
 // 2. Bus and broadcaster
 export { AllocBroadcaster, AllocListener } from './bus/broadcaster.ts';
@@ -40,9 +41,19 @@ export { createExecDriver } from './actors/drivers/exec.ts';
 export { buildTaskEnv } from './actors/drivers/env.ts';
 export { readTaskLogs } from './actors/drivers/logs/reader.ts';
 
+// Resources: task cgroups, limits, stats.
+export { detectCgroups, type CgroupDetection, type CgroupOptions } from './actors/cgroups/detect.ts';
+export { CgroupSetupError, CgroupUnavailableError } from './actors/cgroups/errors.ts';
+export type { CgroupLayout, TaskCgroup } from './actors/cgroups/types.ts';
+export { formatUsageLine } from './actors/cgroups/format-usage.ts';
+export { cgroupLimits, type CgroupLimits } from './machines/policy/cgroup-limits.ts';
+
 // Machines and policies, for hosts that want to drive or inspect them directly.
 export { allocMachine } from './machines/alloc.machine.ts';
 export { taskMachine } from './machines/task.machine.ts';
 export { decideRestart, defaultRestartPolicy } from './machines/policy/restarts.ts';
 export { getClientStatus } from './machines/policy/client-status.ts';
 export { TaskEventType } from './machines/policy/task-events.ts';
+
+// berth's own viewer: live page, recordings, replay.
+export { serveRecording, readRecording, openLiveViewer, InvalidViewerOptionsError, RecordingFormatError, type ViewerServer, type ViewerRecord, type Recording } from './actors/viewer/index.ts';

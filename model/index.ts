@@ -6,3 +6,4 @@ export * from './duration.ts';
 export * from './parse.ts';
 export * from './clock.ts';
 export * from './json-value.ts';
+export * from './usage.ts';

@@ -22,7 +22,10 @@ import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
 import type { Driver } from '../drivers/driver.ts';
+import { detectCgroups } from '../cgroups/detect.ts';
+import { createCgroupManager } from '../cgroups/manager.ts';
 import { allocActors } from '../runner/alloc-actors.ts';
+import { startStatsPublisher } from './stats-publisher.ts';
 import { AllocRunnerImpl, type AllocRunnerOptions } from '../runner/alloc-runner.ts';
 import type { Runtime } from '../runner/runtime.ts';
 import { taskActors } from '../runner/task-actors.ts';
@@ -30,6 +33,8 @@ import { openStateStore } from '../state/state-store.ts';
 import { serveRuntimeSnapshots } from '../migrate/serve.ts';
 import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
+import { ClientViewers } from '../viewer/client-viewers.ts';
+import { taskGroupOf } from '../../model/status.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
 import { AllocGarbageCollector, resolveGcOptions } from '../gc/index.ts';
 
@@ -106,12 +111,19 @@ export function createClient(options: ClientOptions): Client {
   mkdirSync(clientAllocDir, { recursive: true });
   const clock = options.clock ?? realClock;
   const bus = createBus(() => clock.now());
+  // Throws for a forced mode (v1, v2) this machine cannot give; 'auto' falls back to none.
+  const detected = detectCgroups(options.cgroups);
+  const cgroups = detected.ok ? createCgroupManager(detected.layout, { ...(options.cgroups?.pidsLimit ? { pidsLimit: options.cgroups.pidsLimit } : {}) }) : { unavailable: detected.reason };
   const drivers: Record<string, Driver> = {
     mock_driver: createMockDriver({ clock }),
-    raw_exec: createRawExecDriver(),
-    exec: createExecDriver(),
+    raw_exec: createRawExecDriver({ cgroups }),
+    exec: createExecDriver({ cgroups }),
     ...(options.drivers ?? {}),
   };
+  // Published once the caller had the chance to subscribe (the bus drops unheard messages).
+  queueMicrotask(() => bus.publish('cgroups.detected', detected.ok
+    ? { version: detected.layout.version, controllers: detected.layout.controllers, parent: Object.values(detected.layout.parents)[0]!, message: detected.summary }
+    : { version: null, controllers: [], message: `no cgroups: ${detected.reason}` }));
   const chrootEnv = options.chrootEnv && Object.keys(options.chrootEnv).length > 0 ? options.chrootEnv : defaultChrootEnv;
   const rt: Runtime = {
     bus,
@@ -141,6 +153,30 @@ export function createClient(options: ClientOptions): Client {
   let shut = false;
   const releaseMountHelper = holdMountHelper();
   const snapshotServers = new Set<SnapshotServer>();
+  const stopStats = options.statsIntervalMs && options.statsIntervalMs > 0
+    ? startStatsPublisher({ bus, clock, intervalMs: options.statsIntervalMs, runners: () => [...runners.values()] })
+    : undefined;
+  // berth's own viewer and recorder: nothing is hooked until one is asked for.
+  const viewers = new ClientViewers({
+    bus,
+    now: () => clock.now(),
+    roots: () => [clientActor, ...[...runners.values()].map((r) => r.actor)],
+    logSource: (id) => {
+      const r = runners.get(id);
+      return r && { logsDir: r.allocDir.logsDir, tasks: taskGroupOf(r.alloc()).tasks.map((t) => t.name), logs: (task, stream, o) => r.logs(task, stream, o) };
+    },
+  });
+  if (options.record !== undefined) {
+    try {
+      viewers.record(options.record);
+    } catch (e) {
+      // Nothing half-made: the client never existed.
+      clientActor.stop();
+      rt.store.close();
+      bus.close();
+      throw e;
+    }
+  }
 
   const gc = new AllocGarbageCollector({
     bus,
@@ -171,6 +207,7 @@ export function createClient(options: ClientOptions): Client {
       },
     });
     runners.set(alloc.id, runner);
+    viewers.attach(runner.actor);
     clientActor.send({ type: 'alloc.added' });
     return runner.start();
   };
@@ -253,10 +290,15 @@ export function createClient(options: ClientOptions): Client {
         },
       };
     },
+    async serveViewer(opts) {
+      if (shut) throw new ClientShutdownError();
+      return viewers.serve(opts);
+    },
     async shutdown() {
       if (shut) return;
       shut = true;
       gc.stop();
+      await stopStats?.();
       await Promise.all([...snapshotServers].map((s) => s.close()));
       snapshotServers.clear();
       for (const r of runners.values()) r.stopActor();
@@ -264,6 +306,7 @@ export function createClient(options: ClientOptions): Client {
       rt.registry.clear();
       clientActor.send({ type: 'shutdown' });
       clientActor.stop();
+      await viewers.close();
       rt.store.close();
       bus.close();
       await Promise.all(Object.values(drivers).map((d) => (d as { shutdown?: () => Promise<void> }).shutdown?.()));

@@ -8,6 +8,8 @@ import type { Bus } from '../../bus/bus.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
+import type { AllocResourceUsage } from '../../model/usage.ts';
+import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
@@ -50,6 +52,11 @@ export interface ClientOptions {
   random?: () => number;
   /** Remote watcher retry timing (default 30000 + uniform [0, 30000)). */
   retry?: { baseMs: number; staggerMs: number };
+  /**
+   * Path of a JSON-lines file to record every inspection event and bus message to (secrets
+   * left out), for `berth view FILE`. Written until `shutdown()`. Off by default.
+   */
+  record?: string;
   /** Token sent as X-Nomad-Token when fetching a previous alloc's snapshot from another node. */
   migrateToken?: string;
   /**
@@ -79,6 +86,13 @@ export interface ClientOptions {
    * signed by `caFile`.
    */
   tls?: TlsFiles;
+  /**
+   * Task cgroups (limits, OOM reports, clean kills, stats) for raw_exec and exec. Default: detected
+   * at start (`mode: 'auto'`); `{ mode: 'off' }` turns them off.
+   */
+  cgroups?: CgroupOptions;
+  /** Publish every running task's usage as `task.stats` this often (ms). Default 0: off. */
+  statsIntervalMs?: number;
   /** @internal Simulator seams; see {@link ClientSeams}. Not part of the public API. */
   seams?: ClientSeams;
 }
@@ -116,6 +130,13 @@ export interface Client {
    * `ClientOptions.tls`) it serves HTTPS and requires client certificates signed by its CA.
    */
   serveSnapshots(opts?: ServeSnapshotsOptions): Promise<{ url: string; close(): Promise<void> }>;
+  /**
+   * Serves berth's own inspector page: the actor tree, the alloc and task charts with the active
+   * state, a timeline per alloc, who waits for whom, and a task's log tail, live. Every asset
+   * ships with berth (works with no internet). Default 127.0.0.1 on a free port; with `token`,
+   * every request needs it (open `url + '?token=' + token`). `shutdown()` closes it.
+   */
+  serveViewer(opts?: { host?: string; port?: number; token?: string }): Promise<{ url: string; pages(): number; pageConnected(): Promise<void>; close(): Promise<void> }>;
   /** Stops every actor and leaves running tasks alone. */
   shutdown(): Promise<void>;
   /**
@@ -162,6 +183,11 @@ export interface AllocRunner extends PrevAllocSource {
   restartTask(task: string, reason?: string): Promise<void>;
   /** Restarts every task, dead ones too, from the first lifecycle stage. */
   restartAll(reason?: string): Promise<void>;
+  /**
+   * Resource usage of the alloc's running tasks and their sum (Nomad's alloc stats). CPU figures
+   * are percentages since the previous call (the first: since the task's cgroup was made).
+   */
+  stats(): Promise<AllocResourceUsage>;
   /** A task's log stream across rotated files. */
   logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
 }

@@ -15,6 +15,7 @@
  */
 import type { Task } from '../../model/types.ts';
 import type { ExitResult, TaskConfig, TaskHandle } from '../../model/task-handle.ts';
+import type { TaskResourceUsage } from '../../model/usage.ts';
 
 export type { ExitResult, TaskConfig, TaskHandle } from '../../model/task-handle.ts';
 
@@ -56,4 +57,6 @@ export interface Driver {
    * and returned; when nothing of the task exists it throws `TaskNotStartedError`.
    */
   recover(handle: TaskHandle): Promise<TaskHandle | void>;
+  /** The task's resource usage now (optional: a driver without it reports nothing measured). */
+  stats?(handle: TaskHandle): Promise<TaskResourceUsage>;
 }

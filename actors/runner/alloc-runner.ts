@@ -15,6 +15,7 @@ import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNo
 import { taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
+import { addUsage, emptyUsage, type AllocResourceUsage, type TaskResourceUsage } from '../../model/usage.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
@@ -355,6 +356,20 @@ export class AllocRunnerImpl implements AllocRunner {
     const pendingTask = this.#taskNames().find((n) => this.#taskContext(n)?.state.state === 'pending');
     if (pendingTask) throw new BerthError(`failed to restart task ${pendingTask}: Task not running`);
     this.#actor.send({ type: 'restartAll', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
+  }
+
+  async stats(): Promise<AllocResourceUsage> {
+    const tasks: Record<string, TaskResourceUsage> = {};
+    let sum = emptyUsage();
+    for (const name of this.#taskNames()) {
+      const tc = this.#taskContext(name);
+      if (!tc?.handle || tc.state.state !== 'running') continue;
+      const driver = this.#rt.drivers[tc.handle.driver];
+      const u = (await driver?.stats?.(tc.handle)) ?? { resourceUsage: emptyUsage(), timestamp: this.#rt.clock.now() };
+      tasks[name] = u;
+      sum = addUsage(sum, u.resourceUsage);
+    }
+    return { resourceUsage: sum, tasks, timestamp: this.#rt.clock.now() };
   }
 
   logs(task: string, stream: LogStream, opts: { follow?: boolean; offset?: number; signal?: AbortSignal } = {}): AsyncIterable<Buffer> {

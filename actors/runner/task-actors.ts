@@ -14,6 +14,7 @@ import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
 import type { ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
 import { buildTaskEnv } from '../drivers/env.ts';
+import { cgroupEventMessage } from '../cgroups/describe.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most 5 attempts. */
@@ -99,6 +100,8 @@ export function taskActors(rt: Runtime) {
           details: { driver_message: isolation },
         }));
       }
+      const resources = cgroupEventMessage(handle.state);
+      if (resources) setupEvents.push(taskEvent('Driver', rt.clock.now(), { message: resources, details: { driver_message: resources } }));
       return { ok: true, handle, time: rt.clock.now(), setupEvents };
     } catch (e) {
       if (signal.aborted) return { ok: false, time: rt.clock.now(), error: 'start aborted', recoverable: false, setupEvents };
@@ -124,7 +127,8 @@ export function taskActors(rt: Runtime) {
     rt.store.putHandle(allocId, taskName, { ...handle, exited: result });
     rt.store.flush();
     const driver = rt.drivers[handle.driver];
-    await driver?.destroy(handle, true).catch(() => {});
+    // A failed destroy (e.g. a cgroup with processes that would not die) must not go unseen.
+    await driver?.destroy(handle, true).catch((e) => rt.bus.publish('client.error', { allocId, actorId: `task-${allocId}-${taskName}`, error: `destroy: ${msg(e)}` }));
     await rt.fs.rmrf(taskStateDir(rt, allocId, taskName)).catch(() => {});
     // The alloc's own level goes with its last task (rmdir: only when empty).
     await rmdir(dirname(taskStateDir(rt, allocId, taskName))).catch(() => {});
@@ -181,6 +185,7 @@ export function taskActors(rt: Runtime) {
       }
       return { ok: true, time: rt.clock.now(), handle };
     } catch (e) {
+      // As Nomad: clean up what is left of an unrecoverable task (its cgroup finds every process).
       if (driver && !input.handle.starting) {
         await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {});
         await driver.destroy(input.handle, true).catch(() => {});
