@@ -83,6 +83,8 @@ export interface AllocContext {
    * stays the one it came with.
    */
   arrivedTerminal: boolean;
+  /** The client status (and description) a terminal alloc arrived with: what it keeps reporting. */
+  arrivedStatus?: Pick<Allocation, 'clientStatus' | 'clientDescription'>;
   destroyRequested: boolean;
   hasUpdateHooks: boolean;
   /** Update hooks are running for the last applied update; later updates wait in the slot. */
@@ -114,7 +116,10 @@ function markSetupFailed(c: Ctx, reason: string, time: number): Partial<Ctx> {
   for (const [name, s] of Object.entries(c.taskStates)) {
     const ev = taskEvent('Setup Failure', time, { displayMessage: reason, details: { setup_error: reason, fails_task: 'true', kill_reason: 'Failed Restoring Task' } });
     const next = appendEvent(s, ev);
-    taskStates[name] = { ...next, state: 'dead', finishedAt: s.finishedAt ?? time };
+    // A restored task whose saved handle names a live run is not dead yet: its task actor
+    // reattaches and kills it first (the stop that follows spawns it), then reports dead.
+    const live = !c.spawned && s.state !== 'dead' && !!c.restoredHandles?.[name] && !c.restoredHandles[name]!.exited;
+    taskStates[name] = live ? next : { ...next, state: 'dead', finishedAt: s.finishedAt ?? time };
     eventSeq[name] = (eventSeq[name] ?? 0) + 1;
   }
   return { taskStates, eventSeq, setupError: reason, version: c.version + 1, now: time };
@@ -286,6 +291,9 @@ export const allocMachine = setup({
       ...(input.watchSources ? { watchSources: input.watchSources } : {}),
       now: input.now,
       arrivedTerminal: isClientTerminalStatus(input.alloc.clientStatus),
+      ...(isClientTerminalStatus(input.alloc.clientStatus)
+        ? { arrivedStatus: { clientStatus: input.alloc.clientStatus, ...(input.alloc.clientDescription ? { clientDescription: input.alloc.clientDescription } : {}) } }
+        : {}),
       destroyRequested: !!input.destroyRequested,
       hasUpdateHooks: !!input.hasUpdateHooks,
       updating: false,

@@ -16,6 +16,10 @@
  *   kill (pending, restarting) ──► dead          (no process exists)
  *   kill (starting, recovering) ──► abort the effect, stay until it settles ──► killing | dead
  * ```
+ * A restored task starts in `boot`: dead stays dead; a saved exit the state still shows running
+ * goes to `exited` (reported once); a saved exit already reported goes to `pending`; any other
+ * saved handle (one saved before its start included) is reattached in `recovering`.
+ * `signal` in `running` spawns a `signalTask` child; its done or error answers the caller.
  * Every change is reported to the parent alloc machine as a `task.state` event.
  *
  * Ordering invariant (terminal truth): the task is reported `dead` only from a state in which
@@ -25,7 +29,7 @@
  * @module
  */
 import { missingActor } from './missing-actor.ts';
-import { assign, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
+import { and, assign, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
@@ -168,6 +172,7 @@ export const taskMachine = setup({
     deadAlready: ({ context }) => context.state.state === 'dead',
     hasRestoredHandle: ({ context }) => !!context.handle,
     hasExitedHandle: ({ context }) => !!context.handle?.exited,
+    stateRunning: ({ context }) => context.state.state === 'running',
     notStarted: (_, out: RecoverOutput) => !out.ok && !!out.notStarted,
     recoverOk: (_, out: RecoverOutput) => out.ok,
     startOk: (_, out: StartOutput) => out.ok,
@@ -193,15 +198,32 @@ export const taskMachine = setup({
     markKillAfterRestart: assign({ killAfterRestart: true }),
     markKillRequested: assign({ killRequested: true }),
     forgetChild: stopChild(({ event }) => (event as unknown as { actorId: string }).actorId),
+    /**
+     * Reattached: take the (completed) handle. A run whose start the last host never reported
+     * (it died mid-start) did start: it gets its Started now, so every Terminated ends a start.
+     */
     takeRecovered: assign(({ context, event }) => {
       const out = (event as { output?: RecoverOutput }).output;
-      return out?.ok && out.handle ? { handle: out.handle } : {};
+      if (!out?.ok) return {};
+      const handle = out.handle ? { handle: out.handle } : {};
+      if (context.state.state === 'running') return handle;
+      const c = { ...context, ...withEvent(context, taskEvent('Started', out.time)) };
+      return { ...c, ...handle, state: { ...c.state, state: 'running' as const, startedAt: c.state.startedAt ?? out.time } };
     }),
     /** Tells the in-flight start or recovery (invoked as `effect`) to abort; it still settles. */
     abortEffect: sendTo('effect', { type: 'abort' }),
     /** The start or recovery settled after a kill with nothing left running: Killed, dead. */
     killedBeforeRunning: assign(({ context }, out: { time: number; setupEvents?: TaskEvent[] }) => {
       const c = { ...context, ...appendAll(context, [...(out.setupEvents ?? []), taskEvent('Killed', out.time)]) };
+      return { ...c, ...toDead(c, out.time) };
+    }),
+    /**
+     * A kill met a reattach that failed: the run the saved handle named is over (its process is
+     * gone or was killed by the recovery), so a run that had started ends with Terminated first.
+     */
+    killedAfterLostRun: assign(({ context }, out: { time: number; error?: string }) => {
+      const ended = context.state.state === 'running' ? [exitEvent({ result: { exitCode: -1, signal: 0, err: out.error ?? 'failed to restore task' }, time: out.time })] : [];
+      const c = { ...context, ...appendAll(context, [...ended, taskEvent('Killed', out.time)]) };
       return { ...c, ...toDead(c, out.time) };
     }),
     /** The start succeeded: Started, running, with its handle. */
@@ -268,7 +290,9 @@ export const taskMachine = setup({
       always: [
         { guard: 'deadAlready', target: 'dead' },
         {
-          guard: 'hasExitedHandle',
+          // The exit is on record and the task state still says running: the host died before
+          // the exit was reported. Any other state already reported it (a restart waits).
+          guard: and(['hasExitedHandle', 'stateRunning']),
           target: 'exited',
           actions: assign(({ context }) => {
             const result = context.handle!.exited!;
@@ -279,6 +303,7 @@ export const taskMachine = setup({
             };
           }),
         },
+        { guard: 'hasExitedHandle', target: 'pending', actions: assign({ handle: undefined }) },
         { guard: 'hasRestoredHandle', target: 'recovering' },
         { target: 'pending' },
       ],
@@ -293,8 +318,8 @@ export const taskMachine = setup({
         src: 'recoverTask',
         input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle! }),
         onDone: [
-          { guard: { type: 'recoverOkAfterKill', params: ({ event }) => event.output }, target: 'killing', actions: 'takeRecovered' },
-          { guard: 'killRequested', target: 'dead', actions: [{ type: 'killedBeforeRunning', params: ({ event }) => event.output }, 'report'] },
+          { guard: { type: 'recoverOkAfterKill', params: ({ event }) => event.output }, target: 'killing', actions: ['takeRecovered', 'report'] },
+          { guard: 'killRequested', target: 'dead', actions: [{ type: 'killedAfterLostRun', params: ({ event }) => event.output as Extract<RecoverOutput, { ok: false }> }, 'report'] },
           { guard: { type: 'recoverOk', params: ({ event }) => event.output }, target: 'running', actions: ['takeRecovered', assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'] },
           // Saved before a start that never got as far as a process: start it now.
           { guard: { type: 'notStarted', params: ({ event }) => event.output }, target: 'pending', actions: assign({ handle: undefined }) },

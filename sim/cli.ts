@@ -1,5 +1,5 @@
 /**
- * `npm run sim -- --seeds N [--from S] | --seed S [--ops file.json] [--real] [--quiet]`
+ * `npm run sim -- --seeds N [--from S] [--coverage] | --seed S [--ops file.json] [--real] [--quiet]`
  *
  * Runs the deterministic simulator (or, with `--real`, randomized schedules on real processes).
  * A failing seed prints its violations, a shrunk op list that still fails (paste it into a
@@ -8,6 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { Coverage } from './coverage.ts';
+import { knownFindingOf } from './known.ts';
 import type { Op } from './ops.ts';
 import { shrink } from './shrink.ts';
 import { runSim } from './world.ts';
@@ -51,17 +53,32 @@ if (values.real) {
   const from = Number(values.from ?? 1);
   const t0 = performance.now();
   const byInvariant = new Map<string, number[]>();
+  const byKnown = new Map<string, number>();
   let steps = 0;
+  const coverage = values.coverage ? new Coverage() : undefined;
   for (let s = from; s < from + n; s++) {
-    const r = await runSim({ seed: s, trace: false });
+    const r = await runSim({ seed: s, trace: false, ...(coverage ? { inspect: coverage.observe } : {}) });
     steps += r.steps;
-    const seen = new Set(r.violations.map((v) => v.invariant));
+    // Known open findings (sim/known.ts) are counted apart; anything else is new.
+    const unknown = r.violations.filter((v) => {
+      const k = knownFindingOf(v);
+      if (k) byKnown.set(k.id, (byKnown.get(k.id) ?? 0) + 1);
+      return !k;
+    });
+    const seen = new Set(unknown.map((v) => v.invariant));
     for (const inv of seen) byInvariant.set(inv, [...(byInvariant.get(inv) ?? []), s]);
-    if (!values.quiet && (s - from + 1) % 1000 === 0) process.stderr.write(`${s - from + 1} seeds, ${((s - from + 1) / ((performance.now() - t0) / 1000)).toFixed(1)}/s\n`);
+    // A progress line every 500 seeds (so a soak cut short still says how far it got).
+    if ((s - from + 1) % 500 === 0) {
+      const newSeeds = [...new Set([...byInvariant.values()].flat())].sort((a, b) => a - b);
+      process.stderr.write(`${s - from + 1} seeds (to ${s}), ${((s - from + 1) / ((performance.now() - t0) / 1000)).toFixed(1)}/s; known ${[...byKnown].map(([k, c]) => `${k} x${c}`).join(', ') || 'none'}; new-violation seeds: ${newSeeds.join(',') || 'none'}\n`);
+    }
   }
   const secs = (performance.now() - t0) / 1000;
   process.stdout.write(`${n} seeds (${from}..${from + n - 1}) in ${secs.toFixed(1)} s: ${(n / secs).toFixed(1)} seeds/s, ${steps} scheduler steps\n`);
-  for (const [inv, seeds] of byInvariant) process.stdout.write(`  ${inv}: ${seeds.length} seeds, first ${seeds.slice(0, 8).join(', ')}\n`);
+  if (coverage) process.stdout.write(`chart transitions taken by the simulator alone:\n${coverage.table()}`);
+  process.stdout.write(`  known open findings: ${[...byKnown].map(([k, c]) => `${k} x${c}`).join(', ') || 'none'}\n`);
+  process.stdout.write(`  new violations: ${byInvariant.size ? '' : 'none'}\n`);
+  for (const [inv, seeds] of byInvariant) process.stdout.write(`  ${inv}: ${seeds.length} seeds, first ${seeds.slice(0, 20).join(', ')}\n`);
   if (byInvariant.size) {
     process.exitCode = 1;
     if (!values.quiet) {

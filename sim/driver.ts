@@ -23,6 +23,11 @@ export interface SimFaults {
   stopFail: number;
   signalFail: number;
   recoverFail: number;
+  /**
+   * Breaks the driver contract on purpose (specs of the checker and the shrinker): an aborted
+   * start rejects and leaves its process running. 0 in every real run.
+   */
+  leakAbortedStart?: number;
 }
 
 /** Defaults: rare enough that most runs get somewhere, frequent enough to matter. */
@@ -51,7 +56,8 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
   const rngFor = (what: string) => o.rng.fork(`${o.owner}:${what}:${calls++}`);
   const later = (ms: number, fn: () => void) => o.sched.at(ms, () => !dead && fn(), o.owner);
   const pidOf = (h: TaskHandle) => {
-    const pid = h.pid;
+    // A handle saved before its start names its process through the executor of that start.
+    const pid = h.pid ?? (h.starting ? o.table.executors.get(h.id)?.pid : undefined);
     if (typeof pid !== 'number') throw new BerthError('sim handle without pid');
     return pid;
   };
@@ -102,7 +108,7 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
           later(r.int(0, 80), () => {
             if (ex && ex.pid === undefined) o.table.cancelLaunch(ex);
             if (pid !== undefined && o.table.procs.get(pid)?.alive && r.chance(0.5)) return done(() => resolve(handle()));
-            if (pid !== undefined) o.table.signal(pid, 'SIGKILL', 0);
+            if (pid !== undefined && !r.chance(f.leakAbortedStart ?? 0)) o.table.signal(pid, 'SIGKILL', 0);
             done(() => reject(signal.reason));
           });
         });
@@ -183,7 +189,9 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
       const r = rngFor(`destroy:${handle.id}`);
       return new Promise<void>((resolve) => {
         later(r.int(0, 30), () => {
-          if (force) o.table.signal(pidOf(handle), 'SIGKILL', 0);
+          // A handle saved before a start that never spawned names no process: nothing to kill.
+          const pid = handle.pid ?? (handle.starting ? o.table.executors.get(handle.id)?.pid : undefined);
+          if (force && pid !== undefined) o.table.signal(pid, 'SIGKILL', 0);
           resolve();
         });
       });

@@ -44,6 +44,8 @@ export interface AllocFacts {
   destroyBeganAtCrash: boolean;
   /** Task names broadcast dead (since the last restartAll). */
   finished: Set<string>;
+  /** When restartAll was last asked for: a task that finished before then may run again. */
+  restartAllAt: number;
   /** Persisted as client-terminal when the host crashed: restore must run nothing of it. */
   terminalAtCrash: boolean;
   grammar: Map<string, Grammar>;
@@ -63,7 +65,7 @@ export class Checker {
     private readonly now: () => number,
     private readonly log: (line: string) => void,
   ) {
-    table.observers.push({ spawned: (p) => this.#spawned(p) });
+    table.observers.push({ spawned: (p) => this.#spawned(p), launched: (a, t) => this.#launched(a, t) });
   }
 
   fail(invariant: Violation['invariant'], message: string, allocId?: string): void {
@@ -75,7 +77,7 @@ export class Checker {
   facts(id: string): AllocFacts {
     let f = this.allocs.get(id);
     if (!f) {
-      f = { id, preempted: [], maxIndex: -1, terminalSeen: false, destroyCalled: false, destroyResolved: false, destroyBegan: false, destroyBeganAtCrash: false, finished: new Set(), terminalAtCrash: false, grammar: new Map(), tags: new Set() };
+      f = { id, preempted: [], maxIndex: -1, terminalSeen: false, destroyCalled: false, destroyResolved: false, destroyBegan: false, destroyBeganAtCrash: false, finished: new Set(), restartAllAt: -Infinity, terminalAtCrash: false, grammar: new Map(), tags: new Set() };
       this.allocs.set(id, f);
     }
     return f;
@@ -90,7 +92,8 @@ export class Checker {
       if (st.state !== 'dead') continue;
       const live = this.table.live(alloc.id, task);
       if (live.length) this.fail('I1', `${a}/${task} broadcast dead while pid ${live.map((p) => p.pid).join(',')} is alive`, alloc.id);
-      f.finished.add(task);
+      // A view still showing the death a restartAll already revived is old news.
+      if ((st.finishedAt ?? Infinity) > f.restartAllAt) f.finished.add(task);
     }
     if (isClientTerminalStatus(alloc.clientStatus)) {
       const live = this.table.live(alloc.id);
@@ -109,6 +112,7 @@ export class Checker {
     const f = this.facts(id);
     f.terminalSeen = false;
     f.finished.clear();
+    f.restartAllAt = this.now();
     f.terminalAtCrash = false;
   }
 
@@ -120,6 +124,7 @@ export class Checker {
     const where = `${aliasOf(allocId)}/${task}`;
     if (ev.type === 'Failed Restoring Task') f.tags.add('failed-restore');
     if (ev.type === 'Setup Failure' && f.tags.has('restored')) f.tags.add('restored-setup-failure');
+    if (ev.type === 'Terminated' && /failed to wait/.test(ev.displayMessage) && f.tags.has('restored')) f.tags.add('restored-failed-wait');
     if (!g.seen && ev.type !== 'Received') this.fail('I6', `${where}: first event is ${ev.type}, not Received`, allocId);
     g.seen = true;
     switch (ev.type) {
@@ -148,8 +153,12 @@ export class Checker {
         break;
       case 'Driver Failure':
       case 'Failed Restoring Task':
-      case 'Setup Failure':
         g.running = false;
+        g.canRestart = true;
+        break;
+      case 'Setup Failure':
+        // A restored task's run outlives a setup failure: it is killed next (Killing,
+        // Terminated, Killed). A task that never ran has no run to end.
         g.canRestart = true;
         break;
       case 'Restarting':
@@ -191,8 +200,17 @@ export class Checker {
     const twins = this.table.live(p.allocId, p.task).filter((x) => x.pid !== p.pid);
     if (twins.length) this.fail('I5', `${where} runs twice: pid ${p.pid} beside pid ${twins.map((x) => x.pid).join(',')}`, p.allocId);
     if (f.finished.has(p.task)) this.fail('I5', `${where} ran again (pid ${p.pid}) after it was reported dead`, p.allocId);
-    if (f.terminalAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore of a client-terminal alloc`, p.allocId);
     if (f.destroyResolved) this.fail('I3', `${where} started (pid ${p.pid}) after destroy() resolved`, p.allocId);
-    else if (f.destroyBeganAtCrash) this.fail('I5', `${where} started (pid ${p.pid}) after a restore, though its destroy had begun before the crash`, p.allocId);
+  }
+
+  /**
+   * A live host decided to start a task. (A process an executor of a dead host spawns after the
+   * crash is that host's start finishing, not a new one.)
+   */
+  #launched(allocId: string, task: string): void {
+    const f = this.facts(allocId);
+    const where = `${aliasOf(allocId)}/${task}`;
+    if (f.terminalAtCrash) this.fail('I5', `${where} started after a restore of a client-terminal alloc`, allocId);
+    if (f.destroyBeganAtCrash) this.fail('I5', `${where} started after a restore, though its destroy had begun before the crash`, allocId);
   }
 }

@@ -30,6 +30,8 @@ export interface SimProcess {
 
 /** Called whenever a process is created or exits. */
 export interface ProcessObserver {
+  /** A host's start launched an executor (the decision to run the task). */
+  launched?(allocId: string, task: string, startId: string): void;
   spawned?(p: SimProcess): void;
   signaled?(p: SimProcess, sig: string): void;
   exited?(p: SimProcess): void;
@@ -83,6 +85,7 @@ export class ProcessTable {
     const ex: SimExecutor = { startId, cancelled: false, onSpawn: new Set() };
     this.executors.set(startId, ex);
     this.trace.log(`executor ${startId} launched`);
+    for (const o of this.observers) o.launched?.(allocId, task, startId);
     this.sched.at(delayMs, () => {
       if (ex.cancelled) return;
       const p = this.spawn(allocId, task, startId);

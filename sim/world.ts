@@ -114,7 +114,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
   const waitBound = root.fork('config').chance(0.3) ? 20_000 : undefined;
   let host: Host | undefined;
   let gen = 0;
-  const fs: HostFs = { mkdirp: async () => {}, rmrf: async () => {} };
+  const fs: HostFs = { mkdirp: async () => {}, rmrf: async () => {}, rmdir: async () => {} };
 
   const startHost = (): Host => {
     const g = gen++;
@@ -145,6 +145,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
       flush: () => void (alive && real.flush()),
       close: () => void (alive && real.flush()), // the database outlives hosts: it is the disk
     };
+    const hookRng = root.fork(`${owner}:hooks`);
     const failing = (id: string, kind: 'prerun' | 'postrun' | 'destroy') => {
       if (specs.get(id)?.failingHooks?.includes(kind)) throw new Error(`sim: ${kind} hook failed`);
     };
@@ -164,6 +165,12 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         trace.log(`hook destroy ${aliasOf(ctx.alloc.id)}`);
         failing(ctx.alloc.id, 'destroy');
       },
+      // Update hooks take a while, so later updates queue behind them (one slot).
+      update: (ctx) =>
+        new Promise<void>((resolve) => {
+          trace.log(`hook update ${aliasOf(ctx.alloc.id)} index ${ctx.alloc.allocModifyIndex}`);
+          sched.at(hookRng.int(0, 300), resolve, owner);
+        }),
     };
     const client = createClient({
       dataDir: dataDir(),
@@ -346,6 +353,11 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           if (f.terminalAtCrash) f.tags.add('client-terminal');
           f.destroyBeganAtCrash = f.destroyBegan && !f.destroyResolved;
         }
+        // Restored task states resume the event grammar where the disk left it (before the
+        // restore, which publishes its first events at once).
+        for (const [id, a] of persisted) {
+          for (const [task, st] of Object.entries(a.taskStates ?? {})) checker.resumeGrammar(id, task, st.events, st.state === 'running');
+        }
         host = startHost();
         const h = host;
         trace.log(`host${h.gen} restores ${persisted.size} allocs`);
@@ -363,10 +375,6 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           },
           (e) => checker.fail('CRASH', `restore rejected: ${errText(e)}`),
         );
-        // Restored task states resume the event grammar where the disk left it.
-        for (const [id, a] of persisted) {
-          for (const [task, st] of Object.entries(a.taskStates ?? {})) checker.resumeGrammar(id, task, st.events, st.state === 'running');
-        }
         return;
       }
     }

@@ -7,7 +7,7 @@
 import type { Task } from '../../model/types.ts';
 import type { ChrootStats } from './chroot.ts';
 
-/** Options of a task dir build. */
+/** Options of a task dir's `build`. */
 export interface TaskDirBuildOptions {
   /** Chroot mode when given, even `{}`: host source → path inside the task dir. */
   chroot?: Record<string, string>;

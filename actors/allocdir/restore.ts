@@ -100,6 +100,14 @@ export interface RestoreSnapshotResult {
   setuidStripped: string[];
 }
 
+/** What a restore needs of its destination alloc dir (structural: this file does not import it back). */
+export interface RestoreDest {
+  readonly dir: string;
+  readonly allocId: string;
+  readonly built: boolean;
+  readonly lock: RwLock;
+}
+
 /**
  * Unpacks a snapshot stream into `dest.dir` (`dest` must be built), one entry at a time with
  * backpressure, through a private staging dir moved in only on success (see the module doc).

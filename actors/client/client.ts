@@ -136,7 +136,7 @@ export function createClient(options: ClientOptions): Client {
     nodeId: options.nodeId ?? 'local',
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,
-    store: (options.seams?.openStore ?? ((path: string) => openStateStore(path, { onError: (err) => bus.publish('client.error', { error: err.message }) })))(join(dataDir, 'client', 'state.db')),
+    store: (options.seams?.openStore ?? openStateStore)(join(dataDir, 'client', 'state.db'), { onError: (err) => bus.publish('client.error', { error: err.message }) }),
     allocDirs: options.seams?.allocDirs ?? ((root, id) => new AllocDir(root, id)),
     fs: options.seams?.fs ?? realHostFs,
     ...(options.rpc ? { rpc: options.rpc } : {}),

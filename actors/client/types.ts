@@ -13,14 +13,13 @@ import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
-import type { FsUsageReader } from '../gc/fs-usage.ts';
-import type { TlsFiles } from '../runner/runtime.ts';
+import type { HostFs, TlsFiles } from '../runner/runtime.ts';
+import type { AllocDirFactory } from '../allocdir/handle.ts';
+import type { StateStore, StateStoreOptions } from '../state/state-store.ts';
 import type { ServeSnapshotsOptions } from '../migrate/serve.ts';
 
 export type { TlsFiles };
-import type { HostFs } from '../runner/runtime.ts';
-import type { AllocDirFactory } from '../allocdir/handle.ts';
-import type { StateStore } from '../state/state-store.ts';
+import type { FsUsageReader } from '../gc/fs-usage.ts';
 
 /** xstate's inspection observer (a function or an observer object). */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -105,8 +104,8 @@ export interface ClientOptions {
 export interface ClientSeams {
   allocDirs?: AllocDirFactory;
   fs?: HostFs;
-  /** Opens the client's state store; gets `<dataDir>/client/state.db`. */
-  openStore?: (path: string) => StateStore;
+  /** Opens the client's state store; gets `<dataDir>/client/state.db` and the client's options. */
+  openStore?: (path: string, opts?: StateStoreOptions) => StateStore;
 }
 
 /** The client: a registry of allocation runners on one node. */

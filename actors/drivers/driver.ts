@@ -45,6 +45,8 @@ export interface Driver {
   /**
    * Sends `killSignal` (e.g. "SIGINT") to the task, then kills it outright after `timeoutMs`.
    * Resolves once the task is gone. Stopping a task that already exited is not an error.
+   * `stop` and `destroy` also accept a handle saved before its start (`handle.starting`): they
+   * kill whatever that start left.
    */
   stop(handle: TaskHandle, timeoutMs: number, killSignal: string): Promise<void>;
   /** Sends a signal to a running task. */

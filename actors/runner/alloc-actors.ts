@@ -3,7 +3,6 @@
  * run hooks. Each looks its runner's handles up in the runtime registry by alloc id.
  * @module
  */
-import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { BerthError } from '../../model/errors.ts';
@@ -70,7 +69,7 @@ export function allocActors(rt: Runtime) {
         publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${(e as Error).message}`);
       }
       // <dataDir>/client/tasks/<allocId>: empty by now (each task's state dir went with its exit).
-      await rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);
+      await rt.fs.rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);
       return;
     }
     const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal: AbortSignal.any([signal, r.destroySignal]) };

@@ -14,8 +14,8 @@ import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
-import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { addUsage, emptyUsage, type AllocResourceUsage, type TaskResourceUsage } from '../../model/usage.ts';
+import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
@@ -157,8 +157,12 @@ export class AllocRunnerImpl implements AllocRunner {
 
   #computeView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
-    // A terminal alloc keeps the status it came with: none of its tasks ran in this life.
-    if (ctx.arrivedTerminal) return { ...ctx.alloc, taskStates: ctx.taskStates };
+    // A terminal alloc keeps the status it came with (whatever later updates say): none of its
+    // tasks ran in this life.
+    if (ctx.arrivedStatus) {
+      const { clientDescription: _d, ...alloc } = ctx.alloc;
+      return { ...alloc, ...ctx.arrivedStatus, taskStates: ctx.taskStates };
+    }
     const { status, description } = reportedClientStatus(ctx.taskStates);
     return {
       ...ctx.alloc,

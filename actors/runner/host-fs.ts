@@ -2,7 +2,7 @@
  * The real {@link HostFs}: the runtime's filesystem steps outside alloc dirs.
  * @module
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
 import type { HostFs } from './runtime.ts';
 
 /** `node:fs` behind the {@link HostFs} seam. */
@@ -11,4 +11,5 @@ export const realHostFs: HostFs = {
     await mkdir(path, { recursive: true });
   },
   rmrf: (path) => rm(path, { recursive: true, force: true }),
+  rmdir: (path) => rmdir(path),
 };

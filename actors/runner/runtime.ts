@@ -32,7 +32,7 @@ export interface RunnerInternals {
   broadcaster: AllocBroadcaster;
   hooks: readonly RunnerHook[];
   group: TaskGroup;
-  /** The latest server view (updated before the machine sees an update). */
+  /** The server view the alloc chart last applied (its context's alloc). */
   serverAlloc(): Allocation;
   /** The client view (server fields plus client status and task states). */
   clientAlloc(): Allocation;
@@ -86,4 +86,6 @@ export interface HostFs {
   mkdirp(path: string): Promise<void>;
   /** `rm -rf`; never rejects for a missing path. */
   rmrf(path: string): Promise<void>;
+  /** `rmdir`: removes an empty directory; rejects when it is not empty or missing. */
+  rmdir(path: string): Promise<void>;
 }

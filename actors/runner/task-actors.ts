@@ -3,7 +3,6 @@
  * Each is a promise actor whose signal aborts when the task machine leaves the invoking state.
  * @module
  */
-import { rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { fromAbortablePromise } from './abortable.ts';
@@ -131,7 +130,7 @@ export function taskActors(rt: Runtime) {
     await driver?.destroy(handle, true).catch((e) => rt.bus.publish('client.error', { allocId, actorId: `task-${allocId}-${taskName}`, error: `destroy: ${msg(e)}` }));
     await rt.fs.rmrf(taskStateDir(rt, allocId, taskName)).catch(() => {});
     // The alloc's own level goes with its last task (rmdir: only when empty).
-    await rmdir(dirname(taskStateDir(rt, allocId, taskName))).catch(() => {});
+    await rt.fs.rmdir(dirname(taskStateDir(rt, allocId, taskName))).catch(() => {});
   };
 
   const waitTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input, signal }) => {
@@ -185,8 +184,10 @@ export function taskActors(rt: Runtime) {
       }
       return { ok: true, time: rt.clock.now(), handle };
     } catch (e) {
-      // As Nomad: clean up what is left of an unrecoverable task (its cgroup finds every process).
-      if (driver && !input.handle.starting) {
+      // As Nomad, clean up what is left of an unrecoverable task (its cgroup finds every
+      // process); a start saved as intent too: the process it made may run on (drivers accept
+      // such a handle in stop and destroy).
+      if (driver && !(e instanceof TaskNotStartedError)) {
         await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {});
         await driver.destroy(input.handle, true).catch(() => {});
       }

@@ -156,7 +156,11 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     markDestroying(allocId) {
       if (closed) return;
       flush(); // the alloc's row first, so the mark never lands without it
-      putDestroying.run(allocId);
+      try {
+        putDestroying.run(allocId);
+      } catch (err) {
+        report(new StateStoreError(`failed to record the destroy of allocation ${allocId}: ${(err as Error).message}`, { cause: err }));
+      }
     },
     putHandle(allocId, task, handle) {
       const json = serialise(`the handle of task ${JSON.stringify(task)} of allocation ${allocId}`, handle);

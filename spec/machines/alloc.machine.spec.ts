@@ -65,6 +65,32 @@ function harness(a: Allocation = alloc(), over: Partial<AllocMachineInput> = {})
 describe('alloc chart (pure, stub actors, simulated clock)', () => {
   before(() => coverageRan.add('alloc.machine'));
 
+  it('update hooks run one update at a time: later updates wait in one slot; a failed hook only moves on', async () => {
+    const h = harness(alloc(), { hasUpdateHooks: true });
+    await h.toRunning();
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 6 }), time: 2 });
+    await flush();
+    expect(h.hook('update').input).to.deep.equal({ allocId: ID, kind: 'update' });
+    expect(h.ctx().updating).to.equal(true);
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 8 }), time: 3 });
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 7 }), time: 3 }); // lower than the queued one
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(6);
+    expect(h.ctx().queuedUpdate?.allocModifyIndex).to.equal(8);
+    const first = h.hook('update');
+    first.resolve();
+    await flush();
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(8);
+    expect(h.hook('update')).to.not.equal(first); // the queued update ran its own hooks
+    h.hook('update').reject(new Error('reported, not fatal'));
+    await flush();
+    expect(h.ctx().updating).to.equal(false);
+    expect(h.value()).to.equal('{"running":"tasks"}');
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { desiredStatus: 'stop', allocModifyIndex: 9 }), time: 4 });
+    await flush();
+    expect(h.value()).to.equal('{"stopping":"killing"}');
+    expect(h.hooks.calls.filter((c) => c.input.kind === 'update')).to.have.length(2); // a stop runs none
+  });
+
   it('builds, waits, migrates, runs prerun hooks, starts its task; a stop kills it and runs postrun', async () => {
     const h = harness();
     expect(h.value()).to.equal('"pending"');
@@ -160,6 +186,24 @@ describe('alloc chart (pure, stub actors, simulated clock)', () => {
     await flush();
     expect(h.value()).to.equal('"destroyed"');
     expect(h.actor.getSnapshot().status).to.equal('done');
+  });
+
+  it('update hooks run one update at a time: a later update waits in the slot, a failed hook does not stop the next', async () => {
+    const h = harness(alloc(), { hasUpdateHooks: true });
+    await h.toRunning();
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 6 }), time: 2 });
+    await flush();
+    expect(h.hook('update').input).to.deep.include({ kind: 'update' });
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 8 }), time: 3 });
+    h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 7 }), time: 3 });
+    await flush();
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(6); // the others wait for the hook
+    h.hook('update').reject(new Error('hook failed'));
+    await flush();
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(8); // the newest of the slot, not the last sent
+    h.hook('update').resolve();
+    await flush();
+    expect(h.hooks.calls.filter((c) => c.input.kind === 'update')).to.have.length(2);
   });
 
   it('restartAll re-runs every task from the first stage', async () => {

@@ -234,12 +234,19 @@ describe('task chart (pure, stub actors, simulated clock)', () => {
       expect(b.value()).to.equal('dead');
     });
 
-    it('a saved exit is reported once and never started again when policy says no', async () => {
-      const h = harness({ restoredHandle: { ...handle(), exited: { exitCode: 0, signal: 0 } }, restart: { policy: { attempts: 0, intervalMs: 1, delayMs: 1, mode: 'fail' }, onSuccess: false } });
+    it('a saved exit of a run the state still shows running is reported once, and never started again when policy says no', async () => {
+      const h = harness({ initialState: { ...pending(), state: 'running' }, restoredHandle: { ...handle(), exited: { exitCode: 0, signal: 0 } }, restart: { policy: { attempts: 0, intervalMs: 1, delayMs: 1, mode: 'fail' }, onSuccess: false } });
       await flush();
       expect(h.value()).to.equal('dead');
       expect(h.start.calls).to.have.length(0);
       expect(h.events().filter((e) => e === 'Terminated')).to.have.length(1);
+    });
+
+    it('a saved exit the state already moved past (a restart was waiting) is not reported again', async () => {
+      const h = harness({ restoredHandle: { ...handle(), exited: { exitCode: 0, signal: 0 } } });
+      await flush();
+      expect(h.events().filter((e) => e === 'Terminated')).to.have.length(0);
+      expect(h.start.calls).to.have.length(1);
     });
 
     it('a task restored dead stays dead', () => {

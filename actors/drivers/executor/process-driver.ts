@@ -24,9 +24,9 @@ import { interpolateEnv, withHostEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import {
   EXECUTOR_PATH, ExecutorUnreachableError, delay, executorPidsFor, executorRequest, groupAlive, isSameProcess,
-  launchExecutor, readExecutorState, readExitRecord, socketPathFor, stateFiles,
+  launchExecutor, readExecutorState, readExitRecord, readJson, socketPathFor, stateFiles,
 } from './client.ts';
-import type { ExecutorResponse, ExecutorSpec, ExitRecord, ReadyOk } from './protocol.ts';
+import type { ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyOk } from './protocol.ts';
 
 /** Options every executor-based driver takes. */
 export interface ProcessDriverOptions {
@@ -119,6 +119,19 @@ function toExit(rec: ExitRecord): ExitResult {
   return out;
 }
 
+/** The full handle of a start saved as intent, from the state file its executor wrote. */
+function handleFromState(saved: TaskHandle, rec: ExecutorState): TaskHandle {
+  // The task's cgroup is in the spec the start wrote for its executor.
+  const cgroup = readJson<ExecutorSpec>(stateFiles(saved.config.stateDir).spec)?.cgroup;
+  const state: ProcessHandleState = {
+    executorPid: rec.executorPid, executorStartTime: rec.executorStartTime, pid: rec.pid, pgid: rec.pgid,
+    startTime: rec.startTime, isolation: rec.isolation, command: rec.command, socketPath: rec.socketPath, stateDir: saved.config.stateDir,
+    ...(cgroup ? { cgroup } : {}),
+  };
+  const { starting: _s, ...rest } = saved;
+  return { ...rest, startedAt: rec.startedAt, pid: rec.pid, state };
+}
+
 /** Polls (there is no event for "a process that is not my child is gone") until `alive()` is false. */
 async function waitGone(alive: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -208,14 +221,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
     const deadline = Date.now() + startTimeoutMs;
     for (let step = 2; ; step = Math.min(step * 2, 50)) {
       const rec = readExecutorState(stateDir);
-      if (rec) {
-        const state: ProcessHandleState = {
-          executorPid: rec.executorPid, executorStartTime: rec.executorStartTime, pid: rec.pid, pgid: rec.pgid,
-          startTime: rec.startTime, isolation: rec.isolation, command: rec.command, socketPath: rec.socketPath, stateDir,
-        };
-        const { starting: _s, ...rest } = saved;
-        return { ...rest, startedAt: rec.startedAt, pid: rec.pid, state };
-      }
+      if (rec) return handleFromState(saved, rec);
       const executors = executorPidsFor(specPath);
       if (!executors.length) throw new TaskNotStartedError(`task "${saved.config.taskName}" was never started (no executor, no state in ${stateDir})`);
       if (Date.now() >= deadline) {
@@ -228,6 +234,22 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       }
       await delay(step);
     }
+  }
+
+  /**
+   * A handle saved before its start, as far as the start got: the completed handle when the
+   * executor recorded a task, else undefined after killing any executor of that start.
+   */
+  function settleStarting(h: TaskHandle): TaskHandle | undefined {
+    if (!h.starting) return h;
+    const rec = readExecutorState(h.config.stateDir);
+    if (rec) return handleFromState(h, rec);
+    for (const pid of executorPidsFor(stateFiles(h.config.stateDir).spec)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {}
+    }
+    return undefined;
   }
 
   const driver: Driver = {
@@ -290,7 +312,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       try {
         ready = await launchExecutor({ spec, nodePath, executorPath, timeoutMs: startTimeoutMs });
       } catch (err) {
-        if (cgroup) await dropCgroup(cgroup).catch(() => {}); // no executor was launched into it
+        if (cgroup) await dropCgroup(cgroup).catch(() => {});
         if (signal.aborted) throw signal.reason;
         throw new DriverStartError(`failed to launch command with executor: ${(err as Error).message}`, true);
       }
@@ -330,7 +352,9 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       }, signal);
     },
 
-    async stop(handle: TaskHandle, timeoutMs: number, killSignal: string): Promise<void> {
+    async stop(saved: TaskHandle, timeoutMs: number, killSignal: string): Promise<void> {
+      const handle = settleStarting(saved);
+      if (!handle) return;
       const st = stateOf(handle);
       const sig = signalName(killSignal || 'SIGINT');
       await ask(handle, { op: 'stop', signal: sig, timeoutMs }, (res) => {
@@ -351,7 +375,9 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       });
     },
 
-    async destroy(handle: TaskHandle, force: boolean): Promise<void> {
+    async destroy(saved: TaskHandle, force: boolean): Promise<void> {
+      const handle = settleStarting(saved);
+      if (!handle) return;
       const st = stateOf(handle);
       const running = !readExitRecord(st.stateDir)
         && (isSameProcess(st.executorPid, st.executorStartTime) || isSameProcess(st.pid, st.startTime));
