@@ -64,14 +64,6 @@ const MAX_WRITES_IN_FLIGHT = 8;
 /** Body bytes held by writes in flight. */
 const MAX_BYTES_IN_FLIGHT = 8 * 1024 * 1024;
 
-/** What a restore needs of its destination AllocDir (structural: this file does not import it back). */
-export interface RestoreDest {
-  readonly dir: string;
-  readonly allocId: string;
-  readonly built: boolean;
-  readonly lock: RwLock;
-}
-
 /** Options of {@link restoreSnapshot}. */
 export interface RestoreSnapshotOptions {
   /** The allocation the snapshot came from (names its error entry). */
