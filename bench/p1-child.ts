@@ -12,6 +12,7 @@ import { batchMount } from './lib/fsutil.ts';
 import { childDone, childLog, childPayload } from './lib/proc.ts';
 import { now } from './lib/stats.ts';
 import { five } from './lib/five-machine.ts';
+import { NO_GC } from './lib/no-gc.ts';
 
 interface Payload {
   mode: 'berth' | 'floor';
@@ -82,7 +83,7 @@ async function floor(): Promise<Record<string, number>> {
 }
 
 async function berth(): Promise<Record<string, number>> {
-  const client = createClient({ dataDir: dir });
+  const client = createClient({ dataDir: dir , ...NO_GC });
   client.bus.of('client.error').subscribe((m) => childLog(`client.error: ${JSON.stringify(m)}`));
   client.bus.of('hook.error').subscribe((m) => childLog(`hook.error: ${JSON.stringify(m)}`));
   if (viewer !== 'off') {

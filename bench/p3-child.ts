@@ -10,6 +10,7 @@ import type { Allocation } from '../model/types.ts';
 import { mockAlloc, waitStopped } from './lib/allocs.ts';
 import { childDone, childLog, childPayload } from './lib/proc.ts';
 import { now } from './lib/stats.ts';
+import { NO_GC } from './lib/no-gc.ts';
 
 interface Payload {
   k: number;
@@ -36,7 +37,7 @@ function spyTimers() {
 }
 
 async function round(r: number): Promise<{ ms: number; watcherTimers: string[] }> {
-  const client = createClient({ dataDir: path.join(dir, `r${r}`) });
+  const client = createClient({ dataDir: path.join(dir, `r${r}`) , ...NO_GC });
   client.bus.of('client.error').subscribe((m) => childLog(`client.error ${JSON.stringify(m)}`));
   const victims = Array.from({ length: k }, () => mockAlloc());
   const vr = victims.map((a) => client.addAlloc(a));

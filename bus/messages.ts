@@ -44,6 +44,11 @@ export interface BusMessageMap {
   /** A chroot was built for a task. */
   'chroot.built': { allocId: string; task: string; files: number; dirs: number; links: number; copies: number; bytes: number; ms: number };
   /**
+   * The garbage collector destroyed a terminal alloc: over the disk or inode threshold, over
+   * `gcMaxAllocs`, or asked to (`client.gc()` / `client.gcAlloc()`).
+   */
+  'gc.collected': { allocId: string; reason: 'disk' | 'inodes' | 'count' | 'forced' };
+  /**
    * At client start: the cgroup hierarchy berth uses (`version` null: none, and `message` says why).
    * `parent` is berth's parent cgroup in the first hierarchy.
    */

@@ -594,13 +594,23 @@ export const allocMachine = setup({
             },
             onError: { target: '#alloc.stopping', actions: 'setupFailed' },
           },
-          after: {
-            prevAllocWait: {
-              guard: 'hasWaitTimeout',
-              target: '#alloc.stopping',
-              actions: assign(({ context }) =>
-                markSetupFailed(context, `failed to setup alloc: timed out after ${context.prevAllocWaitTimeoutMs}ms waiting for previous allocations to stop`, context.now + (context.prevAllocWaitTimeoutMs ?? 0)),
-              ),
+          // The bound is its own substate: xstate schedules an `after` timer on entry whatever
+          // its guard says, and an unbounded wait must hold no timer at all.
+          initial: 'choosing',
+          states: {
+            choosing: {
+              always: [{ guard: 'hasWaitTimeout', target: 'bounded' }, { target: 'unbounded' }],
+            },
+            unbounded: {},
+            bounded: {
+              after: {
+                prevAllocWait: {
+                  target: '#alloc.stopping',
+                  actions: assign(({ context }) =>
+                    markSetupFailed(context, `failed to setup alloc: timed out after ${context.prevAllocWaitTimeoutMs}ms waiting for previous allocations to stop`, context.now + (context.prevAllocWaitTimeoutMs ?? 0)),
+                  ),
+                },
+              },
             },
           },
         },

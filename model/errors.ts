@@ -122,6 +122,28 @@ export class AllocNotFoundError extends BerthError {
   }
 }
 
+/**
+ * `client.gcAlloc` on an allocation the garbage collector may not take: not terminal yet, or
+ * still needed (a replacement waits on it, or its data is being copied). Worded as Nomad's
+ * `/v1/client/allocation/:id/gc` refusal.
+ */
+export class AllocNotEligibleForGcError extends BerthError {
+  constructor(readonly allocId: string, readonly why: 'not-terminal' | 'in-use') {
+    super(
+      `No such allocation on client, or allocation not eligible for GC: allocation ${allocId} ${
+        why === 'not-terminal' ? 'is not terminal' : 'is still waited on by a replacement or its data is being copied'
+      }`,
+    );
+  }
+}
+
+/** A client option has a value berth cannot use. */
+export class InvalidClientOptionError extends BerthError {
+  constructor(readonly option: string, problem: string) {
+    super(`createClient: options.${option} ${problem}`);
+  }
+}
+
 /** The client was shut down; the call cannot proceed. */
 export class ClientShutdownError extends BerthError {
   constructor() {

@@ -14,8 +14,10 @@ export interface TaskConfig {
   taskName: string;
   /** The task (its `config` is the driver's config block). */
   task: Task;
-  /** The full environment: Nomad's NOMAD_* variables plus the task's own `env`. */
+  /** Nomad's NOMAD_* variables plus the task's own `env` (without the host's; see inheritHostEnv). */
   env: Record<string, string>;
+  /** Spawn with the host environment (minus Nomad's denylist) underneath `env` (raw_exec). */
+  inheritHostEnv?: boolean;
   /** Task directory paths on the host. */
   taskDir: { dir: string; localDir: string; secretsDir: string; privateDir: string; tmpDir: string };
   /** Alloc directory paths on the host (`logsDir` is `<alloc>/alloc/logs`). */

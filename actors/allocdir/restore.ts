@@ -27,7 +27,7 @@
  * @module
  */
 import { constants as fsc, closeSync, fchmodSync, fchownSync, lstatSync, openSync, mkdirSync, readdirSync, renameSync, rmSync, rmdirSync, chmodSync, lchownSync, symlinkSync, unlinkSync } from 'node:fs';
-import { mkdtemp, open, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, open, realpath, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
@@ -51,8 +51,18 @@ export const MAX_HEADER_BYTES = 64 * 1024;
 export const DEFAULT_MAX_ENTRIES = 1_000_000;
 /** With maxBytes, the tar stream may exceed it by this much (or by maxBytes) for headers and padding. */
 const STREAM_ALLOWANCE = 64 * 1024 * 1024;
+/** Bodies up to this size are read whole, then written by one job on the thread pool. */
+const SMALL_FILE = 256 * 1024;
 /** Larger bodies are written in batches of at least this size. */
 const WRITE_BATCH = 1024 * 1024;
+/**
+ * Writes kept in flight on the thread pool while the parser reads on. Creating a file is the
+ * slow part of a restore (ms each on a busy disk) and a sequential restore left the network and
+ * the parser idle meanwhile; a few in flight overlap it with the transfer and with each other.
+ */
+const MAX_WRITES_IN_FLIGHT = 8;
+/** Body bytes held by writes in flight. */
+const MAX_BYTES_IN_FLIGHT = 8 * 1024 * 1024;
 
 /** Options of {@link restoreSnapshot}. */
 export interface RestoreSnapshotOptions {
@@ -167,6 +177,10 @@ class Restore {
   /** Tar bytes read (after gunzip), bounded when maxBytes is: headers and padding get an allowance. */
   #streamBytes = 0;
   readonly #stripped: string[] = [];
+  /** File writes on the thread pool, by path; a later entry for the same path waits for its own. */
+  readonly #writes = new Map<string, Promise<void>>();
+  #bytesInFlight = 0;
+  #writeFailure: { err: unknown } | undefined;
 
   constructor(input: NodeJS.ReadableStream, dest: RestoreDest, opts: RestoreSnapshotOptions) {
     this.#input = input;
@@ -260,6 +274,7 @@ class Restore {
         await this.#handle(entry);
       }
       if (this.#failure) throw this.#failure.err;
+      await this.#allWritten();
       this.#makeLinks();
       // As root, modes and owners are set in the private staging tree, where nothing can swap a
       // dir for a link: nothing of dest's is chmodded or chowned. (Root can move dirs whatever
@@ -276,6 +291,7 @@ class Restore {
     } catch (err) {
       this.#fail(err);
       this.#stopInput();
+      await this.#settleWrites(); // nothing may land in the staging dir after it is removed
       this.#undo();
       throw this.#failure!.err;
     } finally {
@@ -407,7 +423,10 @@ class Restore {
       if (Buffer.byteLength(target) > MAX_PATH_BYTES) throw new SnapshotLimitError(`symlink ${rel} has a target of ${Buffer.byteLength(target)} bytes (limit ${MAX_PATH_BYTES})`, 'name');
       // Cheap early refusal by text; the real judgement is made in the finished tree.
       if (target === '' || path.isAbsolute(target) || target.includes('\0') || lexicallyOutside(rel, target)) throw new SnapshotEscapeError(SYMLINK_ESCAPES);
-      if (existing === 'file') this.#fsStep(() => unlinkSync(path.join(this.#tree, rel)), rel);
+      if (existing === 'file') {
+        await this.#writes.get(rel);
+        this.#fsStep(() => unlinkSync(path.join(this.#tree, rel)), rel);
+      }
       this.#record(rel, 'link');
       this.#links.set(rel, target);
       return;
@@ -466,7 +485,11 @@ class Restore {
     }
   }
 
-  /** Writes a regular file in the staging tree (never through a link: there is none yet). */
+  /**
+   * Writes a regular file in the staging tree (never through a link: there is none yet). The
+   * body is read here, in archive order; the writes run on the thread pool, a bounded number at
+   * a time ({@link MAX_WRITES_IN_FLIGHT}), and are all done before any link is made.
+   */
   async #writeFile(rel: string, entry: ReadEntry, mode: number, replace: boolean): Promise<void> {
     const size = entry.size ?? 0;
     const max = this.#opts.maxBytes;
@@ -475,34 +498,110 @@ class Restore {
     }
     this.#bytes += size;
     const abs = path.join(this.#tree, rel);
+    if (replace) await this.#writes.get(rel); // the earlier entry for this path lands first
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_NOFOLLOW | (replace ? fsc.O_TRUNC : fsc.O_EXCL);
     const owner = this.#ownerFor(rel);
-    // Async even for small files: measured faster on a busy machine than buffered synchronous
-    // writes (parsing the next entry overlaps the thread pool's work).
-    const fh = await open(abs, flags, 0o600).catch((err) => {
-      throw this.#fsError(err, rel);
-    });
+    if (!replace) this.#record(rel, 'file');
+    if (size <= SMALL_FILE) {
+      const parts: Buffer[] = [];
+      for await (const c of this.#body(entry)) parts.push(c);
+      await this.#room(size);
+      this.#track(rel, size, async () => {
+        const fh = await open(abs, flags, 0o600);
+        try {
+          if (parts.length) await fh.writev(parts);
+          await this.#finishFile(fh, mode, owner);
+        } finally {
+          await fh.close();
+        }
+      });
+      return;
+    }
+    // Large: one handle, batches appended in order; the next batch is read while one is written.
+    await this.#room(0);
+    let opened: Promise<FileHandle> | undefined = open(abs, flags, 0o600);
+    let chain: Promise<unknown> = opened;
+    let n = 0;
+    let batch: Buffer[] = [];
+    const flush = async () => {
+      const parts = batch;
+      const bytes = n;
+      batch = [];
+      n = 0;
+      // Bounded per file too: at most one batch queued behind the one being written.
+      if (this.#bytesInFlight + bytes > MAX_BYTES_IN_FLIGHT) await chain.catch(() => undefined);
+      await this.#room(bytes);
+      this.#bytesInFlight += bytes;
+      const prev = chain;
+      chain = prev.then(async () => (await opened!).writev(parts)).finally(() => (this.#bytesInFlight -= bytes));
+      chain.catch(() => undefined); // judged once, below
+    };
     try {
-      let batch: Buffer[] = [];
-      let n = 0;
       for await (const c of this.#body(entry)) {
         batch.push(c);
         n += c.length;
-        if (n >= WRITE_BATCH) {
-          await fh.writev(batch);
-          batch = [];
-          n = 0;
-        }
+        if (n >= WRITE_BATCH) await flush();
       }
-      if (batch.length) await fh.writev(batch);
-      if (mode !== 0o600) await fh.chmod(mode); // explicit: the umask must not apply
-      if (owner) await fh.chown(owner.uid, owner.gid);
+      if (batch.length) await flush();
     } catch (err) {
-      throw this.#fsError(err, rel);
-    } finally {
-      await fh.close();
+      const fh = opened;
+      opened = undefined;
+      await chain.catch(() => undefined);
+      await (await fh.catch(() => undefined))?.close().catch(() => undefined);
+      throw err;
     }
-    if (!replace) this.#record(rel, 'file');
+    const fhP = opened;
+    const done = chain;
+    this.#track(rel, 0, async () => {
+      const fh = await fhP;
+      try {
+        await done;
+        await this.#finishFile(fh, mode, owner);
+      } finally {
+        await fh.close();
+      }
+    });
+  }
+
+  /** Mode (explicit: the umask must not apply) and owner of a file just written. */
+  async #finishFile(fh: FileHandle, mode: number, owner: { uid: number; gid: number } | undefined): Promise<void> {
+    if (mode !== 0o600) await fh.chmod(mode);
+    if (owner) await fh.chown(owner.uid, owner.gid);
+  }
+
+  /** Waits until a write of `bytes` more fits in flight; throws the first write failure. */
+  async #room(bytes: number): Promise<void> {
+    while (this.#writes.size >= MAX_WRITES_IN_FLIGHT || (this.#writes.size > 0 && this.#bytesInFlight + bytes > MAX_BYTES_IN_FLIGHT)) {
+      if (this.#writeFailure) break;
+      await Promise.race(this.#writes.values());
+    }
+    if (this.#writeFailure) throw this.#writeFailure.err;
+    if (this.#failure) throw this.#failure.err;
+  }
+
+  /** Runs one file's writes in the background, holding `bytes` of the in-flight budget. */
+  #track(rel: string, bytes: number, job: () => Promise<void>): void {
+    this.#bytesInFlight += bytes;
+    const p: Promise<void> = job()
+      .catch((err) => {
+        this.#writeFailure ??= { err: this.#fsError(err, rel) };
+      })
+      .finally(() => {
+        this.#bytesInFlight -= bytes;
+        if (this.#writes.get(rel) === p) this.#writes.delete(rel);
+      });
+    this.#writes.set(rel, p);
+  }
+
+  /** Every write done; throws the first that failed. */
+  async #allWritten(): Promise<void> {
+    await this.#settleWrites();
+    if (this.#writeFailure) throw this.#writeFailure.err;
+  }
+
+  /** Waits for every write in flight, whatever its outcome. */
+  async #settleWrites(): Promise<void> {
+    while (this.#writes.size) await Promise.allSettled([...this.#writes.values()]);
   }
 
   /** Creates the declared symlinks, now that every file and dir has been written. */

@@ -24,7 +24,8 @@ export function snapshotErrorFilename(allocId: string): string {
 }
 
 const BLOCK = 512;
-const CHUNK = 64 * 1024;
+/** Read size of a large body: big enough that a 1 GB file is a thousand reads, not sixteen thousand. */
+const CHUNK = 1024 * 1024;
 
 /** What the writer needs from an AllocDir. */
 interface SnapshotSource {
@@ -145,42 +146,121 @@ export async function writeSnapshot(src: SnapshotSource, out: NodeJS.WritableStr
   }
 }
 
-/** Depth-first, in name order (like Go's filepath.Walk), never following a link. */
-async function walk(base: string, rel: string, w: Out): Promise<void> {
+/** Small bodies are read whole, ahead of the writer; larger ones are streamed in {@link CHUNK}s. */
+const SMALL_BODY = 256 * 1024;
+/** Entries of one directory looked at (lstat, small bodies read) ahead of the one being written. */
+const READ_AHEAD = 8;
+
+/** One entry of a directory: its stat and, for a small file, its body being read already. */
+interface Prepared {
+  rel: string;
+  abs: string;
+  st: Stats;
+  body?: Promise<Buffer>;
+}
+
+/** lstat (and a small file's body) of `rel`; a body that fails is judged when it is written. */
+async function prepare(base: string, rel: string): Promise<Prepared> {
   const abs = path.join(base, rel);
   const st = await lstat(abs);
+  const p: Prepared = { rel, abs, st };
+  if (st.isFile() && st.size <= SMALL_BODY) {
+    p.body = readSmall(abs, st.size);
+    p.body.catch(() => undefined); // judged when written
+  }
+  return p;
+}
+
+/** Reads up to `size` bytes of a file (never through a link); fewer when it shrank meanwhile. */
+async function readSmall(abs: string, size: number): Promise<Buffer> {
+  const fh = await open(abs, fsc.O_RDONLY | fsc.O_NOFOLLOW);
+  try {
+    const buf = Buffer.allocUnsafe(size);
+    let got = 0;
+    while (got < size) {
+      const { bytesRead } = await fh.read(buf, got, size - got, null);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return got === size ? buf : buf.subarray(0, got);
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Depth-first, in name order (like Go's filepath.Walk), never following a link. The entries of a
+ * directory are prepared up to {@link READ_AHEAD} ahead of the writer, so the thread pool reads
+ * the next files while the current one goes out (one entry at a time cost several sequential
+ * thread-pool round trips, and the socket sat idle meanwhile).
+ */
+async function walk(base: string, rel: string, w: Out, prepared?: Prepared): Promise<void> {
+  const e = prepared ?? (await prepare(base, rel));
+  const { st, abs } = e;
   const common = { path: rel, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, mtime: st.mtime };
   if (st.isDirectory()) {
     await w.write(headerBlocks({ ...common, type: 'Directory', size: 0 }));
     const names = (await readdir(abs)).sort();
-    for (const name of names) await walk(base, `${rel}/${name}`, w);
+    const ahead: Array<Promise<Prepared>> = [];
+    let next = 0;
+    const fill = () => {
+      while (next < names.length && ahead.length < READ_AHEAD) {
+        const p = prepare(base, `${rel}/${names[next++]}`);
+        p.catch(() => undefined); // judged in order, below
+        ahead.push(p);
+      }
+    };
+    fill();
+    while (ahead.length) {
+      const child = await ahead.shift()!;
+      fill();
+      await walk(base, child.rel, w, child);
+    }
   } else if (st.isSymbolicLink()) {
     await w.write(headerBlocks({ ...common, type: 'SymbolicLink', size: 0, linkpath: await readlink(abs) }));
   } else if (st.isFile()) {
     await w.write(headerBlocks({ ...common, type: 'File', size: st.size }));
-    await writeBody(abs, st, w);
+    if (e.body) await writeSmallBody(abs, st, await e.body, w);
+    else await writeBody(abs, st, w);
   }
   // sockets, fifos and devices carry no data worth migrating
 }
 
+/** A body read ahead: written with its padding in one go. */
+async function writeSmallBody(abs: string, st: Stats, body: Buffer, w: Out): Promise<void> {
+  if (body.length < st.size) {
+    // The file shrank: finish the entry with zeros so the archive stays readable, then fail.
+    await w.write(Buffer.concat([body, Buffer.alloc(st.size - body.length), pad(st.size)]));
+    throw new Error(`${abs} changed size while being read`);
+  }
+  await w.write(st.size % BLOCK === 0 ? body : Buffer.concat([body, pad(st.size)]));
+}
+
+/** A large body, streamed: the next chunk is read while the current one is written. */
 async function writeBody(abs: string, st: Stats, w: Out): Promise<void> {
   const fh = await open(abs, fsc.O_RDONLY | fsc.O_NOFOLLOW);
   let left = st.size;
+  const readChunk = () => {
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK, left));
+    return fh.read(buf, 0, buf.length, null).then(({ bytesRead }) => (bytesRead === buf.length ? buf : buf.subarray(0, bytesRead)));
+  };
+  let pending: Promise<Buffer> | undefined;
   try {
+    pending = readChunk();
     while (left > 0) {
-      const buf = Buffer.allocUnsafe(Math.min(CHUNK, left));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
-      if (bytesRead === 0) {
-        // The file shrank: finish the entry with zeros so the archive stays readable, then fail.
+      const chunk = await pending!;
+      pending = undefined;
+      if (chunk.length === 0) {
         await w.write(Buffer.concat([Buffer.alloc(left), pad(st.size)]));
         throw new Error(`${abs} changed size while being read`);
       }
-      await w.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead));
-      left -= bytesRead;
+      left -= chunk.length;
+      if (left > 0) pending = readChunk();
+      await w.write(chunk);
     }
   } finally {
+    await pending?.catch(() => undefined);
     await fh.close();
   }
   await w.write(pad(st.size));
 }
-

@@ -16,8 +16,8 @@ import { parseAllocation } from '../../model/parse.ts';
 import type { Allocation } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/alloc-dir.ts';
 import { defaultChrootEnv } from '../allocdir/default-chroot.ts';
-import { realHostFs } from '../runner/host-fs.ts';
 import { holdMountHelper } from '../allocdir/mounts.ts';
+import { realHostFs } from '../runner/host-fs.ts';
 import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
@@ -36,6 +36,7 @@ import type { PrevAllocSource } from '../watchers/index.ts';
 import { ClientViewers } from '../viewer/client-viewers.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
+import { AllocGarbageCollector, resolveGcOptions } from '../gc/index.ts';
 
 /** A tiny statechart for the client itself, so the inspector shows it. */
 const clientMachine = setup({
@@ -106,6 +107,7 @@ export function createClient(options: ClientOptions): Client {
   if (!options || typeof options.dataDir !== 'string' || options.dataDir === '') throw new BerthError('createClient: options.dataDir is required');
   const dataDir = resolve(options.dataDir);
   const clientAllocDir = resolve(options.allocDir ?? join(dataDir, 'alloc'));
+  const gcSettings = resolveGcOptions(options); // before anything touches the disk
   mkdirSync(clientAllocDir, { recursive: true });
   const clock = options.clock ?? realClock;
   const bus = createBus(() => clock.now());
@@ -179,6 +181,19 @@ export function createClient(options: ClientOptions): Client {
     }
   }
 
+  const gc = new AllocGarbageCollector({
+    bus,
+    clock,
+    allocDir: clientAllocDir,
+    ...gcSettings,
+    host: {
+      runner: (id) => runners.get(id),
+      count: () => runners.size,
+      isCopyingOut: (id) => (rt.registry.get(id)?.copiesOut.size ?? 0) > 0,
+      flush: () => rt.store.flush(),
+    },
+  });
+
   /** Creates, registers and starts a runner. */
   const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles' | 'destroyRequested'>) => {
     const runner = new AllocRunnerImpl({
@@ -221,7 +236,9 @@ export function createClient(options: ClientOptions): Client {
       const issues = driverIssues(alloc, drivers);
       if (issues.length) throw new InvalidAllocationError(issues);
       if (runners.has(alloc.id)) throw new AllocExistsError(alloc.id);
-      return startRunner(alloc, watchedRunners(alloc));
+      const runner = startRunner(alloc, watchedRunners(alloc));
+      gc.added(runner); // Nomad's MakeRoomFor
+      return runner;
     },
     updateAlloc(input) {
       if (shut) throw new ClientShutdownError();
@@ -260,6 +277,8 @@ export function createClient(options: ClientOptions): Client {
       return restored;
     },
     runner: (id) => runners.get(id),
+    gc: () => (shut ? Promise.reject(new ClientShutdownError()) : gc.collectAll()),
+    gcAlloc: (allocId) => (shut ? Promise.reject(new ClientShutdownError()) : gc.collect(allocId)),
     runners: () => [...runners.values()] as AllocRunner[],
     async serveSnapshots(opts) {
       if (shut) throw new ClientShutdownError();
@@ -281,6 +300,7 @@ export function createClient(options: ClientOptions): Client {
     async shutdown() {
       if (shut) return;
       shut = true;
+      gc.stop();
       await stopStats?.();
       await Promise.all([...snapshotServers].map((s) => s.close()));
       snapshotServers.clear();

@@ -20,6 +20,7 @@ import type { StateStore, StateStoreOptions } from '../state/state-store.ts';
 import type { ServeSnapshotsOptions } from '../migrate/serve.ts';
 
 export type { TlsFiles };
+import type { FsUsageReader } from '../gc/fs-usage.ts';
 
 /** xstate's inspection observer (a function or an observer object). */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -64,6 +65,25 @@ export interface ClientOptions {
   record?: string;
   /** Token sent as X-Nomad-Token when fetching a previous alloc's snapshot from another node. */
   migrateToken?: string;
+  /**
+   * Period of the garbage collector's threshold check (default 60000, Nomad's `gc_interval`);
+   * 0 turns the periodic check off (`addAlloc` still makes room, `gc()` still works).
+   */
+  gcIntervalMs?: number;
+  /** Percent of the alloc dir's filesystem in use above which terminal allocs are collected (default 80). */
+  gcDiskUsageThreshold?: number;
+  /** Percent of that filesystem's inodes in use above which terminal allocs are collected (default 70). */
+  gcInodeUsageThreshold?: number;
+  /**
+   * Allocations on the client, terminal ones included, above which terminal ones are collected,
+   * oldest-terminal first (default 50); an `addAlloc` over it first makes room. `Infinity` turns
+   * the count limit off.
+   */
+  gcMaxAllocs?: number;
+  /** How many allocations the collector destroys at once (default 2). */
+  gcParallelDestroys?: number;
+  /** Reads the alloc dir filesystem's usage (default: statfs). Tests drive thresholds with it. */
+  gcUsageReader?: FsUsageReader;
   /**
    * HTTPS for migrations (Nomad's client `tls` block): a node whose `tlsEnabled` is set is asked
    * over HTTPS, presenting `certFile`/`keyFile`, trusting only `caFile`, and (unless
@@ -133,6 +153,19 @@ export interface Client {
    * policy decides.
    */
   restore(): Promise<AllocRunner[]>;
+  /**
+   * Collects every terminal allocation now, as `nomad system gc` does for a node: destroys them
+   * (at most `gcParallelDestroys` at once), drops their state, publishes `gc.collected` with
+   * reason `forced`; resolves with their ids. Allocs still waited on by a replacement, or whose
+   * data is being copied, are left for later.
+   */
+  gc(): Promise<string[]>;
+  /**
+   * Collects one terminal allocation now (Nomad's `/v1/client/allocation/:id/gc`).
+   * @throws AllocNotFoundError when the client has no such allocation
+   * @throws AllocNotEligibleForGcError when it is not terminal, or is still needed
+   */
+  gcAlloc(allocId: string): Promise<void>;
 }
 
 /** Which stream of a task's logs. */

@@ -52,6 +52,28 @@ export interface TaskEnvInput {
   hostEnv?: Record<string, string | undefined>;
   /** Host variables to drop from `hostEnv`; default {@link DEFAULT_ENV_DENYLIST}. */
   envDenylist?: readonly string[];
+  /**
+   * false: `hostEnv` only resolves `${NAME}` in the task's env and is left out of the result; the
+   * driver adds it at spawn ({@link withHostEnv}). Keeps a copy of the host environment out of
+   * every task handle (it was most of a handle's size). Default true.
+   */
+  includeHostEnv?: boolean;
+}
+
+/** The host environment minus the denylist. */
+export function filteredHostEnv(hostEnv: Record<string, string | undefined> = process.env, denylist: readonly string[] = DEFAULT_ENV_DENYLIST): Record<string, string> {
+  const deny = new Set(denylist);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(hostEnv)) if (v !== undefined && !deny.has(k)) env[k] = v;
+  return env;
+}
+
+/**
+ * The environment to spawn a task with: the (filtered) host environment underneath the task's
+ * own when `inheritHostEnv` is set (raw_exec), else the task's own.
+ */
+export function withHostEnv(config: { env: Record<string, string>; inheritHostEnv?: boolean }): Record<string, string> {
+  return config.inheritHostEnv ? { ...filteredHostEnv(), ...config.env } : config.env;
 }
 
 /**
@@ -131,7 +153,9 @@ export function buildTaskEnv(input: TaskEnvInput): Record<string, string> {
     NOMAD_NODE_ID: input.nodeId,
     NOMAD_NODE_NAME: input.nodeName,
   });
-  const lookup = (text: string) => interpolateEnv(text, nodeAttrs, env);
+  // Host variables left out of the result (includeHostEnv false) still resolve `${NAME}`.
+  const hostScope: Record<string, string> = {};
+  const lookup = (text: string) => interpolateEnv(text, nodeAttrs, env, hostScope);
 
   // Meta after the fixed variables: its keys and values may refer to them.
   for (const [k, v] of Object.entries(combinedTaskMeta(alloc, task.name))) {
@@ -140,10 +164,10 @@ export function buildTaskEnv(input: TaskEnvInput): Record<string, string> {
     env[lookup(META_PREFIX + k)] = lookup(value);
   }
   if (input.hostEnv) {
-    const deny = new Set(input.envDenylist ?? DEFAULT_ENV_DENYLIST);
-    for (const [k, v] of Object.entries(input.hostEnv)) {
+    const target = input.includeHostEnv === false ? hostScope : env;
+    for (const [k, v] of Object.entries(filteredHostEnv(input.hostEnv, input.envDenylist))) {
       // The host never overrides what Nomad set (its own NOMAD_* or meta).
-      if (v !== undefined && !deny.has(k) && !Object.prototype.hasOwnProperty.call(env, k)) env[k] = lookup(v);
+      if (!Object.prototype.hasOwnProperty.call(env, k)) target[k] = target === env ? lookup(v) : v;
     }
   }
   for (const [k, v] of Object.entries(task.env ?? {})) env[k] = lookup(String(v));

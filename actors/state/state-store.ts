@@ -38,6 +38,11 @@ export interface StateStoreOptions {
   db?: Database.Database;
 }
 
+const deferImmediate = (fn: () => void) => {
+  const h = setImmediate(fn);
+  return () => clearImmediate(h);
+};
+
 /** JSON text of a record, or a StateStoreError saying why there is none. */
 function serialise(what: string, v: unknown): string | StateStoreError {
   try {
@@ -73,11 +78,6 @@ export interface StateStore {
 }
 
 type Op = { kind: 'alloc'; json: string } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; json: string } | { kind: 'delHandle'; task: string };
-
-const deferImmediate = (fn: () => void) => {
-  const h = setImmediate(fn);
-  return () => clearImmediate(h);
-};
 
 /** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. Never throws from a deferred write. */
 export function openStateStore(path: string, opts: StateStoreOptions = {}): StateStore {

@@ -118,4 +118,53 @@ describe('AllocBroadcaster', () => {
     const got = await Promise.all(ls.slice(1).map((l) => l.next()));
     expect(got.every((a) => a!.allocModifyIndex === 1)).to.equal(true);
   });
+  it('a send from inside a listener callback reaches every listener after the one being delivered (no stale overwrite)', async () => {
+    const b = new AllocBroadcaster();
+    const first = b.listen();
+    const second = b.listen();
+    const seen: number[] = [];
+    first.updates$.subscribe((a) => {
+      if (a.allocModifyIndex === 1) b.send(v(2)); // re-entrant
+    });
+    second.updates$.subscribe((a) => seen.push(a.allocModifyIndex));
+    b.send(v(1));
+    expect(seen).to.deep.equal([1, 2]);
+    expect((await second.next())!.allocModifyIndex).to.equal(2);
+    expect((await first.next())!.allocModifyIndex).to.equal(2);
+  });
+
+  it('a listener watched through both next() and updates$ sees each send once on each', async () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    const seen: number[] = [];
+    const sub = l.updates$.subscribe((a) => seen.push(a.allocModifyIndex));
+    const p = l.next();
+    b.send(v(1));
+    b.send(v(2));
+    expect((await p)!.allocModifyIndex).to.equal(1);
+    expect((await l.next())!.allocModifyIndex).to.equal(2);
+    expect(seen).to.deep.equal([1, 2]);
+    sub.unsubscribe();
+    b.send(v(3));
+    expect(seen).to.deep.equal([1, 2]);
+    b.close();
+    expect((await l.next())!.allocModifyIndex).to.equal(3);
+    expect(await l.next()).to.equal(undefined);
+  });
+
+  it('a closed listener gets nothing more and is dropped from the fan-out', () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    const seen: number[] = [];
+    let completed = false;
+    l.updates$.subscribe({ next: (a) => seen.push(a.allocModifyIndex), complete: () => (completed = true) });
+    l.close();
+    expect(completed).to.equal(true);
+    b.send(v(1));
+    expect(seen).to.deep.equal([]);
+    let late = false;
+    l.updates$.subscribe({ next: (a) => seen.push(a.allocModifyIndex), complete: () => (late = true) });
+    expect(late).to.equal(true);
+    expect(seen).to.deep.equal([]);
+  });
 });

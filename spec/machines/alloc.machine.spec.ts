@@ -136,7 +136,7 @@ describe('alloc chart (pure, stub actors, simulated clock)', () => {
     const w = harness(alloc(undefined, { previousAllocation: '0000000a-0000-4000-8000-000000000000' }));
     w.build.last().resolve();
     await flush();
-    expect(w.value()).to.equal('{"waiting-prev":"waiting"}');
+    expect(w.value()).to.equal('{"waiting-prev":{"waiting":"unbounded"}}');
     w.awaitPrev.last().reject(new Error('watcher broke'));
     await flush();
     expect(w.value()).to.match(/stopping/);
@@ -165,7 +165,7 @@ describe('alloc chart (pure, stub actors, simulated clock)', () => {
     await flush();
     h.clock.increment(4999);
     await flush();
-    expect(h.value()).to.equal('{"waiting-prev":"waiting"}');
+    expect(h.value()).to.equal('{"waiting-prev":{"waiting":"bounded"}}');
     h.clock.increment(1);
     await flush();
     expect(h.value()).to.match(/stopping/);

@@ -20,7 +20,7 @@ import { cgroupPids, killCgroup, removeCgroup } from '../../cgroups/procs.mjs';
 import { CgroupStatsReader, unmeasured } from '../../cgroups/stats.ts';
 import type { TaskCgroup } from '../../cgroups/types.ts';
 import type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from '../driver.ts';
-import { interpolateEnv } from '../env.ts';
+import { interpolateEnv, withHostEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import {
   EXECUTOR_PATH, ExecutorUnreachableError, delay, executorPidsFor, executorRequest, groupAlive, isSameProcess,
@@ -290,6 +290,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       } catch (err) {
         throw new DriverStartError(`failed to prepare task state dir ${config.stateDir}: ${(err as Error).message}`, true);
       }
+      const env = withHostEnv(config);
       let cgroup: TaskCgroup | undefined;
       if (cgroups) {
         try {
@@ -305,9 +306,9 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         version: 1,
         id: config.id,
         taskName: config.taskName,
-        command: interpolateEnv(parsed.command, config.env),
-        args: parsed.args.map((a) => interpolateEnv(a, config.env)),
-        env: config.env,
+        command: interpolateEnv(parsed.command, env),
+        args: parsed.args.map((a) => interpolateEnv(a, env)),
+        env,
         taskDir: config.taskDir.dir,
         lookupPath: process.env.PATH ?? '',
         ...isolation,

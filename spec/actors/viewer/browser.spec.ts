@@ -118,7 +118,7 @@ describe('viewer in a real browser (headless Chromium)', function () {
     const rec = readRecording(recordFile);
     expect(rec.complete).to.equal(true);
     const hiKey = `alloc-${ids.hi}`;
-    const at = (state: string) => rec.records.findIndex((r) => r.k === 'state' && r.id === hiKey && r.state === state) + 1;
+    const at = (state: string) => rec.records.findIndex((r) => r.k === 'state' && r.id === hiKey && (r.state === state || r.state?.startsWith(`${state}.`))) + 1;
     // Once both watchers said they wait (the bus follows the state change).
     const waits = rec.records.map((r, i) => (r.k === 'bus' && r.type === 'watcher.waiting' && r.alloc === ids.hi ? i + 1 : 0)).filter(Boolean);
     expect(waits).to.have.length(2);
