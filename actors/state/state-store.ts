@@ -10,6 +10,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { BerthError } from '../../model/errors.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { Allocation } from '../../model/types.ts';
 
@@ -34,8 +35,18 @@ export interface StateStore {
 
 type Op = { kind: 'alloc'; alloc: Allocation } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; handle: TaskHandle } | { kind: 'delHandle'; task: string };
 
+/** Options of {@link openStateStore}. */
+export interface StateStoreOptions {
+  /**
+   * Open an existing store for reading only (what `berth status` does beside a live client):
+   * nothing is created, and every write method throws.
+   */
+  readonly?: boolean;
+}
+
 /** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. */
-export function openStateStore(path: string): StateStore {
+export function openStateStore(path: string, opts: StateStoreOptions = {}): StateStore {
+  if (opts.readonly) return openReadonly(path);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -100,12 +111,7 @@ export function openStateStore(path: string): StateStore {
     },
     load() {
       flush();
-      const out = new Map<string, StoredAlloc>();
-      for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) out.set(row.id, { alloc: JSON.parse(row.alloc), handles: {} });
-      for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
-        out.get(row.alloc_id)?.handles && (out.get(row.alloc_id)!.handles[row.task] = JSON.parse(row.handle));
-      }
-      return [...out.values()];
+      return loadAll(db);
     },
     flush,
     close() {
@@ -113,6 +119,36 @@ export function openStateStore(path: string): StateStore {
       flush();
       closed = true;
       db.close();
+    },
+  };
+}
+
+/** Every stored alloc with its handles. */
+function loadAll(db: Database.Database): StoredAlloc[] {
+  const out = new Map<string, StoredAlloc>();
+  for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) out.set(row.id, { alloc: JSON.parse(row.alloc), handles: {} });
+  for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
+    const stored = out.get(row.alloc_id);
+    if (stored) stored.handles[row.task] = JSON.parse(row.handle);
+  }
+  return [...out.values()];
+}
+
+/** A read-only view of an existing store; SQLite's WAL lets it read beside a live writer. */
+function openReadonly(path: string): StateStore {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const refuse = (): never => {
+    throw new BerthError(`state store ${path} is open read-only`);
+  };
+  return {
+    putAlloc: refuse,
+    deleteAlloc: refuse,
+    putHandle: refuse,
+    deleteHandle: refuse,
+    load: () => loadAll(db),
+    flush() {},
+    close() {
+      if (db.open) db.close();
     },
   };
 }
