@@ -32,7 +32,7 @@ export function parseCommandArgs<O extends Options>(command: string, argv: strin
     const msg = (err as Error).message
       .replace(/\. To specify a positional argument.*$/s, '')
       .replace(/^Unknown option '([^']+)'.*$/s, "unknown flag '$1'")
-      .replace(/^Option '([^']+)' argument missing$/, '$1 needs a value');
+      .replace(/^Option '(?:-\w, )?(--?[\w-]+)(?: <value>)?' argument missing$/, '$1 needs a value');
     throw new UsageError(msg, command);
   }
 }

@@ -1,11 +1,19 @@
 /**
  * A root hook plugin (loaded by .mocharc.json): after the whole suite, nothing berth started may
  * be left behind — no child or executor process, no extra file descriptor, no pending timer, no
- * mount under the temp dir. A leak fails the run like any test.
+ * mount under the temp dir, no temp dir or file. A leak fails the run like any test.
+ *
+ * The suite gets a temp dir of its own (TMPDIR, which os.tmpdir() and child processes follow),
+ * so what other runs on the same machine leave in /tmp is never taken for this suite's leak.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { shutdownMountHelper } from '../../actors/allocdir/mounts.ts';
+
+const suiteTmp = mkdtempSync(join(tmpdir(), 'berth-suite-'));
+chmodSync(suiteTmp, 0o755); // exec tasks run as nobody below it
+process.env.TMPDIR = suiteTmp;
 
 /** Open fds, except libuv's per-loop inotify fd: created on the first fs.watch, kept for life. */
 function fdTargets(): Map<string, string> {
@@ -76,6 +84,9 @@ export const mochaHooks = {
     if (timers() > before.timers + OWN_HOOK_TIMER) problems.push(`timers: ${before.timers} before the suite, ${timers() - OWN_HOOK_TIMER} after`);
     const mounts = leftoverMounts().filter((m) => !preexistingMounts.has(m));
     if (mounts.length) problems.push(`mounts left behind:\n  ${mounts.join('\n  ')}`);
+    const files = readdirSync(suiteTmp);
+    if (files.length) problems.push(`temp files left behind in ${suiteTmp}:\n  ${files.join('\n  ')}`);
+    else rmSync(suiteTmp, { recursive: true, force: true });
     if (problems.length) throw new Error(`the suite leaked:\n${problems.join('\n')}`);
   },
 };

@@ -60,6 +60,9 @@ export const logsCommand: Command = {
     }
     const stop = new AbortController();
     const onSignal = () => stop.abort();
+    // The reader's fs.watch does not hold the event loop open (a library must not keep its host
+    // alive); a command that follows must, until a signal ends it.
+    const keepAlive = values.follow ? setInterval(() => {}, 1 << 30) : undefined;
     if (values.follow) for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, onSignal);
     try {
       for await (const chunk of readTaskLogs(logsDir, task, stream, { follow: !!values.follow, offset, signal: stop.signal })) io.stdout.write(chunk);
@@ -67,6 +70,7 @@ export const logsCommand: Command = {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(values['data-dir'], `allocation ${alloc.id.slice(0, 8)} has no log dir (it was destroyed)`);
       throw err;
     } finally {
+      clearInterval(keepAlive);
       for (const sig of ['SIGINT', 'SIGTERM'] as const) process.off(sig, onSignal);
     }
     return 0;

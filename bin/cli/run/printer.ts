@@ -38,7 +38,7 @@ export class RunPrinter {
     this.#io = io;
     this.#mode = mode;
     this.#c = paint(io.color);
-    this.#width = Math.max(...taskNames.map((n) => n.length), 5);
+    this.#width = Math.max(...taskNames.map((n) => n.length));
   }
 
   /** One bus message on the timeline. */
