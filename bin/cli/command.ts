@@ -4,7 +4,7 @@
  * `commands/`; `main.ts` lists them.
  * @module
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { UsageError } from './errors.ts';
 import type { CliIO } from './io.ts';
 
@@ -19,15 +19,21 @@ export interface Command {
   run(argv: string[], io: CliIO): Promise<number>;
 }
 
-type Options = NonNullable<ParseArgsConfig['options']>;
+type Options = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+
+/** Parsed flags (each `string` or `boolean` by its declared type, `help` always there) and positionals. */
+export interface ParsedArgs<O extends Options> {
+  values: { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string } & { help?: boolean };
+  positionals: string[];
+}
 
 /**
  * `util.parseArgs` with one-line {@link UsageError}s (no stack trace, no Node error code) and
  * `--help`/`-h` added to every command.
  */
-export function parseCommandArgs<O extends Options>(command: string, argv: string[], options: O) {
+export function parseCommandArgs<O extends Options>(command: string, argv: string[], options: O): ParsedArgs<O> {
   try {
-    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }) as ParsedArgs<O>;
   } catch (err) {
     const msg = (err as Error).message
       .replace(/\. To specify a positional argument.*$/s, '')
