@@ -3,7 +3,7 @@
  * where it concerns one allocation, its `allocId`. Hosts filter with {@link Bus.of}.
  * @module
  */
-import type { AllocState } from '../machines/alloc-state.ts';
+import type { AllocState } from '../model/alloc-state.ts';
 import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
 
 /** Every message kind and its payload. */

@@ -34,7 +34,13 @@ try {
     id: randomUUID(),
     nodeId: 'example-node',
     jobId: 'greeter',
-    job: { id: 'greeter', type: 'batch', taskGroups: [{ name: 'g', tasks: [{ name: 'read', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', 'cat "$NOMAD_ALLOC_DIR/data/greeting.txt"'] } }] }] },
+    job: {
+      id: 'greeter',
+      type: 'batch',
+      taskGroups: [
+        { name: 'g', tasks: [{ name: 'read', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', 'cat "$NOMAD_ALLOC_DIR/data/greeting.txt"'] } }] },
+      ],
+    },
     taskGroup: 'g',
     desiredStatus: 'run',
     clientStatus: 'pending',

@@ -43,7 +43,11 @@ try {
   const lowRunners = low.map((a) => client.addAlloc(a));
   await Promise.all(lowRunners.map((r) => r.waitFor('running')));
 
-  const high = alloc('web-high', 80, low.map((a) => a.id));
+  const high = alloc(
+    'web-high',
+    80,
+    low.map((a) => a.id),
+  );
   names.set(high.id, 'high');
   const highRunner = client.addAlloc(high);
   await highRunner.waitFor('waiting-prev');

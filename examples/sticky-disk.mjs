@@ -24,7 +24,9 @@ function alloc(script, over = {}) {
     job: {
       id: 'cache',
       type: 'batch',
-      taskGroups: [{ name: 'db', ephemeralDisk: { sticky: true }, tasks: [{ name: 'db', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', script] } }] }],
+      taskGroups: [
+        { name: 'db', ephemeralDisk: { sticky: true }, tasks: [{ name: 'db', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', script] } }] },
+      ],
     },
     taskGroup: 'db',
     desiredStatus: 'run',

@@ -1,7 +1,2 @@
-/** The alloc machine's top-level states (CONTRACT.md section 5). @module */
-
-/** Top-level state of an allocation's machine. */
-export type AllocState = 'pending' | 'waiting-prev' | 'running' | 'stopping' | 'destroyed';
-
-/** The top-level states in lifecycle order; `waitFor` uses it to tell "already passed". */
-export const ALLOC_STATES: readonly AllocState[] = ['pending', 'waiting-prev', 'running', 'stopping', 'destroyed'];
+/** The alloc machine's top-level states (defined in model/, where the bus and the API share them). @module */
+export { ALLOC_STATES, type AllocState } from '../model/alloc-state.ts';

@@ -20,7 +20,7 @@ import { gateOpen, nextCoordinatorState, type CoordinatorState } from './policy/
 import { appendEvent, taskEvent } from './policy/task-events.ts';
 import type { TaskRole } from './policy/task-roles.ts';
 import type { TaskMachineEvent, TaskMachineInput } from './task.machine.ts';
-import type { TaskHandle } from '../actors/drivers/driver.ts';
+import type { TaskHandle } from '../model/driver-types.ts';
 
 /** Per-task static settings the runtime computes once (plain data). */
 export type TaskSettings = Omit<TaskMachineInput, 'initialState' | 'gateOpen' | 'now'>;

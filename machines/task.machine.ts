@@ -19,7 +19,7 @@
  */
 import { assign, sendParent, setup } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
-import type { ExitResult, TaskHandle } from '../actors/drivers/driver.ts';
+import type { ExitResult, TaskHandle } from '../model/driver-types.ts';
 import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
 import { appendEvent, details, taskEvent } from './policy/task-events.ts';
 import type { TaskRole } from './policy/task-roles.ts';

@@ -3,7 +3,7 @@
  * allocation it preempted (Nomad's `client/allocwatcher` group watcher, CONTRACT.md section 4).
  *
  * ```
- *            xstate.init (input: AllocWatcherInput)
+ *            xstate.init (input: WatcherMachineInput)
  *                 │  context: counts only (planWatch throws WatchSourceMissingError here)
  *                 ▼
  *   ┌──────────── watching ─────────────┐  entry: registerHandles, startWatchers
@@ -38,7 +38,19 @@
  */
 import { assign, createActor, fromPromise, setup, type AnyActorLogic, type AnyActorRef, type DoneActorEvent } from 'xstate';
 import { BerthError } from '../model/errors.ts';
-import type { AllocWatcherInput } from '../actors/watchers/types.ts';
+import type { Allocation } from '../model/types.ts';
+
+/**
+ * What the chart reads of its input. `actors/watchers`' `AllocWatcherInput` is one; the runners
+ * and the RPC stay opaque here (the chart only asks whether each is there), so the chart knows
+ * nothing of the effects.
+ */
+export interface WatcherMachineInput {
+  alloc: Allocation;
+  previousRunner?: unknown;
+  preemptedRunners?: Record<string, unknown>;
+  rpc?: unknown;
+}
 
 /** Why the watched alloc is being waited on. */
 export type WatchRole = 'previous' | 'preempted';
@@ -121,7 +133,7 @@ export class InvalidWatchedAllocError extends BerthError {}
  * @throws WatchSourceMissingError when a watched alloc has no local runner and there is no `rpc`.
  * @throws InvalidWatchedAllocError for an empty preempted id.
  */
-export function planWatch(input: AllocWatcherInput): WatchPlanEntry[] {
+export function planWatch(input: WatcherMachineInput): WatchPlanEntry[] {
   const plan: WatchPlanEntry[] = [];
   const seen = new Set<string>();
   const previous = input.alloc.previousAllocation;
@@ -164,7 +176,7 @@ export function watcherChildren(watcher: AnyActorRef): string[] {
 
 type InternalRef = AnyActorRef & { logic: { implementations: { actors: Record<string, AnyActorLogic> } }; _stop(): void; _parent?: AnyActorRef; observers: Set<unknown> };
 
-function startChildren(self: AnyActorRef, input: AllocWatcherInput, allocId: string): void {
+function startChildren(self: AnyActorRef, input: WatcherMachineInput, allocId: string): void {
   const me = self as InternalRef;
   const kids = new Map<string, AnyActorRef>();
   liveChildren.set(self, kids);
@@ -191,8 +203,8 @@ function startChildren(self: AnyActorRef, input: AllocWatcherInput, allocId: str
   for (const c of [...kids.values()]) c.start();
 }
 
-function initInput(event: { type: string }): AllocWatcherInput {
-  return (event as unknown as { input: AllocWatcherInput }).input;
+function initInput(event: { type: string }): WatcherMachineInput {
+  return (event as unknown as { input: WatcherMachineInput }).input;
 }
 
 /**
@@ -202,7 +214,7 @@ function initInput(event: { type: string }): AllocWatcherInput {
 export const watcherMachine = setup({
   types: {
     context: {} as WatcherContext,
-    input: {} as AllocWatcherInput,
+    input: {} as WatcherMachineInput,
     output: {} as AllocWatcherOutput,
     events: {} as DoneActorEvent<WatchResult>,
   },

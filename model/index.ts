@@ -5,3 +5,5 @@ export * from './status.ts';
 export * from './duration.ts';
 export * from './parse.ts';
 export * from './clock.ts';
+export * from './alloc-state.ts';
+export * from './driver-types.ts';

@@ -13,52 +13,10 @@
  * (tasks outlive the host process). A driver keeps its own in-memory state keyed by `handle.id`.
  * @module
  */
+import type { ExitResult, TaskConfig, TaskHandle } from '../../model/driver-types.ts';
 import type { Task } from '../../model/types.ts';
 
-/** Everything a driver needs to start one task. Plain data. */
-export interface TaskConfig {
-  /** Unique per start: `<allocId>/<taskName>/<n>`. */
-  id: string;
-  allocId: string;
-  taskName: string;
-  /** The task (its `config` is the driver's config block). */
-  task: Task;
-  /** The full environment: Nomad's NOMAD_* variables plus the task's own `env`. */
-  env: Record<string, string>;
-  /** Task directory paths on the host. */
-  taskDir: { dir: string; localDir: string; secretsDir: string; privateDir: string; tmpDir: string };
-  /** Alloc directory paths on the host (`logsDir` is `<alloc>/alloc/logs`). */
-  allocDir: { dir: string; sharedDir: string; logsDir: string };
-  /** User to run as (exec only; default nobody). */
-  user?: string;
-  /** Log rotation: files kept per stream and the size of each. */
-  logs: { maxFiles: number; maxFileSizeMB: number };
-  /** A directory private to this task's driver state (sockets, state files); created by berth. */
-  stateDir: string;
-}
-
-/** A started task, as plain JSON that survives a host restart. */
-export interface TaskHandle {
-  driver: string;
-  id: string;
-  config: TaskConfig;
-  /** ms since epoch. */
-  startedAt: number;
-  /** The task's main process, when there is one. */
-  pid?: number;
-  /** Driver-specific, JSON-serialisable. */
-  state: Record<string, unknown>;
-}
-
-/** How a task ended. */
-export interface ExitResult {
-  exitCode: number;
-  /** Signal number that ended it, 0 for none. */
-  signal: number;
-  /** An error text the driver attaches to the exit ("Exit Message"). */
-  err?: string;
-  oomKilled?: boolean;
-}
+export type { ExitResult, TaskConfig, TaskHandle } from '../../model/driver-types.ts';
 
 /** What a driver can do. */
 export interface DriverCapabilities {

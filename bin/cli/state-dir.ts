@@ -31,7 +31,11 @@ export function findAlloc(all: StoredAlloc[], idOrPrefix: string, command: strin
   if (exact) return exact;
   const hits = all.filter((s) => s.alloc.id.startsWith(idOrPrefix));
   if (hits.length === 1) return hits[0]!;
-  if (hits.length > 1) throw new UsageError(`alloc id prefix ${JSON.stringify(idOrPrefix)} matches ${hits.length} allocations: ${hits.map((h) => h.alloc.id.slice(0, 8)).join(', ')}`, command);
+  if (hits.length > 1)
+    throw new UsageError(
+      `alloc id prefix ${JSON.stringify(idOrPrefix)} matches ${hits.length} allocations: ${hits.map((h) => h.alloc.id.slice(0, 8)).join(', ')}`,
+      command,
+    );
   throw new AllocNotFoundError(idOrPrefix);
 }
 

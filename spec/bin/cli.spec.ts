@@ -82,11 +82,36 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
 
   it('validate prints every bad field path and exits 2; run refuses the same file before creating anything', async () => {
     const file = join(dir, 'alloc.json');
-    writeFileSync(file, JSON.stringify({ job: { id: 'x', type: 'cron', taskGroups: [{ name: 'g', tasks: [{ name: 'a/b', driver: 'docker', config: {} }, { driver: 'raw_exec', config: {} }] }] }, taskGroup: 'nope' }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        job: {
+          id: 'x',
+          type: 'cron',
+          taskGroups: [
+            {
+              name: 'g',
+              tasks: [
+                { name: 'a/b', driver: 'docker', config: {} },
+                { driver: 'raw_exec', config: {} },
+              ],
+            },
+          ],
+        },
+        taskGroup: 'nope',
+      }),
+    );
     const r = await runMain(['validate', file]);
     expect(r.code).to.equal(2);
     expect(r.stderr).to.match(new RegExp(`^berth: ${file}: invalid allocation \\(\\d+ problems\\):`));
-    for (const path of ['job.type', 'job.taskGroups[0].tasks[0].name', 'job.taskGroups[0].tasks[1].name', 'taskGroup', 'job.taskGroups[0].tasks[0].driver: unknown driver "docker"']) expect(r.stderr).to.include(`\n  ${path}`);
+    for (const path of [
+      'job.type',
+      'job.taskGroups[0].tasks[0].name',
+      'job.taskGroups[0].tasks[1].name',
+      'taskGroup',
+      'job.taskGroups[0].tasks[0].driver: unknown driver "docker"',
+    ])
+      expect(r.stderr).to.include(`\n  ${path}`);
     const dataDir = join(dir, 'data');
     const run = await runMain(['run', '--data-dir', dataDir, file]);
     expect(run.code).to.equal(2);
@@ -121,7 +146,10 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
   });
 
   it('status and logs on a dir without berth state exit 2 and name the dir', async () => {
-    for (const argv of [['status', '--data-dir', dir], ['logs', '--data-dir', dir, 'abc', 'web']]) {
+    for (const argv of [
+      ['status', '--data-dir', dir],
+      ['logs', '--data-dir', dir, 'abc', 'web'],
+    ]) {
       const r = await runMain(argv);
       expect(r.code).to.equal(2);
       expect(r.stderr).to.match(new RegExp(`^berth: ${dir}: no berth state here`));

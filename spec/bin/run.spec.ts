@@ -27,7 +27,11 @@ function processesUnder(dir: string): string[] {
   return out;
 }
 
-const mountsUnder = (dir: string) => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((p) => p.startsWith(dir));
+const mountsUnder = (dir: string) =>
+  readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '')
+    .filter((p) => p.startsWith(dir));
 
 /** A one-task allocation running `script` under /bin/sh. */
 function shAlloc(type: 'batch' | 'service', script: string, extra: Record<string, unknown> = {}): string {
@@ -35,7 +39,13 @@ function shAlloc(type: 'batch' | 'service', script: string, extra: Record<string
     job: {
       id: 'spec',
       type,
-      taskGroups: [{ name: 'g', restartPolicy: { attempts: 0, intervalMs: 60000, delayMs: 0, mode: 'fail' }, tasks: [{ name: 'work', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', script] }, ...extra }] }],
+      taskGroups: [
+        {
+          name: 'g',
+          restartPolicy: { attempts: 0, intervalMs: 60000, delayMs: 0, mode: 'fail' },
+          tasks: [{ name: 'work', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', script] }, ...extra }],
+        },
+      ],
     },
     taskGroup: 'g',
   });
@@ -78,7 +88,10 @@ describe('berth run (a real child process)', function () {
     const multi = await runCli(['run', '--quiet', join(EXAMPLES, 'lifecycle.json')]);
     expect(multi.code, multi.stderr).to.equal(0);
     const lines = multi.stdout.trim().split('\n');
-    expect(lines.every((l) => /^\w+ +\| /.test(l)), multi.stdout).to.equal(true);
+    expect(
+      lines.every((l) => /^\w+ +\| /.test(l)),
+      multi.stdout,
+    ).to.equal(true);
     expect(lines).to.include('main     | main: read config ready');
     expect(lines.indexOf('init     | init: wrote the config')).to.be.lessThan(lines.indexOf('main     | main: read config ready'));
     expect(multi.leftovers).to.deep.equal([]);
@@ -87,14 +100,20 @@ describe('berth run (a real child process)', function () {
   it('--json prints one JSON object per line: events, output lines and the result', async () => {
     const r = await runCli(['run', '--json', join(EXAMPLES, 'hello.nomad.json')]);
     expect(r.code, r.stderr).to.equal(0);
-    const objs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+    const objs = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
     expect(objs.some((o) => o.type === 'task.event' && (o.event as { type: string }).type === 'Started')).to.equal(true);
     expect(objs.some((o) => o.type === 'alloc.state' && o.to === 'running')).to.equal(true);
     expect(objs.find((o) => o.type === 'log')).to.include({ task: 'hello', stream: 'stdout', line: 'hello from hello' });
     expect(objs[objs.length - 1]).to.include({ type: 'result', clientStatus: 'complete', exitCode: 0 });
   });
 
-  for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [sig, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     it(`${sig} stops, kills and cleans up (executor, task, mounts, temp dir) and exits ${code}`, async () => {
       const p = new CliProcess(['run', join(EXAMPLES, 'service.json')]);
       await p.waitFor(/^ticker \| tick 0$/m);

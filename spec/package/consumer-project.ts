@@ -49,16 +49,33 @@ export async function packBerth(dest: string): Promise<string> {
 
 /** Writes package.json and package-lock.json for a project depending on `tarball` only. */
 export function writeConsumerProject(dir: string, tarball: string, extra: { devDependencies?: Record<string, string> } = {}): void {
-  const berthPkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; bin: Record<string, string>; engines: Record<string, string>; license: string };
+  const berthPkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+    version: string;
+    dependencies: Record<string, string>;
+    bin: Record<string, string>;
+    engines: Record<string, string>;
+    license: string;
+  };
   const repoLock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
   const file = `file:${relative(dir, tarball)}`;
   const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
   const packages: Record<string, LockEntry> = {
     '': { name: 'consumer', version: '1.0.0', dependencies: { berth: file } },
-    'node_modules/berth': { version: berthPkg.version, resolved: file, integrity, license: berthPkg.license, dependencies: berthPkg.dependencies, bin: berthPkg.bin, engines: berthPkg.engines },
+    'node_modules/berth': {
+      version: berthPkg.version,
+      resolved: file,
+      integrity,
+      license: berthPkg.license,
+      dependencies: berthPkg.dependencies,
+      bin: berthPkg.bin,
+      engines: berthPkg.engines,
+    },
   };
   for (const [key, entry] of Object.entries(repoLock.packages)) if (key.startsWith('node_modules/') && !entry.dev) packages[key] = entry;
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module', dependencies: { berth: file }, ...extra }, null, 2));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module', dependencies: { berth: file }, ...extra }, null, 2),
+  );
   writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', lockfileVersion: 3, requires: true, packages }, null, 2));
 }
 

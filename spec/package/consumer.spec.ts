@@ -48,13 +48,31 @@ describe('the packed package, installed offline into a project of its own', func
 
   after(() => {
     if (work) rmSync(work, { recursive: true, force: true });
-    console.log(`      (consumer spec: ${Object.entries(times).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')})`);
+    console.log(
+      `      (consumer spec: ${Object.entries(times)
+        .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+        .join(', ')})`,
+    );
   });
 
   it('ships dist/ (ESM, .d.ts, source maps, the executor), README, LICENSE and examples; no spec/, bench/ or TypeScript sources', async () => {
     const { stdout } = await exec('tar', ['-tzf', tarball]);
-    const files = stdout.trim().split('\n').map((f) => f.replace(/^package\//, ''));
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'dist/bin/berth.js', 'dist/actors/drivers/executor/executor.mjs', 'dist/actors/drivers/logs/rotator.mjs', 'examples/hello.json']) {
+    const files = stdout
+      .trim()
+      .split('\n')
+      .map((f) => f.replace(/^package\//, ''));
+    for (const f of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/index.js.map',
+      'dist/bin/berth.js',
+      'dist/actors/drivers/executor/executor.mjs',
+      'dist/actors/drivers/logs/rotator.mjs',
+      'examples/hello.json',
+    ]) {
       expect(files, f).to.include(f);
     }
     expect(files.filter((f) => /^(spec|bench|scripts)\//.test(f))).to.deep.equal([]);
@@ -83,7 +101,9 @@ describe('the packed package, installed offline into a project of its own', func
         if (expected[s]) expect(r.stdout, s).to.match(expected[s]!);
       }
     });
-    const cjs = await sh(process.execPath, ['-e', "const b = require('berth'); console.log(typeof b.createClient, typeof b.parseAllocation)"], { cwd: project });
+    const cjs = await sh(process.execPath, ['-e', "const b = require('berth'); console.log(typeof b.createClient, typeof b.parseAllocation)"], {
+      cwd: project,
+    });
     expect(cjs.code, cjs.stderr).to.equal(0);
     expect(cjs.stdout.trim()).to.equal('function function');
   });
@@ -94,7 +114,17 @@ describe('the packed package, installed offline into a project of its own', func
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, allowJs: true, checkJs: true, types: ['node'] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          allowJs: true,
+          checkJs: true,
+          types: ['node'],
+        },
         include: ['consumer.ts', 'examples/*.mjs'],
       }),
     );
@@ -109,7 +139,9 @@ describe('the packed package, installed offline into a project of its own', func
     expect(help.stdout).to.match(/^berth \d+\.\d+\.\d+: run Nomad-style allocations/);
     const version = await sh(bin, ['--version'], { cwd: '/' });
     expect(version.stdout.trim()).to.match(/^\d+\.\d+\.\d+/);
-    const run = await timed('cli', () => sh(bin, ['run', join(project, 'node_modules', 'berth', 'examples', 'hello.json')], { cwd: '/', env: { ...process.env, NO_COLOR: '1' } }));
+    const run = await timed('cli', () =>
+      sh(bin, ['run', join(project, 'node_modules', 'berth', 'examples', 'hello.json')], { cwd: '/', env: { ...process.env, NO_COLOR: '1' } }),
+    );
     expect(run.code, run.stderr).to.equal(0);
     expect(run.stdout).to.match(/^hello \| hello from hello$/m);
     const bad = await sh(bin, ['run', '--bogus'], { cwd: '/' });

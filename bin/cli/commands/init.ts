@@ -32,7 +32,9 @@ export const initCommand: Command = {
       writeFileSync(file, `${JSON.stringify(example, null, 2)}\n`, { flag: values.force ? 'w' : 'wx' });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new InputError(file, code === 'EEXIST' ? 'already exists (use --force to overwrite)' : `cannot write: ${(err as Error).message}`, [], { cause: err });
+      throw new InputError(file, code === 'EEXIST' ? 'already exists (use --force to overwrite)' : `cannot write: ${(err as Error).message}`, [], {
+        cause: err,
+      });
     }
     writeLine(io.stdout, `wrote ${file} (a ${values.service ? 'service' : 'batch'} job); run it with: berth run ${file}\n`);
     writeLine(io.stdout, FIELD_NOTES);

@@ -44,7 +44,8 @@ export const logsCommand: Command = {
     const [allocArg, task] = positionals as [string, string];
     const { alloc } = findAlloc(readStoredAllocs(values['data-dir']), allocArg, 'logs');
     const tasks = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup)?.tasks.map((t) => t.name) ?? [];
-    if (!tasks.includes(task)) throw new InputError(values['data-dir'], `allocation ${alloc.id.slice(0, 8)} has no task ${JSON.stringify(task)} (tasks: ${tasks.join(', ')})`);
+    if (!tasks.includes(task))
+      throw new InputError(values['data-dir'], `allocation ${alloc.id.slice(0, 8)} has no task ${JSON.stringify(task)} (tasks: ${tasks.join(', ')})`);
     const logsDir = allocLogsDir(values['data-dir'], alloc.id);
     const stream = values.stderr ? 'stderr' : 'stdout';
 
@@ -67,7 +68,8 @@ export const logsCommand: Command = {
     try {
       for await (const chunk of readTaskLogs(logsDir, task, stream, { follow: !!values.follow, offset, signal: stop.signal })) io.stdout.write(chunk);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(values['data-dir'], `allocation ${alloc.id.slice(0, 8)} has no log dir (it was destroyed)`);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new InputError(values['data-dir'], `allocation ${alloc.id.slice(0, 8)} has no log dir (it was destroyed)`);
       throw err;
     } finally {
       clearInterval(keepAlive);

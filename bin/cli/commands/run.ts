@@ -105,7 +105,7 @@ function finished(client: Client, r: AllocRunner): Promise<Allocation> {
 
 export const runCommand: Command = {
   name: 'run',
-  summary: 'run one allocation until it is done, showing its tasks\' output',
+  summary: "run one allocation until it is done, showing its tasks' output",
   help: HELP,
   async run(argv, io) {
     const { values, positionals } = parseCommandArgs('run', argv, {
@@ -116,7 +116,11 @@ export const runCommand: Command = {
       port: { type: 'string' },
     });
     if (values.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError(positionals.length ? `run takes one allocation file, got ${positionals.length} arguments` : 'run needs an allocation file (or - for stdin)', 'run');
+    if (positionals.length !== 1)
+      throw new UsageError(
+        positionals.length ? `run takes one allocation file, got ${positionals.length} arguments` : 'run needs an allocation file (or - for stdin)',
+        'run',
+      );
     if (values.quiet && values.json) throw new UsageError('--quiet and --json cannot be used together', 'run');
     const port = parsePort('run', values.port);
     const mode: PrintMode = values.json ? 'json' : values.quiet ? 'quiet' : 'text';
@@ -151,7 +155,13 @@ export const runCommand: Command = {
           } else {
             await runner.destroy();
           }
-          printer.result({ allocId: alloc.id, clientStatus: final.clientStatus, exitCode, ...(stopper.signal ? { signal: stopper.signal } : {}), ...(keep ? { dataDir } : {}) });
+          printer.result({
+            allocId: alloc.id,
+            clientStatus: final.clientStatus,
+            exitCode,
+            ...(stopper.signal ? { signal: stopper.signal } : {}),
+            ...(keep ? { dataDir } : {}),
+          });
           if (keep && mode === 'text') printer.note(`state and logs kept in ${dataDir}: berth status --data-dir ${dataDir} ${alloc.id.slice(0, 8)}`);
           return exitCode;
         } finally {

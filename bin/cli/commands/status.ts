@@ -70,7 +70,15 @@ export const statusCommand: Command = {
     const events = intFlag('status', 'events', values.events, 10);
     const all = readStoredAllocs(values['data-dir']);
     if (positionals[0] === undefined) {
-      if (values.json) writeLine(io.stdout, JSON.stringify(all.map((s) => s.alloc), null, 2));
+      if (values.json)
+        writeLine(
+          io.stdout,
+          JSON.stringify(
+            all.map((s) => s.alloc),
+            null,
+            2,
+          ),
+        );
       else printList(io, all);
       return 0;
     }

@@ -24,7 +24,10 @@ export const validateCommand: Command = {
     const { alloc, source } = await loadAllocation(positionals[0]!, io.stdin);
     const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup)!;
     const tasks = group.tasks.map((t) => `${t.name} (${t.driver})`).join(', ');
-    writeLine(io.stdout, `${source}: valid: job ${alloc.jobId} (${alloc.job.type}), group ${group.name}, ${group.tasks.length} task${group.tasks.length === 1 ? '' : 's'}: ${tasks}`);
+    writeLine(
+      io.stdout,
+      `${source}: valid: job ${alloc.jobId} (${alloc.job.type}), group ${group.name}, ${group.tasks.length} task${group.tasks.length === 1 ? '' : 's'}: ${tasks}`,
+    );
     return 0;
   },
 };

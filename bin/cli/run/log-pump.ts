@@ -33,7 +33,9 @@ export class LogPump {
   constructor(runner: AllocRunner, tasks: string[], sink: LineSink) {
     this.#runner = runner;
     this.#sink = sink;
-    for (const task of tasks) for (const stream of ['stdout', 'stderr'] as const) this.#streams.push({ task, stream, read: 0, partial: '', decoder: new StringDecoder('utf8'), done: Promise.resolve() });
+    for (const task of tasks)
+      for (const stream of ['stdout', 'stderr'] as const)
+        this.#streams.push({ task, stream, read: 0, partial: '', decoder: new StringDecoder('utf8'), done: Promise.resolve() });
   }
 
   /** Starts following (once the alloc dir exists). */
