@@ -1,6 +1,7 @@
 /**
  * berth: an embeddable allocation runtime. Nomad's client lifecycle as xstate actors on an RxJS
- * bus. This file only re-exports the public API (CONTRACT.md).
+ * bus. This file only re-exports the public API, which `docs/` describes and `npm run docs`
+ * renders from these exports' TSDoc.
  * @module
  */
 // 1. Model
@@ -9,6 +10,7 @@ export { isTerminated, isServerTerminal, isTerminal, isClientTerminalStatus, sho
 export { parseAllocation, isUUID } from './model/parse.ts';
 export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
 export { realClock, sleep, type Clock } from './model/clock.ts';
+export { ALLOC_STATES } from './model/alloc-state.ts';
 export * from './model/errors.ts';
 
 // 2. Bus and broadcaster
@@ -18,29 +20,36 @@ export type { BusMessage, BusMessageMap, BusMessageType } from './bus/messages.t
 
 // 3. Allocation and task directories
 export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv } from './actors/allocdir/index.ts';
-export { createSnapshotServer } from './actors/migrate/snapshot-server.ts';
+export type { AllocDirOptions } from './actors/allocdir/alloc-dir.ts';
+export type { TaskDirBuildOptions } from './actors/allocdir/task-dir.ts';
+export type { RestoreSnapshotOptions } from './actors/allocdir/snapshot.ts';
+export { TaskDirBuildError } from './actors/allocdir/errors.ts';
+export { createSnapshotServer, type SnapshotServerOptions } from './actors/migrate/snapshot-server.ts';
 
 // 4. Watchers
 export { allocWatcherLogic } from './actors/watchers/index.ts';
-export type { AllocWatcherInput, PrevAllocSource, ServerRPC } from './actors/watchers/index.ts';
+export type { AllocWatcherInput, PrevAllocSource, RetryPolicy, ServerRPC } from './actors/watchers/index.ts';
+export { DEFAULT_RETRY } from './actors/watchers/types.ts';
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
 export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream } from './actors/client/types.ts';
 export type { HookContext, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
-export { openStateStore, type StateStore, type StoredAlloc } from './actors/state/state-store.ts';
+export { openStateStore, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';
 export type { AllocState } from './machines/alloc-state.ts';
 export type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
-export { createMockDriver } from './actors/drivers/mock.ts';
-export { createRawExecDriver } from './actors/drivers/raw-exec.ts';
-export { createExecDriver } from './actors/drivers/exec.ts';
+export { createMockDriver, type MockDriverOptions } from './actors/drivers/mock.ts';
+export { createRawExecDriver, type RawExecDriverOptions } from './actors/drivers/raw-exec.ts';
+export { createExecDriver, type ExecDriverOptions } from './actors/drivers/exec.ts';
+export type { ProcessDriverOptions } from './actors/drivers/executor/process-driver.ts';
 export { buildTaskEnv } from './actors/drivers/env.ts';
-export { readTaskLogs } from './actors/drivers/logs/reader.ts';
+export { readTaskLogs, type ReadTaskLogsOptions } from './actors/drivers/logs/reader.ts';
 
 // Machines and policies, for hosts that want to drive or inspect them directly.
-export { allocMachine } from './machines/alloc.machine.ts';
+export { allocMachine, type TaskSettings } from './machines/alloc.machine.ts';
 export { taskMachine } from './machines/task.machine.ts';
-export { decideRestart, defaultRestartPolicy } from './machines/policy/restarts.ts';
+export { decideRestart, defaultRestartPolicy, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './machines/policy/restarts.ts';
+export type { TaskRole } from './machines/policy/task-roles.ts';
 export { getClientStatus } from './machines/policy/client-status.ts';
 export { TaskEventType } from './machines/policy/task-events.ts';

@@ -1,6 +1,6 @@
 /**
  * The group watcher: makes a new allocation wait for its previous allocation and for every
- * allocation it preempted (Nomad's `client/allocwatcher` group watcher, CONTRACT.md section 4).
+ * allocation it preempted (Nomad's `client/allocwatcher` group watcher; docs/lifecycle.md).
  *
  * ```
  *            xstate.init (input: WatcherMachineInput)

@@ -1,5 +1,6 @@
 /**
- * The client's public types (CONTRACT.md section 5).
+ * The client's public types: `createClient`'s options, the client, and an allocation's runner
+ * (see docs/embedding.md).
  * @module
  */
 import type { InspectionEvent, Observer } from 'xstate';
@@ -19,8 +20,11 @@ export type InspectionObserver = Observer<InspectionEvent> | ((event: Inspection
 export interface ClientOptions {
   /** State (`<dataDir>/client/state.db`) and, by default, `<dataDir>/alloc`. */
   dataDir: string;
+  /** Where alloc dirs go (default `<dataDir>/alloc`). */
   allocDir?: string;
+  /** This node's id (compared with a previous allocation's node to pick a local or remote migration). */
   nodeId?: string;
+  /** How to ask the servers: remote watchers and remote migrations need it. */
   rpc?: ServerRPC;
   /** Merged over the defaults: 'mock_driver', 'raw_exec', 'exec'. */
   drivers?: Record<string, Driver>;
@@ -52,9 +56,11 @@ export interface Client {
   addAlloc(alloc: Allocation): AllocRunner;
   /** A terminal desired status stops it; no update hooks run for a stop. */
   updateAlloc(alloc: Allocation): void;
+  /** Destroys one allocation (kills its tasks, runs destroy hooks, removes its dir); AllocNotFoundError if unknown. */
   destroyAlloc(allocId: string): Promise<void>;
   /** A destroyed runner is gone. */
   runner(allocId: string): AllocRunner | undefined;
+  /** Every runner the client has, in the order they were added. */
   runners(): AllocRunner[];
   readonly bus: Bus;
   /** Client-side alloc updates meant for the servers. */
@@ -65,7 +71,12 @@ export interface Client {
    * with `token`, requests must carry it as `X-Nomad-Token`. A snapshot in flight holds off its
    * alloc's destroy. `shutdown()` closes every server started here.
    */
-  serveSnapshots(opts?: { host?: string; port?: number; token?: string }): Promise<{ url: string; close(): Promise<void> }>;
+  serveSnapshots(opts?: { host?: string; port?: number; token?: string }): Promise<{
+    /** The server's base URL. */
+    url: string;
+    /** Stops serving (snapshots in flight are ended). */
+    close(): Promise<void>;
+  }>;
   /** Stops every actor and leaves running tasks alone. */
   shutdown(): Promise<void>;
   /**
@@ -85,9 +96,13 @@ export type LogStream = 'stdout' | 'stderr';
 export interface AllocRunner extends PrevAllocSource {
   /** The machine's top-level state. */
   state(): AllocState;
+  /** True while waiting for a previous or preempted allocation (in `waiting-prev`, before migrating). */
   isWaiting(): boolean;
+  /** True while the previous allocation's data is being moved or streamed in. */
   isMigrating(): boolean;
+  /** True once destroyed (the runner is then gone from the client). */
   isDestroyed(): boolean;
+  /** A newer server version of the allocation; a terminal desired status stops it. */
   update(alloc: Allocation): void;
   /** From any state; resolves once destroyed, even when destroy hooks failed (errors go on the bus). */
   destroy(): Promise<void>;

@@ -24,10 +24,13 @@ export interface HookContext {
 export interface RunnerHook {
   /** Used in error messages and bus messages. */
   name: string;
+  /** Before the tasks start (after the alloc dir, the wait and the migration); an error fails the alloc. */
   prerun?(ctx: HookContext): Promise<void>;
-  /** Never called for a stopping (terminal) update. */
+  /** On a non-terminal update; never called for a stopping (terminal) update. */
   update?(ctx: HookContext): Promise<void>;
+  /** After every task exited; errors go on the bus as `hook.error`. */
   postrun?(ctx: HookContext): Promise<void>;
+  /** While the allocation is destroyed, before its dir is removed; errors go on the bus. */
   destroy?(ctx: HookContext): Promise<void>;
 }
 

@@ -22,14 +22,19 @@ export interface StoredAlloc {
 
 /** The client's persistent records. */
 export interface StateStore {
+  /** Saves the client's view of an allocation (coalesced: written on the next tick). */
   putAlloc(alloc: Allocation): void;
+  /** Forgets an allocation and its handles. */
   deleteAlloc(allocId: string): void;
+  /** Saves a running task's driver handle, so a later client can reattach. */
   putHandle(allocId: string, task: string, handle: TaskHandle): void;
+  /** Forgets a task's handle (the task is gone). */
   deleteHandle(allocId: string, task: string): void;
   /** Everything stored, after flushing pending writes. */
   load(): StoredAlloc[];
   /** Writes pending puts now. */
   flush(): void;
+  /** Flushes and closes the database; idempotent. */
   close(): void;
 }
 

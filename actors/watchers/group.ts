@@ -1,5 +1,5 @@
 /**
- * `allocWatcherLogic`: the group watcher of CONTRACT.md section 4. The pure statechart
+ * `allocWatcherLogic`: the group watcher (docs/lifecycle.md). The pure statechart
  * (`machines/watcher.machine.ts`) with its effects provided: the handle registration and the two
  * child logics.
  *

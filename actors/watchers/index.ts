@@ -1,4 +1,4 @@
-/** Watchers of previous and preempted allocations (CONTRACT.md section 4). @module */
+/** Watchers of previous and preempted allocations (docs/lifecycle.md). @module */
 export * from './types.ts';
 export { allocWatcherLogic } from './group.ts';
 export { localWatcherLogic, watchLocalAlloc } from './local.ts';
