@@ -24,7 +24,8 @@ export type { AllocDirOptions } from './actors/allocdir/alloc-dir.ts';
 export type { TaskDirBuildOptions } from './actors/allocdir/task-dir.ts';
 export type { RestoreSnapshotOptions } from './actors/allocdir/snapshot.ts';
 export { TaskDirBuildError } from './actors/allocdir/errors.ts';
-export { createSnapshotServer, type SnapshotServerOptions } from './actors/migrate/snapshot-server.ts';
+export { createSnapshotServer, type SnapshotServer, type SnapshotServerOptions } from './actors/migrate/snapshot-server.ts';
+export type { ChrootStats } from './actors/allocdir/chroot.ts';
 
 // 4. Watchers
 export { allocWatcherLogic } from './actors/watchers/index.ts';
@@ -43,13 +44,16 @@ export { createMockDriver, type MockDriverOptions } from './actors/drivers/mock.
 export { createRawExecDriver, type RawExecDriverOptions } from './actors/drivers/raw-exec.ts';
 export { createExecDriver, type ExecDriverOptions } from './actors/drivers/exec.ts';
 export type { ProcessDriverOptions } from './actors/drivers/executor/process-driver.ts';
-export { buildTaskEnv } from './actors/drivers/env.ts';
+export { buildTaskEnv, DEFAULT_ENV_DENYLIST, type TaskEnvInput } from './actors/drivers/env.ts';
 export { readTaskLogs, type ReadTaskLogsOptions } from './actors/drivers/logs/reader.ts';
 
 // Machines and policies, for hosts that want to drive or inspect them directly.
-export { allocMachine, type TaskSettings } from './machines/alloc.machine.ts';
-export { taskMachine } from './machines/task.machine.ts';
-export { decideRestart, defaultRestartPolicy, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './machines/policy/restarts.ts';
-export type { TaskRole } from './machines/policy/task-roles.ts';
-export { getClientStatus } from './machines/policy/client-status.ts';
+export { allocMachine, type AllocContext, type AllocMachineInput, type TaskSettings } from './machines/alloc.machine.ts';
+export { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput, type TaskContext, type TaskMachineEvent, type TaskMachineInput } from './machines/task.machine.ts';
+export type { AllocWatcherOutput, WatchChildInput, WatcherContext, WatcherMachineInput, WatchPlanEntry, WatchReleaseReason, WatchResult } from './machines/watcher.machine.ts';
+export type { CoordinatorState } from './machines/policy/lifecycle-gates.ts';
+export type { GroupKillEvent } from './machines/policy/kill-order.ts';
+export { decideRestart, defaultRestartPolicy, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState, restartsOnSuccess } from './machines/policy/restarts.ts';
+export type { TaskRole, TaskStage } from './machines/policy/task-roles.ts';
+export { getClientStatus, type ComputedClientStatus } from './machines/policy/client-status.ts';
 export { TaskEventType } from './machines/policy/task-events.ts';

@@ -89,8 +89,9 @@ export interface Client {
   restore(): Promise<AllocRunner[]>;
 }
 
-/** Which stream of a task's logs. */
-export type LogStream = 'stdout' | 'stderr';
+import type { LogStream } from '../drivers/logs/reader.ts';
+
+export type { LogStream };
 
 /** One allocation's runner. */
 export interface AllocRunner extends PrevAllocSource {
