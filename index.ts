@@ -50,7 +50,7 @@ export { readTaskLogs, type ReadTaskLogsOptions } from './actors/drivers/logs/re
 // Machines and policies, for hosts that want to drive or inspect them directly.
 export { allocMachine, type AllocContext, type AllocMachineInput, type TaskSettings } from './machines/alloc.machine.ts';
 export { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput, type TaskContext, type TaskMachineEvent, type TaskMachineInput } from './machines/task.machine.ts';
-export type { AllocWatcherOutput, WatchChildInput, WatcherContext, WatcherMachineInput, WatchPlanEntry, WatchReleaseReason, WatchResult } from './machines/watcher.machine.ts';
+export type { AllocWatcherOutput, WatchChildInput, WatcherContext, WatcherMachineInput, WatchMode, WatchPlanEntry, WatchReleaseReason, WatchResult, WatchRole } from './machines/watcher.machine.ts';
 export type { CoordinatorState } from './machines/policy/lifecycle-gates.ts';
 export type { GroupKillEvent } from './machines/policy/kill-order.ts';
 export { decideRestart, defaultRestartPolicy, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState, restartsOnSuccess } from './machines/policy/restarts.ts';

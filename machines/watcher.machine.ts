@@ -20,7 +20,7 @@
  * Pure: every effect is named here and implemented elsewhere. `registerHandles` (an action) and
  * the child logic `localWatcher` / `remoteWatcher` are provided by `actors/watchers/group.ts`.
  * Context holds plain counters only; runners, the RPC client, the bus and the clock never enter
- * it. Children reach them through a registry keyed by {@link watchHandleKey}.
+ * it. Children reach them through a registry keyed by `watchHandleKey`.
  *
  * Children are reaped on their done event so a finished watcher holds no children, and per
  * child work is O(1) (a counter, no scans).
@@ -77,7 +77,7 @@ export interface WatchPlanEntry {
 export interface WatchChildInput extends WatchPlanEntry {
   /** The new alloc that waits. */
   allocId: string;
-  /** Registry key of this child's handles ({@link watchHandleKey}). */
+  /** Registry key of this child's handles (`watchHandleKey`). */
   key: string;
 }
 

@@ -5,7 +5,9 @@
 import { runDemo } from '../../demo.ts';
 import { parseCommandArgs, printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
+import { signalExitCode } from '../exit-codes.ts';
 import { parsePort, withInspector } from '../inspector.ts';
+import { writeLine } from '../io.ts';
 
 const HELP = `usage: berth demo [--inspect [--port N]]
 
@@ -23,7 +25,21 @@ export const demoCommand: Command = {
     if (values.help) return printHelp(io, HELP);
     if (positionals.length) throw new UsageError(`demo takes no arguments, got ${JSON.stringify(positionals[0])}`, 'demo');
     const port = parsePort('demo', values.port);
-    await withInspector(io, !!values.inspect, port, (insp) => runDemo(insp ? { inspect: insp.inspect } : {}));
-    return 0;
+    // The demo is short and cleans up in its own `finally`: a first signal lets it finish (so no
+    // task, executor or temp dir is left), a second one quits at once.
+    let stoppedBy: 'SIGINT' | 'SIGTERM' | undefined;
+    const onSignal = (sig: 'SIGINT' | 'SIGTERM') => {
+      if (stoppedBy) process.exit(signalExitCode(sig));
+      stoppedBy = sig;
+      writeLine(io.stderr, `berth: ${sig}: the demo ends and cleans up in a few seconds (again to quit at once, leaving its tasks behind)`);
+    };
+    const handlers = (['SIGINT', 'SIGTERM'] as const).map((sig) => [sig, () => onSignal(sig)] as const);
+    for (const [sig, h] of handlers) process.on(sig, h);
+    try {
+      await withInspector(io, !!values.inspect, port, (insp) => runDemo(insp ? { inspect: insp.inspect } : {}));
+    } finally {
+      for (const [sig, h] of handlers) process.off(sig, h);
+    }
+    return stoppedBy ? signalExitCode(stoppedBy) : 0;
   },
 };
