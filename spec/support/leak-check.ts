@@ -84,7 +84,7 @@ export const mochaHooks = {
     if (timers() > before.timers + OWN_HOOK_TIMER) problems.push(`timers: ${before.timers} before the suite, ${timers() - OWN_HOOK_TIMER} after`);
     const mounts = leftoverMounts().filter((m) => !preexistingMounts.has(m));
     if (mounts.length) problems.push(`mounts left behind:\n  ${mounts.join('\n  ')}`);
-    const files = readdirSync(suiteTmp);
+    const files = readdirSync(suiteTmp).filter((n) => !n.startsWith('tsx-')); // tsx's compile cache, not berth's
     if (files.length) problems.push(`temp files left behind in ${suiteTmp}:\n  ${files.join('\n  ')}`);
     else rmSync(suiteTmp, { recursive: true, force: true });
     if (problems.length) throw new Error(`the suite leaked:\n${problems.join('\n')}`);
