@@ -5,7 +5,7 @@
  * @module
  */
 import { InvalidAllocationError } from './errors.ts';
-import type { Allocation, Job, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
+import type { Allocation, Job, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DESIRED = ['run', 'stop', 'evict'];
@@ -56,6 +56,13 @@ function fromNomadRestart(p: unknown): unknown {
   return { attempts: p.Attempts, intervalMs: nsToMs(p.Interval), delayMs: nsToMs(p.Delay), mode: p.Mode };
 }
 
+function fromNomadResources(r: unknown): unknown {
+  if (!isObj(r)) return nullToUndef(r);
+  // Nomad sends 0 for "not set" in most resource fields.
+  const pos = (v: unknown) => (v === 0 || v === null ? undefined : v);
+  return dropUndef({ cpu: pos(r.CPU), memoryMB: pos(r.MemoryMB), memoryMaxMB: pos(r.MemoryMaxMB), cores: pos(r.Cores), secretsMB: pos(r.SecretsMB) });
+}
+
 function fromNomadTask(t: unknown): unknown {
   if (!isObj(t)) return t;
   const lc = isObj(t.Lifecycle) ? { hook: t.Lifecycle.Hook, sidecar: t.Lifecycle.Sidecar } : undefined;
@@ -65,6 +72,8 @@ function fromNomadTask(t: unknown): unknown {
     leader: t.Leader || undefined, lifecycle: lc && lc.hook ? lc : undefined,
     killTimeoutMs: t.KillTimeout === undefined ? undefined : nsToMs(t.KillTimeout),
     killSignal: t.KillSignal || undefined, restartPolicy: fromNomadRestart(t.RestartPolicy), logs,
+    meta: nullToUndef(t.Meta), resources: fromNomadResources(t.Resources),
+    shutdownDelayMs: t.ShutdownDelay === undefined || t.ShutdownDelay === null ? undefined : nsToMs(t.ShutdownDelay),
   });
 }
 
@@ -73,7 +82,8 @@ function fromNomadGroup(g: unknown): unknown {
   const d = isObj(g.EphemeralDisk) ? { sticky: g.EphemeralDisk.Sticky, migrate: g.EphemeralDisk.Migrate, sizeMB: g.EphemeralDisk.SizeMB } : undefined;
   return dropUndef({
     name: g.Name, count: nullToUndef(g.Count), tasks: Array.isArray(g.Tasks) ? g.Tasks.map(fromNomadTask) : g.Tasks,
-    ephemeralDisk: d, restartPolicy: fromNomadRestart(g.RestartPolicy),
+    ephemeralDisk: d, restartPolicy: fromNomadRestart(g.RestartPolicy), meta: nullToUndef(g.Meta),
+    shutdownDelayMs: g.ShutdownDelay === undefined || g.ShutdownDelay === null ? undefined : nsToMs(g.ShutdownDelay),
   });
 }
 
@@ -94,12 +104,13 @@ function fromNomad(a: Obj): Obj {
   return dropUndef({
     id: a.ID, namespace: a.Namespace || undefined, nodeId: a.NodeID, jobId: a.JobID,
     job: j ? dropUndef({ id: j.ID, name: j.Name, namespace: j.Namespace, type: j.Type, priority: j.Priority,
+      region: j.Region || undefined, datacenters: nullToUndef(j.Datacenters), meta: nullToUndef(j.Meta),
       taskGroups: Array.isArray(j.TaskGroups) ? j.TaskGroups.map(fromNomadGroup) : j.TaskGroups }) : a.Job,
     taskGroup: a.TaskGroup, desiredStatus: a.DesiredStatus, clientStatus: a.ClientStatus,
     clientDescription: a.ClientDescription || undefined,
     previousAllocation: a.PreviousAllocation || undefined,
     preemptedAllocations: nullToUndef(a.PreemptedAllocations),
-    allocModifyIndex: a.AllocModifyIndex, createTime: nomadTime(a.CreateTime),
+    allocModifyIndex: a.AllocModifyIndex, createTime: nomadTime(a.CreateTime), name: a.Name || undefined,
     taskStates: isObj(a.TaskStates) ? Object.fromEntries(Object.entries(a.TaskStates).map(([k, v]) => [k, fromNomadTaskState(v)])) : undefined,
   });
 }
@@ -189,6 +200,37 @@ function stringRecord(v: unknown, path: string, is: Issues): Record<string, stri
   return out;
 }
 
+function stringList(v: unknown, path: string, is: Issues): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v)) {
+    is.add(path, 'must be an array of strings');
+    return undefined;
+  }
+  const out: string[] = [];
+  v.forEach((s, i) => (typeof s === 'string' ? out.push(s) : is.add(`${path}[${i}]`, 'must be a string')));
+  return out;
+}
+
+/** Nomad's task resource validation (minimums as `structs.Resources.Validate` words them). */
+function resources(v: unknown, path: string, is: Issues): Resources | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isObj(v)) {
+    is.add(path, 'must be an object');
+    return undefined;
+  }
+  const out: Resources = {};
+  for (const k of ['cpu', 'memoryMB', 'memoryMaxMB', 'cores', 'secretsMB'] as const) {
+    const n = nonNegInt(v[k], `${path}.${k}`, is);
+    if (n !== undefined) out[k] = n;
+  }
+  if (out.cpu !== undefined && out.cpu < 1) is.add(`${path}.cpu`, `minimum CPU value is 1; got ${out.cpu}`);
+  if (out.memoryMB !== undefined && out.memoryMB < 10) is.add(`${path}.memoryMB`, `minimum MemoryMB value is 10; got ${out.memoryMB}`);
+  if (out.memoryMaxMB !== undefined && out.memoryMB !== undefined && out.memoryMaxMB < out.memoryMB) {
+    is.add(`${path}.memoryMaxMB`, `MemoryMaxMB value (${out.memoryMaxMB}) should be larger than MemoryMB value (${out.memoryMB})`);
+  }
+  return out;
+}
+
 function task(v: unknown, path: string, is: Issues): Task | undefined {
   if (!isObj(v)) {
     is.add(path, 'must be an object');
@@ -235,6 +277,12 @@ function task(v: unknown, path: string, is: Issues): Task | undefined {
       out.logs = { maxFiles, maxFileSizeMB };
     }
   }
+  const meta = stringRecord(v.meta, `${path}.meta`, is);
+  if (meta) out.meta = meta;
+  const res = resources(v.resources, `${path}.resources`, is);
+  if (res) out.resources = res;
+  const sd = nonNegNum(v.shutdownDelayMs, `${path}.shutdownDelayMs`, is);
+  if (sd !== undefined) out.shutdownDelayMs = sd;
   return out;
 }
 
@@ -271,6 +319,10 @@ function group(v: unknown, path: string, is: Issues): TaskGroup | undefined {
   }
   const rp = restartPolicy(v.restartPolicy, `${path}.restartPolicy`, is);
   if (rp) out.restartPolicy = rp;
+  const meta = stringRecord(v.meta, `${path}.meta`, is);
+  if (meta) out.meta = meta;
+  const sd = nonNegNum(v.shutdownDelayMs, `${path}.shutdownDelayMs`, is);
+  if (sd !== undefined) out.shutdownDelayMs = sd;
   return out;
 }
 
@@ -288,6 +340,12 @@ function job(v: unknown, path: string, is: Issues): Job | undefined {
   if (ns) out.namespace = ns;
   const prio = nonNegInt(v.priority, `${path}.priority`, is);
   if (prio !== undefined) out.priority = prio;
+  const region = str(v.region, `${path}.region`, is);
+  if (region) out.region = region;
+  const dcs = stringList(v.datacenters, `${path}.datacenters`, is);
+  if (dcs) out.datacenters = dcs;
+  const meta = stringRecord(v.meta, `${path}.meta`, is);
+  if (meta) out.meta = meta;
   if (!Array.isArray(v.taskGroups) || v.taskGroups.length === 0) is.add(`${path}.taskGroups`, 'must be a non-empty array');
   else {
     const seen = new Set<string>();
@@ -383,6 +441,8 @@ export function parseAllocation(json: unknown): Allocation {
   }
   const ct = nonNegNum(src.createTime, 'createTime', is);
   if (ct) out.createTime = ct;
+  const name = str(src.name, 'name', is);
+  if (name) out.name = name;
   const ts = taskStates(src.taskStates, 'taskStates', is);
   if (ts) out.taskStates = ts;
 

@@ -32,6 +32,8 @@ export interface Allocation {
   allocModifyIndex: number;
   createTime?: number;
   taskStates?: Record<string, TaskState>;
+  /** Nomad's `<job>.<group>[<index>]`; `NOMAD_ALLOC_INDEX` comes from it. */
+  name?: string;
 }
 
 /** A job: what the allocation's task group comes from. */
@@ -42,6 +44,12 @@ export interface Job {
   type: 'service' | 'batch' | 'system' | 'sysbatch';
   priority?: number;
   taskGroups: TaskGroup[];
+  /** The region the job runs in (`NOMAD_REGION`). */
+  region?: string;
+  /** Datacenters the job may run in. */
+  datacenters?: string[];
+  /** Job meta; merged with group and task meta into `NOMAD_META_*`. */
+  meta?: Record<string, string>;
 }
 
 /** A group of tasks placed together. */
@@ -51,6 +59,10 @@ export interface TaskGroup {
   tasks: Task[];
   ephemeralDisk?: { sticky?: boolean; migrate?: boolean; sizeMB?: number };
   restartPolicy?: RestartPolicy;
+  /** Group meta; overrides job meta, overridden by task meta. */
+  meta?: Record<string, string>;
+  /** Nomad's group `shutdown_delay`, in ms. */
+  shutdownDelayMs?: number;
 }
 
 /** Lifecycle hook a task is attached to. */
@@ -69,6 +81,29 @@ export interface Task {
   killSignal?: string;
   restartPolicy?: RestartPolicy;
   logs?: { maxFiles: number; maxFileSizeMB: number };
+  /** Task meta; overrides group and job meta in `NOMAD_META_*`. */
+  meta?: Record<string, string>;
+  /** What the task may use (Nomad's task `resources`). */
+  resources?: Resources;
+  /** Nomad's task `shutdown_delay`, in ms. */
+  shutdownDelayMs?: number;
+}
+
+/**
+ * A task's resources, as Nomad's task `resources` block (API JSON: `CPU`, `MemoryMB`,
+ * `MemoryMaxMB`, `Cores`, `SecretsMB`).
+ */
+export interface Resources {
+  /** CPU in MHz; becomes cpu shares / cpu.weight. */
+  cpu?: number;
+  /** Memory in MB: the hard limit, or the soft limit (reservation) when `memoryMaxMB` is set. */
+  memoryMB?: number;
+  /** Hard memory limit in MB with memory oversubscription. */
+  memoryMaxMB?: number;
+  /** Whole CPU cores reserved for the task (a cpuset). */
+  cores?: number;
+  /** Size of the task's `secrets/` tmpfs in MB (Nomad's default is 1). */
+  secretsMB?: number;
 }
 
 /** Nomad's restart policy, with durations in milliseconds. */

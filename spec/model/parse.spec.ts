@@ -41,6 +41,41 @@ describe('parseAllocation', () => {
     expect(ts.events[0]!.time).to.equal(1764676800000);
   });
 
+  it('keeps name, region, datacenters, meta, resources and shutdown delays from Nomad JSON', () => {
+    const raw = nomadJson();
+    raw.Job.Meta = { owner: 'ops' };
+    raw.Job.TaskGroups[0].Meta = { tier: 'cache' };
+    raw.Job.TaskGroups[0].ShutdownDelay = 5_000_000_000;
+    raw.Job.TaskGroups[0].Tasks[0].Meta = { role: 'primary' };
+    raw.Job.TaskGroups[0].Tasks[0].ShutdownDelay = 2_000_000_000;
+    raw.Job.TaskGroups[0].Tasks[0].Resources = { CPU: 500, MemoryMB: 256, MemoryMaxMB: 512, Cores: 0, DiskMB: 0, SecretsMB: 2 };
+    const a = parseAllocation(raw);
+    expect(a.name).to.equal('example.cache[0]');
+    expect(a.job.region).to.equal('global');
+    expect(a.job.datacenters).to.deep.equal(['dc1']);
+    expect(a.job.meta).to.deep.equal({ owner: 'ops' });
+    const g = a.job.taskGroups[0]!;
+    expect(g.meta).to.deep.equal({ tier: 'cache' });
+    expect(g.shutdownDelayMs).to.equal(5000);
+    expect(g.tasks[0]!.meta).to.deep.equal({ role: 'primary' });
+    expect(g.tasks[0]!.shutdownDelayMs).to.equal(2000);
+    // Nomad's 0 means "not set".
+    expect(g.tasks[0]!.resources).to.deep.equal({ cpu: 500, memoryMB: 256, memoryMaxMB: 512, secretsMB: 2 });
+    // And they survive a camelCase round trip.
+    expect(parseAllocation(JSON.parse(JSON.stringify(a)))).to.deep.equal(a);
+  });
+
+  it('validates resources as Nomad does', () => {
+    const bad = makeAlloc([mockTask('t', undefined, { resources: { cpu: 0, memoryMB: 5, memoryMaxMB: 4, cores: -1 } })]);
+    const issues = issuesOf(() => parseAllocation(bad));
+    expect(issues).to.include('job.taskGroups[0].tasks[0].resources.cpu: minimum CPU value is 1; got 0');
+    expect(issues).to.include('job.taskGroups[0].tasks[0].resources.memoryMB: minimum MemoryMB value is 10; got 5');
+    expect(issues).to.include('job.taskGroups[0].tasks[0].resources.memoryMaxMB: MemoryMaxMB value (4) should be larger than MemoryMB value (5)');
+    expect(issues).to.include('job.taskGroups[0].tasks[0].resources.cores: must not be negative');
+    const worse = makeAlloc([mockTask('t', undefined, { meta: { a: 1 } as never, shutdownDelayMs: 'x' as never })]);
+    expect(issuesOf(() => parseAllocation(worse))).to.include.members(['job.taskGroups[0].tasks[0].meta.a: must be a string', 'job.taskGroups[0].tasks[0].shutdownDelayMs: must be a number']);
+  });
+
   it('round-trips berth camelCase JSON', () => {
     const a = makeAlloc([mockTask('web')]);
     expect(parseAllocation(JSON.parse(JSON.stringify(a)))).to.deep.include({ id: a.id, taskGroup: 'web', namespace: 'default' });
