@@ -38,6 +38,7 @@ function printOne(io: CliIO, { alloc: a, handles }: StoredAlloc, events: number)
   const c = paint(io.color);
   const field = (k: string, v: string) => writeLine(io.stdout, `${k.padEnd(20)}= ${v}`);
   field('ID', a.id);
+  if (a.name) field('Name', a.name);
   field('Node ID', a.nodeId);
   field('Job ID', `${a.jobId} (${a.job.type})`);
   field('Task Group', a.taskGroup);
