@@ -106,6 +106,16 @@ export function allocIssues(json: unknown): { alloc?: Allocation; issues: string
   }
 }
 
+/**
+ * Why `berth run` cannot run `alloc` on its own, or undefined: waiting for a previous or preempted
+ * allocation needs the servers (a `ServerRPC`), which a one-shot command does not have.
+ */
+export function standaloneProblem(alloc: Allocation): string | undefined {
+  const fields = [alloc.previousAllocation ? 'previousAllocation' : '', alloc.preemptedAllocations?.length ? 'preemptedAllocations' : ''].filter(Boolean);
+  if (!fields.length) return undefined;
+  return `${fields.join(' and ')} make the allocation wait for others, which berth run cannot ask any servers about; remove ${fields.length > 1 ? 'them' : 'it'} to run the allocation on its own`;
+}
+
 /** Reads, parses and validates an allocation file; throws an InputError listing every problem. */
 export async function loadAllocation(path: string, stdin: Readable): Promise<LoadedAlloc> {
   const { text, source } = await readInput(path, stdin);

@@ -118,6 +118,19 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
     expect(existsSync(dataDir)).to.equal(false);
   });
 
+  it('run refuses an allocation that would wait for others (no servers to ask), naming the fields; validate notes it', async () => {
+    const dataDir = join(dir, 'data');
+    const r = await runMain(['run', '--data-dir', dataDir, NOMAD_FIXTURE]);
+    expect(r.code).to.equal(2);
+    expect(r.stderr.trim()).to.equal(
+      `berth: ${NOMAD_FIXTURE}: previousAllocation and preemptedAllocations make the allocation wait for others, which berth run cannot ask any servers about; remove them to run the allocation on its own`,
+    );
+    expect(existsSync(dataDir)).to.equal(false);
+    const v = await runMain(['validate', NOMAD_FIXTURE]);
+    expect(v.code).to.equal(0);
+    expect(v.stderr).to.match(/^berth: note: .*previousAllocation and preemptedAllocations/);
+  });
+
   it('validate accepts every example file, berth JSON and Nomad API JSON alike', async () => {
     const files = readdirSync(EXAMPLES).filter((f) => f.endsWith('.json'));
     expect(files.length).to.be.greaterThanOrEqual(6);

@@ -12,9 +12,9 @@ import type { AllocRunner, Client } from '../../../actors/client/types.ts';
 import { shutdownMountHelper } from '../../../actors/allocdir/mounts.ts';
 import { isTerminated } from '../../../model/status.ts';
 import type { Allocation } from '../../../model/types.ts';
-import { loadAllocation } from '../alloc-file.ts';
+import { loadAllocation, standaloneProblem } from '../alloc-file.ts';
 import { parseCommandArgs, printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { InputError, UsageError } from '../errors.ts';
 import { parsePort, withInspector } from '../inspector.ts';
 import { LogPump } from '../run/log-pump.ts';
 import { runExitCode } from '../run/outcome.ts';
@@ -126,7 +126,9 @@ export const runCommand: Command = {
     const mode: PrintMode = values.json ? 'json' : values.quiet ? 'quiet' : 'text';
 
     // Everything that can be refused is checked before anything is created on disk.
-    const { alloc } = await loadAllocation(positionals[0]!, io.stdin);
+    const { alloc, source } = await loadAllocation(positionals[0]!, io.stdin);
+    const standalone = standaloneProblem(alloc);
+    if (standalone) throw new InputError(source, standalone);
     const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup)!;
     const taskNames = group.tasks.map((t) => t.name);
     const printer = new RunPrinter(io, mode, taskNames);

@@ -3,7 +3,7 @@
  * field path.
  * @module
  */
-import { loadAllocation } from '../alloc-file.ts';
+import { loadAllocation, standaloneProblem } from '../alloc-file.ts';
 import { parseCommandArgs, printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
@@ -24,6 +24,8 @@ export const validateCommand: Command = {
     const { alloc, source } = await loadAllocation(positionals[0]!, io.stdin);
     const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup)!;
     const tasks = group.tasks.map((t) => `${t.name} (${t.driver})`).join(', ');
+    const standalone = standaloneProblem(alloc);
+    if (standalone) writeLine(io.stderr, `berth: note: ${source}: ${standalone}`);
     writeLine(
       io.stdout,
       `${source}: valid: job ${alloc.jobId} (${alloc.job.type}), group ${group.name}, ${group.tasks.length} task${group.tasks.length === 1 ? '' : 's'}: ${tasks}`,
