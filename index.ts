@@ -5,7 +5,7 @@
  * @module
  */
 // 1. Model
-export type { Allocation, ClientStatus, DesiredStatus, Job, LifecycleHook, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './model/types.ts';
+export type { Allocation, ClientStatus, DesiredStatus, Job, LifecycleHook, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './model/types.ts';
 export { isTerminated, isServerTerminal, isTerminal, isClientTerminalStatus, shouldMigrate } from './model/status.ts';
 export { parseAllocation, isUUID } from './model/parse.ts';
 export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
