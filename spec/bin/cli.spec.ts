@@ -158,6 +158,15 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
     expect((await runMain(['init', '--batch', '--service', file])).code).to.equal(2);
   });
 
+  it('a data dir that cannot be one is named, exit 2', async () => {
+    const file = join(dir, 'not-a-dir');
+    writeFileSync(file, '');
+    const r = await runMain(['run', '--data-dir', file, join(EXAMPLES, 'hello.json')]);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(new RegExp(`^berth: ${file}: cannot use as data dir: ENOTDIR`));
+    noStack(r.stderr);
+  });
+
   it('status and logs on a dir without berth state exit 2 and name the dir', async () => {
     for (const argv of [
       ['status', '--data-dir', dir],

@@ -137,7 +137,12 @@ export const runCommand: Command = {
     const stopper = new Stopper(printer);
     try {
       return await withInspector(io, !!values.inspect, port, async (insp) => {
-        const client = createClient({ dataDir, ...(insp ? { inspect: insp.inspect } : {}) });
+        let client: Client;
+        try {
+          client = createClient({ dataDir, ...(insp ? { inspect: insp.inspect } : {}) });
+        } catch (err) {
+          throw new InputError(values['data-dir'] ?? dataDir, `cannot use as data dir: ${(err as Error).message}`, [], { cause: err });
+        }
         const subs = TIMELINE_TYPES.map((t) => client.bus.of(t).subscribe((m) => printer.event(m)));
         let runner: AllocRunner | undefined;
         try {
