@@ -47,6 +47,11 @@ export default tseslint.config(
     },
   },
   {
+    // The viewer's page runs in a browser.
+    files: ['actors/viewer/static/**'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -12,6 +12,7 @@ export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
 export { realClock, sleep, type Clock } from './model/clock.ts';
 export { ALLOC_STATES } from './model/alloc-state.ts';
 export * from './model/errors.ts';
+export { addUsage, emptyUsage, type AllocResourceUsage, type CpuStats, type MemoryStats, type ResourceUsage, type TaskResourceUsage } from './model/usage.ts';
 
 // 2. Bus and broadcaster
 export { AllocBroadcaster, AllocListener } from './bus/broadcaster.ts';
@@ -19,10 +20,9 @@ export { createBus, type Bus } from './bus/bus.ts';
 export type { BusMessage, BusMessageMap, BusMessageType } from './bus/messages.ts';
 
 // 3. Allocation and task directories
-export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv } from './actors/allocdir/index.ts';
+export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv, SnapshotStreamError, MountError, type RestoreSnapshotOptions, type RestoreSnapshotResult } from './actors/allocdir/index.ts';
 export type { AllocDirOptions } from './actors/allocdir/alloc-dir.ts';
 export type { TaskDirBuildOptions } from './actors/allocdir/task-dir.ts';
-export type { RestoreSnapshotOptions } from './actors/allocdir/snapshot.ts';
 export { TaskDirBuildError } from './actors/allocdir/errors.ts';
 export { createSnapshotServer, type SnapshotServer, type SnapshotServerOptions } from './actors/migrate/snapshot-server.ts';
 export type { ChrootStats } from './actors/allocdir/chroot.ts';
@@ -34,10 +34,10 @@ export { DEFAULT_RETRY } from './actors/watchers/types.ts';
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
-export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream } from './actors/client/types.ts';
+export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream, TlsFiles } from './actors/client/types.ts';
 export type { HookContext, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
-export { openStateStore, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';
+export { openStateStore, StateStoreError, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';
 export type { AllocState } from './machines/alloc-state.ts';
 export type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
 export { createMockDriver, type MockDriverOptions } from './actors/drivers/mock.ts';
@@ -46,6 +46,13 @@ export { createExecDriver, type ExecDriverOptions } from './actors/drivers/exec.
 export type { ProcessDriverOptions } from './actors/drivers/executor/process-driver.ts';
 export { buildTaskEnv, DEFAULT_ENV_DENYLIST, type TaskEnvInput } from './actors/drivers/env.ts';
 export { readTaskLogs, type ReadTaskLogsOptions } from './actors/drivers/logs/reader.ts';
+
+// Resources: task cgroups, limits, stats.
+export { detectCgroups, type CgroupDetection, type CgroupOptions } from './actors/cgroups/detect.ts';
+export { CgroupSetupError, CgroupUnavailableError } from './actors/cgroups/errors.ts';
+export type { CgroupLayout, TaskCgroup } from './actors/cgroups/types.ts';
+export { formatUsageLine } from './actors/cgroups/format-usage.ts';
+export { cgroupLimits, type CgroupLimits } from './machines/policy/cgroup-limits.ts';
 
 // Machines and policies, for hosts that want to drive or inspect them directly.
 export { allocMachine, type AllocContext, type AllocMachineInput, type TaskSettings } from './machines/alloc.machine.ts';
@@ -57,3 +64,6 @@ export { decideRestart, defaultRestartPolicy, type RestartDecision, type Restart
 export type { TaskRole, TaskStage } from './machines/policy/task-roles.ts';
 export { getClientStatus, type ComputedClientStatus } from './machines/policy/client-status.ts';
 export { TaskEventType } from './machines/policy/task-events.ts';
+
+// berth's own viewer: live page, recordings, replay.
+export { serveRecording, readRecording, openLiveViewer, InvalidViewerOptionsError, RecordingFormatError, type ViewerServer, type ViewerRecord, type Recording } from './actors/viewer/index.ts';

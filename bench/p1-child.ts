@@ -18,9 +18,11 @@ interface Payload {
   n: number;
   dir: string;
   tool: string | null;
+  /** berth only (P7): serve the viewer, and with 'page' wait for a page to connect first. */
+  viewer?: 'off' | 'idle' | 'page';
 }
 
-const { mode, n, dir, tool } = childPayload<Payload>();
+const { mode, n, dir, tool, viewer = 'off' } = childPayload<Payload>();
 const root = process.geteuid?.() === 0;
 
 
@@ -83,8 +85,14 @@ async function berth(): Promise<Record<string, number>> {
   const client = createClient({ dataDir: dir });
   client.bus.of('client.error').subscribe((m) => childLog(`client.error: ${JSON.stringify(m)}`));
   client.bus.of('hook.error').subscribe((m) => childLog(`hook.error: ${JSON.stringify(m)}`));
+  if (viewer !== 'off') {
+    const srv = await client.serveViewer();
+    childLog(`viewer-url ${srv.url}`);
+    if (viewer === 'page') await srv.pageConnected();
+  }
   const allocs = Array.from({ length: n }, () => mockAlloc());
   const t0 = now();
+  const cpu0 = process.cpuUsage();
   const runners = allocs.map((a) => client.addAlloc(a));
   await Promise.all(runners.map((r) => r.waitFor('running')));
   const t1 = now();
@@ -93,11 +101,12 @@ async function berth(): Promise<Record<string, number>> {
   const t2 = now();
   await Promise.all(runners.map((r) => r.destroy()));
   const t3 = now();
+  const cpu = process.cpuUsage(cpu0);
   const bad = runners.filter((r) => r.alloc().clientStatus !== 'complete').length;
   if (bad) throw new Error(`${bad} allocs did not complete`);
   await client.shutdown();
   await shutdownMountHelper();
-  return { totalMs: t3 - t0, addMs: t1 - t0, stopMs: t2 - t1, destroyMs: t3 - t2 };
+  return { totalMs: t3 - t0, addMs: t1 - t0, stopMs: t2 - t1, destroyMs: t3 - t2, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 const result = mode === 'floor' ? await floor() : await berth();

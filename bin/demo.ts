@@ -83,14 +83,23 @@ async function firstLines(r: AllocRunner, n: number): Promise<string[]> {
 }
 
 /** Runs the demo. */
-export async function runDemo(opts: { inspect?: InspectionObserver } = {}): Promise<void> {
+export async function runDemo(opts: {
+  inspect?: InspectionObserver;
+  /** Record the run for `berth view` (ClientOptions.record). */
+  record?: string;
+  /** Called with the client before anything runs (e.g. to open a viewer). */
+  onClient?: (client: Client) => Promise<void>;
+  /** Awaited once every step ran, before the allocations are stopped (time to look at them). */
+  hold?: () => Promise<void>;
+} = {}): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'berth-demo-'));
   const servers = new DemoServers();
-  const client = createClient({ dataDir, nodeId: 'demo-node', rpc: servers, retry: { baseMs: 200, staggerMs: 100 }, ...(opts.inspect ? { inspect: opts.inspect } : {}) });
+  const client = createClient({ dataDir, nodeId: 'demo-node', rpc: servers, retry: { baseMs: 200, staggerMs: 100 }, ...(opts.inspect ? { inspect: opts.inspect } : {}), ...(opts.record ? { record: opts.record } : {}) });
   const stopTimeline = printTimeline(client);
   // The client reports its view to the servers, as a Nomad client does.
   const report = client.updates$.subscribe((a) => servers.put(a));
   try {
+    await opts.onClient?.(client);
     console.log(color(1, '\n▶ 1. a low-priority service job, count 3, on raw_exec\n'));
     const lo = [0, 1, 2].map((i) => alloc('lo', i, 20, [shellLoop(`lo[${i}]`)]));
     const loRunners = lo.map((a) => client.addAlloc(a));
@@ -132,6 +141,7 @@ export async function runDemo(opts: { inspect?: InspectionObserver } = {}): Prom
     logs.splice(2, 0, ['lo[2]', lo2Logs]);
     for (const [n, ls] of logs) for (const l of ls) console.log(`  ${color(36, n.padEnd(6))} │ ${l}`);
 
+    await opts.hold?.();
     console.log(color(1, '\n▶ stopping everything\n'));
     for (const r of [hiRunner, hi2Runner]) client.updateAlloc({ ...r.alloc(), desiredStatus: 'stop', allocModifyIndex: 20 });
     await Promise.all([hiRunner, hi2Runner].map((r) => settled(client, r)));

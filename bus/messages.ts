@@ -5,6 +5,7 @@
  */
 import type { AllocState } from '../model/alloc-state.ts';
 import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
+import type { ResourceUsage } from '../model/usage.ts';
 
 /** Every message kind and its payload. */
 export interface BusMessageMap {
@@ -42,6 +43,13 @@ export interface BusMessageMap {
   'migration.failed': { allocId: string; previousAllocId: string; error: string };
   /** A chroot was built for a task. */
   'chroot.built': { allocId: string; task: string; files: number; dirs: number; links: number; copies: number; bytes: number; ms: number };
+  /**
+   * At client start: the cgroup hierarchy berth uses (`version` null: none, and `message` says why).
+   * `parent` is berth's parent cgroup in the first hierarchy.
+   */
+  'cgroups.detected': { version: 'v1' | 'v2' | null; controllers: string[]; parent?: string; message: string };
+  /** A running task's usage, every `ClientOptions.statsIntervalMs` (off by default). */
+  'task.stats': { allocId: string; task: string; usage: ResourceUsage; timestamp: number };
   /** An actor failed in a way berth did not expect. */
   'client.error': { allocId?: string; actorId?: string; error: string };
 }

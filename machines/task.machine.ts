@@ -113,7 +113,8 @@ function killEvents(c: Ctx, e: { time: number; reason?: TaskEvent; killReason?: 
 }
 
 function exitEvent(out: ExitOutput): TaskEvent {
-  return taskEvent('Terminated', out.time, { details: details.exit(out.result.exitCode, out.result.signal, out.result.err) });
+  const r = out.result;
+  return taskEvent('Terminated', out.time, { details: details.exit(r.exitCode, r.signal, r.err, r.oomKilled) });
 }
 
 function toDead(c: Ctx, time: number): Partial<Ctx> {

@@ -50,6 +50,19 @@ export class AllocDirNotBuiltError extends BerthError {
 /** A snapshot entry or symlink would land outside the destination alloc dir. */
 export class SnapshotEscapeError extends BerthError {}
 
+/**
+ * A snapshot (or a migration's response) went past a bound: total bytes (the group's ephemeral
+ * disk size), entry count, name or link length, or header size. `limit` names the bound.
+ */
+export class SnapshotLimitError extends BerthError {
+  constructor(
+    message: string,
+    readonly limit: 'bytes' | 'entries' | 'name' | 'header',
+  ) {
+    super(message);
+  }
+}
+
 /** The remote side of a migration failed to snapshot; `remoteMessage` is its error text. */
 export class SnapshotRemoteError extends BerthError {
   constructor(message: string, readonly remoteMessage: string) {

@@ -7,3 +7,5 @@ export * from './parse.ts';
 export * from './clock.ts';
 export * from './alloc-state.ts';
 export * from './driver-types.ts';
+export * from './json-value.ts';
+export * from './usage.ts';

@@ -5,6 +5,8 @@
  * @module
  */
 import { InvalidAllocationError } from './errors.ts';
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- JSON_LIMITS is imported for the {@link} in parseAllocation's TSDoc
+import { jsonValueProblems, type JSON_LIMITS } from './json-value.ts';
 import type { Allocation, Job, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -19,15 +21,38 @@ export function isUUID(s: unknown): s is string {
   return typeof s === 'string' && s.length === 36 && UUID_RE.test(s);
 }
 
+/** Longest task name, in UTF-8 bytes: leaves room under NAME_MAX and PATH_MAX for berth's own paths. */
+export const MAX_TASK_NAME_BYTES = 128;
+
+/** Names a task cannot take: the alloc dir's own entries (`alloc/` is shared by every task). */
+export const RESERVED_TASK_NAMES: readonly string[] = ['alloc'];
+
 /**
- * Why `name` cannot be a task (directory) name, or undefined when it can.
- * Shared by parseAllocation and AllocDir.newTaskDir.
+ * Why `name` cannot be a single path component (an alloc id's directory), or undefined when it
+ * can: a non-empty string, not `.` or `..`, without `/` or NUL.
  */
-export function taskNameProblem(name: unknown): string | undefined {
+export function pathComponentProblem(name: unknown): string | undefined {
   if (typeof name !== 'string' || name === '') return 'must be a non-empty string';
   if (name === '.' || name === '..') return `must not be "${name}"`;
   if (name.includes('/')) return 'must not contain "/"';
   if (name.includes('\0')) return 'must not contain NUL';
+  return undefined;
+}
+
+/**
+ * Why `name` cannot be a task (directory) name, or undefined when it can. As Nomad: no slashes
+ * (`/` or `\\`) and no NUL; and, since the name becomes a directory beside the shared `alloc/`,
+ * not `.`, `..`, not a reserved name ({@link RESERVED_TASK_NAMES}), and at most
+ * {@link MAX_TASK_NAME_BYTES} bytes. Shared by parseAllocation and AllocDir.newTaskDir.
+ */
+export function taskNameProblem(name: unknown): string | undefined {
+  const p = pathComponentProblem(name);
+  if (p) return p;
+  const n = name as string;
+  if (n.includes('\\')) return 'must not contain "\\"';
+  if (RESERVED_TASK_NAMES.includes(n)) return `must not be "${n}" (reserved by the alloc dir)`;
+  const bytes = Buffer.byteLength(n);
+  if (bytes > MAX_TASK_NAME_BYTES) return `must be at most ${MAX_TASK_NAME_BYTES} bytes (got ${bytes})`;
   return undefined;
 }
 
@@ -395,6 +420,9 @@ function taskStates(v: unknown, path: string, is: Issues): Record<string, TaskSt
  * Parses and validates an allocation given as berth's camelCase JSON or as Nomad's HTTP API JSON
  * (PascalCase, nanosecond durations, Nomad's zero time meaning absent).
  *
+ * Before anything else the input must be plain JSON within {@link JSON_LIMITS} (see
+ * `jsonValueProblems`); those problems name the path as given (PascalCase for Nomad input).
+ *
  * @throws InvalidAllocationError naming every offending field path, in berth's camelCase names.
  * @example
  * const alloc = parseAllocation(JSON.parse(fs.readFileSync('alloc.json', 'utf8')));
@@ -402,6 +430,10 @@ function taskStates(v: unknown, path: string, is: Issues): Record<string, TaskSt
 export function parseAllocation(json: unknown): Allocation {
   const is = new Issues();
   if (!isObj(json)) throw new InvalidAllocationError(['(root): must be an object']);
+  // First: only plain JSON within bounds (no BigInt, cycles, functions, getters; bounded depth
+  // and sizes), so nothing below can recurse too deep or meet a value it cannot copy or store.
+  const notJson = jsonValueProblems(json);
+  if (notJson.length) throw new InvalidAllocationError(notJson);
   const src = 'ID' in json && !('id' in json) ? fromNomad(json) : json;
 
   const id = str(src.id, 'id', is, { required: true });

@@ -1,17 +1,27 @@
 #!/usr/bin/env node
 // `npm run build`: compiles the TypeScript sources into dist/ (ESM JavaScript, .d.ts and source
-// maps), then copies the plain-JavaScript programs tsc does not emit: the per-task executor and
-// the log rotator it imports (found at runtime next to the compiled driver code).
+// maps), then copies every other file of the source dirs to the same place under dist/: what tsc
+// does not emit but is found at runtime next to the compiled code (the per-task executor, the
+// log rotator, cgroup helpers, the viewer's static page) and their .d.mts.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-/** Files tsc does not emit, relative to the repo root and to dist/ alike. */
-const ASSETS = ['actors/drivers/executor/executor.mjs', 'actors/drivers/logs/rotator.mjs', 'actors/drivers/logs/rotator.d.mts'];
+/** The dirs tsc compiles (tsconfig.build.json's include). */
+const SOURCE_DIRS = ['actors', 'model', 'machines', 'bus', 'bin'];
+
+/** Every file under `dir` (relative to the repo root) that tsc does not emit: not a .ts file. */
+function assets(dir) {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) => {
+    const rel = join(dir, e.name);
+    if (e.isDirectory()) return assets(rel);
+    return e.name.endsWith('.ts') ? [] : [rel];
+  });
+}
 
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -20,7 +30,7 @@ if (r.status !== 0) {
   console.error(`build: tsc failed (exit ${r.status ?? r.signal})`);
   process.exit(1);
 }
-for (const rel of ASSETS) {
+for (const rel of SOURCE_DIRS.flatMap(assets)) {
   mkdirSync(dirname(join(dist, rel)), { recursive: true });
   copyFileSync(join(root, rel), join(dist, rel));
 }

@@ -16,7 +16,7 @@
 import { lstat, mkdir, readdir, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { AllocDirNotBuiltError, BerthError, InvalidTaskNameError, MultiError } from '../../model/errors.ts';
-import { taskNameProblem } from '../../model/parse.ts';
+import { pathComponentProblem, taskNameProblem } from '../../model/parse.ts';
 import type { Task } from '../../model/types.ts';
 import { AllocDirMoveError } from './errors.ts';
 import { exists, isNotFound } from './escape.ts';
@@ -73,7 +73,7 @@ export class AllocDir {
   #tasks = new Map<string, TaskDir>();
 
   constructor(clientAllocDir: string, allocId: string, opts: AllocDirOptions = {}) {
-    const problem = taskNameProblem(allocId);
+    const problem = pathComponentProblem(allocId);
     if (problem) throw new BerthError(`invalid alloc id ${JSON.stringify(allocId)}: ${problem}`);
     this.clientAllocDir = path.resolve(clientAllocDir);
     this.allocId = allocId;
@@ -94,7 +94,8 @@ export class AllocDir {
    * Registers (and returns) the TaskDir of `taskName`; no disk I/O. A later call with the same
    * name replaces the earlier one, as in Nomad.
    *
-   * @throws InvalidTaskNameError for '', '.', '..', names with '/' or NUL.
+   * @throws InvalidTaskNameError for '', '.', '..', names with '/', '\\' or NUL, `alloc`, and
+   *   names over `MAX_TASK_NAME_BYTES` bytes (see `taskNameProblem`).
    */
   newTaskDir(taskName: string, opts: { secretsMB?: number } = {}): TaskDir {
     const problem = taskNameProblem(taskName);
@@ -149,7 +150,13 @@ export class AllocDir {
     this.#building = undefined; // a build() called after this one must build again
     return this.lock.exclusive(async () => {
       const errors: Error[] = [];
-      for (const td of this.#tasks.values()) errors.push(...(await td.unmountCollect()));
+      for (const td of this.#tasks.values()) {
+        try {
+          errors.push(...(await td.unmountCollect()));
+        } catch (err) {
+          errors.push(err instanceof Error ? err : new BerthError(String(err)));
+        }
+      }
       // Leftovers: tasks not registered in this process (restore), or anything else mounted.
       const leftovers = await mountsUnder(this.dir);
       for (const m of leftovers) {

@@ -1,10 +1,10 @@
 /**
  * Path-escape checks, after Nomad's `helper/escapingfs`. The first three mirror Nomad exactly
- * (quirks included, see each doc); the strict helpers below them are what berth itself uses
- * when it writes into an alloc dir (snapshot restore).
+ * (quirks included, see each doc); the strict helpers below them are berth's own, and
+ * {@link resolveInTree} is how a restore judges a symlink: by where the kernel will resolve it.
  * @module
  */
-import { lstat, realpath } from 'node:fs/promises';
+import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { BerthError } from '../../model/errors.ts';
 
@@ -101,6 +101,64 @@ export async function symlinkInParentChain(base: string, rel: string): Promise<s
     }
   }
   return undefined;
+}
+
+/** Linux's limit on symlinks followed in one path resolution (`MAXSYMLINKS`). */
+export const MAX_SYMLINK_HOPS = 40;
+
+/** Where {@link resolveInTree} found a path: inside the tree, outside it, or in a symlink loop. */
+export type TreeResolution = 'inside' | 'outside' | 'loop';
+
+/**
+ * Resolves `rel` under `base` (a real, symlink-free path) the way the kernel will, one component
+ * at a time: `..` steps up, every symlink met (the last component included) is replaced by its
+ * target text, absolute targets restart at `/`. Once a component is missing the rest is resolved
+ * lexically (a later mkdir could make it exist), so a dangling link is judged by where it *would*
+ * point. Reports `'outside'` as soon as the walk leaves `base`, `'loop'` past
+ * {@link MAX_SYMLINK_HOPS} links. Judges what the tree holds now, not the link's text: a chain
+ * like `b -> .`, `a -> b/b/../../x` is seen for what it is.
+ */
+export async function resolveInTree(base: string, rel: string): Promise<TreeResolution> {
+  const queue = rel.split('/');
+  const cur: string[] = [];
+  let hops = 0;
+  let missing = false;
+  while (queue.length) {
+    const c = queue.shift()!;
+    if (c === '' || c === '.') continue;
+    if (c === '..') {
+      if (cur.length === 0) return 'outside';
+      cur.pop();
+      continue;
+    }
+    cur.push(c);
+    if (missing) continue;
+    const abs = path.join(base, ...cur);
+    let st;
+    try {
+      st = await lstat(abs);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      missing = true;
+      continue;
+    }
+    if (st.isSymbolicLink()) {
+      if (++hops > MAX_SYMLINK_HOPS) return 'loop';
+      const target = await readlink(abs);
+      cur.pop();
+      if (path.isAbsolute(target)) {
+        // Followed textually from `base` (no lexical clean-up: `..` after a link is not `..` of its text).
+        if (!target.startsWith(base.endsWith('/') ? base : base + '/')) return 'outside';
+        cur.length = 0;
+        queue.unshift(...target.slice(base.length).split('/'));
+      } else {
+        queue.unshift(...target.split('/'));
+      }
+    } else if (!st.isDirectory() && queue.some((q) => q !== '' && q !== '.')) {
+      missing = true; // a file used as a directory: the kernel says ENOTDIR; judge the rest by text
+    }
+  }
+  return 'inside';
 }
 
 /** True for ENOENT / ENOTDIR errors: the path (or one of its parents) does not exist. */

@@ -12,4 +12,4 @@ export * from './mounts.ts';
 export * from './default-chroot.ts';
 export * from './errors.ts';
 export { RwLock, Mutex } from './lock.ts';
-export { isRoot, nobodyIds, dropDirPermissions, allocMkdirAll } from './perms.ts';
+export { isRoot, nobodyIds, userIds, dropDirPermissions, allocMkdirAll } from './perms.ts';

@@ -176,6 +176,23 @@ export function shutdownMountHelper(): Promise<void> {
   return helper.shutdown();
 }
 
+let holders = 0;
+
+/**
+ * Marks one more user of the mount helper (a client); the returned function releases it, and
+ * the last release stops the helper, so it never outlives `client.shutdown()`. (A later mount
+ * simply starts it again.)
+ */
+export function holdMountHelper(): () => Promise<void> {
+  holders++;
+  let released = false;
+  return () => {
+    if (released) return Promise.resolve();
+    released = true;
+    return --holders === 0 ? helper.shutdown() : Promise.resolve();
+  };
+}
+
 async function sysMount(op: 'mount' | 'umount', req: Request, argv: string[], target: string): Promise<void> {
   if (!forceSpawn && !helper.unavailable) {
     let ans: Answer | undefined;
@@ -240,26 +257,41 @@ export async function mountTmpfs(dir: string, sizeMB: number, opts: { noexec?: b
 }
 
 /**
- * Bind-mounts `src` onto `dst`. A read-only bind needs a second call (MS_BIND|MS_REMOUNT|
- * MS_RDONLY): the kernel ignores MS_RDONLY on the first one.
+ * Bind-mounts `src` onto `dst`, always `nosuid,nodev` (and `ro`, `noexec` when asked): nothing
+ * a task can reach through a mount berth made may carry privileges in (a setuid file in the
+ * shared alloc dir runs as its caller). The kernel ignores these flags on the first MS_BIND
+ * call, so a second one (MS_BIND|MS_REMOUNT|flags) sets them; if that fails the bind is undone.
  *
  * @throws MountError
  */
-export async function bindMount(src: string, dst: string, opts: { readOnly?: boolean } = {}): Promise<void> {
+export async function bindMount(src: string, dst: string, opts: { readOnly?: boolean; noexec?: boolean } = {}): Promise<void> {
   await sysMount('mount', { op: 'mount', source: src, target: dst, fstype: null, flags: MS_BIND }, ['--bind', src, dst], dst);
-  if (!opts.readOnly) return;
+  const flags = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | (opts.readOnly ? MS_RDONLY : 0) | (opts.noexec ? MS_NOEXEC : 0);
+  const names = ['remount', 'bind', 'nosuid', 'nodev', ...(opts.readOnly ? ['ro'] : []), ...(opts.noexec ? ['noexec'] : [])];
   try {
-    await sysMount(
-      'mount',
-      { op: 'mount', source: null, target: dst, fstype: null, flags: MS_BIND | MS_REMOUNT | MS_RDONLY },
-      ['-o', 'remount,bind,ro', dst],
-      dst,
-    );
+    await sysMount('mount', { op: 'mount', source: null, target: dst, fstype: null, flags }, ['-o', names.join(','), dst], dst);
   } catch (err) {
-    // Never leave a writable bind where a read-only one was asked for.
+    // Never leave a bind without the flags asked for.
     await unmount(dst, { lazy: true }).catch(() => undefined);
     throw err;
   }
+}
+
+/** The per-mount options of the mount at exactly `dir` (e.g. `rw,nosuid,nodev,relatime`), from the mount table. */
+export async function mountOptions(dir: string): Promise<string[] | undefined> {
+  const base = await resolveReal(dir);
+  let text: string;
+  try {
+    text = await readFile('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return undefined;
+  }
+  let found: string[] | undefined;
+  for (const line of text.split('\n')) {
+    const f = line.split(' ');
+    if (f.length > 5 && (f[4]!.includes('\\') ? unescapeMountPath(f[4]!) : f[4]) === base) found = f[5]!.split(','); // the last (top) one wins
+  }
+  return found;
 }
 
 /**

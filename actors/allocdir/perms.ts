@@ -30,6 +30,26 @@ export function nobodyIds(): Promise<{ uid: number; gid: number }> {
   return nobody;
 }
 
+/**
+ * uid/gid of the user `name` (a name, or a numeric uid) from /etc/passwd; a numeric uid with no
+ * entry gets itself as gid. Undefined when there is no such user. Used to give restored files
+ * to the task's user.
+ */
+export async function userIds(name: string): Promise<{ uid: number; gid: number } | undefined> {
+  const numeric = /^\d+$/.test(name);
+  let text = '';
+  try {
+    text = await readFile('/etc/passwd', 'utf8');
+  } catch {
+    // no passwd: only a numeric uid can be resolved
+  }
+  for (const line of text.split('\n')) {
+    const f = line.split(':');
+    if (f.length >= 4 && (f[0] === name || (numeric && f[2] === name))) return { uid: Number(f[2]), gid: Number(f[3]) };
+  }
+  return numeric ? { uid: Number(name), gid: Number(name) } : undefined;
+}
+
 /** chmod to `desired | 0777` and, as root, chown to nobody (Nomad's `dropDirPermissions`). */
 export async function dropDirPermissions(p: string, desired: number): Promise<void> {
   try {

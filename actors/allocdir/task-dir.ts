@@ -206,13 +206,14 @@ export class TaskDir {
         errors.push(err instanceof Error ? err : new BerthError(String(err)));
       }
     };
-    if (await exists(this.sharedTaskDir)) {
-      await step(async () => {
-        await unmountAll(path.join(this.sharedTaskDir, LOG_DIR_NAME));
-        await unmountAll(this.sharedTaskDir);
-        await removeIfUnmounted(this.sharedTaskDir);
-      });
-    }
+    // Every check is inside a step: one path the filesystem refuses (ENAMETOOLONG, ...) must not
+    // stop the others, nor the alloc dir's own clean-up after this.
+    await step(async () => {
+      if (!(await exists(this.sharedTaskDir))) return;
+      await unmountAll(path.join(this.sharedTaskDir, LOG_DIR_NAME));
+      await unmountAll(this.sharedTaskDir);
+      await removeIfUnmounted(this.sharedTaskDir);
+    });
     for (const d of [this.secretsDir, this.privateDir, path.join(this.dir, 'dev'), path.join(this.dir, 'proc')]) {
       await step(async () => {
         if (!(await exists(d))) return;

@@ -16,11 +16,15 @@ import { parseAllocation } from '../../model/parse.ts';
 import { isServerTerminal } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
 import { defaultChrootEnv } from '../allocdir/default-chroot.ts';
+import { holdMountHelper } from '../allocdir/mounts.ts';
 import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
 import type { Driver } from '../drivers/driver.ts';
+import { detectCgroups } from '../cgroups/detect.ts';
+import { createCgroupManager } from '../cgroups/manager.ts';
 import { allocActors } from '../runner/alloc-actors.ts';
+import { startStatsPublisher } from './stats-publisher.ts';
 import { AllocRunnerImpl, type AllocRunnerOptions } from '../runner/alloc-runner.ts';
 import type { Runtime } from '../runner/runtime.ts';
 import { taskActors } from '../runner/task-actors.ts';
@@ -28,6 +32,8 @@ import { openStateStore } from '../state/state-store.ts';
 import { serveRuntimeSnapshots } from '../migrate/serve.ts';
 import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
+import { ClientViewers } from '../viewer/client-viewers.ts';
+import { taskGroupOf } from '../../model/status.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
 
 /** A tiny statechart for the client itself, so the inspector shows it. */
@@ -84,12 +90,19 @@ export function createClient(options: ClientOptions): Client {
   mkdirSync(clientAllocDir, { recursive: true });
   const clock = options.clock ?? realClock;
   const bus = createBus(() => clock.now());
+  // Throws for a forced mode (v1, v2) this machine cannot give; 'auto' falls back to none.
+  const detected = detectCgroups(options.cgroups);
+  const cgroups = detected.ok ? createCgroupManager(detected.layout, { ...(options.cgroups?.pidsLimit ? { pidsLimit: options.cgroups.pidsLimit } : {}) }) : { unavailable: detected.reason };
   const drivers: Record<string, Driver> = {
     mock_driver: createMockDriver({ clock }),
-    raw_exec: createRawExecDriver(),
-    exec: createExecDriver(),
+    raw_exec: createRawExecDriver({ cgroups }),
+    exec: createExecDriver({ cgroups }),
     ...(options.drivers ?? {}),
   };
+  // Published once the caller had the chance to subscribe (the bus drops unheard messages).
+  queueMicrotask(() => bus.publish('cgroups.detected', detected.ok
+    ? { version: detected.layout.version, controllers: detected.layout.controllers, parent: Object.values(detected.layout.parents)[0]!, message: detected.summary }
+    : { version: null, controllers: [], message: `no cgroups: ${detected.reason}` }));
   const chrootEnv = options.chrootEnv && Object.keys(options.chrootEnv).length > 0 ? options.chrootEnv : defaultChrootEnv;
   const rt: Runtime = {
     bus,
@@ -102,10 +115,11 @@ export function createClient(options: ClientOptions): Client {
     nodeId: options.nodeId ?? 'local',
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,
-    store: openStateStore(join(dataDir, 'client', 'state.db')),
+    store: openStateStore(join(dataDir, 'client', 'state.db'), { onError: (err) => bus.publish('client.error', { error: err.message }) }),
     ...(options.rpc ? { rpc: options.rpc } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.migrateToken ? { migrateToken: options.migrateToken } : {}),
+    ...(options.tls ? { tls: { ...options.tls } } : {}),
     registry: new Map(),
   };
   const task = taskMachine.provide({ actors: taskActors(rt) });
@@ -114,7 +128,32 @@ export function createClient(options: ClientOptions): Client {
   const hooks = [...(options.hooks ?? [])];
   const clientActor = createActor(clientMachine, { id: 'client', ...(options.inspect ? { inspect: options.inspect } : {}) }).start();
   let shut = false;
+  const releaseMountHelper = holdMountHelper();
   const snapshotServers = new Set<SnapshotServer>();
+  const stopStats = options.statsIntervalMs && options.statsIntervalMs > 0
+    ? startStatsPublisher({ bus, clock, intervalMs: options.statsIntervalMs, runners: () => [...runners.values()] })
+    : undefined;
+  // berth's own viewer and recorder: nothing is hooked until one is asked for.
+  const viewers = new ClientViewers({
+    bus,
+    now: () => clock.now(),
+    roots: () => [clientActor, ...[...runners.values()].map((r) => r.actor)],
+    logSource: (id) => {
+      const r = runners.get(id);
+      return r && { logsDir: r.allocDir.logsDir, tasks: taskGroupOf(r.alloc()).tasks.map((t) => t.name), logs: (task, stream, o) => r.logs(task, stream, o) };
+    },
+  });
+  if (options.record !== undefined) {
+    try {
+      viewers.record(options.record);
+    } catch (e) {
+      // Nothing half-made: the client never existed.
+      clientActor.stop();
+      rt.store.close();
+      bus.close();
+      throw e;
+    }
+  }
 
   /** Creates, registers and starts a runner. */
   const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles'>) => {
@@ -132,6 +171,7 @@ export function createClient(options: ClientOptions): Client {
       },
     });
     runners.set(alloc.id, runner);
+    viewers.attach(runner.actor);
     clientActor.send({ type: 'alloc.added' });
     return runner.start();
   };
@@ -210,9 +250,14 @@ export function createClient(options: ClientOptions): Client {
         },
       };
     },
+    async serveViewer(opts) {
+      if (shut) throw new ClientShutdownError();
+      return viewers.serve(opts);
+    },
     async shutdown() {
       if (shut) return;
       shut = true;
+      await stopStats?.();
       await Promise.all([...snapshotServers].map((s) => s.close()));
       snapshotServers.clear();
       for (const r of runners.values()) r.stopActor();
@@ -220,9 +265,11 @@ export function createClient(options: ClientOptions): Client {
       rt.registry.clear();
       clientActor.send({ type: 'shutdown' });
       clientActor.stop();
+      await viewers.close();
       rt.store.close();
       bus.close();
       await Promise.all(Object.values(drivers).map((d) => (d as { shutdown?: () => Promise<void> }).shutdown?.()));
+      await releaseMountHelper();
     },
   };
   return client;

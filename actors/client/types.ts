@@ -9,9 +9,15 @@ import type { Bus } from '../../bus/bus.ts';
 import type { AllocState } from '../../machines/alloc-state.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
+import type { AllocResourceUsage } from '../../model/usage.ts';
+import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
+import type { TlsFiles } from '../runner/runtime.ts';
+import type { ServeSnapshotsOptions } from '../migrate/serve.ts';
+
+export type { TlsFiles };
 
 /** xstate's inspection observer (a function or an observer object). */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -46,8 +52,28 @@ export interface ClientOptions {
   random?: () => number;
   /** Remote watcher retry timing (default 30000 + uniform [0, 30000)). */
   retry?: { baseMs: number; staggerMs: number };
+  /**
+   * Path of a JSON-lines file to record every inspection event and bus message to (secrets
+   * left out), for `berth view FILE`. Written until `shutdown()`. Off by default.
+   */
+  record?: string;
   /** Token sent as X-Nomad-Token when fetching a previous alloc's snapshot from another node. */
   migrateToken?: string;
+  /**
+   * HTTPS for migrations (Nomad's client `tls` block): a node whose `tlsEnabled` is set is asked
+   * over HTTPS, presenting `certFile`/`keyFile`, trusting only `caFile`, and (unless
+   * `verifyServerHostname` is false) checking the peer's certificate names
+   * `client.<region>.nomad`. `serveSnapshots` then serves HTTPS and requires client certificates
+   * signed by `caFile`.
+   */
+  tls?: TlsFiles;
+  /**
+   * Task cgroups (limits, OOM reports, clean kills, stats) for raw_exec and exec. Default: detected
+   * at start (`mode: 'auto'`); `{ mode: 'off' }` turns them off.
+   */
+  cgroups?: CgroupOptions;
+  /** Publish every running task's usage as `task.stats` this often (ms). Default 0: off. */
+  statsIntervalMs?: number;
 }
 
 /** The client: a registry of allocation runners on one node. */
@@ -69,12 +95,29 @@ export interface Client {
    * Serves `GET /v1/client/allocation/<id>/snapshot` for this client's allocs, so a replacement
    * on another client (`migrate: true`) can pull their data. Default 127.0.0.1 on a free port;
    * with `token`, requests must carry it as `X-Nomad-Token`. A snapshot in flight holds off its
-   * alloc's destroy. `shutdown()` closes every server started here.
+   * alloc's destroy. `shutdown()` closes every server started here. With `tls` (default:
+   * `ClientOptions.tls`) it serves HTTPS and requires client certificates signed by its CA.
    */
-  serveSnapshots(opts?: { host?: string; port?: number; token?: string }): Promise<{
+  serveSnapshots(opts?: ServeSnapshotsOptions): Promise<{
     /** The server's base URL. */
     url: string;
     /** Stops serving (snapshots in flight are ended). */
+    close(): Promise<void>;
+  }>;
+  /**
+   * Serves berth's own inspector page: the actor tree, the alloc and task charts with the active
+   * state, a timeline per alloc, who waits for whom, and a task's log tail, live. Every asset
+   * ships with berth (works with no internet). Default 127.0.0.1 on a free port; with `token`,
+   * every request needs it (open `url + '?token=' + token`). `shutdown()` closes it.
+   */
+  serveViewer(opts?: { host?: string; port?: number; token?: string }): Promise<{
+    /** The page's URL. */
+    url: string;
+    /** How many pages are connected now. */
+    pages(): number;
+    /** Resolves once a page is connected. */
+    pageConnected(): Promise<void>;
+    /** Stops serving and disconnects every page. */
     close(): Promise<void>;
   }>;
   /** Stops every actor and leaves running tasks alone. */
@@ -115,6 +158,11 @@ export interface AllocRunner extends PrevAllocSource {
   restartTask(task: string, reason?: string): Promise<void>;
   /** Restarts every task, dead ones too, from the first lifecycle stage. */
   restartAll(reason?: string): Promise<void>;
+  /**
+   * Resource usage of the alloc's running tasks and their sum (Nomad's alloc stats). CPU figures
+   * are percentages since the previous call (the first: since the task's cgroup was made).
+   */
+  stats(): Promise<AllocResourceUsage>;
   /** A task's log stream across rotated files. */
   logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
 }

@@ -15,6 +15,7 @@
  */
 import type { ExitResult, TaskConfig, TaskHandle } from '../../model/driver-types.ts';
 import type { Task } from '../../model/types.ts';
+import type { TaskResourceUsage } from '../../model/usage.ts';
 
 export type { ExitResult, TaskConfig, TaskHandle } from '../../model/driver-types.ts';
 
@@ -50,4 +51,6 @@ export interface Driver {
   destroy(handle: TaskHandle, force: boolean): Promise<void>;
   /** Reattaches to a task started by an earlier client (possibly another process). Throws if gone. */
   recover(handle: TaskHandle): Promise<void>;
+  /** The task's resource usage now (optional: a driver without it reports nothing measured). */
+  stats?(handle: TaskHandle): Promise<TaskResourceUsage>;
 }

@@ -111,6 +111,7 @@ export function createExecDriver(opts: ExecDriverOptions = {}): Driver {
   return createProcessDriver({
     name: 'exec',
     capabilities: { fsIsolation: 'chroot', sendSignals: true },
+    applyLimits: true,
     prepare,
   }, opts);
 }

@@ -14,13 +14,20 @@ import type { Driver } from './driver.ts';
 import { createProcessDriver, type ProcessDriverOptions } from './executor/process-driver.ts';
 
 /** Options of {@link createRawExecDriver}. */
-export type RawExecDriverOptions = ProcessDriverOptions;
+export interface RawExecDriverOptions extends ProcessDriverOptions {
+  /**
+   * Whether a task's `resources` become cgroup limits (default true). Off, raw_exec tasks still
+   * get a cgroup (when the client has cgroups) for clean kills and stats, but no limits.
+   */
+  resourceLimits?: boolean;
+}
 
 /** Creates the `raw_exec` driver. */
 export function createRawExecDriver(opts: RawExecDriverOptions = {}): Driver {
   return createProcessDriver({
     name: 'raw_exec',
     capabilities: { fsIsolation: 'none', sendSignals: true },
+    applyLimits: opts.resourceLimits ?? true,
     prepare: async () => ({ mode: 'raw' }),
   }, opts);
 }

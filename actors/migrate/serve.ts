@@ -7,8 +7,10 @@
  * until the copy is done. An alloc whose destroy has begun answers 404.
  * @module
  */
+import { readFile } from 'node:fs/promises';
+import { BerthError } from '../../model/errors.ts';
 import type { AllocDir } from '../allocdir/alloc-dir.ts';
-import type { Runtime } from '../runner/runtime.ts';
+import type { Runtime, TlsFiles } from '../runner/runtime.ts';
 import { createSnapshotServer, type SnapshotServer } from './snapshot-server.ts';
 
 /** Options of {@link serveRuntimeSnapshots} (and of `Client.serveSnapshots`). */
@@ -19,11 +21,27 @@ export interface ServeSnapshotsOptions {
   port?: number;
   /** When set, requests must carry it in `X-Nomad-Token` (the other clients' `migrateToken`). */
   token?: string;
+  /**
+   * Serve HTTPS, requiring client certificates signed by `caFile`. Default: the client's
+   * `ClientOptions.tls` when it has one; `false` serves plain HTTP regardless.
+   */
+  tls?: TlsFiles | false;
 }
 
 /** Serves snapshots of the allocs in `rt.registry`; resolves once listening. */
-export function serveRuntimeSnapshots(rt: Runtime, opts: ServeSnapshotsOptions = {}): Promise<SnapshotServer> {
+export async function serveRuntimeSnapshots(rt: Runtime, opts: ServeSnapshotsOptions = {}): Promise<SnapshotServer> {
+  const files = opts.tls === false ? undefined : (opts.tls ?? rt.tls);
+  let tls;
+  if (files) {
+    try {
+      const [ca, cert, key] = await Promise.all([readFile(files.caFile), readFile(files.certFile), readFile(files.keyFile)]);
+      tls = { ca, cert, key };
+    } catch (err) {
+      throw new BerthError(`cannot read TLS files: ${(err as Error).message}`, { cause: err });
+    }
+  }
   return createSnapshotServer({
+    ...(tls ? { tls } : {}),
     ...(opts.host !== undefined ? { host: opts.host } : {}),
     ...(opts.port !== undefined ? { port: opts.port } : {}),
     ...(opts.token !== undefined ? { token: opts.token } : {}),

@@ -1,11 +1,16 @@
 /**
  * The HTTP endpoint a replacement allocation on another node pulls a snapshot from, as Nomad's
  * `GET /v1/client/allocation/<id>/snapshot`: it streams `AllocDir.snapshot()` as a tar.
+ *
+ * With `tls` it serves HTTPS and accepts only clients presenting a certificate signed by the
+ * given CA (Nomad's `verify_https_client`). The token is compared in constant time, length
+ * included (both sides are hashed first).
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AllocDir } from '../allocdir/alloc-dir.ts';
 
 /** Options of {@link createSnapshotServer}. */
@@ -20,15 +25,27 @@ export interface SnapshotServerOptions {
   token?: string;
   /** Told about snapshots that failed after the response started (the tar ends with the error entry). */
   onError?: (err: unknown, allocId: string) => void;
+  /** Serve HTTPS with this certificate, and require client certificates signed by `ca`. */
+  tls?: SnapshotServerTls;
+}
+
+/** PEM material of an HTTPS snapshot server. */
+export interface SnapshotServerTls {
+  /** CA that client certificates must chain to. */
+  ca: Buffer | string;
+  /** The server's certificate. */
+  cert: Buffer | string;
+  /** Its private key. */
+  key: Buffer | string;
 }
 
 /** A running snapshot server. */
 export interface SnapshotServer {
   /** The bound address. */
   readonly address: { host: string; port: number };
-  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  /** Base URL, e.g. `http://127.0.0.1:41234` (`https://` with TLS). */
   readonly url: string;
-  /** The underlying node:http server. */
+  /** The underlying node:http (or node:https) server. */
   readonly server: Server;
   /** Stops listening and destroys open connections (in-flight snapshots end). */
   close(): Promise<void>;
@@ -36,10 +53,14 @@ export interface SnapshotServer {
 
 const ROUTE = /^\/v1\/client\/allocation\/([^/]+)\/snapshot$/;
 
-function tokenMatches(given: string, want: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(want);
-  return a.length === b.length && timingSafeEqual(a, b);
+/**
+ * Constant-time token check: both sides are hashed to 32 bytes first, so neither the content
+ * nor the length of the expected token shows in the time taken.
+ */
+export function tokenMatches(given: string, want: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(want).digest();
+  return timingSafeEqual(a, b);
 }
 
 function reply(res: ServerResponse, status: number, text: string): void {
@@ -84,14 +105,17 @@ export async function createSnapshotServer(opts: SnapshotServerOptions): Promise
       if (!res.writableEnded) res.destroy();
     });
   };
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     try {
       handle(req, res);
     } catch (err) {
       if (!res.headersSent) reply(res, 500, `${(err as Error).message}\n`);
       else res.destroy();
     }
-  });
+  };
+  const server: Server = opts.tls
+    ? createHttpsServer({ ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key, requestCert: true, rejectUnauthorized: true }, onRequest)
+    : createServer(onRequest);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -109,7 +133,7 @@ export async function createSnapshotServer(opts: SnapshotServerOptions): Promise
   let closing: Promise<void> | undefined;
   return {
     address: { host: addr.address, port: addr.port },
-    url: `http://${urlHost}:${addr.port}`,
+    url: `${opts.tls ? 'https' : 'http'}://${urlHost}:${addr.port}`,
     server,
     close() {
       closing ??= new Promise<void>((resolve) => {

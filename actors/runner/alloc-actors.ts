@@ -3,6 +3,8 @@
  * run hooks. Each looks its runner's handles up in the runtime registry by alloc id.
  * @module
  */
+import { rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fromPromise, type AnyActorLogic } from 'xstate';
 import { BerthError } from '../../model/errors.ts';
 import { runHooks, type HookKind } from './hooks.ts';
@@ -66,6 +68,8 @@ export function allocActors(rt: Runtime) {
       } catch (e) {
         publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${(e as Error).message}`);
       }
+      // <dataDir>/client/tasks/<allocId>: empty by now (each task's state dir went with its exit).
+      await rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);
       return;
     }
     const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal: AbortSignal.any([signal, r.destroySignal]) };

@@ -16,6 +16,7 @@ import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
 import { isServerTerminal, taskGroupOf } from '../../model/status.ts';
 import type { Allocation } from '../../model/types.ts';
+import { addUsage, emptyUsage, type AllocResourceUsage, type TaskResourceUsage } from '../../model/usage.ts';
 import { AllocDir } from '../allocdir/index.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
@@ -93,6 +94,7 @@ export class AllocRunnerImpl implements AllocRunner {
       previousRunner: opts.previousRunner,
       preemptedRunners: opts.preemptedRunners,
       copiesOut: new Set(),
+      setupNotes: new Map(),
       restored: !!opts.restoredHandles,
     };
     rt.registry.set(alloc.id, this.#internals);
@@ -330,6 +332,20 @@ export class AllocRunnerImpl implements AllocRunner {
     const pendingTask = this.#taskNames().find((n) => this.#taskContext(n)?.state.state === 'pending');
     if (pendingTask) throw new BerthError(`failed to restart task ${pendingTask}: Task not running`);
     this.#actor.send({ type: 'restartAll', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
+  }
+
+  async stats(): Promise<AllocResourceUsage> {
+    const tasks: Record<string, TaskResourceUsage> = {};
+    let sum = emptyUsage();
+    for (const name of this.#taskNames()) {
+      const tc = this.#taskContext(name);
+      if (!tc?.handle || tc.state.state !== 'running') continue;
+      const driver = this.#rt.drivers[tc.handle.driver];
+      const u = (await driver?.stats?.(tc.handle)) ?? { resourceUsage: emptyUsage(), timestamp: this.#rt.clock.now() };
+      tasks[name] = u;
+      sum = addUsage(sum, u.resourceUsage);
+    }
+    return { resourceUsage: sum, tasks, timestamp: this.#rt.clock.now() };
   }
 
   logs(task: string, stream: LogStream, opts: { follow?: boolean; offset?: number; signal?: AbortSignal } = {}): AsyncIterable<Buffer> {

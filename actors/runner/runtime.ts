@@ -6,12 +6,24 @@
 import type { AllocBroadcaster } from '../../bus/broadcaster.ts';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
-import type { Allocation, TaskGroup } from '../../model/types.ts';
+import type { Allocation, TaskEvent, TaskGroup } from '../../model/types.ts';
 import type { AllocDir } from '../allocdir/index.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { StateStore } from '../state/state-store.ts';
 import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from './hooks.ts';
+
+/** Paths of the PEM files berth uses for HTTPS (Nomad's client `tls` block). */
+export interface TlsFiles {
+  /** CA bundle that peers' certificates must chain to. */
+  caFile: string;
+  /** This node's certificate (presented as a client certificate, and served). */
+  certFile: string;
+  /** Its private key. */
+  keyFile: string;
+  /** Check the peer's certificate names `client.<region>.nomad` (Nomad's `verify_server_hostname`). Default true. */
+  verifyServerHostname?: boolean;
+}
 
 /** One runner's handles, keyed by alloc id in {@link Runtime.registry}. */
 export interface RunnerInternals {
@@ -34,6 +46,8 @@ export interface RunnerInternals {
   readonly copiesOut: Set<Promise<unknown>>;
   /** Restored from the state store: waiting and migration already happened in its first life. */
   restored?: boolean;
+  /** Task events to add at each task's first start (e.g. what a migration removed), by task name. */
+  readonly setupNotes: Map<string, TaskEvent[]>;
 }
 
 /** A client's services, shared by every effect actor it provides. */
@@ -54,5 +68,7 @@ export interface Runtime {
   retry?: { baseMs: number; staggerMs: number };
   /** Token sent as X-Nomad-Token when fetching a remote snapshot. */
   migrateToken?: string;
+  /** TLS material for migrations and the snapshot server (`ClientOptions.tls`). */
+  tls?: TlsFiles;
   registry: Map<string, RunnerInternals>;
 }

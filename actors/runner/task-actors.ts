@@ -3,8 +3,8 @@
  * Each is a promise actor whose signal aborts when the task machine leaves the invoking state.
  * @module
  */
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { sleep } from '../../model/clock.ts';
 import { BerthError, DriverConfigError, DriverStartError } from '../../model/errors.ts';
@@ -13,6 +13,7 @@ import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
 import type { ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
 import { buildTaskEnv } from '../drivers/env.ts';
+import { cgroupEventMessage } from '../cgroups/describe.ts';
 import type { Runtime } from './runtime.ts';
 
 /** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most 5 attempts. */
@@ -39,6 +40,11 @@ export function taskActors(rt: Runtime) {
     const setupEvents: TaskEvent[] = [];
     try {
       const { r, task, driver } = lookup(input.allocId, input.taskName);
+      const notes = r.setupNotes.get(task.name);
+      if (notes) {
+        r.setupNotes.delete(task.name);
+        setupEvents.push(...notes);
+      }
       const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name);
       const chroot = driver.capabilities.fsIsolation === 'chroot';
       await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
@@ -80,6 +86,8 @@ export function taskActors(rt: Runtime) {
           details: { driver_message: isolation },
         }));
       }
+      const resources = cgroupEventMessage(handle.state);
+      if (resources) setupEvents.push(taskEvent('Driver', rt.clock.now(), { message: resources, details: { driver_message: resources } }));
       return { ok: true, handle, time: rt.clock.now(), setupEvents };
     } catch (e) {
       if (signal.aborted) throw e;
@@ -96,9 +104,12 @@ export function taskActors(rt: Runtime) {
 
   const finish = async (allocId: string, taskName: string, handle: TaskHandle) => {
     const driver = rt.drivers[handle.driver];
-    await driver?.destroy(handle, true).catch(() => {});
+    // A failed destroy (e.g. a cgroup with processes that would not die) must not go unseen.
+    await driver?.destroy(handle, true).catch((e) => rt.bus.publish('client.error', { allocId, actorId: `task-${allocId}-${taskName}`, error: `destroy: ${msg(e)}` }));
     rt.store.deleteHandle(allocId, taskName);
     await rm(taskStateDir(rt, allocId, taskName), { recursive: true, force: true }).catch(() => {});
+    // The alloc's own level goes with its last task (rmdir: only when empty).
+    await rmdir(dirname(taskStateDir(rt, allocId, taskName))).catch(() => {});
   };
 
   const waitTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>(async ({ input, signal }) => {
@@ -143,6 +154,8 @@ export function taskActors(rt: Runtime) {
       await driver.recover(input.handle);
       return { ok: true, time: rt.clock.now() };
     } catch (e) {
+      // As Nomad: clean up what is left of an unrecoverable task (its cgroup finds every process).
+      await driver?.destroy(input.handle, true).catch(() => {});
       rt.store.deleteHandle(input.allocId, input.taskName);
       return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}` };
     }

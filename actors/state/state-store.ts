@@ -5,14 +5,44 @@
  *
  * Writes are coalesced: puts made in one tick land in one transaction on the next, and a newer
  * put for the same key replaces an older one that has not been written yet.
+ *
+ * Records are serialised when they are put, not when they are written: a value JSON cannot hold
+ * (a BigInt, a cycle) is refused there with a {@link StateStoreError} to `onError`, and a failed
+ * write is reported the same way. Neither ever throws out of the deferred write, where it would
+ * crash the host.
  * @module
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { BerthError } from '../../model/errors.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { Allocation } from '../../model/types.ts';
+import { BerthError } from '../../model/errors.ts';
+
+/** A record could not be serialised or written. */
+export class StateStoreError extends BerthError {}
+
+/** Options of {@link openStateStore}. */
+export interface StateStoreOptions {
+  /** Told about records that cannot be stored (default: ignored; the client puts them on its bus). */
+  onError?: (err: StateStoreError) => void;
+  /**
+   * Open an existing store for reading only (what `berth status` does beside a live client):
+   * nothing is created, and every write method throws.
+   */
+  readonly?: boolean;
+}
+
+/** JSON text of a record, or a StateStoreError saying why there is none. */
+function serialise(what: string, v: unknown): string | StateStoreError {
+  try {
+    const text = JSON.stringify(v);
+    if (typeof text !== 'string') return new StateStoreError(`cannot store ${what}: not a JSON value`);
+    return text;
+  } catch (err) {
+    return new StateStoreError(`cannot store ${what}: ${(err as Error).message}`, { cause: err });
+  }
+}
 
 /** What the store holds for one alloc. */
 export interface StoredAlloc {
@@ -38,20 +68,18 @@ export interface StateStore {
   close(): void;
 }
 
-type Op = { kind: 'alloc'; alloc: Allocation } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; handle: TaskHandle } | { kind: 'delHandle'; task: string };
+type Op = { kind: 'alloc'; json: string } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; json: string } | { kind: 'delHandle'; task: string };
 
-/** Options of {@link openStateStore}. */
-export interface StateStoreOptions {
-  /**
-   * Open an existing store for reading only (what `berth status` does beside a live client):
-   * nothing is created, and every write method throws.
-   */
-  readonly?: boolean;
-}
-
-/** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. */
+/** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. Never throws from a deferred write. */
 export function openStateStore(path: string, opts: StateStoreOptions = {}): StateStore {
-  if (opts.readonly) return openReadonly(path);
+  const report = (err: StateStoreError) => {
+    try {
+      opts.onError?.(err);
+    } catch {
+      /* a reporter that throws must not break the store */
+    }
+  };
+  if (opts.readonly) return openReadonly(path, report);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -72,14 +100,14 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
 
   const write = db.transaction(() => {
     for (const [id, op] of pendingAllocs) {
-      if (op.kind === 'alloc') putAlloc.run(id, JSON.stringify(op.alloc));
+      if (op.kind === 'alloc') putAlloc.run(id, op.json);
       else {
         delAlloc.run(id);
         delAllocHandles.run(id);
       }
     }
     for (const [id, op] of pendingHandles) {
-      if (op.kind === 'handle') putHandle.run(id, op.task, JSON.stringify(op.handle));
+      if (op.kind === 'handle') putHandle.run(id, op.task, op.json);
       else if (op.kind === 'delHandle') delHandle.run(id, op.task);
     }
   });
@@ -88,7 +116,11 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     if (scheduled) clearImmediate(scheduled);
     scheduled = undefined;
     if (closed || (pendingAllocs.size === 0 && pendingHandles.length === 0)) return;
-    write();
+    try {
+      write();
+    } catch (err) {
+      report(new StateStoreError(`failed to write client state: ${(err as Error).message}`, { cause: err }));
+    }
     pendingAllocs.clear();
     pendingHandles.length = 0;
   };
@@ -98,7 +130,9 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
 
   return {
     putAlloc(alloc) {
-      pendingAllocs.set(alloc.id, { kind: 'alloc', alloc });
+      const json = serialise(`allocation ${alloc.id}`, alloc);
+      if (typeof json !== 'string') return report(json);
+      pendingAllocs.set(alloc.id, { kind: 'alloc', json });
       schedule();
     },
     deleteAlloc(allocId) {
@@ -107,7 +141,9 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
       schedule();
     },
     putHandle(allocId, task, handle) {
-      pendingHandles.push([allocId, { kind: 'handle', task, handle }]);
+      const json = serialise(`the handle of task ${JSON.stringify(task)} of allocation ${allocId}`, handle);
+      if (typeof json !== 'string') return report(json);
+      pendingHandles.push([allocId, { kind: 'handle', task, json }]);
       schedule();
     },
     deleteHandle(allocId, task) {
@@ -116,7 +152,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     },
     load() {
       flush();
-      return loadAll(db);
+      return loadAll(db, report);
     },
     flush,
     close() {
@@ -128,19 +164,31 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
   };
 }
 
-/** Every stored alloc with its handles. */
-function loadAll(db: Database.Database): StoredAlloc[] {
+/** Every stored alloc with its handles. A row that no longer parses (a torn or edited file) is reported and skipped, never thrown. */
+function loadAll(db: Database.Database, report: (err: StateStoreError) => void): StoredAlloc[] {
   const out = new Map<string, StoredAlloc>();
-  for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) out.set(row.id, { alloc: JSON.parse(row.alloc), handles: {} });
+  const parse = (what: string, text: string): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      report(new StateStoreError(`cannot read ${what}: ${(err as Error).message}`, { cause: err }));
+      return undefined;
+    }
+  };
+  for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) {
+    const alloc = parse(`allocation ${row.id}`, row.alloc);
+    if (alloc !== undefined) out.set(row.id, { alloc: alloc as Allocation, handles: {} });
+  }
   for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
     const stored = out.get(row.alloc_id);
-    if (stored) stored.handles[row.task] = JSON.parse(row.handle);
+    const handle = stored && parse(`the handle of task ${JSON.stringify(row.task)} of allocation ${row.alloc_id}`, row.handle);
+    if (stored && handle !== undefined) stored.handles[row.task] = handle as TaskHandle;
   }
   return [...out.values()];
 }
 
 /** A read-only view of an existing store; SQLite's WAL lets it read beside a live writer. */
-function openReadonly(path: string): StateStore {
+function openReadonly(path: string, report: (err: StateStoreError) => void): StateStore {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   const refuse = (): never => {
     throw new BerthError(`state store ${path} is open read-only`);
@@ -150,7 +198,7 @@ function openReadonly(path: string): StateStore {
     deleteAlloc: refuse,
     putHandle: refuse,
     deleteHandle: refuse,
-    load: () => loadAll(db),
+    load: () => loadAll(db, report),
     flush() {},
     close() {
       if (db.open) db.close();

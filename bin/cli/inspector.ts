@@ -8,11 +8,11 @@ import { connectInspector, type WsInspector } from '../../actors/inspect/ws-insp
 import { UsageError } from './errors.ts';
 import { writeLine, type CliIO } from './io.ts';
 
-/** Parses `--port`: an integer from 1 to 65535. */
-export function parsePort(command: string, value: string | undefined, fallback = 8080): number {
+/** Parses a port flag (`--port` by default): an integer from 1 to 65535. */
+export function parsePort(command: string, value: string | undefined, fallback = 8080, flag = 'port'): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > 65535) throw new UsageError(`--port must be a port number (1-65535), got ${JSON.stringify(value)}`, command);
+  if (!/^\d+$/.test(value) || n < 1 || n > 65535) throw new UsageError(`--${flag} must be a port number (1-65535), got ${JSON.stringify(value)}`, command);
   return n;
 }
 

@@ -116,6 +116,9 @@ export function appendEvent(s: TaskState, ev: TaskEvent): TaskState {
 /** Details helpers, named after Nomad's setters. */
 export const details = {
   killTimeout: (ms: number) => ({ kill_timeout: formatGoDuration(ms) }),
-  exit: (code: number, signal: number, msg?: string) => ({ exit_code: String(code), signal: String(signal), ...(msg ? { exit_message: msg } : {}) }),
+  /** A Terminated event's details; `oom_killed` appears only when the kernel OOM-killed the task. */
+  exit: (code: number, signal: number, msg?: string, oomKilled?: boolean) => ({
+    exit_code: String(code), signal: String(signal), ...(msg ? { exit_message: msg } : {}), ...(oomKilled ? { oom_killed: 'true' } : {}),
+  }),
   restart: (delayMs: number, reason: string) => ({ start_delay: String(Math.round(delayMs * 1e6)), restart_reason: reason }),
 };

@@ -55,10 +55,16 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
     }
   });
 
-  it('view says it is not available yet (exit 2)', async () => {
-    const r = await runMain(['view', 'rec.jsonl']);
+  it('view of a missing file or a file that is not a recording names it and exits 2', async () => {
+    const missing = join(dir, 'rec.jsonl');
+    let r = await runMain(['view', missing]);
     expect(r.code).to.equal(2);
-    expect(r.stderr).to.match(/not available yet/);
+    expect(r.stderr).to.match(new RegExp(`^berth: ${missing}: not a recording`));
+    writeFileSync(missing, 'not json\n');
+    r = await runMain(['view', missing]);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(new RegExp(`^berth: ${missing}: not a recording`));
+    expect((await runMain(['view', '--view-port', 'x', missing])).stderr).to.match(/^berth view: --view-port must be a port number/);
   });
 
   it('a missing file, a directory and invalid JSON are named, with the line and column of a syntax error; nothing is created', async () => {

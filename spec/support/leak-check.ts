@@ -1,15 +1,43 @@
 /**
  * A root hook plugin (loaded by .mocharc.json): after the whole suite, nothing berth started may
- * be left behind — no child or executor process, no extra file descriptor, no pending timer, no
- * mount under the temp dir, no temp dir or file. A leak fails the run like any test.
+ * be left behind — no child process or executor (of this checkout), no extra file descriptor, no pending timer, no
+ * mount under the temp dir, no cgroup under berth's parent, no temp dir or file. A leak fails the run like any test.
  *
- * The suite gets a temp dir of its own (TMPDIR, which os.tmpdir() and child processes follow),
- * so what other runs on the same machine leave in /tmp is never taken for this suite's leak.
+ * The suite's clients (and the hosts it spawns, which inherit the environment) put their cgroups
+ * under a parent of this run's own, and their temp dirs under a TMPDIR of this run's own (which
+ * os.tmpdir() and child processes follow), so parallel runs on one machine never see each other's.
  */
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shutdownMountHelper } from '../../actors/allocdir/mounts.ts';
+import { findCgroupMounts, parseSelfCgroup } from '../../actors/cgroups/detect.ts';
+import { EXECUTOR_PATH } from '../../actors/drivers/executor/client.ts';
+
+process.env.BERTH_CGROUP_PARENT ??= `berth-test-${process.pid}`;
+
+/** berth's parent cgroup of this run in every mounted hierarchy. */
+function cgroupParents(): string[] {
+  const parent = process.env.BERTH_CGROUP_PARENT!;
+  const mounts = findCgroupMounts();
+  const self = parseSelfCgroup(readFileSync('/proc/self/cgroup', 'utf8'));
+  const out = Object.entries(mounts.v1).map(([c, m]) => join(m, self[c] ?? '/', parent));
+  if (mounts.v2) out.push(join(mounts.v2, self.unified ?? '/', parent));
+  return [...new Set(out)];
+}
+
+/** Cgroups left under berth's parent (alloc or task cgroups). */
+function leftoverCgroups(): string[] {
+  const out: string[] = [];
+  for (const p of cgroupParents()) {
+    try {
+      for (const e of readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) out.push(join(p, e.name));
+    } catch {
+      // no such parent: nothing made there
+    }
+  }
+  return out;
+}
 
 const suiteTmp = mkdtempSync(join(tmpdir(), 'berth-suite-'));
 chmodSync(suiteTmp, 0o755); // exec tasks run as nobody below it
@@ -42,7 +70,8 @@ function leftoverProcesses(): string[] {
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
       if (preexisting.has(pid) || cmd.includes('esbuild')) continue; // tsx's compiler service is not ours
-      if (ppid === process.pid || cmd.includes('executor.mjs')) out.push(`${pid}: ${cmd}`);
+      // Executors of this checkout only: other checkouts on a shared machine run their own suites.
+      if (ppid === process.pid || cmd.includes(EXECUTOR_PATH)) out.push(`${pid}: ${cmd}`);
     } catch {
       // exited meanwhile
     }
@@ -72,7 +101,7 @@ export const mochaHooks = {
     this.timeout(10_000);
     await shutdownMountHelper();
     // Let exits, closes and unrefs that are already under way settle.
-    for (let i = 0; i < 20 && (leftoverProcesses().length || fds() > before.fds || timers() > before.timers + OWN_HOOK_TIMER); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 20 && (leftoverProcesses().length || leftoverCgroups().length || fds() > before.fds || timers() > before.timers + OWN_HOOK_TIMER); i++) await new Promise((r) => setTimeout(r, 25));
     const problems: string[] = [];
     const procs = leftoverProcesses();
     if (procs.length) problems.push(`processes left behind:\n  ${procs.join('\n  ')}`);
@@ -84,6 +113,15 @@ export const mochaHooks = {
     if (timers() > before.timers + OWN_HOOK_TIMER) problems.push(`timers: ${before.timers} before the suite, ${timers() - OWN_HOOK_TIMER} after`);
     const mounts = leftoverMounts().filter((m) => !preexistingMounts.has(m));
     if (mounts.length) problems.push(`mounts left behind:\n  ${mounts.join('\n  ')}`);
+    const cgroups = leftoverCgroups();
+    if (cgroups.length) problems.push(`cgroups left behind:\n  ${cgroups.join('\n  ')}`);
+    else {
+      for (const p of cgroupParents()) {
+        try {
+          rmdirSync(p);
+        } catch {}
+      }
+    }
     const files = readdirSync(suiteTmp).filter((n) => !n.startsWith('tsx-')); // tsx's compile cache, not berth's
     if (files.length) problems.push(`temp files left behind in ${suiteTmp}:\n  ${files.join('\n  ')}`);
     else rmSync(suiteTmp, { recursive: true, force: true });

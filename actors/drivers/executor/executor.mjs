@@ -26,6 +26,7 @@ import path from 'node:path';
 import { constants } from 'node:os';
 import { spawn } from 'node:child_process';
 import { FileRotator, rotatingStream } from '../logs/rotator.mjs';
+import { CgroupJoinError, killCgroup, oomKillCount, removeCgroup, spawnInCgroup } from '../../cgroups/procs.mjs';
 
 const READY_FD = 3;
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -307,13 +308,14 @@ if (spec.mode === 'chroot') {
     for (const d of ['proc', 'dev']) fs.mkdirSync(path.join(root, d), { recursive: true });
     // Runs in the new mount namespace before the chroot, then execs into it (so the task keeps
     // PID 1 of its namespace): a minimal private /dev; the /proc mount comes from --mount-proc.
-    // Every mount vanishes with the namespace.
+    // Every mount vanishes with the namespace. All are nosuid,nodev,noexec: the device nodes are
+    // bind mounts of their own (carrying /dev's flags), so nodev on the tmpfs does not touch them.
     const setup = [
       'set -e', 'm="$1"; r="$2"; c="$3"; shift 3',
-      '"$m" -t tmpfs -o mode=755,nosuid,size=64k berth-dev "$r/dev"',
+      '"$m" -t tmpfs -o mode=755,nosuid,nodev,noexec,size=64k berth-dev "$r/dev"',
       'for d in null zero full random urandom tty; do : > "$r/dev/$d"; "$m" --bind "/dev/$d" "$r/dev/$d"; done',
       'mkdir "$r/dev/shm" "$r/dev/pts"',
-      '"$m" -t tmpfs -o mode=1777,nosuid,nodev berth-shm "$r/dev/shm"',
+      '"$m" -t tmpfs -o mode=1777,nosuid,nodev,noexec berth-shm "$r/dev/shm"',
       'ln -s /proc/self/fd "$r/dev/fd"; ln -s /proc/self/fd/0 "$r/dev/stdin"',
       'ln -s /proc/self/fd/1 "$r/dev/stdout"; ln -s /proc/self/fd/2 "$r/dev/stderr"',
       'exec "$c" "$@"',
@@ -488,14 +490,17 @@ try {
 
 const startedAt = Date.now();
 try {
-  child = spawn(file, argv, {
+  const start = () => spawn(file, argv, {
     argv0,
     cwd: spec.mode === 'chroot' ? '/' : spec.taskDir,
     env: spec.env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // With a cgroup, the child is born inside it: no instruction of the task runs outside.
+  child = spec.cgroup ? spawnInCgroup(spec.cgroup, start) : start();
 } catch (err) {
+  if (err instanceof CgroupJoinError) failStart(err.message, true);
   failStart(`fork/exec ${command.command}: ${errnoText(err)}`, false);
 }
 await new Promise((resolve) => {
@@ -553,12 +558,20 @@ log(`started ${command.command} pid ${pid} (${isolation})`);
  */
 async function onExit(code, signal) {
   clearTimeout(killTimer);
-  // No grandchild survives the task.
+  // No grandchild survives the task: not in its process group, nor (setsid, double fork) in its cgroup.
   kill(-ready.pgid, 'SIGKILL');
+  if (spec.cgroup && !(await killCgroup(spec.cgroup))) log('processes left in the task cgroup after SIGKILL');
   const num = signal ? /** @type {Record<string, number>} */ (constants.signals)[signal] ?? 0 : 0;
   // Exit code as Nomad reports it: 128 + signal when killed by a signal.
   /** @type {ExitRecord} */
   const record = { exitCode: num ? 128 + num : (code ?? 0), signal: num, finishedAt: 0 };
+  if (spec.cgroup && (oomKillCount(spec.cgroup) ?? 0) > 0) {
+    record.oomKilled = true;
+    record.err = 'OOM Killed';
+  }
+  // Removed here too, so no empty cgroup outlives a host that never comes back (the host's
+  // destroy removes it again, harmlessly).
+  if (spec.cgroup && !(await removeCgroup(spec.cgroup))) log('the task cgroup could not be removed');
   const timer = setTimeout(() => {
     log('task pipes still open after its group was killed; closing them');
     child.stdout?.destroy();

@@ -14,6 +14,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BerthError, DriverConfigError, DriverStartError, TaskNotRunningError } from '../../../model/errors.ts';
 import type { Task } from '../../../model/types.ts';
+import type { TaskResourceUsage } from '../../../model/usage.ts';
+import type { CgroupManager } from '../../cgroups/manager.ts';
+import { cgroupPids, killCgroup, removeCgroup } from '../../cgroups/procs.mjs';
+import { CgroupStatsReader, unmeasured } from '../../cgroups/stats.ts';
+import type { TaskCgroup } from '../../cgroups/types.ts';
 import type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from '../driver.ts';
 import { interpolateEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
@@ -31,6 +36,11 @@ export interface ProcessDriverOptions {
   executorPath?: string;
   /** How long `start` waits for the executor's ready line. Default 10000 ms. */
   startTimeoutMs?: number;
+  /**
+   * Where each task's cgroup is made (the client passes its detected one), or why there is none
+   * (said in the task's `Driver` event). Absent: no cgroups.
+   */
+  cgroups?: CgroupManager | { unavailable: string };
 }
 
 /** `TaskHandle.state` of raw_exec and exec tasks (plain JSON). */
@@ -46,6 +56,10 @@ export interface ProcessHandleState {
   command: string;
   socketPath: string;
   stateDir: string;
+  /** The task's cgroup, when it has one. */
+  cgroup?: TaskCgroup;
+  /** Why the task has no cgroup, when cgroups are unavailable. */
+  cgroupNote?: string;
   [key: string]: unknown;
 }
 
@@ -68,6 +82,8 @@ export interface ProcessDriverKind {
   capabilities: DriverCapabilities;
   /** Extra task.config keys this driver accepts besides command and args. */
   extraKeys?: readonly string[];
+  /** Whether the task's resources become cgroup limits (raw_exec: when its driver config allows). */
+  applyLimits: boolean;
   /** Fills the isolation part of the spec (may throw DriverStartError). */
   prepare(config: TaskConfig): Promise<Pick<ExecutorSpec, 'mode' | 'chroot'>>;
 }
@@ -99,6 +115,7 @@ const stateOf = (handle: TaskHandle) => handle.state as ProcessHandleState;
 function toExit(rec: ExitRecord): ExitResult {
   const out: ExitResult = { exitCode: rec.exitCode, signal: rec.signal };
   if (rec.err) out.err = rec.err;
+  if (rec.oomKilled) out.oomKilled = true;
   return out;
 }
 
@@ -119,6 +136,10 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
   const nodePath = opts.nodePath ?? process.execPath;
   const executorPath = opts.executorPath ?? EXECUTOR_PATH;
   const startTimeoutMs = opts.startTimeoutMs ?? 10_000;
+  const cgroups = opts.cgroups && 'create' in opts.cgroups ? opts.cgroups : undefined;
+  const cgroupNote = opts.cgroups && 'unavailable' in opts.cgroups ? opts.cgroups.unavailable : undefined;
+  const statsReader = new CgroupStatsReader();
+  const dropCgroup = (cg: TaskCgroup) => (cgroups ? cgroups.remove(cg) : removeCgroup(cg));
 
   /** Asks the executor; on an unreachable executor, `fallback` decides. */
   async function ask<T>(
@@ -147,6 +168,18 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
 
   /** Stops a task whose executor is gone, by its process group (after checking pid reuse). */
   async function stopOrphan(st: ProcessHandleState, timeoutMs: number, killSignal: string): Promise<void> {
+    const cg = st.cgroup;
+    if (cg) {
+      // The cgroup holds every process of the task, even ones that left its process group.
+      if (isSameProcess(st.pid, st.startTime)) {
+        try {
+          process.kill(-st.pgid, signalName(killSignal));
+        } catch {}
+        await waitGone(() => cgroupPids(cg).length > 0, timeoutMs);
+      }
+      await killCgroup(cg);
+      return;
+    }
     if (!isSameProcess(st.pid, st.startTime)) {
       // The leader is gone; anything left in its group (with no reuse possible while it exists) dies too.
       if (groupAlive(st.pgid) && !isSameProcess(st.pgid, undefined)) process.kill(-st.pgid, 'SIGKILL');
@@ -186,6 +219,14 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       } catch (err) {
         throw new DriverStartError(`failed to prepare task state dir ${config.stateDir}: ${(err as Error).message}`, true);
       }
+      let cgroup: TaskCgroup | undefined;
+      if (cgroups) {
+        try {
+          cgroup = await cgroups.create({ allocId: config.allocId, taskName: config.taskName, resources: config.task.resources, applyLimits: kind.applyLimits });
+        } catch (err) {
+          throw new DriverStartError((err as Error).message, true);
+        }
+      }
       const spec: ExecutorSpec = {
         version: 1,
         id: config.id,
@@ -205,6 +246,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         socketPath: socketPathFor(config.stateDir),
         killSignal: config.task.killSignal ?? 'SIGINT',
         killTimeoutMs: config.task.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS,
+        ...(cgroup ? { cgroup } : {}),
       };
       const launch = launchExecutor({ spec, nodePath, executorPath, timeoutMs: startTimeoutMs });
       const aborted = new Promise<never>((_, reject) => {
@@ -220,12 +262,16 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
           // Kill whatever the launch still produces.
           void launch.then(async (r) => {
             if (r.ok) await executorRequest(r.socketPath, { op: 'stop', signal: 'SIGKILL', timeoutMs: 0 }, { timeoutMs: 5000 });
-          }).catch(() => {});
+          }).catch(() => {}).finally(() => cgroup && dropCgroup(cgroup)).catch(() => {});
           throw signal.reason;
         }
+        if (cgroup) await dropCgroup(cgroup);
         throw new DriverStartError(`failed to launch command with executor: ${(err as Error).message}`, true);
       }
-      if (!ready.ok) throw new DriverStartError(`failed to launch command with executor: ${ready.error}`, ready.recoverable);
+      if (!ready.ok) {
+        if (cgroup) await dropCgroup(cgroup);
+        throw new DriverStartError(`failed to launch command with executor: ${ready.error}`, ready.recoverable);
+      }
       const state: ProcessHandleState = {
         executorPid: ready.executorPid,
         executorStartTime: ready.executorStartTime,
@@ -236,6 +282,8 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         command: ready.command,
         socketPath: ready.socketPath,
         stateDir: config.stateDir,
+        ...(cgroup ? { cgroup } : {}),
+        ...(cgroupNote ? { cgroupNote } : {}),
       };
       return { driver: kind.name, id: config.id, config, startedAt: Date.now(), pid: ready.pid, state };
     },
@@ -295,6 +343,18 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       for (const f of [st.socketPath, files.spec, files.state, files.exit, files.log]) {
         fs.rmSync(f, { force: true });
       }
+      statsReader.forget(handle.id);
+      if (st.cgroup && !(await dropCgroup(st.cgroup))) {
+        throw new BerthError(`the cgroup of task "${handle.config.taskName}" could not be removed: processes are left in ${Object.values(st.cgroup.paths)[0]}`);
+      }
+    },
+
+    async stats(handle: TaskHandle): Promise<TaskResourceUsage> {
+      const st = stateOf(handle);
+      if (st.cgroup) return statsReader.read(handle.id, st.cgroup);
+      // Without a cgroup: the process group, as long as its leader is the task we started.
+      if (isSameProcess(st.pid, st.startTime)) return statsReader.readProcessGroup(handle.id, st.pgid, handle.startedAt);
+      return unmeasured(Date.now());
     },
 
     async recover(handle: TaskHandle): Promise<void> {
@@ -316,6 +376,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         }
         throw new TaskRecoveryError(`cannot recover task "${task}": its executor (pid ${st.executorPid}) and the task (pid ${st.pid}) are gone, and no exit status was recorded in ${path.join(st.stateDir, 'exit.json')}`);
       }, undefined, 5000);
+      if (st.cgroup) cgroups?.adopt(st.cgroup);
     },
   };
   return driver;

@@ -14,6 +14,7 @@
  * ```
  * @module
  */
+import type { TaskCgroup } from '../../cgroups/types.ts';
 
 /** What the driver writes to `<stateDir>/executor.json` and passes as the executor's argument. */
 export interface ExecutorSpec {
@@ -45,6 +46,8 @@ export interface ExecutorSpec {
   logs: { dir: string; maxFiles: number; maxFileSizeBytes: number };
   stateDir: string;
   socketPath: string;
+  /** The task's cgroup: the child is spawned inside it, and at exit everything in it is killed. */
+  cgroup?: TaskCgroup;
   /** Used when the executor itself receives SIGTERM or SIGINT: stop the task like this. */
   killSignal: string;
   killTimeoutMs: number;
@@ -86,6 +89,8 @@ export interface ExitRecord {
   signal: number;
   finishedAt: number;
   err?: string;
+  /** The kernel OOM-killed a process of the task's cgroup (err is then "OOM Killed"). */
+  oomKilled?: boolean;
 }
 
 /** One request line on the executor's socket. `id` is echoed in the answer. */

@@ -19,8 +19,25 @@ import { parsePort, withInspector } from '../inspector.ts';
 import { LogPump } from '../run/log-pump.ts';
 import { runExitCode } from '../run/outcome.ts';
 import { RunPrinter, TIMELINE_TYPES, type PrintMode } from '../run/printer.ts';
+import { openLiveViewer, untilInterrupted } from '../../../actors/viewer/open.ts';
+import { parseGoDuration } from '../../../model/duration.ts';
+import { writeLine } from '../io.ts';
+import { VIEWER_FLAGS, VIEWER_HELP, viewerOptions } from '../viewer-flags.ts';
 
-const HELP = `usage: berth run <alloc.json|-> [--data-dir DIR] [--quiet | --json] [--inspect [--port N]]
+/** `--stats 5s`: a positive duration. */
+function statsInterval(value: string): number {
+  let ms = NaN;
+  try {
+    ms = parseGoDuration(value);
+  } catch {
+    // reported below
+  }
+  if (!(ms > 0)) throw new UsageError(`--stats wants a duration such as 5s, got ${JSON.stringify(value)}`, 'run');
+  return ms;
+}
+
+const HELP = `usage: berth run <alloc.json|-> [--data-dir DIR] [--quiet | --json] [--stats 5s] [--inspect [--port N]]
+                 [--view] [--record FILE]
 
 Runs one allocation (berth's JSON or Nomad API JSON; - reads stdin) until every task is done,
 showing each task's stdout/stderr with a "task |" prefix beside the event timeline.
@@ -29,7 +46,9 @@ showing each task's stdout/stderr with a "task |" prefix beside the event timeli
                   without it a temporary dir is used and removed after the logs were shown
   --quiet         show only the tasks' output
   --json          one JSON object per line: events, output lines, notes, then the result
+  --stats 5s      print each running task's CPU and memory on that interval
   --inspect       serve the Stately inspector relay on --port (default 8080)
+${VIEWER_HELP}
 
 Ctrl-C (SIGINT) or SIGTERM stops the allocation, kills its tasks and cleans up; a second signal
 kills at once. Exit codes: the task's own exit code for a batch allocation of one task, else
@@ -114,6 +133,8 @@ export const runCommand: Command = {
       json: { type: 'boolean' },
       inspect: { type: 'boolean' },
       port: { type: 'string' },
+      stats: { type: 'string' },
+      ...VIEWER_FLAGS,
     });
     if (values.help) return printHelp(io, HELP);
     if (positionals.length !== 1)
@@ -124,6 +145,8 @@ export const runCommand: Command = {
     if (values.quiet && values.json) throw new UsageError('--quiet and --json cannot be used together', 'run');
     const port = parsePort('run', values.port);
     const mode: PrintMode = values.json ? 'json' : values.quiet ? 'quiet' : 'text';
+    const statsIntervalMs = values.stats === undefined ? 0 : statsInterval(values.stats);
+    const viewOpts = viewerOptions('run', values, (line) => writeLine(io.stderr, line));
 
     // Everything that can be refused is checked before anything is created on disk.
     const { alloc, source } = await loadAllocation(positionals[0]!, io.stdin);
@@ -139,13 +162,14 @@ export const runCommand: Command = {
       return await withInspector(io, !!values.inspect, port, async (insp) => {
         let client: Client;
         try {
-          client = createClient({ dataDir, ...(insp ? { inspect: insp.inspect } : {}) });
+          client = createClient({ dataDir, statsIntervalMs, ...(insp ? { inspect: insp.inspect } : {}), ...(values.record ? { record: values.record } : {}) });
         } catch (err) {
           throw new InputError(values['data-dir'] ?? dataDir, `cannot use as data dir: ${(err as Error).message}`, [], { cause: err });
         }
         const subs = TIMELINE_TYPES.map((t) => client.bus.of(t).subscribe((m) => printer.event(m)));
         let runner: AllocRunner | undefined;
         try {
+          if (values.view) await openLiveViewer(client, viewOpts);
           runner = client.addAlloc(alloc);
           const pump = new LogPump(runner, taskNames, (task, stream, line) => printer.output(task, stream, line));
           const ended = finished(client, runner);
@@ -156,6 +180,12 @@ export const runCommand: Command = {
           const final = await ended;
           await pump.finish();
           const exitCode = runExitCode(final, stopper.signal);
+          if (values.view && !stopper.signal) {
+            // Time to look at the finished allocation: the next Ctrl-C ends the command.
+            stopper.dispose();
+            printer.note(`allocation ${alloc.id.slice(0, 8)}: ${final.clientStatus}; the viewer stays open, Ctrl-C to exit`);
+            await untilInterrupted();
+          }
           if (keep) {
             // Keep the data (state and logs) but not the task dirs' tmpfs mounts.
             for (const t of runner.allocDir.tasks()) await t.unmount().catch((err: Error) => printer.note(`unmounting ${t.dir}: ${err.message}`));

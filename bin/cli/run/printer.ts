@@ -5,6 +5,7 @@
  * object per line, events and output alike).
  * @module
  */
+import { formatUsageLine } from '../../../actors/cgroups/format-usage.ts';
 import type { BusMessage } from '../../../bus/messages.ts';
 import { paint, writeLine, type CliIO } from '../io.ts';
 
@@ -25,6 +26,7 @@ export const TIMELINE_TYPES = [
   'migration.done',
   'migration.failed',
   'client.error',
+  'task.stats',
 ] as const;
 
 /** Prints `run`'s output in one of the three modes. */
@@ -103,6 +105,8 @@ function describe(m: BusMessage, c: (code: number, text: string) => string): str
       return `${c(31, 'migration failed')}: ${m.error}`;
     case 'client.error':
       return `${c(31, 'error')}: ${m.error}`;
+    case 'task.stats':
+      return formatUsageLine(m.task, m.usage);
     default:
       return m.type;
   }

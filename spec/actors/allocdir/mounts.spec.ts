@@ -5,6 +5,7 @@ import {
   bindMount,
   isMountPoint,
   MountError,
+  mountOptions,
   mountTmpfs,
   mountsUnder,
   setMountMethod,
@@ -52,6 +53,22 @@ describe('allocdir mounts (root)', () => {
           expect(errCode(err)).to.equal('EROFS');
         } finally {
           await unmount(dst);
+        }
+      });
+
+      it('every bind mount is nosuid,nodev (#10: a setuid file must not run as its owner)', async () => {
+        const src = await tmp.make();
+        const rw = await tmp.make();
+        const ro = await tmp.make();
+        await bindMount(src, rw);
+        await bindMount(src, ro, { readOnly: true, noexec: true });
+        try {
+          expect(await mountOptions(rw)).to.include.members(['rw', 'nosuid', 'nodev']);
+          expect(await mountOptions(rw)).not.to.include('noexec');
+          expect(await mountOptions(ro)).to.include.members(['ro', 'nosuid', 'nodev', 'noexec']);
+        } finally {
+          await unmount(rw);
+          await unmount(ro);
         }
       });
     });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ClientOptions } from '../../../actors/client/types.ts';
@@ -75,8 +75,16 @@ describe('migrate_disk: remote previous allocation (in-process snapshot server)'
     const settled = record(client, 'migration.failed');
     const finished = record(client, 'migration.done');
     const rb = client.addAlloc(b);
-    const partial = path.join(migrateTmp, b.previousAllocation!, b.id, 'alloc', 'data', 'big.bin');
-    await until(async () => existsSync(partial) && (await stat(partial)).size > 0, 5000, 'a partly written file');
+    // The restore writes into its staging dir inside the temp alloc dir (.restore-XXXXXX/t/...).
+    const tmpAlloc = path.join(migrateTmp, b.previousAllocation!, b.id);
+    const partialFile = () => {
+      const staging = existsSync(tmpAlloc) ? readdirSync(tmpAlloc).find((n) => n.startsWith('.restore-')) : undefined;
+      return staging && path.join(tmpAlloc, staging, 't', 'alloc', 'data', 'big.bin');
+    };
+    await until(async () => {
+      const partial = partialFile();
+      return !!partial && existsSync(partial) && (await stat(partial)).size > 0;
+    }, 5000, 'a partly written file');
     expect(rb.isMigrating()).to.equal(true);
 
     const t0 = Date.now();

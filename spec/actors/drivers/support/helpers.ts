@@ -102,10 +102,10 @@ export async function logUntil(logsDir: string, task: string, stream: 'stdout' |
   throw new Error(`log ${task}.${stream} never matched within ${timeoutMs} ms; got ${JSON.stringify(text.slice(-300))}`);
 }
 
-/** Polls a condition on /proc (there is no event for another process' death). */
-export async function until(pred: () => boolean, timeoutMs = 3000, what = 'condition'): Promise<void> {
+/** Polls a condition on /proc or cgroupfs (there is no event for another process' death). */
+export async function until(pred: () => boolean | Promise<boolean>, timeoutMs = 3000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!pred()) {
+  while (!(await pred())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
   }

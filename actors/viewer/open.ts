@@ -1,0 +1,53 @@
+/**
+ * What a command line needs to show a viewer: open one on a live client, serve a recording, and
+ * wait for Ctrl-C.
+ * @module
+ */
+import type { Client } from '../client/types.ts';
+import { readRecording } from './recording.ts';
+import { startViewerServer, type ViewerServeOptions, type ViewerServer } from './server.ts';
+
+/** The address to open in a browser (with the token, when there is one). */
+export function viewerPageUrl(server: { url: string }, token?: string): string {
+  return token ? `${server.url}?token=${encodeURIComponent(token)}` : server.url;
+}
+
+/**
+ * Serves a recording (`ClientOptions.record`, `berth run --record`) for replay with a time slider.
+ * Throws RecordingFormatError for a file that is not one.
+ * @example
+ * const srv = await serveRecording('incident.jsonl', { port: 8080 });
+ * console.log(`open ${srv.url}`);
+ */
+export async function serveRecording(file: string, opts: ViewerServeOptions = {}): Promise<ViewerServer> {
+  const recording = readRecording(file);
+  return startViewerServer({ mode: 'replay', recording, title: file.split('/').pop() ?? file }, opts);
+}
+
+/** Opens a live viewer on `client` and says where (through `log`). */
+export async function openLiveViewer(client: Client, opts: ViewerServeOptions & { log?: (line: string) => void } = {}): Promise<ViewerServer> {
+  const { log, ...serve } = opts;
+  const srv = await client.serveViewer(serve);
+  log?.(`viewer: open ${viewerPageUrl(srv, serve.token)} in a browser (berth's own page; works offline)`);
+  if (serve.host && !['127.0.0.1', 'localhost', '::1'].includes(serve.host) && !serve.token) log?.(`viewer: listening on ${serve.host} without a token: anyone who can reach it sees your allocations (use --token)`);
+  return srv as ViewerServer;
+}
+
+/** Resolves on the first SIGINT or SIGTERM (or when `signal` aborts), then stops listening. */
+export function untilInterrupted(signal?: AbortSignal): Promise<string> {
+  return new Promise((resolve) => {
+    const done = (why: string) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(why);
+    };
+    const onInt = () => done('SIGINT');
+    const onTerm = () => done('SIGTERM');
+    const onAbort = () => done('aborted');
+    process.once('SIGINT', onInt);
+    process.once('SIGTERM', onTerm);
+    if (signal?.aborted) return done('aborted');
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

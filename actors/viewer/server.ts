@@ -1,0 +1,289 @@
+/**
+ * The viewer's HTTP server: one self-contained page (every asset from `static/`, nothing from
+ * outside), the charts, and the records, live over Server-Sent Events or a whole recording for
+ * replay, plus a task's log tail. Loopback by default; with a token every request needs it (as
+ * `?token=`, an `X-Berth-Token` header, or the cookie the page gets when opened with `?token=`).
+ * @module
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { logFileIndices } from '../drivers/logs/reader.ts';
+import { InvalidViewerOptionsError } from './errors.ts';
+import type { ViewerFeed } from './feed.ts';
+import { berthCharts } from './machine-charts.ts';
+import type { ViewerRecord } from './records.ts';
+import type { Recording } from './recording.ts';
+
+/** Where the viewer listens. */
+export interface ViewerServeOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  /** When set, every request and stream must carry it. */
+  token?: string;
+  /** Records queued per page before it is resynchronised from the model instead (default 5000). */
+  maxQueue?: number;
+  /** How often queued records go out to pages (default 50 ms). */
+  flushMs?: number;
+}
+
+/** A task's logs, as the viewer reads them (`runner.logs` plus where the files live, for a tail). */
+export interface ViewerLogSource {
+  logsDir: string;
+  tasks: string[];
+  logs(task: string, stream: 'stdout' | 'stderr', opts: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
+}
+
+/** What a viewer server shows: a live client, or a recording. */
+export type ViewerSource =
+  | { mode: 'live'; feed: ViewerFeed; logSource(allocId: string): ViewerLogSource | undefined; title?: string }
+  | { mode: 'replay'; recording: Recording; title?: string };
+
+/** A running viewer server. */
+export interface ViewerServer {
+  /** e.g. http://127.0.0.1:8080/ (add `?token=…` when a token is set). */
+  url: string;
+  /** Pages (event streams) connected now. */
+  pages(): number;
+  /** Resolves when the next page connects (at once if one is connected). */
+  pageConnected(): Promise<void>;
+  /** Ends every stream and stops listening. Idempotent. */
+  close(): Promise<void>;
+}
+
+const STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));
+/** The page's files: name → content type. Nothing else is served from disk. */
+export const PAGE_FILES: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'model.mjs': 'text/javascript; charset=utf-8',
+  'style.css': 'text/css; charset=utf-8',
+};
+const LOG_TAIL_BYTES = 64 * 1024;
+const HEADERS = {
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/** The page's total size in bytes (every file it loads). */
+export function pageSize(): number {
+  return Object.keys(PAGE_FILES).reduce((n, f) => n + statSync(join(STATIC_DIR, f)).size, 0);
+}
+
+function checkOptions(o: ViewerServeOptions): void {
+  if (o.host !== undefined && (typeof o.host !== 'string' || o.host === '')) throw new InvalidViewerOptionsError('viewer: host must be a non-empty string');
+  if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)) throw new InvalidViewerOptionsError(`viewer: port must be an integer in 0..65535, not ${JSON.stringify(o.port)}`);
+  if (o.token !== undefined && (typeof o.token !== 'string' || o.token === '')) throw new InvalidViewerOptionsError('viewer: token must be a non-empty string');
+}
+
+function sameSecret(given: string | undefined, token: string): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function cookie(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/** Starts a viewer server for a live client or a recording. */
+export async function startViewerServer(source: ViewerSource, opts: ViewerServeOptions = {}): Promise<ViewerServer> {
+  checkOptions(opts);
+  const host = opts.host ?? '127.0.0.1';
+  const token = opts.token;
+  const maxQueue = opts.maxQueue ?? 5000;
+  const flushMs = opts.flushMs ?? 50;
+  const files = new Map(Object.keys(PAGE_FILES).map((f) => [f, readFileSync(join(STATIC_DIR, f))]));
+  const sockets = new Set<Socket>();
+  const streams = new Set<() => void>();
+  let pages = 0;
+  let pageWaiters: Array<() => void> = [];
+  let closed = false;
+  let cookieName = 'berth_viewer';
+
+  const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}) => {
+    res.writeHead(status, { ...HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
+    res.end(body);
+  };
+  const json = (res: ServerResponse, v: unknown) => send(res, 200, 'application/json', JSON.stringify(v));
+
+  /** Server-Sent Events: headers, a comment every 15 s, cleanup on close. */
+  const openStream = (req: IncomingMessage, res: ServerResponse, onClose: () => void) => {
+    res.writeHead(200, { ...HEADERS, 'content-type': 'text/event-stream', connection: 'keep-alive' });
+    res.write(': berth viewer\n\n');
+    const beat = setInterval(() => res.write(': ping\n\n'), 15_000);
+    beat.unref();
+    let done = false;
+    const end = () => {
+      if (done) return;
+      done = true;
+      clearInterval(beat);
+      streams.delete(end);
+      onClose();
+      res.end();
+    };
+    streams.add(end);
+    req.on('close', end);
+    res.on('error', end);
+    return end;
+  };
+
+  const liveEvents = (req: IncomingMessage, res: ServerResponse, feed: ViewerFeed) => {
+    let queue: ViewerRecord[] = [];
+    let resync = false;
+    let timer: NodeJS.Timeout | undefined;
+    let blocked = false;
+    const flush = () => {
+      timer = undefined;
+      if (blocked) return;
+      let ok: boolean;
+      if (resync) {
+        resync = false;
+        queue = [];
+        ok = res.write(`event: init\ndata: ${JSON.stringify(feed.model)}\n\n`);
+      } else {
+        if (!queue.length) return;
+        const batch = queue;
+        queue = [];
+        ok = res.write(`event: records\ndata: ${JSON.stringify(batch)}\n\n`);
+      }
+      if (!ok) {
+        blocked = true;
+        res.once('drain', () => {
+          blocked = false;
+          if (!timer) timer = setTimeout(flush, flushMs);
+        });
+      }
+    };
+    const off = feed.subscribe((r) => {
+      if (resync) return;
+      queue.push(r);
+      // A page that cannot keep up is sent the whole (bounded) model again instead.
+      if (queue.length > maxQueue) {
+        queue = [];
+        resync = true;
+      }
+      if (!timer) timer = setTimeout(flush, flushMs);
+    });
+    openStream(req, res, () => {
+      off();
+      if (timer) clearTimeout(timer);
+      queue = [];
+      pages--;
+    });
+    pages++;
+    res.write(`event: init\ndata: ${JSON.stringify(feed.model)}\n\n`);
+    for (const w of pageWaiters.splice(0)) w();
+  };
+
+  const logTail = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    if (source.mode !== 'live') return send(res, 404, 'text/plain', 'logs are not recorded: open a live viewer');
+    const allocId = url.searchParams.get('alloc') ?? '';
+    const task = url.searchParams.get('task') ?? '';
+    const stream = url.searchParams.get('stream') ?? 'stdout';
+    if (stream !== 'stdout' && stream !== 'stderr') return send(res, 400, 'text/plain', 'stream must be stdout or stderr');
+    const src = source.logSource(allocId);
+    if (!src) return send(res, 404, 'text/plain', `no allocation ${allocId} on this client`);
+    if (!src.tasks.includes(task)) return send(res, 404, 'text/plain', `allocation ${allocId} has no task ${task}`);
+    // Start near the end: the tail, not the whole history.
+    let total = 0;
+    for (const i of await logFileIndices(src.logsDir, task, stream)) {
+      try {
+        total += statSync(join(src.logsDir, `${task}.${stream}.${i}`)).size;
+      } catch {
+        // rotated away meanwhile
+      }
+    }
+    const offset = Math.max(0, total - LOG_TAIL_BYTES);
+    const ac = new AbortController();
+    openStream(req, res, () => ac.abort());
+    res.write(`event: start\ndata: ${JSON.stringify({ offset })}\n\n`);
+    try {
+      for await (const chunk of src.logs(task, stream, { follow: true, offset, signal: ac.signal })) {
+        res.write(`data: ${JSON.stringify(chunk.toString('utf8'))}\n\n`);
+      }
+    } catch (e) {
+      if (!ac.signal.aborted) res.write(`event: failed\ndata: ${JSON.stringify((e as Error).message)}\n\n`);
+    }
+    res.end();
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://viewer');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'method not allowed');
+    // Against DNS rebinding: a loopback server answers loopback host names only.
+    const hostHeader = (req.headers.host ?? '').replace(/:\d+$/, '');
+    if (LOOPBACK.has(host) && !LOOPBACK.has(hostHeader)) return send(res, 403, 'text/plain', 'forbidden host');
+    let setCookie: Record<string, string> = {};
+    if (token !== undefined) {
+      const given = url.searchParams.get('token') ?? (req.headers['x-berth-token'] as string | undefined) ?? cookie(req, cookieName);
+      if (!sameSecret(given, token)) return send(res, 401, 'text/plain', 'this viewer needs its token: open it with ?token=…');
+      if (url.searchParams.has('token')) setCookie = { 'set-cookie': `${cookieName}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/` };
+    }
+    const path = url.pathname;
+    if (path === '/' || path === '/index.html') return send(res, 200, PAGE_FILES['index.html']!, files.get('index.html')!, setCookie);
+    if (path.startsWith('/static/')) {
+      const name = path.slice('/static/'.length);
+      const body = files.get(name);
+      return body ? send(res, 200, PAGE_FILES[name]!, body) : send(res, 404, 'text/plain', 'not found');
+    }
+    if (path === '/api/info') return json(res, { mode: source.mode, title: source.title ?? (source.mode === 'live' ? 'live' : 'recording') });
+    if (path === '/api/charts') return json(res, await berthCharts());
+    if (path === '/api/events' && source.mode === 'live') return liveEvents(req, res, source.feed);
+    if (path === '/api/recording' && source.mode === 'replay') {
+      const { header, records, dropped, complete } = source.recording;
+      return json(res, { header, records, dropped, complete });
+    }
+    if (path === '/api/logs') return logTail(req, res, url);
+    return send(res, 404, 'text/plain', 'not found');
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e) => {
+      if (!res.headersSent) send(res, 500, 'text/plain', (e as Error).message);
+      else res.end();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  cookieName = `berth_viewer_${port}`; // cookies are per host, not per port
+  const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  return {
+    url: `http://${shownHost}:${port}/`,
+    pages: () => pages,
+    pageConnected: () => (pages > 0 ? Promise.resolve() : new Promise<void>((res) => pageWaiters.push(res))),
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const end of [...streams]) end();
+      pageWaiters = [];
+      await new Promise<void>((res) => {
+        server.close(() => res());
+        for (const s of sockets) s.destroy();
+      });
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * Without a writable hierarchy (berth not root), tasks run without cgroups and say so: on the bus
+ * at client start and in each task's Driver event. As root the spec runs a client as `nobody`.
+ */
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { detectCgroups } from '../../../actors/cgroups/detect.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../../..');
+const NOBODY = 65534;
+
+describe('cgroups: fallback when no hierarchy is writable', function () {
+  this.timeout(30_000);
+
+  it('detection gives the reason instead of failing', function () {
+    if (process.geteuid?.() === 0) return this.skip(); // root can write cgroupfs; see the next test
+    const d = detectCgroups();
+    expect(d.ok).to.equal(false);
+    if (!d.ok) expect(d.reason).to.match(/not writable|no cgroup/);
+  });
+
+  it('a client run as nobody runs its task without a cgroup and says why', async function () {
+    if (process.geteuid?.() !== 0) return this.skip(); // needs root to become nobody
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'berth-nobody-'));
+    fs.chownSync(dataDir, NOBODY, NOBODY);
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(here, 'support', 'nobody-client.ts'), dataDir], {
+        cwd: repo, uid: NOBODY, gid: NOBODY, env: { ...process.env, HOME: dataDir },
+      });
+      const out = JSON.parse(stdout.trim().split('\n').pop()!) as { detected: { version: null; message: string }; driver: string; status: string };
+      expect(out.status).to.equal('complete');
+      expect(out.detected.version).to.equal(null);
+      expect(out.detected.message).to.match(/^no cgroups: .*EACCES/);
+      expect(out.driver).to.match(/^resources: no cgroup \(.*EACCES.*\); no limits, kills by process group only$/);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * Headless Chromium for the viewer's browser specs: Debian's `chromium` driven by playwright-core,
+ * a fresh profile per launch, and every request to a host other than this machine recorded and
+ * refused (a spec then fails: the page must load nothing from outside).
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+
+/** The browser binary (override with BERTH_CHROMIUM). */
+export const CHROMIUM = process.env.BERTH_CHROMIUM ?? '/usr/bin/chromium';
+/** Where the specs leave their screenshots (one fixed dir, overwritten each run). */
+export const SCREENSHOT_DIR = join(tmpdir(), 'berth-viewer-screenshots');
+
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const LOCAL = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Why no browser can run here, or undefined when one can. */
+export async function browserUnavailable(): Promise<string | undefined> {
+  if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (apt-get install chromium, or set BERTH_CHROMIUM)`;
+  try {
+    await import('playwright-core');
+  } catch (e) {
+    return `playwright-core cannot be loaded: ${(e as Error).message}`;
+  }
+  return undefined;
+}
+
+/** A launched browser with one page. */
+export interface TestBrowser {
+  page: Page;
+  context: BrowserContext;
+  /** URLs the page tried to load from other hosts (refused). */
+  external: string[];
+  /** Uncaught errors in the page. */
+  errors: string[];
+  screenshot(name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Launches Chromium with a fresh profile. */
+export async function launchBrowser(): Promise<TestBrowser> {
+  const { chromium } = await import('playwright-core');
+  const profile = mkdtempSync(join(tmpdir(), 'berth-chromium-'));
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  let context: BrowserContext;
+  try {
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1600, height: 1000 }, timeout: 20_000 });
+  } catch (e) {
+    rmSync(profile, { recursive: true, force: true });
+    throw e;
+  }
+  const external: string[] = [];
+  const errors: string[] = [];
+  await context.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.protocol === 'data:' || LOCAL.has(url.hostname)) return route.continue();
+    external.push(url.href);
+    return route.abort();
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (e) => errors.push(e.message));
+  return {
+    page,
+    context,
+    external,
+    errors,
+    async screenshot(name) {
+      const file = join(SCREENSHOT_DIR, `${name}.png`);
+      await page.screenshot({ path: file });
+      return file;
+    },
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
