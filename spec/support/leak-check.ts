@@ -40,7 +40,7 @@ function leftoverCgroups(): string[] {
 }
 
 const suiteTmp = mkdtempSync(join(tmpdir(), 'berth-suite-'));
-chmodSync(suiteTmp, 0o755); // exec tasks run as nobody below it
+chmodSync(suiteTmp, 0o1777); // like /tmp: tasks and spawned hosts run as nobody below it
 process.env.TMPDIR = suiteTmp;
 
 /** Open fds, except libuv's per-loop inotify fd: created on the first fs.watch, kept for life. */
@@ -122,9 +122,11 @@ export const mochaHooks = {
         } catch {}
       }
     }
-    const files = readdirSync(suiteTmp).filter((n) => !n.startsWith('tsx-')); // tsx's compile cache, not berth's
+    // Not leaks: tsx's compile caches, and the browser specs' screenshots (kept on purpose, with the dir).
+    const kept = (n: string) => n.startsWith('tsx-') || n === 'berth-viewer-screenshots';
+    const files = readdirSync(suiteTmp).filter((n) => !kept(n));
     if (files.length) problems.push(`temp files left behind in ${suiteTmp}:\n  ${files.join('\n  ')}`);
-    else rmSync(suiteTmp, { recursive: true, force: true });
+    else if (!readdirSync(suiteTmp).some((n) => n === 'berth-viewer-screenshots')) rmSync(suiteTmp, { recursive: true, force: true });
     if (problems.length) throw new Error(`the suite leaked:\n${problems.join('\n')}`);
   },
 };
