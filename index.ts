@@ -1,6 +1,7 @@
 /**
  * berth: an embeddable allocation runtime. Nomad's client lifecycle as xstate actors on an RxJS
- * bus. This file only re-exports the public API (CONTRACT.md).
+ * bus. This file only re-exports the public API, which `docs/` describes and `npm run docs`
+ * renders from these exports' TSDoc.
  * @module
  */
 // 1. Model
@@ -24,10 +25,16 @@ export {
   type AllocFS, type AllocFileInfo, type AllocFSStreamOptions,
 } from './actors/allocfs/index.ts';
 export { createSnapshotServer } from './actors/migrate/snapshot-server.ts';
+export type { AllocDirOptions } from './actors/allocdir/alloc-dir.ts';
+export type { TaskDirBuildOptions } from './actors/allocdir/task-dir.ts';
+export { TaskDirBuildError } from './actors/allocdir/errors.ts';
+export { type SnapshotServer, type SnapshotServerOptions } from './actors/migrate/snapshot-server.ts';
+export type { ChrootStats } from './actors/allocdir/chroot.ts';
 
 // 4. Watchers
 export { allocWatcherLogic } from './actors/watchers/index.ts';
-export type { AllocWatcherInput, PrevAllocSource, ServerRPC } from './actors/watchers/index.ts';
+export type { AllocWatcherInput, PrevAllocSource, RetryPolicy, ServerRPC } from './actors/watchers/index.ts';
+export { DEFAULT_RETRY } from './actors/watchers/types.ts';
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
@@ -39,11 +46,12 @@ export { statfsUsage, type FsUsageReader } from './actors/gc/fs-usage.ts';
 export type { FsUsage, GcReason } from './machines/policy/gc.ts';
 export type { AllocState } from './model/alloc-state.ts';
 export type { Driver, DriverCapabilities, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
-export { createMockDriver } from './actors/drivers/mock.ts';
-export { createRawExecDriver } from './actors/drivers/raw-exec.ts';
-export { createExecDriver } from './actors/drivers/exec.ts';
-export { buildTaskEnv, allocIndexFromName } from './actors/drivers/env.ts';
-export { readTaskLogs } from './actors/drivers/logs/reader.ts';
+export { createMockDriver, type MockDriverOptions } from './actors/drivers/mock.ts';
+export { createRawExecDriver, type RawExecDriverOptions } from './actors/drivers/raw-exec.ts';
+export { createExecDriver, type ExecDriverOptions } from './actors/drivers/exec.ts';
+export type { ProcessDriverOptions } from './actors/drivers/executor/process-driver.ts';
+export { buildTaskEnv, allocIndexFromName, DEFAULT_ENV_DENYLIST, type TaskEnvInput } from './actors/drivers/env.ts';
+export { readTaskLogs, type ReadTaskLogsOptions } from './actors/drivers/logs/reader.ts';
 
 // Resources: task cgroups, limits, stats.
 export { detectCgroups, type CgroupDetection, type CgroupOptions } from './actors/cgroups/detect.ts';
@@ -53,10 +61,15 @@ export { formatUsageLine } from './actors/cgroups/format-usage.ts';
 export { cgroupLimits, type CgroupLimits } from './machines/policy/cgroup-limits.ts';
 
 // Machines and policies, for hosts that want to drive or inspect them directly.
-export { allocMachine } from './machines/alloc.machine.ts';
-export { taskMachine } from './machines/task.machine.ts';
-export { decideRestart, defaultRestartPolicy } from './machines/policy/restarts.ts';
-export { getClientStatus } from './machines/policy/client-status.ts';
+export { allocMachine, ALLOC_STATES, type AllocContext, type AllocMachineInput, type TaskSettings } from './machines/alloc.machine.ts';
+export { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput, type TaskContext, type TaskMachineEvent, type TaskMachineInput } from './machines/task.machine.ts';
+export type { AllocWatcherOutput, WatchChildInput, WatcherContext, WatchMode, WatchPlanEntry, WatchReleaseReason, WatchResult, WatchRole } from './machines/watcher.machine.ts';
+export type { WatchRequest } from './model/watch.ts';
+export type { CoordinatorState } from './machines/policy/lifecycle-gates.ts';
+export type { GroupKillEvent } from './machines/policy/kill-order.ts';
+export { decideRestart, defaultRestartPolicy, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState, restartsOnSuccess } from './machines/policy/restarts.ts';
+export type { TaskRole, TaskStage } from './machines/policy/task-roles.ts';
+export { getClientStatus, type ComputedClientStatus } from './machines/policy/client-status.ts';
 export { TaskEventType } from './machines/policy/task-events.ts';
 export { MAX_RUN_DURATION_REASON, maxRunDeadline } from './machines/policy/max-run-duration.ts';
 export { isReconnect } from './machines/policy/reconnect.ts';

@@ -1,5 +1,5 @@
 /**
- * AllocBroadcaster / AllocListener (CONTRACT.md section 2; Nomad `client/structs/broadcaster.go`).
+ * AllocBroadcaster / AllocListener (docs/bus.md; Nomad `client/structs/broadcaster.go`).
  *
  * One runner's client-side alloc updates, fanned out to any number of listeners: the sender
  * never blocks, a stale version (lower `allocModifyIndex`) is dropped, and each listener is a

@@ -7,8 +7,11 @@
 
 /** Timer functions berth schedules through. */
 export interface Clock {
+  /** Milliseconds since the epoch. */
   now(): number;
+  /** Calls `fn` after `ms`; returns a handle for {@link Clock.clearTimeout}. */
   setTimeout(fn: () => void, ms: number): unknown;
+  /** Cancels a pending `setTimeout`. */
   clearTimeout(handle: unknown): void;
 }
 

@@ -5,5 +5,8 @@ export * from './status.ts';
 export * from './duration.ts';
 export * from './parse.ts';
 export * from './clock.ts';
+export * from './alloc-state.ts';
+export * from './task-handle.ts';
 export * from './json-value.ts';
 export * from './usage.ts';
+export * from './watch.ts';

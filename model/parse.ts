@@ -5,6 +5,7 @@
  * @module
  */
 import { InvalidAllocationError } from './errors.ts';
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- JSON_LIMITS is imported for the {@link} in parseAllocation's TSDoc
 import { jsonValueProblems, type JSON_LIMITS } from './json-value.ts';
 import type { Allocation, DesiredTransition, Disconnect, Job, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
 

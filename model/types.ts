@@ -1,5 +1,5 @@
 /**
- * berth's plain-data model (CONTRACT.md section 1). Everything here is JSON-serialisable and
+ * berth's plain-data model (docs/allocation.md). Everything here is JSON-serialisable and
  * camelCase; times are milliseconds since the epoch, durations are milliseconds.
  * @module
  */

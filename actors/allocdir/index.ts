@@ -1,5 +1,5 @@
 /**
- * Allocation and task directories (CONTRACT section 3): layout, modes, secret tmpfs mounts,
+ * Allocation and task directories (docs/alloc-dirs.md): layout, modes, secret tmpfs mounts,
  * chroot embedding, move, snapshot and restore, escape checks.
  * @module
  */

@@ -1,5 +1,6 @@
 /**
- * The client's public types (CONTRACT.md section 5).
+ * The client's public types: `createClient`'s options, the client, and an allocation's runner
+ * (see docs/embedding.md).
  * @module
  */
 import type { InspectionEvent, Observer } from 'xstate';
@@ -29,7 +30,9 @@ export type InspectionObserver = Observer<InspectionEvent> | ((event: Inspection
 export interface ClientOptions {
   /** State (`<dataDir>/client/state.db`) and, by default, `<dataDir>/alloc`. */
   dataDir: string;
+  /** Where alloc dirs go (default `<dataDir>/alloc`). */
   allocDir?: string;
+  /** This node's id (compared with a previous allocation's node to pick a local or remote migration). */
   nodeId?: string;
   /** The node's name (`NOMAD_NODE_NAME`, `${node.unique.name}`). */
   nodeName?: string;
@@ -37,6 +40,7 @@ export interface ClientOptions {
   datacenter?: string;
   /** The client's region (`NOMAD_REGION`); default: the job's region, else `global`. */
   region?: string;
+  /** How to ask the servers: remote watchers and remote migrations need it. */
   rpc?: ServerRPC;
   /** Merged over the defaults: 'mock_driver', 'raw_exec', 'exec'. */
   drivers?: Record<string, Driver>;
@@ -121,9 +125,11 @@ export interface Client {
   addAlloc(alloc: Allocation): AllocRunner;
   /** A terminal desired status stops it; no update hooks run for a stop. */
   updateAlloc(alloc: Allocation): void;
+  /** Destroys one allocation (kills its tasks, runs destroy hooks, removes its dir); AllocNotFoundError if unknown. */
   destroyAlloc(allocId: string): Promise<void>;
   /** A destroyed runner is gone. */
   runner(allocId: string): AllocRunner | undefined;
+  /** Every runner the client has, in the order they were added. */
   runners(): AllocRunner[];
   readonly bus: Bus;
   /** Client-side alloc updates meant for the servers. */
@@ -135,14 +141,28 @@ export interface Client {
    * alloc's destroy. `shutdown()` closes every server started here. With `tls` (default:
    * `ClientOptions.tls`) it serves HTTPS and requires client certificates signed by its CA.
    */
-  serveSnapshots(opts?: ServeSnapshotsOptions): Promise<{ url: string; close(): Promise<void> }>;
+  serveSnapshots(opts?: ServeSnapshotsOptions): Promise<{
+    /** The server's base URL. */
+    url: string;
+    /** Stops serving (snapshots in flight are ended). */
+    close(): Promise<void>;
+  }>;
   /**
    * Serves berth's own inspector page: the actor tree, the alloc and task charts with the active
    * state, a timeline per alloc, who waits for whom, and a task's log tail, live. Every asset
    * ships with berth (works with no internet). Default 127.0.0.1 on a free port; with `token`,
    * every request needs it (open `url + '?token=' + token`). `shutdown()` closes it.
    */
-  serveViewer(opts?: { host?: string; port?: number; token?: string }): Promise<{ url: string; pages(): number; pageConnected(): Promise<void>; close(): Promise<void> }>;
+  serveViewer(opts?: { host?: string; port?: number; token?: string }): Promise<{
+    /** The page's URL. */
+    url: string;
+    /** How many pages are connected now. */
+    pages(): number;
+    /** Resolves once a page is connected. */
+    pageConnected(): Promise<void>;
+    /** Stops serving and disconnects every page. */
+    close(): Promise<void>;
+  }>;
   /** Stops every actor and leaves running tasks alone. */
   shutdown(): Promise<void>;
   /**
@@ -168,16 +188,21 @@ export interface Client {
   gcAlloc(allocId: string): Promise<void>;
 }
 
-/** Which stream of a task's logs. */
-export type LogStream = 'stdout' | 'stderr';
+import type { LogStream } from '../drivers/logs/reader.ts';
+
+export type { LogStream };
 
 /** One allocation's runner. */
 export interface AllocRunner extends PrevAllocSource {
   /** The machine's top-level state. */
   state(): AllocState;
+  /** True while waiting for a previous or preempted allocation (in `waiting-prev`, before migrating). */
   isWaiting(): boolean;
+  /** True while the previous allocation's data is being moved or streamed in. */
   isMigrating(): boolean;
+  /** True once destroyed (the runner is then gone from the client). */
   isDestroyed(): boolean;
+  /** A newer server version of the allocation; a terminal desired status stops it. */
   update(alloc: Allocation): void;
   /** From any state; resolves once destroyed, even when destroy hooks failed (errors go on the bus). */
   destroy(): Promise<void>;

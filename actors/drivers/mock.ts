@@ -250,7 +250,10 @@ export interface MockDriverOptions {
 }
 
 /** Creates a mock driver. */
-export function createMockDriver(opts: MockDriverOptions = {}): Driver & { running(): number } {
+export function createMockDriver(opts: MockDriverOptions = {}): Driver & {
+  /** How many tasks it is running now. */
+  running(): number;
+} {
   const clock = opts.clock ?? realClock;
   const tasks = new Map<string, MockTask>();
   const name = opts.name ?? 'mock_driver';

@@ -1,7 +1,7 @@
 /**
  * The allocation runner: owns one alloc machine actor and its handles (alloc dir, broadcaster,
  * update queue), turns the machine's snapshots into the client's view (broadcast, bus, state
- * store), and offers the operations of CONTRACT.md section 5.
+ * store), and offers the `AllocRunner` operations (docs/embedding.md).
  * @module
  */
 import { createActor, type Actor, type AnyActorLogic, type AnyActorRef, type SnapshotFrom } from 'xstate';

@@ -31,12 +31,15 @@ export interface HookContext {
 export interface RunnerHook {
   /** Used in error messages and bus messages. */
   name: string;
+  /** Before the tasks start (after the alloc dir, the wait and the migration); an error fails the alloc. */
   prerun?(ctx: HookContext): Promise<void>;
-  /** Never called for a stopping (terminal) update. */
+  /** On a non-terminal update; never called for a stopping (terminal) update. */
   update?(ctx: HookContext): Promise<void>;
+  /** After every task exited; errors go on the bus as `hook.error`. */
   /** Before tasks are killed (Nomad's RunnerPreKillHook). */
   preKill?(ctx: HookContext): Promise<void>;
   postrun?(ctx: HookContext): Promise<void>;
+  /** While the allocation is destroyed, before its dir is removed; errors go on the bus. */
   destroy?(ctx: HookContext): Promise<void>;
   /** The client shuts down and leaves the tasks running (Nomad's ShutdownHook). */
   shutdown?(ctx: HookContext): Promise<void>;

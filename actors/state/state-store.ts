@@ -36,6 +36,11 @@ export interface StateStoreOptions {
   defer?: (fn: () => void) => () => void;
   /** An open database to use instead of opening `path` (the simulator's shared in-memory disk). */
   db?: Database.Database;
+  /**
+   * Open an existing store for reading only (what `berth status` does beside a live client):
+   * nothing is created, and every write method throws.
+   */
+  readonly?: boolean;
 }
 
 const deferImmediate = (fn: () => void) => {
@@ -64,16 +69,21 @@ export interface StoredAlloc {
 
 /** The client's persistent records. */
 export interface StateStore {
+  /** Saves the client's view of an allocation (coalesced: written on the next tick). */
   putAlloc(alloc: Allocation): void;
+  /** Forgets an allocation and its handles. */
   deleteAlloc(allocId: string): void;
   /** Records, durably before it returns, that the alloc is being destroyed. */
   markDestroying(allocId: string): void;
+  /** Saves a running task's driver handle, so a later client can reattach. */
   putHandle(allocId: string, task: string, handle: TaskHandle): void;
+  /** Forgets a task's handle (the task is gone). */
   deleteHandle(allocId: string, task: string): void;
   /** Everything stored, after flushing pending writes. */
   load(): StoredAlloc[];
   /** Writes pending puts now. */
   flush(): void;
+  /** Flushes and closes the database; idempotent. */
   close(): void;
 }
 
@@ -88,6 +98,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
       /* a reporter that throws must not break the store */
     }
   };
+  if (opts.readonly) return openReadonly(path, report);
   if (!opts.db && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = opts.db ?? new Database(path);
   const defer = opts.defer ?? deferImmediate;
@@ -174,30 +185,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     },
     load() {
       flush();
-      const out = new Map<string, StoredAlloc>();
-      // A row that no longer parses (a torn or edited file) is reported and skipped, never thrown.
-      const parse = (what: string, text: string): unknown => {
-        try {
-          return JSON.parse(text);
-        } catch (err) {
-          report(new StateStoreError(`cannot read ${what}: ${(err as Error).message}`, { cause: err }));
-          return undefined;
-        }
-      };
-      for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) {
-        const alloc = parse(`allocation ${row.id}`, row.alloc);
-        if (alloc !== undefined) out.set(row.id, { alloc: alloc as Allocation, handles: {} });
-      }
-      for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
-        const stored = out.get(row.alloc_id);
-        const handle = stored && parse(`the handle of task ${JSON.stringify(row.task)} of allocation ${row.alloc_id}`, row.handle);
-        if (stored && handle !== undefined) stored.handles[row.task] = handle as TaskHandle;
-      }
-      for (const row of db.prepare('SELECT alloc_id FROM destroying').all() as Array<{ alloc_id: string }>) {
-        const saved = out.get(row.alloc_id);
-        if (saved) saved.destroying = true;
-      }
-      return [...out.values()];
+      return loadAll(db, report);
     },
     flush,
     close() {
@@ -205,6 +193,57 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
       flush();
       closed = true;
       db.close();
+    },
+  };
+}
+
+/** Every stored alloc with its handles. A row that no longer parses (a torn or edited file) is reported and skipped, never thrown. */
+function loadAll(db: Database.Database, report: (err: StateStoreError) => void): StoredAlloc[] {
+  const out = new Map<string, StoredAlloc>();
+  const parse = (what: string, text: string): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      report(new StateStoreError(`cannot read ${what}: ${(err as Error).message}`, { cause: err }));
+      return undefined;
+    }
+  };
+  for (const row of db.prepare('SELECT id, alloc FROM allocs').all() as Array<{ id: string; alloc: string }>) {
+    const alloc = parse(`allocation ${row.id}`, row.alloc);
+    if (alloc !== undefined) out.set(row.id, { alloc: alloc as Allocation, handles: {} });
+  }
+  for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
+    const stored = out.get(row.alloc_id);
+    const handle = stored && parse(`the handle of task ${JSON.stringify(row.task)} of allocation ${row.alloc_id}`, row.handle);
+    if (stored && handle !== undefined) stored.handles[row.task] = handle as TaskHandle;
+  }
+  // A store written before the destroy marker existed has no such table (read-only opens create nothing).
+  const hasDestroying = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'destroying'").get() !== undefined;
+  if (hasDestroying) {
+    for (const row of db.prepare('SELECT alloc_id FROM destroying').all() as Array<{ alloc_id: string }>) {
+      const saved = out.get(row.alloc_id);
+      if (saved) saved.destroying = true;
+    }
+  }
+  return [...out.values()];
+}
+
+/** A read-only view of an existing store; SQLite's WAL lets it read beside a live writer. */
+function openReadonly(path: string, report: (err: StateStoreError) => void): StateStore {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const refuse = (): never => {
+    throw new BerthError(`state store ${path} is open read-only`);
+  };
+  return {
+    putAlloc: refuse,
+    deleteAlloc: refuse,
+    markDestroying: refuse,
+    putHandle: refuse,
+    deleteHandle: refuse,
+    load: () => loadAll(db, report),
+    flush() {},
+    close() {
+      if (db.open) db.close();
     },
   };
 }

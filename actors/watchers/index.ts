@@ -1,4 +1,4 @@
-/** Watchers of previous and preempted allocations (CONTRACT.md section 4). @module */
+/** Watchers of previous and preempted allocations (docs/lifecycle.md). @module */
 export * from './types.ts';
 export { allocWatcherLogic, createWatcherLogic, type WatchSources } from './group.ts';
 export { watchLocal, watchLocalAlloc } from './local.ts';

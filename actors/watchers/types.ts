@@ -1,5 +1,6 @@
 /**
- * Types of the previous/preempted allocation watchers (CONTRACT.md section 4).
+ * Types of the previous/preempted allocation watchers (see docs/lifecycle.md, "Waiting for
+ * previous and preempted allocations").
  * @module
  */
 import type { AllocListener } from '../../bus/broadcaster.ts';
@@ -31,6 +32,7 @@ export interface ServerRPC {
     req: { allocId: string; minQueryIndex: number; allowStale: boolean },
     signal: AbortSignal,
   ): Promise<{ alloc: Allocation | null; index: number }>;
+  /** Looks up a node's HTTP address (where a remote migration fetches the previous alloc's data); null when unknown. */
   getNode(
     req: { nodeId: string },
     signal: AbortSignal,

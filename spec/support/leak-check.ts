@@ -1,12 +1,13 @@
 /**
  * A root hook plugin (loaded by .mocharc.json): after the whole suite, nothing berth started may
  * be left behind — no child process or executor (of this checkout), no extra file descriptor, no pending timer, no
- * mount under the temp dir, no cgroup under berth's parent. A leak fails the run like any test.
+ * mount under the temp dir, no cgroup under berth's parent, no temp dir or file. A leak fails the run like any test.
  *
  * The suite's clients (and the hosts it spawns, which inherit the environment) put their cgroups
- * under a parent of this run's own, so parallel runs on one machine never see each other's.
+ * under a parent of this run's own, and their temp dirs under a TMPDIR of this run's own (which
+ * os.tmpdir() and child processes follow), so parallel runs on one machine never see each other's.
  */
-import { readdirSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shutdownMountHelper } from '../../actors/allocdir/mounts.ts';
@@ -37,6 +38,10 @@ function leftoverCgroups(): string[] {
   }
   return out;
 }
+
+const suiteTmp = mkdtempSync(join(tmpdir(), 'berth-suite-'));
+chmodSync(suiteTmp, 0o1777); // like /tmp: tasks and spawned hosts run as nobody below it
+process.env.TMPDIR = suiteTmp;
 
 /** Open fds, except libuv's per-loop inotify fd: created on the first fs.watch, kept for life. */
 function fdTargets(): Map<string, string> {
@@ -117,6 +122,11 @@ export const mochaHooks = {
         } catch {}
       }
     }
+    // Not leaks: tsx's compile caches, and the browser specs' screenshots (kept on purpose, with the dir).
+    const kept = (n: string) => n.startsWith('tsx-') || n === 'berth-viewer-screenshots';
+    const files = readdirSync(suiteTmp).filter((n) => !kept(n));
+    if (files.length) problems.push(`temp files left behind in ${suiteTmp}:\n  ${files.join('\n  ')}`);
+    else if (!readdirSync(suiteTmp).some((n) => n === 'berth-viewer-screenshots')) rmSync(suiteTmp, { recursive: true, force: true });
     if (problems.length) throw new Error(`the suite leaked:\n${problems.join('\n')}`);
   },
 };

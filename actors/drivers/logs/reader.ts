@@ -13,8 +13,10 @@ import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
+/** Which stream of a task's output. */
 export type LogStream = 'stdout' | 'stderr';
 
+/** Options of {@link readTaskLogs}. */
 export interface ReadTaskLogsOptions {
   /** Keep reading as the task writes, across new rotated files, until `signal` aborts. */
   follow?: boolean;

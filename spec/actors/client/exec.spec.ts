@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeAlloc } from '../../support/fixtures.ts';
@@ -15,13 +15,14 @@ async function readAll(r: AllocRunner, task: string): Promise<string> {
 describe('client: exec in a chroot built from the default chroot_env', function () {
   this.timeout(60_000);
   const newClient = useTempClients();
+  const secret = join(tmpdir(), `berth-host-secret-${process.pid}`);
+  after(() => rmSync(secret, { recursive: true, force: true }));
 
   before(function () {
     if (process.geteuid?.() !== 0) this.skip(); // needs root: chroot, mounts, setuid to nobody
   });
 
   it('runs a binary from the embedded chroot as nobody, sees neither host dirs nor the client alloc dir', async () => {
-    const secret = join(tmpdir(), `berth-host-secret-${process.pid}`);
     mkdirSync(secret, { recursive: true });
     writeFileSync(join(secret, 'marker'), 'host only');
     const client = newClient();

@@ -1,0 +1,125 @@
+/**
+ * Reading an allocation file for `run` and `validate`: the file (or stdin for `-`), its JSON, and
+ * berth's validation, every failure as an {@link InputError} that names the file.
+ *
+ * Two conveniences for hand-written files: `id` and `nodeId` may be left out (a random UUID and
+ * the node `local` are filled in), and a task's driver must be one berth has.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { InvalidAllocationError } from '../../model/errors.ts';
+import { parseAllocation } from '../../model/parse.ts';
+import type { Allocation } from '../../model/types.ts';
+import { InputError } from './errors.ts';
+
+/** The drivers a CLI client has (createClient's defaults). */
+export const CLI_DRIVERS = ['raw_exec', 'exec', 'mock_driver'] as const;
+
+/** The node id filled in when a file gives none. */
+export const DEFAULT_NODE_ID = 'local';
+
+/** A loaded allocation and where it came from. */
+export interface LoadedAlloc {
+  alloc: Allocation;
+  /** The path as given, or `<stdin>`. */
+  source: string;
+}
+
+/** Reads `path` (`-`: all of stdin) as text. */
+export async function readInput(path: string, stdin: Readable): Promise<{ text: string; source: string }> {
+  if (path === '-') {
+    let text = '';
+    stdin.setEncoding('utf8');
+    for await (const chunk of stdin) text += chunk as string;
+    return { text, source: '<stdin>' };
+  }
+  try {
+    return { text: await readFile(path, 'utf8'), source: path };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+    throw new InputError(path, `cannot read: ${why}`, [], { cause: err });
+  }
+}
+
+/** JSON.parse with the file's name and the line and column of a syntax error. */
+export function parseJsonText(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const msg = (err as Error).message;
+    const pos = /position (\d+)/.exec(msg);
+    let where = '';
+    if (pos) {
+      const before = text.slice(0, Number(pos[1]));
+      const line = before.split('\n').length;
+      where = ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
+    }
+    throw new InputError(source, `invalid JSON: ${msg.replace(/ in JSON at position \d+.*$/s, '').replace(/^JSON\.parse: /, '')}${where}`, [], { cause: err });
+  }
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Fills a missing id and node id, in Nomad's PascalCase when the file is Nomad API JSON. */
+function withDefaults(json: unknown): unknown {
+  if (!isObj(json)) return json;
+  const nomad = 'ID' in json || 'Job' in json || 'TaskGroup' in json || 'NodeID' in json;
+  const [id, node] = nomad ? ['ID', 'NodeID'] : ['id', 'nodeId'];
+  const out = { ...json };
+  if (out[id] === undefined || out[id] === '') out[id] = randomUUID();
+  if (out[node] === undefined || out[node] === '') out[node] = DEFAULT_NODE_ID;
+  return out;
+}
+
+/** `driver: unknown` lines for tasks whose driver berth lacks, read from the raw JSON (either casing). */
+function driverIssues(json: unknown): string[] {
+  if (!isObj(json)) return [];
+  const job = json.job ?? json.Job;
+  const groups = isObj(job) ? (job.taskGroups ?? job.TaskGroups) : undefined;
+  if (!Array.isArray(groups)) return [];
+  const issues: string[] = [];
+  groups.forEach((g, gi) => {
+    const tasks = isObj(g) ? (g.tasks ?? g.Tasks) : undefined;
+    if (!Array.isArray(tasks)) return;
+    tasks.forEach((t, ti) => {
+      const driver = isObj(t) ? (t.driver ?? t.Driver) : undefined;
+      if (typeof driver === 'string' && driver !== '' && !(CLI_DRIVERS as readonly string[]).includes(driver)) {
+        issues.push(`job.taskGroups[${gi}].tasks[${ti}].driver: unknown driver ${JSON.stringify(driver)} (berth has ${CLI_DRIVERS.join(', ')})`);
+      }
+    });
+  });
+  return issues;
+}
+
+/** Every `field.path: problem` line of `json` as an allocation (none: `alloc` is set). */
+export function allocIssues(json: unknown): { alloc?: Allocation; issues: string[] } {
+  const drivers = driverIssues(json);
+  try {
+    const alloc = parseAllocation(withDefaults(json));
+    return drivers.length ? { issues: drivers } : { alloc, issues: [] };
+  } catch (err) {
+    if (err instanceof InvalidAllocationError) return { issues: [...err.issues, ...drivers] };
+    throw err;
+  }
+}
+
+/**
+ * Why `berth run` cannot run `alloc` on its own, or undefined: waiting for a previous or preempted
+ * allocation needs the servers (a `ServerRPC`), which a one-shot command does not have.
+ */
+export function standaloneProblem(alloc: Allocation): string | undefined {
+  const fields = [alloc.previousAllocation ? 'previousAllocation' : '', alloc.preemptedAllocations?.length ? 'preemptedAllocations' : ''].filter(Boolean);
+  if (!fields.length) return undefined;
+  return `${fields.join(' and ')} make the allocation wait for others, which berth run cannot ask any servers about; remove ${fields.length > 1 ? 'them' : 'it'} to run the allocation on its own`;
+}
+
+/** Reads, parses and validates an allocation file; throws an InputError listing every problem. */
+export async function loadAllocation(path: string, stdin: Readable): Promise<LoadedAlloc> {
+  const { text, source } = await readInput(path, stdin);
+  const { alloc, issues } = allocIssues(parseJsonText(text, source));
+  if (!alloc) throw new InputError(source, `invalid allocation (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n  ${issues.join('\n  ')}`, issues);
+  return { alloc, source };
+}

@@ -1,0 +1,92 @@
+/**
+ * A throwaway project that depends on berth the way a user's does: berth's packed tarball,
+ * installed offline from the npm cache that `npm ci` filled.
+ *
+ * Offline needs a lockfile (npm has no package metadata in its cache, only the tarballs `npm ci`
+ * fetched), so the project gets one: berth's own entry (the tarball, by integrity) plus every
+ * non-dev entry of the repository's package-lock.json, i.e. exactly the versions CI installed.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+const run = promisify(execFile);
+export const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+interface LockEntry {
+  version?: string;
+  dev?: boolean;
+  [k: string]: unknown;
+}
+
+/** Newest mtime of the files under `dir` whose names pass `keep` (node_modules, dist, .git skipped). */
+function newest(dir: string, keep: (name: string) => boolean): number {
+  let max = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (['node_modules', 'dist', '.git', 'spec', 'bench', 'docs'].includes(e.name)) continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) max = Math.max(max, newest(p, keep));
+    else if (keep(e.name)) max = Math.max(max, statSync(p).mtimeMs);
+  }
+  return max;
+}
+
+/**
+ * Builds dist/ unless it is newer than every source (CI's `npm ci` ran `prepare`, which built
+ * it), then packs without running the build again. Returns the tarball's path.
+ */
+export async function packBerth(dest: string): Promise<string> {
+  const built = join(REPO, 'dist', 'index.js');
+  const sources = newest(REPO, (n) => /\.(ts|mts|mjs|json)$/.test(n) && !n.endsWith('.d.ts'));
+  if (!existsSync(built) || statSync(built).mtimeMs < sources) await run(process.execPath, [join(REPO, 'scripts', 'build.mjs')], { cwd: REPO });
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dest], { cwd: REPO });
+  const [info] = JSON.parse(stdout) as Array<{ filename: string }>;
+  return join(dest, info!.filename);
+}
+
+/** Writes package.json and package-lock.json for a project depending on `tarball` only. */
+export function writeConsumerProject(dir: string, tarball: string, extra: { devDependencies?: Record<string, string> } = {}): void {
+  const berthPkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+    version: string;
+    dependencies: Record<string, string>;
+    bin: Record<string, string>;
+    engines: Record<string, string>;
+    license: string;
+  };
+  const repoLock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const file = `file:${relative(dir, tarball)}`;
+  const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
+  const packages: Record<string, LockEntry> = {
+    '': { name: 'consumer', version: '1.0.0', dependencies: { berth: file } },
+    'node_modules/berth': {
+      version: berthPkg.version,
+      resolved: file,
+      integrity,
+      license: berthPkg.license,
+      dependencies: berthPkg.dependencies,
+      bin: berthPkg.bin,
+      engines: berthPkg.engines,
+    },
+  };
+  for (const [key, entry] of Object.entries(repoLock.packages)) if (key.startsWith('node_modules/') && !entry.dev) packages[key] = entry;
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module', dependencies: { berth: file }, ...extra }, null, 2),
+  );
+  writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', lockfileVersion: 3, requires: true, packages }, null, 2));
+}
+
+/**
+ * `npm ci --offline` in `dir`. Install scripts are skipped and better-sqlite3's compiled addon is
+ * copied from the repository's install: compiling SQLite from source takes minutes, and it is
+ * better-sqlite3's build, not berth's (the same version and Node ABI, so the same file).
+ */
+export async function installOffline(dir: string): Promise<void> {
+  await run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir });
+  const addon = join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+  mkdirSync(join(dir, addon, '..'), { recursive: true });
+  copyFileSync(join(REPO, addon), join(dir, addon));
+}
