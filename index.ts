@@ -5,7 +5,21 @@
  * @module
  */
 // 1. Model
-export type { Allocation, ClientStatus, DesiredStatus, DesiredTransition, Disconnect, Job, LifecycleHook, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './model/types.ts';
+export type {
+  Allocation,
+  ClientStatus,
+  DesiredStatus,
+  DesiredTransition,
+  Disconnect,
+  Job,
+  LifecycleHook,
+  Resources,
+  RestartPolicy,
+  Task,
+  TaskEvent,
+  TaskGroup,
+  TaskState,
+} from './model/types.ts';
 export { isTerminated, isServerTerminal, isTerminal, isClientTerminalStatus, shouldMigrate } from './model/status.ts';
 export { parseAllocation, isUUID } from './model/parse.ts';
 export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
@@ -19,10 +33,27 @@ export { createBus, type Bus } from './bus/bus.ts';
 export type { BusMessage, BusMessageMap, BusMessageType } from './bus/messages.ts';
 
 // 3. Allocation and task directories
-export { AllocDir, TaskDir, restoreSnapshot, defaultChrootEnv, SnapshotStreamError, MountError, type RestoreSnapshotOptions, type RestoreSnapshotResult } from './actors/allocdir/index.ts';
 export {
-  createAllocFS, AllocFSError, AllocPathEscapeError, SecretFileReadError, PrivateFileReadError, AllocFileNotFoundError, AllocFSArgumentError,
-  type AllocFS, type AllocFileInfo, type AllocFSStreamOptions,
+  AllocDir,
+  TaskDir,
+  restoreSnapshot,
+  defaultChrootEnv,
+  SnapshotStreamError,
+  MountError,
+  type RestoreSnapshotOptions,
+  type RestoreSnapshotResult,
+} from './actors/allocdir/index.ts';
+export {
+  createAllocFS,
+  AllocFSError,
+  AllocPathEscapeError,
+  SecretFileReadError,
+  PrivateFileReadError,
+  AllocFileNotFoundError,
+  AllocFSArgumentError,
+  type AllocFS,
+  type AllocFileInfo,
+  type AllocFSStreamOptions,
 } from './actors/allocfs/index.ts';
 export { createSnapshotServer } from './actors/migrate/snapshot-server.ts';
 export type { AllocDirOptions } from './actors/allocdir/alloc-dir.ts';
@@ -62,12 +93,37 @@ export { cgroupLimits, type CgroupLimits } from './machines/policy/cgroup-limits
 
 // Machines and policies, for hosts that want to drive or inspect them directly.
 export { allocMachine, ALLOC_STATES, type AllocContext, type AllocMachineInput, type TaskSettings } from './machines/alloc.machine.ts';
-export { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput, type TaskContext, type TaskMachineEvent, type TaskMachineInput } from './machines/task.machine.ts';
-export type { AllocWatcherOutput, WatchChildInput, WatcherContext, WatchMode, WatchPlanEntry, WatchReleaseReason, WatchResult, WatchRole } from './machines/watcher.machine.ts';
+export {
+  taskMachine,
+  type ExitOutput,
+  type RecoverOutput,
+  type StartOutput,
+  type TaskContext,
+  type TaskMachineEvent,
+  type TaskMachineInput,
+} from './machines/task.machine.ts';
+export type {
+  AllocWatcherOutput,
+  WatchChildInput,
+  WatcherContext,
+  WatchMode,
+  WatchPlanEntry,
+  WatchReleaseReason,
+  WatchResult,
+  WatchRole,
+} from './machines/watcher.machine.ts';
 export type { WatchRequest } from './model/watch.ts';
 export type { CoordinatorState } from './machines/policy/lifecycle-gates.ts';
 export type { GroupKillEvent } from './machines/policy/kill-order.ts';
-export { decideRestart, defaultRestartPolicy, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState, restartsOnSuccess } from './machines/policy/restarts.ts';
+export {
+  decideRestart,
+  defaultRestartPolicy,
+  type RestartDecision,
+  type RestartInput,
+  type RestartSubject,
+  type RestartTrackerState,
+  restartsOnSuccess,
+} from './machines/policy/restarts.ts';
 export type { TaskRole, TaskStage } from './machines/policy/task-roles.ts';
 export { getClientStatus, type ComputedClientStatus } from './machines/policy/client-status.ts';
 export { TaskEventType } from './machines/policy/task-events.ts';
@@ -76,4 +132,13 @@ export { isReconnect } from './machines/policy/reconnect.ts';
 export { UPDATE_MISSING_TASK } from './machines/policy/task-changes.ts';
 
 // berth's own viewer: live page, recordings, replay.
-export { serveRecording, readRecording, openLiveViewer, InvalidViewerOptionsError, RecordingFormatError, type ViewerServer, type ViewerRecord, type Recording } from './actors/viewer/index.ts';
+export {
+  serveRecording,
+  readRecording,
+  openLiveViewer,
+  InvalidViewerOptionsError,
+  RecordingFormatError,
+  type ViewerServer,
+  type ViewerRecord,
+  type Recording,
+} from './actors/viewer/index.ts';

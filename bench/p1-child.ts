@@ -26,7 +26,6 @@ interface Payload {
 const { mode, n, dir, tool, viewer = 'off' } = childPayload<Payload>();
 const root = process.geteuid?.() === 0;
 
-
 async function floor(): Promise<Record<string, number>> {
   const allocRoot = path.join(dir, 'alloc');
   const tasksRoot = path.join(dir, 'client', 'tasks');
@@ -55,7 +54,16 @@ async function floor(): Promise<Record<string, number>> {
     return a;
   });
   if (root) {
-    await batchMount(tool, ids.flatMap((id) => [['m', path.join(allocRoot, id, 'web', 'secrets')], ['m', path.join(allocRoot, id, 'web', 'private')]] as Array<['m', string]>));
+    await batchMount(
+      tool,
+      ids.flatMap(
+        (id) =>
+          [
+            ['m', path.join(allocRoot, id, 'web', 'secrets')],
+            ['m', path.join(allocRoot, id, 'web', 'private')],
+          ] as Array<['m', string]>,
+      ),
+    );
   }
   for (const id of ids) {
     for (const s of ['secrets', 'private']) {
@@ -70,7 +78,16 @@ async function floor(): Promise<Record<string, number>> {
   for (const a of actors) a.send({ type: 'next' }); // -> stopping
   const t2 = now();
   if (root) {
-    await batchMount(tool, ids.flatMap((id) => [['u', path.join(allocRoot, id, 'web', 'secrets')], ['u', path.join(allocRoot, id, 'web', 'private')]] as Array<['u', string]>));
+    await batchMount(
+      tool,
+      ids.flatMap(
+        (id) =>
+          [
+            ['u', path.join(allocRoot, id, 'web', 'secrets')],
+            ['u', path.join(allocRoot, id, 'web', 'private')],
+          ] as Array<['u', string]>,
+      ),
+    );
   }
   ids.forEach((id, i) => {
     rmSync(path.join(tasksRoot, id), { recursive: true, force: true });
@@ -83,7 +100,7 @@ async function floor(): Promise<Record<string, number>> {
 }
 
 async function berth(): Promise<Record<string, number>> {
-  const client = createClient({ dataDir: dir , ...NO_GC });
+  const client = createClient({ dataDir: dir, ...NO_GC });
   client.bus.of('client.error').subscribe((m) => childLog(`client.error: ${JSON.stringify(m)}`));
   client.bus.of('hook.error').subscribe((m) => childLog(`hook.error: ${JSON.stringify(m)}`));
   if (viewer !== 'off') {

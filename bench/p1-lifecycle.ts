@@ -17,11 +17,15 @@ async function side(mode: 'berth' | 'floor', n: number, asNobody: boolean, tool:
   const dir = tempDir(`p1-${mode}`);
   try {
     if (asNobody) chownSync(dir, 65534, 65534);
-    return await runNodeScript<Phases>('p1-child.ts', { mode, n, dir, tool }, {
-      ...(asNobody ? { asUser: { uid: 65534, gid: 65534 } } : {}),
-      onLog: (l) => opts.log(`  [p1 ${mode}] ${l}`),
-      timeoutMs: 20 * 60_000,
-    });
+    return await runNodeScript<Phases>(
+      'p1-child.ts',
+      { mode, n, dir, tool },
+      {
+        ...(asNobody ? { asUser: { uid: 65534, gid: 65534 } } : {}),
+        onLog: (l) => opts.log(`  [p1 ${mode}] ${l}`),
+        timeoutMs: 20 * 60_000,
+      },
+    );
   } finally {
     await safeRemove(dir);
   }
@@ -34,7 +38,12 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
   const out: BenchResult[] = [];
   try {
     const tool = isRoot ? mountTool(toolDir) : null;
-    const runs: Array<{ label: string; nobody: boolean }> = isRoot ? [{ label: 'non-root', nobody: true }, { label: 'root', nobody: false }] : [{ label: 'non-root', nobody: false }];
+    const runs: Array<{ label: string; nobody: boolean }> = isRoot
+      ? [
+          { label: 'non-root', nobody: true },
+          { label: 'root', nobody: false },
+        ]
+      : [{ label: 'non-root', nobody: false }];
     for (const { label, nobody } of runs) {
       opts.log(`P1 ${label}: floor, n=${n}`);
       const f = await side('floor', n, nobody, tool, opts);
@@ -49,7 +58,13 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
           floor: f.totalMs!,
           better: 'lower',
           limit: 2,
-          details: { n, berth: b, floor: f, berthAllocsPerSec: (n / b.totalMs!) * 1000, mounts: label === 'root' ? (tool ? 'floor: one C process looping mount(2)' : 'floor: one python3 ctypes process') : 'none' },
+          details: {
+            n,
+            berth: b,
+            floor: f,
+            berthAllocsPerSec: (n / b.totalMs!) * 1000,
+            mounts: label === 'root' ? (tool ? 'floor: one C process looping mount(2)' : 'floor: one python3 ctypes process') : 'none',
+          },
         }),
       );
     }

@@ -11,7 +11,6 @@ import { NO_GC } from './lib/no-gc.ts';
 
 const { mode, n, dir } = childPayload<{ mode: 'berth' | 'floor'; n: number; dir: string }>();
 
-
 if (mode === 'floor') {
   const start = await gcHeap();
   const actors = Array.from({ length: n }, (_, i) => {
@@ -24,7 +23,7 @@ if (mode === 'floor') {
   for (const a of actors) a.stop();
   childDone({ perAllocBytes: (mid - start) / n, start, mid, alive: actors.length });
 } else {
-  const client = createClient({ dataDir: dir , ...NO_GC });
+  const client = createClient({ dataDir: dir, ...NO_GC });
   // Warm up: a batch through the whole lifecycle first, so lazily created module state and the
   // JIT's optimised code (1.3 MB after 500 allocs, all of it 'code' in a heap-snapshot diff) are
   // already in `start`: the heap-return check is about leaks, not code caches.

@@ -20,7 +20,11 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
   const side = async (mode: 'berth' | 'floor') => {
     const dir = tempDir('p2');
     try {
-      return await runNodeScript<Out>('p2-child.ts', { mode, n, dir }, { nodeArgs: ['--expose-gc'], onLog: (l) => opts.log(`  [p2 ${mode}] ${l}`), timeoutMs: 15 * 60_000 });
+      return await runNodeScript<Out>(
+        'p2-child.ts',
+        { mode, n, dir },
+        { nodeArgs: ['--expose-gc'], onLog: (l) => opts.log(`  [p2 ${mode}] ${l}`), timeoutMs: 15 * 60_000 },
+      );
     } finally {
       await safeRemove(dir);
     }

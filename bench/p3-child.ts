@@ -37,7 +37,7 @@ function spyTimers() {
 }
 
 async function round(r: number): Promise<{ ms: number; watcherTimers: string[] }> {
-  const client = createClient({ dataDir: path.join(dir, `r${r}`) , ...NO_GC });
+  const client = createClient({ dataDir: path.join(dir, `r${r}`), ...NO_GC });
   client.bus.of('client.error').subscribe((m) => childLog(`client.error ${JSON.stringify(m)}`));
   const victims = Array.from({ length: k }, () => mockAlloc());
   const vr = victims.map((a) => client.addAlloc(a));

@@ -31,11 +31,15 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
           await mountTmpfsDir(dir, 2048);
           chownSync(dir, 65534, 65534);
         }
-        const r = await runNodeScript<ChildOut>('p3-child.ts', { k, rounds, mode, dir }, {
-          ...(isRoot ? { asUser: { uid: 65534, gid: 65534 } } : {}),
-          onLog: (l) => opts.log(`  [p3] ${l}`),
-          timeoutMs: 10 * 60_000,
-        });
+        const r = await runNodeScript<ChildOut>(
+          'p3-child.ts',
+          { k, rounds, mode, dir },
+          {
+            ...(isRoot ? { asUser: { uid: 65534, gid: 65534 } } : {}),
+            onLog: (l) => opts.log(`  [p3] ${l}`),
+            timeoutMs: 10 * 60_000,
+          },
+        );
         const med = median(r.samples);
         const floorMed = median(r.floors);
         out.push(
@@ -49,7 +53,17 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
             limit: 5,
             extraTarget: 'no watcher timers',
             extraMet: r.watcherTimerCount === 0,
-            details: { k, mode, rounds, p99: p99(r.samples), floorP99: p99(r.floors), samples: r.samples, watcherTimerCount: r.watcherTimerCount, watcherTimers: r.watcherTimers, targetAppliesAt: 'K=1000 (< 5 ms); reported for every K' },
+            details: {
+              k,
+              mode,
+              rounds,
+              p99: p99(r.samples),
+              floorP99: p99(r.floors),
+              samples: r.samples,
+              watcherTimerCount: r.watcherTimerCount,
+              watcherTimers: r.watcherTimers,
+              targetAppliesAt: 'K=1000 (< 5 ms); reported for every K',
+            },
           }),
         );
         const last = out[out.length - 1]!;

@@ -81,7 +81,16 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
   const fm = median(f);
   const sm = median(slow);
   return [
-    ratioResult({ id: 'P4', name: `broadcaster fan-out to ${LISTENERS} listeners`, unit: 'sends/s', value: bm, floor: fm, better: 'higher', limit: 0.5, details: { sends, reps, berth: b, floor: f } }),
+    ratioResult({
+      id: 'P4',
+      name: `broadcaster fan-out to ${LISTENERS} listeners`,
+      unit: 'sends/s',
+      value: bm,
+      floor: fm,
+      better: 'higher',
+      limit: 0.5,
+      details: { sends, reps, berth: b, floor: f },
+    }),
     ratioResult({
       id: 'P4',
       name: `fan-out with one slow listener (vs all fast)`,

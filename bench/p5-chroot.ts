@@ -19,7 +19,8 @@ const SMALL: Record<string, string> = { '/etc': '/etc', '/usr/bin': '/usr/bin' }
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
   const which = opts.args['p5-map'] ?? (opts.quick ? 'small' : 'default');
   const map = which === 'small' ? SMALL : { ...defaultChrootEnv };
-  if (process.geteuid?.() !== 0) return [skipped('P5', `chroot build (${which} map)`, 'not root: a chroot build needs root (owners, mounts); run as root to measure')];
+  if (process.geteuid?.() !== 0)
+    return [skipped('P5', `chroot build (${which} map)`, 'not root: a chroot build needs root (owners, mounts); run as root to measure')];
   const dir = tempDir('p5');
   try {
     // Floor: cp -al of the same sources to the same destinations, on the same filesystem.
@@ -56,8 +57,26 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
     const destroyMs = now() - t3;
     await shutdownMountHelper();
     return [
-      ratioResult({ id: 'P5', name: `chroot build (${which} map) vs cp -al`, unit: 'ms', value: buildMs, floor: cpMs, better: 'lower', limit: 1.5, details: { stats, rmCpMs, destroyMs } }),
-      ratioResult({ id: 'P5', name: `chroot rebuild over existing (${which} map) vs fresh build`, unit: 'ms', value: rebuildMs, floor: buildMs, better: 'lower', limit: 0.2, details: { stats: rstats } }),
+      ratioResult({
+        id: 'P5',
+        name: `chroot build (${which} map) vs cp -al`,
+        unit: 'ms',
+        value: buildMs,
+        floor: cpMs,
+        better: 'lower',
+        limit: 1.5,
+        details: { stats, rmCpMs, destroyMs },
+      }),
+      ratioResult({
+        id: 'P5',
+        name: `chroot rebuild over existing (${which} map) vs fresh build`,
+        unit: 'ms',
+        value: rebuildMs,
+        floor: buildMs,
+        better: 'lower',
+        limit: 0.2,
+        details: { stats: rstats },
+      }),
     ];
   } finally {
     await safeRemove(dir);

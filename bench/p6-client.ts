@@ -5,7 +5,13 @@ import { restoreSnapshot } from '../actors/allocdir/snapshot.ts';
 import { childDone, childPayload } from './lib/proc.ts';
 import { now } from './lib/stats.ts';
 
-const { clientAllocDir, allocId, prevAllocId, url, token } = childPayload<{ clientAllocDir: string; allocId: string; prevAllocId: string; url: string; token: string }>();
+const { clientAllocDir, allocId, prevAllocId, url, token } = childPayload<{
+  clientAllocDir: string;
+  allocId: string;
+  prevAllocId: string;
+  url: string;
+  token: string;
+}>();
 const dest = new AllocDir(clientAllocDir, allocId);
 await dest.build();
 const t0 = now();

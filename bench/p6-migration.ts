@@ -37,7 +37,10 @@ function makeData(dataDir: string, bigFiles: number, smallFiles: number): number
 
 function startServer(payload: unknown): Promise<{ url: string; stop(): Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', benchPath('p6-server.ts'), JSON.stringify(payload)], { cwd: benchPath('..'), stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', benchPath('p6-server.ts'), JSON.stringify(payload)], {
+      cwd: benchPath('..'),
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const lines = createInterface({ input: child.stdout! });
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     lines.once('line', (l) => resolve({ url: (JSON.parse(l) as { url: string }).url, stop: () => (child.stdin!.end(), exited) }));
@@ -70,13 +73,22 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
     let r: { ms: number; tarBytes: number };
     const t0 = now();
     try {
-      r = await runNodeScript('p6-client.ts', { clientAllocDir: path.join(dir, 'node-b'), allocId: 'next', prevAllocId: 'prev', url: server.url, token }, { onLog: (l) => opts.log(`  [p6] ${l}`), ...(process.env.P6_PROF ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir=' + process.env.P6_PROF] } : {}) });
+      r = await runNodeScript(
+        'p6-client.ts',
+        { clientAllocDir: path.join(dir, 'node-b'), allocId: 'next', prevAllocId: 'prev', url: server.url, token },
+        { onLog: (l) => opts.log(`  [p6] ${l}`), ...(process.env.P6_PROF ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir=' + process.env.P6_PROF] } : {}) },
+      );
     } finally {
       await server.stop();
     }
     const wallMs = now() - t0;
     opts.log(`P6 berth: ${r.ms.toFixed(0)} ms in the receiver (${wallMs.toFixed(0)} ms with process start)`);
-    const check = await sh(`cmp ${JSON.stringify(path.join(dataDir, 'big-7.bin'))} ${JSON.stringify(path.join(dir, 'node-b', 'next', 'alloc', 'data', 'big-7.bin'))}`).then(() => true, () => false);
+    const check = await sh(
+      `cmp ${JSON.stringify(path.join(dataDir, 'big-7.bin'))} ${JSON.stringify(path.join(dir, 'node-b', 'next', 'alloc', 'data', 'big-7.bin'))}`,
+    ).then(
+      () => true,
+      () => false,
+    );
     return [
       ratioResult({
         id: 'P6',
@@ -88,7 +100,14 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
         limit: 0.7,
         extraTarget: 'data intact',
         extraMet: check,
-        details: { bytes, tarBytes: r.tarBytes, berthMs: r.ms, berthWallMs: wallMs, tarMs, api: 'createSnapshotServer + restoreSnapshot in two processes (client-level remote migration not ready)' },
+        details: {
+          bytes,
+          tarBytes: r.tarBytes,
+          berthMs: r.ms,
+          berthWallMs: wallMs,
+          tarMs,
+          api: 'createSnapshotServer + restoreSnapshot in two processes (client-level remote migration not ready)',
+        },
       }),
     ];
   } finally {

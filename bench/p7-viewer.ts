@@ -39,7 +39,11 @@ async function openPage(url: string, browser: TestBrowser | undefined): Promise<
       while ((i = buf.indexOf('\n\n')) >= 0) {
         const block = buf.slice(0, i);
         buf = buf.slice(i + 2);
-        const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+        const data = block
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n');
         if (data) JSON.parse(data);
       }
     });
@@ -58,14 +62,18 @@ async function side(viewer: Viewer, n: number, browser: TestBrowser | undefined,
   const dir = tempDir(`p7-${viewer}`);
   let page: Promise<{ close(): Promise<{ received: number }> }> | undefined;
   try {
-    const out = await runNodeScript<Phases>('p1-child.ts', { mode: 'berth', n, dir, tool: null, viewer }, {
-      onLog: (l) => {
-        const m = l.match(/^viewer-url (\S+)/);
-        if (m && viewer === 'page') page = openPage(m[1]!, browser);
-        else opts.log(`  [p7 ${viewer}] ${l}`);
+    const out = await runNodeScript<Phases>(
+      'p1-child.ts',
+      { mode: 'berth', n, dir, tool: null, viewer },
+      {
+        onLog: (l) => {
+          const m = l.match(/^viewer-url (\S+)/);
+          if (m && viewer === 'page') page = openPage(m[1]!, browser);
+          else opts.log(`  [p7 ${viewer}] ${l}`);
+        },
+        timeoutMs: 20 * 60_000,
       },
-      timeoutMs: 20 * 60_000,
-    });
+    );
     const received = page ? (await (await page).close()).received : undefined;
     return { ...out, ...(received !== undefined ? { received } : {}) };
   } finally {

@@ -19,21 +19,45 @@ import { median, now } from './lib/stats.ts';
 
 /** The files a v1 / v2 stats sample reads. */
 const SAMPLE_FILES: Record<string, Array<[string, string]>> = {
-  v1: [['memory', 'memory.stat'], ['memory', 'memory.usage_in_bytes'], ['memory', 'memory.max_usage_in_bytes'], ['cpuacct', 'cpuacct.usage'], ['cpuacct', 'cpuacct.stat'], ['cpu', 'cpu.stat']],
-  v2: [['unified', 'memory.stat'], ['unified', 'memory.current'], ['unified', 'memory.peak'], ['unified', 'memory.swap.current'], ['unified', 'cpu.stat']],
+  v1: [
+    ['memory', 'memory.stat'],
+    ['memory', 'memory.usage_in_bytes'],
+    ['memory', 'memory.max_usage_in_bytes'],
+    ['cpuacct', 'cpuacct.usage'],
+    ['cpuacct', 'cpuacct.stat'],
+    ['cpu', 'cpu.stat'],
+  ],
+  v2: [
+    ['unified', 'memory.stat'],
+    ['unified', 'memory.current'],
+    ['unified', 'memory.peak'],
+    ['unified', 'memory.swap.current'],
+    ['unified', 'cpu.stat'],
+  ],
 };
 
 function taskConfig(base: string, n: number): TaskConfig {
   const dir = path.join(base, `t${n}`);
-  const taskDir = { dir, localDir: path.join(dir, 'local'), secretsDir: path.join(dir, 'secrets'), privateDir: path.join(dir, 'private'), tmpDir: path.join(dir, 'tmp') };
+  const taskDir = {
+    dir,
+    localDir: path.join(dir, 'local'),
+    secretsDir: path.join(dir, 'secrets'),
+    privateDir: path.join(dir, 'private'),
+    tmpDir: path.join(dir, 'tmp'),
+  };
   for (const d of Object.values(taskDir)) fs.mkdirSync(d, { recursive: true });
   const logsDir = path.join(base, 'logs');
   fs.mkdirSync(logsDir, { recursive: true });
   return {
-    id: `bench/${n}`, allocId: `p8-${process.pid}-${n}`, taskName: 'web',
+    id: `bench/${n}`,
+    allocId: `p8-${process.pid}-${n}`,
+    taskName: 'web',
     task: { name: 'web', driver: 'raw_exec', config: { command: '/bin/sleep', args: ['1000'] }, resources: { memoryMB: 128, cpu: 100 } },
-    env: { PATH: '/usr/bin:/bin' }, taskDir, allocDir: { dir: base, sharedDir: base, logsDir },
-    logs: { maxFiles: 2, maxFileSizeMB: 1 }, stateDir: path.join(base, `s${n}`),
+    env: { PATH: '/usr/bin:/bin' },
+    taskDir,
+    allocDir: { dir: base, sharedDir: base, logsDir },
+    logs: { maxFiles: 2, maxFileSizeMB: 1 },
+    stateDir: path.join(base, `s${n}`),
   };
 }
 
@@ -71,18 +95,35 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       b.stop.push(y.stop);
     }
     opts.log(`P8 ${n} start/stop cycles each, with and without cgroups (${d.layout.version})`);
-    results.push(ratioResult({
-      id: 'P8', name: `raw_exec task start with a cgroup (${d.layout.version}) vs without (median of ${n})`, unit: 'ms',
-      value: median(a.start), floor: median(b.start), better: 'lower', limit: 1.2, details: { with: a.start, without: b.start },
-    }));
-    results.push(ratioResult({
-      id: 'P8', name: `raw_exec task stop + destroy with a cgroup vs without (median of ${n})`, unit: 'ms',
-      value: median(a.stop), floor: median(b.stop), better: 'lower', limit: 1.5, details: { with: a.stop, without: b.stop },
-    }));
+    results.push(
+      ratioResult({
+        id: 'P8',
+        name: `raw_exec task start with a cgroup (${d.layout.version}) vs without (median of ${n})`,
+        unit: 'ms',
+        value: median(a.start),
+        floor: median(b.start),
+        better: 'lower',
+        limit: 1.2,
+        details: { with: a.start, without: b.start },
+      }),
+    );
+    results.push(
+      ratioResult({
+        id: 'P8',
+        name: `raw_exec task stop + destroy with a cgroup vs without (median of ${n})`,
+        unit: 'ms',
+        value: median(a.stop),
+        floor: median(b.stop),
+        better: 'lower',
+        limit: 1.5,
+        details: { with: a.stop, without: b.stop },
+      }),
+    );
 
     const tasks = 100;
     const cgs: TaskCgroup[] = [];
-    for (let i = 0; i < tasks; i++) cgs.push(await mgr.create({ allocId: `p8-stats-${process.pid}`, taskName: `t${i}`, resources: { memoryMB: 64, cpu: 100 }, applyLimits: true }));
+    for (let i = 0; i < tasks; i++)
+      cgs.push(await mgr.create({ allocId: `p8-stats-${process.pid}`, taskName: `t${i}`, resources: { memoryMB: 64, cpu: 100 }, applyLimits: true }));
     const files = SAMPLE_FILES[d.layout.version]!.filter(([key]) => d.layout.parents[key]);
     const reader = new CgroupStatsReader();
     const rounds = size(opts, 'p8-rounds', 20, 100);
@@ -97,10 +138,17 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       floor.push(now() - t0);
     }
     for (const cg of cgs) await mgr.remove(cg);
-    results.push(ratioResult({
-      id: 'P8', name: `one stats sample of ${tasks} task cgroups vs reading their files raw (median of ${rounds})`, unit: 'ms',
-      value: median(sample), floor: median(floor), better: 'lower', limit: 1.5,
-    }));
+    results.push(
+      ratioResult({
+        id: 'P8',
+        name: `one stats sample of ${tasks} task cgroups vs reading their files raw (median of ${rounds})`,
+        unit: 'ms',
+        value: median(sample),
+        floor: median(floor),
+        better: 'lower',
+        limit: 1.5,
+      }),
+    );
   } finally {
     fs.rmSync(base, { recursive: true, force: true });
     for (const p of Object.values(d.layout.parents)) {

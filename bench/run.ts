@@ -29,10 +29,16 @@ function parseArgs(argv: string[]): { quick: boolean; only?: string[]; args: Rec
     const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     const value = () => inline ?? argv[++i] ?? '';
     if (flag === '--quick') quick = true;
-    else if (flag === '--only') only = value().split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+    else if (flag === '--only')
+      only = value()
+        .split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter(Boolean);
     else if (flag === '--out') out = value();
     else if (flag === '--help' || flag === '-h') {
-      console.log('usage: npm run bench -- [--quick] [--only P1,P3] [--out file] [--p1-n N] [--p2-n N] [--p3-k 10,100,1000] [--p3-rounds R] [--p4-sends N] [--p5-map default|small] [--p6-mb MB] [--p6-small N] [--p7-n N] [--p7-rounds R] [--p8-n N] [--p8-rounds R]');
+      console.log(
+        'usage: npm run bench -- [--quick] [--only P1,P3] [--out file] [--p1-n N] [--p2-n N] [--p3-k 10,100,1000] [--p3-rounds R] [--p4-sends N] [--p5-map default|small] [--p6-mb MB] [--p6-small N] [--p7-n N] [--p7-rounds R] [--p8-n N] [--p8-rounds R]',
+      );
       process.exit(0);
     } else if (flag.startsWith('--p')) args[flag.slice(2)] = value();
     else throw new Error(`unknown argument ${a}`);
@@ -53,16 +59,35 @@ for (const [id, b] of Object.entries(BENCHES)) {
     const mod = await b.load();
     const rs = await mod.run({ quick, args, log });
     results.push(...rs);
-    for (const r of rs) log(`${id} ${r.name}: ${r.value.toFixed(3)} ${r.unit} vs floor ${r.floor.toFixed(3)} -> ratio ${r.ratio.toFixed(3)} (${r.met ? 'met' : 'MISSED'})`);
+    for (const r of rs)
+      log(`${id} ${r.name}: ${r.value.toFixed(3)} ${r.unit} vs floor ${r.floor.toFixed(3)} -> ratio ${r.ratio.toFixed(3)} (${r.met ? 'met' : 'MISSED'})`);
   } catch (err) {
     log(`${id} failed: ${(err as Error).stack ?? err}`);
-    results.push({ id, name: b.title, unit: '-', value: NaN, floor: NaN, ratio: NaN, target: `error: ${(err as Error).message}`, met: false, details: { error: String((err as Error).message) } });
+    results.push({
+      id,
+      name: b.title,
+      unit: '-',
+      value: NaN,
+      floor: NaN,
+      ratio: NaN,
+      target: `error: ${(err as Error).message}`,
+      met: false,
+      details: { error: String((err as Error).message) },
+    });
   }
   log(`${id} done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 const totalS = (performance.now() - t0) / 1000;
 const doc = {
-  machine: { cpus: os.cpus().length, node: process.version, quick, platform: `${os.platform()} ${os.release()}`, root: process.geteuid?.() === 0, date: new Date().toISOString(), totalSeconds: Math.round(totalS * 10) / 10 },
+  machine: {
+    cpus: os.cpus().length,
+    node: process.version,
+    quick,
+    platform: `${os.platform()} ${os.release()}`,
+    root: process.geteuid?.() === 0,
+    date: new Date().toISOString(),
+    totalSeconds: Math.round(totalS * 10) / 10,
+  },
   benchmarks: results.map((r) => ({ ...r, value: num(r.value), floor: num(r.floor), ratio: num(r.ratio) })),
 };
 function num(x: number): number | null {

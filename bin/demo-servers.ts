@@ -32,10 +32,14 @@ export class DemoServers implements ServerRPC {
           resolve();
         };
         this.#waiters.add(w);
-        signal.addEventListener('abort', () => {
-          this.#waiters.delete(w);
-          reject(signal.reason);
-        }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            this.#waiters.delete(w);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       });
     }
     return { alloc: this.#allocs.get(req.allocId) ?? null, index: this.#index };

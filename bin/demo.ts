@@ -55,9 +55,17 @@ function printTimeline(client: Client): () => void {
       if (m.event.type === 'Received') return;
       line(`${color(36, who(m.allocId).padEnd(8))}   ${m.task}: ${color(33, m.event.type)} — ${m.event.displayMessage}`);
     }),
-    client.bus.of('watcher.waiting').subscribe((m) => line(`${color(36, who(m.allocId).padEnd(8))}   waits for ${m.role} ${who(m.watchedAllocId)} (${m.mode} watcher)`)),
-    client.bus.of('watcher.released').subscribe((m) => line(`${color(36, who(m.allocId).padEnd(8))}   released by ${who(m.watchedAllocId)}: ${m.reason}${m.clientStatus ? ` (${m.clientStatus})` : ''}`)),
-    client.bus.of('watcher.retry').subscribe((m) => line(`${color(36, who(m.allocId).padEnd(8))}   retry ${who(m.watchedAllocId)} in ${m.delayMs} ms: ${m.error}`)),
+    client.bus
+      .of('watcher.waiting')
+      .subscribe((m) => line(`${color(36, who(m.allocId).padEnd(8))}   waits for ${m.role} ${who(m.watchedAllocId)} (${m.mode} watcher)`)),
+    client.bus
+      .of('watcher.released')
+      .subscribe((m) =>
+        line(`${color(36, who(m.allocId).padEnd(8))}   released by ${who(m.watchedAllocId)}: ${m.reason}${m.clientStatus ? ` (${m.clientStatus})` : ''}`),
+      ),
+    client.bus
+      .of('watcher.retry')
+      .subscribe((m) => line(`${color(36, who(m.allocId).padEnd(8))}   retry ${who(m.watchedAllocId)} in ${m.delayMs} ms: ${m.error}`)),
   ];
   return () => subs.forEach((s) => s.unsubscribe());
 }
@@ -83,18 +91,27 @@ async function firstLines(r: AllocRunner, n: number): Promise<string[]> {
 }
 
 /** Runs the demo. */
-export async function runDemo(opts: {
-  inspect?: InspectionObserver;
-  /** Record the run for `berth view` (ClientOptions.record). */
-  record?: string;
-  /** Called with the client before anything runs (e.g. to open a viewer). */
-  onClient?: (client: Client) => Promise<void>;
-  /** Awaited once every step ran, before the allocations are stopped (time to look at them). */
-  hold?: () => Promise<void>;
-} = {}): Promise<void> {
+export async function runDemo(
+  opts: {
+    inspect?: InspectionObserver;
+    /** Record the run for `berth view` (ClientOptions.record). */
+    record?: string;
+    /** Called with the client before anything runs (e.g. to open a viewer). */
+    onClient?: (client: Client) => Promise<void>;
+    /** Awaited once every step ran, before the allocations are stopped (time to look at them). */
+    hold?: () => Promise<void>;
+  } = {},
+): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'berth-demo-'));
   const servers = new DemoServers();
-  const client = createClient({ dataDir, nodeId: 'demo-node', rpc: servers, retry: { baseMs: 200, staggerMs: 100 }, ...(opts.inspect ? { inspect: opts.inspect } : {}), ...(opts.record ? { record: opts.record } : {}) });
+  const client = createClient({
+    dataDir,
+    nodeId: 'demo-node',
+    rpc: servers,
+    retry: { baseMs: 200, staggerMs: 100 },
+    ...(opts.inspect ? { inspect: opts.inspect } : {}),
+    ...(opts.record ? { record: opts.record } : {}),
+  });
   const stopTimeline = printTimeline(client);
   // The client reports its view to the servers, as a Nomad client does.
   const report = client.updates$.subscribe((a) => servers.put(a));
@@ -135,7 +152,7 @@ export async function runDemo(opts: {
     line(`servers were asked for: ${servers.requests.map((id) => (id ? who(id) : '""')).join(', ')} (never "")`);
     await new Promise((r) => setTimeout(r, 400));
 
-    console.log(color(1, '\n▶ logs (first lines of each task\'s stdout)\n'));
+    console.log(color(1, "\n▶ logs (first lines of each task's stdout)\n"));
     const logs: Array<[string, string[]]> = [];
     for (const r of [...loRunners.slice(0, 2), hiRunner, hi2Runner]) logs.push([who(r.allocId), await firstLines(r, 3)]);
     logs.splice(2, 0, ['lo[2]', lo2Logs]);
@@ -152,7 +169,9 @@ export async function runDemo(opts: {
       const a = r.alloc();
       const ts = a.taskStates!.worker!;
       const last = ts.events[ts.events.length - 1]!;
-      console.log(`  ${who(r.allocId).padEnd(7)} ${r.state().padEnd(9)} ${a.clientStatus.padEnd(9)} ${String(ts.restarts).padEnd(8)} ${last.type}: ${last.displayMessage}`);
+      console.log(
+        `  ${who(r.allocId).padEnd(7)} ${r.state().padEnd(9)} ${a.clientStatus.padEnd(9)} ${String(ts.restarts).padEnd(8)} ${last.type}: ${last.displayMessage}`,
+      );
     }
     await Promise.all(client.runners().map((r) => r.destroy()));
     console.log(`\n${stamp()}  all allocations destroyed; ${client.runners().length} runners left`);

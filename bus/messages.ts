@@ -63,6 +63,4 @@ export interface BusMessageMap {
 export type BusMessageType = keyof BusMessageMap;
 
 /** One bus message of kind `T`. */
-export type BusMessage<T extends BusMessageType = BusMessageType> = T extends BusMessageType
-  ? { type: T; time: number } & BusMessageMap[T]
-  : never;
+export type BusMessage<T extends BusMessageType = BusMessageType> = T extends BusMessageType ? { type: T; time: number } & BusMessageMap[T] : never;

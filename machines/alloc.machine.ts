@@ -152,7 +152,10 @@ function markSetupFailed(c: Ctx, reason: string, time: number): Partial<Ctx> {
   const taskStates: Record<string, TaskState> = {};
   const eventSeq = { ...c.eventSeq };
   for (const [name, s] of Object.entries(c.taskStates)) {
-    const ev = taskEvent('Setup Failure', time, { displayMessage: reason, details: { setup_error: reason, fails_task: 'true', kill_reason: 'Failed Restoring Task' } });
+    const ev = taskEvent('Setup Failure', time, {
+      displayMessage: reason,
+      details: { setup_error: reason, fails_task: 'true', kill_reason: 'Failed Restoring Task' },
+    });
     const next = appendEvent(s, ev);
     // A restored task whose saved handle names a live run is not dead yet: its task actor
     // reattaches and kills it first (the stop that follows spawns it), then reports dead.
@@ -203,7 +206,10 @@ export const allocMachine = setup({
     buildAllocDir: missingActor<PromiseActorLogic<void, { allocId: string; restoring?: boolean }>>('alloc', 'buildAllocDir'),
     awaitPrevious: missingActor('alloc', 'awaitPrevious'),
     migrateData: missingActor<PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>>('alloc', 'migrateData'),
-    runHooks: missingActor<PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>>('alloc', 'runHooks'),
+    runHooks: missingActor<PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>>(
+      'alloc',
+      'runHooks',
+    ),
     maxRunTimer: missingActor('alloc', 'maxRunTimer'),
     task: missingActor('alloc', 'task'),
   },
@@ -235,7 +241,11 @@ export const allocMachine = setup({
     dirInaccessible: ({ event }) => (event as { error?: unknown }).error instanceof AllocDirInaccessibleError,
     reconnect: ({ context, event }) => event.type === 'update' && isReconnect(context.alloc, event.alloc),
     skipsDelays: ({ event }) => event.type === 'update' && skipsShutdownDelay(event.alloc),
-    maxRunDue: ({ context, event }) => event.type === 'maxRunDuration.elapsed' && context.maxRunDeadline !== undefined && event.deadline === context.maxRunDeadline && event.time >= context.maxRunDeadline,
+    maxRunDue: ({ context, event }) =>
+      event.type === 'maxRunDuration.elapsed' &&
+      context.maxRunDeadline !== undefined &&
+      event.deadline === context.maxRunDeadline &&
+      event.time >= context.maxRunDeadline,
     poststopDone: ({ context }) => !context.spawned || context.roles.filter((r) => r.poststop).every((r) => isDead(context, r.name)),
     allDead: ({ context }) => !context.spawned || context.roles.every((r) => isDead(context, r.name)),
   },
@@ -248,7 +258,11 @@ export const allocMachine = setup({
         version: context.version + 1,
       };
     }),
-    applyUpdate: assign(({ context, event }) => (event.type === 'update' && event.alloc.allocModifyIndex >= context.alloc.allocModifyIndex ? { alloc: event.alloc, version: context.version + 1, now: Math.max(context.now, event.time) } : {})),
+    applyUpdate: assign(({ context, event }) =>
+      event.type === 'update' && event.alloc.allocModifyIndex >= context.alloc.allocModifyIndex
+        ? { alloc: event.alloc, version: context.version + 1, now: Math.max(context.now, event.time) }
+        : {},
+    ),
     /** An update arrived while update hooks run: it takes the slot (see `pickQueuedUpdate`). */
     queueUpdate: assign(({ context, event }) => (event.type === 'update' ? { queuedUpdate: pickQueuedUpdate(context.queuedUpdate, event.alloc) } : {})),
     /** A stop is an update with a terminal desired status: no update hooks run for it. */
@@ -266,7 +280,14 @@ export const allocMachine = setup({
       for (const r of context.roles) {
         const settings = context.tasks[r.name]!;
         const restoredHandle = context.restoredHandles?.[r.name];
-        const input: TaskMachineInput = { ...settings, initialState: context.taskStates[r.name]!, eventSeq: context.eventSeq[r.name] ?? context.taskStates[r.name]!.events.length, gateOpen: gateOpen(context.coordinator, r.stage), now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
+        const input: TaskMachineInput = {
+          ...settings,
+          initialState: context.taskStates[r.name]!,
+          eventSeq: context.eventSeq[r.name] ?? context.taskStates[r.name]!.events.length,
+          gateOpen: gateOpen(context.coordinator, r.stage),
+          now: context.now,
+          ...(restoredHandle ? { restoredHandle } : {}),
+        };
         enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
       }
       killRemoved(context, enqueue);
@@ -277,7 +298,14 @@ export const allocMachine = setup({
       if (context.spawned || !context.restoredHandles || Object.keys(context.restoredHandles).length === 0) return;
       for (const r of context.roles) {
         const restoredHandle = context.restoredHandles[r.name];
-        const input: TaskMachineInput = { ...context.tasks[r.name]!, initialState: context.taskStates[r.name]!, eventSeq: context.eventSeq[r.name] ?? context.taskStates[r.name]!.events.length, gateOpen: false, now: context.now, ...(restoredHandle ? { restoredHandle } : {}) };
+        const input: TaskMachineInput = {
+          ...context.tasks[r.name]!,
+          initialState: context.taskStates[r.name]!,
+          eventSeq: context.eventSeq[r.name] ?? context.taskStates[r.name]!.events.length,
+          gateOpen: false,
+          now: context.now,
+          ...(restoredHandle ? { restoredHandle } : {}),
+        };
         enqueue.spawnChild('task', { id: taskActorId(context.allocId, r.name), input });
       }
       killRemoved(context, enqueue);
@@ -301,7 +329,10 @@ export const allocMachine = setup({
       enqueue.assign({ coordinator: next });
     }),
     chooseKillEvent: assign(({ context }) => ({ killEvent: groupKillEvent(context.roles, context.taskStates) })),
-    planPoststopKills: assign(({ context }) => ({ killQueue: [context.roles.filter((r) => r.poststop && !isDead(context, r.name)).map((r) => r.name)], killCurrent: [] })),
+    planPoststopKills: assign(({ context }) => ({
+      killQueue: [context.roles.filter((r) => r.poststop && !isDead(context, r.name)).map((r) => r.name)],
+      killCurrent: [],
+    })),
     planStopKills: assign(({ context }) => ({ killQueue: context.spawned ? stopPhases(context) : [], killCurrent: [] })),
     // A destroy kills what a stop kills; a poststop task that has not run yet then runs once, as
     // Nomad's destroy lets it; one that already ran (the stop came first) is killed, so a poststop
@@ -379,7 +410,8 @@ export const allocMachine = setup({
     skipDelays: enqueueActions(({ context, enqueue }) => {
       if (context.delaysSkipped) return;
       enqueue.assign({ delaysSkipped: true });
-      if (context.spawned) for (const r of context.roles) enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'skipShutdownDelay' } satisfies TaskMachineEvent);
+      if (context.spawned)
+        for (const r of context.roles) enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'skipShutdownDelay' } satisfies TaskMachineEvent);
     }),
     /**
      * A non-terminal update to a running alloc (Nomad's TaskRunner.Update): a task the update
@@ -389,13 +421,23 @@ export const allocMachine = setup({
     applyTaskChanges: enqueueActions(({ context, event, enqueue, self }) => {
       if (event.type !== 'update') return;
       const group = event.alloc.job.taskGroups.find((g) => g.name === event.alloc.taskGroup);
-      const removedNow = group ? taskChanges(context.roles.map((r) => r.name), group).removed.filter((n) => !context.removedTasks.includes(n)) : [];
+      const removedNow = group
+        ? taskChanges(
+            context.roles.map((r) => r.name),
+            group,
+          ).removed.filter((n) => !context.removedTasks.includes(n))
+        : [];
       if (removedNow.length) enqueue.assign({ removedTasks: [...context.removedTasks, ...removedNow] });
       if (group && context.spawned) {
         const removed = removedNow;
         for (const name of removed) {
           if (isDead(context, name)) continue;
-          enqueue.sendTo(taskActorId(context.allocId, name), { type: 'kill', time: event.time, reason: missingTaskEvent(event.time), noKillingEvent: true } satisfies TaskMachineEvent);
+          enqueue.sendTo(taskActorId(context.allocId, name), {
+            type: 'kill',
+            time: event.time,
+            reason: missingTaskEvent(event.time),
+            noKillingEvent: true,
+          } satisfies TaskMachineEvent);
         }
       }
       if (group && !context.spawned) {
@@ -421,7 +463,12 @@ export const allocMachine = setup({
           if (!now || !was) continue;
           if (now.killTimeoutMs !== was.killTimeoutMs || now.killSignal !== was.killSignal || now.shutdownDelayMs !== was.shutdownDelayMs) {
             tasks[r.name] = { ...was, killTimeoutMs: now.killTimeoutMs, killSignal: now.killSignal, shutdownDelayMs: now.shutdownDelayMs };
-            enqueue.sendTo(taskActorId(context.allocId, r.name), { type: 'settings', killTimeoutMs: now.killTimeoutMs, killSignal: now.killSignal, shutdownDelayMs: now.shutdownDelayMs ?? 0 } satisfies TaskMachineEvent);
+            enqueue.sendTo(taskActorId(context.allocId, r.name), {
+              type: 'settings',
+              killTimeoutMs: now.killTimeoutMs,
+              killSignal: now.killSignal,
+              shutdownDelayMs: now.shutdownDelayMs ?? 0,
+            } satisfies TaskMachineEvent);
           }
         }
         enqueue.assign({ tasks });
@@ -457,7 +504,11 @@ export const allocMachine = setup({
         }
         enqueue.assign({ taskStates, eventSeq });
       }
-      enqueue.assign({ alloc: { ...context.alloc, allocModifyIndex: event.alloc.allocModifyIndex }, version: context.version + 1, now: Math.max(context.now, event.time) });
+      enqueue.assign({
+        alloc: { ...context.alloc, allocModifyIndex: event.alloc.allocModifyIndex },
+        version: context.version + 1,
+        now: Math.max(context.now, event.time),
+      });
     }),
     /** max_run_duration elapsed: complete, with Nomad's description; the stop kills poststop first. */
     maxRunExceeded: assign(({ context, event }) => ({
@@ -467,7 +518,8 @@ export const allocMachine = setup({
       now: event.type === 'maxRunDuration.elapsed' ? Math.max(context.now, event.time) : context.now,
     })),
     queueRestart: assign(({ context, event }) => {
-      if (event.type === 'restartTask') return { pendingRestarts: [...context.pendingRestarts, { taskName: event.taskName, time: event.time, reason: event.reason, failure: event.failure }] };
+      if (event.type === 'restartTask')
+        return { pendingRestarts: [...context.pendingRestarts, { taskName: event.taskName, time: event.time, reason: event.reason, failure: event.failure }] };
       if (event.type === 'restartAll') return { pendingRestarts: [...context.pendingRestarts, { time: event.time, reason: event.reason }] };
       return {};
     }),
@@ -475,7 +527,12 @@ export const allocMachine = setup({
     flushRestarts: enqueueActions(({ context, enqueue }) => {
       for (const p of context.pendingRestarts) {
         if (p.taskName !== undefined) {
-          enqueue.sendTo(taskActorId(context.allocId, p.taskName), { type: 'restart', time: p.time, reason: p.reason, failure: p.failure } satisfies TaskMachineEvent);
+          enqueue.sendTo(taskActorId(context.allocId, p.taskName), {
+            type: 'restart',
+            time: p.time,
+            reason: p.reason,
+            failure: p.failure,
+          } satisfies TaskMachineEvent);
           continue;
         }
         enqueue.assign({ coordinator: 'init' as CoordinatorState });
@@ -517,7 +574,12 @@ export const allocMachine = setup({
       now: input.now,
       arrivedTerminal: isClientTerminalStatus(input.alloc.clientStatus),
       ...(isClientTerminalStatus(input.alloc.clientStatus)
-        ? { arrivedStatus: { clientStatus: input.alloc.clientStatus, ...(input.alloc.clientDescription ? { clientDescription: input.alloc.clientDescription } : {}) } }
+        ? {
+            arrivedStatus: {
+              clientStatus: input.alloc.clientStatus,
+              ...(input.alloc.clientDescription ? { clientDescription: input.alloc.clientDescription } : {}),
+            },
+          }
         : {}),
       destroyRequested: !!input.destroyRequested,
       groupShutdownDelayMs: input.alloc.job.taskGroups.find((g) => g.name === input.alloc.taskGroup)?.shutdownDelayMs ?? 0,
@@ -607,7 +669,11 @@ export const allocMachine = setup({
                 prevAllocWait: {
                   target: '#alloc.stopping',
                   actions: assign(({ context }) =>
-                    markSetupFailed(context, `failed to setup alloc: timed out after ${context.prevAllocWaitTimeoutMs}ms waiting for previous allocations to stop`, context.now + (context.prevAllocWaitTimeoutMs ?? 0)),
+                    markSetupFailed(
+                      context,
+                      `failed to setup alloc: timed out after ${context.prevAllocWaitTimeoutMs}ms waiting for previous allocations to stop`,
+                      context.now + (context.prevAllocWaitTimeoutMs ?? 0),
+                    ),
                   ),
                 },
               },
@@ -696,11 +762,7 @@ export const allocMachine = setup({
          * (Nomad's group-services hook waits it), then the host's preKill hooks, in that order.
          */
         prekill: {
-          always: [
-            { guard: 'groupDelayDue', target: 'groupDelay' },
-            { guard: 'needsPreKill', target: 'preKillHooks' },
-            { target: 'killing' },
-          ],
+          always: [{ guard: 'groupDelayDue', target: 'groupDelay' }, { guard: 'needsPreKill', target: 'preKillHooks' }, { target: 'killing' }],
         },
         groupDelay: {
           always: { guard: 'delaysSkipped', target: 'preKillHooks' },
@@ -770,7 +832,10 @@ export const allocMachine = setup({
             killing: {
               entry: ['markUnstartedDead', 'planDestroyKills', 'advanceKills', 'updateGates'],
               on: { 'task.state': { actions: ['recordTaskState', 'updateGates', 'advanceKills'] } },
-              always: [{ guard: 'allDead', target: 'postrun' }, { guard: 'killDone', target: 'poststop' }],
+              always: [
+                { guard: 'allDead', target: 'postrun' },
+                { guard: 'killDone', target: 'poststop' },
+              ],
             },
             /**
              * The poststop tasks run; a destroy waits for them at most the client's max kill

@@ -164,10 +164,12 @@ function killEvents(c: Ctx, e: Extract<TaskMachineEvent, { type: 'kill' }>): Tas
   const evs: TaskEvent[] = [];
   if (c.state.state !== 'dead' && e.reason) evs.push({ ...e.reason, time: e.time });
   if (c.state.finishedAt === undefined && !e.noKillingEvent) {
-    evs.push(taskEvent('Killing', e.time, {
-      details: { ...details.killTimeout(c.killTimeoutMs), ...(e.killReason ? { kill_reason: e.killReason } : {}) },
-      ...(e.killingDisplay ? { displayMessage: e.killingDisplay } : {}),
-    }));
+    evs.push(
+      taskEvent('Killing', e.time, {
+        details: { ...details.killTimeout(c.killTimeoutMs), ...(e.killReason ? { kill_reason: e.killReason } : {}) },
+        ...(e.killingDisplay ? { displayMessage: e.killingDisplay } : {}),
+      }),
+    );
   }
   return evs;
 }
@@ -193,9 +195,17 @@ export const taskMachine = setup({
     // with a MissingActorError.
     startTask: missingActor<import('xstate').PromiseActorLogic<StartOutput, { allocId: string; taskName: string; attempt: number }>>('task', 'startTask'),
     waitTask: missingActor<import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle }>>('task', 'waitTask'),
-    killTask: missingActor<import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>>('task', 'killTask'),
-    recoverTask: missingActor<import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>>('task', 'recoverTask'),
-    signalTask: missingActor<import('xstate').PromiseActorLogic<void, { allocId: string; taskName: string; handle: TaskHandle; signal: string }>>('task', 'signalTask'),
+    killTask: missingActor<
+      import('xstate').PromiseActorLogic<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>
+    >('task', 'killTask'),
+    recoverTask: missingActor<import('xstate').PromiseActorLogic<RecoverOutput, { allocId: string; taskName: string; handle: TaskHandle }>>(
+      'task',
+      'recoverTask',
+    ),
+    signalTask: missingActor<import('xstate').PromiseActorLogic<void, { allocId: string; taskName: string; handle: TaskHandle; signal: string }>>(
+      'task',
+      'signalTask',
+    ),
   },
   delays: {
     shutdownDelay: ({ context }) => context.shutdownDelayMs,
@@ -234,7 +244,9 @@ export const taskMachine = setup({
     appendKill: assign(({ context, event }) => (event.type === 'kill' ? appendAll(context, killEvents(context, event)) : {})),
     markKillAfterRestart: assign({ killAfterRestart: true }),
     /** Records a skip asked for by the kill itself. */
-    takeKillSkip: assign(({ context, event }) => (event.type === 'kill' && event.skipShutdownDelay ? { skipShutdownDelay: true } : { skipShutdownDelay: context.skipShutdownDelay })),
+    takeKillSkip: assign(({ context, event }) =>
+      event.type === 'kill' && event.skipShutdownDelay ? { skipShutdownDelay: true } : { skipShutdownDelay: context.skipShutdownDelay },
+    ),
     /**
      * Nomad's handleKill: the task goes back to pending with "Waiting for shutdown delay" (or
      * "Skipping shutdown delay") before it is signalled.
@@ -245,7 +257,9 @@ export const taskMachine = setup({
       return { ...c, state: { ...c.state, state: 'pending' as const } };
     }),
     markSkipShutdownDelay: assign({ skipShutdownDelay: true }),
-    applySettings: assign(({ event }) => (event.type === 'settings' ? { killTimeoutMs: event.killTimeoutMs, killSignal: event.killSignal, shutdownDelayMs: event.shutdownDelayMs } : {})),
+    applySettings: assign(({ event }) =>
+      event.type === 'settings' ? { killTimeoutMs: event.killTimeoutMs, killSignal: event.killSignal, shutdownDelayMs: event.shutdownDelayMs } : {},
+    ),
     markKillRequested: assign({ killRequested: true }),
     forgetChild: stopChild(({ event }) => (event as unknown as { actorId: string }).actorId),
     /**
@@ -276,7 +290,10 @@ export const taskMachine = setup({
      * gone or was killed by the recovery), so a run that had started ends with Terminated first.
      */
     killedAfterLostRun: assign(({ context }, out: { time: number; error?: string }) => {
-      const ended = context.state.state === 'running' ? [exitEvent({ result: { exitCode: -1, signal: 0, err: out.error ?? 'failed to restore task' }, time: out.time })] : [];
+      const ended =
+        context.state.state === 'running'
+          ? [exitEvent({ result: { exitCode: -1, signal: 0, err: out.error ?? 'failed to restore task' }, time: out.time })]
+          : [];
       const c = { ...context, ...appendAll(context, [...ended, taskEvent('Killed', out.time)]) };
       return { ...c, ...toDead(c, out.time) };
     }),
@@ -302,7 +319,14 @@ export const taskMachine = setup({
       const c = withEvent(context, ev);
       const { finishedAt: _f, ...rest } = c.state!;
       // A kill of the last life is over: the revived run must not inherit it.
-      return { ...c, state: { ...rest, state: 'pending' as const, failed: false }, gateOpen: false, tracker: { count: 0, intervalStart: 0 }, killRequested: false, killAfterRestart: false };
+      return {
+        ...c,
+        state: { ...rest, state: 'pending' as const, failed: false },
+        gateOpen: false,
+        tracker: { count: 0, intervalStart: 0 },
+        killRequested: false,
+        killAfterRestart: false,
+      };
     }),
   },
 }).createMachine({
@@ -379,8 +403,16 @@ export const taskMachine = setup({
         input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle! }),
         onDone: [
           { guard: { type: 'recoverOkAfterKill', params: ({ event }) => event.output }, target: 'killing', actions: ['takeRecovered', 'report'] },
-          { guard: 'killRequested', target: 'dead', actions: [{ type: 'killedAfterLostRun', params: ({ event }) => event.output as Extract<RecoverOutput, { ok: false }> }, 'report'] },
-          { guard: { type: 'recoverOk', params: ({ event }) => event.output }, target: 'running', actions: ['takeRecovered', assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'] },
+          {
+            guard: 'killRequested',
+            target: 'dead',
+            actions: [{ type: 'killedAfterLostRun', params: ({ event }) => event.output as Extract<RecoverOutput, { ok: false }> }, 'report'],
+          },
+          {
+            guard: { type: 'recoverOk', params: ({ event }) => event.output },
+            target: 'running',
+            actions: ['takeRecovered', assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'],
+          },
           // Saved before a start that never got as far as a process: start it now.
           { guard: { type: 'notStarted', params: ({ event }) => event.output }, target: 'pending', actions: assign({ handle: undefined }) },
           {
@@ -407,7 +439,10 @@ export const taskMachine = setup({
     },
     starting: {
       entry: [
-        assign(({ context }) => ({ attempt: context.attempt + 1, ...withEvent(context, taskEvent('Task Setup', context.now, { message: 'Building Task Directory' })) })),
+        assign(({ context }) => ({
+          attempt: context.attempt + 1,
+          ...withEvent(context, taskEvent('Task Setup', context.now, { message: 'Building Task Directory' })),
+        })),
         'report',
       ],
       invoke: {
@@ -416,9 +451,17 @@ export const taskMachine = setup({
         input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, attempt: context.attempt }),
         onDone: [
           // Killed while starting, and the process exists anyway: kill it like a running task.
-          { guard: { type: 'startOkAfterKill', params: ({ event }) => event.output }, target: 'killing', actions: [{ type: 'started', params: ({ event }) => event.output }, 'report'] },
+          {
+            guard: { type: 'startOkAfterKill', params: ({ event }) => event.output },
+            target: 'killing',
+            actions: [{ type: 'started', params: ({ event }) => event.output }, 'report'],
+          },
           { guard: 'killRequested', target: 'dead', actions: [{ type: 'killedBeforeRunning', params: ({ event }) => event.output }, 'report'] },
-          { guard: { type: 'startOk', params: ({ event }) => event.output }, target: 'running', actions: [{ type: 'started', params: ({ event }) => event.output }, 'report'] },
+          {
+            guard: { type: 'startOk', params: ({ event }) => event.output },
+            target: 'running',
+            actions: [{ type: 'started', params: ({ event }) => event.output }, 'report'],
+          },
           {
             target: 'exited',
             actions: assign(({ context, event }) => {
@@ -426,7 +469,10 @@ export const taskMachine = setup({
               const ev = out.validation
                 ? taskEvent('Failed Validation', out.time, { details: { validation_error: out.error } })
                 : taskEvent('Driver Failure', out.time, { details: { driver_error: out.error } });
-              return { ...appendAll(context, [...(out.setupEvents ?? []), ev]), lastInput: { kind: 'startError', recoverable: out.recoverable && !out.validation, message: out.error } as RestartInput };
+              return {
+                ...appendAll(context, [...(out.setupEvents ?? []), ev]),
+                lastInput: { kind: 'startError', recoverable: out.recoverable && !out.validation, message: out.error } as RestartInput,
+              };
             }),
           },
         ],
@@ -445,7 +491,12 @@ export const taskMachine = setup({
           target: 'exited',
           actions: assign(({ context, event }) => ({
             ...withEvent(context, exitEvent(event.output)),
-            lastInput: { kind: 'exit', exitCode: event.output.result.exitCode, signal: event.output.result.signal, err: event.output.result.err } as RestartInput,
+            lastInput: {
+              kind: 'exit',
+              exitCode: event.output.result.exitCode,
+              signal: event.output.result.signal,
+              err: event.output.result.err,
+            } as RestartInput,
           })),
         },
       },
@@ -460,7 +511,12 @@ export const taskMachine = setup({
             'report',
             spawnChild('signalTask', {
               id: ({ event }) => `signal.${(event as { requestId: string }).requestId}`,
-              input: ({ context, event }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle!, signal: (event as { signal: string }).signal }),
+              input: ({ context, event }) => ({
+                allocId: context.allocId,
+                taskName: context.taskName,
+                handle: context.handle!,
+                signal: (event as { signal: string }).signal,
+              }),
             }),
           ],
         },
@@ -489,14 +545,26 @@ export const taskMachine = setup({
     killing: {
       invoke: {
         src: 'killTask',
-        input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle!, timeoutMs: context.killTimeoutMs, signal: context.killSignal }),
+        input: ({ context }) => ({
+          allocId: context.allocId,
+          taskName: context.taskName,
+          handle: context.handle!,
+          timeoutMs: context.killTimeoutMs,
+          signal: context.killSignal,
+        }),
         onDone: { target: 'dead', actions: [{ type: 'killedDead', params: ({ event }) => event.output }, 'report'] },
       },
     },
     restartKilling: {
       invoke: {
         src: 'killTask',
-        input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle!, timeoutMs: context.killTimeoutMs, signal: context.killSignal }),
+        input: ({ context }) => ({
+          allocId: context.allocId,
+          taskName: context.taskName,
+          handle: context.handle!,
+          timeoutMs: context.killTimeoutMs,
+          signal: context.killSignal,
+        }),
         onDone: [
           {
             guard: 'killAfterRestart',
@@ -517,35 +585,48 @@ export const taskMachine = setup({
       entry: assign(({ context, event }) => {
         // The restart jitter is the runtime's random draw, carried on the effect's output.
         const jitter = (event as { output?: { jitter?: number } }).output?.jitter ?? 0;
-        const { decision, next } = decideRestart(context.restart, context.tracker, context.lastInput ?? { kind: 'exit', exitCode: 0, signal: 0 }, context.now, () => jitter);
+        const { decision, next } = decideRestart(
+          context.restart,
+          context.tracker,
+          context.lastInput ?? { kind: 'exit', exitCode: 0, signal: 0 },
+          context.now,
+          () => jitter,
+        );
         return { decision, tracker: next, lastInput: undefined, handle: undefined };
       }),
       always: [
         // Destroying: this run was the last, whatever the restart policy says.
-        { guard: ({ context }) => context.finalRun && context.decision?.state === 'Restarting', target: 'dead', actions: [assign(({ context }) => toDead(context, context.now)), 'report'] },
+        {
+          guard: ({ context }) => context.finalRun && context.decision?.state === 'Restarting',
+          target: 'dead',
+          actions: [assign(({ context }) => toDead(context, context.now)), 'report'],
+        },
         {
           guard: 'restarting',
           target: 'restarting',
           actions: [
-          assign(({ context }) => {
-            const d = context.decision as Extract<RestartDecision, { state: 'Restarting' }>;
-            const ev = taskEvent('Restarting', context.now, { details: details.restart(d.delayMs, d.reason) });
-            const c = withEvent(context, ev);
-            return { ...c, state: { ...c.state!, state: 'pending' as const } };
-          }),
-          'report',
+            assign(({ context }) => {
+              const d = context.decision as Extract<RestartDecision, { state: 'Restarting' }>;
+              const ev = taskEvent('Restarting', context.now, { details: details.restart(d.delayMs, d.reason) });
+              const c = withEvent(context, ev);
+              return { ...c, state: { ...c.state!, state: 'pending' as const } };
+            }),
+            'report',
           ],
         },
         {
           guard: 'notRestarting',
           target: 'dead',
           actions: [
-          assign(({ context }) => {
-            const d = context.decision as Extract<RestartDecision, { state: 'Not Restarting' }>;
-            const c = { ...context, ...withEvent(context, taskEvent('Not Restarting', context.now, { details: { restart_reason: d.reason, fails_task: 'true' } })) };
-            return { ...c, ...toDead(c, context.now) };
-          }),
-          'report',
+            assign(({ context }) => {
+              const d = context.decision as Extract<RestartDecision, { state: 'Not Restarting' }>;
+              const c = {
+                ...context,
+                ...withEvent(context, taskEvent('Not Restarting', context.now, { details: { restart_reason: d.reason, fails_task: 'true' } })),
+              };
+              return { ...c, ...toDead(c, context.now) };
+            }),
+            'report',
           ],
         },
         { target: 'dead', actions: [assign(({ context }) => toDead(context, context.now)), 'report'] },

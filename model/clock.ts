@@ -36,10 +36,13 @@ export function sleep(ms: number, signal?: AbortSignal, clock: Clock = realClock
       clock.clearTimeout(handle);
       reject(signal!.reason);
     };
-    const handle = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const handle = clock.setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -22,7 +22,10 @@ export class InvalidAllocationError extends BerthError {
 
 /** A task name that cannot be a directory name. */
 export class InvalidTaskNameError extends BerthError {
-  constructor(readonly taskName: string, reason: string) {
+  constructor(
+    readonly taskName: string,
+    reason: string,
+  ) {
     super(`invalid task name ${JSON.stringify(taskName)}: ${reason}`);
   }
 }
@@ -65,7 +68,10 @@ export class SnapshotLimitError extends BerthError {
 
 /** The remote side of a migration failed to snapshot; `remoteMessage` is its error text. */
 export class SnapshotRemoteError extends BerthError {
-  constructor(message: string, readonly remoteMessage: string) {
+  constructor(
+    message: string,
+    readonly remoteMessage: string,
+  ) {
     super(message);
   }
 }
@@ -101,7 +107,10 @@ export class TaskNotFoundError extends BerthError {
 
 /** A driver could not start a task. `recoverable` tells the restart tracker whether to retry. */
 export class DriverStartError extends BerthError {
-  constructor(message: string, readonly recoverable = false) {
+  constructor(
+    message: string,
+    readonly recoverable = false,
+  ) {
     super(message);
   }
 }
@@ -128,7 +137,10 @@ export class AllocNotFoundError extends BerthError {
  * `/v1/client/allocation/:id/gc` refusal.
  */
 export class AllocNotEligibleForGcError extends BerthError {
-  constructor(readonly allocId: string, readonly why: 'not-terminal' | 'in-use') {
+  constructor(
+    readonly allocId: string,
+    readonly why: 'not-terminal' | 'in-use',
+  ) {
     super(
       `No such allocation on client, or allocation not eligible for GC: allocation ${allocId} ${
         why === 'not-terminal' ? 'is not terminal' : 'is still waited on by a replacement or its data is being copied'
@@ -139,7 +151,10 @@ export class AllocNotEligibleForGcError extends BerthError {
 
 /** A client option has a value berth cannot use. */
 export class InvalidClientOptionError extends BerthError {
-  constructor(readonly option: string, problem: string) {
+  constructor(
+    readonly option: string,
+    problem: string,
+  ) {
     super(`createClient: options.${option} ${problem}`);
   }
 }
@@ -173,7 +188,10 @@ export class AllocDirInaccessibleError extends BerthError {}
  * names it; see `machines/missing-actor.ts`).
  */
 export class MissingActorError extends BerthError {
-  constructor(readonly machine: string, readonly actor: string) {
+  constructor(
+    readonly machine: string,
+    readonly actor: string,
+  ) {
     super(`${machine} chart: actor "${actor}" was not provided; pass it with .provide({ actors: { ${actor} } })`);
   }
 }

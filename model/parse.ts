@@ -94,11 +94,19 @@ function fromNomadTask(t: unknown): unknown {
   const lc = isObj(t.Lifecycle) ? { hook: t.Lifecycle.Hook, sidecar: t.Lifecycle.Sidecar } : undefined;
   const logs = isObj(t.LogConfig) ? { maxFiles: t.LogConfig.MaxFiles, maxFileSizeMB: t.LogConfig.MaxFileSizeMB } : undefined;
   return dropUndef({
-    name: t.Name, driver: t.Driver, config: t.Config ?? {}, env: nullToUndef(t.Env), user: t.User || undefined,
-    leader: t.Leader || undefined, lifecycle: lc && lc.hook ? lc : undefined,
+    name: t.Name,
+    driver: t.Driver,
+    config: t.Config ?? {},
+    env: nullToUndef(t.Env),
+    user: t.User || undefined,
+    leader: t.Leader || undefined,
+    lifecycle: lc && lc.hook ? lc : undefined,
     killTimeoutMs: t.KillTimeout === undefined ? undefined : nsToMs(t.KillTimeout),
-    killSignal: t.KillSignal || undefined, restartPolicy: fromNomadRestart(t.RestartPolicy), logs,
-    meta: nullToUndef(t.Meta), resources: fromNomadResources(t.Resources),
+    killSignal: t.KillSignal || undefined,
+    restartPolicy: fromNomadRestart(t.RestartPolicy),
+    logs,
+    meta: nullToUndef(t.Meta),
+    resources: fromNomadResources(t.Resources),
     shutdownDelayMs: t.ShutdownDelay === undefined || t.ShutdownDelay === null ? undefined : nsToMs(t.ShutdownDelay),
   });
 }
@@ -107,8 +115,12 @@ function fromNomadGroup(g: unknown): unknown {
   if (!isObj(g)) return g;
   const d = isObj(g.EphemeralDisk) ? { sticky: g.EphemeralDisk.Sticky, migrate: g.EphemeralDisk.Migrate, sizeMB: g.EphemeralDisk.SizeMB } : undefined;
   return dropUndef({
-    name: g.Name, count: nullToUndef(g.Count), tasks: Array.isArray(g.Tasks) ? g.Tasks.map(fromNomadTask) : g.Tasks,
-    ephemeralDisk: d, restartPolicy: fromNomadRestart(g.RestartPolicy), meta: nullToUndef(g.Meta),
+    name: g.Name,
+    count: nullToUndef(g.Count),
+    tasks: Array.isArray(g.Tasks) ? g.Tasks.map(fromNomadTask) : g.Tasks,
+    ephemeralDisk: d,
+    restartPolicy: fromNomadRestart(g.RestartPolicy),
+    meta: nullToUndef(g.Meta),
     shutdownDelayMs: g.ShutdownDelay === undefined || g.ShutdownDelay === null ? undefined : nsToMs(g.ShutdownDelay),
     maxRunDurationMs: g.MaxRunDuration === undefined || g.MaxRunDuration === null ? undefined : nsToMs(g.MaxRunDuration),
     maxClientDisconnectMs: g.MaxClientDisconnect === undefined || g.MaxClientDisconnect === null ? undefined : nsToMs(g.MaxClientDisconnect),
@@ -126,10 +138,24 @@ function fromNomadGroup(g: unknown): unknown {
 function fromNomadTaskState(s: unknown): unknown {
   if (!isObj(s)) return s;
   return dropUndef({
-    state: s.State, failed: !!s.Failed, restarts: s.Restarts ?? 0, lastRestart: nomadTime(s.LastRestart),
-    startedAt: nomadTime(s.StartedAt), finishedAt: nomadTime(s.FinishedAt),
+    state: s.State,
+    failed: !!s.Failed,
+    restarts: s.Restarts ?? 0,
+    lastRestart: nomadTime(s.LastRestart),
+    startedAt: nomadTime(s.StartedAt),
+    finishedAt: nomadTime(s.FinishedAt),
     events: Array.isArray(s.Events)
-      ? s.Events.map((e) => (isObj(e) ? dropUndef({ type: e.Type, time: nomadTime(e.Time) ?? 0, message: e.Message || undefined, displayMessage: e.DisplayMessage ?? '', details: e.Details ?? {} }) : e))
+      ? s.Events.map((e) =>
+          isObj(e)
+            ? dropUndef({
+                type: e.Type,
+                time: nomadTime(e.Time) ?? 0,
+                message: e.Message || undefined,
+                displayMessage: e.DisplayMessage ?? '',
+                details: e.Details ?? {},
+              })
+            : e,
+        )
       : [],
   });
 }
@@ -138,18 +164,39 @@ function fromNomadTaskState(s: unknown): unknown {
 function fromNomad(a: Obj): Obj {
   const j = isObj(a.Job) ? a.Job : undefined;
   return dropUndef({
-    id: a.ID, namespace: a.Namespace || undefined, nodeId: a.NodeID, jobId: a.JobID,
-    job: j ? dropUndef({ id: j.ID, name: j.Name, namespace: j.Namespace, type: j.Type, priority: j.Priority,
-      region: j.Region || undefined, datacenters: nullToUndef(j.Datacenters), meta: nullToUndef(j.Meta),
-      taskGroups: Array.isArray(j.TaskGroups) ? j.TaskGroups.map(fromNomadGroup) : j.TaskGroups }) : a.Job,
-    taskGroup: a.TaskGroup, desiredStatus: a.DesiredStatus, clientStatus: a.ClientStatus,
+    id: a.ID,
+    namespace: a.Namespace || undefined,
+    nodeId: a.NodeID,
+    jobId: a.JobID,
+    job: j
+      ? dropUndef({
+          id: j.ID,
+          name: j.Name,
+          namespace: j.Namespace,
+          type: j.Type,
+          priority: j.Priority,
+          region: j.Region || undefined,
+          datacenters: nullToUndef(j.Datacenters),
+          meta: nullToUndef(j.Meta),
+          taskGroups: Array.isArray(j.TaskGroups) ? j.TaskGroups.map(fromNomadGroup) : j.TaskGroups,
+        })
+      : a.Job,
+    taskGroup: a.TaskGroup,
+    desiredStatus: a.DesiredStatus,
+    clientStatus: a.ClientStatus,
     clientDescription: a.ClientDescription || undefined,
     previousAllocation: a.PreviousAllocation || undefined,
     preemptedAllocations: nullToUndef(a.PreemptedAllocations),
-    allocModifyIndex: a.AllocModifyIndex, createTime: nomadTime(a.CreateTime), name: a.Name || undefined,
+    allocModifyIndex: a.AllocModifyIndex,
+    createTime: nomadTime(a.CreateTime),
+    name: a.Name || undefined,
     desiredTransition: isObj(a.DesiredTransition)
-      ? dropUndef({ migrate: nullToUndef(a.DesiredTransition.Migrate), reschedule: nullToUndef(a.DesiredTransition.Reschedule),
-          forceReschedule: nullToUndef(a.DesiredTransition.ForceReschedule), noShutdownDelay: nullToUndef(a.DesiredTransition.NoShutdownDelay) })
+      ? dropUndef({
+          migrate: nullToUndef(a.DesiredTransition.Migrate),
+          reschedule: nullToUndef(a.DesiredTransition.Reschedule),
+          forceReschedule: nullToUndef(a.DesiredTransition.ForceReschedule),
+          noShutdownDelay: nullToUndef(a.DesiredTransition.NoShutdownDelay),
+        })
       : undefined,
     taskStates: isObj(a.TaskStates) ? Object.fromEntries(Object.entries(a.TaskStates).map(([k, v]) => [k, fromNomadTaskState(v)])) : undefined,
   });
@@ -351,7 +398,8 @@ function group(v: unknown, path: string, is: Issues): TaskGroup | undefined {
     if (!isObj(v.ephemeralDisk)) is.add(`${path}.ephemeralDisk`, 'must be an object');
     else {
       const d = v.ephemeralDisk;
-      for (const k of ['sticky', 'migrate'] as const) if (d[k] !== undefined && typeof d[k] !== 'boolean') is.add(`${path}.ephemeralDisk.${k}`, 'must be a boolean');
+      for (const k of ['sticky', 'migrate'] as const)
+        if (d[k] !== undefined && typeof d[k] !== 'boolean') is.add(`${path}.ephemeralDisk.${k}`, 'must be a boolean');
       const sizeMB = nonNegNum(d.sizeMB, `${path}.ephemeralDisk.sizeMB`, is);
       if (sizeMB !== undefined && sizeMB < 10) is.add(`${path}.ephemeralDisk.sizeMB`, `minimum DiskMB value is 10; got ${sizeMB}`);
       out.ephemeralDisk = { sticky: d.sticky === true, migrate: d.migrate === true, ...(sizeMB !== undefined ? { sizeMB } : {}) };
@@ -386,7 +434,8 @@ function group(v: unknown, path: string, is: Issues): TaskGroup | undefined {
         const rec = oneOf<string>(v.disconnect.reconcile, RECONCILE, `${path}.disconnect.reconcile`, is);
         if (rec) d.reconcile = rec;
       }
-      if (d.lostAfterMs !== undefined && mcd !== undefined) is.add(`${path}.disconnect.lostAfterMs`, 'using both lost_after and max_client_disconnect is not allowed');
+      if (d.lostAfterMs !== undefined && mcd !== undefined)
+        is.add(`${path}.disconnect.lostAfterMs`, 'using both lost_after and max_client_disconnect is not allowed');
       out.disconnect = d;
     }
   }
@@ -445,7 +494,14 @@ function taskStates(v: unknown, path: string, is: Issues): Record<string, TaskSt
     if (Array.isArray(s.events)) {
       s.events.forEach((e, i) => {
         if (!isObj(e) || typeof e.type !== 'string') is.add(`${p}.events[${i}]`, 'must be an event with a type');
-        else events.push({ type: e.type, time: typeof e.time === 'number' ? e.time : 0, ...(typeof e.message === 'string' && e.message ? { message: e.message } : {}), displayMessage: typeof e.displayMessage === 'string' ? e.displayMessage : '', details: isObj(e.details) ? (structuredClone(e.details) as Record<string, string>) : {} });
+        else
+          events.push({
+            type: e.type,
+            time: typeof e.time === 'number' ? e.time : 0,
+            ...(typeof e.message === 'string' && e.message ? { message: e.message } : {}),
+            displayMessage: typeof e.displayMessage === 'string' ? e.displayMessage : '',
+            details: isObj(e.details) ? (structuredClone(e.details) as Record<string, string>) : {},
+          });
       });
     }
     const ts: TaskState = { state, failed: s.failed === true, restarts: nonNegInt(s.restarts, `${p}.restarts`, is, 0) ?? 0, events };

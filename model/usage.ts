@@ -70,13 +70,21 @@ export function addUsage(a: ResourceUsage, b: ResourceUsage): ResourceUsage {
   const d = b.cpuStats;
   return {
     memoryStats: {
-      rss: m.rss + n.rss, cache: m.cache + n.cache, swap: m.swap + n.swap, usage: m.usage + n.usage,
-      maxUsage: m.maxUsage + n.maxUsage, measured: union(m.measured, n.measured),
+      rss: m.rss + n.rss,
+      cache: m.cache + n.cache,
+      swap: m.swap + n.swap,
+      usage: m.usage + n.usage,
+      maxUsage: m.maxUsage + n.maxUsage,
+      measured: union(m.measured, n.measured),
     },
     cpuStats: {
-      systemMode: c.systemMode + d.systemMode, userMode: c.userMode + d.userMode, totalTicks: c.totalTicks + d.totalTicks,
-      percent: c.percent + d.percent, throttledPeriods: c.throttledPeriods + d.throttledPeriods,
-      throttledTime: c.throttledTime + d.throttledTime, measured: union(c.measured, d.measured),
+      systemMode: c.systemMode + d.systemMode,
+      userMode: c.userMode + d.userMode,
+      totalTicks: c.totalTicks + d.totalTicks,
+      percent: c.percent + d.percent,
+      throttledPeriods: c.throttledPeriods + d.throttledPeriods,
+      throttledTime: c.throttledTime + d.throttledTime,
+      measured: union(c.measured, d.measured),
     },
   };
 }

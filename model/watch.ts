@@ -12,13 +12,7 @@ export type WatchRole = 'previous' | 'preempted';
 export type WatchMode = 'local' | 'remote';
 
 /** Why a watched alloc stopped holding the new alloc back (the `watcher.released` reasons). */
-export type WatchReleaseReason =
-  | 'terminated'
-  | 'unknown-status'
-  | 'garbage-collected'
-  | 'unknown-allocation'
-  | 'permission-denied'
-  | 'listener-closed';
+export type WatchReleaseReason = 'terminated' | 'unknown-status' | 'garbage-collected' | 'unknown-allocation' | 'permission-denied' | 'listener-closed';
 
 /** One watched allocation, as planned from the input. Plain data. */
 export interface WatchPlanEntry {

@@ -37,7 +37,11 @@ async function reportFailure(seed: number, ops: Op[], first: string) {
 
 if (values.real) {
   const { runRealCli } = await import('./real/cli.ts');
-  process.exitCode = await runRealCli({ seeds: Number(values.seeds ?? 20), from: Number(values.from ?? 1), ...(values.seed ? { seed: Number(values.seed) } : {}) });
+  process.exitCode = await runRealCli({
+    seeds: Number(values.seeds ?? 20),
+    from: Number(values.from ?? 1),
+    ...(values.seed ? { seed: Number(values.seed) } : {}),
+  });
 } else if (values.seed !== undefined) {
   const seed = Number(values.seed);
   const ops = values.ops ? (JSON.parse(readFileSync(values.ops, 'utf8')) as Op[]) : undefined;
@@ -70,7 +74,9 @@ if (values.real) {
     // A progress line every 500 seeds (so a soak cut short still says how far it got).
     if ((s - from + 1) % 500 === 0) {
       const newSeeds = [...new Set([...byInvariant.values()].flat())].sort((a, b) => a - b);
-      process.stderr.write(`${s - from + 1} seeds (to ${s}), ${((s - from + 1) / ((performance.now() - t0) / 1000)).toFixed(1)}/s; known ${[...byKnown].map(([k, c]) => `${k} x${c}`).join(', ') || 'none'}; new-violation seeds: ${newSeeds.join(',') || 'none'}\n`);
+      process.stderr.write(
+        `${s - from + 1} seeds (to ${s}), ${((s - from + 1) / ((performance.now() - t0) / 1000)).toFixed(1)}/s; known ${[...byKnown].map(([k, c]) => `${k} x${c}`).join(', ') || 'none'}; new-violation seeds: ${newSeeds.join(',') || 'none'}\n`,
+      );
     }
   }
   const secs = (performance.now() - t0) / 1000;

@@ -31,7 +31,15 @@ export interface SimFaults {
 }
 
 /** Defaults: rare enough that most runs get somewhere, frequent enough to matter. */
-export const DEFAULT_FAULTS: SimFaults = { startFailEarly: 0.05, startFailLate: 0.03, startHang: 0.04, waitFail: 0.02, stopFail: 0.05, signalFail: 0.05, recoverFail: 0.05 };
+export const DEFAULT_FAULTS: SimFaults = {
+  startFailEarly: 0.05,
+  startFailLate: 0.03,
+  startHang: 0.04,
+  waitFail: 0.02,
+  stopFail: 0.05,
+  signalFail: 0.05,
+  recoverFail: 0.05,
+};
 
 /** Options of {@link createSimDriver}. */
 export interface SimDriverOptions {
@@ -154,7 +162,10 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
           return;
         }
         offExit = o.table.onExit(pid, () => {
-          later(r.int(0, 30), () => !signal.aborted && settle(() => resolve(o.table.procs.get(pid)?.exit ?? { exitCode: -1, signal: 0, err: 'task not found' })));
+          later(
+            r.int(0, 30),
+            () => !signal.aborted && settle(() => resolve(o.table.procs.get(pid)?.exit ?? { exitCode: -1, signal: 0, err: 'task not found' })),
+          );
         });
       });
     },

@@ -83,7 +83,22 @@ export class Checker {
   facts(id: string): AllocFacts {
     let f = this.allocs.get(id);
     if (!f) {
-      f = { id, preempted: [], maxIndex: -1, terminalSeen: false, destroyCalled: false, destroyResolved: false, destroyBegan: false, destroyBeganAtCrash: false, finished: new Set(), restartAllAt: -Infinity, terminalAtCrash: false, grammar: new Map(), tags: new Set(), dropped: new Map() };
+      f = {
+        id,
+        preempted: [],
+        maxIndex: -1,
+        terminalSeen: false,
+        destroyCalled: false,
+        destroyResolved: false,
+        destroyBegan: false,
+        destroyBeganAtCrash: false,
+        finished: new Set(),
+        restartAllAt: -Infinity,
+        terminalAtCrash: false,
+        grammar: new Map(),
+        tags: new Set(),
+        dropped: new Map(),
+      };
       this.allocs.set(id, f);
     }
     return f;
@@ -103,7 +118,8 @@ export class Checker {
     }
     if (isClientTerminalStatus(alloc.clientStatus)) {
       const live = this.table.live(alloc.id);
-      if (live.length) this.fail('I1', `${a} broadcast client status ${alloc.clientStatus} while ${live.map((p) => `${p.task}:${p.pid}`).join(',')} is alive`, alloc.id);
+      if (live.length)
+        this.fail('I1', `${a} broadcast client status ${alloc.clientStatus} while ${live.map((p) => `${p.task}:${p.pid}`).join(',')} is alive`, alloc.id);
     }
     // I7: `unknown` is the servers' word for an alloc they lost touch with; the client never says it.
     if (alloc.clientStatus === 'unknown') this.fail('I7', `${a} broadcast client status unknown`, alloc.id);
@@ -214,7 +230,8 @@ export class Checker {
     for (const other of [...(f.prev ? [f.prev] : []), ...f.preempted]) {
       const live = this.table.live(other);
       if (live.length) this.fail('I2', `${where} started (pid ${p.pid}) while ${aliasOf(other)} still runs pid ${live.map((x) => x.pid).join(',')}`, other);
-      else if (!this.allocs.has(other) && !this.remoteTerminal(other)) this.fail('I2', `${where} started (pid ${p.pid}) while remote ${aliasOf(other)} is not terminal`, p.allocId);
+      else if (!this.allocs.has(other) && !this.remoteTerminal(other))
+        this.fail('I2', `${where} started (pid ${p.pid}) while remote ${aliasOf(other)} is not terminal`, p.allocId);
     }
     // I5: no task runs twice; a finished task never runs again; nothing of a destroyed or
     // client-terminal alloc runs.

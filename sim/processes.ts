@@ -86,13 +86,17 @@ export class ProcessTable {
     this.executors.set(startId, ex);
     this.trace.log(`executor ${startId} launched`);
     for (const o of this.observers) o.launched?.(allocId, task, startId);
-    this.sched.at(delayMs, () => {
-      if (ex.cancelled) return;
-      const p = this.spawn(allocId, task, startId);
-      ex.pid = p.pid;
-      for (const fn of [...ex.onSpawn]) fn(p);
-      ex.onSpawn.clear();
-    }, 'world');
+    this.sched.at(
+      delayMs,
+      () => {
+        if (ex.cancelled) return;
+        const p = this.spawn(allocId, task, startId);
+        ex.pid = p.pid;
+        for (const fn of [...ex.onSpawn]) fn(p);
+        ex.onSpawn.clear();
+      },
+      'world',
+    );
     return ex;
   }
 

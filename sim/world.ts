@@ -88,7 +88,11 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     if (!t || t.lifetimeMs === undefined) return { exitCode: 0 };
     return { lifetimeMs: Math.round(t.lifetimeMs * (0.5 + r.next())), exitCode: t.exitCode };
   });
-  const checker = new Checker(table, () => sched.now(), (l) => trace.log(l));
+  const checker = new Checker(
+    table,
+    () => sched.now(),
+    (l) => trace.log(l),
+  );
   const disk = new SimDisk();
   const servers = new SimServers();
   checker.remoteTerminal = (id) => servers.terminal(id);
@@ -103,7 +107,8 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
   table.observers.push({
     spawned: (p) => {
       const f = checker.facts(p.allocId);
-      if (f.destroyResolved && !disk.dirs.has(p.allocId)) checker.fail('I3', `${aliasOf(p.allocId)}/${p.task}: a process (pid ${p.pid}) re-created the alloc's log files after destroy() resolved`, p.allocId);
+      if (f.destroyResolved && !disk.dirs.has(p.allocId))
+        checker.fail('I3', `${aliasOf(p.allocId)}/${p.task}: a process (pid ${p.pid}) re-created the alloc's log files after destroy() resolved`, p.allocId);
     },
     signaled: (p) => {
       const f = checker.facts(p.allocId);
@@ -153,12 +158,14 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
       name: 'sim',
       prerun: async (ctx) => {
         trace.log(`hook prerun ${aliasOf(ctx.alloc.id)}`);
-        if (checker.facts(ctx.alloc.id).terminalAtCrash) checker.fail('I5', `${aliasOf(ctx.alloc.id)}: prerun hook ran for a client-terminal alloc`, ctx.alloc.id);
+        if (checker.facts(ctx.alloc.id).terminalAtCrash)
+          checker.fail('I5', `${aliasOf(ctx.alloc.id)}: prerun hook ran for a client-terminal alloc`, ctx.alloc.id);
         failing(ctx.alloc.id, 'prerun');
       },
       postrun: async (ctx) => {
         trace.log(`hook postrun ${aliasOf(ctx.alloc.id)}`);
-        if (checker.facts(ctx.alloc.id).terminalAtCrash) checker.fail('I5', `${aliasOf(ctx.alloc.id)}: postrun hook ran for a client-terminal alloc`, ctx.alloc.id);
+        if (checker.facts(ctx.alloc.id).terminalAtCrash)
+          checker.fail('I5', `${aliasOf(ctx.alloc.id)}: postrun hook ran for a client-terminal alloc`, ctx.alloc.id);
         failing(ctx.alloc.id, 'postrun');
       },
       destroy: async (ctx) => {
@@ -222,7 +229,16 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     if (!('r' in ref)) return;
     const id = allocUuid(ref);
     if (servers.allocs.has(id)) return;
-    servers.put({ id, nodeId: 'node-2', jobId: `remote${ref.r}`, job: { id: `remote${ref.r}`, type: 'service', taskGroups: [{ name: 'g', tasks: [{ name: 'web', driver: 'raw_exec', config: {} }] }] }, taskGroup: 'g', desiredStatus: 'run', clientStatus: 'running', allocModifyIndex: 1 });
+    servers.put({
+      id,
+      nodeId: 'node-2',
+      jobId: `remote${ref.r}`,
+      job: { id: `remote${ref.r}`, type: 'service', taskGroups: [{ name: 'g', tasks: [{ name: 'web', driver: 'raw_exec', config: {} }] }] },
+      taskGroup: 'g',
+      desiredStatus: 'run',
+      clientStatus: 'running',
+      allocModifyIndex: 1,
+    });
   };
 
   const destroyResolved = (id: string) => {
@@ -268,22 +284,24 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           job: {
             id: `job${op.a}`,
             type: op.spec.type,
-            taskGroups: [{
-              name: 'g',
-              restartPolicy: op.spec.restart,
-              ...(op.spec.sticky ? { ephemeralDisk: { sticky: true } } : {}),
-              ...(op.spec.shutdownDelayMs ? { shutdownDelayMs: op.spec.shutdownDelayMs } : {}),
-              ...(op.spec.maxRunDurationMs ? { maxRunDurationMs: op.spec.maxRunDurationMs } : {}),
-              tasks: op.spec.tasks.map((t) => ({
-                name: t.name,
-                driver: SIM_DRIVER,
-                config: {},
-                killTimeoutMs: t.killTimeoutMs,
-                killSignal: t.killSignal,
-                ...(t.shutdownDelayMs ? { shutdownDelayMs: t.shutdownDelayMs } : {}),
-                ...(t.hook ? { lifecycle: { hook: t.hook, sidecar: !!t.sidecar } } : {}),
-              })),
-            }],
+            taskGroups: [
+              {
+                name: 'g',
+                restartPolicy: op.spec.restart,
+                ...(op.spec.sticky ? { ephemeralDisk: { sticky: true } } : {}),
+                ...(op.spec.shutdownDelayMs ? { shutdownDelayMs: op.spec.shutdownDelayMs } : {}),
+                ...(op.spec.maxRunDurationMs ? { maxRunDurationMs: op.spec.maxRunDurationMs } : {}),
+                tasks: op.spec.tasks.map((t) => ({
+                  name: t.name,
+                  driver: SIM_DRIVER,
+                  config: {},
+                  killTimeoutMs: t.killTimeoutMs,
+                  killSignal: t.killSignal,
+                  ...(t.shutdownDelayMs ? { shutdownDelayMs: t.shutdownDelayMs } : {}),
+                  ...(t.hook ? { lifecycle: { hook: t.hook, sidecar: !!t.sidecar } } : {}),
+                })),
+              },
+            ],
           },
           taskGroup: 'g',
           desiredStatus: 'run',
@@ -316,7 +334,11 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         const g = cur?.job.taskGroups[0];
         if (!cur || !g || g.tasks.length < 2 || !g.tasks.some((t) => t.name === op.task)) return trace.log(`  (nothing to drop)`);
         checker.taskDropped(id, op.task);
-        return update(op.a, (x) => ({ ...x, allocModifyIndex: x.allocModifyIndex + 1, job: { ...x.job, taskGroups: [{ ...g, tasks: g.tasks.filter((t) => t.name !== op.task) }] } }));
+        return update(op.a, (x) => ({
+          ...x,
+          allocModifyIndex: x.allocModifyIndex + 1,
+          job: { ...x.job, taskGroups: [{ ...g, tasks: g.tasks.filter((t) => t.name !== op.task) }] },
+        }));
       }
       case 'reconnect': {
         const id = allocUuid({ a: op.a });
@@ -390,7 +412,10 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           for (const [task, st] of Object.entries(a.taskStates ?? {})) {
             // A task waiting out its shutdown_delay is pending, but its run is under way.
             const types = st.events.map((e) => e.type);
-            const inDelay = st.state === 'pending' && (types.includes('Waiting for shutdown delay') || types.includes('Skipping shutdown delay')) && types.lastIndexOf('Started') > types.lastIndexOf('Terminated');
+            const inDelay =
+              st.state === 'pending' &&
+              (types.includes('Waiting for shutdown delay') || types.includes('Skipping shutdown delay')) &&
+              types.lastIndexOf('Started') > types.lastIndexOf('Terminated');
             checker.resumeGrammar(id, task, st.events, st.state === 'running' || inDelay);
           }
         }
@@ -403,7 +428,8 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
                 if (h.client.runner(id)) checker.fail('I5', `${aliasOf(id)}: its destroy was on record, yet restore brought it back`, id);
                 const live = table.live(id);
                 if (live.length) checker.fail('I3', `${aliasOf(id)}: restore finished its destroy while pid ${live.map((p) => p.pid).join(',')} is alive`, id);
-              } else if (!h.client.runner(id) && !checker.facts(id).destroyResolved) checker.fail('I5', `${aliasOf(id)} was persisted but did not come back on restore`, id);
+              } else if (!h.client.runner(id) && !checker.facts(id).destroyResolved)
+                checker.fail('I5', `${aliasOf(id)} was persisted but did not come back on restore`, id);
             }
           },
           (e) => checker.fail('CRASH', `restore rejected: ${errText(e)}`),
@@ -443,8 +469,10 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     }
     if (!(await sched.runUntil(sched.now() + DRAIN_MS, MAX_STEPS))) checker.fail('LIVELOCK', `more than ${MAX_STEPS} steps`);
     for (const id of pending) checker.fail('I3', `${aliasOf(id)}: destroy() never resolved`, id);
-    for (const p of table.allLive()) checker.fail('I5', `pid ${p.pid} (${aliasOf(p.allocId)}/${p.task}) outlived every alloc's destroy: nobody owns it`, p.allocId);
-    for (const id of persistedTerminal().keys()) if (checker.facts(id).destroyResolved) checker.fail('I3', `${aliasOf(id)}: state-store row left after destroy()`, id);
+    for (const p of table.allLive())
+      checker.fail('I5', `pid ${p.pid} (${aliasOf(p.allocId)}/${p.task}) outlived every alloc's destroy: nobody owns it`, p.allocId);
+    for (const id of persistedTerminal().keys())
+      if (checker.facts(id).destroyResolved) checker.fail('I3', `${aliasOf(id)}: state-store row left after destroy()`, id);
     await h.client.shutdown();
     await sched.runUntil(sched.now() + 1000, MAX_STEPS);
     const left = sched.pending(h.owner);
@@ -465,7 +493,11 @@ export function describe(op: Op): string {
   if (kind === 'add') {
     const o = op as Extract<Op, { op: 'add' }>;
     const ref = (r: Ref) => ('a' in r ? `a${r.a}` : `r${r.r}`);
-    const tasks = o.spec.tasks.map((t) => `${t.name}${t.hook ? `[${t.hook}${t.sidecar ? '+sidecar' : ''}]` : ''}${t.lifetimeMs !== undefined ? `~${t.lifetimeMs}ms=>${t.exitCode}` : ''}`).join(',');
+    const tasks = o.spec.tasks
+      .map(
+        (t) => `${t.name}${t.hook ? `[${t.hook}${t.sidecar ? '+sidecar' : ''}]` : ''}${t.lifetimeMs !== undefined ? `~${t.lifetimeMs}ms=>${t.exitCode}` : ''}`,
+      )
+      .join(',');
     return `add a${o.a} ${o.spec.type} {${tasks}} restart=${o.spec.restart.attempts}/${o.spec.restart.mode}${o.prev ? ` prev=${ref(o.prev)}` : ''}${o.preempted ? ` preempts=${o.preempted.map(ref).join(',')}` : ''}${o.clientStatus ? ` clientStatus=${o.clientStatus}` : ''}`;
   }
   return `${kind} ${JSON.stringify(rest)}`;

@@ -37,7 +37,14 @@ const graph = new Map(files.map((f) => [f, importsOf(join(root, f))]));
 
 describe('architecture: import rules', () => {
   const offenders = (dir: string, allowed: (imp: string) => boolean) =>
-    files.filter((f) => f.startsWith(dir)).flatMap((f) => graph.get(f)!.filter((i) => !allowed(i)).map((i) => `${f} -> ${i}`));
+    files
+      .filter((f) => f.startsWith(dir))
+      .flatMap((f) =>
+        graph
+          .get(f)!
+          .filter((i) => !allowed(i))
+          .map((i) => `${f} -> ${i}`),
+      );
 
   it('machines/ imports only model/, itself and xstate', () => {
     expect(offenders('machines/', (i) => i.startsWith('machines/') || i.startsWith('model/') || i === 'xstate')).to.deep.equal([]);

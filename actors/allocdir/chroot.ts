@@ -491,11 +491,7 @@ export function embed(taskDirPath: string, chrootMap: Record<string, string>, op
  * The same walk on the calling thread, blocking it. For callers already off the event loop
  * (their own worker) or tiny maps; {@link embed} is the one to use from the runtime.
  */
-export async function embedInline(
-  taskDirPath: string,
-  chrootMap: Record<string, string>,
-  opts: { skip: string[]; cache?: ChrootCache },
-): Promise<ChrootStats> {
+export async function embedInline(taskDirPath: string, chrootMap: Record<string, string>, opts: { skip: string[]; cache?: ChrootCache }): Promise<ChrootStats> {
   const fs = await import('node:fs');
   const path = await import('node:path');
   try {

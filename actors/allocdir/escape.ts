@@ -89,7 +89,10 @@ export function symlinkEscapes(base: string, linkPath: string, target: string): 
  * nothing below it can be a symlink yet. Used so that nothing is ever written through a link.
  */
 export async function symlinkInParentChain(base: string, rel: string): Promise<string | undefined> {
-  const parts = path.normalize(rel).split(path.sep).filter((s) => s !== '' && s !== '.');
+  const parts = path
+    .normalize(rel)
+    .split(path.sep)
+    .filter((s) => s !== '' && s !== '.');
   let cur = base;
   for (const part of parts.slice(0, -1)) {
     cur = path.join(cur, part);

@@ -219,13 +219,17 @@ function spawnMount(op: 'mount' | 'umount', argv: string[], target: string): Pro
     child.on('close', (code) => {
       if (code === 0) return resolve();
       const text = stderr.trim();
-      const errCode =
-        /not mounted|not a mount/i.test(text) ? 'EINVAL'
-        : /busy/i.test(text) ? 'EBUSY'
-        : /no such file|does not exist/i.test(text) ? 'ENOENT'
-        : /permission|must be superuser|only root/i.test(text) ? 'EPERM'
-        : /invalid argument|bad option|wrong fs type/i.test(text) ? 'EINVAL'
-        : undefined;
+      const errCode = /not mounted|not a mount/i.test(text)
+        ? 'EINVAL'
+        : /busy/i.test(text)
+          ? 'EBUSY'
+          : /no such file|does not exist/i.test(text)
+            ? 'ENOENT'
+            : /permission|must be superuser|only root/i.test(text)
+              ? 'EPERM'
+              : /invalid argument|bad option|wrong fs type/i.test(text)
+                ? 'EINVAL'
+                : undefined;
       reject(new MountError(`${op} ${target} failed: ${text || `exit ${code}`}`, errCode, target));
     });
   });
@@ -352,13 +356,15 @@ function mountTable(): Promise<MountTable> {
     p.then(clear, clear);
     return p;
   }
-  queued ??= inFlight.then(
-    () => undefined,
-    () => undefined,
-  ).then(() => {
-    queued = undefined;
-    return mountTable();
-  });
+  queued ??= inFlight
+    .then(
+      () => undefined,
+      () => undefined,
+    )
+    .then(() => {
+      queued = undefined;
+      return mountTable();
+    });
   return queued;
 }
 

@@ -26,7 +26,23 @@
  * finished destination ({@link resolveInTree}), not by their text.
  * @module
  */
-import { constants as fsc, closeSync, fchmodSync, fchownSync, lstatSync, openSync, mkdirSync, readdirSync, renameSync, rmSync, rmdirSync, chmodSync, lchownSync, symlinkSync, unlinkSync } from 'node:fs';
+import {
+  constants as fsc,
+  closeSync,
+  fchmodSync,
+  fchownSync,
+  lstatSync,
+  openSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  rmdirSync,
+  chmodSync,
+  lchownSync,
+  symlinkSync,
+  unlinkSync,
+} from 'node:fs';
 import { mkdtemp, open, realpath, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { createGunzip, type Gunzip } from 'node:zlib';
@@ -191,7 +207,10 @@ class Restore {
 
   #streamError(err: unknown): SnapshotStreamError {
     const m = err instanceof Error ? err.message : String(err);
-    return new SnapshotStreamError(`error streaming previous alloc ${JSON.stringify(this.#opts.prevAllocId)} for new alloc ${JSON.stringify(this.#dest.allocId)}: ${m}`, { cause: err });
+    return new SnapshotStreamError(
+      `error streaming previous alloc ${JSON.stringify(this.#opts.prevAllocId)} for new alloc ${JSON.stringify(this.#dest.allocId)}: ${m}`,
+      { cause: err },
+    );
   }
 
   /** A filesystem error as a named error: limits as {@link SnapshotLimitError}, the rest as stream errors. */
@@ -229,7 +248,9 @@ class Restore {
     const max = this.#opts.maxBytes;
     this.#streamBytes += buf.length;
     if (max !== undefined && this.#streamBytes > max + Math.max(max, STREAM_ALLOWANCE)) {
-      return this.#fail(new SnapshotLimitError(`snapshot stream exceeds ${max + Math.max(max, STREAM_ALLOWANCE)} bytes (headers and padding included)`, 'bytes'));
+      return this.#fail(
+        new SnapshotLimitError(`snapshot stream exceeds ${max + Math.max(max, STREAM_ALLOWANCE)} bytes (headers and padding included)`, 'bytes'),
+      );
     }
     if (this.#head) {
       // Hold the first bytes until it is clear the tar is not compressed (tar would unpack it silently).
@@ -237,7 +258,9 @@ class Restore {
       if (buf.length < 4) return void (this.#head = buf);
       this.#head = undefined;
       if (looksCompressed(buf)) {
-        return this.#fail(this.#streamError(new Error(this.#opts.gzip ? 'snapshot is compressed twice' : 'snapshot is compressed but was not declared so (Content-Encoding)')));
+        return this.#fail(
+          this.#streamError(new Error(this.#opts.gzip ? 'snapshot is compressed twice' : 'snapshot is compressed but was not declared so (Content-Encoding)')),
+        );
       }
     }
     if (!this.#parser.write(buf)) {
@@ -356,14 +379,16 @@ class Restore {
 
   /** Checks an entry's name; returns its clean relative path, or undefined for one to skip. */
   #checkName(name: string, kind: Kind | undefined): string | undefined {
-    if (Buffer.byteLength(name) > MAX_PATH_BYTES) throw new SnapshotLimitError(`archive entry name of ${Buffer.byteLength(name)} bytes exceeds ${MAX_PATH_BYTES}`, 'name');
+    if (Buffer.byteLength(name) > MAX_PATH_BYTES)
+      throw new SnapshotLimitError(`archive entry name of ${Buffer.byteLength(name)} bytes exceeds ${MAX_PATH_BYTES}`, 'name');
     if (name.startsWith('/') || path.isAbsolute(name) || name.includes('\0')) throw new SnapshotEscapeError(OBJECT_ESCAPES);
     const rel = path.posix.normalize(name).replace(/\/+$/, '');
     if (rel === '..' || rel.startsWith('../')) throw new SnapshotEscapeError(OBJECT_ESCAPES);
     if (!kind || rel === '.' || rel === '') return undefined;
     const parts = rel.split('/');
     for (const p of parts) {
-      if (Buffer.byteLength(p) > MAX_NAME_BYTES) throw new SnapshotLimitError(`archive entry name has a component of ${Buffer.byteLength(p)} bytes (limit ${MAX_NAME_BYTES})`, 'name');
+      if (Buffer.byteLength(p) > MAX_NAME_BYTES)
+        throw new SnapshotLimitError(`archive entry name has a component of ${Buffer.byteLength(p)} bytes (limit ${MAX_NAME_BYTES})`, 'name');
     }
     if (Buffer.byteLength(this.#tree) + 1 + Buffer.byteLength(rel) > MAX_PATH_BYTES) {
       throw new SnapshotLimitError(`archive entry ${JSON.stringify(rel.slice(0, 64))}... is too long to restore under ${this.#dest.dir}`, 'name');
@@ -371,7 +396,8 @@ class Restore {
     // The snapshot's own roots only: alloc/data and each task's local/.
     const top = parts[0]!;
     const root = top === 'alloc' ? 'data' : 'local';
-    if (top !== 'alloc' && taskNameProblem(top)) throw this.#streamError(new Error(`archive entry ${JSON.stringify(rel)} is not under alloc/data or a task's local/`));
+    if (top !== 'alloc' && taskNameProblem(top))
+      throw this.#streamError(new Error(`archive entry ${JSON.stringify(rel)} is not under alloc/data or a task's local/`));
     if (parts.length === 1) {
       if (kind === 'dir') return undefined; // the alloc or task dir itself: dest has its own
     } else if (parts[1] === root) {
@@ -394,10 +420,14 @@ class Restore {
       );
     }
     const type = entry.type;
-    const kind: Kind | undefined = type === 'Directory' || type === 'GNUDumpDir' ? 'dir'
-      : type === 'File' || type === 'OldFile' || type === 'ContiguousFile' ? 'file'
-      : type === 'SymbolicLink' ? 'link'
-      : undefined;
+    const kind: Kind | undefined =
+      type === 'Directory' || type === 'GNUDumpDir'
+        ? 'dir'
+        : type === 'File' || type === 'OldFile' || type === 'ContiguousFile'
+          ? 'file'
+          : type === 'SymbolicLink'
+            ? 'link'
+            : undefined;
     const rel = this.#checkName(name, kind);
     if (!rel || !kind) {
       entry.resume(); // hard links, devices, fifos, the roots themselves: ignored
@@ -420,7 +450,8 @@ class Restore {
     if (kind === 'link') {
       entry.resume();
       const target = entry.linkpath ?? '';
-      if (Buffer.byteLength(target) > MAX_PATH_BYTES) throw new SnapshotLimitError(`symlink ${rel} has a target of ${Buffer.byteLength(target)} bytes (limit ${MAX_PATH_BYTES})`, 'name');
+      if (Buffer.byteLength(target) > MAX_PATH_BYTES)
+        throw new SnapshotLimitError(`symlink ${rel} has a target of ${Buffer.byteLength(target)} bytes (limit ${MAX_PATH_BYTES})`, 'name');
       // Cheap early refusal by text; the real judgement is made in the finished tree.
       if (target === '' || path.isAbsolute(target) || target.includes('\0') || lexicallyOutside(rel, target)) throw new SnapshotEscapeError(SYMLINK_ESCAPES);
       if (existing === 'file') {

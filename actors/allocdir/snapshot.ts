@@ -13,7 +13,15 @@ import { Header, Pax, type HeaderData } from 'tar';
 import { BerthError } from '../../model/errors.ts';
 import { SnapshotStreamError } from './errors.ts';
 
-export { restoreSnapshot, MAX_HEADER_BYTES, MAX_NAME_BYTES, MAX_PATH_BYTES, DEFAULT_MAX_ENTRIES, type RestoreSnapshotOptions, type RestoreSnapshotResult } from './restore.ts';
+export {
+  restoreSnapshot,
+  MAX_HEADER_BYTES,
+  MAX_NAME_BYTES,
+  MAX_PATH_BYTES,
+  DEFAULT_MAX_ENTRIES,
+  type RestoreSnapshotOptions,
+  type RestoreSnapshotResult,
+} from './restore.ts';
 
 /** Nomad's `SnapshotErrorTime`: Go normalises `time.Date(2000, 0, 0, ...)` to this. */
 export const SNAPSHOT_ERROR_TIME = new Date('1999-11-30T00:00:00Z');

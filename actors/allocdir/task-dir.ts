@@ -251,4 +251,3 @@ async function refuseSymlink(p: string): Promise<void> {
 function realDir(p: string): Promise<string> {
   return realpath(p);
 }
-

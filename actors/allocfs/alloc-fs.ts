@@ -22,9 +22,7 @@ export interface AllocFSSource {
   tasks(): ReadonlyArray<{ readonly dir: string }>;
 }
 import { isNotFound, isWithin, pathEscapesAllocViaRelative } from '../allocdir/escape.ts';
-import {
-  AllocFileNotFoundError, AllocFSArgumentError, AllocFSError, AllocPathEscapeError, PrivateFileReadError, SecretFileReadError,
-} from './errors.ts';
+import { AllocFileNotFoundError, AllocFSArgumentError, AllocFSError, AllocPathEscapeError, PrivateFileReadError, SecretFileReadError } from './errors.ts';
 import { goFileMode } from './file-mode.ts';
 
 /** One entry, as Nomad's `AllocFileInfo` (`modTime` in ms since the epoch). */
@@ -215,7 +213,7 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
       watcher = undefined;
       fh = await openChecked(p);
       if (follow) {
-        watcher = fs.watch(await fdPath(fh.fd) ?? (await resolve(p)).real!, { persistent: false }, poke);
+        watcher = fs.watch((await fdPath(fh.fd)) ?? (await resolve(p)).real!, { persistent: false }, poke);
         watcher.on('error', poke);
       }
       const buf = Buffer.allocUnsafe(CHUNK);

@@ -38,7 +38,10 @@ export class PrivateFileReadError extends AllocFSError {
 
 /** Nothing at that path (ENOENT), or a parent is not a directory (ENOTDIR). */
 export class AllocFileNotFoundError extends AllocFSError {
-  constructor(readonly path: string, code = 'ENOENT') {
+  constructor(
+    readonly path: string,
+    code = 'ENOENT',
+  ) {
     super(`no such file or directory in the alloc dir: ${path}`, code);
   }
 }

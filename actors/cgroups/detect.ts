@@ -44,9 +44,7 @@ export interface CgroupOptions {
 }
 
 /** What detection concluded. */
-export type CgroupDetection =
-  | { ok: true; layout: CgroupLayout; summary: string }
-  | { ok: false; reason: string };
+export type CgroupDetection = { ok: true; layout: CgroupLayout; summary: string } | { ok: false; reason: string };
 
 /** Cgroup mounts from /proc/self/mountinfo: v1 controller → mount dir, and the unified mount. */
 export function findCgroupMounts(mountinfo = readText('/proc/self/mountinfo') ?? ''): { v1: Record<string, string>; v2?: string } {
@@ -66,7 +64,7 @@ export function findCgroupMounts(mountinfo = readText('/proc/self/mountinfo') ??
   return { v1, ...(v2 ? { v2 } : {}) };
 }
 
-const msgOf = (e: unknown) => ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+const msgOf = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 
 function parentDir(mount: string, own: string | undefined, parent: string): string {
   return parent.startsWith('/') ? path.join(mount, parent) : path.join(mount, own ?? '/', parent);
@@ -105,9 +103,17 @@ function tryV1(mounts: Record<string, string>, self: Record<string, string>, par
   }
   const controllers = Object.keys(parents);
   if (!controllers.includes('memory') && !controllers.includes('cpu') && !controllers.includes('freezer')) {
-    return { ok: false, reason: controllers.length || failures.length ? `cgroup v1 not writable (${failures.join('; ') || 'no memory, cpu or freezer controller'})` : 'no cgroup v1 controllers mounted' };
+    return {
+      ok: false,
+      reason:
+        controllers.length || failures.length
+          ? `cgroup v1 not writable (${failures.join('; ') || 'no memory, cpu or freezer controller'})`
+          : 'no cgroup v1 controllers mounted',
+    };
   }
-  const cpus = parents.cpuset ? parseCpuList(readText(path.join(parents.cpuset, 'cpuset.effective_cpus')) ?? readText(path.join(parents.cpuset, 'cpuset.cpus')) ?? '') : [];
+  const cpus = parents.cpuset
+    ? parseCpuList(readText(path.join(parents.cpuset, 'cpuset.effective_cpus')) ?? readText(path.join(parents.cpuset, 'cpuset.cpus')) ?? '')
+    : [];
   const used: Record<string, string> = {};
   for (const c of controllers) used[c] = mounts[c]!;
   return {
@@ -164,8 +170,10 @@ export function detectCgroups(opts: CgroupOptions = {}): CgroupDetection {
   const self = parseSelfCgroup(opts.selfCgroup ?? readText('/proc/self/cgroup') ?? '');
   const v2HasControllers = !!found.v2 && /\bmemory\b/.test(readText(path.join(found.v2, 'cgroup.controllers')) ?? '');
   const attempts: Array<() => CgroupDetection> = [];
-  if (mode === 'v2' || (mode === 'auto' && v2HasControllers)) attempts.push(() => (found.v2 ? tryV2(found.v2, self, parent) : { ok: false, reason: 'no cgroup v2 mount' }));
-  if (mode === 'v1' || mode === 'auto') attempts.push(() => (Object.keys(v1).length ? tryV1(v1, self, parent) : { ok: false, reason: 'no cgroup v1 controllers mounted' }));
+  if (mode === 'v2' || (mode === 'auto' && v2HasControllers))
+    attempts.push(() => (found.v2 ? tryV2(found.v2, self, parent) : { ok: false, reason: 'no cgroup v2 mount' }));
+  if (mode === 'v1' || mode === 'auto')
+    attempts.push(() => (Object.keys(v1).length ? tryV1(v1, self, parent) : { ok: false, reason: 'no cgroup v1 controllers mounted' }));
   if (mode === 'auto' && found.v2 && !v2HasControllers) attempts.push(() => tryV2(found.v2!, self, parent));
   const reasons: string[] = [];
   for (const attempt of attempts) {

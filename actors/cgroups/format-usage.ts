@@ -19,7 +19,8 @@ export function formatUsageLine(task: string, u: ResourceUsage): string {
   const cpu = has(c.measured, 'Percent')
     ? `cpu ${c.percent.toFixed(1)}% (${Math.round(c.totalTicks)} MHz, user ${c.userMode.toFixed(1)}%, sys ${c.systemMode.toFixed(1)}%)`
     : 'cpu -';
-  const throttled = has(c.measured, 'Throttled Periods') && c.throttledPeriods > 0 ? `, throttled ${c.throttledPeriods}x ${(c.throttledTime / 1e6).toFixed(0)} ms` : '';
+  const throttled =
+    has(c.measured, 'Throttled Periods') && c.throttledPeriods > 0 ? `, throttled ${c.throttledPeriods}x ${(c.throttledTime / 1e6).toFixed(0)} ms` : '';
   const mem = (name: string, label: string, v: number) => (has(m.measured, name) ? `${label} ${mib(v)}` : `${label} -`);
   return `${task}: ${cpu}${throttled}, mem ${mem('RSS', 'rss', m.rss)}, ${mem('Usage', 'usage', m.usage)}, ${mem('Max Usage', 'max', m.maxUsage)}`;
 }

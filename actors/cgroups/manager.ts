@@ -101,8 +101,15 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
       const paths: Record<string, string> = {};
       const mounts: Record<string, string> = {};
       const cg: TaskCgroup = {
-        version: layout.version, paths, mounts, controllers: [...layout.controllers], canKill: layout.canKill, limits,
-        ...(cpuset ? { cpuset } : {}), ...(dropped.length ? { unenforced: dropped } : {}), createdAt: now(),
+        version: layout.version,
+        paths,
+        mounts,
+        controllers: [...layout.controllers],
+        canKill: layout.canKill,
+        limits,
+        ...(cpuset ? { cpuset } : {}),
+        ...(dropped.length ? { unenforced: dropped } : {}),
+        createdAt: now(),
       };
       try {
         for (const [key, parent] of Object.entries(layout.parents)) {

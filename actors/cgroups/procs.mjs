@@ -40,7 +40,11 @@ function listDir(cg) {
  */
 export function cgroupPids(cg) {
   try {
-    return fs.readFileSync(path.join(listDir(cg), 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+    return fs
+      .readFileSync(path.join(listDir(cg), 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }

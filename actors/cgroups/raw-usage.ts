@@ -40,8 +40,12 @@ export function toResourceUsage(raw: RawUsage, prev: CpuSample, now: number, mhz
     return v;
   };
   const memoryStats = {
-    rss: mem(raw.rss, 'RSS'), cache: mem(raw.cache, 'Cache'), swap: mem(raw.swap, 'Swap'),
-    usage: mem(raw.usage, 'Usage'), maxUsage: mem(raw.maxUsage, 'Max Usage'), measured: memMeasured,
+    rss: mem(raw.rss, 'RSS'),
+    cache: mem(raw.cache, 'Cache'),
+    swap: mem(raw.swap, 'Swap'),
+    usage: mem(raw.usage, 'Usage'),
+    maxUsage: mem(raw.maxUsage, 'Max Usage'),
+    measured: memMeasured,
   };
   const wallNs = Math.max(1, (now - prev.at) * 1e6);
   const pct = (cur: number | undefined, before: number) => (cur === undefined ? 0 : (Math.max(0, cur - before) / wallNs) * 100);

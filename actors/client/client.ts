@@ -113,7 +113,9 @@ export function createClient(options: ClientOptions): Client {
   const bus = createBus(() => clock.now());
   // Throws for a forced mode (v1, v2) this machine cannot give; 'auto' falls back to none.
   const detected = detectCgroups(options.cgroups);
-  const cgroups = detected.ok ? createCgroupManager(detected.layout, { ...(options.cgroups?.pidsLimit ? { pidsLimit: options.cgroups.pidsLimit } : {}) }) : { unavailable: detected.reason };
+  const cgroups = detected.ok
+    ? createCgroupManager(detected.layout, { ...(options.cgroups?.pidsLimit ? { pidsLimit: options.cgroups.pidsLimit } : {}) })
+    : { unavailable: detected.reason };
   const drivers: Record<string, Driver> = {
     mock_driver: createMockDriver({ clock }),
     raw_exec: createRawExecDriver({ cgroups }),
@@ -121,9 +123,19 @@ export function createClient(options: ClientOptions): Client {
     ...(options.drivers ?? {}),
   };
   // Published once the caller had the chance to subscribe (the bus drops unheard messages).
-  queueMicrotask(() => bus.publish('cgroups.detected', detected.ok
-    ? { version: detected.layout.version, controllers: detected.layout.controllers, parent: Object.values(detected.layout.parents)[0]!, message: detected.summary }
-    : { version: null, controllers: [], message: `no cgroups: ${detected.reason}` }));
+  queueMicrotask(() =>
+    bus.publish(
+      'cgroups.detected',
+      detected.ok
+        ? {
+            version: detected.layout.version,
+            controllers: detected.layout.controllers,
+            parent: Object.values(detected.layout.parents)[0]!,
+            message: detected.summary,
+          }
+        : { version: null, controllers: [], message: `no cgroups: ${detected.reason}` },
+    ),
+  );
   const chrootEnv = options.chrootEnv && Object.keys(options.chrootEnv).length > 0 ? options.chrootEnv : defaultChrootEnv;
   const rt: Runtime = {
     bus,
@@ -139,7 +151,9 @@ export function createClient(options: ClientOptions): Client {
     ...(options.region ? { region: options.region } : {}),
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,
-    store: (options.seams?.openStore ?? openStateStore)(join(dataDir, 'client', 'state.db'), { onError: (err) => bus.publish('client.error', { error: err.message }) }),
+    store: (options.seams?.openStore ?? openStateStore)(join(dataDir, 'client', 'state.db'), {
+      onError: (err) => bus.publish('client.error', { error: err.message }),
+    }),
     allocDirs: options.seams?.allocDirs ?? ((root, id) => new AllocDir(root, id)),
     fs: options.seams?.fs ?? realHostFs,
     ...(options.rpc ? { rpc: options.rpc } : {}),
@@ -156,9 +170,10 @@ export function createClient(options: ClientOptions): Client {
   let shut = false;
   const releaseMountHelper = holdMountHelper();
   const snapshotServers = new Set<SnapshotServer>();
-  const stopStats = options.statsIntervalMs && options.statsIntervalMs > 0
-    ? startStatsPublisher({ bus, clock, intervalMs: options.statsIntervalMs, runners: () => [...runners.values()] })
-    : undefined;
+  const stopStats =
+    options.statsIntervalMs && options.statsIntervalMs > 0
+      ? startStatsPublisher({ bus, clock, intervalMs: options.statsIntervalMs, runners: () => [...runners.values()] })
+      : undefined;
   // berth's own viewer and recorder: nothing is hooked until one is asked for.
   const viewers = new ClientViewers({
     bus,
@@ -269,7 +284,11 @@ export function createClient(options: ClientOptions): Client {
         // its chart's decision; a destroy that had begun is finished before restore returns.
         // An alloc restored before its tasks ever started waits for its victims again: it gets
         // their runners (restored first) as addAlloc would.
-        const runner = startRunner(alloc, { ...watchedRunners(alloc), restoredHandles: { ...saved.handles }, ...(saved.destroying ? { destroyRequested: true } : {}) });
+        const runner = startRunner(alloc, {
+          ...watchedRunners(alloc),
+          restoredHandles: { ...saved.handles },
+          ...(saved.destroying ? { destroyRequested: true } : {}),
+        });
         if (saved.destroying) destroying.push(runner.destroy());
         else restored.push(runner);
       }

@@ -21,8 +21,15 @@ import type { Allocation, Task } from '../../model/types.ts';
 
 /** Nomad's default `env.denylist`: host variables never passed to a raw_exec task. */
 export const DEFAULT_ENV_DENYLIST: readonly string[] = [
-  'CONSUL_TOKEN', 'CONSUL_HTTP_TOKEN', 'CONSUL_LICENSE', 'VAULT_TOKEN', 'VAULT_LICENSE',
-  'NOMAD_LICENSE', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN',
+  'CONSUL_TOKEN',
+  'CONSUL_HTTP_TOKEN',
+  'CONSUL_LICENSE',
+  'VAULT_TOKEN',
+  'VAULT_LICENSE',
+  'NOMAD_LICENSE',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
   'GOOGLE_APPLICATION_CREDENTIALS',
 ];
 
@@ -61,7 +68,10 @@ export interface TaskEnvInput {
 }
 
 /** The host environment minus the denylist. */
-export function filteredHostEnv(hostEnv: Record<string, string | undefined> = process.env, denylist: readonly string[] = DEFAULT_ENV_DENYLIST): Record<string, string> {
+export function filteredHostEnv(
+  hostEnv: Record<string, string | undefined> = process.env,
+  denylist: readonly string[] = DEFAULT_ENV_DENYLIST,
+): Record<string, string> {
   const deny = new Set(denylist);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(hostEnv)) if (v !== undefined && !deny.has(k)) env[k] = v;

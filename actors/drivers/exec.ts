@@ -88,7 +88,10 @@ export function createExecDriver(opts: ExecDriverOptions = {}): Driver {
 
   async function prepare(config: TaskConfig): Promise<Pick<ExecutorSpec, 'mode' | 'chroot'>> {
     if (!isRoot()) {
-      throw new DriverStartError(`exec driver requires root: berth runs as uid ${process.getuid?.()}, and the exec driver must chroot and switch users (use raw_exec, or run berth as root)`, false);
+      throw new DriverStartError(
+        `exec driver requires root: berth runs as uid ${process.getuid?.()}, and the exec driver must chroot and switch users (use raw_exec, or run berth as root)`,
+        false,
+      );
     }
     const chroot = findTool('chroot', opts.chrootPath);
     if (!chroot) throw new DriverStartError('exec driver needs the "chroot" program (coreutils), which was not found', false);
@@ -100,18 +103,24 @@ export function createExecDriver(opts: ExecDriverOptions = {}): Driver {
     const mount = findTool('mount', opts.mountPath);
     const shell = findTool('sh', opts.shellPath);
     if (mode !== 'never') {
-      namespaces = !!(unshare && mount && shell) && await namespacesWork(unshare, shell);
+      namespaces = !!(unshare && mount && shell) && (await namespacesWork(unshare, shell));
       if (!namespaces && mode === 'required') {
-        throw new DriverStartError('exec driver: PID and mount namespaces are required but not available (needs util-linux "unshare", "mount", and a kernel that allows them)', false);
+        throw new DriverStartError(
+          'exec driver: PID and mount namespaces are required but not available (needs util-linux "unshare", "mount", and a kernel that allows them)',
+          false,
+        );
       }
     }
     return { mode: 'chroot', chroot: { uid, gid, namespaces, unshare, chroot, mount, shell } };
   }
 
-  return createProcessDriver({
-    name: 'exec',
-    capabilities: { fsIsolation: 'chroot', sendSignals: true },
-    applyLimits: true,
-    prepare,
-  }, opts);
+  return createProcessDriver(
+    {
+      name: 'exec',
+      capabilities: { fsIsolation: 'chroot', sendSignals: true },
+      applyLimits: true,
+      prepare,
+    },
+    opts,
+  );
 }

@@ -5,8 +5,12 @@
 export { createRawExecDriver, type RawExecDriverOptions } from './raw-exec.ts';
 export { createExecDriver, lookupUser, type ExecDriverOptions } from './exec.ts';
 export {
-  ExecutorLostError, TaskRecoveryError, TaskStillRunningError, parseCommandConfig,
-  type ProcessDriverOptions, type ProcessHandleState,
+  ExecutorLostError,
+  TaskRecoveryError,
+  TaskStillRunningError,
+  parseCommandConfig,
+  type ProcessDriverOptions,
+  type ProcessHandleState,
 } from './executor/process-driver.ts';
 export { EXECUTOR_PATH, socketPathFor } from './executor/client.ts';
 export type { ExecutorRequest, ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyLine } from './executor/protocol.ts';

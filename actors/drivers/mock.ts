@@ -151,7 +151,9 @@ function runCommand(clock: Clock, cmd: MockCommand, sinks: { stdout: Sink; stder
     finished = true;
     for (const h of timers) clock.clearTimeout(h);
     timers.clear();
-    void Promise.all([sinks.stdout.close(), sinks.stderr.close()]).then(() => resolve(writeError && !r.pluginShutdown ? { exitCode: 0, signal: 0, err: writeError } : r));
+    void Promise.all([sinks.stdout.close(), sinks.stderr.close()]).then(() =>
+      resolve(writeError && !r.pluginShutdown ? { exitCode: 0, signal: 0, err: writeError } : r),
+    );
   };
   const normal = (): ExitResult => ({ exitCode: cmd.exitCode, signal: cmd.exitSignal, ...(cmd.exitErrMsg ? { err: cmd.exitErrMsg } : {}) });
   const maybeExit = () => {

@@ -24,10 +24,13 @@ export interface RawExecDriverOptions extends ProcessDriverOptions {
 
 /** Creates the `raw_exec` driver. */
 export function createRawExecDriver(opts: RawExecDriverOptions = {}): Driver {
-  return createProcessDriver({
-    name: 'raw_exec',
-    capabilities: { fsIsolation: 'none', sendSignals: true },
-    applyLimits: opts.resourceLimits ?? true,
-    prepare: async () => ({ mode: 'raw' }),
-  }, opts);
+  return createProcessDriver(
+    {
+      name: 'raw_exec',
+      capabilities: { fsIsolation: 'none', sendSignals: true },
+      applyLimits: opts.resourceLimits ?? true,
+      prepare: async () => ({ mode: 'raw' }),
+    },
+    opts,
+  );
 }

@@ -13,8 +13,16 @@ import type { Subscription } from 'rxjs';
 import type { Bus } from '../../bus/bus.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
 import {
-  gcReason, isGcTerminal, pickVictims, refuseForced, roomToMake, roundSize, terminalTime,
-  type GcCandidate, type GcReason, type GcThresholds,
+  gcReason,
+  isGcTerminal,
+  pickVictims,
+  refuseForced,
+  roomToMake,
+  roundSize,
+  terminalTime,
+  type GcCandidate,
+  type GcReason,
+  type GcThresholds,
 } from '../../machines/policy/gc.ts';
 import type { Clock } from '../../model/clock.ts';
 import { AllocNotEligibleForGcError, AllocNotFoundError } from '../../model/errors.ts';

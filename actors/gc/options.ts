@@ -45,11 +45,35 @@ export function resolveGcOptions(o: GcClientOptions): GcSettings {
   return {
     intervalMs: check('gcIntervalMs', o.gcIntervalMs, GC_DEFAULT_INTERVAL_MS, (n) => n >= 0 && Number.isFinite(n), 'a finite number of ms >= 0'),
     thresholds: {
-      diskUsageThreshold: check('gcDiskUsageThreshold', o.gcDiskUsageThreshold, defaultGcThresholds.diskUsageThreshold, percent, 'a percentage between 0 and 100'),
-      inodeUsageThreshold: check('gcInodeUsageThreshold', o.gcInodeUsageThreshold, defaultGcThresholds.inodeUsageThreshold, percent, 'a percentage between 0 and 100'),
-      maxAllocs: check('gcMaxAllocs', o.gcMaxAllocs, defaultGcThresholds.maxAllocs, (n) => n >= 0 && (Number.isInteger(n) || n === Infinity), 'a whole number >= 0 or Infinity'),
+      diskUsageThreshold: check(
+        'gcDiskUsageThreshold',
+        o.gcDiskUsageThreshold,
+        defaultGcThresholds.diskUsageThreshold,
+        percent,
+        'a percentage between 0 and 100',
+      ),
+      inodeUsageThreshold: check(
+        'gcInodeUsageThreshold',
+        o.gcInodeUsageThreshold,
+        defaultGcThresholds.inodeUsageThreshold,
+        percent,
+        'a percentage between 0 and 100',
+      ),
+      maxAllocs: check(
+        'gcMaxAllocs',
+        o.gcMaxAllocs,
+        defaultGcThresholds.maxAllocs,
+        (n) => n >= 0 && (Number.isInteger(n) || n === Infinity),
+        'a whole number >= 0 or Infinity',
+      ),
     },
-    parallelDestroys: check('gcParallelDestroys', o.gcParallelDestroys, GC_DEFAULT_PARALLEL_DESTROYS, (n) => n >= 1 && Number.isInteger(n), 'a whole number >= 1'),
+    parallelDestroys: check(
+      'gcParallelDestroys',
+      o.gcParallelDestroys,
+      GC_DEFAULT_PARALLEL_DESTROYS,
+      (n) => n >= 1 && Number.isInteger(n),
+      'a whole number >= 1',
+    ),
     readUsage: o.gcUsageReader ?? statfsUsage,
   };
 }

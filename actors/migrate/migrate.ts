@@ -56,11 +56,19 @@ async function runMigration(rt: Runtime, r: RunnerInternals, previousNodeId: str
   }
   const prev = r.previousRunner;
   if (!prev && !migrate) {
-    rt.bus.publish('migration.skipped', { allocId: r.allocId, previousAllocId: prevId, reason: 'previous allocation is not on this node and migrate is not set' });
+    rt.bus.publish('migration.skipped', {
+      allocId: r.allocId,
+      previousAllocId: prevId,
+      reason: 'previous allocation is not on this node and migrate is not set',
+    });
     return;
   }
   if (!prev && !previousNodeId) {
-    rt.bus.publish('migration.skipped', { allocId: r.allocId, previousAllocId: prevId, reason: 'previous allocation node is unknown (garbage collected or refused)' });
+    rt.bus.publish('migration.skipped', {
+      allocId: r.allocId,
+      previousAllocId: prevId,
+      reason: 'previous allocation node is unknown (garbage collected or refused)',
+    });
     return;
   }
   const mode = prev ? 'local' : 'remote';
@@ -81,7 +89,13 @@ async function runMigration(rt: Runtime, r: RunnerInternals, previousNodeId: str
     } else {
       bytes = await remoteMigrate(rt, r, prevId, previousNodeId!, dl.signal);
     }
-    rt.bus.publish('migration.done', { allocId: r.allocId, previousAllocId: prevId, mode, ms: rt.clock.now() - started, ...(bytes !== undefined ? { bytes } : {}) });
+    rt.bus.publish('migration.done', {
+      allocId: r.allocId,
+      previousAllocId: prevId,
+      mode,
+      ms: rt.clock.now() - started,
+      ...(bytes !== undefined ? { bytes } : {}),
+    });
   } catch (e) {
     if (signal.aborted) throw signal.reason;
     rt.bus.publish('migration.failed', { allocId: r.allocId, previousAllocId: prevId, error: (e as Error).message });

@@ -75,7 +75,10 @@ export function migrateTempRoot(clientAllocDir: string, prevId: string): string 
  * `signal` aborts.
  */
 export async function remoteMigrate(rt: Runtime, r: RunnerInternals, prevId: string, nodeId: string, signal: AbortSignal): Promise<number> {
-  if (!rt.rpc) throw new BerthError(`cannot migrate previous alloc ${JSON.stringify(prevId)} from node ${JSON.stringify(nodeId)}: this client has no server RPC to find the node`);
+  if (!rt.rpc)
+    throw new BerthError(
+      `cannot migrate previous alloc ${JSON.stringify(prevId)} from node ${JSON.stringify(nodeId)}: this client has no server RPC to find the node`,
+    );
   const base = await getNodeAddr(nodeId, { rpc: rt.rpc, signal, ...(rt.retry ? { retry: rt.retry } : {}), clock: rt.clock, random: rt.random });
   const tmpRoot = migrateTempRoot(rt.clientAllocDir, prevId);
   const tmp = new AllocDir(tmpRoot, r.allocId);
@@ -102,7 +105,10 @@ export async function remoteMigrate(rt: Runtime, r: RunnerInternals, prevId: str
       await tmp.destroy();
       await rmdir(tmpRoot).catch(() => undefined);
     } catch (err) {
-      rt.bus.publish('client.error', { allocId: r.allocId, error: `failed to remove temporary migration dir ${JSON.stringify(tmp.dir)}: ${(err as Error).message}` });
+      rt.bus.publish('client.error', {
+        allocId: r.allocId,
+        error: `failed to remove temporary migration dir ${JSON.stringify(tmp.dir)}: ${(err as Error).message}`,
+      });
     }
   }
 }
@@ -177,7 +183,9 @@ export async function fetchSnapshotInto(
   // A connection cut mid-body (ECONNRESET, premature close) reaches the restore as an input error.
   pipeline(res, counter, () => undefined);
   try {
-    const encoding = String(res.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    const encoding = String(res.headers['content-encoding'] ?? 'identity')
+      .trim()
+      .toLowerCase();
     if (encoding !== 'identity' && encoding !== 'gzip') {
       throw new BerthError(`error getting snapshot from previous alloc ${JSON.stringify(prevId)}: unsupported Content-Encoding ${JSON.stringify(encoding)}`);
     }

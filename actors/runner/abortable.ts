@@ -13,7 +13,9 @@ export interface AbortEffectEvent {
 }
 
 /** Like `fromPromise`, and an `{ type: 'abort' }` event aborts `signal` without stopping the actor. */
-export function fromAbortablePromise<TOutput, TInput>(run: (args: { input: TInput; signal: AbortSignal }) => Promise<TOutput>): PromiseActorLogic<TOutput, TInput> {
+export function fromAbortablePromise<TOutput, TInput>(
+  run: (args: { input: TInput; signal: AbortSignal }) => Promise<TOutput>,
+): PromiseActorLogic<TOutput, TInput> {
   // One controller per running actor; the entry goes with the actor (weak key).
   const controllers = new WeakMap<object, AbortController>();
   const base = fromPromise<TOutput, TInput>(({ input, signal, self }) => {
@@ -32,4 +34,3 @@ export function fromAbortablePromise<TOutput, TInput>(run: (args: { input: TInpu
     },
   };
 }
-

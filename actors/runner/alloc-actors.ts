@@ -23,7 +23,10 @@ const lookup = (rt: Runtime, allocId: string): RunnerInternals => {
  * destroy during the build, say) never re-creates files in a removed alloc dir.
  */
 function tracked<T>(r: RunnerInternals, work: Promise<T>): Promise<T> {
-  const settled = work.then(() => undefined, () => undefined);
+  const settled = work.then(
+    () => undefined,
+    () => undefined,
+  );
   r.copiesOut.add(settled);
   void settled.then(() => r.copiesOut.delete(settled));
   return work;
@@ -59,11 +62,14 @@ export function allocActors(rt: Runtime) {
       timer = undefined;
       if (deadline === undefined) return;
       // Timers hold at most ~24.8 days: a later deadline is reached in steps.
-      timer = rt.clock.setTimeout(() => {
-        timer = undefined;
-        if (rt.clock.now() < deadline) return arm(deadline);
-        sendBack({ type: 'maxRunDuration.elapsed', deadline, time: rt.clock.now() });
-      }, Math.min(2 ** 31 - 1, Math.max(0, deadline - rt.clock.now())));
+      timer = rt.clock.setTimeout(
+        () => {
+          timer = undefined;
+          if (rt.clock.now() < deadline) return arm(deadline);
+          sendBack({ type: 'maxRunDuration.elapsed', deadline, time: rt.clock.now() });
+        },
+        Math.min(2 ** 31 - 1, Math.max(0, deadline - rt.clock.now())),
+      );
     };
     arm(input.deadline);
     receive((e) => arm(e.deadline));
@@ -90,27 +96,29 @@ export function allocActors(rt: Runtime) {
     await migrateData(rt, lookup(rt, input.allocId), input.previousNodeId, signal);
   });
 
-  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>(async ({ input, signal }) => {
-    const r = lookup(rt, input.allocId);
-    const publish = (kind: HookKind) => (hook: string, error: string) => rt.bus.publish('hook.error', { allocId: r.allocId, hook, kind, error });
-    if (input.kind === 'destroy') {
-      // Every destroy hook runs; each failure is reported, none stops the others. The alloc dir
-      // goes last so the host's hooks still see it, and only after copies out of it finished.
-      const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal };
-      await runHooks(r.hooks, 'destroy', ctx, publish('destroy'));
-      await Promise.allSettled([...r.copiesOut]);
-      try {
-        await r.allocDir.destroy();
-      } catch (e) {
-        publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${(e as Error).message}`);
+  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>(
+    async ({ input, signal }) => {
+      const r = lookup(rt, input.allocId);
+      const publish = (kind: HookKind) => (hook: string, error: string) => rt.bus.publish('hook.error', { allocId: r.allocId, hook, kind, error });
+      if (input.kind === 'destroy') {
+        // Every destroy hook runs; each failure is reported, none stops the others. The alloc dir
+        // goes last so the host's hooks still see it, and only after copies out of it finished.
+        const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal };
+        await runHooks(r.hooks, 'destroy', ctx, publish('destroy'));
+        await Promise.allSettled([...r.copiesOut]);
+        try {
+          await r.allocDir.destroy();
+        } catch (e) {
+          publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${(e as Error).message}`);
+        }
+        // <dataDir>/client/tasks/<allocId>: empty by now (each task's state dir went with its exit).
+        await rt.fs.rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);
+        return;
       }
-      // <dataDir>/client/tasks/<allocId>: empty by now (each task's state dir went with its exit).
-      await rt.fs.rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);
-      return;
-    }
-    const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal: AbortSignal.any([signal, r.destroySignal]) };
-    await tracked(r, runHooks(r.hooks, input.kind, ctx, publish(input.kind)));
-  });
+      const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal: AbortSignal.any([signal, r.destroySignal]) };
+      await tracked(r, runHooks(r.hooks, input.kind, ctx, publish(input.kind)));
+    },
+  );
 
   return { buildAllocDir, awaitPrevious, migrateData: migrate, runHooks: hooks, maxRunTimer };
 }

@@ -110,7 +110,9 @@ export class AllocRunnerImpl implements AllocRunner {
     // life; one restored before that waits again, or it could start beside its victims.
     // A task that is dead without ever starting (an update dropped it while the alloc waited)
     // says nothing about the wait: only a start does.
-    const pastWait = restoring && (Object.keys(opts.restoredHandles!).length > 0 || Object.values(alloc.taskStates ?? {}).some((s) => s.startedAt !== undefined || s.state === 'running'));
+    const pastWait =
+      restoring &&
+      (Object.keys(opts.restoredHandles!).length > 0 || Object.values(alloc.taskStates ?? {}).some((s) => s.startedAt !== undefined || s.state === 'running'));
     this.#internals = {
       allocId: alloc.id,
       allocDir: this.allocDir,
@@ -127,7 +129,10 @@ export class AllocRunnerImpl implements AllocRunner {
       restored: pastWait,
     };
     rt.registry.set(alloc.id, this.#internals);
-    const { roles, tasks } = taskSettingsFor(orphans.length ? { ...alloc, job: { ...alloc.job, taskGroups: alloc.job.taskGroups.map((g) => (g === serverGroup ? group : g)) } } : alloc, rt.maxKillTimeoutMs);
+    const { roles, tasks } = taskSettingsFor(
+      orphans.length ? { ...alloc, job: { ...alloc.job, taskGroups: alloc.job.taskGroups.map((g) => (g === serverGroup ? group : g)) } } : alloc,
+      rt.maxKillTimeoutMs,
+    );
     const hasWatched = !pastWait && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
     // Task states come from this client's own records only (a restore), never from the servers.
     const machineAlloc: Allocation = restoring ? alloc : { ...alloc, taskStates: undefined };
@@ -135,7 +140,12 @@ export class AllocRunnerImpl implements AllocRunner {
     this.#actor = createActor(opts.logic, {
       id: `alloc-${alloc.id}`,
       input: {
-        alloc: machineAlloc, roles, tasks, now: rt.clock.now(), hasWatched, prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs,
+        alloc: machineAlloc,
+        roles,
+        tasks,
+        now: rt.clock.now(),
+        hasWatched,
+        prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs,
         ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
         ...(opts.destroyRequested ? { destroyRequested: true } : {}),
         maxKillTimeoutMs: rt.maxKillTimeoutMs,
@@ -145,7 +155,9 @@ export class AllocRunnerImpl implements AllocRunner {
         hasUpdateHooks: opts.hooks.some((h) => !!h.update),
         watchSources: {
           ...(opts.previousRunner ? { previousRunner: true } : {}),
-          ...(opts.preemptedRunners ? { preemptedRunners: Object.fromEntries(Object.entries(opts.preemptedRunners).map(([id, r]) => [id, r ? true : null])) } : {}),
+          ...(opts.preemptedRunners
+            ? { preemptedRunners: Object.fromEntries(Object.entries(opts.preemptedRunners).map(([id, r]) => [id, r ? true : null])) }
+            : {}),
           ...(rt.rpc ? { rpc: true } : {}),
         },
       },

@@ -51,7 +51,13 @@ export interface RunnerHook {
 export type HookKind = 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'shutdown' | 'preTaskRestart';
 
 const LABELS: Record<HookKind, string> = {
-  prerun: 'pre-run', update: 'update', preKill: 'pre-kill', postrun: 'post-run', destroy: 'destroy', shutdown: 'shutdown', preTaskRestart: 'pre-task-restart',
+  prerun: 'pre-run',
+  update: 'update',
+  preKill: 'pre-kill',
+  postrun: 'post-run',
+  destroy: 'destroy',
+  shutdown: 'shutdown',
+  preTaskRestart: 'pre-task-restart',
 };
 
 /** Nomad's wording for a failed hook of each kind. */
@@ -64,7 +70,12 @@ export function hookErrorMessage(kind: HookKind, name: string, err: unknown): st
  * Runs `kind` on every hook in order. prerun stops at the first failure and rejects with it;
  * the other kinds run every hook and return every failure.
  */
-export async function runHooks(hooks: readonly RunnerHook[], kind: HookKind, ctx: HookContext, onError: (hook: string, message: string) => void): Promise<string[]> {
+export async function runHooks(
+  hooks: readonly RunnerHook[],
+  kind: HookKind,
+  ctx: HookContext,
+  onError: (hook: string, message: string) => void,
+): Promise<string[]> {
   const errors: string[] = [];
   for (const h of hooks) {
     const fn = h[kind];

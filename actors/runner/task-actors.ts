@@ -75,10 +75,21 @@ export function taskActors(rt: Runtime) {
       await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
       const stats = taskDir.lastChrootStats;
       if (chroot && stats) {
-        setupEvents.push(taskEvent('Task Setup', rt.clock.now(), {
-          message: `Built chroot: ${stats.files} files, ${stats.dirs} dirs, ${(stats.bytes / 1048576).toFixed(1)} MB in ${Math.round(stats.ms)} ms`,
-        }));
-        rt.bus.publish('chroot.built', { allocId: input.allocId, task: task.name, files: stats.files, dirs: stats.dirs, links: stats.links, copies: stats.copies, bytes: stats.bytes, ms: stats.ms });
+        setupEvents.push(
+          taskEvent('Task Setup', rt.clock.now(), {
+            message: `Built chroot: ${stats.files} files, ${stats.dirs} dirs, ${(stats.bytes / 1048576).toFixed(1)} MB in ${Math.round(stats.ms)} ms`,
+          }),
+        );
+        rt.bus.publish('chroot.built', {
+          allocId: input.allocId,
+          task: task.name,
+          files: stats.files,
+          dirs: stats.dirs,
+          links: stats.links,
+          copies: stats.copies,
+          bytes: stats.bytes,
+          ms: stats.ms,
+        });
       }
       if (signal.aborted) throw signal.reason;
       const stateDir = taskStateDir(rt, input.allocId, task.name);
@@ -89,7 +100,18 @@ export function taskActors(rt: Runtime) {
         allocId: input.allocId,
         taskName: task.name,
         task,
-        env: buildTaskEnv({ alloc, task, taskDir, allocDir: r.allocDir, fsIsolation: chroot ? 'chroot' : 'none', nodeId: rt.nodeId, nodeName: rt.nodeName, datacenter: rt.datacenter, region: rt.region, ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }) }),
+        env: buildTaskEnv({
+          alloc,
+          task,
+          taskDir,
+          allocDir: r.allocDir,
+          fsIsolation: chroot ? 'chroot' : 'none',
+          nodeId: rt.nodeId,
+          nodeName: rt.nodeName,
+          datacenter: rt.datacenter,
+          region: rt.region,
+          ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
+        }),
         ...(chroot ? {} : { inheritHostEnv: true }),
         taskDir: { dir: taskDir.dir, localDir: taskDir.localDir, secretsDir: taskDir.secretsDir, privateDir: taskDir.privateDir, tmpDir: taskDir.tmpDir },
         allocDir: { dir: r.allocDir.dir, sharedDir: r.allocDir.sharedDir, logsDir: join(r.allocDir.sharedDir, 'logs') },
@@ -114,10 +136,12 @@ export function taskActors(rt: Runtime) {
       const isolation = handle.state.isolation;
       if (typeof isolation === 'string' && isolation !== 'none') {
         const full = isolation === 'chroot+pid+mount';
-        setupEvents.push(taskEvent('Driver', rt.clock.now(), {
-          message: full ? `isolated: chroot, own PID and mount namespaces` : `isolated: chroot only (PID and mount namespaces unavailable on this kernel)`,
-          details: { driver_message: isolation },
-        }));
+        setupEvents.push(
+          taskEvent('Driver', rt.clock.now(), {
+            message: full ? `isolated: chroot, own PID and mount namespaces` : `isolated: chroot only (PID and mount namespaces unavailable on this kernel)`,
+            details: { driver_message: isolation },
+          }),
+        );
       }
       const resources = cgroupEventMessage(handle.state);
       if (resources) setupEvents.push(taskEvent('Driver', rt.clock.now(), { message: resources, details: { driver_message: resources } }));
@@ -147,7 +171,9 @@ export function taskActors(rt: Runtime) {
     rt.store.flush();
     const driver = rt.drivers[handle.driver];
     // A failed destroy (e.g. a cgroup with processes that would not die) must not go unseen.
-    await driver?.destroy(handle, true).catch((e) => rt.bus.publish('client.error', { allocId, actorId: `task-${allocId}-${taskName}`, error: `destroy: ${msg(e)}` }));
+    await driver
+      ?.destroy(handle, true)
+      .catch((e) => rt.bus.publish('client.error', { allocId, actorId: `task-${allocId}-${taskName}`, error: `destroy: ${msg(e)}` }));
     await rt.fs.rmrf(taskStateDir(rt, allocId, taskName)).catch(() => {});
     // The alloc's own level goes with its last task (rmdir: only when empty).
     await rt.fs.rmdir(dirname(taskStateDir(rt, allocId, taskName))).catch(() => {});
@@ -169,28 +195,30 @@ export function taskActors(rt: Runtime) {
     return { result, time: rt.clock.now(), jitter: rt.random() };
   });
 
-  const killTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>(async ({ input, signal }) => {
-    const driver = rt.drivers[input.handle.driver]!;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await driver.stop(input.handle, input.timeoutMs, input.signal);
-        break;
-      } catch (e) {
-        if (/task not found/i.test(msg(e)) || attempt === 4) break;
-        await sleep(killBackoffMs(attempt), signal, rt.clock);
+  const killTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>(
+    async ({ input, signal }) => {
+      const driver = rt.drivers[input.handle.driver]!;
+      for (let attempt = 0; attempt < 5; attempt++) {
+        try {
+          await driver.stop(input.handle, input.timeoutMs, input.signal);
+          break;
+        } catch (e) {
+          if (/task not found/i.test(msg(e)) || attempt === 4) break;
+          await sleep(killBackoffMs(attempt), signal, rt.clock);
+        }
       }
-    }
-    let result: ExitResult;
-    try {
-      result = await waitExit(driver, input.handle, signal);
-    } catch (e) {
-      if (signal.aborted) throw e;
-      result = { exitCode: -1, signal: 0, err: msg(e) };
-      await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {}); // as in waitTask: gone before recorded
-    }
-    await finish(input.allocId, input.taskName, input.handle, result);
-    return { result, time: rt.clock.now(), jitter: rt.random() };
-  });
+      let result: ExitResult;
+      try {
+        result = await waitExit(driver, input.handle, signal);
+      } catch (e) {
+        if (signal.aborted) throw e;
+        result = { exitCode: -1, signal: 0, err: msg(e) };
+        await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {}); // as in waitTask: gone before recorded
+      }
+      await finish(input.allocId, input.taskName, input.handle, result);
+      return { result, time: rt.clock.now(), jitter: rt.random() };
+    },
+  );
 
   /**
    * Reattaches a saved handle (completing one saved before its start). When that fails, whatever
@@ -216,7 +244,13 @@ export function taskActors(rt: Runtime) {
         await driver.destroy(input.handle, true).catch(() => {});
       }
       rt.store.deleteHandle(input.allocId, input.taskName);
-      return { ok: false, time: rt.clock.now(), error: `failed to restore task: ${msg(e)}`, ...(e instanceof TaskNotStartedError ? { notStarted: true } : {}), jitter: rt.random() };
+      return {
+        ok: false,
+        time: rt.clock.now(),
+        error: `failed to restore task: ${msg(e)}`,
+        ...(e instanceof TaskNotStartedError ? { notStarted: true } : {}),
+        jitter: rt.random(),
+      };
     }
   });
 

@@ -112,7 +112,9 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
   const putAlloc = db.prepare('INSERT INTO allocs (id, alloc) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET alloc = excluded.alloc');
   const delAlloc = db.prepare('DELETE FROM allocs WHERE id = ?');
   const delAllocHandles = db.prepare('DELETE FROM task_handles WHERE alloc_id = ?');
-  const putHandle = db.prepare('INSERT INTO task_handles (alloc_id, task, handle) VALUES (?, ?, ?) ON CONFLICT(alloc_id, task) DO UPDATE SET handle = excluded.handle');
+  const putHandle = db.prepare(
+    'INSERT INTO task_handles (alloc_id, task, handle) VALUES (?, ?, ?) ON CONFLICT(alloc_id, task) DO UPDATE SET handle = excluded.handle',
+  );
   const delHandle = db.prepare('DELETE FROM task_handles WHERE alloc_id = ? AND task = ?');
 
   // Pending writes, in order per alloc; allocs: latest only.

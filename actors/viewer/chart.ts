@@ -102,6 +102,7 @@ export function chartOf(machine: AnyStateMachine, id = machine.id): ChartGraph {
   // Transitions declared on the root fire from any state.
   for (const [eventType, list] of root.transitions) addEdges(ANY_STATE, eventType, list);
   addEdges(ANY_STATE, '', root.always ?? []);
-  if (transitions.some((t) => t.source === ANY_STATE)) states.unshift({ id: ANY_STATE, label: 'any state', type: 'any', initial: false, invokes: [], children: [] });
+  if (transitions.some((t) => t.source === ANY_STATE))
+    states.unshift({ id: ANY_STATE, label: 'any state', type: 'any', initial: false, invokes: [], children: [] });
   return { id, states, transitions };
 }

@@ -29,7 +29,8 @@ export async function openLiveViewer(client: Client, opts: ViewerServeOptions & 
   const { log, ...serve } = opts;
   const srv = await client.serveViewer(serve);
   log?.(`viewer: open ${viewerPageUrl(srv, serve.token)} in a browser (berth's own page; works offline)`);
-  if (serve.host && !['127.0.0.1', 'localhost', '::1'].includes(serve.host) && !serve.token) log?.(`viewer: listening on ${serve.host} without a token: anyone who can reach it sees your allocations (use --token)`);
+  if (serve.host && !['127.0.0.1', 'localhost', '::1'].includes(serve.host) && !serve.token)
+    log?.(`viewer: listening on ${serve.host} without a token: anyone who can reach it sees your allocations (use --token)`);
   return srv as ViewerServer;
 }
 

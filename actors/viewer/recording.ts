@@ -144,7 +144,8 @@ export function readRecording(file: string): Recording {
       dropped = typeof r.dropped === 'number' ? r.dropped : 0;
       continue;
     }
-    if (typeof r.k !== 'string' || !KINDS.has(r.k) || typeof r.t !== 'number') throw new RecordingFormatError(file, i + 1, `unknown record ${JSON.stringify(r.k)}`);
+    if (typeof r.k !== 'string' || !KINDS.has(r.k) || typeof r.t !== 'number')
+      throw new RecordingFormatError(file, i + 1, `unknown record ${JSON.stringify(r.k)}`);
     records.push(r as unknown as ViewerRecord);
   }
   return { header: header as unknown as RecordingHeader, records, dropped, complete };

@@ -66,7 +66,8 @@ export const PAGE_FILES: Record<string, string> = {
 };
 const LOG_TAIL_BYTES = 64 * 1024;
 const HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
@@ -80,7 +81,8 @@ export function pageSize(): number {
 
 function checkOptions(o: ViewerServeOptions): void {
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host === '')) throw new InvalidViewerOptionsError('viewer: host must be a non-empty string');
-  if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)) throw new InvalidViewerOptionsError(`viewer: port must be an integer in 0..65535, not ${JSON.stringify(o.port)}`);
+  if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535))
+    throw new InvalidViewerOptionsError(`viewer: port must be an integer in 0..65535, not ${JSON.stringify(o.port)}`);
   if (o.token !== undefined && (typeof o.token !== 'string' || o.token === '')) throw new InvalidViewerOptionsError('viewer: token must be a non-empty string');
 }
 

@@ -47,7 +47,10 @@ export function startDetachedChildren(parent: AnyActorRef, children: DetachedChi
     error: (err: unknown) => {
       stopAll();
       // Ours is the only observer of a root parent: without us xstate would report the error.
-      if (!me._parent && me.observers.size <= 1) setTimeout(() => { throw err; });
+      if (!me._parent && me.observers.size <= 1)
+        setTimeout(() => {
+          throw err;
+        });
     },
   });
   for (const c of children) kids.set(c.id, createActor(c.logic, { parent, id: c.id, input: c.input }));

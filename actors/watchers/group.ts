@@ -49,7 +49,10 @@ export function createWatcherLogic(sourcesFor: (self: AnyActorRef, context: Watc
         };
         const local = bound(watchLocal, sources, common);
         const remote = bound(watchRemote, sources, common);
-        startDetachedChildren(self, context.plan.map((p) => ({ id: p.watchedAllocId, logic: p.mode === 'local' ? local : remote, input: { allocId: context.allocId, ...p } })));
+        startDetachedChildren(
+          self,
+          context.plan.map((p) => ({ id: p.watchedAllocId, logic: p.mode === 'local' ? local : remote, input: { allocId: context.allocId, ...p } })),
+        );
       },
       reapChild: ({ self, event }) => forgetDetachedChild(self, event.actorId),
     },

@@ -4,10 +4,4 @@ export { allocWatcherLogic, createWatcherLogic, type WatchSources } from './grou
 export { watchLocal, watchLocalAlloc } from './local.ts';
 export { watchRemote, watchRemoteAlloc, finalRemoteError, type RemoteWatchOptions } from './remote.ts';
 export { detachedChildIds as watcherChildren } from './detached-children.ts';
-export {
-  watcherMachine,
-  planWatch,
-  WatchSourceMissingError,
-  InvalidWatchedAllocError,
-  type WatcherContext,
-} from '../../machines/watcher.machine.ts';
+export { watcherMachine, planWatch, WatchSourceMissingError, InvalidWatchedAllocError, type WatcherContext } from '../../machines/watcher.machine.ts';

@@ -11,15 +11,7 @@ import type { AllocDirHandle } from '../allocdir/handle.ts';
 
 import type { WatchRequest } from '../../model/watch.ts';
 
-export type {
-  AllocWatcherOutput,
-  WatchChildInput,
-  WatchMode,
-  WatchPlanEntry,
-  WatchReleaseReason,
-  WatchResult,
-  WatchRole,
-} from '../../model/watch.ts';
+export type { AllocWatcherOutput, WatchChildInput, WatchMode, WatchPlanEntry, WatchReleaseReason, WatchResult, WatchRole } from '../../model/watch.ts';
 
 /** How a client asks the cluster's servers; `NomadHttpRPC` is one implementation. */
 export interface ServerRPC {
@@ -28,15 +20,9 @@ export interface ServerRPC {
    * returns once the alloc's index exceeds `minQueryIndex` (or the server's wait elapses).
    * `alloc` is null when the servers no longer have it (garbage collected).
    */
-  getAlloc(
-    req: { allocId: string; minQueryIndex: number; allowStale: boolean },
-    signal: AbortSignal,
-  ): Promise<{ alloc: Allocation | null; index: number }>;
+  getAlloc(req: { allocId: string; minQueryIndex: number; allowStale: boolean }, signal: AbortSignal): Promise<{ alloc: Allocation | null; index: number }>;
   /** Looks up a node's HTTP address (where a remote migration fetches the previous alloc's data); null when unknown. */
-  getNode(
-    req: { nodeId: string },
-    signal: AbortSignal,
-  ): Promise<{ node: { id: string; httpAddr: string; tlsEnabled?: boolean } | null }>;
+  getNode(req: { nodeId: string }, signal: AbortSignal): Promise<{ node: { id: string; httpAddr: string; tlsEnabled?: boolean } | null }>;
 }
 
 /** What a local alloc runner offers a watcher. */

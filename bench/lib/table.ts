@@ -15,8 +15,21 @@ function fmt(n: number): string {
 /** Renders `results` as an aligned text table. */
 export function renderTable(results: readonly BenchResult[]): string {
   const head = ['id', 'benchmark', 'value', 'floor', 'unit', 'ratio', 'target', 'met'];
-  const rows = results.map((r) => [r.id, r.name, fmt(r.value), fmt(r.floor), r.unit, fmt(r.ratio), r.target, r.details?.skipped ? 'skip' : r.met ? 'yes' : 'NO']);
+  const rows = results.map((r) => [
+    r.id,
+    r.name,
+    fmt(r.value),
+    fmt(r.floor),
+    r.unit,
+    fmt(r.ratio),
+    r.target,
+    r.details?.skipped ? 'skip' : r.met ? 'yes' : 'NO',
+  ]);
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i >= 2 && i <= 5 && i !== 4 ? c.padStart(w[i]!) : c.padEnd(w[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i >= 2 && i <= 5 && i !== 4 ? c.padStart(w[i]!) : c.padEnd(w[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)].join('\n');
 }

@@ -96,12 +96,19 @@ export function formatCpuList(cores: readonly number[]): string {
  */
 export function pickCores(available: readonly number[], inUse: Readonly<Record<number, number>>, n: number): number[] | { error: string } {
   if (n > available.length) return { error: `task asks for ${n} cores but only ${available.length} are available (${formatCpuList(available)})` };
-  return [...available].sort((a, b) => (inUse[a] ?? 0) - (inUse[b] ?? 0) || a - b).slice(0, n).sort((a, b) => a - b);
+  return [...available]
+    .sort((a, b) => (inUse[a] ?? 0) - (inUse[b] ?? 0) || a - b)
+    .slice(0, n)
+    .sort((a, b) => a - b);
 }
 
 /** Which controller enforces each limit. */
 const CONTROLLER_OF: Record<keyof CgroupLimits, string> = {
-  memoryMaxBytes: 'memory', memoryLowBytes: 'memory', cpuShares: 'cpu', cores: 'cpuset', pidsMax: 'pids',
+  memoryMaxBytes: 'memory',
+  memoryLowBytes: 'memory',
+  cpuShares: 'cpu',
+  cores: 'cpuset',
+  pidsMax: 'pids',
 };
 
 /**

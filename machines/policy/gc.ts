@@ -114,7 +114,11 @@ export function byTerminalAge(a: GcCandidate, b: GcCandidate): number {
 /** The next `n` allocations to collect (all of them when `n` is omitted), oldest-terminal first. */
 export function pickVictims(candidates: readonly GcCandidate[], n = Infinity): string[] {
   if (n <= 0) return [];
-  return candidates.filter(isCollectable).sort(byTerminalAge).slice(0, n).map((c) => c.allocId);
+  return candidates
+    .filter(isCollectable)
+    .sort(byTerminalAge)
+    .slice(0, n)
+    .map((c) => c.allocId);
 }
 
 /** Why a forced collection of one alloc is refused, or undefined when it may go ahead. */

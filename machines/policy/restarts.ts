@@ -98,7 +98,10 @@ export function decideRestart(
   if (success && !onSuccess) return { decision: { state: 'Terminated', reason: ReasonTerminatedSuccessfully }, next };
   if (count > policy.attempts) {
     if (policy.mode === 'fail') {
-      return { decision: { state: 'Not Restarting', reason: `Exceeded allowed attempts ${policy.attempts} in interval ${fmt(policy.intervalMs)} and mode is "fail"` }, next };
+      return {
+        decision: { state: 'Not Restarting', reason: `Exceeded allowed attempts ${policy.attempts} in interval ${fmt(policy.intervalMs)} and mode is "fail"` },
+        next,
+      };
     }
     const delayMs = Math.max(0, intervalStart + policy.intervalMs - now);
     return { decision: { state: 'Restarting', delayMs, reason: ReasonDelay }, next };

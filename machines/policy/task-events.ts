@@ -55,18 +55,25 @@ export function taskEvent(type: string, time: number, init: TaskEventInit = {}):
 function displayMessage(ev: TaskEvent): string {
   const d = ev.details;
   switch (ev.type) {
-    case 'Received': return 'Task received by client';
-    case 'Started': return 'Task started by client';
-    case 'Task Setup': return ev.message ?? '';
-    case 'Setup Failure': return d.setup_error || 'Task setup failed';
-    case 'Driver Failure': return d.driver_error || 'Failed to start task';
-    case 'Failed Validation': return d.validation_error || 'Validation of task failed';
+    case 'Received':
+      return 'Task received by client';
+    case 'Started':
+      return 'Task started by client';
+    case 'Task Setup':
+      return ev.message ?? '';
+    case 'Setup Failure':
+      return d.setup_error || 'Task setup failed';
+    case 'Driver Failure':
+      return d.driver_error || 'Failed to start task';
+    case 'Failed Validation':
+      return d.validation_error || 'Validation of task failed';
     case 'Killing': {
       if (d.kill_reason) return d.kill_reason;
       if (d.kill_timeout && d.kill_timeout !== '0s') return `Sent interrupt. Waiting ${d.kill_timeout} before force killing`;
       return 'Sent interrupt';
     }
-    case 'Killed': return d.kill_error || 'Task successfully killed';
+    case 'Killed':
+      return d.kill_error || 'Task successfully killed';
     case 'Terminated': {
       let s = `Exit Code: ${d.exit_code ?? '0'}`;
       if (d.signal && d.signal !== '0') s += `, Signal: ${d.signal}`;
@@ -78,12 +85,18 @@ function displayMessage(ev: TaskEvent): string {
       const reason = d.restart_reason;
       return reason && reason !== 'Restart within policy' ? `${reason} - Task restarting in ${delay}` : `Task restarting in ${delay}`;
     }
-    case 'Not Restarting': return d.restart_reason || 'Task exceeded restart policy';
-    case 'Sibling Task Failed': return d.failed_sibling ? `Task's sibling ${JSON.stringify(d.failed_sibling)} failed` : "Task's sibling failed";
-    case 'Restart Signaled': return d.restart_reason || 'Task signaled to restart';
-    case 'Leader Task Dead': return 'Leader Task in Group dead';
-    case 'Main Tasks Dead': return 'Main tasks in the group died';
-    case 'Reconnected': return 'Client reconnected';
+    case 'Not Restarting':
+      return d.restart_reason || 'Task exceeded restart policy';
+    case 'Sibling Task Failed':
+      return d.failed_sibling ? `Task's sibling ${JSON.stringify(d.failed_sibling)} failed` : "Task's sibling failed";
+    case 'Restart Signaled':
+      return d.restart_reason || 'Task signaled to restart';
+    case 'Leader Task Dead':
+      return 'Leader Task in Group dead';
+    case 'Main Tasks Dead':
+      return 'Main tasks in the group died';
+    case 'Reconnected':
+      return 'Client reconnected';
     case 'Signaling': {
       const sig = d.task_signal;
       const reason = d.task_signal_reason;
@@ -92,7 +105,8 @@ function displayMessage(ev: TaskEvent): string {
       if (!reason) return `Task being sent signal ${sig}`;
       return `Task being sent signal ${sig}: ${reason}`;
     }
-    default: return ev.message ?? '';
+    default:
+      return ev.message ?? '';
   }
 }
 
@@ -121,7 +135,10 @@ export const details = {
   killTimeout: (ms: number) => ({ kill_timeout: formatGoDuration(ms) }),
   /** A Terminated event's details; `oom_killed` appears only when the kernel OOM-killed the task. */
   exit: (code: number, signal: number, msg?: string, oomKilled?: boolean) => ({
-    exit_code: String(code), signal: String(signal), ...(msg ? { exit_message: msg } : {}), ...(oomKilled ? { oom_killed: 'true' } : {}),
+    exit_code: String(code),
+    signal: String(signal),
+    ...(msg ? { exit_message: msg } : {}),
+    ...(oomKilled ? { oom_killed: 'true' } : {}),
   }),
   restart: (delayMs: number, reason: string) => ({ start_delay: String(Math.round(delayMs * 1e6)), restart_reason: reason }),
 };

@@ -19,6 +19,8 @@ export async function runRealCli(o: { seeds: number; from: number; seed?: number
     }
   }
   const secs = (performance.now() - t0) / 1000;
-  process.stdout.write(`${seeds.length} real schedules in ${secs.toFixed(1)} s (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}): ${bad} with violations\n`);
+  process.stdout.write(
+    `${seeds.length} real schedules in ${secs.toFixed(1)} s (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}): ${bad} with violations\n`,
+  );
   return bad ? 1 : 0;
 }

@@ -67,8 +67,18 @@ export function realAlloc(id: string, plans: TaskPlan[], pidDir: string, over: P
     killSignal: 'SIGINT',
   }));
   return {
-    id, nodeId: 'node-1', jobId: `job-${id.slice(-4)}`, taskGroup: 'g', desiredStatus: 'run', clientStatus: 'pending', allocModifyIndex: 1,
-    job: { id: `job-${id.slice(-4)}`, type: batch ? 'batch' : 'service', taskGroups: [{ name: 'g', tasks, restartPolicy: { attempts: 1, intervalMs: 60_000, delayMs: 50, mode: 'fail' } }] },
+    id,
+    nodeId: 'node-1',
+    jobId: `job-${id.slice(-4)}`,
+    taskGroup: 'g',
+    desiredStatus: 'run',
+    clientStatus: 'pending',
+    allocModifyIndex: 1,
+    job: {
+      id: `job-${id.slice(-4)}`,
+      type: batch ? 'batch' : 'service',
+      taskGroups: [{ name: 'g', tasks, restartPolicy: { attempts: 1, intervalMs: 60_000, delayMs: 50, mode: 'fail' } }],
+    },
     ...over,
   };
 }
@@ -120,7 +130,20 @@ const HOST = fileURLToPath(new URL('./host.ts', import.meta.url));
 /** Runs one schedule. `root` is a temp dir this run may use. */
 export async function runReal(seed: number, kind?: RealKind): Promise<RealResult> {
   const r = new Rng(seed).fork('real');
-  const k: RealKind = kind ?? r.pick(['stop-in-start', 'stop-in-start', 'destroy-in-start', 'destroy-in-start', 'destroy-in-kill', 'destroy-in-kill', 'restart-burst', 'replace', 'replace', 'crash']);
+  const k: RealKind =
+    kind ??
+    r.pick([
+      'stop-in-start',
+      'stop-in-start',
+      'destroy-in-start',
+      'destroy-in-start',
+      'destroy-in-kill',
+      'destroy-in-kill',
+      'restart-burst',
+      'replace',
+      'replace',
+      'crash',
+    ]);
   const t0 = performance.now();
   const dataDir = mkdtempSync(join(tmpdir(), 'berth-real-'));
   const pidDir = join(dataDir, 'pids');
@@ -168,7 +191,9 @@ export async function runReal(seed: number, kind?: RealKind): Promise<RealResult
       } else if (k === 'replace') {
         await untilState(c, a0, running);
         const id1 = uuid(seed, 1);
-        const a1 = c.addAlloc(realAlloc(id1, plans(), pidDir, r.chance(0.5) ? { previousAllocation: a0.allocId } : { preemptedAllocations: [a0.allocId] }, [a0.allocId]));
+        const a1 = c.addAlloc(
+          realAlloc(id1, plans(), pidDir, r.chance(0.5) ? { previousAllocation: a0.allocId } : { preemptedAllocations: [a0.allocId] }, [a0.allocId]),
+        );
         await sleep(r.int(0, 300));
         c.updateAlloc({ ...a0.alloc(), desiredStatus: 'stop', allocModifyIndex: 2 });
         await untilState(c, a1, running, 6000);
@@ -195,7 +220,15 @@ export async function runReal(seed: number, kind?: RealKind): Promise<RealResult
 }
 
 /** A host in a child process adds allocs and is killed with SIGKILL; this process restores. */
-async function crashAndRestore(seed: number, r: Rng, dataDir: string, pidDir: string, plans: (n?: number, batch?: boolean) => TaskPlan[], violations: string[], fresh: () => Client) {
+async function crashAndRestore(
+  seed: number,
+  r: Rng,
+  dataDir: string,
+  pidDir: string,
+  plans: (n?: number, batch?: boolean) => TaskPlan[],
+  violations: string[],
+  fresh: () => Client,
+) {
   const allocs = [realAlloc(uuid(seed, 0), plans(r.int(1, 2), r.chance(0.4)), pidDir), realAlloc(uuid(seed, 1), plans(1, r.chance(0.4)), pidDir)];
   const destroyFirst = r.chance(0.3);
   const host = spawn(process.execPath, ['--import', 'tsx', HOST, dataDir, JSON.stringify({ allocs, destroyFirst })], { stdio: ['ignore', 'pipe', 'ignore'] });

@@ -68,7 +68,12 @@ function harness(alloc: Allocation, opts: { hooks?: Partial<Record<string, HookP
   return { clock, actor, log, exits, settle, top, held };
 }
 
-const stop = (a: Allocation, over: Partial<Allocation> = {}): Allocation => ({ ...a, desiredStatus: 'stop', allocModifyIndex: a.allocModifyIndex + 1, ...over });
+const stop = (a: Allocation, over: Partial<Allocation> = {}): Allocation => ({
+  ...a,
+  desiredStatus: 'stop',
+  allocModifyIndex: a.allocModifyIndex + 1,
+  ...over,
+});
 
 describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
   it('group shutdown_delay, then preKill hooks, then the kills; each task waits its own delay', async () => {
@@ -89,7 +94,9 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
   });
 
   it('a destroy skips both delays; poststop tasks then run; postrun, then the destroy hooks', async () => {
-    const alloc = makeAlloc([mockTask('web', {}, { shutdownDelayMs: 5000 }), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })], { group: { shutdownDelayMs: 5000 } });
+    const alloc = makeAlloc([mockTask('web', {}, { shutdownDelayMs: 5000 }), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })], {
+      group: { shutdownDelayMs: 5000 },
+    });
     const h = harness(alloc);
     await h.settle();
     h.actor.send({ type: 'update', alloc: stop(alloc), time: 0 });
@@ -103,8 +110,12 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
     expect(h.top()).to.equal('destroyed');
   });
 
-  it('max_run_duration: complete with Nomad\'s description at createTime + duration; poststop never starts', async () => {
-    const alloc = makeAlloc([mockTask('web'), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })], { jobType: 'batch', createTime: 1, group: { maxRunDurationMs: 500 } });
+  it("max_run_duration: complete with Nomad's description at createTime + duration; poststop never starts", async () => {
+    const alloc = makeAlloc([mockTask('web'), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })], {
+      jobType: 'batch',
+      createTime: 1,
+      group: { maxRunDurationMs: 500 },
+    });
     const h = harness(alloc);
     await h.settle();
     h.clock.increment(500); // the deadline is createTime (1) + 500
@@ -137,7 +148,10 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
   });
 
   it('a restored alloc whose dir is gone fails and is destroyed', async () => {
-    const h = harness(makeAlloc([mockTask('web')]), { build: () => Promise.reject(new AllocDirInaccessibleError('allocation directory is inaccessible: ENOENT')), input: { restoring: true } });
+    const h = harness(makeAlloc([mockTask('web')]), {
+      build: () => Promise.reject(new AllocDirInaccessibleError('allocation directory is inaccessible: ENOENT')),
+      input: { restoring: true },
+    });
     await h.settle();
     expect(h.top()).to.equal('destroyed');
     expect(h.actor.getSnapshot().context.statusOverride).to.deep.equal({ status: 'failed', description: 'allocation directory is inaccessible: ENOENT' });
@@ -179,7 +193,9 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
   });
 
   it('while the preTaskRestart hooks run, the group still stops when its tasks die', async () => {
-    const one = harness(makeAlloc([mockTask('web')], { group: { restartPolicy: { attempts: 0, intervalMs: 1000, delayMs: 0, mode: 'fail' } } }), { hooks: { preTaskRestart: 'hold' } });
+    const one = harness(makeAlloc([mockTask('web')], { group: { restartPolicy: { attempts: 0, intervalMs: 1000, delayMs: 0, mode: 'fail' } } }), {
+      hooks: { preTaskRestart: 'hold' },
+    });
     await one.settle();
     one.actor.send({ type: 'restartAll', time: 0 });
     await one.settle();
@@ -188,7 +204,10 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
     expect(one.top()).to.equal('stopping');
     one.actor.stop();
 
-    const two = harness(makeAlloc([mockTask('web'), mockTask('api')], { group: { restartPolicy: { attempts: 0, intervalMs: 1000, delayMs: 0, mode: 'fail' } } }), { hooks: { preTaskRestart: 'hold' } });
+    const two = harness(
+      makeAlloc([mockTask('web'), mockTask('api')], { group: { restartPolicy: { attempts: 0, intervalMs: 1000, delayMs: 0, mode: 'fail' } } }),
+      { hooks: { preTaskRestart: 'hold' } },
+    );
     await two.settle();
     two.actor.send({ type: 'restartTask', taskName: 'web', time: 0 });
     await two.settle();
@@ -203,10 +222,17 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
     const alloc = makeAlloc([mockTask('web', {}, { shutdownDelayMs: 5000 })]);
     const h = harness(alloc);
     await h.settle();
-    const next: Allocation = { ...alloc, allocModifyIndex: 2, job: { ...alloc.job, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [mockTask('web', {}, { shutdownDelayMs: 5000, killTimeoutMs: 1234 })] }] } };
+    const next: Allocation = {
+      ...alloc,
+      allocModifyIndex: 2,
+      job: { ...alloc.job, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [mockTask('web', {}, { shutdownDelayMs: 5000, killTimeoutMs: 1234 })] }] },
+    };
     h.actor.send({ type: 'update', alloc: next, time: 0 });
     await h.settle();
-    const task = h.actor.getSnapshot().children[`task-${alloc.id}-web`] as unknown as { getSnapshot(): { context: { killTimeoutMs: number }; value: unknown }; send(e: unknown): void };
+    const task = h.actor.getSnapshot().children[`task-${alloc.id}-web`] as unknown as {
+      getSnapshot(): { context: { killTimeoutMs: number }; value: unknown };
+      send(e: unknown): void;
+    };
     expect(task.getSnapshot().context.killTimeoutMs).to.equal(1234);
     h.actor.send({ type: 'update', alloc: stop(next), time: 0 });
     await h.settle();

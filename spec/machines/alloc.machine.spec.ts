@@ -11,7 +11,13 @@ const ID = '0000000a-0000-4000-8000-000000000001';
 
 function alloc(tasks: Task[] = [{ name: 'web', driver: 'stub', config: {} }], over: Partial<Allocation> = {}): Allocation {
   return {
-    id: ID, nodeId: 'n', jobId: 'j', taskGroup: 'g', desiredStatus: 'run', clientStatus: 'pending', allocModifyIndex: 5,
+    id: ID,
+    nodeId: 'n',
+    jobId: 'j',
+    taskGroup: 'g',
+    desiredStatus: 'run',
+    clientStatus: 'pending',
+    allocModifyIndex: 5,
     job: { id: 'j', type: 'service', taskGroups: [{ name: 'g', tasks, restartPolicy: { attempts: 0, intervalMs: 1000, delayMs: 10, mode: 'fail' } }] },
     ...over,
   };
@@ -30,7 +36,9 @@ function harness(a: Allocation = alloc(), over: Partial<AllocMachineInput> = {})
   const kill = stub<ExitOutput>();
   const recover = stub<RecoverOutput>();
   const task = taskMachine.provide({ actors: { startTask: start.logic, waitTask: wait.logic, killTask: kill.logic, recoverTask: recover.logic } });
-  const logic = allocMachine.provide({ actors: { buildAllocDir: build.logic, awaitPrevious: awaitPrev.logic, migrateData: migrate.logic, runHooks: hooks.logic, task } });
+  const logic = allocMachine.provide({
+    actors: { buildAllocDir: build.logic, awaitPrevious: awaitPrev.logic, migrateData: migrate.logic, runHooks: hooks.logic, task },
+  });
   const { roles, tasks } = taskSettingsFor(a);
   const clock = new SimulatedClock();
   const actor = createActor(logic, {
@@ -44,7 +52,16 @@ function harness(a: Allocation = alloc(), over: Partial<AllocMachineInput> = {})
     return c;
   };
   return {
-    actor, clock, build, awaitPrev, migrate, hooks, start, wait, kill, hook,
+    actor,
+    clock,
+    build,
+    awaitPrev,
+    migrate,
+    hooks,
+    start,
+    wait,
+    kill,
+    hook,
     value: () => JSON.stringify(actor.getSnapshot().value),
     ctx: () => actor.getSnapshot().context,
     task: (name = 'web') => actor.getSnapshot().children[taskActorId(ID, name)] as AnyActorRef | undefined,
@@ -241,7 +258,9 @@ describe('alloc chart (pure, stub actors, simulated clock)', () => {
 
   it('an effect the runtime did not provide fails with MissingActorError, naming it', async () => {
     const { roles, tasks } = taskSettingsFor(alloc());
-    const actor = createActor(allocMachine.provide({ actors: { task: fromPromise(async () => {}) } }), { input: { alloc: alloc(), roles, tasks, now: 0, hasWatched: false } }).start();
+    const actor = createActor(allocMachine.provide({ actors: { task: fromPromise(async () => {}) } }), {
+      input: { alloc: alloc(), roles, tasks, now: 0, hasWatched: false },
+    }).start();
     await flush();
     const snap = actor.getSnapshot();
     actor.stop();

@@ -24,10 +24,16 @@ function harness(opts: { shutdownDelayMs: number }) {
     } as never, // stubs ignore their input
   });
   const input: TaskMachineInput = {
-    allocId: 'a', taskName: 'web', role: { name: 'web', leader: false, stage: 'main', sidecar: false, poststop: false },
+    allocId: 'a',
+    taskName: 'web',
+    role: { name: 'web', leader: false, stage: 'main', sidecar: false, poststop: false },
     restart: { policy: { attempts: 0, intervalMs: 1000, delayMs: 0, mode: 'fail' }, onSuccess: false },
-    killTimeoutMs: 5000, killSignal: 'SIGINT', shutdownDelayMs: opts.shutdownDelayMs,
-    initialState: { state: 'pending', failed: false, restarts: 0, events: [] }, gateOpen: true, now: 0,
+    killTimeoutMs: 5000,
+    killSignal: 'SIGINT',
+    shutdownDelayMs: opts.shutdownDelayMs,
+    initialState: { state: 'pending', failed: false, restarts: 0, events: [] },
+    gateOpen: true,
+    now: 0,
   };
   // A parent that only receives the task's reports.
   const states: TaskState[] = [];
@@ -81,7 +87,12 @@ describe('task chart: shutdown_delay (stub effects, simulated clock)', () => {
     await g.settle();
     expect(g.calls).to.deep.equal([]);
     expect(g.task().getSnapshot().value).to.equal('dead');
-    expect(g.states.at(-1)!.events.slice(-2).map((e) => e.type)).to.deep.equal(['Terminated', 'Killed']);
+    expect(
+      g.states
+        .at(-1)!
+        .events.slice(-2)
+        .map((e) => e.type),
+    ).to.deep.equal(['Terminated', 'Killed']);
     g.actor.stop();
   });
 

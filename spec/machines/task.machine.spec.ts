@@ -2,7 +2,14 @@ import { expect } from 'chai';
 import { createActor, sendTo, setup, SimulatedClock, type AnyActorRef } from 'xstate';
 import { RESTART_JITTER } from '../../machines/policy/restarts.ts';
 import type { TaskRole } from '../../machines/policy/task-roles.ts';
-import { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput, type TaskMachineEvent, type TaskMachineInput } from '../../machines/task.machine.ts';
+import {
+  taskMachine,
+  type ExitOutput,
+  type RecoverOutput,
+  type StartOutput,
+  type TaskMachineEvent,
+  type TaskMachineInput,
+} from '../../machines/task.machine.ts';
 import { MissingActorError } from '../../model/errors.ts';
 import type { TaskHandle } from '../../model/task-handle.ts';
 import type { RestartPolicy, TaskState } from '../../model/types.ts';
@@ -21,8 +28,16 @@ function harness(over: Partial<TaskMachineInput> = {}, policy: RestartPolicy = {
   const recover = stub<RecoverOutput>();
   const reports: TaskState[] = [];
   const input: TaskMachineInput = {
-    allocId: 'a', taskName: 'web', role, restart: { policy, onSuccess: true }, killTimeoutMs: 500, killSignal: 'SIGINT',
-    initialState: pending(), gateOpen: true, now: 0, ...over,
+    allocId: 'a',
+    taskName: 'web',
+    role,
+    restart: { policy, onSuccess: true },
+    killTimeoutMs: 500,
+    killSignal: 'SIGINT',
+    initialState: pending(),
+    gateOpen: true,
+    now: 0,
+    ...over,
   };
   const task = taskMachine.provide({ actors: { startTask: start.logic, waitTask: wait.logic, killTask: kill.logic, recoverTask: recover.logic } });
   const parent = setup({
@@ -39,7 +54,13 @@ function harness(over: Partial<TaskMachineInput> = {}, policy: RestartPolicy = {
   const actor = createActor(parent, { clock, inspect: chartCoverage.observe }).start();
   const child = () => actor.getSnapshot().children.task as AnyActorRef;
   return {
-    start, wait, kill, recover, reports, clock, actor,
+    start,
+    wait,
+    kill,
+    recover,
+    reports,
+    clock,
+    actor,
     send: (event: TaskMachineEvent) => actor.send({ type: 'toTask', event }),
     value: () => child().getSnapshot().value as string,
     state: () => child().getSnapshot().context.state as TaskState,
@@ -235,7 +256,11 @@ describe('task chart (pure, stub actors, simulated clock)', () => {
     });
 
     it('a saved exit of a run the state still shows running is reported once, and never started again when policy says no', async () => {
-      const h = harness({ initialState: { ...pending(), state: 'running' }, restoredHandle: { ...handle(), exited: { exitCode: 0, signal: 0 } }, restart: { policy: { attempts: 0, intervalMs: 1, delayMs: 1, mode: 'fail' }, onSuccess: false } });
+      const h = harness({
+        initialState: { ...pending(), state: 'running' },
+        restoredHandle: { ...handle(), exited: { exitCode: 0, signal: 0 } },
+        restart: { policy: { attempts: 0, intervalMs: 1, delayMs: 1, mode: 'fail' }, onSuccess: false },
+      });
       await flush();
       expect(h.value()).to.equal('dead');
       expect(h.start.calls).to.have.length(0);
@@ -260,7 +285,17 @@ describe('task chart (pure, stub actors, simulated clock)', () => {
     const parent = setup({ actors: { task: taskMachine } }).createMachine({
       invoke: {
         src: 'task',
-        input: { allocId: 'a', taskName: 'web', role, restart: { policy: { attempts: 0, intervalMs: 1, delayMs: 1, mode: 'fail' }, onSuccess: true }, killTimeoutMs: 1, killSignal: 'SIGINT', initialState: pending(), gateOpen: true, now: 0 },
+        input: {
+          allocId: 'a',
+          taskName: 'web',
+          role,
+          restart: { policy: { attempts: 0, intervalMs: 1, delayMs: 1, mode: 'fail' }, onSuccess: true },
+          killTimeoutMs: 1,
+          killSignal: 'SIGINT',
+          initialState: pending(),
+          gateOpen: true,
+          now: 0,
+        },
         onError: { actions: ({ event }) => void errors.push(event.error) },
       },
       on: { '*': {} },

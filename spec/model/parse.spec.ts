@@ -103,7 +103,10 @@ describe('parseAllocation', () => {
     expect(issues).to.include('job.taskGroups[0].tasks[0].resources.memoryMaxMB: MemoryMaxMB value (4) should be larger than MemoryMB value (5)');
     expect(issues).to.include('job.taskGroups[0].tasks[0].resources.cores: must not be negative');
     const worse = makeAlloc([mockTask('t', undefined, { meta: { a: 1 } as never, shutdownDelayMs: 'x' as never })]);
-    expect(issuesOf(() => parseAllocation(worse))).to.include.members(['job.taskGroups[0].tasks[0].meta.a: must be a string', 'job.taskGroups[0].tasks[0].shutdownDelayMs: must be a number']);
+    expect(issuesOf(() => parseAllocation(worse))).to.include.members([
+      'job.taskGroups[0].tasks[0].meta.a: must be a string',
+      'job.taskGroups[0].tasks[0].shutdownDelayMs: must be a number',
+    ]);
   });
 
   it('round-trips berth camelCase JSON', () => {

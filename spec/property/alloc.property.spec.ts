@@ -46,7 +46,13 @@ const hostileValue = fc.constantFrom<() => unknown>(
     c.c = c;
     return c;
   },
-  () => Object.defineProperty({}, 'g', { enumerable: true, get: () => { throw new Error('getter ran'); } }),
+  () =>
+    Object.defineProperty({}, 'g', {
+      enumerable: true,
+      get: () => {
+        throw new Error('getter ran');
+      },
+    }),
   () => {
     let v: unknown = 1;
     for (let i = 0; i < 500; i++) v = [v];
@@ -58,11 +64,24 @@ const hostileValue = fc.constantFrom<() => unknown>(
 
 type Mutation = (a: Record<string, unknown>) => void;
 /** The first task, or a detached object once an earlier mutation removed it. */
-const task0 = (a: Record<string, unknown>) => (a.job as { taskGroups: Array<{ tasks: Array<Record<string, unknown>> }> }).taskGroups[0]?.tasks[0] ?? { config: {} };
+const task0 = (a: Record<string, unknown>) =>
+  (a.job as { taskGroups: Array<{ tasks: Array<Record<string, unknown>> }> }).taskGroups[0]?.tasks[0] ?? { config: {} };
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  hostileValue.map((make): Mutation => (a) => void ((task0(a).config as Record<string, unknown>).hostile = make())),
-  hostileValue.map((make): Mutation => (a) => void (task0(a).env = { E: make() })),
-  hostileValue.map((make): Mutation => (a) => void (a.allocModifyIndex = make())),
+  hostileValue.map(
+    (make): Mutation =>
+      (a) =>
+        void ((task0(a).config as Record<string, unknown>).hostile = make()),
+  ),
+  hostileValue.map(
+    (make): Mutation =>
+      (a) =>
+        void (task0(a).env = { E: make() }),
+  ),
+  hostileValue.map(
+    (make): Mutation =>
+      (a) =>
+        void (a.allocModifyIndex = make()),
+  ),
   fc.constantFrom<Mutation>(
     (a) => void delete a.id,
     (a) => void (a.taskGroup = 'nope'),
@@ -72,15 +91,20 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   ),
 );
 
-const allocation = fc.record({
-  tasks: fc.array(fc.record({ name: taskName, config: mockConfig }), { minLength: 1, maxLength: 3 }),
-  mutations: fc.oneof({ weight: 2, arbitrary: fc.constant<Mutation[]>([]) }, { weight: 1, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 2 }) }),
-  waitRunning: fc.boolean(),
-}).map(({ tasks, mutations, waitRunning }) => {
-  const a = makeAlloc(tasks.map((t) => ({ name: t.name, driver: 'mock_driver', config: t.config as Record<string, unknown> }))) as unknown as Record<string, unknown>;
-  for (const m of mutations) m(a);
-  return { alloc: a as unknown as Allocation, waitRunning };
-});
+const allocation = fc
+  .record({
+    tasks: fc.array(fc.record({ name: taskName, config: mockConfig }), { minLength: 1, maxLength: 3 }),
+    mutations: fc.oneof({ weight: 2, arbitrary: fc.constant<Mutation[]>([]) }, { weight: 1, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 2 }) }),
+    waitRunning: fc.boolean(),
+  })
+  .map(({ tasks, mutations, waitRunning }) => {
+    const a = makeAlloc(tasks.map((t) => ({ name: t.name, driver: 'mock_driver', config: t.config as Record<string, unknown> }))) as unknown as Record<
+      string,
+      unknown
+    >;
+    for (const m of mutations) m(a);
+    return { alloc: a as unknown as Allocation, waitRunning };
+  });
 
 describe('property: random and mutated allocations through parse + addAlloc + destroy (#10)', function () {
   this.timeout(propertyTimeout(60_000));

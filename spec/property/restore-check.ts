@@ -31,7 +31,16 @@ export function archive(entries: Entry[]): Buffer {
   const parts: Buffer[] = [];
   for (const e of entries) {
     const body = Buffer.from(e.type === 'File' ? (e.body ?? '') : '');
-    const data = { path: e.path, type: e.type, mode: e.mode, uid: e.uid, gid: e.uid, size: body.length, mtime: new Date(0), ...(e.linkpath !== undefined ? { linkpath: e.linkpath } : {}) };
+    const data = {
+      path: e.path,
+      type: e.type,
+      mode: e.mode,
+      uid: e.uid,
+      gid: e.uid,
+      size: body.length,
+      mtime: new Date(0),
+      ...(e.linkpath !== undefined ? { linkpath: e.linkpath } : {}),
+    };
     const h = new Header(data);
     if (h.encode()) parts.push(new Pax({ path: e.path, linkpath: e.linkpath, size: body.length, mtime: data.mtime }).encode());
     parts.push(h.block!);
@@ -88,7 +97,10 @@ export async function checkArchive(root: string, outside: string, entries: Entry
   }
   try {
     expect(await fingerprint(outside), 'nothing outside changed').to.deep.equal(outsideBefore);
-    expect((await readdir(dest.dir)).filter((x) => x.startsWith('.restore-')), 'staging removed').to.deep.equal([]);
+    expect(
+      (await readdir(dest.dir)).filter((x) => x.startsWith('.restore-')),
+      'staging removed',
+    ).to.deep.equal([]);
     if (err) {
       expect(err, String(err)).to.be.instanceOf(BerthError);
       expect(await fingerprint(dest.dir), 'dest unchanged after a failure').to.deep.equal(before);
@@ -114,4 +126,3 @@ export async function checkArchive(root: string, outside: string, entries: Entry
     await rm(client, { recursive: true, force: true });
   }
 }
-

@@ -13,22 +13,32 @@ import { propertyRuns, propertyTimeout } from './settings.ts';
 // Names from a small alphabet, so that paths collide, nest under links and climb with `..`.
 const component = fc.constantFrom('alloc', 'data', 'web', 'local', 'a', 'b', '.', '..', 'logs', 'x'.repeat(120));
 const relPath = fc.array(component, { minLength: 1, maxLength: 6 }).map((c) => c.join('/'));
-const rooted = fc.tuple(fc.constantFrom('alloc/data', 'web/local', 'alloc/data', 'api/local'), fc.array(component, { maxLength: 4 })).map(([r, c]) => [r, ...c].join('/'));
-const entryPath = fc.oneof({ weight: 4, arbitrary: rooted }, { weight: 1, arbitrary: relPath }, { weight: 1, arbitrary: fc.constantFrom('/etc/x', '../x', 'alloc', 'alloc/logs', 'NOMAD-p-ERROR.log') });
+const rooted = fc
+  .tuple(fc.constantFrom('alloc/data', 'web/local', 'alloc/data', 'api/local'), fc.array(component, { maxLength: 4 }))
+  .map(([r, c]) => [r, ...c].join('/'));
+const entryPath = fc.oneof(
+  { weight: 4, arbitrary: rooted },
+  { weight: 1, arbitrary: relPath },
+  { weight: 1, arbitrary: fc.constantFrom('/etc/x', '../x', 'alloc', 'alloc/logs', 'NOMAD-p-ERROR.log') },
+);
 const target = fc.oneof(
   fc.array(fc.oneof(component, fc.constant('outside')), { minLength: 1, maxLength: 8 }).map((c) => c.join('/')),
   fc.constantFrom('.', '..', '/etc', '/tmp', 'a/../../../..', ''),
   // Chains through other links: b/b/.../../../outside (lexically inside, not once b -> .)
-  fc.tuple(fc.constantFrom('a', 'b'), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 6 })).map(([l, k, m]) => `${`${l}/`.repeat(k)}${'../'.repeat(m)}outside`),
+  fc
+    .tuple(fc.constantFrom('a', 'b'), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 6 }))
+    .map(([l, k, m]) => `${`${l}/`.repeat(k)}${'../'.repeat(m)}outside`),
 );
-const entry: fc.Arbitrary<Entry> = fc.record({
-  path: entryPath,
-  type: fc.constantFrom<Kind>('File', 'File', 'Directory', 'SymbolicLink', 'SymbolicLink', 'Link', 'FIFO'),
-  mode: fc.integer({ min: 0, max: 0o7777 }),
-  uid: fc.constantFrom(0, 1000, 65534),
-  linkpath: target,
-  body: fc.string({ maxLength: 20 }),
-}).map((e) => (e.type === 'SymbolicLink' || e.type === 'Link' ? e : { ...e, linkpath: undefined }) as Entry);
+const entry: fc.Arbitrary<Entry> = fc
+  .record({
+    path: entryPath,
+    type: fc.constantFrom<Kind>('File', 'File', 'Directory', 'SymbolicLink', 'SymbolicLink', 'Link', 'FIFO'),
+    mode: fc.integer({ min: 0, max: 0o7777 }),
+    uid: fc.constantFrom(0, 1000, 65534),
+    linkpath: target,
+    body: fc.string({ maxLength: 20 }),
+  })
+  .map((e) => (e.type === 'SymbolicLink' || e.type === 'Link' ? e : { ...e, linkpath: undefined }) as Entry);
 
 /** A "dot" link and a link climbing through it, under one of the roots, among other entries. */
 const chain: fc.Arbitrary<Entry[]> = fc
@@ -56,6 +66,9 @@ describe('property: restoreSnapshot of random archives (#10)', function () {
   after(() => rm(root, { recursive: true, force: true }));
 
   it('never escapes, never keeps privileges, and fails without a trace', async () => {
-    await fc.assert(fc.asyncProperty(archiveEntries, (entries) => checkArchive(root, outside, entries)), propertyRuns(50));
+    await fc.assert(
+      fc.asyncProperty(archiveEntries, (entries) => checkArchive(root, outside, entries)),
+      propertyRuns(50),
+    );
   });
 });

@@ -17,46 +17,161 @@ interface Finding {
 // Op lists as the shrinker printed them (JSON): their `op` fields are Op's literals.
 const FIXED = [
   {
-    id: "terminal-status-reverts",
+    id: 'terminal-status-reverts',
     what: "An alloc that arrived (or was restored) client-terminal reports the servers' client status again after any update: terminal, then pending.",
     seed: 4,
-    ops: [{"at": 37438, "op": "add", "a": 3, "spec": {"type": "batch", "tasks": [{"name": "web", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "lifetimeMs": 1406}, {"name": "db", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 0, "hook": "poststop", "lifetimeMs": 1589}, {"name": "log", "killTimeoutMs": 1000, "killSignal": "SIGTERM", "exitCode": 0, "lifetimeMs": 2365}], "restart": {"attempts": 2, "delayMs": 50, "intervalMs": 2000, "mode": "fail"}}, "prev": {"a": 0}}, {"at": 37649, "op": "restartTask", "a": 3, "task": "web"}, {"at": 46780, "op": "crash"}, {"at": 47127, "op": "stop", "a": 3}],
+    ops: [
+      {
+        at: 37438,
+        op: 'add',
+        a: 3,
+        spec: {
+          type: 'batch',
+          tasks: [
+            { name: 'web', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 1, lifetimeMs: 1406 },
+            { name: 'db', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0, hook: 'poststop', lifetimeMs: 1589 },
+            { name: 'log', killTimeoutMs: 1000, killSignal: 'SIGTERM', exitCode: 0, lifetimeMs: 2365 },
+          ],
+          restart: { attempts: 2, delayMs: 50, intervalMs: 2000, mode: 'fail' },
+        },
+        prev: { a: 0 },
+      },
+      { at: 37649, op: 'restartTask', a: 3, task: 'web' },
+      { at: 46780, op: 'crash' },
+      { at: 47127, op: 'stop', a: 3 },
+    ],
   },
   {
-    id: "restored-exit-reported-twice",
-    what: "A task restored while it waited out a restart delay reports its last exit again (a second Terminated): the handle row keeps `exited` after the exit was reported.",
+    id: 'restored-exit-reported-twice',
+    what: 'A task restored while it waited out a restart delay reports its last exit again (a second Terminated): the handle row keeps `exited` after the exit was reported.',
     seed: 2,
-    ops: [{"at": 248, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 200, "killSignal": "SIGTERM", "exitCode": 0, "lifetimeMs": 3175}, {"name": "db", "killTimeoutMs": 3000, "killSignal": "SIGINT", "exitCode": 0, "lifetimeMs": 2715}, {"name": "log", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 1, "lifetimeMs": 2013}], "restart": {"attempts": 2, "delayMs": 1500, "intervalMs": 60000, "mode": "delay"}}}, {"at": 12061, "op": "crash"}],
+    ops: [
+      {
+        at: 248,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 200, killSignal: 'SIGTERM', exitCode: 0, lifetimeMs: 3175 },
+            { name: 'db', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 2715 },
+            { name: 'log', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 1, lifetimeMs: 2013 },
+          ],
+          restart: { attempts: 2, delayMs: 1500, intervalMs: 60000, mode: 'delay' },
+        },
+      },
+      { at: 12061, op: 'crash' },
+    ],
   },
   {
-    id: "restored-setup-failure-orphans",
-    what: "A restored alloc whose alloc dir cannot be rebuilt marks its tasks dead (Setup Failure) without killing the processes its saved handles name: they run on, owned by nobody.",
+    id: 'restored-setup-failure-orphans',
+    what: 'A restored alloc whose alloc dir cannot be rebuilt marks its tasks dead (Setup Failure) without killing the processes its saved handles name: they run on, owned by nobody.',
     seed: 1,
-    ops: [{"at": 3004, "op": "add", "a": 1, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 0}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 10000, "mode": "delay"}, "sticky": true}}, {"at": 3941, "op": "crash"}],
+    ops: [
+      {
+        at: 3004,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 0 }],
+          restart: { attempts: 3, delayMs: 50, intervalMs: 10000, mode: 'delay' },
+          sticky: true,
+        },
+      },
+      { at: 3941, op: 'crash' },
+    ],
   },
   {
-    id: "failed-restore-leaves-process",
-    what: "When reattaching a handle saved before its start fails (executor unreachable), the task restarts while the process that start made still runs: two copies, one orphaned.",
+    id: 'failed-restore-leaves-process',
+    what: 'When reattaching a handle saved before its start fails (executor unreachable), the task restarts while the process that start made still runs: two copies, one orphaned.',
     seed: 125,
-    ops: [{"at": 2929, "op": "crash"}, {"at": 3070, "op": "crash"}, {"at": 3157, "op": "crash"}, {"at": 7376, "op": "crash"}, {"at": 21450, "op": "add", "a": 3, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 50, "killSignal": "SIGINT", "exitCode": 1}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 2000, "mode": "fail"}}}, {"at": 21535, "op": "crash"}],
+    ops: [
+      { at: 2929, op: 'crash' },
+      { at: 3070, op: 'crash' },
+      { at: 3157, op: 'crash' },
+      { at: 7376, op: 'crash' },
+      {
+        at: 21450,
+        op: 'add',
+        a: 3,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 50, killSignal: 'SIGINT', exitCode: 1 }],
+          restart: { attempts: 3, delayMs: 50, intervalMs: 2000, mode: 'fail' },
+        },
+      },
+      { at: 21535, op: 'crash' },
+    ],
   },
   {
-    id: "killed-without-terminated-after-restore",
-    what: "A task killed while it is being reattached reports Killed without the Terminated of the run the kill ended.",
+    id: 'killed-without-terminated-after-restore',
+    what: 'A task killed while it is being reattached reports Killed without the Terminated of the run the kill ended.',
     seed: 12,
-    ops: [{"at": 491, "op": "add", "a": 0, "spec": {"type": "batch", "tasks": [{"name": "web", "killTimeoutMs": 3000, "killSignal": "SIGINT", "exitCode": 0, "lifetimeMs": 461}, {"name": "db", "killTimeoutMs": 3000, "killSignal": "SIGTERM", "exitCode": 0, "lifetimeMs": 2924}], "restart": {"attempts": 3, "delayMs": 1500, "intervalMs": 10000, "mode": "delay"}}}, {"at": 1657, "op": "crash"}, {"at": 4052, "op": "crash"}, {"at": 4056, "op": "burst", "as": [0, 1]}],
+    ops: [
+      {
+        at: 491,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'batch',
+          tasks: [
+            { name: 'web', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 461 },
+            { name: 'db', killTimeoutMs: 3000, killSignal: 'SIGTERM', exitCode: 0, lifetimeMs: 2924 },
+          ],
+          restart: { attempts: 3, delayMs: 1500, intervalMs: 10000, mode: 'delay' },
+        },
+      },
+      { at: 1657, op: 'crash' },
+      { at: 4052, op: 'crash' },
+      { at: 4056, op: 'burst', as: [0, 1] },
+    ],
   },
   {
     id: 'failed-wait-recorded-as-exit',
     what: 'A wait that failed (lost contact with the executor) is saved as the task exit before the process is killed; a host that dies in between restores that exit while the process lives, and the task is started again beside it.',
     seed: 66877,
-    ops: [{"at": 245, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 50, "killSignal": "SIGINT", "exitCode": 0}, {"name": "db", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "hook": "prestart", "sidecar": true, "lifetimeMs": 2700}, {"name": "log", "killTimeoutMs": 3000, "killSignal": "SIGINT", "exitCode": 1, "lifetimeMs": 588}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 2000, "mode": "delay"}}}, {"at": 484, "op": "crash"}],
+    ops: [
+      {
+        at: 245,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 50, killSignal: 'SIGINT', exitCode: 0 },
+            { name: 'db', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 1, hook: 'prestart', sidecar: true, lifetimeMs: 2700 },
+            { name: 'log', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 1, lifetimeMs: 588 },
+          ],
+          restart: { attempts: 3, delayMs: 50, intervalMs: 2000, mode: 'delay' },
+        },
+      },
+      { at: 484, op: 'crash' },
+    ],
   },
   {
     id: 'setup-failure-kill-without-killing',
     what: 'A restored alloc whose alloc dir cannot be rebuilt kills its live tasks, but a task the Setup Failure already marked finished gets Terminated and Killed without the Killing before them.',
     seed: 1478,
-    ops: [{"at": 1745, "op": "add", "a": 0, "spec": {"type": "service", "tasks": [{"name": "web", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 0}, {"name": "db", "killTimeoutMs": 200, "killSignal": "SIGINT", "exitCode": 1, "hook": "poststop", "lifetimeMs": 827}, {"name": "log", "killTimeoutMs": 1000, "killSignal": "SIGINT", "exitCode": 0, "lifetimeMs": 798}], "restart": {"attempts": 3, "delayMs": 50, "intervalMs": 10000, "mode": "delay"}, "sticky": true}}, {"at": 25425, "op": "crash"}, {"at": 25459, "op": "crash"}],
+    ops: [
+      {
+        at: 1745,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0 },
+            { name: 'db', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 1, hook: 'poststop', lifetimeMs: 827 },
+            { name: 'log', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 798 },
+          ],
+          restart: { attempts: 3, delayMs: 50, intervalMs: 10000, mode: 'delay' },
+          sticky: true,
+        },
+      },
+      { at: 25425, op: 'crash' },
+      { at: 25459, op: 'crash' },
+    ],
   },
 ] as unknown as Finding[];
 

@@ -18,10 +18,15 @@ describe('real-process schedules (raw_exec, real dirs, checked against /proc)', 
     await Promise.all(Array.from({ length: PARALLEL }, worker));
     const kinds = new Map<string, number>();
     for (const r of results) kinds.set(r.kind, (kinds.get(r.kind) ?? 0) + 1);
-    console.log(`      ${results.length} schedules in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`);
+    console.log(
+      `      ${results.length} schedules in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    );
     expect(results).to.have.length(SCHEDULES);
-    for (const kind of ['stop-in-start', 'destroy-in-start', 'destroy-in-kill', 'restart-burst', 'replace', 'crash']) expect(kinds.get(kind), kind).to.be.greaterThan(0);
-    const bad = results.filter((r) => r.violations.length).map((r) => `seed ${r.seed} (${r.kind}): ${r.violations.join(' | ')}  (npm run sim -- --real --seed ${r.seed})`);
+    for (const kind of ['stop-in-start', 'destroy-in-start', 'destroy-in-kill', 'restart-burst', 'replace', 'crash'])
+      expect(kinds.get(kind), kind).to.be.greaterThan(0);
+    const bad = results
+      .filter((r) => r.violations.length)
+      .map((r) => `seed ${r.seed} (${r.kind}): ${r.violations.join(' | ')}  (npm run sim -- --real --seed ${r.seed})`);
     expect(bad, bad.join('\n')).to.deep.equal([]);
   });
 });

@@ -28,7 +28,9 @@ describe('deterministic simulator', function () {
       }
     }
     const secs = (performance.now() - t0) / 1000;
-    console.log(`      ${SEEDS} seeds in ${secs.toFixed(1)} s (${(SEEDS / secs).toFixed(0)} seeds/s); known open findings hit: ${[...known].map(([k, n]) => `${k} x${n}`).join(', ') || 'none'}`);
+    console.log(
+      `      ${SEEDS} seeds in ${secs.toFixed(1)} s (${(SEEDS / secs).toFixed(0)} seeds/s); known open findings hit: ${[...known].map(([k, n]) => `${k} x${n}`).join(', ') || 'none'}`,
+    );
     expect(unknown, unknown.slice(0, 10).join('\n')).to.deep.equal([]);
   });
 
@@ -73,41 +75,89 @@ describe('deterministic simulator', function () {
     const svc = (name: string, over: Partial<TaskSpec> = {}): TaskSpec => ({ name, killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 0, ...over });
     const clean = async (seed: number, ops: Op[], invariant: string) => {
       const r = await runSim({ seed, ops });
-      expect(r.violations.filter((v) => v.invariant === invariant).map((v) => v.message), r.trace).to.deep.equal([]);
+      expect(
+        r.violations.filter((v) => v.invariant === invariant).map((v) => v.message),
+        r.trace,
+      ).to.deep.equal([]);
       return r;
     };
 
     it('I4: a stale update (lower allocModifyIndex) is ignored; listeners never see the index go down', async () => {
-      const r = await clean(1, [
-        { at: 0, op: 'add', a: 0, spec: { type: 'service', tasks: [svc('web')], restart: { attempts: 0, delayMs: 50, intervalMs: 1000, mode: 'fail' } } },
-        { at: 500, op: 'modify', a: 0 },
-        { at: 600, op: 'stale', a: 0 },
-      ], 'I4');
+      const r = await clean(
+        1,
+        [
+          { at: 0, op: 'add', a: 0, spec: { type: 'service', tasks: [svc('web')], restart: { attempts: 0, delayMs: 50, intervalMs: 1000, mode: 'fail' } } },
+          { at: 500, op: 'modify', a: 0 },
+          { at: 600, op: 'stale', a: 0 },
+        ],
+        'I4',
+      );
       expect(r.trace).to.match(/op#2 stale/);
     });
 
     it('I1: a failed task does not make the alloc failed while a sibling still runs', async () => {
-      await clean(3, [
-        { at: 0, op: 'add', a: 0, spec: { type: 'service', tasks: [svc('web', { lifetimeMs: 300, exitCode: 1 }), svc('db', { killTimeoutMs: 3000 })], restart: { attempts: 0, delayMs: 50, intervalMs: 1000, mode: 'fail' } } },
-      ], 'I1');
+      await clean(
+        3,
+        [
+          {
+            at: 0,
+            op: 'add',
+            a: 0,
+            spec: {
+              type: 'service',
+              tasks: [svc('web', { lifetimeMs: 300, exitCode: 1 }), svc('db', { killTimeoutMs: 3000 })],
+              restart: { attempts: 0, delayMs: 50, intervalMs: 1000, mode: 'fail' },
+            },
+          },
+        ],
+        'I1',
+      );
     });
 
     it('I6: a kill during a restart delay keeps Killing and Killed, and the bus repeats nothing', async () => {
-      const r = await clean(5, [
-        { at: 0, op: 'add', a: 0, spec: { type: 'service', tasks: [svc('web', { lifetimeMs: 200, exitCode: 1 })], restart: { attempts: 3, delayMs: 1500, intervalMs: 60_000, mode: 'delay' } } },
-        { at: 900, op: 'stop', a: 0 },
-      ], 'I6');
+      const r = await clean(
+        5,
+        [
+          {
+            at: 0,
+            op: 'add',
+            a: 0,
+            spec: {
+              type: 'service',
+              tasks: [svc('web', { lifetimeMs: 200, exitCode: 1 })],
+              restart: { attempts: 3, delayMs: 1500, intervalMs: 60_000, mode: 'delay' },
+            },
+          },
+          { at: 900, op: 'stop', a: 0 },
+        ],
+        'I6',
+      );
       expect(r.trace).to.match(/event a0\/web Killed/);
     });
 
     it('I2: an alloc restored before it ever started waits for its victims again', async () => {
-      await clean(7, [
-        { at: 0, op: 'add', a: 0, spec: { type: 'service', tasks: [svc('web', { killTimeoutMs: 3000 })], restart: { attempts: 0, delayMs: 50, intervalMs: 1000, mode: 'fail' } } },
-        { at: 1000, op: 'add', a: 1, spec: { type: 'service', tasks: [svc('web')], restart: { attempts: 0, delayMs: 50, intervalMs: 1000, mode: 'fail' } }, preempted: [{ a: 0 }, { r: 0 }] },
-        { at: 1100, op: 'crash' },
-        { at: 5000, op: 'stop', a: 0 },
-        { at: 9000, op: 'remoteStop', r: 0 },
-      ], 'I2');
+      await clean(
+        7,
+        [
+          {
+            at: 0,
+            op: 'add',
+            a: 0,
+            spec: { type: 'service', tasks: [svc('web', { killTimeoutMs: 3000 })], restart: { attempts: 0, delayMs: 50, intervalMs: 1000, mode: 'fail' } },
+          },
+          {
+            at: 1000,
+            op: 'add',
+            a: 1,
+            spec: { type: 'service', tasks: [svc('web')], restart: { attempts: 0, delayMs: 50, intervalMs: 1000, mode: 'fail' } },
+            preempted: [{ a: 0 }, { r: 0 }],
+          },
+          { at: 1100, op: 'crash' },
+          { at: 5000, op: 'stop', a: 0 },
+          { at: 9000, op: 'remoteStop', r: 0 },
+        ],
+        'I2',
+      );
     });
   });
 });

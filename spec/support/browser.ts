@@ -13,7 +13,16 @@ export const CHROMIUM = process.env.BERTH_CHROMIUM ?? '/usr/bin/chromium';
 /** Where the specs leave their screenshots (one fixed dir, overwritten each run). */
 export const SCREENSHOT_DIR = join(tmpdir(), 'berth-viewer-screenshots');
 
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const LOCAL = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** Why no browser can run here, or undefined when one can. */
@@ -46,7 +55,13 @@ export async function launchBrowser(): Promise<TestBrowser> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   let context: BrowserContext;
   try {
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1600, height: 1000 }, timeout: 20_000 });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+      viewport: { width: 1600, height: 1000 },
+      timeout: 20_000,
+    });
   } catch (e) {
     rmSync(profile, { recursive: true, force: true });
     throw e;

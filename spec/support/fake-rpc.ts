@@ -146,7 +146,10 @@ export class FakeRPC implements ServerRPC {
     return settle(this.#answer(req, signal));
   }
 
-  async #answer(req: { allocId: string; minQueryIndex: number; allowStale: boolean }, signal: AbortSignal): Promise<{ alloc: Allocation | null; index: number }> {
+  async #answer(
+    req: { allocId: string; minQueryIndex: number; allowStale: boolean },
+    signal: AbortSignal,
+  ): Promise<{ alloc: Allocation | null; index: number }> {
     await Promise.resolve(); // always asynchronous, like a network call
     signal.throwIfAborted();
     if (req.allocId.length !== 36) throw new Error(UUID_LENGTH_ERROR);

@@ -26,5 +26,8 @@ export function makeAlloc(tasks: Task[], over: Partial<Allocation> & { jobType?:
 
 /** Nomad's mock.BatchAlloc(): batch job, task "web" on mock_driver with run_for 500ms. */
 export function batchAlloc(runFor = '500ms'): Allocation {
-  return makeAlloc([mockTask('web', { run_for: runFor })], { jobType: 'batch', group: { restartPolicy: { attempts: 3, intervalMs: 600_000, delayMs: 60_000, mode: 'delay' } } });
+  return makeAlloc([mockTask('web', { run_for: runFor })], {
+    jobType: 'batch',
+    group: { restartPolicy: { attempts: 3, intervalMs: 600_000, delayMs: 60_000, mode: 'delay' } },
+  });
 }

@@ -81,7 +81,10 @@ function leftoverProcesses(): string[] {
 
 function leftoverMounts(): string[] {
   const base = tmpdir();
-  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((p) => p.startsWith(`${base}/berth`));
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '')
+    .filter((p) => p.startsWith(`${base}/berth`));
 }
 
 let before = { fds: 0, timers: 0 };
@@ -101,7 +104,8 @@ export const mochaHooks = {
     this.timeout(10_000);
     await shutdownMountHelper();
     // Let exits, closes and unrefs that are already under way settle.
-    for (let i = 0; i < 20 && (leftoverProcesses().length || leftoverCgroups().length || fds() > before.fds || timers() > before.timers + OWN_HOOK_TIMER); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 20 && (leftoverProcesses().length || leftoverCgroups().length || fds() > before.fds || timers() > before.timers + OWN_HOOK_TIMER); i++)
+      await new Promise((r) => setTimeout(r, 25));
     const problems: string[] = [];
     const procs = leftoverProcesses();
     if (procs.length) problems.push(`processes left behind:\n  ${procs.join('\n  ')}`);

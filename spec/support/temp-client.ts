@@ -46,7 +46,11 @@ export function firstN<T>(o: Observable<T>, n: number): Promise<T[]> {
 }
 
 /** Resolves once `pred(runner.alloc())` holds: at once if it already does, else on a later update. */
-export function viewWhere(client: Client, runner: { allocId: string; alloc(): import('../../model/types.ts').Allocation }, pred: (a: import('../../model/types.ts').Allocation) => boolean): Promise<void> {
+export function viewWhere(
+  client: Client,
+  runner: { allocId: string; alloc(): import('../../model/types.ts').Allocation },
+  pred: (a: import('../../model/types.ts').Allocation) => boolean,
+): Promise<void> {
   if (pred(runner.alloc())) return Promise.resolve();
   return firstValueFrom(client.bus.of('alloc.updated').pipe(filter((m) => m.allocId === runner.allocId && pred(m.alloc)))).then(() => undefined);
 }

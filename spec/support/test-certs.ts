@@ -25,14 +25,24 @@ export interface TestPki {
 
 type Ext = NonNullable<NonNullable<Parameters<typeof generate>[1]>['extensions']>;
 
-const caExt = [{ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true }] as Ext;
-
-const leafExt = (dns: string) => [
-  { name: 'basicConstraints', cA: false, critical: true },
-  { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-  { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
-  { name: 'subjectAltName', altNames: [{ type: 2, value: dns }, { type: 7, ip: '127.0.0.1' }] },
+const caExt = [
+  { name: 'basicConstraints', cA: true, critical: true },
+  { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
 ] as Ext;
+
+const leafExt = (dns: string) =>
+  [
+    { name: 'basicConstraints', cA: false, critical: true },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
+    {
+      name: 'subjectAltName',
+      altNames: [
+        { type: 2, value: dns },
+        { type: 7, ip: '127.0.0.1' },
+      ],
+    },
+  ] as Ext;
 
 /** Generates the PKI (EC keys: fast) into `dir`. */
 export async function makeTestPki(dir: string): Promise<TestPki> {
@@ -43,7 +53,11 @@ export async function makeTestPki(dir: string): Promise<TestPki> {
   const client = await signed('client.global.nomad');
   const other = await signed('client.elsewhere.nomad');
   const strangerCa = await generate([{ name: 'commonName', value: 'stranger CA' }], { ...opts, extensions: caExt });
-  const stranger = await generate([{ name: 'commonName', value: 'client.global.nomad' }], { ...opts, extensions: leafExt('client.global.nomad'), ca: { key: strangerCa.private, cert: strangerCa.cert } });
+  const stranger = await generate([{ name: 'commonName', value: 'client.global.nomad' }], {
+    ...opts,
+    extensions: leafExt('client.global.nomad'),
+    ca: { key: strangerCa.private, cert: strangerCa.cert },
+  });
   const w = (name: string, text: string) => {
     const p = path.join(dir, name);
     writeFileSync(p, text, { mode: 0o600 });

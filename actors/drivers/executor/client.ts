@@ -37,7 +37,10 @@ export const stateFiles = (stateDir: string) => ({
 
 /** The executor could not be reached (gone, or not listening). */
 export class ExecutorUnreachableError extends BerthError {
-  constructor(readonly socketPath: string, readonly code: string | undefined) {
+  constructor(
+    readonly socketPath: string,
+    readonly code: string | undefined,
+  ) {
     super(`executor socket ${socketPath} unreachable${code ? ` (${code})` : ''}`);
   }
 }
@@ -214,11 +217,7 @@ export async function launchExecutor(opts: LaunchOptions): Promise<ReadyLine> {
  * (rejecting with `signal.reason` and closing the socket); `timeoutMs` bounds it.
  * Throws {@link ExecutorUnreachableError} when nobody listens or the connection drops unanswered.
  */
-export function executorRequest(
-  socketPath: string,
-  req: ExecutorRequest,
-  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
-): Promise<ExecutorResponse> {
+export function executorRequest(socketPath: string, req: ExecutorRequest, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<ExecutorResponse> {
   const { signal, timeoutMs } = opts;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);

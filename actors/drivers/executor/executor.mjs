@@ -311,7 +311,8 @@ if (spec.mode === 'chroot') {
     // Every mount vanishes with the namespace. All are nosuid,nodev,noexec: the device nodes are
     // bind mounts of their own (carrying /dev's flags), so nodev on the tmpfs does not touch them.
     const setup = [
-      'set -e', 'm="$1"; r="$2"; c="$3"; shift 3',
+      'set -e',
+      'm="$1"; r="$2"; c="$3"; shift 3',
       '"$m" -t tmpfs -o mode=755,nosuid,nodev,noexec,size=64k berth-dev "$r/dev"',
       'for d in null zero full random urandom tty; do : > "$r/dev/$d"; "$m" --bind "/dev/$d" "$r/dev/$d"; done',
       'mkdir "$r/dev/shm" "$r/dev/pts"',
@@ -321,8 +322,24 @@ if (spec.mode === 'chroot') {
       'exec "$c" "$@"',
     ].join('\n');
     file = c.unshare;
-    argv = ['--pid', '--mount', '--fork', '--kill-child', `--mount-proc=${path.join(root, 'proc')}`,
-      c.shell, '-c', setup, 'berth-init', c.mount, root, c.chroot, userspec, root, command.command, ...spec.args];
+    argv = [
+      '--pid',
+      '--mount',
+      '--fork',
+      '--kill-child',
+      `--mount-proc=${path.join(root, 'proc')}`,
+      c.shell,
+      '-c',
+      setup,
+      'berth-init',
+      c.mount,
+      root,
+      c.chroot,
+      userspec,
+      root,
+      command.command,
+      ...spec.args,
+    ];
   } else {
     isolation = 'chroot';
     file = c.chroot;
@@ -411,9 +428,18 @@ async function handle(req) {
   const id = req.id;
   switch (req?.op) {
     case 'status':
-      return { id, ok: true, status: {
-        running: !exitRecord, pid: ready.pid, pgid: ready.pgid, executorPid: process.pid, isolation, exit: exitRecord,
-      } };
+      return {
+        id,
+        ok: true,
+        status: {
+          running: !exitRecord,
+          pid: ready.pid,
+          pgid: ready.pgid,
+          executorPid: process.pid,
+          isolation,
+          exit: exitRecord,
+        },
+      };
     case 'wait':
       return { id, ok: true, result: await done() };
     case 'signal': {
@@ -464,9 +490,12 @@ function serve(sock) {
         sock.write(JSON.stringify({ ok: false, error: 'bad request', code: 'EBADREQ' }) + '\n');
         continue;
       }
-      handle(req).then((res) => {
-        if (!sock.destroyed) sock.write(JSON.stringify(res) + '\n');
-      }, (err) => log('request failed:', err?.stack ?? err));
+      handle(req).then(
+        (res) => {
+          if (!sock.destroyed) sock.write(JSON.stringify(res) + '\n');
+        },
+        (err) => log('request failed:', err?.stack ?? err),
+      );
     }
     if (buf.length > 1 << 20) sock.destroy();
   });
@@ -490,13 +519,14 @@ try {
 
 const startedAt = Date.now();
 try {
-  const start = () => spawn(file, argv, {
-    argv0,
-    cwd: spec.mode === 'chroot' ? '/' : spec.taskDir,
-    env: spec.env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const start = () =>
+    spawn(file, argv, {
+      argv0,
+      cwd: spec.mode === 'chroot' ? '/' : spec.taskDir,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   // With a cgroup, the child is born inside it: no instruction of the task runs outside.
   child = spec.cgroup ? spawnInCgroup(spec.cgroup, start) : start();
 } catch (err) {
@@ -530,16 +560,17 @@ writeState();
 const outStream = rotatingStream(outRot);
 const errStream = rotatingStream(errRot);
 /** @param {import('node:stream').Readable} from @param {import('node:stream').Writable} to */
-const drained = (from, to) => new Promise((resolve) => {
-  to.on('error', (err) => {
-    log('log write failed:', err.message);
-    from.resume(); // keep reading (and dropping) so the task never blocks on a dead log
-    resolve(undefined);
+const drained = (from, to) =>
+  new Promise((resolve) => {
+    to.on('error', (err) => {
+      log('log write failed:', err.message);
+      from.resume(); // keep reading (and dropping) so the task never blocks on a dead log
+      resolve(undefined);
+    });
+    to.on('finish', () => resolve(undefined));
+    to.on('close', () => resolve(undefined));
+    from.pipe(to);
   });
-  to.on('finish', () => resolve(undefined));
-  to.on('close', () => resolve(undefined));
-  from.pipe(to);
-});
 const outDone = drained(/** @type {import('node:stream').Readable} */ (child.stdout), outStream);
 const errDone = drained(/** @type {import('node:stream').Readable} */ (child.stderr), errStream);
 
@@ -561,7 +592,7 @@ async function onExit(code, signal) {
   // No grandchild survives the task: not in its process group, nor (setsid, double fork) in its cgroup.
   kill(-ready.pgid, 'SIGKILL');
   if (spec.cgroup && !(await killCgroup(spec.cgroup))) log('processes left in the task cgroup after SIGKILL');
-  const num = signal ? /** @type {Record<string, number>} */ (constants.signals)[signal] ?? 0 : 0;
+  const num = signal ? (/** @type {Record<string, number>} */ (constants.signals)[signal] ?? 0) : 0;
   // Exit code as Nomad reports it: 128 + signal when killed by a signal.
   /** @type {ExitRecord} */
   const record = { exitCode: num ? 128 + num : (code ?? 0), signal: num, finishedAt: 0 };

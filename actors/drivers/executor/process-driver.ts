@@ -23,8 +23,20 @@ import type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } f
 import { interpolateEnv, withHostEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import {
-  EXECUTOR_PATH, ExecutorUnreachableError, delay, executorPidsFor, executorRequest, groupAlive, isSameProcess,
-  launchExecutor, readExecutorState, readExitRecord, readJson, socketPathFor, stateFiles, writeJsonAtomic,
+  EXECUTOR_PATH,
+  ExecutorUnreachableError,
+  delay,
+  executorPidsFor,
+  executorRequest,
+  groupAlive,
+  isSameProcess,
+  launchExecutor,
+  readExecutorState,
+  readExitRecord,
+  readJson,
+  socketPathFor,
+  stateFiles,
+  writeJsonAtomic,
 } from './client.ts';
 import type { ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyOk } from './protocol.ts';
 
@@ -127,8 +139,15 @@ function handleFromState(saved: TaskHandle, rec: ExecutorState): TaskHandle {
   // The task's cgroup is in the spec the start wrote for its executor.
   const cgroup = readJson<ExecutorSpec>(stateFiles(saved.config.stateDir).spec)?.cgroup ?? readJson<TaskCgroup>(cgroupFile(saved.config.stateDir));
   const state: ProcessHandleState = {
-    executorPid: rec.executorPid, executorStartTime: rec.executorStartTime, pid: rec.pid, pgid: rec.pgid,
-    startTime: rec.startTime, isolation: rec.isolation, command: rec.command, socketPath: rec.socketPath, stateDir: saved.config.stateDir,
+    executorPid: rec.executorPid,
+    executorStartTime: rec.executorStartTime,
+    pid: rec.pid,
+    pgid: rec.pgid,
+    startTime: rec.startTime,
+    isolation: rec.isolation,
+    command: rec.command,
+    socketPath: rec.socketPath,
+    stateDir: saved.config.stateDir,
     ...(cgroup ? { cgroup } : {}),
   };
   const { starting: _s, ...rest } = saved;
@@ -294,7 +313,12 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       let cgroup: TaskCgroup | undefined;
       if (cgroups) {
         try {
-          cgroup = await cgroups.create({ allocId: config.allocId, taskName: config.taskName, resources: config.task.resources, applyLimits: kind.applyLimits });
+          cgroup = await cgroups.create({
+            allocId: config.allocId,
+            taskName: config.taskName,
+            resources: config.task.resources,
+            applyLimits: kind.applyLimits,
+          });
           // On record before anything can run in it: a host that dies before the executor starts
           // leaves a cgroup a later restore must still find and remove.
           writeJsonAtomic(cgroupFile(config.stateDir), cgroup);
@@ -357,17 +381,25 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
     async wait(handle: TaskHandle, signal: AbortSignal): Promise<ExitResult> {
       if (signal.aborted) throw signal.reason;
       const st = stateOf(handle);
-      return ask(handle, { op: 'wait' }, (res) => {
-        if (!res.ok || !res.result) throw new BerthError(`executor refused wait: ${res.ok ? 'no result' : res.error}`);
-        return toExit(res.result);
-      }, async () => {
-        const rec = readExitRecord(st.stateDir);
-        if (rec) return toExit(rec);
-        if (isSameProcess(st.pid, st.startTime)) {
-          throw new ExecutorLostError(`the executor of task "${handle.config.taskName}" (pid ${st.executorPid}) is gone; the task (pid ${st.pid}) still runs but can no longer be waited on: stop it`);
-        }
-        throw new ExecutorLostError(`the executor of task "${handle.config.taskName}" (pid ${st.executorPid}) is gone without recording the task's exit`);
-      }, signal);
+      return ask(
+        handle,
+        { op: 'wait' },
+        (res) => {
+          if (!res.ok || !res.result) throw new BerthError(`executor refused wait: ${res.ok ? 'no result' : res.error}`);
+          return toExit(res.result);
+        },
+        async () => {
+          const rec = readExitRecord(st.stateDir);
+          if (rec) return toExit(rec);
+          if (isSameProcess(st.pid, st.startTime)) {
+            throw new ExecutorLostError(
+              `the executor of task "${handle.config.taskName}" (pid ${st.executorPid}) is gone; the task (pid ${st.pid}) still runs but can no longer be waited on: stop it`,
+            );
+          }
+          throw new ExecutorLostError(`the executor of task "${handle.config.taskName}" (pid ${st.executorPid}) is gone without recording the task's exit`);
+        },
+        signal,
+      );
     },
 
     async stop(saved: TaskHandle, timeoutMs: number, killSignal: string): Promise<void> {
@@ -375,30 +407,39 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       if (!handle) return;
       const st = stateOf(handle);
       const sig = signalName(killSignal || 'SIGINT');
-      await ask(handle, { op: 'stop', signal: sig, timeoutMs }, (res) => {
-        if (!res.ok) throw new BerthError(`executor refused stop: ${res.error}`);
-      }, () => stopOrphan(st, timeoutMs, sig));
+      await ask(
+        handle,
+        { op: 'stop', signal: sig, timeoutMs },
+        (res) => {
+          if (!res.ok) throw new BerthError(`executor refused stop: ${res.error}`);
+        },
+        () => stopOrphan(st, timeoutMs, sig),
+      );
     },
 
     async signal(handle: TaskHandle, sig: string): Promise<void> {
       const st = stateOf(handle);
       const name = signalName(sig);
-      await ask(handle, { op: 'signal', signal: name }, (res) => {
-        if (res.ok) return;
-        if (res.code === 'ENOTRUNNING') throw new TaskNotRunningError();
-        throw new BerthError(`executor refused signal: ${res.error}`);
-      }, async () => {
-        if (readExitRecord(st.stateDir) || !isSameProcess(st.pid, st.startTime)) throw new TaskNotRunningError();
-        process.kill(st.pid, name);
-      });
+      await ask(
+        handle,
+        { op: 'signal', signal: name },
+        (res) => {
+          if (res.ok) return;
+          if (res.code === 'ENOTRUNNING') throw new TaskNotRunningError();
+          throw new BerthError(`executor refused signal: ${res.error}`);
+        },
+        async () => {
+          if (readExitRecord(st.stateDir) || !isSameProcess(st.pid, st.startTime)) throw new TaskNotRunningError();
+          process.kill(st.pid, name);
+        },
+      );
     },
 
     async destroy(saved: TaskHandle, force: boolean): Promise<void> {
       const handle = await settleStarting(saved);
       if (!handle) return;
       const st = stateOf(handle);
-      const running = !readExitRecord(st.stateDir)
-        && (isSameProcess(st.executorPid, st.executorStartTime) || isSameProcess(st.pid, st.startTime));
+      const running = !readExitRecord(st.stateDir) && (isSameProcess(st.executorPid, st.executorStartTime) || isSameProcess(st.pid, st.startTime));
       if (running) {
         if (!force) throw new TaskStillRunningError(handle.config.taskName);
         await driver.stop(handle, 0, 'SIGKILL');
@@ -437,16 +478,29 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         throw new TaskRecoveryError(`cannot recover task "${handle.config?.taskName}": its handle has no executor state`);
       }
       const task = handle.config.taskName;
-      await ask(handle, { op: 'status' }, () => undefined, async () => {
-        if (readExitRecord(st.stateDir)) return; // exited while we were away: wait() returns it
-        if (isSameProcess(st.pid, st.startTime)) {
-          throw new TaskRecoveryError(`cannot recover task "${task}": its executor (pid ${st.executorPid}) is gone and the task (pid ${st.pid}) runs on without log capture; stop it with driver.stop()`);
-        }
-        if (isSameProcess(st.pid, undefined)) {
-          throw new TaskRecoveryError(`cannot recover task "${task}": its executor (pid ${st.executorPid}) is gone and pid ${st.pid} now belongs to another process (pid reused); the task is gone`);
-        }
-        throw new TaskRecoveryError(`cannot recover task "${task}": its executor (pid ${st.executorPid}) and the task (pid ${st.pid}) are gone, and no exit status was recorded in ${path.join(st.stateDir, 'exit.json')}`);
-      }, undefined, 5000);
+      await ask(
+        handle,
+        { op: 'status' },
+        () => undefined,
+        async () => {
+          if (readExitRecord(st.stateDir)) return; // exited while we were away: wait() returns it
+          if (isSameProcess(st.pid, st.startTime)) {
+            throw new TaskRecoveryError(
+              `cannot recover task "${task}": its executor (pid ${st.executorPid}) is gone and the task (pid ${st.pid}) runs on without log capture; stop it with driver.stop()`,
+            );
+          }
+          if (isSameProcess(st.pid, undefined)) {
+            throw new TaskRecoveryError(
+              `cannot recover task "${task}": its executor (pid ${st.executorPid}) is gone and pid ${st.pid} now belongs to another process (pid reused); the task is gone`,
+            );
+          }
+          throw new TaskRecoveryError(
+            `cannot recover task "${task}": its executor (pid ${st.executorPid}) and the task (pid ${st.pid}) are gone, and no exit status was recorded in ${path.join(st.stateDir, 'exit.json')}`,
+          );
+        },
+        undefined,
+        5000,
+      );
       if (st.cgroup) cgroups?.adopt(st.cgroup);
       return handle;
     },

@@ -50,12 +50,7 @@ export async function logFileIndices(logsDir: string, task: string, stream: LogS
  * current end of the newest file; with `follow` it waits for more (fs.watch on the directory, no
  * polling) until `signal` aborts, at which point it ends.
  */
-export async function* readTaskLogs(
-  logsDir: string,
-  task: string,
-  stream: LogStream,
-  opts: ReadTaskLogsOptions = {},
-): AsyncGenerator<Buffer, void, undefined> {
+export async function* readTaskLogs(logsDir: string, task: string, stream: LogStream, opts: ReadTaskLogsOptions = {}): AsyncGenerator<Buffer, void, undefined> {
   const { follow = false, signal } = opts;
   const chunkSize = opts.chunkSize ?? 64 * 1024;
   const prefix = `${task}.${stream}.`;

@@ -149,7 +149,10 @@ export function rotatingStream(rotator) {
       rotator.close().then(() => cb(), cb);
     },
     destroy(err, cb) {
-      rotator.close().then(() => cb(err), () => cb(err));
+      rotator.close().then(
+        () => cb(err),
+        () => cb(err),
+      );
     },
   });
 }

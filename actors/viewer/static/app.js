@@ -23,7 +23,10 @@ function allocName(id) {
 }
 function actorLabel(a) {
   if (a.kind === 'alloc') return allocName(a.name.slice(6));
-  if (a.kind === 'task') { const al = allocOfKey(a.id); return `task ${al ? a.name.slice(6 + al.length) : a.name}`; }
+  if (a.kind === 'task') {
+    const al = allocOfKey(a.id);
+    return `task ${al ? a.name.slice(6 + al.length) : a.name}`;
+  }
   if (a.kind === 'watcher') return `watch ${allocName(a.name)}`;
   return a.name;
 }
@@ -32,7 +35,10 @@ const stateLabel = (a) => (a.status === 'active' ? a.state || 'active' : a.state
 // ---------- actor tree ----------
 function renderTree() {
   const kids = new Map();
-  const add = (parent, a) => { if (!kids.has(parent)) kids.set(parent, []); kids.get(parent).push(a); };
+  const add = (parent, a) => {
+    if (!kids.has(parent)) kids.set(parent, []);
+    kids.get(parent).push(a);
+  };
   for (const a of Object.values(model.actors)) {
     // Alloc actors are roots of their own (cheap spawns); the client is where they belong.
     const parent = a.parent ?? (a.kind === 'alloc' && model.actors.client ? 'client' : '');
@@ -40,10 +46,19 @@ function renderTree() {
   }
   const li = (a) => {
     const ch = (kids.get(a.id) || []).filter((c) => c.id !== a.id);
-    const cls = [`kind-${a.kind}`, a.status !== 'active' ? 'ended' : '', `status-${a.status}`, a.kind === 'alloc' && a.name.slice(6) === currentAlloc() ? 'selected' : '', a.kind === 'task' && a.id === currentTaskKey() ? 'selected' : ''].join(' ');
+    const cls = [
+      `kind-${a.kind}`,
+      a.status !== 'active' ? 'ended' : '',
+      `status-${a.status}`,
+      a.kind === 'alloc' && a.name.slice(6) === currentAlloc() ? 'selected' : '',
+      a.kind === 'task' && a.id === currentTaskKey() ? 'selected' : '',
+    ].join(' ');
     let inner = ch;
     let more = '';
-    if (a.id === 'client' && ch.length > MAX_TREE_ALLOCS) { inner = ch.slice(-MAX_TREE_ALLOCS); more = `<li class="more">${ch.length - MAX_TREE_ALLOCS} older allocations not shown</li>`; }
+    if (a.id === 'client' && ch.length > MAX_TREE_ALLOCS) {
+      inner = ch.slice(-MAX_TREE_ALLOCS);
+      more = `<li class="more">${ch.length - MAX_TREE_ALLOCS} older allocations not shown</li>`;
+    }
     return `<li class="${cls}" data-key="${esc(a.id)}" data-kind="${a.kind}"><div class="row"><span class="name">${esc(actorLabel(a))}</span><span class="state">${esc(stateLabel(a))}</span></div>${inner.length || more ? `<ul>${more}${inner.map(li).join('')}</ul>` : ''}</li>`;
   };
   $('tree').innerHTML = (kids.get('') || []).map(li).join('');
@@ -53,7 +68,9 @@ $('tree').addEventListener('click', (e) => {
   if (!item) return;
   const key = item.dataset.key;
   const al = allocOfKey(key);
-  if (al) { selectedAlloc = al; }
+  if (al) {
+    selectedAlloc = al;
+  }
   if (item.dataset.kind === 'task') selectedTask = model.actors[key]?.name.slice(6 + al.length) ?? null;
   else if (item.dataset.kind === 'alloc') selectedTask = null;
   dirty = true;
@@ -84,7 +101,8 @@ function currentTaskKey() {
 function drawChart(el, chart) {
   const svg = document.createElementNS(SVG, 'svg');
   svg.setAttribute('viewBox', `0 0 ${Math.ceil(chart.width)} ${Math.ceil(chart.height)}`);
-  let html = '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#56616d"/></marker></defs>';
+  let html =
+    '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#56616d"/></marker></defs>';
   for (const s of chart.states) {
     const cls = ['st', s.type, s.initial ? 'initial' : ''].join(' ');
     const lines = s.invokes.map((inv, i) => `<text class="inv" x="${s.x + 10}" y="${s.y + 32 + i * 16}">invoke ${esc(inv)}</text>`).join('');
@@ -123,9 +141,16 @@ function highlight(el, state) {
 // ---------- who waits for whom ----------
 function renderWaits() {
   const waiters = model.allocOrder.filter((id) => Object.keys(model.allocs[id].waits).length);
-  if (!waiters.length) { $('waits').innerHTML = '<p class="none">nothing waits</p>'; return; }
-  const W = 360, bw = 130, bh = 34, gap = 10;
-  let y = 6, body = '';
+  if (!waiters.length) {
+    $('waits').innerHTML = '<p class="none">nothing waits</p>';
+    return;
+  }
+  const W = 360,
+    bw = 130,
+    bh = 34,
+    gap = 10;
+  let y = 6,
+    body = '';
   for (const id of waiters.slice(-6)) {
     const a = model.allocs[id];
     const victims = Object.entries(a.waits);
@@ -141,7 +166,8 @@ function renderWaits() {
     });
     y += blockH + 18;
   }
-  $('waits').innerHTML = `<svg viewBox="0 0 ${W} ${y}"><defs><marker id="warrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" fill="#f2b14c"/></marker></defs>${body}</svg>`;
+  $('waits').innerHTML =
+    `<svg viewBox="0 0 ${W} ${y}"><defs><marker id="warrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" fill="#f2b14c"/></marker></defs>${body}</svg>`;
 }
 
 // ---------- timeline ----------
@@ -150,7 +176,9 @@ function renderTimeline(al) {
   $('timeline-title').textContent = a ? allocName(al) : '';
   const list = $('timeline');
   const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
-  list.innerHTML = a ? a.timeline.map((r) => `<li class="bus-${r.type.replace('.', '-')}"><time>${hms(r.t)}</time><span>${esc(recordText(r))}</span></li>`).join('') : '';
+  list.innerHTML = a
+    ? a.timeline.map((r) => `<li class="bus-${r.type.replace('.', '-')}"><time>${hms(r.t)}</time><span>${esc(recordText(r))}</span></li>`).join('')
+    : '';
   if (atEnd) list.scrollTop = list.scrollHeight;
 }
 
@@ -168,7 +196,10 @@ function render() {
   const tasks = a ? a.tasks : [];
   for (const sel of [$('task-select'), $('log-task')]) {
     const want = tasks.join('\n');
-    if (sel.dataset.opts !== want) { sel.innerHTML = tasks.map((t) => `<option>${esc(t)}</option>`).join(''); sel.dataset.opts = want; }
+    if (sel.dataset.opts !== want) {
+      sel.innerHTML = tasks.map((t) => `<option>${esc(t)}</option>`).join('');
+      sel.dataset.opts = want;
+    }
     if (currentTask()) sel.value = currentTask();
   }
   const tkey = currentTaskKey();
@@ -189,8 +220,18 @@ function frame(now) {
   }
   requestAnimationFrame(frame);
 }
-$('task-select').addEventListener('change', (e) => { selectedTask = e.target.value; selectedAlloc = currentAlloc(); dirty = true; openLogs(); });
-$('log-task').addEventListener('change', (e) => { selectedTask = e.target.value; selectedAlloc = currentAlloc(); dirty = true; openLogs(); });
+$('task-select').addEventListener('change', (e) => {
+  selectedTask = e.target.value;
+  selectedAlloc = currentAlloc();
+  dirty = true;
+  openLogs();
+});
+$('log-task').addEventListener('change', (e) => {
+  selectedTask = e.target.value;
+  selectedAlloc = currentAlloc();
+  dirty = true;
+  openLogs();
+});
 $('log-stream').addEventListener('change', () => openLogs());
 
 // ---------- logs ----------
@@ -223,21 +264,38 @@ function openLogs(force) {
     pre.textContent = lines.join('\n') + (partial ? `\n${partial}` : '');
     if (atEnd) pre.scrollTop = pre.scrollHeight;
   };
-  es.addEventListener('failed', (e) => { pre.textContent += `\n[log stream failed: ${JSON.parse(e.data)}]`; });
-  es.onerror = () => { es.close(); if (logSource === es) { logSource = null; logKey = ''; } };
+  es.addEventListener('failed', (e) => {
+    pre.textContent += `\n[log stream failed: ${JSON.parse(e.data)}]`;
+  });
+  es.onerror = () => {
+    es.close();
+    if (logSource === es) {
+      logSource = null;
+      logKey = '';
+    }
+  };
 }
 
 // ---------- live ----------
 let mode = 'live';
 function live() {
   const es = new EventSource('/api/events');
-  es.addEventListener('init', (e) => { model = JSON.parse(e.data); dirty = true; $('status').textContent = 'live'; $('status').className = 'pill live'; openLogs(); });
+  es.addEventListener('init', (e) => {
+    model = JSON.parse(e.data);
+    dirty = true;
+    $('status').textContent = 'live';
+    $('status').className = 'pill live';
+    openLogs();
+  });
   es.addEventListener('records', (e) => {
     for (const r of JSON.parse(e.data)) applyRecord(model, r);
     dirty = true;
     if (logKey.split('|')[0] !== String(currentAlloc())) openLogs();
   });
-  es.onerror = () => { $('status').textContent = es.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting'; $('status').className = 'pill down'; };
+  es.onerror = () => {
+    $('status').textContent = es.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting';
+    $('status').className = 'pill down';
+  };
 }
 
 // ---------- replay ----------
@@ -264,19 +322,29 @@ async function replay() {
     slider.value = String(n);
     model = at(n);
     const t0 = records[0]?.t ?? 0;
-    $('position').textContent = `${n}/${records.length} · +${(((records[n - 1]?.t ?? t0) - t0) / 1000).toFixed(3)} s${rec.complete ? '' : ' · recording cut short'}`;
+    $('position').textContent =
+      `${n}/${records.length} · +${(((records[n - 1]?.t ?? t0) - t0) / 1000).toFixed(3)} s${rec.complete ? '' : ' · recording cut short'}`;
     dirty = true;
   };
   slider.addEventListener('input', () => show(Number(slider.value)));
   let timer = null;
   $('play').addEventListener('click', () => {
-    if (timer) { clearInterval(timer); timer = null; $('play').textContent = '▶'; return; }
+    if (timer) {
+      clearInterval(timer);
+      timer = null;
+      $('play').textContent = '▶';
+      return;
+    }
     if (Number(slider.value) >= records.length) show(0);
     $('play').textContent = '❚❚';
     timer = setInterval(() => {
       const n = Math.min(records.length, Number(slider.value) + Math.max(1, Math.ceil(records.length / 300)));
       show(n);
-      if (n >= records.length) { clearInterval(timer); timer = null; $('play').textContent = '▶'; }
+      if (n >= records.length) {
+        clearInterval(timer);
+        timer = null;
+        $('play').textContent = '▶';
+      }
     }, 50);
   });
   $('replay').hidden = false;
@@ -299,6 +367,14 @@ async function main() {
   dirty = true;
   requestAnimationFrame(frame);
 }
-main().catch((e) => { $('status').textContent = `error: ${e.message}`; $('status').className = 'pill down'; });
+main().catch((e) => {
+  $('status').textContent = `error: ${e.message}`;
+  $('status').className = 'pill down';
+});
 // Exposed for tests and the curious: the model the page shows.
-window.berthViewer = { get model() { return model; }, foldRecords };
+window.berthViewer = {
+  get model() {
+    return model;
+  },
+  foldRecords,
+};

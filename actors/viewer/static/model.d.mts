@@ -6,7 +6,18 @@ export type ViewerRecord =
   | { k: 'actor'; t: number; id: string; name: string; parent?: string; kind: ActorKind }
   | { k: 'state'; t: number; id: string; state: string; status: 'active' | 'done' | 'error' | 'stopped'; ev?: string }
   | { k: 'event'; t: number; id: string; type: string; src?: string }
-  | { k: 'alloc'; t: number; alloc: string; name?: string; job: string; group: string; tasks: string[]; preempted: string[]; previous?: string; priority?: number }
+  | {
+      k: 'alloc';
+      t: number;
+      alloc: string;
+      name?: string;
+      job: string;
+      group: string;
+      tasks: string[];
+      preempted: string[];
+      previous?: string;
+      priority?: number;
+    }
   | ({ k: 'bus'; t: number; type: string; alloc?: string } & Record<string, unknown>);
 
 export interface ModelLimits {

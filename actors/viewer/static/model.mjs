@@ -20,7 +20,20 @@ export function allocOfKey(key) {
 function allocEntry(m, id, t) {
   let a = m.allocs[id];
   if (!a) {
-    a = { id, job: '', group: '', tasks: [], preempted: [], previous: undefined, priority: undefined, state: 'pending', added: t, timeline: [], waits: {}, actors: [] };
+    a = {
+      id,
+      job: '',
+      group: '',
+      tasks: [],
+      preempted: [],
+      previous: undefined,
+      priority: undefined,
+      state: 'pending',
+      added: t,
+      timeline: [],
+      waits: {},
+      actors: [],
+    };
     m.allocs[id] = a;
     m.allocOrder.push(id);
   }
@@ -61,7 +74,9 @@ export function applyRecord(m, r) {
       if (a.status === 'active' && r.status !== 'active') {
         a.ended = r.t;
         m.ended.push(r.id);
-        if (m.ended.length > m.limits.endedActors) for (const key of m.ended.splice(0, m.ended.length - m.limits.endedActors)) if (m.actors[key] && m.actors[key].status !== 'active') delete m.actors[key];
+        if (m.ended.length > m.limits.endedActors)
+          for (const key of m.ended.splice(0, m.ended.length - m.limits.endedActors))
+            if (m.actors[key] && m.actors[key].status !== 'active') delete m.actors[key];
       }
       a.status = r.status;
       break;
@@ -89,7 +104,8 @@ export function applyRecord(m, r) {
         a.state = r.to;
         if (r.to === 'destroyed') {
           m.destroyed.push(a.id);
-          if (m.destroyed.length > m.limits.destroyedAllocs) for (const id of m.destroyed.splice(0, m.destroyed.length - m.limits.destroyedAllocs)) removeAlloc(m, id);
+          if (m.destroyed.length > m.limits.destroyedAllocs)
+            for (const id of m.destroyed.splice(0, m.destroyed.length - m.limits.destroyedAllocs)) removeAlloc(m, id);
         }
       } else if (r.type === 'watcher.waiting') {
         a.waits[r.watched] = { role: r.role, mode: r.mode, since: r.t };
@@ -117,20 +133,34 @@ const short = (id) => (id ? String(id).slice(0, 8) : '""');
 /** The line a timeline shows for a bus record. */
 export function recordText(r) {
   switch (r.type) {
-    case 'alloc.state': return `alloc ${r.from ?? '∅'} → ${r.to}`;
-    case 'task.event': return `${r.task}: ${r.ev}${r.msg ? ` — ${r.msg}` : ''}`;
-    case 'hook.error': return `${r.kind} hook ${r.hook} failed: ${r.error}`;
-    case 'watcher.waiting': return `waits for ${r.role} ${short(r.watched)} (${r.mode} watcher)`;
-    case 'watcher.retry': return `retry ${short(r.watched)} in ${r.delayMs} ms: ${r.error}`;
-    case 'watcher.released': return `released by ${short(r.watched)}: ${r.reason}${r.clientStatus ? ` (${r.clientStatus})` : ''}`;
-    case 'watcher.timeout': return `gave up waiting after ${r.waitedMs} ms for ${(r.pending || []).map(short).join(', ')}`;
-    case 'migration.started': return `migration from ${short(r.previous)} started (${r.mode})`;
-    case 'migration.skipped': return `migration skipped: ${r.reason}`;
-    case 'migration.done': return `migration from ${short(r.previous)} done in ${r.ms} ms${r.bytes !== undefined ? `, ${r.bytes} bytes` : ''}`;
-    case 'migration.failed': return `migration from ${short(r.previous)} failed: ${r.error}`;
-    case 'chroot.built': return `${r.task}: chroot built, ${r.files} files, ${r.dirs} dirs in ${r.ms} ms`;
-    case 'client.error': return `error${r.actorId ? ` in ${r.actorId}` : ''}: ${r.error}`;
-    default: return r.type;
+    case 'alloc.state':
+      return `alloc ${r.from ?? '∅'} → ${r.to}`;
+    case 'task.event':
+      return `${r.task}: ${r.ev}${r.msg ? ` — ${r.msg}` : ''}`;
+    case 'hook.error':
+      return `${r.kind} hook ${r.hook} failed: ${r.error}`;
+    case 'watcher.waiting':
+      return `waits for ${r.role} ${short(r.watched)} (${r.mode} watcher)`;
+    case 'watcher.retry':
+      return `retry ${short(r.watched)} in ${r.delayMs} ms: ${r.error}`;
+    case 'watcher.released':
+      return `released by ${short(r.watched)}: ${r.reason}${r.clientStatus ? ` (${r.clientStatus})` : ''}`;
+    case 'watcher.timeout':
+      return `gave up waiting after ${r.waitedMs} ms for ${(r.pending || []).map(short).join(', ')}`;
+    case 'migration.started':
+      return `migration from ${short(r.previous)} started (${r.mode})`;
+    case 'migration.skipped':
+      return `migration skipped: ${r.reason}`;
+    case 'migration.done':
+      return `migration from ${short(r.previous)} done in ${r.ms} ms${r.bytes !== undefined ? `, ${r.bytes} bytes` : ''}`;
+    case 'migration.failed':
+      return `migration from ${short(r.previous)} failed: ${r.error}`;
+    case 'chroot.built':
+      return `${r.task}: chroot built, ${r.files} files, ${r.dirs} dirs in ${r.ms} ms`;
+    case 'client.error':
+      return `error${r.actorId ? ` in ${r.actorId}` : ''}: ${r.error}`;
+    default:
+      return r.type;
   }
 }
 

@@ -190,7 +190,8 @@ export const runCommand: Command = {
           if (keep) {
             // Keep the data (state and logs) but not the task dirs' tmpfs mounts.
             const dir = runner.allocDir;
-            for (const t of dir instanceof AllocDir ? dir.tasks() : []) await t.unmount().catch((err: Error) => printer.note(`unmounting ${t.dir}: ${err.message}`));
+            for (const t of dir instanceof AllocDir ? dir.tasks() : [])
+              await t.unmount().catch((err: Error) => printer.note(`unmounting ${t.dir}: ${err.message}`));
           } else {
             await runner.destroy();
           }

@@ -66,7 +66,10 @@ describe('AllocDir / TaskDir', () => {
     it('a task build needs a built alloc dir', async () => {
       const ad = await newAllocDir();
       let err: unknown;
-      await ad.newTaskDir('web').build().catch((e) => (err = e));
+      await ad
+        .newTaskDir('web')
+        .build()
+        .catch((e) => (err = e));
       expect(err).to.be.instanceOf(TaskDirBuildError);
     });
   });

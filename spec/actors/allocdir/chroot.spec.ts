@@ -41,7 +41,7 @@ describe('chroot embedding', () => {
     expect(stats.ms).to.be.a('number');
   });
 
-  it('takes directory modes and owners from the source, never from the host\'s same path', async () => {
+  it("takes directory modes and owners from the source, never from the host's same path", async () => {
     // The host has /bin/test as a file (or nothing): the old walk stat'ed '/bin/test/subdir' and
     // failed with ENOTDIR. Mapping a dir there must work, with the source's modes.
     const src = await tmp.make('berth-src-');

@@ -16,7 +16,16 @@ import { fingerprint } from './tree.ts';
 function paxEntry(p: string, opts: { type?: 'File' | 'SymbolicLink'; linkpath?: string; body?: string } = {}): Buffer {
   const body = Buffer.from(opts.body ?? '');
   const type = opts.type ?? 'File';
-  const data = { path: p, type, mode: 0o644, size: type === 'File' ? body.length : 0, mtime: new Date(), uid: 0, gid: 0, ...(opts.linkpath ? { linkpath: opts.linkpath } : {}) };
+  const data = {
+    path: p,
+    type,
+    mode: 0o644,
+    size: type === 'File' ? body.length : 0,
+    mtime: new Date(),
+    uid: 0,
+    gid: 0,
+    ...(opts.linkpath ? { linkpath: opts.linkpath } : {}),
+  };
   const h = new Header(data);
   h.encode();
   const pax = new Pax({ path: p, linkpath: opts.linkpath, mtime: data.mtime, size: data.size });
@@ -60,35 +69,44 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
       (e) => (err = e),
     );
     expect(await fingerprint(dest.dir), 'dest unchanged').to.deep.equal(before);
-    expect((await readdir(dest.dir)).filter((x) => x.startsWith('.restore-')), 'staging removed').to.deep.equal([]);
+    expect(
+      (await readdir(dest.dir)).filter((x) => x.startsWith('.restore-')),
+      'staging removed',
+    ).to.deep.equal([]);
     expect(await readdir(outside)).to.deep.equal(['secret']);
     return err;
   }
 
   describe('finding 1: symlinks are judged where the kernel resolves them', () => {
     it('refuses the chain b -> . then a -> b/b/b/b/../../../../outside (target exists)', async () => {
-      const err = await refused(tarOf([
-        { path: 'alloc/data/b', type: 'SymbolicLink', linkpath: '.' },
-        { path: 'alloc/data/a', type: 'SymbolicLink', linkpath: 'b/b/b/b/../../../../outside/secret' },
-      ]));
+      const err = await refused(
+        tarOf([
+          { path: 'alloc/data/b', type: 'SymbolicLink', linkpath: '.' },
+          { path: 'alloc/data/a', type: 'SymbolicLink', linkpath: 'b/b/b/b/../../../../outside/secret' },
+        ]),
+      );
       expect(err).to.be.instanceOf(SnapshotEscapeError);
       expect((err as Error).message).to.equal('archive contains symlink that escapes alloc dir');
     });
 
     it('refuses the same chain when the target does not exist (dangling)', async () => {
-      const err = await refused(tarOf([
-        { path: 'alloc/data/b', type: 'SymbolicLink', linkpath: '.' },
-        { path: 'alloc/data/a', type: 'SymbolicLink', linkpath: 'b/b/b/b/../../../../nowhere/x' },
-      ]));
+      const err = await refused(
+        tarOf([
+          { path: 'alloc/data/b', type: 'SymbolicLink', linkpath: '.' },
+          { path: 'alloc/data/a', type: 'SymbolicLink', linkpath: 'b/b/b/b/../../../../nowhere/x' },
+        ]),
+      );
       expect(err).to.be.instanceOf(SnapshotEscapeError);
     });
 
     it('refuses a chain declared in the opposite order (the link first, its helper last)', async () => {
-      const err = await refused(tarOf([
-        { path: 'alloc/data/a', type: 'SymbolicLink', linkpath: 'b/b/b/b/../../../../outside' },
-        { path: 'alloc/data/f', body: 'x' },
-        { path: 'alloc/data/b', type: 'SymbolicLink', linkpath: '.' },
-      ]));
+      const err = await refused(
+        tarOf([
+          { path: 'alloc/data/a', type: 'SymbolicLink', linkpath: 'b/b/b/b/../../../../outside' },
+          { path: 'alloc/data/f', body: 'x' },
+          { path: 'alloc/data/b', type: 'SymbolicLink', linkpath: '.' },
+        ]),
+      );
       expect(err).to.be.instanceOf(SnapshotEscapeError);
     });
 
@@ -103,12 +121,18 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
 
     it('keeps links that stay inside, even through other links', async () => {
       const dest = await newAllocDir();
-      await restoreSnapshot(streamOf(tarOf([
-        { path: 'alloc/data/dir/f', body: 'hello' },
-        { path: 'alloc/data/b', type: 'SymbolicLink', linkpath: 'dir' },
-        { path: 'alloc/data/a', type: 'SymbolicLink', linkpath: 'b/../b/f' },
-        { path: 'web/local/up', type: 'SymbolicLink', linkpath: '../../alloc/data/a' },
-      ])), dest, { prevAllocId: 'p' });
+      await restoreSnapshot(
+        streamOf(
+          tarOf([
+            { path: 'alloc/data/dir/f', body: 'hello' },
+            { path: 'alloc/data/b', type: 'SymbolicLink', linkpath: 'dir' },
+            { path: 'alloc/data/a', type: 'SymbolicLink', linkpath: 'b/../b/f' },
+            { path: 'web/local/up', type: 'SymbolicLink', linkpath: '../../alloc/data/a' },
+          ]),
+        ),
+        dest,
+        { prevAllocId: 'p' },
+      );
       expect(await readFile(path.join(dest.dir, 'web', 'local', 'up'), 'utf8')).to.equal('hello');
       expect(await readlink(path.join(dest.dataDir, 'a'))).to.equal('b/../b/f');
     });
@@ -117,12 +141,18 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
   describe('finding 2: no privileges travel', () => {
     it('strips setuid/setgid, reports it, and never keeps root as owner', async () => {
       const dest = await newAllocDir();
-      const res = await restoreSnapshot(streamOf(tarOf([
-        { path: 'alloc/data/su', body: '#!/bin/sh\nid -u\n', mode: 0o4755 },
-        { path: 'alloc/data/sg', body: 'x', mode: 0o2711 },
-        { path: 'alloc/data/d', type: 'Directory', mode: 0o3775 },
-        { path: 'alloc/data/plain', body: 'x', mode: 0o640 },
-      ])), dest, { prevAllocId: 'p' });
+      const res = await restoreSnapshot(
+        streamOf(
+          tarOf([
+            { path: 'alloc/data/su', body: '#!/bin/sh\nid -u\n', mode: 0o4755 },
+            { path: 'alloc/data/sg', body: 'x', mode: 0o2711 },
+            { path: 'alloc/data/d', type: 'Directory', mode: 0o3775 },
+            { path: 'alloc/data/plain', body: 'x', mode: 0o640 },
+          ]),
+        ),
+        dest,
+        { prevAllocId: 'p' },
+      );
       expect((await stat(path.join(dest.dataDir, 'su'))).mode & 0o7777).to.equal(0o755);
       expect((await stat(path.join(dest.dataDir, 'sg'))).mode & 0o7777).to.equal(0o711);
       expect((await stat(path.join(dest.dataDir, 'd'))).mode & 0o7777).to.equal(0o1775);
@@ -141,12 +171,18 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
         return this.skip();
       }
       const dest = await newAllocDir();
-      await restoreSnapshot(streamOf(tarOf([
-        { path: 'web/local/f', body: 'w' },
-        { path: 'web/local/sub/g', body: 'g' },
-        { path: 'api/local/h', body: 'a' },
-        { path: 'alloc/data/x', body: 'x' },
-      ])), dest, { prevAllocId: 'p', taskOwners: { web: { uid: 1234, gid: 2345 }, api: { uid: 0, gid: 0 } } });
+      await restoreSnapshot(
+        streamOf(
+          tarOf([
+            { path: 'web/local/f', body: 'w' },
+            { path: 'web/local/sub/g', body: 'g' },
+            { path: 'api/local/h', body: 'a' },
+            { path: 'alloc/data/x', body: 'x' },
+          ]),
+        ),
+        dest,
+        { prevAllocId: 'p', taskOwners: { web: { uid: 1234, gid: 2345 }, api: { uid: 0, gid: 0 } } },
+      );
       const own = async (rel: string) => {
         const st = await stat(path.join(dest.dir, rel));
         return `${st.uid}:${st.gid}`;
@@ -177,7 +213,11 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
 
     it('restores a declared gzip body within the bound', async () => {
       const dest = await newAllocDir();
-      const res = await restoreSnapshot(streamOf(gzipSync(tarOf([{ path: 'alloc/data/f', body: 'zipped' }]))), dest, { prevAllocId: 'p', gzip: true, maxBytes: 100 });
+      const res = await restoreSnapshot(streamOf(gzipSync(tarOf([{ path: 'alloc/data/f', body: 'zipped' }]))), dest, {
+        prevAllocId: 'p',
+        gzip: true,
+        maxBytes: 100,
+      });
       expect(res.bytes).to.equal(6);
       expect(await readFile(path.join(dest.dataDir, 'f'), 'utf8')).to.equal('zipped');
     });
@@ -199,23 +239,29 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
     };
 
     it('an overwritten file is back after a late escape', async () => {
-      const err = await refused(tarOf([
-        { path: 'alloc/data/keep', body: 'NEW' },
-        { path: 'alloc/data/added', body: 'x' },
-        { path: 'alloc/data/zz', type: 'SymbolicLink', linkpath: '../../../outside' },
-      ]), prep);
+      const err = await refused(
+        tarOf([
+          { path: 'alloc/data/keep', body: 'NEW' },
+          { path: 'alloc/data/added', body: 'x' },
+          { path: 'alloc/data/zz', type: 'SymbolicLink', linkpath: '../../../outside' },
+        ]),
+        prep,
+      );
       expect(err).to.be.instanceOf(SnapshotEscapeError);
     });
 
     it('alloc/logs cannot be replaced, and alloc/ keeps its owner', async () => {
-      const err = await refused(tarOf([
-        { path: 'alloc', type: 'Directory', mode: 0o700 },
-        { path: 'alloc/data/x', body: 'x' },
-        { path: 'alloc/logs', body: 'not a dir any more' },
-      ]), async (ad) => {
-        await prep(ad);
-        if (isRoot()) await chown(ad.sharedDir, 65534, 65534);
-      });
+      const err = await refused(
+        tarOf([
+          { path: 'alloc', type: 'Directory', mode: 0o700 },
+          { path: 'alloc/data/x', body: 'x' },
+          { path: 'alloc/logs', body: 'not a dir any more' },
+        ]),
+        async (ad) => {
+          await prep(ad);
+          if (isRoot()) await chown(ad.sharedDir, 65534, 65534);
+        },
+      );
       expect(err).to.be.instanceOf(SnapshotStreamError);
       expect((err as Error).message).to.match(/not under alloc\/data or a task's local/);
     });
@@ -233,18 +279,22 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
 
   describe('finding 5: typed errors and bounded cost', () => {
     it('a symlink loop then a dir at the same path: SnapshotStreamError, not ELOOP', async () => {
-      const err = await refused(tarOf([
-        { path: 'alloc/data/x', type: 'SymbolicLink', linkpath: 'x' },
-        { path: 'alloc/data/x', type: 'Directory' },
-      ]));
+      const err = await refused(
+        tarOf([
+          { path: 'alloc/data/x', type: 'SymbolicLink', linkpath: 'x' },
+          { path: 'alloc/data/x', type: 'Directory' },
+        ]),
+      );
       expect(err).to.be.instanceOf(SnapshotStreamError);
     });
 
     it('a symlink loop alone: a typed error', async () => {
-      const err = await refused(tarOf([
-        { path: 'alloc/data/x', type: 'SymbolicLink', linkpath: 'y' },
-        { path: 'alloc/data/y', type: 'SymbolicLink', linkpath: 'x' },
-      ]));
+      const err = await refused(
+        tarOf([
+          { path: 'alloc/data/x', type: 'SymbolicLink', linkpath: 'y' },
+          { path: 'alloc/data/y', type: 'SymbolicLink', linkpath: 'x' },
+        ]),
+      );
       expect(err).to.be.instanceOf(SnapshotStreamError);
       expect((err as Error).message).to.match(/too many levels/);
     });

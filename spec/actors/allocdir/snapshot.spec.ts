@@ -171,7 +171,11 @@ describe('AllocDir snapshot / restoreSnapshot', () => {
       { name: 'an absolute path', entries: (o) => [{ path: path.join(o, 'x'), body: 'pwn' }], msg: /object that escapes/ },
       { name: 'an absolute /etc path', entries: () => [{ path: '/etc/berth-should-not-exist', body: 'pwn' }], msg: /object that escapes/ },
       { name: 'a symlink to /etc', entries: () => [{ path: 'alloc/data/etc', type: 'SymbolicLink', linkpath: '/etc' }], msg: /symlink that escapes/ },
-      { name: 'a symlink with a ../.. target', entries: () => [{ path: 'alloc/data/up', type: 'SymbolicLink', linkpath: '../../..' }], msg: /symlink that escapes/ },
+      {
+        name: 'a symlink with a ../.. target',
+        entries: () => [{ path: 'alloc/data/up', type: 'SymbolicLink', linkpath: '../../..' }],
+        msg: /symlink that escapes/,
+      },
       {
         name: 'a file written through a symlink planted earlier in the stream',
         entries: () => [
@@ -228,7 +232,10 @@ describe('AllocDir snapshot / restoreSnapshot', () => {
     let produced = 0;
     let readsAfterAbort = 0;
     const ac = new AbortController();
-    const head = Buffer.concat([...entryBlocks({ path: 'alloc/data/first', body: 'ok' }), ...entryBlocks({ path: 'alloc/data/big', type: 'File' }).slice(0, 1)]);
+    const head = Buffer.concat([
+      ...entryBlocks({ path: 'alloc/data/first', body: 'ok' }),
+      ...entryBlocks({ path: 'alloc/data/big', type: 'File' }).slice(0, 1),
+    ]);
     // Patch the size of the big entry's header: build it by hand with the real size.
     const { Header } = await import('tar');
     const h = new Header({ path: 'alloc/data/big', type: 'File', size, mode: 0o644, mtime: new Date() });

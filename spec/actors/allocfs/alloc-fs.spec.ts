@@ -3,7 +3,15 @@ import { appendFile, chmod, mkdir, rm, symlink, truncate, utimes, writeFile } fr
 import path from 'node:path';
 import { AllocDir } from '../../../actors/allocdir/index.ts';
 import {
-  AllocFileNotFoundError, AllocFSArgumentError, AllocFSError, AllocPathEscapeError, PrivateFileReadError, SecretFileReadError, createAllocFS, goFileMode, type AllocFS,
+  AllocFileNotFoundError,
+  AllocFSArgumentError,
+  AllocFSError,
+  AllocPathEscapeError,
+  PrivateFileReadError,
+  SecretFileReadError,
+  createAllocFS,
+  goFileMode,
+  type AllocFS,
 } from '../../../actors/allocfs/index.ts';
 import { tempDirs } from '../allocdir/helpers.ts';
 import { lstatSync, statSync } from 'node:fs';
@@ -87,7 +95,7 @@ describe('alloc fs (runner.fs)', () => {
     await rejects(collect(afs.stream('alloc/data/out/passwd')), AllocPathEscapeError);
   });
 
-  it('refuses to read secrets/ and private/ with Nomad\'s messages, also through a symlink', async () => {
+  it("refuses to read secrets/ and private/ with Nomad's messages, also through a symlink", async () => {
     await rejects(afs.readAt('web/secrets/token', 0, 10), SecretFileReadError, 'Reading secret file prohibited: web/secrets/token');
     await rejects(afs.readAt('/web/private/key', 0, 10), PrivateFileReadError, 'Reading private file prohibited: /web/private/key');
     await rejects(collect(afs.stream('web/secrets/token')), SecretFileReadError);

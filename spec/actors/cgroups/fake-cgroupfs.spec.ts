@@ -110,7 +110,7 @@ describe('cgroups on a fake cgroupfs tree', () => {
     expect(detectCgroups({ mode: 'off' })).to.deep.include({ ok: false });
   });
 
-  it('reads v2 and v1 usage into Nomad\'s shape, CPU as percent since the previous sample', () => {
+  it("reads v2 and v1 usage into Nomad's shape, CPU as percent since the previous sample", () => {
     let now = 1000;
     const reader = new CgroupStatsReader(() => now);
     const v2dir = path.join(root, 'v2task');
@@ -122,7 +122,14 @@ describe('cgroups on a fake cgroupfs tree', () => {
     const cg2 = { version: 'v2' as const, paths: { unified: v2dir }, mounts: {}, controllers: [], canKill: true, limits: {}, createdAt: 0 };
     // 0.5 s of CPU in the 1 s since the cgroup was made: 50 %
     let u = reader.read('t2', cg2).resourceUsage;
-    expect(u.memoryStats).to.deep.equal({ rss: 4096, cache: 8192, swap: 0, usage: 20000, maxUsage: 30000, measured: ['RSS', 'Cache', 'Swap', 'Usage', 'Max Usage'] });
+    expect(u.memoryStats).to.deep.equal({
+      rss: 4096,
+      cache: 8192,
+      swap: 0,
+      usage: 20000,
+      maxUsage: 30000,
+      measured: ['RSS', 'Cache', 'Swap', 'Usage', 'Max Usage'],
+    });
     expect(u.cpuStats.percent).to.be.closeTo(50, 0.001);
     expect(u.cpuStats.userMode).to.be.closeTo(40, 0.001);
     expect(u.cpuStats.systemMode).to.be.closeTo(10, 0.001);
@@ -148,7 +155,15 @@ describe('cgroups on a fake cgroupfs tree', () => {
     write(path.join(v1('cpuacct'), 'cpuacct.stat'), 'user 150\nsystem 50\n');
     write(path.join(v1('cpu'), 'cpu.stat'), 'nr_periods 0\nnr_throttled 0\nthrottled_time 0\n');
     now = 2000;
-    const cg1 = { version: 'v1' as const, paths: { memory: v1('memory'), cpuacct: v1('cpuacct'), cpu: v1('cpu') }, mounts: {}, controllers: [], canKill: false, limits: {}, createdAt: 0 };
+    const cg1 = {
+      version: 'v1' as const,
+      paths: { memory: v1('memory'), cpuacct: v1('cpuacct'), cpu: v1('cpu') },
+      mounts: {},
+      controllers: [],
+      canKill: false,
+      limits: {},
+      createdAt: 0,
+    };
     u = reader.read('t1', cg1).resourceUsage;
     expect(u.memoryStats).to.deep.equal({ rss: 200, cache: 100, swap: 0, usage: 300, maxUsage: 400, measured: ['RSS', 'Cache', 'Swap', 'Usage', 'Max Usage'] });
     expect(u.cpuStats.percent).to.be.closeTo(100, 0.001); // 2 s of CPU in 2 s: one core

@@ -31,7 +31,10 @@ describe('cgroups: fallback when no hierarchy is writable', function () {
     fs.chownSync(dataDir, NOBODY, NOBODY);
     try {
       const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(here, 'support', 'nobody-client.ts'), dataDir], {
-        cwd: repo, uid: NOBODY, gid: NOBODY, env: { ...process.env, HOME: dataDir },
+        cwd: repo,
+        uid: NOBODY,
+        gid: NOBODY,
+        env: { ...process.env, HOME: dataDir },
       });
       const out = JSON.parse(stdout.trim().split('\n').pop()!) as { detected: { version: null; message: string }; driver: string; status: string };
       expect(out.status).to.equal('complete');

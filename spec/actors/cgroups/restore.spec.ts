@@ -42,12 +42,18 @@ describe('cgroups: host kill -9, restore, stop (root)', function () {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'berth-cgrestore-'));
     dirs.push(dataDir);
     // a task with a setsid'd grandchild, so only the cgroup can find everything
-    const alloc = makeAlloc([{
-      name: 'web', driver: 'raw_exec', killTimeoutMs: 1000, resources: { memoryMB: 64, cpu: 100 },
-      config: { command: '/bin/sh', args: ['-c', "(setsid sh -c 'exec sleep 1000' &); exec sleep 1000"] },
-    }]);
+    const alloc = makeAlloc([
+      {
+        name: 'web',
+        driver: 'raw_exec',
+        killTimeoutMs: 1000,
+        resources: { memoryMB: 64, cpu: 100 },
+        config: { command: '/bin/sh', args: ['-c', "(setsid sh -c 'exec sleep 1000' &); exec sleep 1000"] },
+      },
+    ]);
     const host = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'support', 'client-host.ts'), dataDir, JSON.stringify(alloc)], {
-      cwd: repo, stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: repo,
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
     hosts.push(host.pid!);
     await new Promise<void>((resolve, reject) => {

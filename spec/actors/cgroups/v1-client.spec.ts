@@ -17,7 +17,12 @@ import { alive, buildMiniChroot, until } from '../drivers/support/helpers.ts';
 
 const noRestart = { attempts: 0, intervalMs: 60_000, delayMs: 0, mode: 'fail' as const };
 const task = (name: string, command: string, args: string[], extra: Partial<Task> = {}): Task => ({
-  name, driver: 'raw_exec', config: { command, args }, killTimeoutMs: 1000, restartPolicy: noRestart, ...extra,
+  name,
+  driver: 'raw_exec',
+  config: { command, args },
+  killTimeoutMs: 1000,
+  restartPolicy: noRestart,
+  ...extra,
 });
 const sh = (name: string, script: string, extra: Partial<Task> = {}) => task(name, '/bin/sh', ['-c', script], extra);
 const done = (client: Client, r: AllocRunner) => viewWhere(client, r, (a) => a.clientStatus === 'complete' || a.clientStatus === 'failed');
@@ -57,8 +62,12 @@ describe('cgroups v1 through the client (root)', function () {
   it('OOM-kills a task past memoryMB and reports it; the restart policy decides; a task under the limit runs', async () => {
     const client = newClient();
     const policy = { attempts: 1, intervalMs: 60_000, delayMs: 0, mode: 'fail' as const };
-    const hog = client.addAlloc(makeAlloc([task('hog', '/usr/bin/tail', ['/dev/zero'], { resources: { memoryMB: 32 }, restartPolicy: policy })], { jobType: 'batch' }));
-    const fits = client.addAlloc(makeAlloc([sh('fits', 'x=$(head -c 8000000 /dev/zero | tr "\\0" a); echo ${#x}', { resources: { memoryMB: 64 } })], { jobType: 'batch' }));
+    const hog = client.addAlloc(
+      makeAlloc([task('hog', '/usr/bin/tail', ['/dev/zero'], { resources: { memoryMB: 32 }, restartPolicy: policy })], { jobType: 'batch' }),
+    );
+    const fits = client.addAlloc(
+      makeAlloc([sh('fits', 'x=$(head -c 8000000 /dev/zero | tr "\\0" a); echo ${#x}', { resources: { memoryMB: 64 } })], { jobType: 'batch' }),
+    );
     await Promise.all([done(client, hog), done(client, fits)]);
     const evs = events(hog, 'hog');
     const terminated = evs.filter((e) => e.type === 'Terminated');
@@ -79,7 +88,7 @@ describe('cgroups v1 through the client (root)', function () {
     expect(out.trim()).to.equal('8000000');
   });
 
-  it('caps a task\'s processes at the client\'s pidsLimit', async () => {
+  it("caps a task's processes at the client's pidsLimit", async () => {
     const client = newClient({ cgroups: { pidsLimit: 5 } });
     const r = client.addAlloc(makeAlloc([sh('forker', 'i=0; while [ $i -lt 10 ]; do sleep 30 & i=$((i+1)); done; echo all-forked')], { jobType: 'batch' }));
     await done(client, r);
@@ -144,7 +153,7 @@ describe('cgroups v1 through the client (root)', function () {
 
   it('without cgroups the same grandchild escapes the process-group kill (why cgroups matter)', async () => {
     const client = newClient({ cgroups: { mode: 'off' } });
-    const r = client.addAlloc(makeAlloc([sh('web', "(setsid sh -c 'echo $$ > \"$NOMAD_TASK_DIR/esc.pid\"; exec sleep 1000' &); exec sleep 1000")]));
+    const r = client.addAlloc(makeAlloc([sh('web', '(setsid sh -c \'echo $$ > "$NOMAD_TASK_DIR/esc.pid"; exec sleep 1000\' &); exec sleep 1000')]));
     await until(() => !!handleOf(r, 'web'), 10_000, 'the task to start');
     const file = path.join(r.allocDir.dir, 'web', 'local', 'esc.pid');
     await until(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() !== '', 5000, 'esc.pid');
@@ -166,14 +175,20 @@ describe('cgroups v1 through the client (root)', function () {
   it('reports usage that moves when the task allocates and burns CPU, on runner.stats() and the bus', async () => {
     const client = newClient({ statsIntervalMs: 100 });
     const stats = record(client, 'task.stats');
-    const r = client.addAlloc(makeAlloc([sh('web', 'x=$(head -c 30000000 /dev/zero | tr "\\0" a); while :; do :; done', { resources: { memoryMB: 256, cpu: 100 } })]));
+    const r = client.addAlloc(
+      makeAlloc([sh('web', 'x=$(head -c 30000000 /dev/zero | tr "\\0" a); while :; do :; done', { resources: { memoryMB: 256, cpu: 100 } })]),
+    );
     await r.waitFor('running');
     let last = await r.stats();
-    await until(async () => {
-      last = await r.stats();
-      const t = last.tasks.web?.resourceUsage;
-      return !!t && t.memoryStats.rss >= 30e6 && t.cpuStats.percent > 20;
-    }, 15_000, 'usage to move');
+    await until(
+      async () => {
+        last = await r.stats();
+        const t = last.tasks.web?.resourceUsage;
+        return !!t && t.memoryStats.rss >= 30e6 && t.cpuStats.percent > 20;
+      },
+      15_000,
+      'usage to move',
+    );
     const u = last.tasks.web!.resourceUsage;
     expect(u.memoryStats.measured).to.deep.equal(['RSS', 'Cache', 'Swap', 'Usage', 'Max Usage']);
     expect(u.memoryStats.usage).to.be.at.least(u.memoryStats.rss);

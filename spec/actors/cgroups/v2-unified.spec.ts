@@ -54,7 +54,12 @@ describe('cgroups v2 on the real unified mount (root)', function () {
   it('raw_exec: the task starts inside its cgroup, stats measure CPU, stop kills a setsid grandchild, destroy removes it', async () => {
     const driver = createRawExecDriver({ cgroups: mgr });
     const sb = sandbox();
-    const h = await startTracked(driver, sb.config(sh("(setsid sh -c 'exec sleep 1000' &); i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exec sleep 1000", { resources: { memoryMB: 64, cpu: 200 } })));
+    const h = await startTracked(
+      driver,
+      sb.config(
+        sh("(setsid sh -c 'exec sleep 1000' &); i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exec sleep 1000", { resources: { memoryMB: 64, cpu: 200 } }),
+      ),
+    );
     const st = h.state as ProcessHandleState;
     const cg = st.cgroup!;
     expect(cg.version).to.equal('v2');

@@ -6,7 +6,7 @@ import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 describe('client: runner.fs', () => {
   const newClient = useTempClients();
 
-  it('reads the running alloc\'s dir: a task log, the layout, never its secrets', async () => {
+  it("reads the running alloc's dir: a task log, the layout, never its secrets", async () => {
     const client = newClient();
     const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '10s', stdout_string: 'hello from web\n' })]));
     await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running');

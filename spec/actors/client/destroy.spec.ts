@@ -39,7 +39,13 @@ describe('client: destroy', () => {
       const calls: string[] = [];
       const hooks: RunnerHook[] = [
         { name: 'first', destroy: async () => void calls.push('first') },
-        { name: 'broken', destroy: async () => { calls.push('broken'); throw new Error('disk on fire'); } },
+        {
+          name: 'broken',
+          destroy: async () => {
+            calls.push('broken');
+            throw new Error('disk on fire');
+          },
+        },
         { name: 'last', destroy: async () => void calls.push('last') },
       ];
       const client = newClient({ hooks });

@@ -38,15 +38,17 @@ describe('exec task: a setuid-root file in alloc/ does not give root (#10)', fun
   it('runs /alloc/data/id (setuid root, 04755) as nobody and gets euid 65534', async () => {
     const client = newClient({
       chrootEnv: idChroot(),
-      hooks: [{
-        name: 'plant-setuid',
-        async prerun({ allocDir }) {
-          const p = join(allocDir.dataDir, 'id');
-          await copyFile('/usr/bin/id', p);
-          await chown(p, 0, 0);
-          await chmod(p, 0o4755);
+      hooks: [
+        {
+          name: 'plant-setuid',
+          async prerun({ allocDir }) {
+            const p = join(allocDir.dataDir, 'id');
+            await copyFile('/usr/bin/id', p);
+            await chown(p, 0, 0);
+            await chmod(p, 0o4755);
+          },
         },
-      }],
+      ],
     });
     const r = client.addAlloc(makeAlloc([{ name: 'web', driver: 'exec', config: { command: '/alloc/data/id', args: ['-u'] } }], { jobType: 'batch' }));
     await viewWhere(client, r, (a) => a.clientStatus === 'complete' || a.clientStatus === 'failed');

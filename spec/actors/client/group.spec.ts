@@ -38,7 +38,9 @@ describe('client: task groups', () => {
 
   it('a failed task kills its siblings with "Sibling Task Failed"', async () => {
     const client = newClient();
-    const alloc = makeAlloc([mockTask('bad', { run_for: '10ms', exit_code: 3 }), mockTask('good', { run_for: '10s' })], { group: { restartPolicy: noRestart } });
+    const alloc = makeAlloc([mockTask('bad', { run_for: '10ms', exit_code: 3 }), mockTask('good', { run_for: '10s' })], {
+      group: { restartPolicy: noRestart },
+    });
     const r = client.addAlloc(alloc);
     await r.waitFor('stopping');
     await viewWhere(client, r, (a) => a.taskStates!.good!.state === 'dead');
@@ -63,11 +65,14 @@ describe('client: task groups', () => {
   it('prestart tasks gate the main task; a sidecar is killed with "Main Tasks Dead"', async () => {
     const client = newClient();
     const events = record(client, 'task.event');
-    const alloc = makeAlloc([
-      mockTask('init', { run_for: '20ms' }, { lifecycle: { hook: 'prestart' } }),
-      mockTask('side', { run_for: '10s' }, { lifecycle: { hook: 'prestart', sidecar: true } }),
-      mockTask('main', { run_for: '20ms' }),
-    ], { jobType: 'batch' });
+    const alloc = makeAlloc(
+      [
+        mockTask('init', { run_for: '20ms' }, { lifecycle: { hook: 'prestart' } }),
+        mockTask('side', { run_for: '10s' }, { lifecycle: { hook: 'prestart', sidecar: true } }),
+        mockTask('main', { run_for: '20ms' }),
+      ],
+      { jobType: 'batch' },
+    );
     const r = client.addAlloc(alloc);
     await r.waitFor('stopping');
     await viewWhere(client, r, (a) => a.taskStates!.side!.state === 'dead');
@@ -79,7 +84,9 @@ describe('client: task groups', () => {
 
   it('restarts a crashing task per its policy, then "Not Restarting" fails it', async () => {
     const client = newClient();
-    const alloc = makeAlloc([mockTask('crash', { run_for: '5ms', exit_code: 1 })], { group: { restartPolicy: { attempts: 2, intervalMs: 60_000, delayMs: 5, mode: 'fail' } } });
+    const alloc = makeAlloc([mockTask('crash', { run_for: '5ms', exit_code: 1 })], {
+      group: { restartPolicy: { attempts: 2, intervalMs: 60_000, delayMs: 5, mode: 'fail' } },
+    });
     const r = client.addAlloc(alloc);
     await r.waitFor('stopping');
     await viewWhere(client, r, (a) => a.clientStatus === 'failed');
@@ -100,7 +107,11 @@ describe('client: task groups', () => {
     expect(ts.events.map((e) => e.type)).to.deep.equal(['Received', 'Task Setup', 'Driver Failure', 'Not Restarting']);
     expect(ts.events[2]!.displayMessage).to.equal('no such image');
     expect(ts.events[3]!.displayMessage).to.equal('Error was unrecoverable');
-    const r2 = client.addAlloc(makeAlloc([mockTask('web', { start_error: 'try later', start_error_recoverable: true })], { group: { restartPolicy: { attempts: 1, intervalMs: 60_000, delayMs: 1, mode: 'fail' } } }));
+    const r2 = client.addAlloc(
+      makeAlloc([mockTask('web', { start_error: 'try later', start_error_recoverable: true })], {
+        group: { restartPolicy: { attempts: 1, intervalMs: 60_000, delayMs: 1, mode: 'fail' } },
+      }),
+    );
     await r2.waitFor('stopping');
     expect(r2.alloc().taskStates!.web!.restarts).to.equal(1);
   });

@@ -38,7 +38,10 @@ function procsWith(needle: string): number[] {
 /** How often the task labelled `label` started (each start appends its pid). */
 const runs = (dataDir: string, label: string) => {
   try {
-    return readFileSync(join(dataDir, `runs-${label}`), 'utf8').trim().split('\n').filter(Boolean).length;
+    return readFileSync(join(dataDir, `runs-${label}`), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean).length;
   } catch {
     return 0;
   }
@@ -46,7 +49,9 @@ const runs = (dataDir: string, label: string) => {
 
 /** The pid in the task actor's handle: the process this runner owns. */
 const ownedPid = (r: AllocRunner) => {
-  const child = (r as unknown as { actor: { getSnapshot(): { children: Record<string, { getSnapshot(): { context: { handle?: { pid?: number } } } } | undefined> } } }).actor.getSnapshot().children[`task-${r.allocId}-web`];
+  const child = (
+    r as unknown as { actor: { getSnapshot(): { children: Record<string, { getSnapshot(): { context: { handle?: { pid?: number } } } } | undefined> } } }
+  ).actor.getSnapshot().children[`task-${r.allocId}-web`];
   return child?.getSnapshot().context.handle?.pid;
 };
 
@@ -55,7 +60,10 @@ const ownedPid = (r: AllocRunner) => {
  * says ready; otherwise it kills itself. Resolves with the alloc ids it announced, once it is dead.
  */
 async function crashHost(dataDir: string, scenario: string, killOnReady: boolean): Promise<Record<string, string>> {
-  const host = spawn(process.execPath, ['--import', 'tsx', join(here, 'support', 'crash-client.ts'), dataDir, scenario], { cwd: repo, stdio: ['ignore', 'pipe', 'inherit'] });
+  const host = spawn(process.execPath, ['--import', 'tsx', join(here, 'support', 'crash-client.ts'), dataDir, scenario], {
+    cwd: repo,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const ids: Record<string, string> = {};
   const exited = new Promise<number | null>((resolve) => host.once('exit', (_code, sig) => resolve(sig === 'SIGKILL' ? 9 : null)));
   let buf = '';
@@ -141,7 +149,10 @@ describe('client: host kill -9, then restore on the same data dir (checked again
     // Running and mid-start: reattached to the very process, never started twice.
     const running = byId.get(ids.running!)!;
     const starting = byId.get(ids.starting!)!;
-    for (const [label, r] of [['running', running], ['starting', starting]] as const) {
+    for (const [label, r] of [
+      ['running', running],
+      ['starting', starting],
+    ] as const) {
       await viewWhere(client, r, (a) => a.taskStates?.web?.state === 'running');
       expect(ownedPid(r), `${label}: owns the process that outlived the host`).to.equal(before[label]![0]);
       expect(runs(dataDir, label), `${label}: runs`).to.equal(1);
@@ -187,7 +198,7 @@ describe('client: host kill -9, then restore on the same data dir (checked again
     await expectNothingLeft(client, dataDir);
   });
 
-  it('between a batch task\'s exit and its record: restore reports the exit, never runs it again', async () => {
+  it("between a batch task's exit and its record: restore reports the exit, never runs it again", async () => {
     const dataDir = newClient().dataDir;
     dataDirs.push(dataDir);
     const ids = await crashHost(dataDir, 'exit-record', false);

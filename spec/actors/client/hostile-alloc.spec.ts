@@ -59,13 +59,39 @@ describe('parseAllocation: only JSON values, within bounds (#10 finding 6)', () 
     ['NaN', () => ({ x: [1, NaN] }), /config\.x\[1\]: must be a JSON value \(got NaN\)$/],
     ['a Date', () => ({ d: new Date(0) }), /config\.d: must be a JSON value \(got a Date\)$/],
     ['a Map', () => ({ m: new Map() }), /config\.m: must be a JSON value \(got a Map\)$/],
-    ['a circular object', () => {
-      const c: Record<string, unknown> = { k: 1 };
-      c.self = { back: c };
-      return c;
-    }, /config\.self\.back: circular reference$/],
-    ['a throwing getter (never called)', () => Object.defineProperty({}, 'boom', { enumerable: true, get() { throw new Error('getter ran'); } }), /config\.boom: must be a JSON value \(got an accessor property\)$/],
-    ['a proxy that throws', () => new Proxy({}, { ownKeys() { throw new Error('trap'); } }), /config: cannot be read: trap$/],
+    [
+      'a circular object',
+      () => {
+        const c: Record<string, unknown> = { k: 1 };
+        c.self = { back: c };
+        return c;
+      },
+      /config\.self\.back: circular reference$/,
+    ],
+    [
+      'a throwing getter (never called)',
+      () =>
+        Object.defineProperty({}, 'boom', {
+          enumerable: true,
+          get() {
+            throw new Error('getter ran');
+          },
+        }),
+      /config\.boom: must be a JSON value \(got an accessor property\)$/,
+    ],
+    [
+      'a proxy that throws',
+      () =>
+        new Proxy(
+          {},
+          {
+            ownKeys() {
+              throw new Error('trap');
+            },
+          },
+        ),
+      /config: cannot be read: trap$/,
+    ],
     ['a 2 MB string', () => ({ s: 'x'.repeat(2 * 1024 * 1024) }), /config\.s: string longer than 1048576 characters$/],
   ];
   for (const [name, make, re] of cases) {
@@ -162,7 +188,7 @@ function mountHelpers(): string[] {
 
 describe('client.shutdown() stops the mount helper (#10 housekeeping)', function () {
   this.timeout(20_000);
-  it('the helper started for the tasks\' tmpfs mounts is gone after shutdown (root)', async function () {
+  it("the helper started for the tasks' tmpfs mounts is gone after shutdown (root)", async function () {
     if (process.geteuid?.() !== 0) {
       this.test!.title += ' (skipped: needs root for mounts)';
       return this.skip();

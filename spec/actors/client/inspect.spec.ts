@@ -36,7 +36,7 @@ describe('inspection', () => {
     const seq: string[] = [];
     for (const e of events) {
       if (e.type !== '@xstate.snapshot' || e.actorRef !== allocRef) continue;
-      const top = topOf((e as SnapEv).snapshot as unknown as { value: unknown } && ((e as SnapEv).snapshot as unknown as { value: unknown }).value);
+      const top = topOf(((e as SnapEv).snapshot as unknown as { value: unknown }) && ((e as SnapEv).snapshot as unknown as { value: unknown }).value);
       if (seq[seq.length - 1] !== top) seq.push(top!);
     }
     expect(seq).to.deep.equal(['pending', 'waiting-prev', 'running', 'stopping', 'destroyed']);
@@ -78,7 +78,9 @@ describe('inspection', () => {
   });
 
   it('an inspector stopped while its server is missing lets the process exit (no endless reconnect)', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../support/inspector-exit.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../support/inspector-exit.ts', import.meta.url))], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     const code = await new Promise<number | null>((res) => {

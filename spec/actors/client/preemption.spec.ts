@@ -27,7 +27,10 @@ describe('client: waiting for previous and preempted allocations', () => {
     const hiR = client.addAlloc(hi);
     await hiR.waitFor('waiting-prev');
     expect(hiR.isWaiting()).to.equal(true);
-    expect(waiting.items.map((m) => [m.watchedAllocId, m.role, m.mode])).to.have.deep.members([[lo[0]!.id, 'preempted', 'local'], [lo[1]!.id, 'preempted', 'local']]);
+    expect(waiting.items.map((m) => [m.watchedAllocId, m.role, m.mode])).to.have.deep.members([
+      [lo[0]!.id, 'preempted', 'local'],
+      [lo[1]!.id, 'preempted', 'local'],
+    ]);
 
     const released = nextMessage(client, 'watcher.released', (m) => m.watchedAllocId === lo[0]!.id);
     client.updateAlloc({ ...lo[0]!, desiredStatus: 'evict', allocModifyIndex: 2 });

@@ -6,7 +6,13 @@ import { createClient } from '../../../actors/client/client.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
 
-const sh = (name: string, script: string, extra: Partial<Task> = {}): Task => ({ name, driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', script] }, killTimeoutMs: 2000, ...extra });
+const sh = (name: string, script: string, extra: Partial<Task> = {}): Task => ({
+  name,
+  driver: 'raw_exec',
+  config: { command: '/bin/sh', args: ['-c', script] },
+  killTimeoutMs: 2000,
+  ...extra,
+});
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -29,7 +35,9 @@ async function stdoutUntil(r: AllocRunner, task: string, pred: (text: string) =>
   return text;
 }
 const pidOf = (r: AllocRunner, task: string) => {
-  const child = (r as unknown as { actor: { getSnapshot(): { children: Record<string, { getSnapshot(): { context: { handle?: { pid?: number } } } }> } } }).actor.getSnapshot().children[`task-${r.allocId}-${task}`];
+  const child = (
+    r as unknown as { actor: { getSnapshot(): { children: Record<string, { getSnapshot(): { context: { handle?: { pid?: number } } } }> } } }
+  ).actor.getSnapshot().children[`task-${r.allocId}-${task}`];
   return child?.getSnapshot().context.handle?.pid;
 };
 
@@ -44,7 +52,11 @@ describe('client: real processes (raw_exec)', function () {
 
   it('runs a process with Nomad env vars, logs it, and stops it with its kill signal', async () => {
     const client = newClient();
-    const r = await run(client, [sh('web', 'trap "echo bye; exit 0" TERM; echo "alloc=$NOMAD_ALLOC_ID task=$NOMAD_TASK_NAME dir=$NOMAD_TASK_DIR"; while true; do sleep 0.05; done', { killSignal: 'SIGTERM' })]);
+    const r = await run(client, [
+      sh('web', 'trap "echo bye; exit 0" TERM; echo "alloc=$NOMAD_ALLOC_ID task=$NOMAD_TASK_NAME dir=$NOMAD_TASK_DIR"; while true; do sleep 0.05; done', {
+        killSignal: 'SIGTERM',
+      }),
+    ]);
     const out = await stdoutUntil(r, 'web', (t) => t.includes('dir='));
     expect(out).to.include(`alloc=${r.allocId} task=web dir=${r.allocDir.dir}/web/local`);
     const pid = pidOf(r, 'web')!;
@@ -59,7 +71,9 @@ describe('client: real processes (raw_exec)', function () {
 
   it('a crashing task is restarted per its policy with real delays, then fails the alloc', async () => {
     const client = newClient();
-    const r = client.addAlloc(makeAlloc([sh('crash', 'echo started; exit 7')], { group: { restartPolicy: { attempts: 2, intervalMs: 60_000, delayMs: 20, mode: 'fail' } } }));
+    const r = client.addAlloc(
+      makeAlloc([sh('crash', 'echo started; exit 7')], { group: { restartPolicy: { attempts: 2, intervalMs: 60_000, delayMs: 20, mode: 'fail' } } }),
+    );
     await viewWhere(client, r, (a) => a.clientStatus === 'failed');
     const ts = r.alloc().taskStates!.crash!;
     expect(ts.restarts).to.equal(2);
@@ -115,7 +129,10 @@ describe('client: real processes (raw_exec)', function () {
 
   it('shutdown leaves running tasks alone; a new client on the same data dir restores and reattaches them', async () => {
     const client = newClient();
-    const a = makeAlloc([sh('web', 'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'), sh('done', 'echo once', { lifecycle: { hook: 'poststart' } })]);
+    const a = makeAlloc([
+      sh('web', 'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'),
+      sh('done', 'echo once', { lifecycle: { hook: 'poststart' } }),
+    ]);
     const r = client.addAlloc(a);
     await viewWhere(client, r, (x) => x.taskStates!.web!.state === 'running' && x.taskStates!.done!.state === 'dead');
     const pid = pidOf(r, 'web')!;
@@ -147,7 +164,10 @@ describe('client: real processes (raw_exec)', function () {
 
   it('restore: a task that exited while no client ran reports its exit, and the policy decides', async () => {
     const client = newClient();
-    const a = makeAlloc([sh('web', 'read line < /dev/null; sleep 0.3; exit 4')], { jobType: 'batch', group: { restartPolicy: { attempts: 0, intervalMs: 60_000, delayMs: 0, mode: 'fail' } } });
+    const a = makeAlloc([sh('web', 'read line < /dev/null; sleep 0.3; exit 4')], {
+      jobType: 'batch',
+      group: { restartPolicy: { attempts: 0, intervalMs: 60_000, delayMs: 0, mode: 'fail' } },
+    });
     const r = client.addAlloc(a);
     await viewWhere(client, r, (x) => x.taskStates!.web!.state === 'running');
     const pid = pidOf(r, 'web')!;

@@ -8,7 +8,8 @@ type WithActor = { actor: { getSnapshot(): { status: string; children: unknown }
 
 /** The task actor's signal requests still in flight. */
 const taskChildren = (r: AllocRunner, task: string) => {
-  const t = ((r as unknown as WithActor).actor.getSnapshot() as { children: Record<string, { getSnapshot(): { children: Record<string, unknown> } }> }).children[`task-${r.allocId}-${task}`];
+  const t = ((r as unknown as WithActor).actor.getSnapshot() as { children: Record<string, { getSnapshot(): { children: Record<string, unknown> } }> })
+    .children[`task-${r.allocId}-${task}`];
   return Object.keys(t?.getSnapshot().children ?? {}).filter((id) => id.startsWith('signal.'));
 };
 
@@ -17,11 +18,13 @@ describe('client: signal goes through the task chart', () => {
 
   it('Signaling event, the driver error as the answer, the task unharmed, no child left; a dead task is skipped', async () => {
     const client = newClient();
-    const r = client.addAlloc(makeAlloc([
-      mockTask('ok', { run_for: '10s' }),
-      mockTask('bad', { run_for: '10s', signal_error: 'no way' }),
-      mockTask('once', { run_for: '0s' }, { lifecycle: { hook: 'poststart' } }),
-    ]));
+    const r = client.addAlloc(
+      makeAlloc([
+        mockTask('ok', { run_for: '10s' }),
+        mockTask('bad', { run_for: '10s', signal_error: 'no way' }),
+        mockTask('once', { run_for: '0s' }, { lifecycle: { hook: 'poststart' } }),
+      ]),
+    );
     await viewWhere(client, r, (a) => a.taskStates!.ok!.state === 'running' && a.taskStates!.bad!.state === 'running' && a.taskStates!.once!.state === 'dead');
     await r.signal('ok', 'SIGUSR1');
     expect(r.alloc().taskStates!.ok!.events.at(-1)!.type).to.equal('Signaling');
@@ -31,7 +34,7 @@ describe('client: signal goes through the task chart', () => {
     const all = await r.signal(undefined, 'SIGHUP').catch((e) => e);
     expect(all).to.be.instanceOf(MultiError);
     expect(all.message).to.include('Failed to signal task: bad, err: no way');
-    expect((await r.signal('once', 'SIGHUP').catch((e) => e))).to.be.instanceOf(TaskNotRunningError);
+    expect(await r.signal('once', 'SIGHUP').catch((e) => e)).to.be.instanceOf(TaskNotRunningError);
     expect(r.alloc().taskStates!.bad!.state).to.equal('running');
     expect((r as unknown as WithActor).actor.getSnapshot().status).to.equal('active');
     expect(taskChildren(r, 'ok')).to.deep.equal([]);

@@ -9,20 +9,21 @@ import { ManualClock } from '../../support/fake-rpc.ts';
 const flush = () => new Promise((r) => setImmediate(r));
 
 describe('stats publisher', () => {
-  it('publishes each running task\'s usage every interval, skips allocs not running, stops cleanly', async () => {
+  it("publishes each running task's usage every interval, skips allocs not running, stops cleanly", async () => {
     const clock = new ManualClock();
     const bus = createBus(() => clock.now());
     const got: BusMessage<'task.stats'>[] = [];
     bus.of('task.stats').subscribe((m) => got.push(m));
     let calls = 0;
-    const runner = (allocId: string, state: string) => ({
-      allocId,
-      state: () => state,
-      stats: async () => {
-        calls++;
-        return { resourceUsage: emptyUsage(), tasks: { web: { resourceUsage: emptyUsage(), timestamp: clock.now() } }, timestamp: clock.now() };
-      },
-    }) as unknown as AllocRunner;
+    const runner = (allocId: string, state: string) =>
+      ({
+        allocId,
+        state: () => state,
+        stats: async () => {
+          calls++;
+          return { resourceUsage: emptyUsage(), tasks: { web: { resourceUsage: emptyUsage(), timestamp: clock.now() } }, timestamp: clock.now() };
+        },
+      }) as unknown as AllocRunner;
     const stop = startStatsPublisher({ bus, clock, intervalMs: 1000, runners: () => [runner('a', 'running'), runner('b', 'stopping')] });
     clock.advance(999);
     await flush();

@@ -6,7 +6,12 @@ import type { Allocation, TaskEvent } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
 
-const stopOf = (a: Allocation, over: Partial<Allocation> = {}): Allocation => ({ ...a, desiredStatus: 'stop', allocModifyIndex: a.allocModifyIndex + 1, ...over });
+const stopOf = (a: Allocation, over: Partial<Allocation> = {}): Allocation => ({
+  ...a,
+  desiredStatus: 'stop',
+  allocModifyIndex: a.allocModifyIndex + 1,
+  ...over,
+});
 const events = (a: Allocation, task: string): TaskEvent[] => a.taskStates![task]!.events;
 const types = (a: Allocation, task: string) => events(a, task).map((e) => e.type);
 const first = (a: Allocation, task: string, type: string) => events(a, task).find((e) => e.type === type);
@@ -14,7 +19,7 @@ const first = (a: Allocation, task: string, type: string) => events(a, task).fin
 describe('client: shutdown_delay', () => {
   const newClient = useTempClients();
 
-  it('a task waits its shutdown_delay before the kill, pending, with Nomad\'s event', async () => {
+  it("a task waits its shutdown_delay before the kill, pending, with Nomad's event", async () => {
     const client = newClient();
     const alloc = makeAlloc([mockTask('web', { run_for: '1h' }, { shutdownDelayMs: 250 })]);
     const r = client.addAlloc(alloc);
@@ -31,7 +36,7 @@ describe('client: shutdown_delay', () => {
     expect(first(done, 'web', 'Terminated')!.time - first(done, 'web', 'Waiting for shutdown delay')!.time).to.be.at.least(240);
   });
 
-  it('the group\'s shutdown_delay is waited once, before the preKill hooks and the first kill', async () => {
+  it("the group's shutdown_delay is waited once, before the preKill hooks and the first kill", async () => {
     let hookAt = 0;
     const client = newClient({ hooks: [{ name: 'prekill', preKill: async () => void (hookAt = Date.now()) }] });
     const alloc = makeAlloc([mockTask('web', { run_for: '1h' }), mockTask('api', { run_for: '1h' })], { group: { shutdownDelayMs: 250 } });
@@ -103,7 +108,11 @@ describe('client: task changes on update', () => {
     const alloc = makeAlloc([mockTask('web', { run_for: '1h' }), mockTask('side', { run_for: '1h' })]);
     const r = client.addAlloc(alloc);
     await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running' && a.taskStates!.side!.state === 'running');
-    const next: Allocation = { ...alloc, allocModifyIndex: 2, job: { ...alloc.job, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [alloc.job.taskGroups[0]!.tasks[0]!] }] } };
+    const next: Allocation = {
+      ...alloc,
+      allocModifyIndex: 2,
+      job: { ...alloc.job, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [alloc.job.taskGroups[0]!.tasks[0]!] }] },
+    };
     client.updateAlloc(next);
     await viewWhere(client, r, (a) => a.clientStatus === 'failed');
     const killed = first(r.alloc(), 'side', 'Killed')!;
@@ -120,7 +129,11 @@ describe('client: task changes on update', () => {
     const alloc = makeAlloc([mockTask('web', { run_for: '1h' }), mockTask('side', { run_for: '1h' })], { previousAllocation: prev.allocId });
     const r = client.addAlloc(alloc);
     await r.waitFor('waiting-prev');
-    client.updateAlloc({ ...alloc, allocModifyIndex: 2, job: { ...alloc.job, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [alloc.job.taskGroups[0]!.tasks[0]!] }] } });
+    client.updateAlloc({
+      ...alloc,
+      allocModifyIndex: 2,
+      job: { ...alloc.job, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [alloc.job.taskGroups[0]!.tasks[0]!] }] },
+    });
     await viewWhere(client, r, (a) => a.taskStates!.side!.state === 'dead');
     await r.destroy();
     await prev.destroy();
@@ -134,7 +147,11 @@ describe('client: task changes on update', () => {
     const r = client.addAlloc(alloc);
     await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running');
     const v2 = mockTask('web', { run_for: '1h', stdout_string: 'v2\n' }, { killTimeoutMs: 1234 });
-    const next: Allocation = { ...alloc, allocModifyIndex: 2, job: { ...alloc.job, meta: { v: '2' }, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [v2] }] } };
+    const next: Allocation = {
+      ...alloc,
+      allocModifyIndex: 2,
+      job: { ...alloc.job, meta: { v: '2' }, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [v2] }] },
+    };
     client.updateAlloc(next);
     await viewWhere(client, r, () => seen.length === 1);
     expect(seen[0]!.allocModifyIndex).to.equal(2);
@@ -218,7 +235,9 @@ describe('client: hook kinds', () => {
     const calls: string[] = [];
     let postrun!: () => void;
     const ran = new Promise<void>((resolve) => (postrun = resolve));
-    const client = newClient({ hooks: [{ name: 'p', preKill: async () => void calls.push('preKill'), postrun: async () => (calls.push('postrun'), postrun()) }] });
+    const client = newClient({
+      hooks: [{ name: 'p', preKill: async () => void calls.push('preKill'), postrun: async () => (calls.push('postrun'), postrun()) }],
+    });
     client.addAlloc(makeAlloc([mockTask('web', { run_for: '10ms' })], { jobType: 'batch' }));
     await ran;
     expect(calls).to.deep.equal(['preKill', 'postrun']);
@@ -228,11 +247,13 @@ describe('client: hook kinds', () => {
 describe('client: max_run_duration', () => {
   const newClient = useTempClients();
 
-  it('stops a batch alloc at createTime + max_run_duration: complete, Nomad\'s description, poststop never starts', async () => {
+  it("stops a batch alloc at createTime + max_run_duration: complete, Nomad's description, poststop never starts", async () => {
     const client = newClient();
     const evs = record(client, 'task.event');
     const alloc = makeAlloc([mockTask('web', { run_for: '1h' }), mockTask('post', { run_for: '10ms' }, { lifecycle: { hook: 'poststop' } })], {
-      jobType: 'batch', createTime: Date.now(), group: { maxRunDurationMs: 200 },
+      jobType: 'batch',
+      createTime: Date.now(),
+      group: { maxRunDurationMs: 200 },
     });
     const r = client.addAlloc(alloc);
     await r.waitFor('stopping');
@@ -247,7 +268,9 @@ describe('client: max_run_duration', () => {
 
   it('a deadline already past stops it at once; a service job has none; an update moves it', async () => {
     const client = newClient();
-    const late = client.addAlloc(makeAlloc([mockTask('web', { run_for: '1h' })], { jobType: 'batch', createTime: Date.now() - 10_000, group: { maxRunDurationMs: 1000 } }));
+    const late = client.addAlloc(
+      makeAlloc([mockTask('web', { run_for: '1h' })], { jobType: 'batch', createTime: Date.now() - 10_000, group: { maxRunDurationMs: 1000 } }),
+    );
     await viewWhere(client, late, (a) => a.clientDescription === 'allocation exceeded max_run_duration');
     const service = makeAlloc([mockTask('web', { run_for: '1h' })], { jobType: 'service', createTime: Date.now() - 10_000, group: { maxRunDurationMs: 1000 } });
     const s = client.addAlloc(service);
@@ -269,7 +292,14 @@ describe('client: max_run_duration while waiting', () => {
     const evs = record(client, 'task.event');
     const prev = client.addAlloc(makeAlloc([mockTask('web', { run_for: '1h' })]));
     await prev.waitFor('running');
-    const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '1h' })], { jobType: 'batch', createTime: Date.now(), previousAllocation: prev.allocId, group: { maxRunDurationMs: 150 } }));
+    const r = client.addAlloc(
+      makeAlloc([mockTask('web', { run_for: '1h' })], {
+        jobType: 'batch',
+        createTime: Date.now(),
+        previousAllocation: prev.allocId,
+        group: { maxRunDurationMs: 150 },
+      }),
+    );
     await r.waitFor('stopping');
     expect(r.alloc().clientDescription).to.equal('allocation exceeded max_run_duration');
     expect(evs.items.filter((m) => m.allocId === r.allocId).map((m) => m.event.type)).not.to.include('Started');

@@ -109,7 +109,14 @@ describe('client: stop or destroy while a task is starting (raw_exec)', function
     await r.destroy();
   });
 
-  for (const [driver, delayMs] of [['raw_exec', 0], ['raw_exec', 5], ['raw_exec', 30], ['raw_exec', 80], ['raw_exec', 150], ['slow_exec', 100]] as const) {
+  for (const [driver, delayMs] of [
+    ['raw_exec', 0],
+    ['raw_exec', 5],
+    ['raw_exec', 30],
+    ['raw_exec', 80],
+    ['raw_exec', 150],
+    ['slow_exec', 100],
+  ] as const) {
     it(`${driver}: destroy ${delayMs} ms after addAlloc resolves with nothing left: no process, no dir, no late logs`, async () => {
       const client = newClient({ drivers: { slow_exec: slowStartDriver() } });
       const file = join(client.dataDir, 'pids');

@@ -13,7 +13,8 @@ describe('client: the task environment and the task dir a task gets', () => {
   it('a raw_exec task sees NOMAD_* from the alloc, the job, its meta and the client options', async () => {
     const client = newClient({ nodeId: 'node-7', nodeName: 'worker-7', datacenter: 'dc3' });
     const task: Task = {
-      name: 'dump', driver: 'raw_exec',
+      name: 'dump',
+      driver: 'raw_exec',
       config: { command: '/bin/sh', args: ['-c', 'env > "$NOMAD_TASK_DIR/env.txt"'] },
       meta: { Role: 'task' },
       resources: { cpu: 250, memoryMB: 64, memoryMaxMB: 128 },
@@ -27,15 +28,29 @@ describe('client: the task environment and the task dir a task gets', () => {
     const lines = readFileSync(join(r.allocDir.dir, 'dump', 'local', 'env.txt'), 'utf8').split('\n');
     const env = Object.fromEntries(lines.filter((l) => l.startsWith('NOMAD_')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     expect(env).to.include({
-      NOMAD_ALLOC_NAME: 'example.web[4]', NOMAD_ALLOC_INDEX: '4', NOMAD_GROUP_NAME: 'web', NOMAD_JOB_ID: 'example',
-      NOMAD_DC: 'dc3', NOMAD_REGION: 'eu', NOMAD_NAMESPACE: 'default', NOMAD_NODE_ID: 'node-7', NOMAD_NODE_NAME: 'worker-7',
-      NOMAD_CPU_LIMIT: '250', NOMAD_MEMORY_LIMIT: '64', NOMAD_MEMORY_MAX_LIMIT: '128',
-      NOMAD_META_owner: 'ops', NOMAD_META_OWNER: 'ops', NOMAD_META_zone: 'z', NOMAD_META_ROLE: 'task', NOMAD_META_Role: 'task', NOMAD_META_role: 'group',
+      NOMAD_ALLOC_NAME: 'example.web[4]',
+      NOMAD_ALLOC_INDEX: '4',
+      NOMAD_GROUP_NAME: 'web',
+      NOMAD_JOB_ID: 'example',
+      NOMAD_DC: 'dc3',
+      NOMAD_REGION: 'eu',
+      NOMAD_NAMESPACE: 'default',
+      NOMAD_NODE_ID: 'node-7',
+      NOMAD_NODE_NAME: 'worker-7',
+      NOMAD_CPU_LIMIT: '250',
+      NOMAD_MEMORY_LIMIT: '64',
+      NOMAD_MEMORY_MAX_LIMIT: '128',
+      NOMAD_META_owner: 'ops',
+      NOMAD_META_OWNER: 'ops',
+      NOMAD_META_zone: 'z',
+      NOMAD_META_ROLE: 'task',
+      NOMAD_META_Role: 'task',
+      NOMAD_META_role: 'group',
       NOMAD_TASK_DIR: join(r.allocDir.dir, 'dump', 'local'),
     });
   });
 
-  (isRoot ? it : it.skip)('the secrets tmpfs is the task\'s resources.secretsMB, 1 MB by default (root only)', async () => {
+  (isRoot ? it : it.skip)("the secrets tmpfs is the task's resources.secretsMB, 1 MB by default (root only)", async () => {
     const client = newClient();
     const alloc = makeAlloc([mockTask('big', { run_for: '10s' }, { resources: { secretsMB: 5 } }), mockTask('small', { run_for: '10s' })]);
     const r = client.addAlloc(alloc);

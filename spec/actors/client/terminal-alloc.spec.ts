@@ -51,7 +51,7 @@ describe('client: a terminal allocation never runs (Nomad #5883)', () => {
     expect(calls).to.deep.equal(['prerun', 'postrun']);
     await client.shutdown();
 
-    const again = createClient({ dataDir: client.dataDir, hooks: [recordingHook((calls.length = 0, calls))] });
+    const again = createClient({ dataDir: client.dataDir, hooks: [recordingHook(((calls.length = 0), calls))] });
     try {
       const events = record(again, 'task.event');
       const [r2] = await again.restore();

@@ -5,23 +5,40 @@ import { DriverConfigError } from '../../../model/errors.ts';
 import type { Allocation, Task } from '../../../model/types.ts';
 
 const alloc: Allocation = {
-  id: '5e9b6a34-1c2d-4e3f-8a9b-0c1d2e3f4a5b', nodeId: 'node-1', jobId: 'example',
+  id: '5e9b6a34-1c2d-4e3f-8a9b-0c1d2e3f4a5b',
+  nodeId: 'node-1',
+  jobId: 'example',
   job: { id: 'example', name: 'Example', namespace: 'prod', type: 'service', taskGroups: [] },
-  taskGroup: 'cache', desiredStatus: 'run', clientStatus: 'pending', allocModifyIndex: 1,
+  taskGroup: 'cache',
+  desiredStatus: 'run',
+  clientStatus: 'pending',
+  allocModifyIndex: 1,
 };
 const task: Task = { name: 'redis', driver: 'raw_exec', config: {}, env: { PORT: '6379', CONF: '${NOMAD_TASK_DIR}/redis.conf', KEEP: '${UNKNOWN}' } };
 const taskDir = { dir: '/a/redis', localDir: '/a/redis/local', secretsDir: '/a/redis/secrets' };
 const allocDir = { dir: '/a', sharedDir: '/a/alloc' };
 
 describe('buildTaskEnv', () => {
-  it('sets Nomad\'s variables with host paths for raw_exec, then the task env on top', () => {
+  it("sets Nomad's variables with host paths for raw_exec, then the task env on top", () => {
     const env = buildTaskEnv({ alloc: { ...alloc, name: 'example.cache[2]' }, task, taskDir, allocDir, datacenter: 'dc1' });
     expect(env).to.deep.equal({
-      NOMAD_ALLOC_DIR: '/a/alloc', NOMAD_TASK_DIR: '/a/redis/local', NOMAD_SECRETS_DIR: '/a/redis/secrets',
-      NOMAD_ALLOC_ID: alloc.id, NOMAD_SHORT_ALLOC_ID: '5e9b6a34', NOMAD_ALLOC_NAME: 'example.cache[2]', NOMAD_ALLOC_INDEX: '2',
-      NOMAD_JOB_ID: 'example', NOMAD_JOB_NAME: 'Example', NOMAD_GROUP_NAME: 'cache', NOMAD_TASK_NAME: 'redis',
-      NOMAD_NAMESPACE: 'prod', NOMAD_DC: 'dc1', NOMAD_REGION: 'global',
-      PORT: '6379', CONF: '/a/redis/local/redis.conf', KEEP: '${UNKNOWN}',
+      NOMAD_ALLOC_DIR: '/a/alloc',
+      NOMAD_TASK_DIR: '/a/redis/local',
+      NOMAD_SECRETS_DIR: '/a/redis/secrets',
+      NOMAD_ALLOC_ID: alloc.id,
+      NOMAD_SHORT_ALLOC_ID: '5e9b6a34',
+      NOMAD_ALLOC_NAME: 'example.cache[2]',
+      NOMAD_ALLOC_INDEX: '2',
+      NOMAD_JOB_ID: 'example',
+      NOMAD_JOB_NAME: 'Example',
+      NOMAD_GROUP_NAME: 'cache',
+      NOMAD_TASK_NAME: 'redis',
+      NOMAD_NAMESPACE: 'prod',
+      NOMAD_DC: 'dc1',
+      NOMAD_REGION: 'global',
+      PORT: '6379',
+      CONF: '/a/redis/local/redis.conf',
+      KEEP: '${UNKNOWN}',
     });
   });
 
@@ -60,7 +77,11 @@ describe('buildTaskEnv', () => {
     expect(buildTaskEnv({ alloc: a, task: t, taskDir, allocDir, region: 'us', datacenter: 'us-2' })).to.include({ NOMAD_REGION: 'us', NOMAD_DC: 'us-2' });
     const wild: Allocation = { ...alloc, job: { ...alloc.job, datacenters: ['eu-*'] } };
     expect(buildTaskEnv({ alloc: wild, task: t, taskDir, allocDir })).not.to.have.property('NOMAD_DC');
-    expect(buildTaskEnv({ alloc, task: { ...task, env: {} }, taskDir, allocDir })).not.to.have.any.keys('NOMAD_CPU_LIMIT', 'NOMAD_MEMORY_LIMIT', 'NOMAD_MEMORY_MAX_LIMIT');
+    expect(buildTaskEnv({ alloc, task: { ...task, env: {} }, taskDir, allocDir })).not.to.have.any.keys(
+      'NOMAD_CPU_LIMIT',
+      'NOMAD_MEMORY_LIMIT',
+      'NOMAD_MEMORY_MAX_LIMIT',
+    );
   });
 
   it('merges job < group < task meta into NOMAD_META_<KEY> and NOMAD_META_<key>, interpolated and cleaned', () => {
@@ -71,12 +92,26 @@ describe('buildTaskEnv', () => {
     };
     const env = buildTaskEnv({ alloc: a, task: t, taskDir, allocDir, nodeId: 'n-1' });
     expect(env).to.include({
-      NOMAD_META_tier: 'task', NOMAD_META_TIER: 'task', NOMAD_META_owner: 'ops', NOMAD_META_OWNER: 'ops',
-      NOMAD_META_zone: 'z1', NOMAD_META_ZONE: 'z1', NOMAD_META_own_key: 'redis@n-1', NOMAD_META_OWN_KEY: 'redis@n-1',
-      NOMAD_META_a_b: 'x', NOMAD_META_A_B: 'x', SEEN: 'task',
+      NOMAD_META_tier: 'task',
+      NOMAD_META_TIER: 'task',
+      NOMAD_META_owner: 'ops',
+      NOMAD_META_OWNER: 'ops',
+      NOMAD_META_zone: 'z1',
+      NOMAD_META_ZONE: 'z1',
+      NOMAD_META_own_key: 'redis@n-1',
+      NOMAD_META_OWN_KEY: 'redis@n-1',
+      NOMAD_META_a_b: 'x',
+      NOMAD_META_A_B: 'x',
+      SEEN: 'task',
     });
     expect(Object.keys(env).filter((k) => k.includes('-') || k.includes(' '))).to.deep.equal([]);
-    expect(combinedTaskMeta(a, 'redis')).to.deep.equal({ tier: 'task', owner: 'ops', 'a b': 'x', zone: 'z1', 'own-key': '${NOMAD_TASK_NAME}@${node.unique.id}' });
+    expect(combinedTaskMeta(a, 'redis')).to.deep.equal({
+      tier: 'task',
+      owner: 'ops',
+      'a b': 'x',
+      zone: 'z1',
+      'own-key': '${NOMAD_TASK_NAME}@${node.unique.id}',
+    });
   });
 
   it('cleanEnvVar keeps letters, _, . and non-leading digits', () => {

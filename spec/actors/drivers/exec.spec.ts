@@ -14,8 +14,14 @@ const stateOf = (h: { state: Record<string, unknown> }) => h.state as ProcessHan
 const BINARIES = ['/bin/sh', '/usr/bin/id', '/bin/ls', '/bin/sleep', '/bin/cat'].filter((b) => fs.existsSync(b));
 
 const alloc: Allocation = {
-  id: '7d3f1a2b-0c4e-4f5a-8b6c-9d0e1f2a3b4c', nodeId: 'n1', jobId: 'batch', taskGroup: 'g',
-  job: { id: 'batch', type: 'batch', taskGroups: [] }, desiredStatus: 'run', clientStatus: 'pending', allocModifyIndex: 1,
+  id: '7d3f1a2b-0c4e-4f5a-8b6c-9d0e1f2a3b4c',
+  nodeId: 'n1',
+  jobId: 'batch',
+  taskGroup: 'g',
+  job: { id: 'batch', type: 'batch', taskGroups: [] },
+  desiredStatus: 'run',
+  clientStatus: 'pending',
+  allocModifyIndex: 1,
 };
 
 /** A sandbox whose task dir is a minimal chroot, plus a host-only marker dir. */
@@ -70,12 +76,16 @@ describe('exec driver', function () {
     it('runs inside the chroot as nobody, in its own PID and mount namespaces', async () => {
       const sb = chrootSandbox();
       const driver = createExecDriver();
-      const cfg = sb.config([
-        'id -u', 'echo "pid=$$ cwd=$(pwd) task_dir=$NOMAD_TASK_DIR"', 'ls /',
-        `test -e ${sb.marker} && echo marker-visible || echo marker-hidden`,
-        `test -e ${sb.base} && echo allocdir-visible || echo allocdir-hidden`,
-        'ls /proc | grep -c "^[0-9]" >/dev/null 2>&1; cat /proc/self/status > /dev/null && echo proc-ok',
-      ].join('; '));
+      const cfg = sb.config(
+        [
+          'id -u',
+          'echo "pid=$$ cwd=$(pwd) task_dir=$NOMAD_TASK_DIR"',
+          'ls /',
+          `test -e ${sb.marker} && echo marker-visible || echo marker-hidden`,
+          `test -e ${sb.base} && echo allocdir-visible || echo allocdir-hidden`,
+          'ls /proc | grep -c "^[0-9]" >/dev/null 2>&1; cat /proc/self/status > /dev/null && echo proc-ok',
+        ].join('; '),
+      );
       const h = await startTracked(driver, cfg);
       expect(stateOf(h).isolation).to.equal('chroot+pid+mount');
       expect(await driver.wait(h, ABORT())).to.deep.equal({ exitCode: 0, signal: 0 });
@@ -94,16 +104,22 @@ describe('exec driver', function () {
       const sb = chrootSandbox();
       const cfg = sb.config('exit 0');
       const host = ['/usr/bin/env', '/usr/bin/tr'].find((b) => fs.existsSync(b) && !BINARIES.includes(b))!;
-      const err = await createExecDriver().start({ ...cfg, task: { ...cfg.task, config: { command: host } } }, ABORT()).catch((e) => e);
+      const err = await createExecDriver()
+        .start({ ...cfg, task: { ...cfg.task, config: { command: host } } }, ABORT())
+        .catch((e) => e);
       expect(err).to.be.instanceOf(DriverStartError);
       expect(err.message).to.equal(`failed to launch command with executor: fork/exec ${host}: no such file or directory`);
-      const err2 = await createExecDriver().start({ ...cfg, task: { ...cfg.task, config: { command: 'tr' } } }, ABORT()).catch((e) => e);
+      const err2 = await createExecDriver()
+        .start({ ...cfg, task: { ...cfg.task, config: { command: 'tr' } } }, ABORT())
+        .catch((e) => e);
       expect(err2.message).to.match(/"tr": executable file not found in \$PATH/);
     });
 
     it('an unknown user is a DriverStartError', async () => {
       const sb = chrootSandbox();
-      const err = await createExecDriver().start(sb.config('exit 0', { user: 'no-such-user-xyz' }), ABORT()).catch((e) => e);
+      const err = await createExecDriver()
+        .start(sb.config('exit 0', { user: 'no-such-user-xyz' }), ABORT())
+        .catch((e) => e);
       expect(err).to.be.instanceOf(DriverStartError);
       expect(err.message).to.match(/unknown user no-such-user-xyz/);
     });

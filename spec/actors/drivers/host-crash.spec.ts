@@ -28,7 +28,8 @@ describe('raw_exec: tasks outlive the host', function () {
     const driver = createRawExecDriver();
     const config = sb.config(sh('i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'));
     const host = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'support', 'crash-host.ts'), JSON.stringify(config)], {
-      cwd: repo, stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: repo,
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
     hosts.push(host.pid!);
     const line = await new Promise<string>((resolve, reject) => {

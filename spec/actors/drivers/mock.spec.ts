@@ -33,9 +33,15 @@ describe('mock_driver', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
   const cfg = (config: Record<string, unknown>): TaskConfig => ({
-    id: 'a/web/1', allocId: 'a', taskName: 'web', task: { name: 'web', driver: 'mock_driver', config }, env: {},
+    id: 'a/web/1',
+    allocId: 'a',
+    taskName: 'web',
+    task: { name: 'web', driver: 'mock_driver', config },
+    env: {},
     taskDir: { dir, localDir: dir, secretsDir: dir, privateDir: dir, tmpDir: dir },
-    allocDir: { dir, sharedDir: join(dir, 'alloc'), logsDir: join(dir, 'alloc', 'logs') }, logs: { maxFiles: 1, maxFileSizeMB: 1 }, stateDir: dir,
+    allocDir: { dir, sharedDir: join(dir, 'alloc'), logsDir: join(dir, 'alloc', 'logs') },
+    logs: { maxFiles: 1, maxFileSizeMB: 1 },
+    stateDir: dir,
   });
   const never = () => new AbortController().signal;
 
@@ -111,13 +117,18 @@ describe('mock_driver', () => {
   it('rotates its logs as the real drivers do: files of task.logs size, only the newest maxFiles kept', async () => {
     const clock = manualClock();
     const d = createMockDriver({ clock });
-    const c = { ...cfg({ run_for: '0s', stdout_string: 'abcdef\n', stdout_repeat: 5, stdout_repeat_duration: '1s' }), logs: { maxFiles: 2, maxFileSizeMB: 10 / (1024 * 1024) } };
+    const c = {
+      ...cfg({ run_for: '0s', stdout_string: 'abcdef\n', stdout_repeat: 5, stdout_repeat_duration: '1s' }),
+      logs: { maxFiles: 2, maxFileSizeMB: 10 / (1024 * 1024) },
+    };
     const h = await d.start(c, never());
     const p = d.wait(h, never());
     for (let i = 0; i < 6; i++) clock.advance(1000);
     await p;
     const logs = join(dir, 'alloc', 'logs');
-    const files = readdirSync(logs).filter((f) => f.startsWith('web.stdout.')).sort((x, y) => Number(x.split('.')[2]) - Number(y.split('.')[2]));
+    const files = readdirSync(logs)
+      .filter((f) => f.startsWith('web.stdout.'))
+      .sort((x, y) => Number(x.split('.')[2]) - Number(y.split('.')[2]));
     expect(files).to.deep.equal(['web.stdout.3', 'web.stdout.4']); // 42 bytes in 10-byte files: 0..4, two kept
     expect(files.map((f) => readFileSync(join(logs, f), 'utf8')).join('')).to.equal('abcdef\n'.repeat(6).slice(30));
     for (const f of files) expect(statSync(join(logs, f)).size).to.be.at.most(10);

@@ -52,15 +52,26 @@ describe('raw_exec driver', () => {
     it('passes the task environment (NOMAD_* and the task env)', async () => {
       const sb = sandbox();
       const alloc: Allocation = {
-        id: '0f2c6b1e-5d4a-4c1b-9a7e-3b2d1c0e9f8a', nodeId: 'n1', jobId: 'example', taskGroup: 'cache',
-        job: { id: 'example', type: 'service', taskGroups: [] }, desiredStatus: 'run', clientStatus: 'pending', allocModifyIndex: 1,
+        id: '0f2c6b1e-5d4a-4c1b-9a7e-3b2d1c0e9f8a',
+        nodeId: 'n1',
+        jobId: 'example',
+        taskGroup: 'cache',
+        job: { id: 'example', type: 'service', taskGroups: [] },
+        desiredStatus: 'run',
+        clientStatus: 'pending',
+        allocModifyIndex: 1,
       };
       const base = sb.config(sh('echo "$GREETING|$NOMAD_TASK_NAME|$NOMAD_ALLOC_NAME|$NOMAD_TASK_DIR|$PATH"', { env: { GREETING: 'hi ${NOMAD_TASK_NAME}' } }));
-      const env = buildTaskEnv({ alloc, task: base.task, taskDir: base.taskDir, allocDir: base.allocDir, hostEnv: { PATH: '/usr/bin:/bin', VAULT_TOKEN: 's3cret' } });
+      const env = buildTaskEnv({
+        alloc,
+        task: base.task,
+        taskDir: base.taskDir,
+        allocDir: base.allocDir,
+        hostEnv: { PATH: '/usr/bin:/bin', VAULT_TOKEN: 's3cret' },
+      });
       const h = await startTracked(driver, { ...base, env });
       await driver.wait(h, ABORT());
-      expect(fs.readFileSync(path.join(sb.logsDir, 'web.stdout.0'), 'utf8'))
-        .to.equal(`hi web|web|example.cache[0]|${base.taskDir.localDir}|/usr/bin:/bin\n`);
+      expect(fs.readFileSync(path.join(sb.logsDir, 'web.stdout.0'), 'utf8')).to.equal(`hi web|web|example.cache[0]|${base.taskDir.localDir}|/usr/bin:/bin\n`);
     });
 
     it('resolves the command against the PATH of the task env, and the task dir local/', async () => {
@@ -198,11 +209,16 @@ describe('raw_exec driver', () => {
   describe('logs', () => {
     it('rotates stdout and stderr into <task>.<stream>.N and keeps at most maxFiles', async () => {
       const sb = sandbox();
-      const cfg = sb.config(sh('i=0; while [ $i -lt 400 ]; do echo "line $i"; i=$((i+1)); done; echo oops >&2'), { logs: { maxFiles: 3, maxFileSizeMB: 0.001 } });
+      const cfg = sb.config(sh('i=0; while [ $i -lt 400 ]; do echo "line $i"; i=$((i+1)); done; echo oops >&2'), {
+        logs: { maxFiles: 3, maxFileSizeMB: 0.001 },
+      });
       const h = await startTracked(driver, cfg);
       await driver.wait(h, ABORT());
       const files = fs.readdirSync(sb.logsDir).sort();
-      const stdout = files.filter((f) => f.startsWith('web.stdout.')).map((f) => Number(f.split('.').pop())).sort((a, b) => a - b);
+      const stdout = files
+        .filter((f) => f.startsWith('web.stdout.'))
+        .map((f) => Number(f.split('.').pop()))
+        .sort((a, b) => a - b);
       const total = Array.from({ length: 400 }, (_, i) => `line ${i}\n`).join('');
       const limit = Math.floor(0.001 * 1024 * 1024);
       const last = Math.ceil(total.length / limit) - 1;
@@ -227,15 +243,20 @@ describe('raw_exec driver', () => {
       }, 5);
       await driver.wait(h, ABORT());
       clearInterval(timer);
-      const sizes = fs.readdirSync(sb.logsDir).filter((f) => f.startsWith('web.stdout.')).map((f) => fs.statSync(path.join(sb.logsDir, f)).size);
+      const sizes = fs
+        .readdirSync(sb.logsDir)
+        .filter((f) => f.startsWith('web.stdout.'))
+        .map((f) => fs.statSync(path.join(sb.logsDir, f)).size);
       expect(sizes.reduce((a, b) => a + b, 0)).to.equal(8_000_000);
       expect(peak).to.be.lessThan(150_000); // kB: node's own ~50 MB plus bounded buffers
     });
 
     it('the reader reads across rotated files from an offset, and follows new data and files', async () => {
       const sb = sandbox();
-      const cfg = sb.config(sh('echo ready; read x < ' + path.join(sb.base, 'go') + '; i=0; while [ $i -lt 30 ]; do echo "tick $i"; i=$((i+1)); sleep 0.005; done'),
-        { logs: { maxFiles: 100, maxFileSizeMB: 0.0001 } }); // 104-byte files
+      const cfg = sb.config(
+        sh('echo ready; read x < ' + path.join(sb.base, 'go') + '; i=0; while [ $i -lt 30 ]; do echo "tick $i"; i=$((i+1)); sleep 0.005; done'),
+        { logs: { maxFiles: 100, maxFileSizeMB: 0.0001 } },
+      ); // 104-byte files
       const fifo = path.join(sb.base, 'go');
       await import('node:child_process').then(({ execFileSync }) => execFileSync('mkfifo', [fifo]));
       const h = await startTracked(driver, cfg);
@@ -302,8 +323,22 @@ describe('raw_exec driver', () => {
       const cfg = sb.config(sh('exit 0'));
       fs.mkdirSync(cfg.stateDir, { recursive: true });
       const h = {
-        driver: 'raw_exec', id: cfg.id, config: cfg, startedAt: Date.now(), pid: process.pid,
-        state: { executorPid: 999_999_0, executorStartTime: 1, pid: process.pid, pgid: process.pid, startTime: 12345, isolation: 'none', command: '/bin/sh', socketPath: path.join(cfg.stateDir, 'executor.sock'), stateDir: cfg.stateDir },
+        driver: 'raw_exec',
+        id: cfg.id,
+        config: cfg,
+        startedAt: Date.now(),
+        pid: process.pid,
+        state: {
+          executorPid: 999_999_0,
+          executorStartTime: 1,
+          pid: process.pid,
+          pgid: process.pid,
+          startTime: 12345,
+          isolation: 'none',
+          command: '/bin/sh',
+          socketPath: path.join(cfg.stateDir, 'executor.sock'),
+          stateDir: cfg.stateDir,
+        },
       };
       const err = await driver.recover(h).catch((e) => e);
       expect(err).to.be.instanceOf(TaskRecoveryError);
@@ -366,7 +401,10 @@ describe('raw_exec driver', () => {
 
 /** The host's live handles and timers, ignoring in-flight fs requests (FSReqCallback, FileHandle reqs). */
 function handles(): string[] {
-  return process.getActiveResourcesInfo().filter((r) => !/^FS(Req|Promise)|FileHandle/.test(r) || r === 'FSEventWrap').sort();
+  return process
+    .getActiveResourcesInfo()
+    .filter((r) => !/^FS(Req|Promise)|FileHandle/.test(r) || r === 'FSEventWrap')
+    .sort();
 }
 
 /** Processes still in process group `pgid` (zombies excluded). */

@@ -21,19 +21,19 @@ describe('client gc', () => {
   function gcClient(opts: { usage?: (c: Client) => FsUsage; maxAllocs?: number; parallel?: number } = {}) {
     const clock = new HeldPeriodClock(PERIOD);
     const reads: FsUsage[] = [];
-    let self: Client | undefined;
+    const ref: { client?: Client } = {};
     const client = newClient({
       clock,
       gcIntervalMs: PERIOD,
       gcMaxAllocs: opts.maxAllocs ?? Infinity,
       ...(opts.parallel ? { gcParallelDestroys: opts.parallel } : {}),
       gcUsageReader: async () => {
-        const u = opts.usage ? opts.usage(self!) : { diskUsedPercent: 1, inodesUsedPercent: 1 };
+        const u = opts.usage ? opts.usage(ref.client!) : { diskUsedPercent: 1, inodesUsedPercent: 1 };
         reads.push(u);
         return u;
       },
     });
-    self = client;
+    ref.client = client;
     return { client, clock, reads };
   }
 
@@ -70,7 +70,14 @@ describe('client gc', () => {
 
   it('usage that cannot be read is reported, and only the count applies', async () => {
     const clock = new HeldPeriodClock(PERIOD);
-    const client = newClient({ clock, gcIntervalMs: PERIOD, gcMaxAllocs: 1, gcUsageReader: async () => { throw new Error('EIO'); } });
+    const client = newClient({
+      clock,
+      gcIntervalMs: PERIOD,
+      gcMaxAllocs: 1,
+      gcUsageReader: async () => {
+        throw new Error('EIO');
+      },
+    });
     const errors = record(client, 'client.error');
     const collected = record(client, 'gc.collected');
     const allocs = [longRunning(), longRunning()];
@@ -102,7 +109,12 @@ describe('client gc', () => {
     await clock.fire(); // 6 allocs, limit 3: the three oldest terminal go
     expect(collected.items.map((m) => m.reason)).to.deep.equal(['count', 'count', 'count']);
     expect(collected.items.map((m) => m.allocId).sort()).to.deep.equal([runners[4]!, runners[3]!, runners[2]!].map((r) => r.allocId).sort());
-    expect(client.runners().map((r) => r.allocId).sort()).to.deep.equal([live, runners[0]!, runners[1]!].map((r) => r.allocId).sort());
+    expect(
+      client
+        .runners()
+        .map((r) => r.allocId)
+        .sort(),
+    ).to.deep.equal([live, runners[0]!, runners[1]!].map((r) => r.allocId).sort());
     await clock.fire(); // at the limit: nothing more
     expect(collected.items).to.have.length(3);
   });
@@ -132,16 +144,18 @@ describe('client gc', () => {
     const client = newClient({
       gcIntervalMs: 0,
       gcParallelDestroys: 2,
-      hooks: [{
-        name: 'slow-destroy',
-        destroy: async (ctx) => {
-          inFlight++;
-          peak = Math.max(peak, inFlight);
-          order.push(ctx.alloc.id);
-          await new Promise((r) => setTimeout(r, 15));
-          inFlight--;
+      hooks: [
+        {
+          name: 'slow-destroy',
+          destroy: async (ctx) => {
+            inFlight++;
+            peak = Math.max(peak, inFlight);
+            order.push(ctx.alloc.id);
+            await new Promise((r) => setTimeout(r, 15));
+            inFlight--;
+          },
         },
-      }],
+      ],
     });
     const collected = record(client, 'gc.collected');
     const live = client.addAlloc(longRunning());
@@ -155,26 +169,35 @@ describe('client gc', () => {
     expect(await client.gc()).to.deep.equal([]);
   });
 
-  it('gcAlloc: AllocNotFoundError for an unknown alloc, Nomad\'s refusal for a live one, collects a terminal one', async () => {
+  it("gcAlloc: AllocNotFoundError for an unknown alloc, Nomad's refusal for a live one, collects a terminal one", async () => {
     const client = newClient({ gcIntervalMs: 0 });
     const collected = record(client, 'gc.collected');
     const live = client.addAlloc(longRunning());
     await live.waitFor('running');
     const missing = '00000000-0000-4000-8000-000000000000';
-    await client.gcAlloc(missing).then(() => expect.fail('resolved'), (e) => {
-      expect(e).to.be.instanceOf(AllocNotFoundError);
-      expect(e.message).to.equal(`unknown allocation ${missing}`);
-    });
-    await client.gcAlloc(live.allocId).then(() => expect.fail('resolved'), (e) => {
-      expect(e).to.be.instanceOf(AllocNotEligibleForGcError);
-      expect(e.message).to.match(/^No such allocation on client, or allocation not eligible for GC: allocation \S+ is not terminal$/);
-    });
+    await client.gcAlloc(missing).then(
+      () => expect.fail('resolved'),
+      (e) => {
+        expect(e).to.be.instanceOf(AllocNotFoundError);
+        expect(e.message).to.equal(`unknown allocation ${missing}`);
+      },
+    );
+    await client.gcAlloc(live.allocId).then(
+      () => expect.fail('resolved'),
+      (e) => {
+        expect(e).to.be.instanceOf(AllocNotEligibleForGcError);
+        expect(e.message).to.match(/^No such allocation on client, or allocation not eligible for GC: allocation \S+ is not terminal$/);
+      },
+    );
     expect(live.state()).to.equal('running');
     const [done] = await terminalAllocs(client, 1);
     await client.gcAlloc(done!.allocId);
     expect(collected.items.map((m) => [m.allocId, m.reason])).to.deep.equal([[done!.allocId, 'forced']]);
     expect(client.runner(done!.allocId)).to.equal(undefined);
-    await client.gcAlloc(done!.allocId).then(() => expect.fail('resolved'), (e) => expect(e).to.be.instanceOf(AllocNotFoundError));
+    await client.gcAlloc(done!.allocId).then(
+      () => expect.fail('resolved'),
+      (e) => expect(e).to.be.instanceOf(AllocNotFoundError),
+    );
   });
 
   it('a stopped alloc (desired stop, all tasks dead) is collectable too', async () => {
@@ -197,16 +220,21 @@ describe('client gc', () => {
     // The replacement also waits on a preempted alloc that keeps running.
     const victim = client.addAlloc(longRunning());
     await victim.waitFor('running');
-    const next = client.addAlloc(makeAlloc([mockTask('web', { run_for: '1h' })], { group, previousAllocation: prev.allocId, preemptedAllocations: [victim.allocId] }));
+    const next = client.addAlloc(
+      makeAlloc([mockTask('web', { run_for: '1h' })], { group, previousAllocation: prev.allocId, preemptedAllocations: [victim.allocId] }),
+    );
     await next.waitFor('waiting-prev');
     expect(next.isWaiting()).to.equal(true);
     // Three allocs over a limit of two: addAlloc wanted room, yet the waited-on alloc stayed.
     expect(client.runner(prev.allocId)).to.not.equal(undefined);
     expect(await client.gc()).to.deep.equal([]);
-    await client.gcAlloc(prev.allocId).then(() => expect.fail('resolved'), (e) => {
-      expect(e).to.be.instanceOf(AllocNotEligibleForGcError);
-      expect(e.message).to.contain('still waited on by a replacement');
-    });
+    await client.gcAlloc(prev.allocId).then(
+      () => expect.fail('resolved'),
+      (e) => {
+        expect(e).to.be.instanceOf(AllocNotEligibleForGcError);
+        expect(e.message).to.contain('still waited on by a replacement');
+      },
+    );
     client.updateAlloc({ ...victim.alloc(), desiredStatus: 'evict', allocModifyIndex: 5 });
     await next.waitFor('running');
     expect(existsSync(join(next.allocDir.sharedDir, 'data', 'state.txt'))).to.equal(true);
@@ -225,7 +253,10 @@ describe('client gc', () => {
       const res = await fetch(`${srv.url}/v1/client/allocation/${done!.allocId}/snapshot`);
       expect(res.status).to.equal(200);
       expect(await client.gc()).to.deep.equal([]);
-      await client.gcAlloc(done!.allocId).then(() => expect.fail('resolved'), (e) => expect(e).to.be.instanceOf(AllocNotEligibleForGcError));
+      await client.gcAlloc(done!.allocId).then(
+        () => expect.fail('resolved'),
+        (e) => expect(e).to.be.instanceOf(AllocNotEligibleForGcError),
+      );
       await res.arrayBuffer(); // the copy completes
       for (let i = 0; i < 50 && client.runner(done!.allocId) && (await client.gc()).length === 0; i++) await new Promise((r) => setImmediate(r));
       expect(client.runner(done!.allocId)).to.equal(undefined);
@@ -275,7 +306,10 @@ describe('client gc', () => {
     expect(on.pending).to.equal(1);
     await client.shutdown();
     expect(on.pending).to.equal(0);
-    await client.gc().then(() => expect.fail('resolved'), (e) => expect(e.name).to.equal('ClientShutdownError'));
+    await client.gc().then(
+      () => expect.fail('resolved'),
+      (e) => expect(e.name).to.equal('ClientShutdownError'),
+    );
   });
 
   it('rejects bad gc options with InvalidClientOptionError before touching the disk', () => {

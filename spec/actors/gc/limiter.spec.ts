@@ -41,7 +41,10 @@ describe('gc limiter', () => {
     const limit = new Limiter(0);
     const g = gate();
     const order: string[] = [];
-    const a = limit.run(async () => { order.push('a'); await g.p; });
+    const a = limit.run(async () => {
+      order.push('a');
+      await g.p;
+    });
     const b = limit.run(async () => void order.push('b'));
     await new Promise((r) => setImmediate(r));
     expect(order).to.deep.equal(['a']);

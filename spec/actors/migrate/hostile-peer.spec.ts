@@ -126,10 +126,19 @@ describe('remote migration from a hostile peer (#10)', function () {
       this.test!.title += ' (skipped: needs root to chown)';
       return this.skip();
     }
-    const alloc = makeAlloc([mockTask('web', { run_for: '10s' }, { user: '4242' })], { previousAllocation: PREV, nodeId: 'node-b', group: { ephemeralDisk: { migrate: true } } });
+    const alloc = makeAlloc([mockTask('web', { run_for: '10s' }, { user: '4242' })], {
+      previousAllocation: PREV,
+      nodeId: 'node-b',
+      group: { ephemeralDisk: { migrate: true } },
+    });
     const { runner, outcome } = await migrateFrom((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/x-tar' });
-      res.end(tarBody([{ path: 'web/local/conf', body: 'c' }, { path: 'alloc/data/d', body: 'd' }]));
+      res.end(
+        tarBody([
+          { path: 'web/local/conf', body: 'c' },
+          { path: 'alloc/data/d', body: 'd' },
+        ]),
+      );
     }, alloc);
     expect(outcome.ok).to.equal(true);
     expect((await stat(path.join(runner.allocDir.dir, 'web', 'local', 'conf'))).uid).to.equal(4242);
@@ -230,7 +239,11 @@ describe('migrations over HTTPS with client certificates (#10)', function () {
     expect(outcome).to.match(/error getting snapshot from previous alloc/);
     // And a bare HTTPS client (no certificate at all) gets no answer either.
     const bare = await new Promise<string>((resolve) => {
-      const req = httpsRequest(`${srv.url}/v1/client/allocation/${PREV}/snapshot`, { rejectUnauthorized: false, agent: false, headers: { 'X-Nomad-Token': TOKEN } }, (res) => resolve(`status ${res.statusCode}`));
+      const req = httpsRequest(
+        `${srv.url}/v1/client/allocation/${PREV}/snapshot`,
+        { rejectUnauthorized: false, agent: false, headers: { 'X-Nomad-Token': TOKEN } },
+        (res) => resolve(`status ${res.statusCode}`),
+      );
       req.on('error', (e) => resolve(`error ${(e as NodeJS.ErrnoException).code ?? e.message}`));
       req.end();
     });
@@ -252,16 +265,20 @@ describe('migrations over HTTPS with client certificates (#10)', function () {
       expect(srv.url).to.match(/^https:\/\/127\.0\.0\.1:/);
       const ask = (cert?: string, key?: string) =>
         new Promise<string>((resolve) => {
-          const req = httpsRequest(`${srv.url}/v1/client/allocation/${PREV}/snapshot`, {
-            agent: false,
-            ca: readFileSync(pki.caFile),
-            servername: 'client.global.nomad',
-            ...(cert && key ? { cert: readFileSync(cert), key: readFileSync(key) } : {}),
-            headers: { 'X-Nomad-Token': TOKEN },
-          }, (res) => {
-            res.resume();
-            resolve(`status ${res.statusCode}`);
-          });
+          const req = httpsRequest(
+            `${srv.url}/v1/client/allocation/${PREV}/snapshot`,
+            {
+              agent: false,
+              ca: readFileSync(pki.caFile),
+              servername: 'client.global.nomad',
+              ...(cert && key ? { cert: readFileSync(cert), key: readFileSync(key) } : {}),
+              headers: { 'X-Nomad-Token': TOKEN },
+            },
+            (res) => {
+              res.resume();
+              resolve(`status ${res.statusCode}`);
+            },
+          );
           req.on('error', (e) => resolve(`error ${(e as NodeJS.ErrnoException).code ?? e.message}`));
           req.end();
         });

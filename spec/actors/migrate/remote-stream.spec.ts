@@ -81,10 +81,14 @@ describe('migrate_disk: remote previous allocation (in-process snapshot server)'
       const staging = existsSync(tmpAlloc) ? readdirSync(tmpAlloc).find((n) => n.startsWith('.restore-')) : undefined;
       return staging && path.join(tmpAlloc, staging, 't', 'alloc', 'data', 'big.bin');
     };
-    await until(async () => {
-      const partial = partialFile();
-      return !!partial && existsSync(partial) && (await stat(partial)).size > 0;
-    }, 5000, 'a partly written file');
+    await until(
+      async () => {
+        const partial = partialFile();
+        return !!partial && existsSync(partial) && (await stat(partial)).size > 0;
+      },
+      5000,
+      'a partly written file',
+    );
     expect(rb.isMigrating()).to.equal(true);
 
     const t0 = Date.now();
@@ -171,16 +175,29 @@ describe('getNodeAddr', () => {
     let calls = 0;
     const rpc = new FakeRPC();
     rpc.addNode({ id: 'a', httpAddr: 'h:1' });
-    const flaky = { getAlloc: rpc.getAlloc.bind(rpc), getNode: async (req: { nodeId: string }, s: AbortSignal) => (++calls <= 2 ? Promise.reject(new Error('boom')) : rpc.getNode(req, s)) };
+    const flaky = {
+      getAlloc: rpc.getAlloc.bind(rpc),
+      getNode: async (req: { nodeId: string }, s: AbortSignal) => (++calls <= 2 ? Promise.reject(new Error('boom')) : rpc.getNode(req, s)),
+    };
     const retries: Array<[string, number]> = [];
-    const p = getNodeAddr('a', { rpc: flaky, signal: signal(), clock, random: () => 0.25, retry: { baseMs: 30_000, staggerMs: 30_000 }, onRetry: (e, d) => retries.push([e, d]) });
+    const p = getNodeAddr('a', {
+      rpc: flaky,
+      signal: signal(),
+      clock,
+      random: () => 0.25,
+      retry: { baseMs: 30_000, staggerMs: 30_000 },
+      onRetry: (e, d) => retries.push([e, d]),
+    });
     await clock.waitForScheduled(1);
     clock.advance(37_500);
     await clock.waitForScheduled(2);
     clock.advance(37_500);
     expect(await p).to.equal('http://h:1');
     expect(clock.scheduled).to.deep.equal([37_500, 37_500]);
-    expect(retries).to.deep.equal([['boom', 37_500], ['boom', 37_500]]);
+    expect(retries).to.deep.equal([
+      ['boom', 37_500],
+      ['boom', 37_500],
+    ]);
 
     const ac = new AbortController();
     const q = getNodeAddr('a', { rpc: { ...flaky, getNode: () => Promise.reject(new Error('down')) }, signal: ac.signal, clock });

@@ -52,7 +52,9 @@ describe('snapshot server', () => {
     await dest.build();
     try {
       const res = await new Promise<IncomingMessage>((resolve, reject) =>
-        request(url, { headers: { 'X-Nomad-Token': 'secret' } }, resolve).on('error', reject).end(),
+        request(url, { headers: { 'X-Nomad-Token': 'secret' } }, resolve)
+          .on('error', reject)
+          .end(),
       );
       expect(res.statusCode).to.equal(200);
       expect(res.headers['content-type']).to.equal('application/x-tar');

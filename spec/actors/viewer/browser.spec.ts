@@ -61,7 +61,7 @@ describe('viewer in a real browser (headless Chromium)', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('shows the preemptor waiting for its two victims, then running, and a task\'s log tail', async () => {
+  it("shows the preemptor waiting for its two victims, then running, and a task's log tail", async () => {
     const { page } = browser!;
     const client = newClient({ record: recordFile });
     const token = 's3cret-viewer-token';
@@ -118,7 +118,8 @@ describe('viewer in a real browser (headless Chromium)', function () {
     const rec = readRecording(recordFile);
     expect(rec.complete).to.equal(true);
     const hiKey = `alloc-${ids.hi}`;
-    const at = (state: string) => rec.records.findIndex((r) => r.k === 'state' && r.id === hiKey && (r.state === state || r.state?.startsWith(`${state}.`))) + 1;
+    const at = (state: string) =>
+      rec.records.findIndex((r) => r.k === 'state' && r.id === hiKey && (r.state === state || r.state?.startsWith(`${state}.`))) + 1;
     // Once both watchers said they wait (the bus follows the state change).
     const waits = rec.records.map((r, i) => (r.k === 'bus' && r.type === 'watcher.waiting' && r.alloc === ids.hi ? i + 1 : 0)).filter(Boolean);
     expect(waits).to.have.length(2);

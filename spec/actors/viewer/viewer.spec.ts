@@ -20,7 +20,11 @@ import type { ViewerModel } from '../../../actors/viewer/static/model.mjs';
 import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 
-interface Got { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+interface Got {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
 function get(url: string, headers: Record<string, string> = {}): Promise<Got> {
   return new Promise((resolve, reject) => {
@@ -35,7 +39,10 @@ function get(url: string, headers: Record<string, string> = {}): Promise<Got> {
   });
 }
 
-interface SseEvent { event: string; data: string }
+interface SseEvent {
+  event: string;
+  data: string;
+}
 
 /** Reads an SSE stream until `until` says enough; then hangs up. */
 function sse(url: string, until: (events: SseEvent[]) => boolean): Promise<SseEvent[]> {
@@ -216,8 +223,15 @@ describe('viewer: server, records, recordings, charts', () => {
     const feed = new ViewerFeed({ bus, now: Date.now, limits: { timeline: 5, endedActors: 10, destroyedAllocs: 3 } });
     for (let i = 0; i < 20; i++) {
       const allocId = `a${i}`;
-      for (const [from, to] of [[null, 'pending'], ['pending', 'running'], ['running', 'stopping'], ['stopping', 'destroyed']] as const) bus.publish('alloc.state', { allocId, from, to });
-      for (let j = 0; j < 10; j++) bus.publish('task.event', { allocId, task: 'web', event: { type: 'Started', time: 0, displayMessage: 'x', details: {} } as never });
+      for (const [from, to] of [
+        [null, 'pending'],
+        ['pending', 'running'],
+        ['running', 'stopping'],
+        ['stopping', 'destroyed'],
+      ] as const)
+        bus.publish('alloc.state', { allocId, from, to });
+      for (let j = 0; j < 10; j++)
+        bus.publish('task.event', { allocId, task: 'web', event: { type: 'Started', time: 0, displayMessage: 'x', details: {} } as never });
     }
     expect(feed.count).to.equal(20 * 14);
     expect(feed.model.allocOrder).to.have.length(3);
@@ -239,16 +253,31 @@ describe('viewer: server, records, recordings, charts', () => {
     }
   });
 
-  it('tails a task\'s logs through runner.logs, following; refuses unknown allocs, tasks and streams', async () => {
+  it("tails a task's logs through runner.logs, following; refuses unknown allocs, tasks and streams", async () => {
     const client = newClient();
     const v = await client.serveViewer();
-    const task = { name: 'echo', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', 'echo first line; sleep 0.3; echo second line; sleep 30'] }, killTimeoutMs: 1000 };
+    const task = {
+      name: 'echo',
+      driver: 'raw_exec',
+      config: { command: '/bin/sh', args: ['-c', 'echo first line; sleep 0.3; echo second line; sleep 30'] },
+      killTimeoutMs: 1000,
+    };
     const a = makeAlloc([task]);
     const r = client.addAlloc(a);
     await r.waitFor('running');
-    const events = await sse(`${v.url}api/logs?alloc=${a.id}&task=echo&stream=stdout`, (e) => e.map((x) => (x.event === 'message' ? JSON.parse(x.data) : '')).join('').includes('second line'));
+    const events = await sse(`${v.url}api/logs?alloc=${a.id}&task=echo&stream=stdout`, (e) =>
+      e
+        .map((x) => (x.event === 'message' ? JSON.parse(x.data) : ''))
+        .join('')
+        .includes('second line'),
+    );
     expect(events[0]!.event).to.equal('start');
-    expect(events.filter((e) => e.event === 'message').map((e) => JSON.parse(e.data)).join('')).to.equal('first line\nsecond line\n');
+    expect(
+      events
+        .filter((e) => e.event === 'message')
+        .map((e) => JSON.parse(e.data))
+        .join(''),
+    ).to.equal('first line\nsecond line\n');
     expect((await get(`${v.url}api/logs?alloc=${a.id}&task=nope`)).status).to.equal(404);
     expect((await get(`${v.url}api/logs?alloc=nope&task=echo`)).status).to.equal(404);
     expect((await get(`${v.url}api/logs?alloc=${a.id}&task=echo&stream=stdin`)).status).to.equal(400);
@@ -309,8 +338,24 @@ describe('viewer: server, records, recordings, charts', () => {
       s.children.forEach(walk);
     };
     g.states.forEach(walk as never);
-    for (const s of ['pending', 'waiting-prev', 'waiting-prev.waiting', 'waiting-prev.migrating', 'running', 'running.tasks', 'stopping', 'stopping.destroying.killing', 'destroyed']) expect(ids.has(s), s).to.equal(true);
-    expect(g.transitions).to.deep.include({ id: g.transitions.find((t) => t.source === 'pending' && t.target === 'waiting-prev')!.id, source: 'pending', target: 'waiting-prev', label: 'done: alloc-dir' });
+    for (const s of [
+      'pending',
+      'waiting-prev',
+      'waiting-prev.waiting',
+      'waiting-prev.migrating',
+      'running',
+      'running.tasks',
+      'stopping',
+      'stopping.destroying.killing',
+      'destroyed',
+    ])
+      expect(ids.has(s), s).to.equal(true);
+    expect(g.transitions).to.deep.include({
+      id: g.transitions.find((t) => t.source === 'pending' && t.target === 'waiting-prev')!.id,
+      source: 'pending',
+      target: 'waiting-prev',
+      label: 'done: alloc-dir',
+    });
     const { alloc, task } = await berthCharts();
     expect(task.states.map((s) => s.id)).to.include.members(['pending', 'starting', 'running', 'restarting', 'dead']);
     // Every nested state sits inside its parent's box; every transition has a route.

@@ -12,13 +12,17 @@ type Internal = AnyActorRef & { _stop(): void; observers: Set<unknown> };
 const parentMachine = setup({ types: { context: {} as { seen: string[] } } }).createMachine({
   context: { seen: [] },
   on: {
-    'xstate.done.actor.*': { actions: assign(({ context, event }) => ({ seen: [...context.seen, `${event.type}:${JSON.stringify((event as { output?: unknown }).output)}`] })) },
-    'xstate.error.actor.*': { actions: assign(({ context, event }) => ({ seen: [...context.seen, `${event.type}:${((event as { error?: Error }).error)?.message}`] })) },
+    'xstate.done.actor.*': {
+      actions: assign(({ context, event }) => ({ seen: [...context.seen, `${event.type}:${JSON.stringify((event as { output?: unknown }).output)}`] })),
+    },
+    'xstate.error.actor.*': {
+      actions: assign(({ context, event }) => ({ seen: [...context.seen, `${event.type}:${(event as { error?: Error }).error?.message}`] })),
+    },
   },
 });
 
 describe('actors/watchers/detached-children (xstate internals, pinned)', () => {
-  it('a child created with { parent, id } is not in the parent\'s children, shares its system, and is seen by the inspector', () => {
+  it("a child created with { parent, id } is not in the parent's children, shares its system, and is seen by the inspector", () => {
     const events: InspectionEvent[] = [];
     const parent = createActor(parentMachine, { inspect: (e) => events.push(e) }).start();
     startDetachedChildren(parent, [{ id: 'w1', logic: fromPromise(() => new Promise(() => {})), input: {} }]);
@@ -35,7 +39,13 @@ describe('actors/watchers/detached-children (xstate internals, pinned)', () => {
     const parent = createActor(parentMachine).start();
     startDetachedChildren(parent, [
       { id: 'ok', logic: fromPromise(async ({ input }: { input: number }) => input * 2), input: 21 },
-      { id: 'bad', logic: fromPromise(async () => { throw new Error('nope'); }), input: {} },
+      {
+        id: 'bad',
+        logic: fromPromise(async () => {
+          throw new Error('nope');
+        }),
+        input: {},
+      },
     ]);
     await new Promise((r) => setTimeout(r, 10));
     expect(parent.getSnapshot().context.seen.sort()).to.deep.equal(['xstate.done.actor.ok:42', 'xstate.error.actor.bad:nope']);
@@ -49,7 +59,10 @@ describe('actors/watchers/detached-children (xstate internals, pinned)', () => {
   it('stop() refuses a child with a parent; _stop() stops it and aborts its promise signal', () => {
     const parent = createActor(parentMachine).start();
     let signal: AbortSignal | undefined;
-    const child = createActor(fromPromise(({ signal: s }) => ((signal = s), new Promise(() => {}))), { parent, id: 'c' }).start();
+    const child = createActor(
+      fromPromise(({ signal: s }) => ((signal = s), new Promise(() => {}))),
+      { parent, id: 'c' },
+    ).start();
     expect(() => child.stop()).to.throw(/non-root/i);
     (child as unknown as Internal)._stop();
     expect(child.getSnapshot().status).to.equal('stopped');
@@ -61,13 +74,16 @@ describe('actors/watchers/detached-children (xstate internals, pinned)', () => {
     const parent = createActor(parentMachine).start();
     const signals: AbortSignal[] = [];
     const logic = fromPromise(({ signal }) => (signals.push(signal), new Promise(() => {})));
-    startDetachedChildren(parent, [{ id: 'a', logic, input: {} }, { id: 'b', logic, input: {} }]);
+    startDetachedChildren(parent, [
+      { id: 'a', logic, input: {} },
+      { id: 'b', logic, input: {} },
+    ]);
     expect(signals.map((s) => s.aborted)).to.deep.equal([false, false]);
     parent.stop();
     expect(signals.map((s) => s.aborted)).to.deep.equal([true, true]);
   });
 
-  it('observers is a Set of the parent\'s subscriptions (the adapter counts itself to decide whether to report an error)', () => {
+  it("observers is a Set of the parent's subscriptions (the adapter counts itself to decide whether to report an error)", () => {
     const parent = createActor(parentMachine).start() as unknown as Internal;
     expect(parent.observers).to.be.instanceOf(Set);
     const before = parent.observers.size;

@@ -47,7 +47,6 @@ function withinMs<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 const plain = (rs: FakeRPC['requests']) => rs.map(({ allocId, minQueryIndex, allowStale }) => ({ allocId, minQueryIndex, allowStale }));
 
 describe('actors/watchers/group: allocWatcherLogic', () => {
-
   describe('nothing to watch', () => {
     it('finishes at once with no previous and no preempted allocs', async () => {
       const { actor, done } = start({ alloc: makeAlloc() });
@@ -411,7 +410,10 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
       const evicted = makeAlloc();
       const prevId = makeAlloc().id;
       const { done } = start({ alloc: makeAlloc({ previousAllocation: prevId }), preemptedRunners: { [evicted.id]: null } });
-      const err = await done.then(() => undefined, (e: Error) => e);
+      const err = await done.then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(err).to.be.instanceOf(WatchSourceMissingError).and.instanceOf(BerthError);
       expect(err!.message).to.include('no local runner and no server RPC to watch allocations');
       expect(err!.message).to.include(prevId).and.include(evicted.id);
@@ -438,7 +440,10 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
 
     it('refuses an empty preempted id at start rather than asking the servers for ""', async () => {
       const { done } = start({ alloc: makeAlloc(), preemptedRunners: { '': null }, rpc: new FakeRPC() });
-      const err = await done.then(() => undefined, (e: Error) => e);
+      const err = await done.then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(err).to.be.instanceOf(InvalidWatchedAllocError);
     });
   });
@@ -553,7 +558,13 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
       const { actor } = start({ alloc, previousRunner: prev, rpc, bus: createBus(), clock: new ManualClock(), preemptedRunners: {} });
       const ctx = actor.getSnapshot().context;
       expect(JSON.parse(JSON.stringify(ctx))).to.deep.equal(ctx);
-      expect(ctx).to.deep.equal({ allocId: alloc.id, previousAllocId: prev.allocId, plan: [{ watchedAllocId: prev.allocId, role: 'previous', mode: 'local' }], watching: 1, pending: 1 });
+      expect(ctx).to.deep.equal({
+        allocId: alloc.id,
+        previousAllocId: prev.allocId,
+        plan: [{ watchedAllocId: prev.allocId, role: 'previous', mode: 'local' }],
+        watching: 1,
+        pending: 1,
+      });
       actor.stop();
     });
 

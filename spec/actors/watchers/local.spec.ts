@@ -48,7 +48,10 @@ describe('actors/watchers/local: watchLocalAlloc', () => {
     const p = watchLocalAlloc(runner, ac.signal);
     await tick();
     ac.abort(new Error('stopped'));
-    const err = await p.then(() => undefined, (e: Error) => e);
+    const err = await p.then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).to.equal('stopped');
     expect(runner.openListeners).to.equal(0);
   });

@@ -142,7 +142,10 @@ describe('actors/watchers/remote: watchRemoteAlloc', () => {
     await tick();
     expect(rpc.blocked).to.equal(1);
     ac.abort(new Error('stopped'));
-    const err = await p.then(() => undefined, (e: Error) => e);
+    const err = await p.then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).to.equal('stopped');
     expect(rpc.signals[1]!.aborted).to.equal(true);
     expect(rpc.requests[1]!.outcome).to.equal('aborted');
@@ -160,7 +163,10 @@ describe('actors/watchers/remote: watchRemoteAlloc', () => {
     await clock.waitForScheduled(1);
     expect(clock.pending).to.equal(1);
     ac.abort(new Error('stopped'));
-    await p.then(() => expect.fail('should reject'), () => undefined);
+    await p.then(
+      () => expect.fail('should reject'),
+      () => undefined,
+    );
     expect(clock.pending).to.equal(0);
     expect(rpc.requests).to.have.length(1);
   });

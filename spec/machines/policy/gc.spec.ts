@@ -1,13 +1,36 @@
 import { expect } from 'chai';
 import {
-  byTerminalAge, defaultGcThresholds, gcReason, isCollectable, isGcTerminal, pickVictims, refuseForced, roomToMake, roundSize, terminalTime,
+  byTerminalAge,
+  defaultGcThresholds,
+  gcReason,
+  isCollectable,
+  isGcTerminal,
+  pickVictims,
+  refuseForced,
+  roomToMake,
+  roundSize,
+  terminalTime,
   type GcCandidate,
 } from '../../../machines/policy/gc.ts';
 import type { TaskState } from '../../../model/types.ts';
 
-const dead = (finishedAt?: number): TaskState => ({ state: 'dead', failed: false, restarts: 0, events: [], ...(finishedAt !== undefined ? { finishedAt } : {}) });
+const dead = (finishedAt?: number): TaskState => ({
+  state: 'dead',
+  failed: false,
+  restarts: 0,
+  events: [],
+  ...(finishedAt !== undefined ? { finishedAt } : {}),
+});
 const running: TaskState = { state: 'running', failed: false, restarts: 0, events: [] };
-const cand = (allocId: string, terminalAt: number, over: Partial<GcCandidate> = {}): GcCandidate => ({ allocId, terminalAt, terminal: true, settled: true, inUse: false, collecting: false, ...over });
+const cand = (allocId: string, terminalAt: number, over: Partial<GcCandidate> = {}): GcCandidate => ({
+  allocId,
+  terminalAt,
+  terminal: true,
+  settled: true,
+  inUse: false,
+  collecting: false,
+  ...over,
+});
 
 describe('gc policy', () => {
   it('has Nomad defaults: 80 % disk, 70 % inodes, 50 allocs', () => {

@@ -32,7 +32,10 @@ describe('kill order', () => {
     expect(killPhases(roles)).to.deep.equal([['lead'], ['a', 'b'], ['side']]);
   });
   it('a failed task kills its siblings; a dead leader takes priority', () => {
-    expect(groupKillEvent(roles, { a: st('dead', true), lead: st('running'), b: st('running'), side: st('running') })).to.deep.equal({ type: 'Sibling Task Failed', failedSibling: 'a' });
+    expect(groupKillEvent(roles, { a: st('dead', true), lead: st('running'), b: st('running'), side: st('running') })).to.deep.equal({
+      type: 'Sibling Task Failed',
+      failedSibling: 'a',
+    });
     expect(groupKillEvent(roles, { a: st('dead', true), lead: st('dead'), b: st('running'), side: st('running') })).to.deep.equal({ type: 'Leader Task Dead' });
   });
   it('only sidecars left: main tasks dead', () => {
@@ -51,7 +54,14 @@ describe('lifecycle gates', () => {
     mockTask('after', {}, { lifecycle: { hook: 'poststart' } }),
     mockTask('post', {}, { lifecycle: { hook: 'poststop' } }),
   ]);
-  const all = (over: Record<string, TaskState>) => ({ init: st('pending'), side: st('pending'), web: st('pending'), after: st('pending'), post: st('pending'), ...over });
+  const all = (over: Record<string, TaskState>) => ({
+    init: st('pending'),
+    side: st('pending'),
+    web: st('pending'),
+    after: st('pending'),
+    post: st('pending'),
+    ...over,
+  });
   it('opens stages in Nomad order', () => {
     let c = nextCoordinatorState('init', roles, all({}));
     expect(c).to.equal('prestart');
@@ -90,9 +100,15 @@ describe('update queue', () => {
 describe('task events', () => {
   it('uses Nomad display messages', () => {
     expect(taskEvent('Killing', 1, { details: { kill_timeout: '5s' } }).displayMessage).to.equal('Sent interrupt. Waiting 5s before force killing');
-    expect(taskEvent('Terminated', 1, { details: { exit_code: '2', signal: '9', exit_message: 'boom' } }).displayMessage).to.equal('Exit Code: 2, Signal: 9, Exit Message: "boom"');
-    expect(taskEvent('Restarting', 1, { details: { start_delay: String(15e9), restart_reason: 'Restart within policy' } }).displayMessage).to.equal('Task restarting in 15s');
-    expect(taskEvent('Restarting', 1, { details: { start_delay: '0', restart_reason: 'Exceeded allowed attempts, applying a delay' } }).displayMessage).to.equal('Exceeded allowed attempts, applying a delay - Task restarting in 0s');
+    expect(taskEvent('Terminated', 1, { details: { exit_code: '2', signal: '9', exit_message: 'boom' } }).displayMessage).to.equal(
+      'Exit Code: 2, Signal: 9, Exit Message: "boom"',
+    );
+    expect(taskEvent('Restarting', 1, { details: { start_delay: String(15e9), restart_reason: 'Restart within policy' } }).displayMessage).to.equal(
+      'Task restarting in 15s',
+    );
+    expect(
+      taskEvent('Restarting', 1, { details: { start_delay: '0', restart_reason: 'Exceeded allowed attempts, applying a delay' } }).displayMessage,
+    ).to.equal('Exceeded allowed attempts, applying a delay - Task restarting in 0s');
     expect(taskEvent('Sibling Task Failed', 1, { details: { failed_sibling: 'web' } }).displayMessage).to.equal('Task\'s sibling "web" failed');
     expect(taskEvent('Leader Task Dead', 1).displayMessage).to.equal('Leader Task in Group dead');
   });

@@ -1,29 +1,116 @@
 import { expect } from 'chai';
 import {
-  decideRestart, defaultRestartPolicy, effectivePolicy, restartsOnSuccess,
-  ReasonDelay, ReasonNoRestartsAllowed, ReasonTerminatedSuccessfully, ReasonUnrecoverableError, ReasonWithinPolicy,
-  type RestartInput, type RestartSubject, type RestartTrackerState,
+  decideRestart,
+  defaultRestartPolicy,
+  effectivePolicy,
+  restartsOnSuccess,
+  ReasonDelay,
+  ReasonNoRestartsAllowed,
+  ReasonTerminatedSuccessfully,
+  ReasonUnrecoverableError,
+  ReasonWithinPolicy,
+  type RestartInput,
+  type RestartSubject,
+  type RestartTrackerState,
 } from '../../../machines/policy/restarts.ts';
 
-const policy = (over: Partial<RestartSubject['policy']> = {}): RestartSubject['policy'] => ({ attempts: 2, intervalMs: 60_000, delayMs: 1000, mode: 'fail', ...over });
+const policy = (over: Partial<RestartSubject['policy']> = {}): RestartSubject['policy'] => ({
+  attempts: 2,
+  intervalMs: 60_000,
+  delayMs: 1000,
+  mode: 'fail',
+  ...over,
+});
 const fresh: RestartTrackerState = { count: 0, intervalStart: 0 };
 const fail: RestartInput = { kind: 'exit', exitCode: 1, signal: 0 };
 const ok: RestartInput = { kind: 'exit', exitCode: 0, signal: 0 };
 
 describe('restart tracker policy', () => {
-  const table: Array<{ name: string; subject: RestartSubject; tracker?: RestartTrackerState; input: RestartInput; now?: number; want: string; reason?: string; delay?: [number, number] }> = [
+  const table: Array<{
+    name: string;
+    subject: RestartSubject;
+    tracker?: RestartTrackerState;
+    input: RestartInput;
+    now?: number;
+    want: string;
+    reason?: string;
+    delay?: [number, number];
+  }> = [
     { name: 'killed wins', subject: { policy: policy(), onSuccess: true }, input: { kind: 'killed' }, want: 'Killed' },
-    { name: 'triggered restart has no delay', subject: { policy: policy(), onSuccess: true }, input: { kind: 'restartTriggered', failure: false }, want: 'Restarting', delay: [0, 0] },
-    { name: 'zero attempts, failure', subject: { policy: policy({ attempts: 0 }), onSuccess: true }, input: fail, want: 'Not Restarting', reason: ReasonNoRestartsAllowed },
-    { name: 'zero attempts, success without onSuccess', subject: { policy: policy({ attempts: 0 }), onSuccess: false }, input: ok, want: 'Terminated', reason: ReasonNoRestartsAllowed },
-    { name: 'unrecoverable start error', subject: { policy: policy(), onSuccess: true }, input: { kind: 'startError', recoverable: false, message: 'x' }, want: 'Not Restarting', reason: ReasonUnrecoverableError },
-    { name: 'recoverable start error restarts', subject: { policy: policy(), onSuccess: true }, input: { kind: 'startError', recoverable: true, message: 'x' }, want: 'Restarting', reason: ReasonWithinPolicy, delay: [1000, 1250] },
+    {
+      name: 'triggered restart has no delay',
+      subject: { policy: policy(), onSuccess: true },
+      input: { kind: 'restartTriggered', failure: false },
+      want: 'Restarting',
+      delay: [0, 0],
+    },
+    {
+      name: 'zero attempts, failure',
+      subject: { policy: policy({ attempts: 0 }), onSuccess: true },
+      input: fail,
+      want: 'Not Restarting',
+      reason: ReasonNoRestartsAllowed,
+    },
+    {
+      name: 'zero attempts, success without onSuccess',
+      subject: { policy: policy({ attempts: 0 }), onSuccess: false },
+      input: ok,
+      want: 'Terminated',
+      reason: ReasonNoRestartsAllowed,
+    },
+    {
+      name: 'unrecoverable start error',
+      subject: { policy: policy(), onSuccess: true },
+      input: { kind: 'startError', recoverable: false, message: 'x' },
+      want: 'Not Restarting',
+      reason: ReasonUnrecoverableError,
+    },
+    {
+      name: 'recoverable start error restarts',
+      subject: { policy: policy(), onSuccess: true },
+      input: { kind: 'startError', recoverable: true, message: 'x' },
+      want: 'Restarting',
+      reason: ReasonWithinPolicy,
+      delay: [1000, 1250],
+    },
     { name: 'batch success is terminal', subject: { policy: policy(), onSuccess: false }, input: ok, want: 'Terminated', reason: ReasonTerminatedSuccessfully },
     { name: 'service success restarts', subject: { policy: policy(), onSuccess: true }, input: ok, want: 'Restarting', delay: [1000, 1250] },
-    { name: 'within policy: delay with up to 25% jitter', subject: { policy: policy(), onSuccess: true }, input: fail, want: 'Restarting', reason: ReasonWithinPolicy, delay: [1000, 1250] },
-    { name: 'attempts exceeded in fail mode', subject: { policy: policy(), onSuccess: true }, tracker: { count: 2, intervalStart: 100 }, now: 1000, input: fail, want: 'Not Restarting', reason: 'Exceeded allowed attempts 2 in interval 1m0s and mode is "fail"' },
-    { name: 'attempts exceeded in delay mode waits out the interval', subject: { policy: policy({ mode: 'delay' }), onSuccess: true }, tracker: { count: 2, intervalStart: 100 }, now: 10_100, input: fail, want: 'Restarting', reason: ReasonDelay, delay: [50_000, 50_000] },
-    { name: 'an elapsed interval resets the count', subject: { policy: policy(), onSuccess: true }, tracker: { count: 2, intervalStart: 100 }, now: 100 + 60_001, input: fail, want: 'Restarting', reason: ReasonWithinPolicy },
+    {
+      name: 'within policy: delay with up to 25% jitter',
+      subject: { policy: policy(), onSuccess: true },
+      input: fail,
+      want: 'Restarting',
+      reason: ReasonWithinPolicy,
+      delay: [1000, 1250],
+    },
+    {
+      name: 'attempts exceeded in fail mode',
+      subject: { policy: policy(), onSuccess: true },
+      tracker: { count: 2, intervalStart: 100 },
+      now: 1000,
+      input: fail,
+      want: 'Not Restarting',
+      reason: 'Exceeded allowed attempts 2 in interval 1m0s and mode is "fail"',
+    },
+    {
+      name: 'attempts exceeded in delay mode waits out the interval',
+      subject: { policy: policy({ mode: 'delay' }), onSuccess: true },
+      tracker: { count: 2, intervalStart: 100 },
+      now: 10_100,
+      input: fail,
+      want: 'Restarting',
+      reason: ReasonDelay,
+      delay: [50_000, 50_000],
+    },
+    {
+      name: 'an elapsed interval resets the count',
+      subject: { policy: policy(), onSuccess: true },
+      tracker: { count: 2, intervalStart: 100 },
+      now: 100 + 60_001,
+      input: fail,
+      want: 'Restarting',
+      reason: ReasonWithinPolicy,
+    },
   ];
   for (const c of table) {
     it(c.name, () => {

@@ -5,7 +5,7 @@ import { missingTaskEvent, taskChanges, UPDATE_MISSING_TASK } from '../../../mac
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 
 describe('policy: shutdown delay', () => {
-  it('uses Nomad\'s event types and display messages', () => {
+  it("uses Nomad's event types and display messages", () => {
     const wait = shutdownDelayEvent(5000, false, 1);
     expect(wait).to.include({ type: 'Waiting for shutdown delay', displayMessage: 'Waiting for shutdown_delay of 5s before killing the task.' });
     const skip = shutdownDelayEvent(1500, true, 1);
@@ -46,7 +46,7 @@ describe('policy: task changes on update', () => {
 });
 
 describe('policy: reconnect', () => {
-  it('is Nomad\'s condition: unknown, a higher index, not server-terminal', async () => {
+  it("is Nomad's condition: unknown, a higher index, not server-terminal", async () => {
     const { isReconnect } = await import('../../../machines/policy/reconnect.ts');
     const cur = makeAlloc([mockTask('t')], { allocModifyIndex: 4 });
     expect(isReconnect(cur, { ...cur, clientStatus: 'unknown', allocModifyIndex: 5 })).to.equal(true);

@@ -13,7 +13,6 @@ export interface StubCall<I, O> {
 }
 
 /** A promise-actor stub: `calls` fills as the chart invokes it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a stub stands in for any input shape
 export function stub<O, I = any>(): { logic: PromiseActorLogic<O, any>; calls: Array<StubCall<I, O>>; last(): StubCall<I, O> } {
   const calls: Array<StubCall<I, O>> = [];
   const logic = fromPromise<O, I>(({ input, signal }) => new Promise<O>((resolve, reject) => calls.push({ input, signal, resolve, reject })));

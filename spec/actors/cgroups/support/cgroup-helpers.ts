@@ -8,8 +8,9 @@ import { cgroupPids } from '../../../../actors/cgroups/procs.mjs';
 
 /** The live driver handle of a running task (read from the task actor's context). */
 export function handleOf(r: AllocRunner, task: string): TaskHandle | undefined {
-  const child = (r as unknown as { actor: { getSnapshot(): { children: Record<string, { getSnapshot(): { context: { handle?: TaskHandle } } }> } } })
-    .actor.getSnapshot().children[`task-${r.allocId}-${task}`];
+  const child = (
+    r as unknown as { actor: { getSnapshot(): { children: Record<string, { getSnapshot(): { context: { handle?: TaskHandle } } }> } } }
+  ).actor.getSnapshot().children[`task-${r.allocId}-${task}`];
   return child?.getSnapshot().context.handle;
 }
 

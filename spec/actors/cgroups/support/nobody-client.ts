@@ -9,7 +9,9 @@ import { makeAlloc } from '../../../support/fixtures.ts';
 const client = createClient({ dataDir: process.argv[2]! });
 let detected: unknown;
 client.bus.of('cgroups.detected').subscribe((m) => (detected = m));
-const r = client.addAlloc(makeAlloc([{ name: 'web', driver: 'raw_exec', config: { command: '/bin/true' }, resources: { memoryMB: 64, cpu: 100 } }], { jobType: 'batch' }));
+const r = client.addAlloc(
+  makeAlloc([{ name: 'web', driver: 'raw_exec', config: { command: '/bin/true' }, resources: { memoryMB: 64, cpu: 100 } }], { jobType: 'batch' }),
+);
 await r.waitFor('stopping');
 const driver = r.alloc().taskStates!.web!.events.find((e) => e.type === 'Driver')?.displayMessage;
 const status = r.alloc().clientStatus;

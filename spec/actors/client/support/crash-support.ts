@@ -12,7 +12,12 @@ import type { Task } from '../../../../model/types.ts';
 export function crashTask(dir: string, label: string, opts: { driver?: string; batch?: boolean; ignoreInt?: boolean; killTimeoutMs?: number } = {}): Task {
   const runs = join(dir, `runs-${label}`);
   const body = opts.batch ? 'exit 0' : `${opts.ignoreInt ? "trap '' INT;" : ''} while :; do sleep 0.05; done`;
-  return { name: 'web', driver: opts.driver ?? 'raw_exec', config: { command: '/bin/sh', args: ['-c', `echo $$ >> ${runs}; ${body}`] }, killTimeoutMs: opts.killTimeoutMs ?? 2000 };
+  return {
+    name: 'web',
+    driver: opts.driver ?? 'raw_exec',
+    config: { command: '/bin/sh', args: ['-c', `echo $$ >> ${runs}; ${body}`] },
+    killTimeoutMs: opts.killTimeoutMs ?? 2000,
+  };
 }
 
 /**

@@ -22,7 +22,13 @@ export function sandbox(taskName = 'web'): Sandbox {
   created.push(base);
   const allocDir = { dir: base, sharedDir: path.join(base, 'alloc'), logsDir: path.join(base, 'alloc', 'logs') };
   const t = path.join(base, taskName);
-  const taskDir = { dir: t, localDir: path.join(t, 'local'), secretsDir: path.join(t, 'secrets'), privateDir: path.join(t, 'private'), tmpDir: path.join(t, 'tmp') };
+  const taskDir = {
+    dir: t,
+    localDir: path.join(t, 'local'),
+    secretsDir: path.join(t, 'secrets'),
+    privateDir: path.join(t, 'private'),
+    tmpDir: path.join(t, 'tmp'),
+  };
   for (const d of [allocDir.logsDir, taskDir.localDir, taskDir.secretsDir, taskDir.privateDir, taskDir.tmpDir]) fs.mkdirSync(d, { recursive: true });
   let n = 0;
   return {

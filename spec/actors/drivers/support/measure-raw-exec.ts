@@ -51,15 +51,20 @@ for (let i = 0; i < runs + 1; i++) {
     });
   });
   const t0 = performance.now();
-  const h = await driver.start({
-    id: `a/web/${i}`, allocId: 'a', taskName: 'web',
-    task: { name: 'web', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', 'echo up; exec sleep 1000'] } },
-    env: { PATH: '/usr/bin:/bin' },
-    taskDir: { dir: path.join(dir, 'web'), localDir: '', secretsDir: '', privateDir: '', tmpDir: '' },
-    allocDir: { dir, sharedDir: path.join(dir, 'alloc'), logsDir },
-    logs: { maxFiles: 10, maxFileSizeMB: 10 },
-    stateDir: path.join(dir, 'state'),
-  }, new AbortController().signal);
+  const h = await driver.start(
+    {
+      id: `a/web/${i}`,
+      allocId: 'a',
+      taskName: 'web',
+      task: { name: 'web', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', 'echo up; exec sleep 1000'] } },
+      env: { PATH: '/usr/bin:/bin' },
+      taskDir: { dir: path.join(dir, 'web'), localDir: '', secretsDir: '', privateDir: '', tmpDir: '' },
+      allocDir: { dir, sharedDir: path.join(dir, 'alloc'), logsDir },
+      logs: { maxFiles: 10, maxFileSizeMB: 10 },
+      stateDir: path.join(dir, 'state'),
+    },
+    new AbortController().signal,
+  );
   const t1 = performance.now();
   const t2 = await seen;
   const st = h.state as ProcessHandleState;
@@ -68,7 +73,8 @@ for (let i = 0; i < runs + 1; i++) {
   const s1 = performance.now();
   while (!gone(st.executorPid) || !gone(st.pid) || !groupGone(st.pgid)) await new Promise((r) => setImmediate(r));
   const s2 = performance.now();
-  if (i > 0) { // the first run warms the caches
+  if (i > 0) {
+    // the first run warms the caches
     startMs.push(t1 - t0);
     firstOutMs.push(t2 - t0);
     stopMs.push(s2 - s0);
@@ -78,6 +84,10 @@ for (let i = 0; i < runs + 1; i++) {
 }
 fs.rmSync(base, { recursive: true, force: true });
 console.log(`raw_exec, ${runs} runs (median, min, max in ms):`);
-for (const [name, xs] of [['start() resolved', startMs], ['first task output in log', firstOutMs], ['stop() to all processes gone', stopMs]] as const) {
+for (const [name, xs] of [
+  ['start() resolved', startMs],
+  ['first task output in log', firstOutMs],
+  ['stop() to all processes gone', stopMs],
+] as const) {
   console.log(`  ${name.padEnd(30)} ${median(xs).toFixed(1)}  (${Math.min(...xs).toFixed(1)} .. ${Math.max(...xs).toFixed(1)})`);
 }
