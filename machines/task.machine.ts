@@ -147,6 +147,9 @@ export type TaskMachineEvent =
 
 type Ctx = TaskContext;
 
+/** What a `signal` does wherever the task's process may run: record it, report, send it. */
+const SIGNAL_TASK = ['appendSignaling', 'report', 'spawnSignal'] as const;
+
 const withEvent = (c: Ctx, ev: TaskEvent): Partial<Ctx> => ({ state: appendEvent(c.state, ev), eventSeq: c.eventSeq + 1, now: Math.max(c.now, ev.time) });
 
 /** Appends several events in order. */
@@ -257,6 +260,20 @@ export const taskMachine = setup({
       return { ...c, state: { ...c.state, state: 'pending' as const } };
     }),
     markSkipShutdownDelay: assign({ skipShutdownDelay: true }),
+    /** "Signaling" on the task's events (the signal is carried by a `signal` event). */
+    appendSignaling: assign(({ context, event }) =>
+      event.type === 'signal' ? withEvent(context, taskEvent('Signaling', event.time, { details: { task_signal: event.signal } })) : {},
+    ),
+    /** A `signalTask` child `signal.<requestId>`: its done or error answers the caller. */
+    spawnSignal: spawnChild('signalTask', {
+      id: ({ event }) => `signal.${(event as { requestId: string }).requestId}`,
+      input: ({ context, event }) => ({
+        allocId: context.allocId,
+        taskName: context.taskName,
+        handle: context.handle!,
+        signal: (event as { signal: string }).signal,
+      }),
+    }),
     applySettings: assign(({ event }) =>
       event.type === 'settings' ? { killTimeoutMs: event.killTimeoutMs, killSignal: event.killSignal, shutdownDelayMs: event.shutdownDelayMs } : {},
     ),
@@ -505,21 +522,7 @@ export const taskMachine = setup({
           { guard: 'hasShutdownDelay', target: 'shutdownDelay', actions: ['appendKill', 'takeKillSkip', 'enterShutdownDelay', 'report'] },
           { target: 'killing', actions: ['appendKill', 'report'] },
         ],
-        signal: {
-          actions: [
-            assign(({ context, event }) => withEvent(context, taskEvent('Signaling', event.time, { details: { task_signal: event.signal } }))),
-            'report',
-            spawnChild('signalTask', {
-              id: ({ event }) => `signal.${(event as { requestId: string }).requestId}`,
-              input: ({ context, event }) => ({
-                allocId: context.allocId,
-                taskName: context.taskName,
-                handle: context.handle!,
-                signal: (event as { signal: string }).signal,
-              }),
-            }),
-          ],
-        },
+        signal: { actions: SIGNAL_TASK },
         restart: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
         restartAll: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
       },
@@ -540,9 +543,13 @@ export const taskMachine = setup({
       on: {
         skipShutdownDelay: { target: 'killing', actions: 'markSkipShutdownDelay' },
         kill: { guard: ({ event }) => !!event.skipShutdownDelay, target: 'killing', actions: 'markSkipShutdownDelay' },
+        // The process still runs: a signal reaches it (Nomad signals any task with a handle).
+        signal: { actions: SIGNAL_TASK },
       },
     },
     killing: {
+      // Signalling a task being killed is how a host cuts a long kill_timeout short (SIGKILL).
+      on: { signal: { actions: SIGNAL_TASK } },
       invoke: {
         src: 'killTask',
         input: ({ context }) => ({

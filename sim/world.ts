@@ -61,9 +61,15 @@ let sharedDataDir: string | undefined;
 function dataDir(): string {
   if (!sharedDataDir) {
     sharedDataDir = mkdtempSync(join(tmpdir(), 'berth-sim-'));
-    process.once('exit', () => rmSync(sharedDataDir!, { recursive: true, force: true }));
+    process.once('exit', releaseSimDataDir);
   }
   return sharedDataDir;
+}
+
+/** Removes the shared data dir now (a test suite's cleanup); the next run makes a new one. */
+export function releaseSimDataDir(): void {
+  if (sharedDataDir) rmSync(sharedDataDir, { recursive: true, force: true });
+  sharedDataDir = undefined;
 }
 
 const errText = (e: unknown) => (e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e));

@@ -34,6 +34,7 @@ import { serveRuntimeSnapshots } from '../migrate/serve.ts';
 import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import { ClientViewers } from '../viewer/client-viewers.ts';
+import { checkRecordTarget } from '../viewer/recording.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
 import { AllocGarbageCollector, resolveGcOptions } from '../gc/index.ts';
@@ -108,7 +109,7 @@ export function createClient(options: ClientOptions): Client {
   const dataDir = resolve(options.dataDir);
   const clientAllocDir = resolve(options.allocDir ?? join(dataDir, 'alloc'));
   const gcSettings = resolveGcOptions(options); // before anything touches the disk
-  mkdirSync(clientAllocDir, { recursive: true });
+  if (options.record !== undefined) checkRecordTarget(options.record);
   const clock = options.clock ?? realClock;
   const bus = createBus(() => clock.now());
   // Throws for a forced mode (v1, v2) this machine cannot give; 'auto' falls back to none.
@@ -136,6 +137,8 @@ export function createClient(options: ClientOptions): Client {
         : { version: null, controllers: [], message: `no cgroups: ${detected.reason}` },
     ),
   );
+  // Only now, with every option checked (a forced cgroup mode this host lacks throws above).
+  mkdirSync(clientAllocDir, { recursive: true });
   const chrootEnv = options.chrootEnv && Object.keys(options.chrootEnv).length > 0 ? options.chrootEnv : defaultChrootEnv;
   const rt: Runtime = {
     bus,

@@ -12,7 +12,8 @@
  * ```
  * @module
  */
-import { closeSync, createWriteStream, openSync, readFileSync } from 'node:fs';
+import { closeSync, createWriteStream, openSync, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { RecordingFormatError, InvalidViewerOptionsError } from './errors.ts';
 import type { ViewerFeed } from './feed.ts';
 import type { ViewerRecord } from './records.ts';
@@ -48,13 +49,31 @@ const MAX_PENDING_BYTES = 64 * 1024 * 1024;
 const KINDS = new Set(['actor', 'state', 'event', 'alloc', 'bus']);
 
 /**
+ * Throws what {@link startRecording} would for a path that cannot be a recording (not a string,
+ * or its directory missing), without creating anything: `createClient` asks before it touches
+ * the disk, so a bad `record` option leaves no data dir behind.
+ * @throws InvalidViewerOptionsError
+ */
+export function checkRecordTarget(file: unknown): asserts file is string {
+  if (typeof file !== 'string' || file === '') throw new InvalidViewerOptionsError('record: give the path of a file to write');
+  const dir = dirname(resolve(file));
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch (e) {
+    throw new InvalidViewerOptionsError(`record: cannot open ${file}: ${(e as Error).message}`, { cause: e });
+  }
+  if (!isDir) throw new InvalidViewerOptionsError(`record: cannot open ${file}: ${dir} is not a directory`);
+}
+
+/**
  * Starts writing `feed`'s records to `file` (created or truncated). Open errors throw at once.
  * @example
  * const rec = startRecording(feed, '/var/log/berth/inspect.jsonl', Date.now);
  * await rec.close();
  */
 export function startRecording(feed: ViewerFeed, file: string, now: () => number): Recorder {
-  if (typeof file !== 'string' || file === '') throw new InvalidViewerOptionsError('record: give the path of a file to write');
+  checkRecordTarget(file);
   let fd: number;
   try {
     fd = openSync(file, 'w', 0o600);

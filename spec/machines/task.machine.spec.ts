@@ -26,6 +26,7 @@ function harness(over: Partial<TaskMachineInput> = {}, policy: RestartPolicy = {
   const wait = stub<ExitOutput>();
   const kill = stub<ExitOutput>();
   const recover = stub<RecoverOutput>();
+  const signal = stub<void>();
   const reports: TaskState[] = [];
   const input: TaskMachineInput = {
     allocId: 'a',
@@ -39,7 +40,9 @@ function harness(over: Partial<TaskMachineInput> = {}, policy: RestartPolicy = {
     now: 0,
     ...over,
   };
-  const task = taskMachine.provide({ actors: { startTask: start.logic, waitTask: wait.logic, killTask: kill.logic, recoverTask: recover.logic } });
+  const task = taskMachine.provide({
+    actors: { startTask: start.logic, waitTask: wait.logic, killTask: kill.logic, recoverTask: recover.logic, signalTask: signal.logic },
+  });
   const parent = setup({
     types: { events: {} as { type: 'task.state'; state: TaskState } | { type: 'toTask'; event: TaskMachineEvent } },
     actors: { task },
@@ -58,6 +61,7 @@ function harness(over: Partial<TaskMachineInput> = {}, policy: RestartPolicy = {
     wait,
     kill,
     recover,
+    signal,
     reports,
     clock,
     actor,
@@ -143,6 +147,30 @@ describe('task chart (pure, stub actors, simulated clock)', () => {
     await flush();
     expect(h.value()).to.equal('dead');
     expect(h.events().slice(-2)).to.deep.equal(['Killing', 'Killed']);
+  });
+
+  it('a signal still reaches a task waiting out its shutdown delay or being killed (a host cuts a long kill short)', async () => {
+    const h = harness({ shutdownDelayMs: 1000 });
+    h.start.last().resolve({ ok: true, handle: handle(), time: 1 });
+    await flush();
+    h.send({ type: 'kill', time: 2 });
+    await flush();
+    expect(h.value()).to.equal('shutdownDelay');
+    h.send({ type: 'signal', time: 3, signal: 'SIGUSR1', requestId: '1' });
+    await flush();
+    expect(h.signal.calls.map((c) => c.input)).to.deep.equal([{ allocId: 'a', taskName: 'web', handle: handle(), signal: 'SIGUSR1' }]);
+    h.signal.last().resolve();
+    h.clock.increment(1000);
+    await flush();
+    expect(h.value()).to.equal('killing');
+    h.send({ type: 'signal', time: 1004, signal: 'SIGKILL', requestId: '2' });
+    await flush();
+    expect(h.signal.last().input).to.include({ signal: 'SIGKILL' });
+    h.signal.last().resolve();
+    h.kill.last().resolve({ result: { exitCode: 137, signal: 9 }, time: 1005 });
+    await flush();
+    expect(h.value()).to.equal('dead');
+    expect(h.events().filter((e) => e === 'Signaling')).to.have.length(2);
   });
 
   it('kill while running goes through killing; a kill of a dead task changes nothing', async () => {

@@ -4,7 +4,7 @@
  * every invariant.
  */
 import { expect } from 'chai';
-import { runSim } from '../../sim/world.ts';
+import { releaseSimDataDir, runSim } from '../../sim/world.ts';
 import type { Op } from '../../sim/ops.ts';
 
 interface Finding {
@@ -176,6 +176,7 @@ const FIXED = [
 ] as unknown as Finding[];
 
 describe('sim: findings fixed on fix-9 hold every invariant on their shrunk runs', function () {
+  after(releaseSimDataDir);
   this.timeout(60_000);
   for (const k of FIXED) {
     it(`${k.id} (seed ${k.seed}): ${k.what}`, async () => {

@@ -4,7 +4,7 @@ import type { Violation } from '../../sim/invariants.ts';
 import { knownFindingOf, KNOWN_FINDINGS } from '../../sim/known.ts';
 import type { Op, TaskSpec } from '../../sim/ops.ts';
 import { shrink } from '../../sim/shrink.ts';
-import { runSim } from '../../sim/world.ts';
+import { releaseSimDataDir, runSim } from '../../sim/world.ts';
 import { chartCoverage, coverageRan } from '../support/chart-coverage.ts';
 
 // BERTH_SIM_SEEDS lowers it for a quick local run; CI runs the full 1,000.
@@ -14,6 +14,7 @@ describe('deterministic simulator', function () {
   // 1,000 seeds take ~35 s of CPU; the limit tolerates a loaded machine.
   this.timeout(240_000);
   before(() => coverageRan.add('sim'));
+  after(releaseSimDataDir);
 
   it(`holds I1-I6 on ${SEEDS} seeds (known open findings aside, each a skipped spec below)`, async () => {
     const t0 = performance.now();

@@ -22,7 +22,13 @@ export function useTempClients() {
   });
   return (opts: Partial<ClientOptions> = {}): Client & { dataDir: string } => {
     const dir = mkdtempSync(join(tmpdir(), 'berth-test-'));
-    const client = createClient({ dataDir: dir, ...opts });
+    let client: Client;
+    try {
+      client = createClient({ dataDir: dir, ...opts });
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
     made.push({ client, dir });
     return Object.assign(client, { dataDir: dir });
   };

@@ -8,6 +8,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBus } from '../../../bus/bus.ts';
+import { createClient } from '../../../actors/client/client.ts';
 import { allocMachine } from '../../../machines/alloc.machine.ts';
 import { chartOf } from '../../../actors/viewer/chart.ts';
 import { InvalidViewerOptionsError, RecordingFormatError } from '../../../actors/viewer/errors.ts';
@@ -137,13 +138,16 @@ describe('viewer: server, records, recordings, charts', () => {
       await client.serveViewer(bad as never).catch((e) => (err = e));
       expect(err, JSON.stringify(bad)).to.be.instanceOf(InvalidViewerOptionsError);
     }
+    // A recording that cannot be opened is refused before the client touches its data dir.
+    const dataDir = join(tempDir(), 'data');
     let err: unknown;
     try {
-      newClient({ record: join(tempDir(), 'no', 'such', 'dir', 'x.jsonl') });
+      createClient({ dataDir, record: join(tempDir(), 'no', 'such', 'dir', 'x.jsonl') });
     } catch (e) {
       err = e;
     }
     expect(err).to.be.instanceOf(InvalidViewerOptionsError);
+    expect(existsSync(dataDir), 'nothing created').to.equal(false);
   });
 
   it('streams the model, then records: the alloc and task actors with their states', async () => {
