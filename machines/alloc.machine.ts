@@ -750,9 +750,9 @@ export const allocMachine = setup({
         update: [
           { guard: 'staleUpdate' },
           { guard: 'reconnect', actions: 'reconnect' },
-          { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays'] },
-          // Nomad hands every update to its task runners, stopping or not.
-          { guard: 'terminalUpdate', actions: 'applyUpdate' },
+          { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges'] },
+          // Nomad hands every update to its task runners, stopping or not: a task a stop's
+          // update drops is killed ("update missing task") and never restarts.
           { actions: ['applyUpdate', 'applyTaskChanges'] },
         ],
       },
@@ -812,7 +812,6 @@ export const allocMachine = setup({
             update: [
               { guard: 'staleUpdate' },
               { guard: 'reconnect', actions: 'reconnect' },
-              { guard: 'terminalUpdate', actions: 'applyUpdate' },
               { actions: ['applyUpdate', 'applyTaskChanges'] },
             ],
           },

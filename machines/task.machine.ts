@@ -33,7 +33,7 @@ import { and, assign, sendParent, sendTo, setup, spawnChild, stopChild } from 'x
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
-import { appendEvent, details, taskEvent } from './policy/task-events.ts';
+import { appendEvent, details, runOpen, taskEvent } from './policy/task-events.ts';
 import { shutdownDelayEvent } from './policy/shutdown-delay.ts';
 import type { TaskRole } from './policy/task-roles.ts';
 
@@ -307,8 +307,7 @@ export const taskMachine = setup({
      * gone or was killed by the recovery), so a run that had started ends with Terminated first.
      */
     killedAfterLostRun: assign(({ context }, out: { time: number; error?: string }) => {
-      const ended =
-        context.state.state === 'running'
+      const ended = runOpen(context.state)
           ? [exitEvent({ result: { exitCode: -1, signal: 0, err: out.error ?? 'failed to restore task' }, time: out.time })]
           : [];
       const c = { ...context, ...appendAll(context, [...ended, taskEvent('Killed', out.time)]) };

@@ -130,6 +130,20 @@ export function appendEvent(s: TaskState, ev: TaskEvent): TaskState {
   return next;
 }
 
+/**
+ * Whether the task's latest run started and has not ended: its last Started comes after its last
+ * Terminated. A task waiting out its shutdown delay is `pending` by state yet its run is open.
+ * Falls back to the state when neither event is still in the (capped) event list.
+ */
+export function runOpen(s: TaskState): boolean {
+  for (let i = s.events.length - 1; i >= 0; i--) {
+    const t = s.events[i]!.type;
+    if (t === 'Started') return true;
+    if (t === 'Terminated') return false;
+  }
+  return s.state === 'running';
+}
+
 /** Details helpers, named after Nomad's setters. */
 export const details = {
   killTimeout: (ms: number) => ({ kill_timeout: formatGoDuration(ms) }),

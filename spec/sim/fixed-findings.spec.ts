@@ -1,7 +1,6 @@
 /**
- * Regression specs for the findings the simulator made on fix-9's work (each was a "known open
- * finding" with its seed and shrunk op list until its fix landed): the shrunk run now holds
- * every invariant.
+ * Regression specs for the findings the simulator made (each was a "known open finding" with its
+ * seed and shrunk op list until its fix landed): the shrunk run now holds every invariant.
  */
 import { expect } from 'chai';
 import { releaseSimDataDir, runSim } from '../../sim/world.ts';
@@ -173,9 +172,51 @@ const FIXED = [
       { at: 25459, op: 'crash' },
     ],
   },
+  {
+    id: 'restored-in-shutdown-delay-killed-without-terminated',
+    what: 'A task restored while it waited out its shutdown_delay (state pending, process alive) whose reattach fails during the kill reports Killed without a Terminated for the run.',
+    seed: 269,
+    ops: [
+      {
+        at: 32,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 0, shutdownDelayMs: 1000 }],
+          restart: { attempts: 0, delayMs: 50, intervalMs: 10000, mode: 'delay' },
+        },
+      },
+      { at: 384, op: 'stop', a: 0 },
+      { at: 678, op: 'crash' },
+    ],
+  },
+  {
+    id: 'dropped-poststop-starts-again',
+    what: "A poststop task an update drops while it runs after a stop can start once more (its restart was already decided when the drop's kill came).",
+    seed: 615,
+    ops: [
+      {
+        at: 7169,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'batch',
+          tasks: [
+            { name: 'web', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 1, lifetimeMs: 2501 },
+            { name: 'db', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 1, hook: 'poststop', lifetimeMs: 1953, shutdownDelayMs: 100 },
+          ],
+          restart: { attempts: 1, delayMs: 300, intervalMs: 60000, mode: 'delay' },
+          failingHooks: ['destroy'],
+        },
+      },
+      { at: 8746, op: 'stop', a: 1 },
+      { at: 10320, op: 'dropTask', a: 1, task: 'db' },
+    ],
+  },
 ] as unknown as Finding[];
 
-describe('sim: findings fixed on fix-9 hold every invariant on their shrunk runs', function () {
+describe('sim: fixed findings hold every invariant on their shrunk runs', function () {
   after(releaseSimDataDir);
   this.timeout(60_000);
   for (const k of FIXED) {
