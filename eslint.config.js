@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 const layer = (target, from, message) => from.map((f) => ({ target, from: f, message }));
 
 export default tseslint.config(
-  { ignores: ['dist/', 'docs/api/', 'node_modules/', 'coverage/'] },
+  { ignores: ['dist/', 'docs/api/', 'node_modules/', 'coverage/', 'sim/tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

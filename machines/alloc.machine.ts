@@ -809,11 +809,7 @@ export const allocMachine = setup({
           entry: ['skipDelays', 'lastRuns'],
           on: {
             destroy: {},
-            update: [
-              { guard: 'staleUpdate' },
-              { guard: 'reconnect', actions: 'reconnect' },
-              { actions: ['applyUpdate', 'applyTaskChanges'] },
-            ],
+            update: [{ guard: 'staleUpdate' }, { guard: 'reconnect', actions: 'reconnect' }, { actions: ['applyUpdate', 'applyTaskChanges'] }],
           },
           states: {
             prekill: {

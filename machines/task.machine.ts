@@ -308,8 +308,8 @@ export const taskMachine = setup({
      */
     killedAfterLostRun: assign(({ context }, out: { time: number; error?: string }) => {
       const ended = runOpen(context.state)
-          ? [exitEvent({ result: { exitCode: -1, signal: 0, err: out.error ?? 'failed to restore task' }, time: out.time })]
-          : [];
+        ? [exitEvent({ result: { exitCode: -1, signal: 0, err: out.error ?? 'failed to restore task' }, time: out.time })]
+        : [];
       const c = { ...context, ...appendAll(context, [...ended, taskEvent('Killed', out.time)]) };
       return { ...c, ...toDead(c, out.time) };
     }),
