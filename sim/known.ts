@@ -34,7 +34,9 @@ export const KNOWN_FINDINGS: readonly KnownFinding[] = [
   // failed-wait-recorded-as-exit (66877, I2/I5), setup-failure-kill-without-killing (1478, I6),
   // restored-in-shutdown-delay-killed-without-terminated (269, I6: a run left open by a task in
   // its shutdown delay ends with Terminated), dropped-poststop-starts-again (615, I7: a stopping
-  // alloc applies an update's dropped tasks too).
+  // alloc applies an update's dropped tasks too), and five from the long soak where a kill meant
+  // to end a process whose wait or reattach failed itself failed once (109878, 127306, 134471,
+  // 135699, 135830; I1/I5: such kills now retry on Nomad's back-off).
 ];
 
 /** The known finding a violation is an instance of, if any. */

@@ -6,7 +6,7 @@
 import { dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { fromAbortablePromise } from './abortable.ts';
-import { sleep } from '../../model/clock.ts';
+import { sleep, type Clock } from '../../model/clock.ts';
 import { BerthError, DriverConfigError, DriverStartError, TaskNotStartedError } from '../../model/errors.ts';
 import type { TaskEvent } from '../../model/types.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
@@ -16,8 +16,29 @@ import { buildTaskEnv } from '../drivers/env.ts';
 import { cgroupEventMessage } from '../cgroups/describe.ts';
 import type { Runtime } from './runtime.ts';
 
-/** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most 5 attempts. */
+/** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most {@link KILL_ATTEMPTS} attempts. */
 export const killBackoffMs = (attempt: number) => Math.min(4 ** attempt * 5000, 120_000);
+
+/** Kill attempts before berth gives up on a driver's stop (Nomad's killFailureLimit). */
+export const KILL_ATTEMPTS = 5;
+
+/**
+ * `driver.stop`, retried on {@link killBackoffMs} until it succeeds, the task is not found, or
+ * {@link KILL_ATTEMPTS} failed. Rejects only when `signal` aborts a back-off sleep. One
+ * helper for every kill: the chart's kill, and the SIGKILL that makes sure a task whose wait or
+ * reattach failed is gone before its exit goes on record.
+ */
+export async function stopWithRetry(driver: Driver, handle: TaskHandle, timeoutMs: number, killSignal: string, clock: Clock, signal?: AbortSignal): Promise<void> {
+  for (let attempt = 0; attempt < KILL_ATTEMPTS; attempt++) {
+    try {
+      await driver.stop(handle, timeoutMs, killSignal);
+      return;
+    } catch (e) {
+      if (/task not found/i.test(msg(e)) || attempt === KILL_ATTEMPTS - 1) return;
+      await sleep(killBackoffMs(attempt), signal, clock);
+    }
+  }
+}
 
 const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -188,8 +209,9 @@ export function taskActors(rt: Runtime) {
       if (signal.aborted) throw e; // leaving `running` (kill, shutdown): the task stays as it is
       result = { exitCode: -1, signal: 0, err: `failed to wait for task: ${msg(e)}` };
       // The process may live on (its executor is lost): kill it before its exit goes on record,
-      // or a host that dies in between would restore an exit beside a live process.
-      await driver?.stop(input.handle, 0, 'SIGKILL').catch(() => {});
+      // or a host that dies in between would restore an exit beside a live process. A kill
+      // that arrives meanwhile aborts the back-off: the chart's killing takes over.
+      if (driver) await stopWithRetry(driver, input.handle, 0, 'SIGKILL', rt.clock, signal);
     }
     await finish(input.allocId, input.taskName, input.handle, result);
     return { result, time: rt.clock.now(), jitter: rt.random() };
@@ -198,22 +220,14 @@ export function taskActors(rt: Runtime) {
   const killTask = fromPromise<ExitOutput, { allocId: string; taskName: string; handle: TaskHandle; timeoutMs: number; signal: string }>(
     async ({ input, signal }) => {
       const driver = rt.drivers[input.handle.driver]!;
-      for (let attempt = 0; attempt < 5; attempt++) {
-        try {
-          await driver.stop(input.handle, input.timeoutMs, input.signal);
-          break;
-        } catch (e) {
-          if (/task not found/i.test(msg(e)) || attempt === 4) break;
-          await sleep(killBackoffMs(attempt), signal, rt.clock);
-        }
-      }
+      await stopWithRetry(driver, input.handle, input.timeoutMs, input.signal, rt.clock, signal);
       let result: ExitResult;
       try {
         result = await waitExit(driver, input.handle, signal);
       } catch (e) {
         if (signal.aborted) throw e;
         result = { exitCode: -1, signal: 0, err: msg(e) };
-        await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {}); // as in waitTask: gone before recorded
+        await stopWithRetry(driver, input.handle, 0, 'SIGKILL', rt.clock, signal); // as in waitTask: gone before recorded
       }
       await finish(input.allocId, input.taskName, input.handle, result);
       return { result, time: rt.clock.now(), jitter: rt.random() };
@@ -240,7 +254,8 @@ export function taskActors(rt: Runtime) {
       // process); a start saved as intent too: the process it made may run on (drivers accept
       // such a handle in stop and destroy).
       if (driver && !(e instanceof TaskNotStartedError)) {
-        await driver.stop(input.handle, 0, 'SIGKILL').catch(() => {});
+        // Not abortable: a kill arriving meanwhile asks for exactly this.
+        await stopWithRetry(driver, input.handle, 0, 'SIGKILL', rt.clock);
         await driver.destroy(input.handle, true).catch(() => {});
       }
       rt.store.deleteHandle(input.allocId, input.taskName);

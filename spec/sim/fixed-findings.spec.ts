@@ -214,6 +214,189 @@ const FIXED = [
       { at: 10320, op: 'dropTask', a: 1, task: 'db' },
     ],
   },
+  {
+    id: 'failed-wait-kill-fails',
+    what: "After a restore, a wait that lost its executor recorded the exit though the one SIGKILL meant to end the process failed too: dead broadcast, and complete, while the process lived. (I1; fixed: every kill that must end a process retries on Nomad's back-off)",
+    seed: 109878,
+    ops: [
+      {
+        at: 193,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 1840 },
+            { name: 'db', killTimeoutMs: 1000, killSignal: 'SIGTERM', exitCode: 0, hook: 'poststart', sidecar: true },
+            { name: 'log', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 1, hook: 'poststart', sidecar: true },
+          ],
+          restart: { attempts: 3, delayMs: 1500, intervalMs: 10000, mode: 'fail' },
+          sticky: true,
+          shutdownDelayMs: 200,
+        },
+      },
+      { at: 441, op: 'crash' },
+      { at: 635, op: 'stop', a: 0 },
+    ],
+  },
+  {
+    id: 'failed-wait-kill-fails-restarts-beside',
+    what: "A failed wait whose SIGKILL failed let the restart policy start the task again beside the live process. (I5; fixed: every kill that must end a process retries on Nomad's back-off)",
+    seed: 127306,
+    ops: [
+      {
+        at: 2701,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'batch',
+          tasks: [{ name: 'web', killTimeoutMs: 50, killSignal: 'SIGTERM', exitCode: 0, lifetimeMs: 3360 }],
+          restart: { attempts: 1, delayMs: 300, intervalMs: 60000, mode: 'delay' },
+          shutdownDelayMs: 2000,
+        },
+      },
+      {
+        at: 2956,
+        op: 'add',
+        a: 2,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 3000, killSignal: 'SIGTERM', exitCode: 1 }],
+          restart: { attempts: 2, delayMs: 50, intervalMs: 60000, mode: 'fail' },
+          sticky: true,
+          shutdownDelayMs: 200,
+        },
+      },
+      { at: 4006, op: 'crash' },
+      { at: 4050, op: 'crash' },
+    ],
+  },
+  {
+    id: 'failed-wait-kill-fails-after-delay',
+    what: "The same, on a task with a shutdown delay: a second copy ran beside the first. (I5; fixed: every kill that must end a process retries on Nomad's back-off)",
+    seed: 134471,
+    ops: [
+      {
+        at: 2597,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 1000, killSignal: 'SIGTERM', exitCode: 0, lifetimeMs: 1772, shutdownDelayMs: 100 }],
+          restart: { attempts: 0, delayMs: 300, intervalMs: 60000, mode: 'delay' },
+          sticky: true,
+          shutdownDelayMs: 2000,
+        },
+      },
+      {
+        at: 3275,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 50, killSignal: 'SIGTERM', exitCode: 1 }],
+          restart: { attempts: 2, delayMs: 50, intervalMs: 60000, mode: 'fail' },
+          sticky: true,
+        },
+      },
+      { at: 3535, op: 'crash' },
+      { at: 4603, op: 'burst', as: [1] },
+      { at: 4695, op: 'crash' },
+      {
+        at: 8182,
+        op: 'add',
+        a: 3,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0 },
+            { name: 'db', killTimeoutMs: 200, killSignal: 'SIGTERM', exitCode: 1, hook: 'prestart', lifetimeMs: 1209 },
+          ],
+          restart: { attempts: 3, delayMs: 50, intervalMs: 60000, mode: 'fail' },
+        },
+      },
+      { at: 8305, op: 'crash' },
+      {
+        at: 8403,
+        op: 'add',
+        a: 4,
+        spec: {
+          type: 'batch',
+          tasks: [
+            { name: 'web', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 1 },
+            { name: 'db', killTimeoutMs: 50, killSignal: 'SIGINT', exitCode: 1, hook: 'prestart', sidecar: true, lifetimeMs: 1801 },
+            { name: 'log', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 449 },
+          ],
+          restart: { attempts: 1, delayMs: 300, intervalMs: 2000, mode: 'fail' },
+          sticky: true,
+        },
+      },
+      { at: 9493, op: 'crash' },
+    ],
+  },
+  {
+    id: 'failed-wait-kill-fails-sidecar',
+    what: "The same on a sidecar after two host crashes: client status failed while its process lived. (I1; fixed: every kill that must end a process retries on Nomad's back-off)",
+    seed: 135699,
+    ops: [
+      { at: 10856, op: 'crash' },
+      { at: 11426, op: 'crash' },
+      {
+        at: 33062,
+        op: 'add',
+        a: 2,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 50, killSignal: 'SIGTERM', exitCode: 0, lifetimeMs: 875, shutdownDelayMs: 100 },
+            { name: 'log', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 0, hook: 'prestart', lifetimeMs: 2006, shutdownDelayMs: 5000 },
+          ],
+          restart: { attempts: 0, delayMs: 300, intervalMs: 2000, mode: 'fail' },
+          shutdownDelayMs: 2000,
+        },
+      },
+      { at: 33204, op: 'crash' },
+      { at: 33327, op: 'crash' },
+    ],
+  },
+  {
+    id: 'failed-restore-kill-fails',
+    what: "A reattach that failed killed the old process once; when that kill failed too, the task restarted beside it. (I5; fixed: every kill that must end a process retries on Nomad's back-off)",
+    seed: 135830,
+    ops: [
+      {
+        at: 12228,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 200, killSignal: 'SIGTERM', exitCode: 0 },
+            { name: 'db', killTimeoutMs: 50, killSignal: 'SIGTERM', exitCode: 0 },
+            { name: 'log', killTimeoutMs: 50, killSignal: 'SIGINT', exitCode: 1 },
+          ],
+          restart: { attempts: 1, delayMs: 50, intervalMs: 2000, mode: 'delay' },
+        },
+      },
+      { at: 12294, op: 'crash' },
+      { at: 14841, op: 'crash' },
+      {
+        at: 24182,
+        op: 'add',
+        a: 2,
+        spec: {
+          type: 'batch',
+          tasks: [
+            { name: 'web', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 424 },
+            { name: 'db', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 1, lifetimeMs: 403 },
+          ],
+          restart: { attempts: 1, delayMs: 1500, intervalMs: 2000, mode: 'delay' },
+        },
+      },
+      { at: 24229, op: 'restartAll', a: 1 },
+      { at: 24443, op: 'crash' },
+    ],
+  },
 ] as unknown as Finding[];
 
 describe('sim: fixed findings hold every invariant on their shrunk runs', function () {
