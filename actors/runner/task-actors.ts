@@ -28,7 +28,14 @@ export const KILL_ATTEMPTS = 5;
  * helper for every kill: the chart's kill, and the SIGKILL that makes sure a task whose wait or
  * reattach failed is gone before its exit goes on record.
  */
-export async function stopWithRetry(driver: Driver, handle: TaskHandle, timeoutMs: number, killSignal: string, clock: Clock, signal?: AbortSignal): Promise<void> {
+export async function stopWithRetry(
+  driver: Driver,
+  handle: TaskHandle,
+  timeoutMs: number,
+  killSignal: string,
+  clock: Clock,
+  signal?: AbortSignal,
+): Promise<void> {
   for (let attempt = 0; attempt < KILL_ATTEMPTS; attempt++) {
     try {
       await driver.stop(handle, timeoutMs, killSignal);
