@@ -30,6 +30,17 @@ describe('cgroups: fallback when no hierarchy is writable', function () {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'berth-nobody-'));
     fs.chownSync(dataDir, NOBODY, NOBODY);
     try {
+      // nobody must reach the checkout (tsx, the sources, the executor) and the temp dir; a
+      // checkout under a private dir (mode 0700) cannot be run as nobody at all.
+      const probe = `for (const p of ${JSON.stringify([path.join(repo, 'node_modules', 'tsx', 'package.json'), path.join(here, 'support', 'nobody-client.ts'), dataDir])}) require('fs').accessSync(p, require('fs').constants.R_OK)`;
+      const reach = await promisify(execFile)(process.execPath, ['-e', probe], { cwd: '/', uid: NOBODY, gid: NOBODY }).then(
+        () => undefined,
+        (e: Error) => e.message.split('\n').find((l) => l.includes('EACCES')) ?? e.message,
+      );
+      if (reach) {
+        console.log(`      - skipped: user nobody cannot read the checkout or the temp dir (${reach.trim()})`);
+        return this.skip();
+      }
       const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(here, 'support', 'nobody-client.ts'), dataDir], {
         cwd: repo,
         uid: NOBODY,
