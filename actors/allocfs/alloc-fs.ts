@@ -45,7 +45,7 @@ export interface AllocFSStreamOptions {
   signal?: AbortSignal;
 }
 
-/** Read access to one alloc dir (CONTRACT: `runner.fs`). */
+/** Read access to one alloc dir (`AllocRunner.fs`). */
 export interface AllocFS {
   /** The entries of a directory, sorted by name; symlinks are reported as such (`L...`). */
   list(path: string): Promise<AllocFileInfo[]>;
