@@ -74,6 +74,7 @@ export type { HookContext, HookKind, RunnerHook } from './actors/runner/hooks.ts
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
 export { openStateStore, StateStoreError, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';
 export { statfsUsage, type FsUsageReader } from './actors/gc/fs-usage.ts';
+export type { GcClientOptions } from './actors/gc/options.ts';
 export type { FsUsage, GcReason } from './machines/policy/gc.ts';
 export type { AllocState } from './model/alloc-state.ts';
 export type { Driver, DriverCapabilities, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';

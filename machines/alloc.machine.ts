@@ -194,6 +194,12 @@ function stopPhases(c: Ctx): string[][] {
 }
 
 /** The allocation statechart. Provide the named actors to run it (see actors/runner). */
+/** While running: the group stops when its main tasks are dead, or a task's end kills it. */
+const GROUP_ENDS = [
+  { guard: 'allMainDead', target: '#alloc.stopping' },
+  { guard: 'mustKillGroup', target: '#alloc.stopping', actions: 'chooseKillEvent' },
+] as const;
+
 export const allocMachine = setup({
   types: {
     context: {} as AllocContext,
@@ -710,10 +716,7 @@ export const allocMachine = setup({
           },
         },
         tasks: {
-          always: [
-            { guard: 'allMainDead', target: '#alloc.stopping' },
-            { guard: 'mustKillGroup', target: '#alloc.stopping', actions: 'chooseKillEvent' },
-          ],
+          always: GROUP_ENDS,
           on: {
             restartAll: { target: 'preRestart', actions: 'queueRestart' },
             restartTask: { target: 'preRestart', actions: 'queueRestart' },
@@ -721,10 +724,7 @@ export const allocMachine = setup({
         },
         /** The preTaskRestart hooks run before anything restarts (Nomad's RestartTask/RestartAll). */
         preRestart: {
-          always: [
-            { guard: 'allMainDead', target: '#alloc.stopping' },
-            { guard: 'mustKillGroup', target: '#alloc.stopping', actions: 'chooseKillEvent' },
-          ],
+          always: GROUP_ENDS,
           invoke: {
             id: 'pre-restart-hooks',
             src: 'runHooks',

@@ -150,6 +150,15 @@ type Ctx = TaskContext;
 /** What a `signal` does wherever the task's process may run: record it, report, send it. */
 const SIGNAL_TASK = ['appendSignaling', 'report', 'spawnSignal'] as const;
 
+/** What a kill of the task's process needs (its `killing` and `restartKilling` states). */
+const killInput = ({ context }: { context: TaskContext }) => ({
+  allocId: context.allocId,
+  taskName: context.taskName,
+  handle: context.handle!,
+  timeoutMs: context.killTimeoutMs,
+  signal: context.killSignal,
+});
+
 const withEvent = (c: Ctx, ev: TaskEvent): Partial<Ctx> => ({ state: appendEvent(c.state, ev), eventSeq: c.eventSeq + 1, now: Math.max(c.now, ev.time) });
 
 /** Appends several events in order. */
@@ -551,26 +560,14 @@ export const taskMachine = setup({
       on: { signal: { actions: SIGNAL_TASK } },
       invoke: {
         src: 'killTask',
-        input: ({ context }) => ({
-          allocId: context.allocId,
-          taskName: context.taskName,
-          handle: context.handle!,
-          timeoutMs: context.killTimeoutMs,
-          signal: context.killSignal,
-        }),
+        input: killInput,
         onDone: { target: 'dead', actions: [{ type: 'killedDead', params: ({ event }) => event.output }, 'report'] },
       },
     },
     restartKilling: {
       invoke: {
         src: 'killTask',
-        input: ({ context }) => ({
-          allocId: context.allocId,
-          taskName: context.taskName,
-          handle: context.handle!,
-          timeoutMs: context.killTimeoutMs,
-          signal: context.killSignal,
-        }),
+        input: killInput,
         onDone: [
           {
             guard: 'killAfterRestart',

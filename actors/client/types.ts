@@ -21,13 +21,13 @@ import type { StateStore, StateStoreOptions } from '../state/state-store.ts';
 import type { ServeSnapshotsOptions } from '../migrate/serve.ts';
 
 export type { TlsFiles };
-import type { FsUsageReader } from '../gc/fs-usage.ts';
+import type { GcClientOptions } from '../gc/options.ts';
 
 /** xstate's inspection observer (a function or an observer object). */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
 /** Options for {@link createClient}. */
-export interface ClientOptions {
+export interface ClientOptions extends GcClientOptions {
   /** State (`<dataDir>/client/state.db`) and, by default, `<dataDir>/alloc`. */
   dataDir: string;
   /** Where alloc dirs go (default `<dataDir>/alloc`). */
@@ -69,25 +69,6 @@ export interface ClientOptions {
   record?: string;
   /** Token sent as X-Nomad-Token when fetching a previous alloc's snapshot from another node. */
   migrateToken?: string;
-  /**
-   * Period of the garbage collector's threshold check (default 60000, Nomad's `gc_interval`);
-   * 0 turns the periodic check off (`addAlloc` still makes room, `gc()` still works).
-   */
-  gcIntervalMs?: number;
-  /** Percent of the alloc dir's filesystem in use above which terminal allocs are collected (default 80). */
-  gcDiskUsageThreshold?: number;
-  /** Percent of that filesystem's inodes in use above which terminal allocs are collected (default 70). */
-  gcInodeUsageThreshold?: number;
-  /**
-   * Allocations on the client, terminal ones included, above which terminal ones are collected,
-   * oldest-terminal first (default 50); an `addAlloc` over it first makes room. `Infinity` turns
-   * the count limit off.
-   */
-  gcMaxAllocs?: number;
-  /** How many allocations the collector destroys at once (default 2). */
-  gcParallelDestroys?: number;
-  /** Reads the alloc dir filesystem's usage (default: statfs). Tests drive thresholds with it. */
-  gcUsageReader?: FsUsageReader;
   /**
    * HTTPS for migrations (Nomad's client `tls` block): a node whose `tlsEnabled` is set is asked
    * over HTTPS, presenting `certFile`/`keyFile`, trusting only `caFile`, and (unless

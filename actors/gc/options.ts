@@ -8,11 +8,24 @@ import { statfsUsage, type FsUsageReader } from './fs-usage.ts';
 
 /** The `gc*` fields of `ClientOptions`. */
 export interface GcClientOptions {
+  /**
+   * Period of the garbage collector's threshold check (default 60000, Nomad's `gc_interval`);
+   * 0 turns the periodic check off (`addAlloc` still makes room, `gc()` still works).
+   */
   gcIntervalMs?: number;
+  /** Percent of the alloc dir's filesystem in use above which terminal allocs are collected (default 80). */
   gcDiskUsageThreshold?: number;
+  /** Percent of that filesystem's inodes in use above which terminal allocs are collected (default 70). */
   gcInodeUsageThreshold?: number;
+  /**
+   * Allocations on the client, terminal ones included, above which terminal ones are collected,
+   * oldest-terminal first (default 50); an `addAlloc` over it first makes room. `Infinity` turns
+   * the count limit off.
+   */
   gcMaxAllocs?: number;
+  /** How many allocations the collector destroys at once (default 2). */
   gcParallelDestroys?: number;
+  /** Reads the alloc dir filesystem's usage (default: statfs). Tests drive thresholds with it. */
   gcUsageReader?: FsUsageReader;
 }
 
