@@ -143,3 +143,16 @@ export {
   type ViewerRecord,
   type Recording,
 } from './actors/viewer/index.ts';
+
+// Types the exports above refer to (for the API reference and for typed hosts).
+export type { AllocDirHandle, TaskDirHandle, AllocDirFactory } from './actors/allocdir/handle.ts';
+export type { RestoreDest } from './actors/allocdir/restore.ts';
+export type { CgroupVersion } from './actors/cgroups/types.ts';
+export type { CgroupManager, TaskCgroupInput } from './actors/cgroups/manager.ts';
+export type { RwLock } from './actors/allocdir/lock.ts';
+export type { RecordingHeader } from './actors/viewer/recording.ts';
+export type { ViewerServeOptions } from './actors/viewer/server.ts';
+export type { ActorKind } from './actors/viewer/static/model.mjs';
+export type { SnapshotServerTls } from './actors/migrate/snapshot-server.ts';
+export type { ServeSnapshotsOptions } from './actors/migrate/serve.ts';
+export type { AllocFSSource } from './actors/allocfs/alloc-fs.ts';

@@ -193,13 +193,13 @@ function stopPhases(c: Ctx): string[][] {
   return poststop.length ? [poststop, ...phases] : phases;
 }
 
-/** The allocation statechart. Provide the named actors to run it (see actors/runner). */
 /** While running: the group stops when its main tasks are dead, or a task's end kills it. */
 const GROUP_ENDS = [
   { guard: 'allMainDead', target: '#alloc.stopping' },
   { guard: 'mustKillGroup', target: '#alloc.stopping', actions: 'chooseKillEvent' },
 ] as const;
 
+/** The allocation statechart. Provide the named actors to run it (see actors/runner). */
 export const allocMachine = setup({
   types: {
     context: {} as AllocContext,

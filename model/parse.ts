@@ -5,8 +5,7 @@
  * @module
  */
 import { InvalidAllocationError } from './errors.ts';
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- JSON_LIMITS is imported for the {@link} in parseAllocation's TSDoc
-import { jsonValueProblems, type JSON_LIMITS } from './json-value.ts';
+import { jsonValueProblems } from './json-value.ts';
 import type { Allocation, DesiredTransition, Disconnect, Job, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -518,7 +517,7 @@ function taskStates(v: unknown, path: string, is: Issues): Record<string, TaskSt
  * Parses and validates an allocation given as berth's camelCase JSON or as Nomad's HTTP API JSON
  * (PascalCase, nanosecond durations, Nomad's zero time meaning absent).
  *
- * Before anything else the input must be plain JSON within {@link JSON_LIMITS} (see
+ * Before anything else the input must be plain JSON within `JSON_LIMITS` (see
  * `jsonValueProblems`); those problems name the path as given (PascalCase for Nomad input).
  *
  * @throws InvalidAllocationError naming every offending field path, in berth's camelCase names.

@@ -25,6 +25,7 @@ export interface TaskDirHandle {
   readonly tmpDir: string;
   /** What the last chroot build did (undefined before one ran). */
   readonly lastChrootStats?: ChrootStats | undefined;
+  /** Makes the task's dirs (and, with `chroot`, its chroot); safe to call again. */
   build(opts?: TaskDirBuildOptions): Promise<void>;
 }
 
@@ -36,14 +37,19 @@ export interface AllocDirHandle {
   readonly logsDir: string;
   readonly dataDir: string;
   readonly built: boolean;
+  /** Makes the alloc dir (shared `alloc/` with `data`, `logs`, `tmp`); safe to call again. */
   build(): Promise<void>;
   /** Rejects when the dir cannot be reached (gone, unreadable): a restore must not rebuild it. */
   accessible(): Promise<void>;
+  /** Unmounts what the task dirs mounted, then removes the whole dir. */
   destroy(): Promise<void>;
+  /** The handle of a task's dir (made, not yet built); `secretsMB` sizes its `secrets/` tmpfs. */
   newTaskDir(taskName: string, opts?: { secretsMB?: number }): TaskDirHandle;
+  /** A task dir made before, if any. */
   taskDir(taskName: string): TaskDirHandle | undefined;
   /** Moves sticky data out of `previous` (same kind of handle) into this dir. */
   move(previous: AllocDirHandle, tasks: Task[]): Promise<void>;
+  /** Writes the migratable data (`alloc/data`, each task's `local/`) to `out` as a tar stream. */
   snapshot(out: NodeJS.WritableStream): Promise<void>;
 }
 

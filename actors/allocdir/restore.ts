@@ -88,7 +88,7 @@ export interface RestoreSnapshotOptions {
   signal?: AbortSignal;
   /** Bound on the bytes of all file bodies ({@link SnapshotLimitError} `bytes` past it). Default: none. */
   maxBytes?: number;
-  /** Bound on the number of entries. Default {@link DEFAULT_MAX_ENTRIES}. */
+  /** Bound on the number of entries. Default `DEFAULT_MAX_ENTRIES` (1,000,000). */
   maxEntries?: number;
   /** The input is gzip (the response said `Content-Encoding: gzip`). Otherwise compressed input is refused. */
   gzip?: boolean;

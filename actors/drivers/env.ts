@@ -61,7 +61,7 @@ export interface TaskEnvInput {
   envDenylist?: readonly string[];
   /**
    * false: `hostEnv` only resolves `${NAME}` in the task's env and is left out of the result; the
-   * driver adds it at spawn ({@link withHostEnv}). Keeps a copy of the host environment out of
+   * driver adds it at spawn (`withHostEnv`). Keeps a copy of the host environment out of
    * every task handle (it was most of a handle's size). Default true.
    */
   includeHostEnv?: boolean;

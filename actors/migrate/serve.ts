@@ -13,7 +13,7 @@ import type { AllocDirHandle } from '../allocdir/handle.ts';
 import type { Runtime, TlsFiles } from '../runner/runtime.ts';
 import { createSnapshotServer, type SnapshotServer } from './snapshot-server.ts';
 
-/** Options of {@link serveRuntimeSnapshots} (and of `Client.serveSnapshots`). */
+/** Options of `Client.serveSnapshots`. */
 export interface ServeSnapshotsOptions {
   /** Address to bind; default 127.0.0.1. */
   host?: string;

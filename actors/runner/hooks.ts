@@ -35,9 +35,9 @@ export interface RunnerHook {
   prerun?(ctx: HookContext): Promise<void>;
   /** On a non-terminal update; never called for a stopping (terminal) update. */
   update?(ctx: HookContext): Promise<void>;
-  /** After every task exited; errors go on the bus as `hook.error`. */
   /** Before tasks are killed (Nomad's RunnerPreKillHook). */
   preKill?(ctx: HookContext): Promise<void>;
+  /** After every task exited; errors go on the bus as `hook.error`. */
   postrun?(ctx: HookContext): Promise<void>;
   /** While the allocation is destroyed, before its dir is removed; errors go on the bus. */
   destroy?(ctx: HookContext): Promise<void>;

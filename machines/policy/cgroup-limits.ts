@@ -24,7 +24,7 @@ export interface CgroupLimits {
   memoryMaxBytes?: number;
   /** Soft limit / reservation (bytes), only with memory oversubscription. */
   memoryLowBytes?: number;
-  /** v1 cpu.shares (v2 writes {@link sharesToWeight} of it). */
+  /** v1 cpu.shares (v2 writes `sharesToWeight` of it). */
   cpuShares?: number;
   /** Number of whole cores to pin the task to. */
   cores?: number;
