@@ -228,7 +228,8 @@ export const taskMachine = setup({
     deadAlready: ({ context }) => context.state.state === 'dead',
     hasRestoredHandle: ({ context }) => !!context.handle,
     hasExitedHandle: ({ context }) => !!context.handle?.exited,
-    stateRunning: ({ context }) => context.state.state === 'running',
+    /** The latest run started and has not ended (a task in its shutdown delay is `pending` yet runs). */
+    runOpen: ({ context }) => runOpen(context.state),
     notStarted: (_, out: RecoverOutput) => !out.ok && !!out.notStarted,
     recoverOk: (_, out: RecoverOutput) => out.ok,
     startOk: (_, out: StartOutput) => out.ok,
@@ -399,9 +400,10 @@ export const taskMachine = setup({
       always: [
         { guard: 'deadAlready', target: 'dead' },
         {
-          // The exit is on record and the task state still says running: the host died before
-          // the exit was reported. Any other state already reported it (a restart waits).
-          guard: and(['hasExitedHandle', 'stateRunning']),
+          // The exit is on record and the run is still open (running, or pending in its shutdown
+          // delay): the host died before the exit was reported. Otherwise a Terminated already
+          // reported it (a restart waits).
+          guard: and(['hasExitedHandle', 'runOpen']),
           target: 'exited',
           actions: assign(({ context }) => {
             const result = context.handle!.exited!;

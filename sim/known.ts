@@ -36,7 +36,9 @@ export const KNOWN_FINDINGS: readonly KnownFinding[] = [
   // its shutdown delay ends with Terminated), dropped-poststop-starts-again (615, I7: a stopping
   // alloc applies an update's dropped tasks too), and five from the long soak where a kill meant
   // to end a process whose wait or reattach failed itself failed once (109878, 127306, 134471,
-  // 135699, 135830; I1/I5: such kills now retry on Nomad's back-off).
+  // 135699, 135830; I1/I5: such kills now retry on Nomad's back-off), and four from a soak of
+  // seeds 1001-11000 (1932, 3052, 6646, 7809; I6: an exit saved while the task waited out its
+  // shutdown delay is reported on restore, as the run is open by its events).
 ];
 
 /** The known finding a violation is an instance of, if any. */

@@ -397,6 +397,171 @@ const FIXED = [
       { at: 24443, op: 'crash' },
     ],
   },
+  {
+    id: 'restored-exit-in-shutdown-delay-runs-again',
+    what: 'A task whose process exited while it waited out its shutdown delay (state pending) and whose host died before the exit was reported was started again on restore: Started without Terminated. (I6; fixed: a saved exit is reported when the run is open by its events, not only when the state says running)',
+    seed: 1932,
+    ops: [
+      {
+        at: 194,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 200, killSignal: 'SIGTERM', exitCode: 0, lifetimeMs: 3042 },
+            { name: 'db', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0, hook: 'prestart', sidecar: true, shutdownDelayMs: 1000 },
+          ],
+          restart: { attempts: 1, delayMs: 50, intervalMs: 10000, mode: 'fail' },
+        },
+      },
+      { at: 258, op: 'destroy', a: 0 },
+      {
+        at: 324,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 200, killSignal: 'SIGTERM', exitCode: 0 }],
+          restart: { attempts: 0, delayMs: 300, intervalMs: 60000, mode: 'delay' },
+          sticky: true,
+        },
+      },
+      { at: 1059, op: 'signal', a: 1, sig: 'SIGHUP' },
+      {
+        at: 16477,
+        op: 'add',
+        a: 2,
+        spec: {
+          type: 'batch',
+          tasks: [{ name: 'web', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 830, shutdownDelayMs: 5000 }],
+          restart: { attempts: 3, delayMs: 300, intervalMs: 2000, mode: 'fail' },
+          shutdownDelayMs: 200,
+          maxRunDurationMs: 300,
+        },
+      },
+      { at: 17082, op: 'crash' },
+    ],
+  },
+  {
+    id: 'restored-exit-in-shutdown-delay-killed-open',
+    what: 'The same window, killed after the restore: Killed while its run had not Terminated. (I6; fixed: a saved exit is reported when the run is open by its events, not only when the state says running)',
+    seed: 6646,
+    ops: [
+      {
+        at: 215,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 1101, shutdownDelayMs: 1000 },
+            { name: 'db', killTimeoutMs: 3000, killSignal: 'SIGTERM', exitCode: 0, lifetimeMs: 496 },
+            { name: 'log', killTimeoutMs: 50, killSignal: 'SIGTERM', exitCode: 1 },
+          ],
+          restart: { attempts: 2, delayMs: 1500, intervalMs: 10000, mode: 'delay' },
+          shutdownDelayMs: 200,
+        },
+      },
+      {
+        at: 14371,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'batch',
+          tasks: [
+            { name: 'web', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 2235 },
+            { name: 'db', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 1, lifetimeMs: 928 },
+            { name: 'log', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 186, shutdownDelayMs: 100 },
+          ],
+          restart: { attempts: 0, delayMs: 50, intervalMs: 60000, mode: 'delay' },
+        },
+      },
+      {
+        at: 14653,
+        op: 'add',
+        a: 2,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 1, shutdownDelayMs: 100 }],
+          restart: { attempts: 2, delayMs: 300, intervalMs: 60000, mode: 'fail' },
+        },
+      },
+      { at: 22419, op: 'destroy', a: 2 },
+      { at: 22652, op: 'crash' },
+    ],
+  },
+  {
+    id: 'restored-exit-in-shutdown-delay-3052',
+    what: 'The same window (a second shape from the soak). (I6; fixed: a saved exit is reported when the run is open by its events, not only when the state says running)',
+    seed: 3052,
+    ops: [
+      {
+        at: 230,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 50, killSignal: 'SIGINT', exitCode: 1, lifetimeMs: 196 }],
+          restart: { attempts: 3, delayMs: 50, intervalMs: 10000, mode: 'delay' },
+          sticky: true,
+        },
+      },
+      {
+        at: 7145,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 544 },
+            { name: 'db', killTimeoutMs: 50, killSignal: 'SIGTERM', exitCode: 0 },
+            { name: 'log', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 1, shutdownDelayMs: 100 },
+          ],
+          restart: { attempts: 2, delayMs: 50, intervalMs: 10000, mode: 'fail' },
+          failingHooks: ['postrun'],
+          shutdownDelayMs: 200,
+        },
+      },
+      { at: 7374, op: 'crash' },
+      { at: 8796, op: 'crash' },
+    ],
+  },
+  {
+    id: 'restored-exit-in-shutdown-delay-7809',
+    what: 'The same window (a third shape from the soak). (I6; fixed: a saved exit is reported when the run is open by its events, not only when the state says running)',
+    seed: 7809,
+    ops: [
+      {
+        at: 36239,
+        op: 'add',
+        a: 2,
+        spec: {
+          type: 'service',
+          tasks: [
+            { name: 'web', killTimeoutMs: 3000, killSignal: 'SIGTERM', exitCode: 0 },
+            { name: 'db', killTimeoutMs: 3000, killSignal: 'SIGINT', exitCode: 0, shutdownDelayMs: 5000 },
+          ],
+          restart: { attempts: 0, delayMs: 300, intervalMs: 2000, mode: 'delay' },
+          sticky: true,
+          shutdownDelayMs: 2000,
+        },
+      },
+      {
+        at: 36350,
+        op: 'add',
+        a: 3,
+        spec: {
+          type: 'batch',
+          tasks: [{ name: 'web', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 1320, shutdownDelayMs: 5000 }],
+          restart: { attempts: 2, delayMs: 50, intervalMs: 2000, mode: 'fail' },
+          failingHooks: ['postrun'],
+          maxRunDurationMs: 300,
+        },
+      },
+      { at: 38243, op: 'crash' },
+    ],
+  },
 ] as unknown as Finding[];
 
 describe('sim: fixed findings hold every invariant on their shrunk runs', function () {
