@@ -17,6 +17,7 @@ import type { Task } from '../../../model/types.ts';
 import type { TaskResourceUsage } from '../../../model/usage.ts';
 import type { CgroupManager } from '../../cgroups/manager.ts';
 import { cgroupPids, killCgroup, removeCgroup } from '../../cgroups/procs.mjs';
+import { formatCpuList } from '../../../machines/policy/cgroup-limits.ts';
 import { CgroupStatsReader, unmeasured } from '../../cgroups/stats.ts';
 import type { TaskCgroup } from '../../cgroups/types.ts';
 import type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from '../driver.ts';
@@ -309,7 +310,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       } catch (err) {
         throw new DriverStartError(`failed to prepare task state dir ${config.stateDir}: ${(err as Error).message}`, true);
       }
-      const env = withHostEnv(config);
+      const env = { ...withHostEnv(config) };
       let cgroup: TaskCgroup | undefined;
       if (cgroups) {
         try {
@@ -325,6 +326,8 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         } catch (err) {
           throw new DriverStartError((err as Error).message, true);
         }
+        // Nomad's NOMAD_CPU_CORES: the cores the task is pinned to, in cpuset list notation.
+        if (cgroup.cpuset?.length) env.NOMAD_CPU_CORES = formatCpuList(cgroup.cpuset);
       }
       const spec: ExecutorSpec = {
         version: 1,

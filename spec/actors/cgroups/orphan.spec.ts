@@ -32,6 +32,9 @@ describe('cgroups: a task whose executor died (root)', function () {
       expect(cg.cpuset).to.have.length(1);
       const allowed = /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync(`/proc/${h.pid}/status`, 'utf8'))?.[1];
       expect(allowed).to.equal(String(cg.cpuset![0]));
+      // Nomad's NOMAD_CPU_CORES names the pinned cores.
+      const environ = fs.readFileSync(`/proc/${h.pid}/environ`, 'utf8').split('\0');
+      expect(environ).to.include(`NOMAD_CPU_CORES=${cg.cpuset![0]}`);
     }
     await until(() => new Set(pidsIn(cg).map(sessionOf)).size > 1, 5000, 'the setsid grandchild');
     const pids = pidsIn(cg);
