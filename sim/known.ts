@@ -38,7 +38,8 @@ export const KNOWN_FINDINGS: readonly KnownFinding[] = [
   // to end a process whose wait or reattach failed itself failed once (109878, 127306, 134471,
   // 135699, 135830; I1/I5: such kills now retry on Nomad's back-off), and four from a soak of
   // seeds 1001-11000 (1932, 3052, 6646, 7809; I6: an exit saved while the task waited out its
-  // shutdown delay is reported on restore, as the run is open by its events).
+  // shutdown delay is reported on restore, as the run is open by its events), and 10159 (I6,
+  // the checker's: a run also ends at Failed Restoring Task or Driver Failure).
 ];
 
 /** The known finding a violation is an instance of, if any. */

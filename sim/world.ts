@@ -417,11 +417,13 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         for (const [id, a] of persisted) {
           for (const [task, st] of Object.entries(a.taskStates ?? {})) {
             // A task waiting out its shutdown_delay is pending, but its run is under way.
+            // (Its run ends with Terminated, or with a failed reattach or driver failure.)
             const types = st.events.map((e) => e.type);
+            const ended = Math.max(types.lastIndexOf('Terminated'), types.lastIndexOf('Failed Restoring Task'), types.lastIndexOf('Driver Failure'));
             const inDelay =
               st.state === 'pending' &&
               (types.includes('Waiting for shutdown delay') || types.includes('Skipping shutdown delay')) &&
-              types.lastIndexOf('Started') > types.lastIndexOf('Terminated');
+              types.lastIndexOf('Started') > ended;
             checker.resumeGrammar(id, task, st.events, st.state === 'running' || inDelay);
           }
         }

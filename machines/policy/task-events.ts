@@ -132,14 +132,15 @@ export function appendEvent(s: TaskState, ev: TaskEvent): TaskState {
 
 /**
  * Whether the task's latest run started and has not ended: its last Started comes after its last
- * Terminated. A task waiting out its shutdown delay is `pending` by state yet its run is open.
+ * Terminated (or Failed Restoring Task, or Driver Failure). A task waiting out its shutdown delay is `pending` by state yet its run is open.
  * Falls back to the state when neither event is still in the (capped) event list.
  */
 export function runOpen(s: TaskState): boolean {
   for (let i = s.events.length - 1; i >= 0; i--) {
     const t = s.events[i]!.type;
     if (t === 'Started') return true;
-    if (t === 'Terminated') return false;
+    // A run also ends when its reattach failed or its driver failed it (no Terminated then).
+    if (t === 'Terminated' || t === 'Failed Restoring Task' || t === 'Driver Failure') return false;
   }
   return s.state === 'running';
 }

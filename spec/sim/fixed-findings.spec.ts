@@ -562,6 +562,38 @@ const FIXED = [
       { at: 38243, op: 'crash' },
     ],
   },
+  {
+    id: 'failed-restore-in-shutdown-delay-then-crash',
+    what: 'A task restored in its shutdown delay whose reattach failed (Failed Restoring Task ends the run) was taken, after a second crash, for one whose run was still open: the checker flagged Killed without Terminated (I6; the checker and the chart now both end a run at Failed Restoring Task or Driver Failure, not only at Terminated)',
+    seed: 10159,
+    ops: [
+      {
+        at: 168,
+        op: 'add',
+        a: 0,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0 }],
+          restart: { attempts: 3, delayMs: 300, intervalMs: 2000, mode: 'delay' },
+        },
+      },
+      { at: 3995, op: 'stopNoDelay', a: 0 },
+      {
+        at: 8502,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'batch',
+          tasks: [{ name: 'web', killTimeoutMs: 200, killSignal: 'SIGINT', exitCode: 1, shutdownDelayMs: 1000 }],
+          restart: { attempts: 1, delayMs: 50, intervalMs: 10000, mode: 'delay' },
+          shutdownDelayMs: 200,
+          maxRunDurationMs: 300,
+        },
+      },
+      { at: 9227, op: 'crash' },
+      { at: 9387, op: 'crash' },
+    ],
+  },
 ] as unknown as Finding[];
 
 describe('sim: fixed findings hold every invariant on their shrunk runs', function () {
