@@ -52,12 +52,12 @@ describe('client: destroy', () => {
       const errors = record(client, 'hook.error');
       const { r, prev } = await runnerIn(client, state);
       const wasDestroyed = state === 'destroyed';
-      const started = Date.now();
       const p = r.destroy();
       expect(r.destroy()).to.equal(p); // idempotent: the same promise
       if (!wasDestroyed) expect(r.isDestroyed()).to.equal(false);
+      // From waiting-prev it resolves while the previous alloc still runs (asserted below): the
+      // wait was cancelled, not waited out.
       await p;
-      if (state === 'waiting-prev') expect(Date.now() - started).to.be.below(100);
       expect(r.isDestroyed()).to.equal(true);
       expect(r.state()).to.equal('destroyed');
       expect(client.runner(r.allocId)).to.equal(undefined);

@@ -99,10 +99,10 @@ describe('client: waiting for previous and preempted allocations', () => {
     const a = makeAlloc([mockTask('web')], { previousAllocation: prev.allocId });
     const r = client.addAlloc(a);
     await r.waitFor('waiting-prev');
-    const t = performance.now();
     client.updateAlloc({ ...a, desiredStatus: 'stop', allocModifyIndex: 2 });
     await r.waitFor('stopping');
-    expect(performance.now() - t).to.be.below(100);
+    // The wait was cancelled, not waited out: the previous alloc still runs.
+    expect(prev.state()).to.equal('running');
     expect(r.isWaiting()).to.equal(false);
     expect(r.alloc().clientStatus).to.equal('complete');
   });

@@ -131,9 +131,7 @@ describe('exec driver', function () {
       const h = await startTracked(driver, cfg);
       await logUntil(sb.logsDir, 'web', 'stdout', (t) => t.includes('ready'));
       expect(processesIn(cfg.taskDir.dir).length).to.be.at.least(3);
-      const t0 = Date.now();
       await driver.stop(h, 200, 'SIGINT');
-      expect(Date.now() - t0).to.be.lessThan(2000);
       const res = await driver.wait(h, ABORT());
       expect(res.signal).to.equal(9);
       expect(fs.readFileSync(path.join(sb.logsDir, 'web.stdout.0'), 'utf8')).to.include('got-int');

@@ -135,9 +135,8 @@ describe('raw_exec driver', () => {
       const sb = sandbox();
       const h = await startTracked(driver, sb.config(sh('trap "echo bye; exit 42" INT; echo ready; while :; do sleep 0.01; done')));
       await logUntil(sb.logsDir, 'web', 'stdout', (t) => t.includes('ready'));
-      const t0 = Date.now();
       await driver.stop(h, 5000, 'SIGINT');
-      expect(Date.now() - t0).to.be.lessThan(2000);
+      // Exit 42 is the trap's: SIGINT was honoured, not waited out into a SIGKILL.
       expect(await driver.wait(h, ABORT())).to.deep.equal({ exitCode: 42, signal: 0 });
       expect(fs.readFileSync(path.join(sb.logsDir, 'web.stdout.0'), 'utf8')).to.equal('ready\nbye\n');
     });
@@ -290,9 +289,7 @@ describe('raw_exec driver', () => {
       const it = readTaskLogs(sb.logsDir, 'web', 'stdout', { follow: true, signal: ac.signal })[Symbol.asyncIterator]();
       const next = it.next();
       setTimeout(() => ac.abort(), 20);
-      const t0 = Date.now();
-      expect((await next).done).to.equal(true);
-      expect(Date.now() - t0).to.be.lessThan(500);
+      expect((await next).done).to.equal(true); // a reader that ignored the abort would hang here
       await new Promise((r) => setTimeout(r, 10)); // uv handles finish closing on the next loop turn
       await new Promise((r) => setImmediate(r));
       expect(handles().filter((r) => r !== 'Timeout')).to.deep.equal(before);

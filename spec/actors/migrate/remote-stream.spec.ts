@@ -91,9 +91,7 @@ describe('migrate_disk: remote previous allocation (in-process snapshot server)'
     );
     expect(rb.isMigrating()).to.equal(true);
 
-    const t0 = Date.now();
-    await rb.destroy();
-    expect(Date.now() - t0).to.be.lessThan(2000);
+    await rb.destroy(); // the server never finishes: only a cancelled migration lets this resolve
     await gated.cut; // the HTTP request was destroyed
     expect(await entries(migrateTmp)).to.deep.equal([]);
     expect(existsSync(rb.allocDir.dir)).to.equal(false);

@@ -360,10 +360,8 @@ describe('actors/watchers/group: allocWatcherLogic', () => {
       await tick();
       expect(rpc.blocked).to.equal(1);
       expect(prev.openListeners).to.equal(1);
-      const t0 = performance.now();
       actor.stop();
-      await tick();
-      expect(performance.now() - t0).to.be.below(100);
+      await tick(); // one tick: the stop does not wait for the blocked query
       expect(actor.getSnapshot().status).to.equal('stopped');
       expect(rpc.signals.at(-1)!.aborted).to.equal(true);
       expect(rpc.requests.at(-1)!.outcome).to.equal('aborted');
