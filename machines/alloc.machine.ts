@@ -193,6 +193,25 @@ function stopPhases(c: Ctx): string[][] {
   return poststop.length ? [poststop, ...phases] : phases;
 }
 
+/** The host hook kinds the alloc chart runs (the `runHooks` effect's input). */
+type AllocHookKind = 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart';
+
+/** The `runHooks` input for one kind of hook. */
+const hooksOf =
+  <K extends AllocHookKind>(kind: K) =>
+  ({ context }: { context: AllocContext }) => ({ allocId: context.allocId, kind });
+
+/** Before the first kill of a stop or a destroy: the preKill hooks; their failure only moves on. */
+const PREKILL_HOOKS = {
+  invoke: {
+    id: 'prekill-hooks',
+    src: 'runHooks',
+    input: hooksOf('preKill'),
+    onDone: { target: 'killing', actions: 'markPreKillDone' },
+    onError: { target: 'killing', actions: 'markPreKillDone' },
+  },
+} as const;
+
 /** While running: the group stops when its main tasks are dead, or a task's end kills it. */
 const GROUP_ENDS = [
   { guard: 'allMainDead', target: '#alloc.stopping' },
@@ -212,10 +231,7 @@ export const allocMachine = setup({
     buildAllocDir: missingActor<PromiseActorLogic<void, { allocId: string; restoring?: boolean }>>('alloc', 'buildAllocDir'),
     awaitPrevious: missingActor('alloc', 'awaitPrevious'),
     migrateData: missingActor<PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>>('alloc', 'migrateData'),
-    runHooks: missingActor<PromiseActorLogic<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>>(
-      'alloc',
-      'runHooks',
-    ),
+    runHooks: missingActor<PromiseActorLogic<void, { allocId: string; kind: AllocHookKind }>>('alloc', 'runHooks'),
     maxRunTimer: missingActor('alloc', 'maxRunTimer'),
     task: missingActor('alloc', 'task'),
   },
@@ -274,7 +290,7 @@ export const allocMachine = setup({
     /** A stop is an update with a terminal desired status: no update hooks run for it. */
     startUpdateHooks: enqueueActions(({ context, enqueue }) => {
       if (!context.hasUpdateHooks) return;
-      enqueue.spawnChild('runHooks', { id: 'update-hooks', input: { allocId: context.allocId, kind: 'update' as const } });
+      enqueue.spawnChild('runHooks', { id: 'update-hooks', input: hooksOf('update')({ context }) });
       enqueue.assign({ updating: true });
     }),
     /** The update hooks finished: apply the update waiting in the slot, if any. */
@@ -710,7 +726,7 @@ export const allocMachine = setup({
           invoke: {
             id: 'prerun-hooks',
             src: 'runHooks',
-            input: ({ context }) => ({ allocId: context.allocId, kind: 'prerun' as const }),
+            input: hooksOf('prerun'),
             onDone: { target: 'tasks', actions: ['updateGates', 'spawnTasks'] },
             onError: { target: '#alloc.stopping', actions: 'setupFailed' },
           },
@@ -728,7 +744,7 @@ export const allocMachine = setup({
           invoke: {
             id: 'pre-restart-hooks',
             src: 'runHooks',
-            input: ({ context }) => ({ allocId: context.allocId, kind: 'preTaskRestart' as const }),
+            input: hooksOf('preTaskRestart'),
             onDone: { target: 'tasks', actions: ['flushRestarts', 'updateGates'] },
             onError: { target: 'tasks', actions: ['flushRestarts', 'updateGates'] },
           },
@@ -768,15 +784,7 @@ export const allocMachine = setup({
           always: { guard: 'delaysSkipped', target: 'preKillHooks' },
           after: { groupShutdownDelay: { target: 'preKillHooks', actions: assign(({ context }) => ({ now: context.now + context.groupShutdownDelayMs })) } },
         },
-        preKillHooks: {
-          invoke: {
-            id: 'prekill-hooks',
-            src: 'runHooks',
-            input: ({ context }) => ({ allocId: context.allocId, kind: 'preKill' as const }),
-            onDone: { target: 'killing', actions: 'markPreKillDone' },
-            onError: { target: 'killing', actions: 'markPreKillDone' },
-          },
-        },
+        preKillHooks: PREKILL_HOOKS,
         killing: {
           entry: ['planStopKills', 'advanceKills'],
           on: { 'task.state': { actions: ['recordTaskState', 'updateGates', 'advanceKills'] } },
@@ -793,7 +801,7 @@ export const allocMachine = setup({
           invoke: {
             id: 'postrun-hooks',
             src: 'runHooks',
-            input: ({ context }) => ({ allocId: context.allocId, kind: 'postrun' as const }),
+            input: hooksOf('postrun'),
             onDone: { target: 'stopped', actions: 'markPostrunDone' },
             onError: { target: 'stopped', actions: 'markPostrunDone' },
           },
@@ -815,15 +823,7 @@ export const allocMachine = setup({
             prekill: {
               always: [{ guard: 'needsPreKill', target: 'preKillHooks' }, { target: 'killing' }],
             },
-            preKillHooks: {
-              invoke: {
-                id: 'prekill-hooks',
-                src: 'runHooks',
-                input: ({ context }) => ({ allocId: context.allocId, kind: 'preKill' as const }),
-                onDone: { target: 'killing', actions: 'markPreKillDone' },
-                onError: { target: 'killing', actions: 'markPreKillDone' },
-              },
-            },
+            preKillHooks: PREKILL_HOOKS,
             killing: {
               entry: ['markUnstartedDead', 'planDestroyKills', 'advanceKills', 'updateGates'],
               on: { 'task.state': { actions: ['recordTaskState', 'updateGates', 'advanceKills'] } },
@@ -852,7 +852,7 @@ export const allocMachine = setup({
               invoke: {
                 id: 'postrun-hooks',
                 src: 'runHooks',
-                input: ({ context }) => ({ allocId: context.allocId, kind: 'postrun' as const }),
+                input: hooksOf('postrun'),
                 onDone: { target: 'hooks', actions: 'markPostrunDone' },
                 onError: { target: 'hooks', actions: 'markPostrunDone' },
               },
@@ -861,7 +861,7 @@ export const allocMachine = setup({
               invoke: {
                 id: 'destroy-hooks',
                 src: 'runHooks',
-                input: ({ context }) => ({ allocId: context.allocId, kind: 'destroy' as const }),
+                input: hooksOf('destroy'),
                 onDone: '#alloc.destroyed',
                 onError: '#alloc.destroyed',
               },
