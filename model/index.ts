@@ -10,3 +10,5 @@ export * from './task-handle.ts';
 export * from './json-value.ts';
 export * from './usage.ts';
 export * from './watch.ts';
+export * from './error-text.ts';
+export * from './hook-kind.ts';

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { map } from 'rxjs';
 import { createActor, setup } from 'xstate';
 import { createBus } from '../../bus/bus.ts';
-import { allocMachine } from '../../machines/alloc.machine.ts';
+import { allocMachine } from '../../machines/alloc/index.ts';
 import { taskMachine } from '../../machines/task.machine.ts';
 import { realClock } from '../../model/clock.ts';
 import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, InvalidAllocationError } from '../../model/errors.ts';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { chartCoverage } from '../support/chart-coverage.ts';
 import { createActor, fromCallback, fromPromise, SimulatedClock, type Actor } from 'xstate';
-import { allocMachine, type AllocMachineInput } from '../../machines/alloc.machine.ts';
+import { allocMachine, type AllocMachineInput } from '../../machines/alloc/index.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import { taskMachine, type ExitOutput, type StartOutput } from '../../machines/task.machine.ts';
 import type { TaskHandle } from '../../model/task-handle.ts';
