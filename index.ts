@@ -70,7 +70,8 @@ export { DEFAULT_RETRY } from './actors/watchers/types.ts';
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
 export type { Client, ClientOptions, TlsFiles } from './actors/client/types.ts';
-export type { AllocRunner, InspectionObserver, LogStream } from './actors/runner/api.ts';
+export type { AllocRunner, AllocResult, InspectionObserver, LogStream, TaskResult } from './actors/runner/api.ts';
+export { allocResult } from './model/alloc-result.ts';
 export type { HookContext, HookKind, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
 export { openStateStore, StateStoreError, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';

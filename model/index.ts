@@ -12,3 +12,4 @@ export * from './usage.ts';
 export * from './watch.ts';
 export * from './error-text.ts';
 export * from './hook-kind.ts';
+export * from './alloc-result.ts';

@@ -508,6 +508,9 @@ function taskStates(v: unknown, path: string, is: Issues): Record<string, TaskSt
       const t = nonNegNum(s[k], `${p}.${k}`, is);
       if (t) ts[k] = t;
     }
+    if (typeof s.exitCode === 'number') ts.exitCode = s.exitCode;
+    if (typeof s.signal === 'number') ts.signal = s.signal;
+    if (typeof s.oomKilled === 'boolean') ts.oomKilled = s.oomKilled;
     out[name] = ts;
   }
   return out;

@@ -20,6 +20,7 @@ import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { AllocRunner, InspectionObserver, LogStream } from './api.ts';
+import { allocResult, type AllocResult } from '../../model/alloc-result.ts';
 import type { RunnerHook } from './hooks.ts';
 import { runHooks } from './hooks.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
@@ -365,11 +366,56 @@ export class AllocRunnerImpl implements AllocRunner {
     });
   }
 
+  /** Re-runs every task, dead ones too; a task not running yet (a poststop task waiting its turn) is left alone. */
   async restartAll(reason?: string): Promise<void> {
     if (this.#state !== 'running') throw new AllocNotRunningError();
-    const pendingTask = this.#taskNames().find((n) => this.#taskContext(n)?.state.state === 'pending');
-    if (pendingTask) throw new BerthError(`failed to restart task ${pendingTask}: Task not running`);
     this.#actor.send({ type: 'restartAll', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
+  }
+
+  /** Restarts the running tasks only (Nomad's RestartRunning). */
+  async restartRunning(reason?: string): Promise<void> {
+    if (this.#state !== 'running') throw new AllocNotRunningError();
+    this.#actor.send({ type: 'restartRunning', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
+  }
+
+  /**
+   * A stop from the host, as the servers would send it: desired status `stop` at the next
+   * `allocModifyIndex`, `noShutdownDelay` as Nomad's desired transition. Resolves once the chart
+   * took it; {@link done} says when the alloc finished.
+   */
+  async stop(opts: { noShutdownDelay?: boolean } = {}): Promise<void> {
+    if (this.#state === 'destroyed' || this.#stopped) return;
+    const a = this.#actor.getSnapshot().context.alloc;
+    this.update({
+      ...a,
+      desiredStatus: 'stop',
+      allocModifyIndex: a.allocModifyIndex + 1,
+      ...(opts.noShutdownDelay ? { desiredTransition: { ...a.desiredTransition, noShutdownDelay: true } } : {}),
+    });
+  }
+
+  /**
+   * Resolves once the alloc is client-terminal with every task dead, with its result (Nomad's
+   * final client status and each task's exit). Rejects if the runner stops first (client shutdown).
+   */
+  done(): Promise<AllocResult> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const result = allocResult(this.alloc());
+        if (result) {
+          this.#waiters.delete(check);
+          resolve(result);
+          return true;
+        }
+        if (this.#stopped || this.#state === 'destroyed' || this.#actor.getSnapshot().status === 'error') {
+          this.#waiters.delete(check);
+          reject(new BerthError(`allocation ${this.allocId} stopped before it finished`));
+          return true;
+        }
+        return false;
+      };
+      if (!check()) this.#waiters.add(check);
+    });
   }
 
   async stats(): Promise<AllocResourceUsage> {

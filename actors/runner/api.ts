@@ -11,8 +11,9 @@ import type { AllocResourceUsage } from '../../model/usage.ts';
 import type { AllocFS } from '../allocfs/index.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { LogStream } from '../drivers/logs/reader.ts';
+import type { AllocResult, TaskResult } from '../../model/alloc-result.ts';
 
-export type { LogStream };
+export type { AllocResult, LogStream, TaskResult };
 
 /** xstate's inspection observer (a function or an observer object). */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -35,10 +36,19 @@ export interface AllocRunner extends PrevAllocSource {
   waitFor(state: AllocState, signal?: AbortSignal): Promise<void>;
   /** Sends a signal to one task, or to every running task when `task` is omitted. */
   signal(task: string | undefined, signal: string): Promise<void>;
-  /** Restarts one running task ("Task not running" otherwise). */
+  /** Restarts one running task at once, no restart hook ("Task not running" otherwise). */
   restartTask(task: string, reason?: string): Promise<void>;
-  /** Restarts every task, dead ones too, from the first lifecycle stage. */
+  /**
+   * Restarts every task, dead ones too, from the first lifecycle stage (after the group's
+   * shutdown_delay and the preTaskRestart hooks); a task not running yet is left alone.
+   */
   restartAll(reason?: string): Promise<void>;
+  /** Restarts the running tasks only, as restartAll waits first (Nomad's RestartRunning). */
+  restartRunning(reason?: string): Promise<void>;
+  /** A stop update from the host: desired status `stop` at the next `allocModifyIndex`. */
+  stop(opts?: { noShutdownDelay?: boolean }): Promise<void>;
+  /** Resolves once the alloc is client-terminal (complete, failed, lost) with every task dead. */
+  done(): Promise<AllocResult>;
   /** Read access to the alloc dir (`nomad alloc fs`): list, stat, readAt, stream; never secrets/. */
   readonly fs: AllocFS;
   /**

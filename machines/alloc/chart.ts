@@ -15,7 +15,7 @@
  * @module
  */
 import { missingActor } from '../missing-actor.ts';
-import { and, assign, enqueueActions, not, setup, stopChild, type PromiseActorLogic } from 'xstate';
+import { assign, enqueueActions, not, setup, stopChild, type PromiseActorLogic } from 'xstate';
 import { AllocDirInaccessibleError } from '../../model/errors.ts';
 import { isServerTerminal } from '../../model/status.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
@@ -123,8 +123,12 @@ export const allocMachine = setup({
     groupDelayDue: ({ context }) =>
       context.spawned && context.groupShutdownDelayMs > 0 && !context.delaysSkipped && context.roles.some((r) => !r.poststop && !isDead(context, r.name)),
     delaysSkipped: ({ context }) => context.delaysSkipped,
+    /** A group restart waits the group's shutdown_delay first (Nomad's group services hook in PreTaskRestart). */
+    restartDelayDue: ({ context }) =>
+      context.groupShutdownDelayMs > 0 && !context.delaysSkipped && context.roles.some((r) => !r.poststop && context.taskStates[r.name]?.state === 'running'),
     needsPreKill: ({ context }) => context.spawned && !context.preKillDone,
-    needsPostrun: ({ context }) => context.spawned && !context.postrunDone && !context.arrivedTerminal,
+    // Nomad's Run calls postrun whether or not it ran the tasks (an alloc that arrived terminal too).
+    needsPostrun: ({ context }) => (context.spawned || context.arrivedTerminal) && !context.postrunDone,
     /** The restored alloc's dir is gone (not any other build failure: that is a setup failure). */
     dirInaccessible: ({ event }) => (event as { error?: unknown }).error instanceof AllocDirInaccessibleError,
     reconnect: ({ context, event }) => event.type === 'update' && isReconnect(context.alloc, event.alloc),
@@ -172,6 +176,8 @@ export const allocMachine = setup({
     maxRunExceeded: set(R.maxRunExceeded),
     queueRestart: set(R.queueRestart),
     flushRestarts: run(R.flushRestarts),
+    restartOne: run(R.restartOne),
+    keepMaxRun: run(R.keepMaxRun),
     stampNow: set(R.stampNow),
     notePreviousNode: assign(({ event }) => ({ previousNodeId: (event as { output?: { previousNodeId?: string } }).output?.previousNodeId })),
     passGroupDelay: assign(({ context }) => ({ now: context.now + context.groupShutdownDelayMs })),
@@ -187,7 +193,11 @@ export const allocMachine = setup({
       { guard: 'updating', actions: 'queueUpdate' },
       // Nomad's client reconnects (not updates) an alloc the servers marked unknown meanwhile.
       { guard: 'reconnect', actions: 'reconnect' },
-      { guard: 'terminalUpdate', target: '.stopping', actions: ['applyUpdate', 'noteSkipDelays'] },
+      // Nomad hands a stop's update to its task runners before it kills them: a task the stop
+      // drops is killed first, with "update missing task".
+      { guard: 'terminalUpdate', target: '.stopping', actions: ['applyUpdate', 'noteSkipDelays', 'applyTaskChanges'] },
+      // noShutdownDelay on any update cancels the delays, one in progress too (Nomad's Update).
+      { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges', 'startUpdateHooks'] },
       { actions: ['applyUpdate', 'applyTaskChanges', 'startUpdateHooks'] },
     ],
     'xstate.done.actor.update-hooks': { actions: 'nextUpdate' },
@@ -258,6 +268,7 @@ export const allocMachine = setup({
       initial: 'prerun',
       // Nomad arms max_run_duration in its prerun hooks and keeps it until the tasks are done.
       ...MAX_RUN,
+      on: { ...MAX_RUN.on, restartTask: { actions: 'restartOne' } },
       states: {
         prerun: {
           invoke: {
@@ -272,22 +283,34 @@ export const allocMachine = setup({
           always: GROUP_ENDS,
           on: {
             restartAll: { target: 'preRestart', actions: 'queueRestart' },
-            restartTask: { target: 'preRestart', actions: 'queueRestart' },
+            restartRunning: { target: 'preRestart', actions: 'queueRestart' },
           },
         },
-        /** The preTaskRestart hooks run before anything restarts (Nomad's RestartTask/RestartAll). */
+        /**
+         * A group restart (Nomad's RestartAll/RestartRunning): the group's shutdown_delay, then the
+         * preTaskRestart hooks, then the restarts. A single task's restart runs neither.
+         */
         preRestart: {
+          initial: 'delay',
           always: GROUP_ENDS,
-          invoke: {
-            id: 'pre-restart-hooks',
-            src: 'runHooks',
-            input: hooksOf('preTaskRestart'),
-            onDone: { target: 'tasks', actions: ['flushRestarts', 'updateGates'] },
-            onError: { target: 'tasks', actions: ['flushRestarts', 'updateGates'] },
-          },
           on: {
             restartAll: { actions: 'queueRestart' },
-            restartTask: { actions: 'queueRestart' },
+            restartRunning: { actions: 'queueRestart' },
+          },
+          states: {
+            delay: {
+              always: { guard: not('restartDelayDue'), target: 'hooks' },
+              after: { groupShutdownDelay: { target: 'hooks', actions: 'passGroupDelay' } },
+            },
+            hooks: {
+              invoke: {
+                id: 'pre-restart-hooks',
+                src: 'runHooks',
+                input: hooksOf('preTaskRestart'),
+                onDone: { target: '#alloc.running.tasks', actions: ['flushRestarts', 'updateGates'] },
+                onError: { target: '#alloc.running.tasks', actions: ['flushRestarts', 'updateGates'] },
+              },
+            },
           },
         },
       },
@@ -296,7 +319,8 @@ export const allocMachine = setup({
       initial: 'prekill',
       // A restored alloc that stops before its tasks were spawned still owns the processes its
       // saved handles name: spawn the tasks (gates closed) so the kill phases reach them.
-      entry: ['markStopping', 'spawnRestoredTasks', 'markUnstartedDead'],
+      // max_run_duration keeps counting through a stop (its delays too), as Nomad's timer does.
+      entry: ['markStopping', 'spawnRestoredTasks', 'markUnstartedDead', 'keepMaxRun'],
       // Already stopping: a later update only replaces the alloc (no re-entry, no hooks), or
       // says to skip the shutdown delays, or reconnects.
       on: {
@@ -308,6 +332,7 @@ export const allocMachine = setup({
           // update drops is killed ("update missing task") and never restarts.
           { actions: ['applyUpdate', 'applyTaskChanges'] },
         ],
+        'maxRunDuration.elapsed': { guard: 'maxRunDue', actions: 'maxRunExceeded' },
       },
       states: {
         /**
@@ -329,10 +354,7 @@ export const allocMachine = setup({
         },
         poststop: {
           entry: 'updateGates',
-          always: [
-            { guard: and(['poststopDone', 'arrivedTerminal']), target: 'stopped' },
-            { guard: 'poststopDone', target: 'postrun' },
-          ],
+          always: { guard: 'poststopDone', target: 'postrun' },
         },
         postrun: {
           invoke: {
@@ -343,7 +365,7 @@ export const allocMachine = setup({
             onError: { target: 'stopped', actions: 'markPostrunDone' },
           },
         },
-        stopped: {},
+        stopped: { entry: 'disarmMaxRun' },
         /**
          * Nomad's destroy: the same kills as a stop (shutdown delays skipped: a destroy does not
          * wait), poststop tasks then run to their end, postrun hooks run if they have not, then
@@ -351,7 +373,7 @@ export const allocMachine = setup({
          */
         destroying: {
           initial: 'prekill',
-          entry: ['skipDelays', 'lastRuns'],
+          entry: ['skipDelays', 'lastRuns', 'disarmMaxRun'],
           on: {
             destroy: {},
             update: [{ guard: 'staleUpdate' }, { guard: 'reconnect', actions: 'reconnect' }, { actions: ['applyUpdate', 'applyTaskChanges'] }],

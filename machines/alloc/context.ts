@@ -45,20 +45,20 @@ export interface AllocMachineInput {
   hasUpdateHooks?: boolean;
 }
 
-/** A restart asked for while the preTaskRestart hooks run. */
+/** A restart of the group asked for (it waits for the group's delay and the preTaskRestart hooks). */
 export interface PendingRestart {
-  /** One task, or every task when absent. */
-  taskName?: string;
+  /** `all` re-runs every task, dead ones too (RestartAll); `running` only the running ones (RestartRunning). */
+  kind: 'all' | 'running';
   time: number;
   reason?: string;
-  failure?: boolean;
 }
 
 /**
- * Where the max_run_duration timer is: `closed` outside the states that keep it (waiting-prev,
- * running), `open` inside one with no timer child (no deadline), `armed` with its child running.
+ * Where the max_run_duration timer is: `never` before the alloc first waited or ran (a stop
+ * then arms none), `closed` outside the states that keep it, `open` inside one with no timer
+ * child (no deadline), `armed` with its child running.
  */
-export type MaxRunTimerState = 'closed' | 'open' | 'armed';
+export type MaxRunTimerState = 'never' | 'closed' | 'open' | 'armed';
 
 /** The alloc machine's context (plain data). */
 export interface AllocContext {
@@ -110,7 +110,7 @@ export interface AllocContext {
   maxRunTimer: MaxRunTimerState;
   /** A client status the task states do not say (max_run_duration, a failed restore). */
   statusOverride?: { status: ClientStatus; description: string };
-  /** Restarts asked for while the preTaskRestart hooks run. */
+  /** Group restarts asked for while the group's delay and the preTaskRestart hooks run. */
   pendingRestarts: PendingRestart[];
   /** Restored from the state store (its alloc dir must already exist). */
   restoring: boolean;
@@ -133,9 +133,11 @@ export type AllocMachineEvent =
   | { type: 'task.state'; taskName: string; state: TaskState; eventSeq: number }
   /** Forwards an event to one task's actor (restart, signal events). */
   | { type: 'toTask'; taskName: string; event: TaskMachineEvent }
-  /** Alloc-level restart: reset the coordinator and re-run every task, dead ones too. */
+  /** Alloc-level restart (after the group's delay and the preTaskRestart hooks): every task, dead ones too. */
   | { type: 'restartAll'; time: number; reason?: string }
-  /** Restart one running task, after the preTaskRestart hooks. */
+  /** Alloc-level restart of the running tasks only (Nomad's RestartRunning), as restartAll waits. */
+  | { type: 'restartRunning'; time: number; reason?: string }
+  /** Restart one running task at once (Nomad's RestartTask runs no restart hook). */
   | { type: 'restartTask'; taskName: string; time: number; reason?: string; failure?: boolean }
   /** The max_run_duration timer fired (it was armed for `deadline`). */
   | { type: 'maxRunDuration.elapsed'; deadline: number; time: number };

@@ -87,7 +87,7 @@ export function initialContext(input: AllocMachineInput): Ctx {
     postrunDone: false,
     maxRunExceeded: false,
     maxRunDeadline: maxRunDeadline(input.alloc),
-    maxRunTimer: 'closed',
+    maxRunTimer: 'never',
     pendingRestarts: [],
     removedTasks: input.removedTasks ?? [],
     stopping: false,
@@ -381,31 +381,38 @@ export const maxRunExceeded = (c: Ctx, e: Ev): Partial<Ctx> => ({
   now: e.type === 'maxRunDuration.elapsed' ? Math.max(c.now, e.time) : c.now,
 });
 
-/** A restart asked for: it waits for the preTaskRestart hooks. */
+/** A group restart asked for: it waits for the group's delay and the preTaskRestart hooks. */
 export function queueRestart(c: Ctx, e: Ev): Partial<Ctx> {
-  if (e.type === 'restartTask')
-    return { pendingRestarts: [...c.pendingRestarts, { taskName: e.taskName, time: e.time, reason: e.reason, failure: e.failure }] };
-  if (e.type === 'restartAll') return { pendingRestarts: [...c.pendingRestarts, { time: e.time, reason: e.reason }] };
-  return {};
+  if (e.type !== 'restartAll' && e.type !== 'restartRunning') return {};
+  return { pendingRestarts: [...c.pendingRestarts, { kind: e.type === 'restartAll' ? 'all' : 'running', time: e.time, reason: e.reason }] };
 }
 
-/** The preTaskRestart hooks ran: do the restarts asked for meanwhile, in order. */
+/** One task restarts at once (Nomad's RestartTask: no restart hook, no group delay). */
+export const restartOne = (c: Ctx, e: Ev): Step =>
+  e.type !== 'restartTask' || !c.spawned ? NONE : { send: [[e.taskName, { type: 'restart', time: e.time, reason: e.reason, failure: e.failure }]] };
+
+/**
+ * The group's delay and the preTaskRestart hooks are over: do the group restarts asked for
+ * meanwhile, in order. A task that is not running ignores a `restart` (Nomad ignores its
+ * ErrTaskNotRunning), so neither kind fails over a poststop task still waiting its turn.
+ */
 export function flushRestarts(c: Ctx): Step {
   const send: Array<[string, TaskMachineEvent]> = [];
   const patch: Partial<Ctx> = { pendingRestarts: [] };
+  const names = c.roles.map((r) => r.name).filter((n) => !c.removedTasks.includes(n));
   for (const p of c.pendingRestarts) {
-    if (p.taskName !== undefined) {
-      send.push([p.taskName, { type: 'restart', time: p.time, reason: p.reason, failure: p.failure }]);
+    if (p.kind === 'running') {
+      for (const n of names) send.push([n, { type: 'restart', time: p.time, reason: p.reason }]);
       continue;
     }
     patch.coordinator = 'init' as CoordinatorState;
-    for (const r of c.roles) {
-      if (c.removedTasks.includes(r.name)) continue;
-      send.push([r.name, { type: 'gate', open: false }], [r.name, { type: 'restartAll', time: p.time, reason: p.reason }]);
-    }
+    for (const n of names) send.push([n, { type: 'gate', open: false }], [n, { type: 'restartAll', time: p.time, reason: p.reason }]);
   }
   return { send, patch };
 }
+
+/** Entering `stopping`: the max_run_duration timer keeps counting if it ever ran (it was armed while waiting or running). */
+export const keepMaxRun = (c: Ctx): Step => (c.maxRunTimer === 'never' || c.maxRunExceeded ? NONE : armMaxRun(c));
 
 /** Moves `now` to the event's time when it is later. */
 export const stampNow = (c: Ctx, e: Ev): Partial<Ctx> => ('time' in e && typeof e.time === 'number' ? { now: Math.max(c.now, e.time) } : {});

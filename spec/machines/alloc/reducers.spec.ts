@@ -94,21 +94,36 @@ describe('alloc chart reducers (pure, alone)', () => {
     expect(R.applyTaskChanges({ ...c, maxRunTimer: 'closed' }, ev).timer).to.equal(undefined);
   });
 
-  it('flushRestarts: one task restarts alone; a restart-all closes every gate and skips removed tasks', () => {
+  it('flushRestarts: restart-running sends restart to each task; restart-all closes every gate and skips removed tasks', () => {
     const c = ctx([mockTask('a'), mockTask('b')], {}, { spawned: true, removedTasks: ['b'] });
     const step = R.flushRestarts({
       ...c,
       pendingRestarts: [
-        { taskName: 'a', time: 3 },
-        { time: 4, reason: 'why' },
+        { kind: 'running', time: 3 },
+        { kind: 'all', time: 4, reason: 'why' },
       ],
     });
     expect(step.send).to.deep.equal([
-      ['a', { type: 'restart', time: 3, reason: undefined, failure: undefined }],
+      ['a', { type: 'restart', time: 3, reason: undefined }],
       ['a', { type: 'gate', open: false }],
       ['a', { type: 'restartAll', time: 4, reason: 'why' }],
     ]);
     expect(step.patch).to.deep.equal({ pendingRestarts: [], coordinator: 'init' });
+  });
+
+  it('restartOne: a single task restarts at once, no hooks queued', () => {
+    const c = ctx([mockTask('a')], {}, { spawned: true });
+    expect(R.restartOne(c, { type: 'restartTask', taskName: 'a', time: 5 })).to.deep.equal({
+      send: [['a', { type: 'restart', time: 5, reason: undefined, failure: undefined }]],
+    });
+    expect(R.queueRestart(c, { type: 'restartTask', taskName: 'a', time: 5 })).to.deep.equal({});
+  });
+
+  it('keepMaxRun: a stop keeps the timer counting only if the alloc ever armed it, and not after it fired', () => {
+    const c = ctx([mockTask('t')], { jobType: 'batch', createTime: 1000, group: { maxRunDurationMs: 500 } });
+    expect(R.keepMaxRun({ ...c, maxRunTimer: 'never' })).to.deep.equal({});
+    expect(R.keepMaxRun({ ...c, maxRunTimer: 'closed' }).timer).to.deep.equal({ spawn: 1500 });
+    expect(R.keepMaxRun({ ...c, maxRunTimer: 'closed', maxRunExceeded: true })).to.deep.equal({});
   });
 
   it('markSetupFailed: every task dead and failed with the reason; a restored live run is left for its kill', () => {
