@@ -22,7 +22,7 @@ import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
 import type { Driver } from '../drivers/driver.ts';
-import { detectCgroups } from '../cgroups/detect.ts';
+import { detectCgroups, parentCgroupName } from '../cgroups/detect.ts';
 import { createCgroupManager } from '../cgroups/manager.ts';
 import { allocActors } from '../runner/alloc-actors.ts';
 import { startStatsPublisher } from './stats-publisher.ts';
@@ -152,6 +152,7 @@ export function createClient(options: ClientOptions): Client {
     ...(options.nodeName ? { nodeName: options.nodeName } : {}),
     ...(options.datacenter ? { datacenter: options.datacenter } : {}),
     ...(options.region ? { region: options.region } : {}),
+    ...(detected.ok ? { parentCgroup: parentCgroupName(detected.layout) } : {}),
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,
     store: (options.seams?.openStore ?? openStateStore)(join(dataDir, 'client', 'state.db'), {

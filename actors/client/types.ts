@@ -31,7 +31,7 @@ export interface ClientOptions extends GcClientOptions {
   allocDir?: string;
   /** This node's id (compared with a previous allocation's node to pick a local or remote migration). */
   nodeId?: string;
-  /** The node's name (`NOMAD_NODE_NAME`, `${node.unique.name}`). */
+  /** The node's name, for `${node.unique.name}` (Nomad sets no NOMAD_NODE_NAME variable). */
   nodeName?: string;
   /** The node's datacenter (`NOMAD_DC`); default: the job's datacenter when it names exactly one. */
   datacenter?: string;

@@ -138,6 +138,7 @@ export function taskActors(rt: Runtime) {
           nodeName: rt.nodeName,
           datacenter: rt.datacenter,
           region: rt.region,
+          parentCgroup: rt.parentCgroup,
           ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
         }),
         ...(chroot ? {} : { inheritHostEnv: true }),
