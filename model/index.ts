@@ -13,3 +13,4 @@ export * from './watch.ts';
 export * from './error-text.ts';
 export * from './hook-kind.ts';
 export * from './alloc-result.ts';
+export * from './restart-defaults.ts';
