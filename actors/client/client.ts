@@ -256,7 +256,7 @@ export function createClient(options: ClientOptions): Client {
       if (issues.length) throw new InvalidAllocationError(issues);
       if (runners.has(alloc.id)) throw new AllocExistsError(alloc.id);
       const runner = startRunner(alloc, watchedRunners(alloc));
-      gc.added(runner); // Nomad's MakeRoomFor
+      gc.added(runner); // what it waits on is never collected while it waits
       return runner;
     },
     updateAlloc(input) {
