@@ -9,7 +9,7 @@ import type { Clock } from '../../model/clock.ts';
 import type { Allocation } from '../../model/types.ts';
 import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
-import type { ServerRPC } from '../watchers/index.ts';
+import type { RetryPolicy, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
 import type { HostFs, TlsFiles } from '../runner/runtime.ts';
 import type { AllocDirFactory } from '../allocdir/handle.ts';
@@ -58,7 +58,7 @@ export interface ClientOptions extends GcClientOptions {
   /** Random source in [0,1) for jitter and stagger (default Math.random). */
   random?: () => number;
   /** Remote watcher retry timing (default 30000 + uniform [0, 30000)). */
-  retry?: { baseMs: number; staggerMs: number };
+  retry?: RetryPolicy;
   /**
    * Path of a JSON-lines file to record every inspection event and bus message to (secrets
    * left out), for `berth view FILE`. Written until `shutdown()`. Off by default.

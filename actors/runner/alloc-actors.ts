@@ -5,33 +5,22 @@
  */
 import { join } from 'node:path';
 import { fromCallback, fromPromise } from 'xstate';
-import { AllocDirInaccessibleError, BerthError } from '../../model/errors.ts';
+import { AllocDirInaccessibleError } from '../../model/errors.ts';
 import { runHooks, type HookKind } from './hooks.ts';
 import { migrateData } from '../migrate/migrate.ts';
+import { trackInFlight } from '../allocdir/in-flight.ts';
 import { createWatcherLogic } from '../watchers/group.ts';
-import type { Runtime, RunnerInternals } from './runtime.ts';
+import { runnerOf, type Runtime, type RunnerInternals } from './runtime.ts';
 import type { RunHooksInput } from '../../machines/alloc/index.ts';
 
-const lookup = (rt: Runtime, allocId: string): RunnerInternals => {
-  const r = rt.registry.get(allocId);
-  if (!r) throw new BerthError(`no runner for allocation ${allocId}`);
-  return r;
-};
+const lookup = runnerOf;
 
 /**
  * Registers `work` (which touches the alloc dir) in the runner's in-flight set until it settles:
  * the destroy hook waits for it before removing the dir, so an effect whose state was left (a
  * destroy during the build, say) never re-creates files in a removed alloc dir.
  */
-function tracked<T>(r: RunnerInternals, work: Promise<T>): Promise<T> {
-  const settled = work.then(
-    () => undefined,
-    () => undefined,
-  );
-  r.copiesOut.add(settled);
-  void settled.then(() => r.copiesOut.delete(settled));
-  return work;
-}
+const tracked = <T>(r: RunnerInternals, work: Promise<T>): Promise<T> => trackInFlight(r.copiesOut, work);
 
 /** Builds the alloc-level actors for a runtime. */
 export function allocActors(rt: Runtime) {

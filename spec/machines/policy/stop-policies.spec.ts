@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { reportedClientStatus } from '../../../machines/policy/client-status.ts';
 import { MAX_RUN_DURATION_REASON, maxRunDeadline, maxRunDurationOf } from '../../../machines/policy/max-run-duration.ts';
-import { shutdownDelayEvent, skipsShutdownDelay, taskShutdownWaitMs } from '../../../machines/policy/shutdown-delay.ts';
+import { shutdownDelayEvent, skipsShutdownDelay } from '../../../machines/policy/shutdown-delay.ts';
 import { missingTaskEvent, taskChanges, UPDATE_MISSING_TASK } from '../../../machines/policy/task-changes.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 
@@ -13,10 +13,7 @@ describe('policy: shutdown delay', () => {
     expect(skip).to.include({ type: 'Skipping shutdown delay', displayMessage: 'Skipping shutdown_delay of 1.5s before killing the task.' });
   });
 
-  it('waits only when there is a delay and the servers did not ask to skip it', () => {
-    expect(taskShutdownWaitMs(2000, false)).to.equal(2000);
-    expect(taskShutdownWaitMs(2000, true)).to.equal(0);
-    expect(taskShutdownWaitMs(undefined, false)).to.equal(0);
+  it('the servers ask to skip delays with noShutdownDelay', () => {
     expect(skipsShutdownDelay({ desiredTransition: { noShutdownDelay: true } })).to.equal(true);
     expect(skipsShutdownDelay({})).to.equal(false);
   });
