@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { BerthError } from '../../model/errors.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
-import type { Runtime, TlsFiles } from '../runner/runtime.ts';
+import type { MigrateEnv, TlsFiles } from './env.ts';
 import { createSnapshotServer, type SnapshotServer } from './snapshot-server.ts';
 import { errorText } from '../../model/error-text.ts';
 import { trackInFlight } from '../allocdir/in-flight.ts';
@@ -31,7 +31,7 @@ export interface ServeSnapshotsOptions {
 }
 
 /** Serves snapshots of the allocs in `rt.registry`; resolves once listening. */
-export async function serveRuntimeSnapshots(rt: Runtime, opts: ServeSnapshotsOptions = {}): Promise<SnapshotServer> {
+export async function serveRuntimeSnapshots(rt: MigrateEnv, opts: ServeSnapshotsOptions = {}): Promise<SnapshotServer> {
   const files = opts.tls === false ? undefined : (opts.tls ?? rt.tls);
   let tls;
   if (files) {

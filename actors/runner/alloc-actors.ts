@@ -11,7 +11,7 @@ import { migrateData } from '../migrate/migrate.ts';
 import { trackInFlight } from '../allocdir/in-flight.ts';
 import { createWatcherLogic } from '../watchers/group.ts';
 import { runnerOf, type Runtime, type RunnerInternals } from './runtime.ts';
-import type { RunHooksInput } from '../../machines/alloc/index.ts';
+import type { MigrateDataInput, RunHooksInput } from '../../machines/alloc/index.ts';
 
 const lookup = runnerOf;
 
@@ -82,8 +82,8 @@ export function allocActors(rt: Runtime) {
     };
   });
 
-  const migrate = fromPromise<void, { allocId: string; previousNodeId?: string }>(async ({ input, signal }) => {
-    await migrateData(rt, lookup(rt, input.allocId), input.previousNodeId, signal);
+  const migrate = fromPromise<void, MigrateDataInput>(async ({ input, signal }) => {
+    await migrateData(rt, lookup(rt, input.allocId), input.plan, signal);
   });
 
   const hooks = fromPromise<void, RunHooksInput>(async ({ input, signal }) => {

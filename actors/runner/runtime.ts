@@ -14,18 +14,9 @@ import type { Driver } from '../drivers/driver.ts';
 import type { StateStore } from '../state/state-store.ts';
 import type { PrevAllocSource, RetryPolicy, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from './hooks.ts';
+import type { TlsFiles } from '../migrate/env.ts';
 
-/** Paths of the PEM files berth uses for HTTPS (Nomad's client `tls` block). */
-export interface TlsFiles {
-  /** CA bundle that peers' certificates must chain to. */
-  caFile: string;
-  /** This node's certificate (presented as a client certificate, and served). */
-  certFile: string;
-  /** Its private key. */
-  keyFile: string;
-  /** Check the peer's certificate names `client.<region>.nomad` (Nomad's `verify_server_hostname`). Default true. */
-  verifyServerHostname?: boolean;
-}
+export type { TlsFiles };
 
 /** One runner's handles, keyed by alloc id in {@link Runtime.registry}. */
 export interface RunnerInternals {

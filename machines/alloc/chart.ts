@@ -23,7 +23,15 @@ import type { WatchRequest } from '../../model/watch.ts';
 import { groupKillEvent } from '../policy/kill-order.ts';
 import { isReconnect } from '../policy/reconnect.ts';
 import { skipsShutdownDelay } from '../policy/shutdown-delay.ts';
-import { taskActorId, type AllocContext, type AllocHookKind, type AllocMachineEvent, type AllocMachineInput, type RunHooksInput } from './context.ts';
+import {
+  taskActorId,
+  type MigrateDataInput,
+  type AllocContext,
+  type AllocHookKind,
+  type AllocMachineEvent,
+  type AllocMachineInput,
+  type RunHooksInput,
+} from './context.ts';
 import * as R from './reducers.ts';
 import { isDead, type Step } from './reducers.ts';
 
@@ -96,7 +104,7 @@ export const allocMachine = setup({
     // with a MissingActorError.
     buildAllocDir: missingActor<PromiseActorLogic<void, { allocId: string; restoring?: boolean }>>('alloc', 'buildAllocDir'),
     awaitPrevious: missingActor('alloc', 'awaitPrevious'),
-    migrateData: missingActor<PromiseActorLogic<void, { allocId: string; previousNodeId?: string }>>('alloc', 'migrateData'),
+    migrateData: missingActor<PromiseActorLogic<void, MigrateDataInput>>('alloc', 'migrateData'),
     runHooks: missingActor<PromiseActorLogic<void, RunHooksInput>>('alloc', 'runHooks'),
     maxRunTimer: missingActor('alloc', 'maxRunTimer'),
     task: missingActor('alloc', 'task'),
@@ -257,7 +265,8 @@ export const allocMachine = setup({
           invoke: {
             id: 'migrate',
             src: 'migrateData',
-            input: ({ context }) => ({ allocId: context.allocId, previousNodeId: context.previousNodeId }),
+            // The chart decides the migration (a pure policy); the effect carries it out.
+            input: ({ context }): MigrateDataInput => ({ allocId: context.allocId, plan: R.planMigration(context) }),
             onDone: '#alloc.running',
             onError: { target: '#alloc.stopping', actions: 'setupFailed' },
           },

@@ -12,6 +12,7 @@ import type { CoordinatorState } from '../policy/lifecycle-gates.ts';
 import type { TaskSettings } from '../policy/task-settings.ts';
 import type { TaskRole } from '../policy/task-roles.ts';
 import type { TaskMachineEvent } from '../task.machine.ts';
+import type { MigrationPlan } from '../policy/migration-plan.ts';
 
 export type { AllocHookKind } from '../../model/hook-kind.ts';
 export type { TaskSettings } from '../policy/task-settings.ts';
@@ -144,6 +145,12 @@ export type AllocMachineEvent =
 
 /** Actor id of a task: `task-<allocId>-<taskName>`. */
 export const taskActorId = (allocId: string, taskName: string) => `task-${allocId}-${taskName}`;
+
+/** The `migrateData` effect's input: the plan the chart decided. */
+export interface MigrateDataInput {
+  allocId: string;
+  plan: MigrationPlan;
+}
 
 /** The `runHooks` effect's input. */
 export interface RunHooksInput {

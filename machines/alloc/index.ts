@@ -6,6 +6,7 @@ export {
   type AllocHookKind,
   type AllocMachineEvent,
   type AllocMachineInput,
+  type MigrateDataInput,
   type PendingRestart,
   type RunHooksInput,
   type TaskSettings,

@@ -15,6 +15,7 @@ import { MAX_RUN_DURATION_REASON, maxRunDeadline } from '../policy/max-run-durat
 import { skipsShutdownDelay } from '../policy/shutdown-delay.ts';
 import { missingTaskEvent, taskChanges } from '../policy/task-changes.ts';
 import { taskSettingsFor } from '../policy/task-settings.ts';
+import { migrationPlan, type MigrationPlan } from '../policy/migration-plan.ts';
 import type { TaskMachineEvent, TaskMachineInput } from '../task.machine.ts';
 import type { AllocContext, AllocHookKind, AllocMachineEvent, AllocMachineInput } from './context.ts';
 
@@ -413,6 +414,16 @@ export function flushRestarts(c: Ctx): Step {
 
 /** Entering `stopping`: the max_run_duration timer keeps counting if it ever ran (it was armed while waiting or running). */
 export const keepMaxRun = (c: Ctx): Step => (c.maxRunTimer === 'never' || c.maxRunExceeded ? NONE : armMaxRun(c));
+
+/** The migrate_disk plan, from what the chart knows when its wait is over ("who is local" is its watch sources). */
+export const planMigration = (c: Ctx): MigrationPlan =>
+  migrationPlan({
+    previousAllocId: c.alloc.previousAllocation,
+    restored: c.restoring,
+    disk: c.alloc.job.taskGroups.find((g) => g.name === c.alloc.taskGroup)?.ephemeralDisk,
+    previousIsLocal: !!c.watchSources?.previousRunner,
+    ...(c.previousNodeId ? { previousNodeId: c.previousNodeId } : {}),
+  });
 
 /** Moves `now` to the event's time when it is later. */
 export const stampNow = (c: Ctx, e: Ev): Partial<Ctx> => ('time' in e && typeof e.time === 'number' ? { now: Math.max(c.now, e.time) } : {});
