@@ -23,15 +23,8 @@ import type { WatchRequest } from '../../model/watch.ts';
 import { groupKillEvent } from '../policy/kill-order.ts';
 import { isReconnect } from '../policy/reconnect.ts';
 import { skipsShutdownDelay } from '../policy/shutdown-delay.ts';
-import {
-  taskActorId,
-  type MigrateDataInput,
-  type AllocContext,
-  type AllocHookKind,
-  type AllocMachineEvent,
-  type AllocMachineInput,
-  type RunHooksInput,
-} from './context.ts';
+import { taskActorId, type MigrateDataInput, type AllocContext, type AllocMachineEvent, type AllocMachineInput, type RunHooksInput } from './context.ts';
+import { hooksOf, killPipeline } from './kill-pipeline.ts';
 import * as R from './reducers.ts';
 import { isDead, type Step } from './reducers.ts';
 
@@ -62,22 +55,6 @@ const run = (reduce: (c: Ctx, e: Ev) => Step) =>
 
 /** Assigns what a pure reducer returns. */
 const set = (reduce: (c: Ctx, e: Ev) => Partial<Ctx>) => assign<Ctx, Ev, undefined, Ev, never>(({ context, event }) => reduce(context, event));
-
-/** The `runHooks` input for one kind of hook. */
-const hooksOf =
-  (kind: AllocHookKind) =>
-  ({ context }: { context: Ctx }): RunHooksInput => ({ allocId: context.allocId, kind });
-
-/** Before the first kill of a stop or a destroy: the preKill hooks; their failure only moves on. */
-const PREKILL_HOOKS = {
-  invoke: {
-    id: 'prekill-hooks',
-    src: 'runHooks',
-    input: hooksOf('preKill'),
-    onDone: { target: 'killing', actions: 'markPreKillDone' },
-    onError: { target: 'killing', actions: 'markPreKillDone' },
-  },
-} as const;
 
 /** While running: the group stops when its main tasks are dead, or a task's end kills it. */
 const GROUP_ENDS = [
@@ -348,19 +325,7 @@ export const allocMachine = setup({
          * Before the first kill (Nomad's killTasks → PreKill hooks): the group's shutdown_delay
          * (Nomad's group-services hook waits it), then the host's preKill hooks, in that order.
          */
-        prekill: {
-          always: [{ guard: 'groupDelayDue', target: 'groupDelay' }, { guard: 'needsPreKill', target: 'preKillHooks' }, { target: 'killing' }],
-        },
-        groupDelay: {
-          always: { guard: 'delaysSkipped', target: 'preKillHooks' },
-          after: { groupShutdownDelay: { target: 'preKillHooks', actions: 'passGroupDelay' } },
-        },
-        preKillHooks: PREKILL_HOOKS,
-        killing: {
-          entry: ['planStopKills', 'advanceKills'],
-          on: { 'task.state': { actions: ['recordTaskState', 'updateGates', 'advanceKills'] } },
-          always: { guard: 'killDone', target: 'poststop' },
-        },
+        ...killPipeline('stop'),
         poststop: {
           entry: 'updateGates',
           always: { guard: 'poststopDone', target: 'postrun' },
@@ -388,18 +353,7 @@ export const allocMachine = setup({
             update: [{ guard: 'staleUpdate' }, { guard: 'reconnect', actions: 'reconnect' }, { actions: ['applyUpdate', 'applyTaskChanges'] }],
           },
           states: {
-            prekill: {
-              always: [{ guard: 'needsPreKill', target: 'preKillHooks' }, { target: 'killing' }],
-            },
-            preKillHooks: PREKILL_HOOKS,
-            killing: {
-              entry: ['markUnstartedDead', 'planDestroyKills', 'advanceKills', 'updateGates'],
-              on: { 'task.state': { actions: ['recordTaskState', 'updateGates', 'advanceKills'] } },
-              always: [
-                { guard: 'allDead', target: 'postrun' },
-                { guard: 'killDone', target: 'poststop' },
-              ],
-            },
+            ...killPipeline('destroy'),
             /**
              * The poststop tasks run; a destroy waits for them at most the client's max kill
              * timeout, then kills what is left (Nomad waits without bound; berth's destroy always
