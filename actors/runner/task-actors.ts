@@ -7,14 +7,12 @@ import { dirname, join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { fromAbortablePromise } from './abortable.ts';
 import { sleep, type Clock } from '../../model/clock.ts';
-import { BerthError, DriverConfigError, DriverStartError, TaskNotStartedError } from '../../model/errors.ts';
+import { BerthError, TaskNotStartedError } from '../../model/errors.ts';
 import type { TaskEvent } from '../../model/types.ts';
-import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
-import type { Driver, ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
-import { buildTaskEnv } from '../drivers/env.ts';
-import { cgroupEventMessage } from '../cgroups/describe.ts';
+import type { Driver, ExitResult, TaskHandle } from '../drivers/driver.ts';
 import { runnerOf, type Runtime } from './runtime.ts';
+import { buildTaskDir, startedEvents, startFailure, startWithIntent, takeSetupNotes, taskConfig } from './start-steps.ts';
 import { errorText } from '../../model/error-text.ts';
 
 /** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most {@link KILL_ATTEMPTS} attempts. */
@@ -85,107 +83,27 @@ export function taskActors(rt: Runtime) {
   };
 
   /**
-   * Builds the task dir and starts the driver. Never rejects. Aborted (the task was killed while
-   * starting), it stops before the driver when it can; once the driver started the task it
-   * returns the handle anyway, so the chart kills the process before reporting the task dead.
+   * Builds the task dir and starts the driver, in named steps (start-steps.ts). Never rejects.
+   * Aborted (the task was killed while starting), it stops before the driver when it can; once
+   * the driver started the task it returns the handle anyway, so the chart kills the process
+   * before reporting the task dead.
    */
   const startTask = fromAbortablePromise<StartOutput, { allocId: string; taskName: string; attempt: number }>(async ({ input, signal }) => {
     const setupEvents: TaskEvent[] = [];
     try {
       const { r, task, driver } = lookup(input.allocId, input.taskName);
-      const notes = r.setupNotes.get(task.name);
-      if (notes) {
-        r.setupNotes.delete(task.name);
-        setupEvents.push(...notes);
-      }
-      const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name, { secretsMB: task.resources?.secretsMB });
+      setupEvents.push(...takeSetupNotes(r, task.name));
       const chroot = driver.capabilities.fsIsolation === 'chroot';
-      await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
-      const stats = taskDir.lastChrootStats;
-      if (chroot && stats) {
-        setupEvents.push(
-          taskEvent('Task Setup', rt.clock.now(), {
-            message: `Built chroot: ${stats.files} files, ${stats.dirs} dirs, ${(stats.bytes / 1048576).toFixed(1)} MB in ${Math.round(stats.ms)} ms`,
-          }),
-        );
-        rt.bus.publish('chroot.built', {
-          allocId: input.allocId,
-          task: task.name,
-          files: stats.files,
-          dirs: stats.dirs,
-          links: stats.links,
-          copies: stats.copies,
-          bytes: stats.bytes,
-          ms: stats.ms,
-        });
-      }
+      const taskDir = await buildTaskDir(rt, r, task, chroot, setupEvents);
       if (signal.aborted) throw signal.reason;
       const stateDir = taskStateDir(rt, input.allocId, task.name);
       await rt.fs.mkdirp(stateDir);
-      const alloc = r.serverAlloc();
-      const config: TaskConfig = {
-        id: `${input.allocId}/${task.name}/${input.attempt}`,
-        allocId: input.allocId,
-        taskName: task.name,
-        task,
-        env: buildTaskEnv({
-          alloc,
-          task,
-          taskDir,
-          allocDir: r.allocDir,
-          fsIsolation: chroot ? 'chroot' : 'none',
-          nodeId: rt.nodeId,
-          nodeName: rt.nodeName,
-          datacenter: rt.datacenter,
-          region: rt.region,
-          parentCgroup: rt.parentCgroup,
-          ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
-        }),
-        ...(chroot ? {} : { inheritHostEnv: true }),
-        taskDir: { dir: taskDir.dir, localDir: taskDir.localDir, secretsDir: taskDir.secretsDir, privateDir: taskDir.privateDir, tmpDir: taskDir.tmpDir },
-        allocDir: { dir: r.allocDir.dir, sharedDir: r.allocDir.sharedDir, logsDir: join(r.allocDir.sharedDir, 'logs') },
-        ...(task.user ? { user: task.user } : {}),
-        logs: task.logs ?? { maxFiles: 10, maxFileSizeMB: 10 },
-        stateDir,
-      };
-      // Intent before action: the process may exist before start returns, so a host that dies
-      // in between must leave a record a restore can finish (reattach or find nothing).
-      const intent: TaskHandle = { driver: task.driver, id: config.id, config, startedAt: rt.clock.now(), state: {}, starting: true };
-      rt.store.putHandle(input.allocId, task.name, intent);
-      rt.store.flush();
-      let handle: TaskHandle;
-      try {
-        handle = await driver.start(config, signal);
-      } catch (e) {
-        rt.store.deleteHandle(input.allocId, task.name); // the driver left nothing behind
-        throw e;
-      }
-      rt.store.putHandle(input.allocId, task.name, handle);
-      rt.store.flush();
-      const isolation = handle.state.isolation;
-      if (typeof isolation === 'string' && isolation !== 'none') {
-        const full = isolation === 'chroot+pid+mount';
-        setupEvents.push(
-          taskEvent('Driver', rt.clock.now(), {
-            message: full ? `isolated: chroot, own PID and mount namespaces` : `isolated: chroot only (PID and mount namespaces unavailable on this kernel)`,
-            details: { driver_message: isolation },
-          }),
-        );
-      }
-      const resources = cgroupEventMessage(handle.state);
-      if (resources) setupEvents.push(taskEvent('Driver', rt.clock.now(), { message: resources, details: { driver_message: resources } }));
+      const config = taskConfig(rt, r, task, taskDir, { chroot, attempt: input.attempt, stateDir });
+      const handle = await startWithIntent(rt, driver, config, signal);
+      setupEvents.push(...startedEvents(rt, handle));
       return { ok: true, handle, time: rt.clock.now(), setupEvents };
     } catch (e) {
-      if (signal.aborted) return { ok: false, time: rt.clock.now(), error: 'start aborted', recoverable: false, setupEvents };
-      return {
-        ok: false,
-        time: rt.clock.now(),
-        error: msg(e),
-        recoverable: e instanceof DriverStartError ? e.recoverable : false,
-        validation: e instanceof DriverConfigError,
-        setupEvents,
-        jitter: rt.random(),
-      };
+      return startFailure(rt, e, signal, setupEvents);
     }
   });
 

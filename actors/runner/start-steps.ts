@@ -1,0 +1,131 @@
+/**
+ * The steps of a task's start (the `startTask` actor), each named and small: take the setup
+ * notes, build the task dir (and its chroot), make the driver config, start with the intent on
+ * record first, then say what the start set up; or turn a failure into the chart's plain data.
+ * @module
+ */
+import { join } from 'node:path';
+import { errorText } from '../../model/error-text.ts';
+import { DriverConfigError, DriverStartError } from '../../model/errors.ts';
+import type { Task, TaskEvent } from '../../model/types.ts';
+import { taskEvent } from '../../machines/policy/task-events.ts';
+import type { StartOutput } from '../../machines/task.machine.ts';
+import type { TaskDirHandle } from '../allocdir/handle.ts';
+import { cgroupEventMessage } from '../cgroups/describe.ts';
+import type { Driver, TaskConfig, TaskHandle } from '../drivers/driver.ts';
+import { buildTaskEnv } from '../drivers/env.ts';
+import type { RunnerInternals, Runtime } from './runtime.ts';
+
+/** Task events noted for the task's first start (e.g. what a migration removed), taken once. */
+export function takeSetupNotes(r: RunnerInternals, taskName: string): TaskEvent[] {
+  const notes = r.setupNotes.get(taskName);
+  if (!notes) return [];
+  r.setupNotes.delete(taskName);
+  return notes;
+}
+
+/** Builds the task dir (with its chroot for a chroot driver); a chroot build is told on `events` and the bus. */
+export async function buildTaskDir(rt: Runtime, r: RunnerInternals, task: Task, chroot: boolean, events: TaskEvent[]): Promise<TaskDirHandle> {
+  const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name, { secretsMB: task.resources?.secretsMB });
+  await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
+  const stats = taskDir.lastChrootStats;
+  if (chroot && stats) {
+    events.push(
+      taskEvent('Task Setup', rt.clock.now(), {
+        message: `Built chroot: ${stats.files} files, ${stats.dirs} dirs, ${(stats.bytes / 1048576).toFixed(1)} MB in ${Math.round(stats.ms)} ms`,
+      }),
+    );
+    const { files, dirs, links, copies, bytes, ms } = stats;
+    rt.bus.publish('chroot.built', { allocId: r.allocId, task: task.name, files, dirs, links, copies, bytes, ms });
+  }
+  return taskDir;
+}
+
+/** The driver's config for one start: the task, its environment, its dirs and logs. */
+export function taskConfig(
+  rt: Runtime,
+  r: RunnerInternals,
+  task: Task,
+  taskDir: TaskDirHandle,
+  opts: { chroot: boolean; attempt: number; stateDir: string },
+): TaskConfig {
+  const { chroot } = opts;
+  const env = buildTaskEnv({
+    alloc: r.serverAlloc(),
+    task,
+    taskDir,
+    allocDir: r.allocDir,
+    fsIsolation: chroot ? 'chroot' : 'none',
+    nodeId: rt.nodeId,
+    nodeName: rt.nodeName,
+    datacenter: rt.datacenter,
+    region: rt.region,
+    parentCgroup: rt.parentCgroup,
+    ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
+  });
+  return {
+    id: `${r.allocId}/${task.name}/${opts.attempt}`,
+    allocId: r.allocId,
+    taskName: task.name,
+    task,
+    env,
+    ...(chroot ? {} : { inheritHostEnv: true }),
+    taskDir: { dir: taskDir.dir, localDir: taskDir.localDir, secretsDir: taskDir.secretsDir, privateDir: taskDir.privateDir, tmpDir: taskDir.tmpDir },
+    allocDir: { dir: r.allocDir.dir, sharedDir: r.allocDir.sharedDir, logsDir: join(r.allocDir.sharedDir, 'logs') },
+    ...(task.user ? { user: task.user } : {}),
+    logs: task.logs ?? { maxFiles: 10, maxFileSizeMB: 10 },
+    stateDir: opts.stateDir,
+  };
+}
+
+/**
+ * Starts the driver. Intent before action: the process may exist before start returns, so a
+ * host that dies in between must leave a record a restore can finish (reattach or find nothing).
+ */
+export async function startWithIntent(rt: Runtime, driver: Driver, config: TaskConfig, signal: AbortSignal): Promise<TaskHandle> {
+  const intent: TaskHandle = { driver: config.task.driver, id: config.id, config, startedAt: rt.clock.now(), state: {}, starting: true };
+  rt.store.putHandle(config.allocId, config.taskName, intent);
+  rt.store.flush();
+  let handle: TaskHandle;
+  try {
+    handle = await driver.start(config, signal);
+  } catch (e) {
+    rt.store.deleteHandle(config.allocId, config.taskName); // the driver left nothing behind
+    throw e;
+  }
+  rt.store.putHandle(config.allocId, config.taskName, handle);
+  rt.store.flush();
+  return handle;
+}
+
+/** What the start set up, as "Driver" events: the isolation and the cgroup limits. */
+export function startedEvents(rt: Runtime, handle: TaskHandle): TaskEvent[] {
+  const events: TaskEvent[] = [];
+  const isolation = handle.state.isolation;
+  if (typeof isolation === 'string' && isolation !== 'none') {
+    const full = isolation === 'chroot+pid+mount';
+    events.push(
+      taskEvent('Driver', rt.clock.now(), {
+        message: full ? `isolated: chroot, own PID and mount namespaces` : `isolated: chroot only (PID and mount namespaces unavailable on this kernel)`,
+        details: { driver_message: isolation },
+      }),
+    );
+  }
+  const resources = cgroupEventMessage(handle.state);
+  if (resources) events.push(taskEvent('Driver', rt.clock.now(), { message: resources, details: { driver_message: resources } }));
+  return events;
+}
+
+/** A failed (or aborted) start as the chart's plain data. */
+export function startFailure(rt: Runtime, e: unknown, signal: AbortSignal, setupEvents: TaskEvent[]): StartOutput {
+  if (signal.aborted) return { ok: false, time: rt.clock.now(), error: 'start aborted', recoverable: false, setupEvents };
+  return {
+    ok: false,
+    time: rt.clock.now(),
+    error: errorText(e),
+    recoverable: e instanceof DriverStartError ? e.recoverable : false,
+    validation: e instanceof DriverConfigError,
+    setupEvents,
+    jitter: rt.random(),
+  };
+}
