@@ -207,7 +207,7 @@ describe('client: poststop tasks on destroy', () => {
 describe('client: hook kinds', () => {
   const newClient = useTempClients();
 
-  it('preKill on a stop (once), preTaskRestart before a restart, shutdown on client shutdown; in hook order', async () => {
+  it("preKill on a stop (once), preTaskRestart before a group restart (not one task's), shutdown on client shutdown; in hook order", async () => {
     const calls: string[] = [];
     const mk = (name: string): RunnerHook => ({
       name,
@@ -219,9 +219,13 @@ describe('client: hook kinds', () => {
     const alloc = makeAlloc([mockTask('web', { run_for: '1h' })]);
     const r = client.addAlloc(alloc);
     await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running');
+    // One task's restart runs no restart hook (Nomad's RestartTask); a group restart does.
     await r.restartTask('web');
-    expect(calls).to.deep.equal(['a.preTaskRestart', 'b.preTaskRestart']);
+    expect(calls).to.deep.equal([]);
     expect(types(r.alloc(), 'web')).to.include('Restart Signaled');
+    await r.restartRunning();
+    await viewWhere(client, r, (a) => a.taskStates!.web!.restarts === 2 && a.taskStates!.web!.state === 'running');
+    expect(calls).to.deep.equal(['a.preTaskRestart', 'b.preTaskRestart']);
     client.updateAlloc(stopOf(alloc));
     await viewWhere(client, r, (a) => a.clientStatus === 'complete');
     expect(calls.slice(2)).to.deep.equal(['a.preKill', 'b.preKill']);
