@@ -143,6 +143,10 @@ export class Checker {
     let g = f.grammar.get(task);
     if (!g) f.grammar.set(task, (g = freshGrammar()));
     const where = `${aliasOf(allocId)}/${task}`;
+    // A restartAll revives the tasks dead when its restarts are applied, after the group's
+    // shutdown_delay and the preTaskRestart hooks: one that died meanwhile is revived too, and
+    // says so with "Restart Signaled".
+    if (ev.type === 'Restart Signaled' && ev.time >= f.restartAllAt) f.finished.delete(task);
     if (ev.type === 'Failed Restoring Task') f.tags.add('failed-restore');
     if (ev.type === 'Setup Failure' && f.tags.has('restored')) f.tags.add('restored-setup-failure');
     if (ev.type === 'Terminated' && /failed to wait/.test(ev.displayMessage) && f.tags.has('restored')) f.tags.add('restored-failed-wait');

@@ -594,6 +594,30 @@ const FIXED = [
       { at: 9387, op: 'crash' },
     ],
   },
+  {
+    id: 'restart-all-revives-task-dead-during-group-delay',
+    what: "A restartAll now waits the group's shutdown_delay first (Nomad's group services hook in PreTaskRestart); a batch task that finished during that wait was revived by it, and the checker, which cleared its finished set when restartAll was asked, flagged the revived run (I5; the checker now takes a task's Restart Signaled after the request as its revive)",
+    seed: 3194,
+    ops: [
+      {
+        at: 6425,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'batch',
+          tasks: [
+            { name: 'web', killTimeoutMs: 50, killSignal: 'SIGINT', exitCode: 0, lifetimeMs: 3170 },
+            { name: 'db', killTimeoutMs: 50, killSignal: 'SIGINT', exitCode: 1, lifetimeMs: 412 },
+            { name: 'log', killTimeoutMs: 50, killSignal: 'SIGINT', exitCode: 0, shutdownDelayMs: 100 },
+          ],
+          restart: { attempts: 2, delayMs: 1500, intervalMs: 60000, mode: 'delay' },
+          failingHooks: ['postrun'],
+          shutdownDelayMs: 2000,
+        },
+      },
+      { at: 6719, op: 'restartAll', a: 1 },
+    ],
+  },
 ] as unknown as Finding[];
 
 describe('sim: fixed findings hold every invariant on their shrunk runs', function () {
