@@ -4,7 +4,8 @@
  * For each `source → destination` of the chroot map, the source tree is walked breadth-first and
  * recreated under the task dir: regular files are hard-linked (copied when linking fails, e.g.
  * across filesystems or under `protected_hardlinks`), symlinks are recreated with their target
- * text, devices, sockets and fifos are skipped, and directories are created with the owner and
+ * text, devices, sockets and fifos are skipped, root's files others may not read (`/etc/shadow`,
+ * `/etc/gshadow`, `/etc/sudoers`, ssh host keys: owner 0, no `o+r`) are skipped, and directories are created with the owner and
  * mode of their source directory (0755 for a parent the mapping implies). Entries that already
  * exist are kept, so rebuilding after a restart is cheap: an existing directory is listed once
  * and its present children are skipped without a syscall each.
@@ -308,6 +309,8 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
       ensureChain(rel, real);
       const p = prevRoot(real, rel);
       enqueue(real, rel, p >= 0 ? 'recorded' : 'unknown', p);
+    } else if (st.isFile() && st.uid === 0 && (st.mode & 0o004) === 0) {
+      stats.skipped++; // root's and not readable by others: never embedded (see the walk below)
     } else if (st.isFile()) {
       ensureChain(parent, path.dirname(src));
       linkOrCopy(real, path.join(taskDir, rel));
@@ -392,7 +395,11 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
       if (have !== undefined) {
         stats.skipped++; // already embedded: keep it
       } else if (ent.isFile()) {
-        linkOrCopy(childSrc, dest + '/' + name);
+        // Root's files the task's user could not read on the host (shadow, gshadow, sudoers, ssh
+        // host keys: no read bit for others) stay out: the alloc fs would serve them to its callers.
+        const fst = fs.lstatSync(childSrc, { throwIfNoEntry: false });
+        if (!fst || (fst.uid === 0 && (fst.mode & 0o004) === 0)) stats.skipped++;
+        else linkOrCopy(childSrc, dest + '/' + name);
       } else if (ent.isSymbolicLink()) {
         copySymlink(childSrc, dest + '/' + name);
       } else {
