@@ -156,3 +156,5 @@ export type { ActorKind } from './actors/viewer/static/model.mjs';
 export type { SnapshotServerTls } from './actors/migrate/snapshot-server.ts';
 export type { ServeSnapshotsOptions } from './actors/migrate/serve.ts';
 export type { AllocFSSource } from './actors/allocfs/alloc-fs.ts';
+// Loopback by address and the Host check (DNS rebinding), shared by every HTTP listener.
+export { checkHostHeader, isLoopbackAddress, normaliseHost } from './model/loopback.ts';

@@ -21,7 +21,8 @@ export class UnsupportedFileTypeError extends BerthError {
 }
 
 /** What a stat says a path is. */
-export type FileKind = 'regular file' | 'directory' | 'symbolic link' | 'FIFO (named pipe)' | 'unix socket' | 'character device' | 'block device' | 'unknown file type';
+export type FileKind =
+  'regular file' | 'directory' | 'symbolic link' | 'FIFO (named pipe)' | 'unix socket' | 'character device' | 'block device' | 'unknown file type';
 
 /** The kind of file `st` describes. */
 export function fileKind(st: Stats): FileKind {

@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkHostHeader, isLoopbackAddress } from '../../model/loopback.ts';
 import { logFileIndices } from '../drivers/logs/reader.ts';
 import { InvalidViewerOptionsError } from './errors.ts';
 import type { ViewerFeed } from './feed.ts';
@@ -72,7 +73,6 @@ const HEADERS = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 /** The page's total size in bytes (every file it loads). */
 export function pageSize(): number {
@@ -84,6 +84,9 @@ function checkOptions(o: ViewerServeOptions): void {
   if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535))
     throw new InvalidViewerOptionsError(`viewer: port must be an integer in 0..65535, not ${JSON.stringify(o.port)}`);
   if (o.token !== undefined && (typeof o.token !== 'string' || o.token === '')) throw new InvalidViewerOptionsError('viewer: token must be a non-empty string');
+  // Without a token only loopback is safe to bind: anyone who can reach the port could read it.
+  if (o.token === undefined && o.host !== undefined && !isLoopbackAddress(o.host))
+    throw new InvalidViewerOptionsError(`viewer: host ${JSON.stringify(o.host)} is not a loopback address: pass a token to listen on it`);
 }
 
 function sameSecret(given: string | undefined, token: string): boolean {
@@ -96,7 +99,13 @@ function sameSecret(given: string | undefined, token: string): boolean {
 function cookie(req: IncomingMessage, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined; // malformed escapes: no valid cookie, so a 401
+      }
+    }
   }
   return undefined;
 }
@@ -106,6 +115,7 @@ export async function startViewerServer(source: ViewerSource, opts: ViewerServeO
   checkOptions(opts);
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token;
+  const loopback = isLoopbackAddress(host);
   const maxQueue = opts.maxQueue ?? 5000;
   const flushMs = opts.flushMs ?? 50;
   const files = new Map(Object.keys(PAGE_FILES).map((f) => [f, readFileSync(join(STATIC_DIR, f))]));
@@ -226,9 +236,9 @@ export async function startViewerServer(source: ViewerSource, opts: ViewerServeO
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://viewer');
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'method not allowed');
-    // Against DNS rebinding: a loopback server answers loopback host names only.
-    const hostHeader = (req.headers.host ?? '').replace(/:\d+$/, '');
-    if (LOOPBACK.has(host) && !LOOPBACK.has(hostHeader)) return send(res, 403, 'text/plain', 'forbidden host');
+    // Against DNS rebinding: a loopback server (every server without a token is one) answers
+    // requests naming a loopback host only, decided by address however it is spelled.
+    if (loopback && !checkHostHeader(req.headers.host)) return send(res, 403, 'text/plain', 'forbidden host');
     let setCookie: Record<string, string> = {};
     if (token !== undefined) {
       const given = url.searchParams.get('token') ?? (req.headers['x-berth-token'] as string | undefined) ?? cookie(req, cookieName);
