@@ -184,7 +184,14 @@ export function createClient(options: ClientOptions): Client {
     roots: () => [clientActor, ...[...runners.values()].map((r) => r.actor)],
     logSource: (id) => {
       const r = runners.get(id);
-      return r && { logsDir: r.allocDir.logsDir, tasks: taskGroupOf(r.alloc()).tasks.map((t) => t.name), logs: (task, stream, o) => r.logs(task, stream, o) };
+      return (
+        r && {
+          logsDir: r.allocDir.logsDir,
+          tasks: taskGroupOf(r.alloc()).tasks.map((t) => t.name),
+          logs: (task, stream, o) => r.logs(task, stream, o),
+          ended: r.streamsEnded,
+        }
+      );
     },
   });
   if (options.record !== undefined) {
