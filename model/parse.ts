@@ -6,6 +6,7 @@
  */
 import { InvalidAllocationError } from './errors.ts';
 import { jsonValueProblems } from './json-value.ts';
+import { taskNameCgroupProblem } from './names.ts';
 import type { Allocation, DesiredTransition, Disconnect, Job, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -53,7 +54,7 @@ export function taskNameProblem(name: unknown): string | undefined {
   if (RESERVED_TASK_NAMES.includes(n)) return `must not be "${n}" (reserved by the alloc dir)`;
   const bytes = Buffer.byteLength(n);
   if (bytes > MAX_TASK_NAME_BYTES) return `must be at most ${MAX_TASK_NAME_BYTES} bytes (got ${bytes})`;
-  return undefined;
+  return taskNameCgroupProblem(n);
 }
 
 type Obj = Record<string, unknown>;
