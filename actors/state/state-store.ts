@@ -9,8 +9,9 @@
  * the first kill) is written at once: {@link StateStore.flush} after the put, or
  * {@link StateStore.markDestroying}.
  *
- * Records are serialised when they are put, not when they are written: a value JSON cannot hold
- * (a BigInt, a cycle) is refused there with a {@link StateStoreError} to `onError`, and a failed
+ * Handles are serialised when they are put; alloc views (immutable: a new object per change, and
+ * large: every task's state) when they are written, only the latest of each. A value JSON cannot
+ * hold (a BigInt, a cycle) is refused with a {@link StateStoreError} to `onError`, and a failed
  * write is reported the same way. Neither ever throws out of the deferred write, where it would
  * crash the host.
  * @module
@@ -19,7 +20,7 @@ import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { TaskHandle } from '../drivers/driver.ts';
-import type { Allocation } from '../../model/types.ts';
+import type { Allocation, TaskState } from '../../model/types.ts';
 import { BerthError } from '../../model/errors.ts';
 
 /**
@@ -111,7 +112,7 @@ export interface StoredAlloc {
 
 /** The client's persistent records. */
 export interface StateStore {
-  /** Saves the client's view of an allocation (coalesced: written on the next tick). */
+  /** Saves the client's view of an allocation (coalesced: written on the next tick; not to be mutated after). */
   putAlloc(alloc: Allocation): void;
   /** Forgets an allocation and its handles. */
   deleteAlloc(allocId: string): void;
@@ -129,7 +130,12 @@ export interface StateStore {
   close(): void;
 }
 
-type Op = { kind: 'alloc'; json: string } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; json: string } | { kind: 'delHandle'; task: string };
+type Op =
+  | { kind: 'alloc'; json: string }
+  | { kind: 'allocValue'; value: Allocation }
+  | { kind: 'delAlloc' }
+  | { kind: 'handle'; task: string; json: string }
+  | { kind: 'delHandle'; task: string };
 
 /** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. Never throws from a deferred write. */
 export function openStateStore(path: string, opts: StateStoreOptions = {}): StateStore {
@@ -166,6 +172,15 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     'INSERT INTO task_handles (alloc_id, task, handle) VALUES (?, ?, ?) ON CONFLICT(alloc_id, task) DO UPDATE SET handle = excluded.handle',
   );
   const delHandle = db.prepare('DELETE FROM task_handles WHERE alloc_id = ? AND task = ?');
+  const putTaskState = db.prepare(
+    'INSERT INTO task_states (alloc_id, task, state) VALUES (?, ?, ?) ON CONFLICT(alloc_id, task) DO UPDATE SET state = excluded.state',
+  );
+  const delTaskState = db.prepare('DELETE FROM task_states WHERE alloc_id = ? AND task = ?');
+  const delAllocTaskStates = db.prepare('DELETE FROM task_states WHERE alloc_id = ?');
+  // What was last written of each alloc view, by reference: a change of one task rewrites that
+  // task's row only, so an alloc of n tasks costs O(n) to start, not O(n^2).
+  const written = new Map<string, { rest: Record<string, unknown>; states: Record<string, TaskState> }>();
+  const pendingStates: Array<[string, string, string | undefined]> = [];
 
   // Pending writes, in order per alloc; allocs: latest only.
   const pendingAllocs = new Map<string, Op>();
@@ -176,11 +191,16 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
   const write = db.transaction(() => {
     for (const [id, op] of pendingAllocs) {
       if (op.kind === 'alloc') putAlloc.run(id, op.json);
-      else {
+      else if (op.kind === 'delAlloc') {
         delAlloc.run(id);
         delAllocHandles.run(id);
+        delAllocTaskStates.run(id);
         delDestroying.run(id);
       }
+    }
+    for (const [id, task, json] of pendingStates) {
+      if (json === undefined) delTaskState.run(id, task);
+      else putTaskState.run(id, task, json);
     }
     for (const [id, op] of pendingHandles) {
       if (op.kind === 'handle') putHandle.run(id, op.task, op.json);
@@ -192,12 +212,40 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     scheduled?.();
     scheduled = undefined;
     if (closed || (pendingAllocs.size === 0 && pendingHandles.length === 0)) return;
+    // Alloc views are serialised here, once per write, not on every put: a view holds every
+    // task's state, so serialising each put made an alloc of n tasks cost O(n^2) to start.
+    for (const [id, op] of pendingAllocs) {
+      if (op.kind === 'delAlloc') written.delete(id);
+      if (op.kind !== 'allocValue') continue;
+      const { taskStates = {}, ...rest } = op.value;
+      const last = written.get(id);
+      const restChanged = !last || Object.keys(rest).length !== Object.keys(last.rest).length || Object.entries(rest).some(([k, v]) => last.rest[k] !== v);
+      if (restChanged) {
+        const json = serialise(`allocation ${id}`, rest);
+        if (typeof json !== 'string') {
+          pendingAllocs.delete(id);
+          report(json);
+          continue;
+        }
+        pendingAllocs.set(id, { kind: 'alloc', json });
+      } else pendingAllocs.delete(id);
+      for (const [task, st] of Object.entries(taskStates)) {
+        if (last?.states[task] === st) continue;
+        const json = serialise(`the state of task ${JSON.stringify(task)} of allocation ${id}`, st);
+        if (typeof json === 'string') pendingStates.push([id, task, json]);
+        else report(json);
+      }
+      for (const task of Object.keys(last?.states ?? {})) if (!(task in taskStates)) pendingStates.push([id, task, undefined]);
+      written.set(id, { rest, states: taskStates });
+    }
     try {
       write();
     } catch (err) {
+      written.clear(); // rewrite everything next time: what is on disk is unknown
       report(new StateStoreError(`failed to write client state: ${(err as Error).message}`, { cause: err }));
     }
     pendingAllocs.clear();
+    pendingStates.length = 0;
     pendingHandles.length = 0;
   };
   const schedule = () => {
@@ -206,9 +254,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
 
   return {
     putAlloc(alloc) {
-      const json = serialise(`allocation ${alloc.id}`, alloc);
-      if (typeof json !== 'string') return report(json);
-      pendingAllocs.set(alloc.id, { kind: 'alloc', json });
+      pendingAllocs.set(alloc.id, { kind: 'allocValue', value: alloc });
       schedule();
     },
     deleteAlloc(allocId) {
@@ -256,7 +302,8 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
 /** The tables the store needs, with the columns it reads. */
 const SCHEMA = `CREATE TABLE IF NOT EXISTS allocs (id TEXT PRIMARY KEY, alloc TEXT NOT NULL);
            CREATE TABLE IF NOT EXISTS task_handles (alloc_id TEXT NOT NULL, task TEXT NOT NULL, handle TEXT NOT NULL, PRIMARY KEY (alloc_id, task));
-           CREATE TABLE IF NOT EXISTS destroying (alloc_id TEXT PRIMARY KEY);`;
+           CREATE TABLE IF NOT EXISTS destroying (alloc_id TEXT PRIMARY KEY);
+           CREATE TABLE IF NOT EXISTS task_states (alloc_id TEXT NOT NULL, task TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (alloc_id, task));`;
 
 /**
  * Opens the database and proves it usable before anything relies on it: WAL on, the schema
@@ -278,6 +325,7 @@ function openChecked(path: string, given: Database.Database | undefined): Databa
     db.prepare('SELECT id, alloc FROM allocs LIMIT 1').all();
     db.prepare('SELECT alloc_id, task, handle FROM task_handles LIMIT 1').all();
     db.prepare('SELECT alloc_id FROM destroying LIMIT 1').all();
+    db.prepare('SELECT alloc_id, task, state FROM task_states LIMIT 1').all();
     return db;
   } catch (err) {
     if (!given) db.close();
@@ -328,6 +376,15 @@ function loadAll(db: Database.Database, report: (err: StateStoreError) => void):
       continue;
     }
     stored.handles[row.task] = handle as TaskHandle;
+  }
+  // Task states are rows of their own (older stores keep them inside the alloc row).
+  const hasStates = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_states'").get() !== undefined;
+  if (hasStates) {
+    for (const row of db.prepare('SELECT alloc_id, task, state FROM task_states').all() as Array<{ alloc_id: string; task: string; state: string }>) {
+      const stored = out.get(row.alloc_id);
+      const st = stored && parse(`the state of task ${JSON.stringify(row.task)} of allocation ${row.alloc_id}`, row.state);
+      if (stored && st !== undefined) (stored.alloc.taskStates ??= {})[row.task] = st as TaskState; // a fresh parse: ours to fill
+    }
   }
   // A store written before the destroy marker existed has no such table (read-only opens create nothing).
   const hasDestroying = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'destroying'").get() !== undefined;
