@@ -143,6 +143,7 @@ describe('property: planted file kinds never block or throw untyped', function (
           // The thread pool is still free: an unrelated read completes at once.
           expect(await within(BOUND_MS, 'unrelated readFile', readFile(rootOnly, 'utf8'))).to.equal('secret');
           // A root-only host file hard-linked in is never served.
+          if (process.env.BERTH_SOAK_LOG) fs.appendFileSync(process.env.BERTH_SOAK_LOG, `${run} ok\n`);
           for (const [d, p] of plants) {
             if (p.kind !== 'hardlink-root') continue;
             const got = await afs.readAt(`${d}/${p.name}`, 0, 64).catch(() => undefined);
