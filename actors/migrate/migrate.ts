@@ -7,11 +7,13 @@
  * @module
  */
 import { BerthError, TimeoutError } from '../../model/errors.ts';
-import type { Runtime, RunnerInternals } from '../runner/runtime.ts';
+import type { MigrateEnv, MigrationTarget } from './env.ts';
+import type { MigrationPlan } from '../../machines/policy/migration-plan.ts';
 import { remoteMigrate } from './remote-stream.ts';
+import { trackInFlight } from '../allocdir/in-flight.ts';
 
 /** An AbortSignal that aborts after `ms` on the runtime's clock, or with `parent`. */
-function deadline(rt: Runtime, parent: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
+function deadline(rt: MigrateEnv, parent: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
   const ctl = new AbortController();
   const t = rt.clock.setTimeout(() => ctl.abort(new TimeoutError(`migration timed out after ${ms}ms`)), ms);
   (t as { unref?: () => void })?.unref?.();
@@ -28,66 +30,36 @@ function deadline(rt: Runtime, parent: AbortSignal, ms: number): { signal: Abort
 }
 
 /**
- * Runs the migrate_disk step for one runner. Rejects only when cancelled by `signal` (or when the
- * alloc dir cannot be rebuilt after a failed migration).
+ * Carries out the migrate_disk `plan` the chart decided for one runner. Rejects only when
+ * cancelled by `signal` (or when the alloc dir cannot be rebuilt after a failed migration).
  *
  * The work is registered in the runner's `copiesOut` while it runs, so destroying this alloc
  * waits for a cancelled migration to finish cleaning up (temporary dir removed, no alloc dir
  * rebuilt after the runner removed it).
  */
-export function migrateData(rt: Runtime, r: RunnerInternals, previousNodeId: string | undefined, signal: AbortSignal): Promise<void> {
-  const work = runMigration(rt, r, previousNodeId, signal);
-  const tracked = work.catch(() => undefined);
-  r.copiesOut.add(tracked);
-  void tracked.then(() => r.copiesOut.delete(tracked));
-  return work;
+export function migrateData(rt: MigrateEnv, r: MigrationTarget, plan: MigrationPlan, signal: AbortSignal): Promise<void> {
+  return trackInFlight(r.copiesOut, runMigration(rt, r, plan, signal));
 }
 
-async function runMigration(rt: Runtime, r: RunnerInternals, previousNodeId: string | undefined, signal: AbortSignal): Promise<void> {
-  const alloc = r.serverAlloc();
-  const prevId = alloc.previousAllocation;
-  if (!prevId || r.restored) return;
-  const disk = r.group.ephemeralDisk;
-  const migrate = !!disk?.migrate;
-  const sticky = !!disk?.sticky || migrate; // migrate implies sticky (Nomad #16826)
-  if (!sticky) {
-    rt.bus.publish('migration.skipped', { allocId: r.allocId, previousAllocId: prevId, reason: 'ephemeral disk is neither sticky nor migrate' });
+async function runMigration(rt: MigrateEnv, r: MigrationTarget, plan: MigrationPlan, signal: AbortSignal): Promise<void> {
+  if (plan.kind === 'none') return;
+  const prevId = plan.previousAllocId;
+  if (plan.kind === 'skip') {
+    rt.bus.publish('migration.skipped', { allocId: r.allocId, previousAllocId: prevId, reason: plan.reason });
     return;
   }
-  const prev = r.previousRunner;
-  if (!prev && !migrate) {
-    rt.bus.publish('migration.skipped', {
-      allocId: r.allocId,
-      previousAllocId: prevId,
-      reason: 'previous allocation is not on this node and migrate is not set',
-    });
-    return;
-  }
-  if (!prev && !previousNodeId) {
-    rt.bus.publish('migration.skipped', {
-      allocId: r.allocId,
-      previousAllocId: prevId,
-      reason: 'previous allocation node is unknown (garbage collected or refused)',
-    });
-    return;
-  }
-  const mode = prev ? 'local' : 'remote';
+  const prev = plan.kind === 'local' ? r.previousRunner : undefined;
+  if (plan.kind === 'local' && !prev) throw new BerthError(`alloc ${r.allocId}: no local runner for previous allocation ${prevId}`);
+  const mode = plan.kind;
   const started = rt.clock.now();
   rt.bus.publish('migration.started', { allocId: r.allocId, previousAllocId: prevId, mode });
   const dl = deadline(rt, signal, rt.migrateTimeoutMs);
   try {
     let bytes: number | undefined;
     if (prev) {
-      const prevInternals = rt.registry.get(prev.allocId);
-      const move = r.allocDir.move(prev.allocDir, r.group.tasks);
-      prevInternals?.copiesOut.add(move);
-      try {
-        await move;
-      } finally {
-        prevInternals?.copiesOut.delete(move);
-      }
-    } else {
-      bytes = await remoteMigrate(rt, r, prevId, previousNodeId!, dl.signal);
+      await trackInFlight(rt.registry.get(prev.allocId)?.copiesOut, r.allocDir.move(prev.allocDir, r.group.tasks));
+    } else if (plan.kind === 'remote') {
+      bytes = await remoteMigrate(rt, r, prevId, plan.nodeId, dl.signal);
     }
     rt.bus.publish('migration.done', {
       allocId: r.allocId,
