@@ -38,7 +38,7 @@ export class StateStoreError extends BerthError {
 
 /** What to do about a damaged store, said the same way by every error that meets one. */
 export const REPAIR_ADVICE =
-  'start the client with `repairStateStore: true` (berth: --repair): the file is moved aside and what the running executors and alloc dirs prove is kept; running tasks the store no longer knows are stopped and reported';
+  'start the client with `repairStateStore: true` (or move the file and its -wal and -shm aside by hand): a fresh store is made, live tasks a usable handle accounts for are reattached, the others are stopped and reported';
 
 /** The error for a store file that cannot be used, naming the file and what to do. */
 export function damagedStoreError(path: string, err: unknown, doing: string): StateStoreError {
