@@ -84,12 +84,12 @@ describe('hostile files in a task dir', () => {
     // More blocked opens than the pool has threads would freeze every other file call.
     const calls = Array.from({ length: 6 }, () => errorOf(afs.readAt('web/local/f', 0, 10)));
     calls.push(errorOf(drain(afs.stream('web/local/f'))));
-    const errs = await within(2000, 'readAt/stream of a FIFO', Promise.all(calls));
+    const errs = await within(5000, 'readAt/stream of a FIFO', Promise.all(calls));
     for (const e of errs) {
       expect(e).to.be.instanceOf(AllocFSError);
       expect((e as Error).message).to.match(/FIFO|fifo|named pipe/);
     }
-    expect(await within(2000, 'an unrelated readFile', readFile(path.join(local, 'ok.txt'), 'utf8'))).to.equal('fine\n');
+    expect(await within(5000, 'an unrelated readFile', readFile(path.join(local, 'ok.txt'), 'utf8'))).to.equal('fine\n');
     // list and stat still describe it
     expect((await afs.list('web/local')).map((e) => e.name)).to.include('f');
     expect((await afs.stat('web/local/f')).fileMode).to.match(/^p/);
@@ -100,7 +100,7 @@ describe('hostile files in a task dir', () => {
     const srv = net.createServer();
     servers.push(srv);
     await new Promise<void>((r) => srv.listen(sock, r));
-    const e = await within(2000, 'readAt of a socket', errorOf(afs.readAt('web/local/s.sock', 0, 10)));
+    const e = await within(5000, 'readAt of a socket', errorOf(afs.readAt('web/local/s.sock', 0, 10)));
     expect(e).to.be.instanceOf(AllocFSError);
     expect((e as Error).message).to.match(/socket/);
   });
@@ -108,7 +108,7 @@ describe('hostile files in a task dir', () => {
   it('refuses a device node with a typed error (root: mknod)', async function () {
     if (!isRoot()) return this.skip();
     execFileSync('mknod', [path.join(local, 'zero'), 'c', '1', '5']);
-    const e = await within(2000, 'readAt of a device', errorOf(afs.readAt('web/local/zero', 0, 10)));
+    const e = await within(5000, 'readAt of a device', errorOf(afs.readAt('web/local/zero', 0, 10)));
     expect(e).to.be.instanceOf(AllocFSError);
     expect((e as Error).message).to.match(/device/);
   });
@@ -139,7 +139,7 @@ describe('hostile files in a task dir', () => {
 
   it('the log reader refuses a FIFO planted as a log file, typed and at once', async () => {
     mkfifo(path.join(ad.logsDir, 'web.stdout.0'));
-    const e = await within(2000, 'readTaskLogs of a FIFO', errorOf(drain(readTaskLogs(ad.logsDir, 'web', 'stdout'))));
+    const e = await within(5000, 'readTaskLogs of a FIFO', errorOf(drain(readTaskLogs(ad.logsDir, 'web', 'stdout'))));
     expect(e).to.be.instanceOf(UnsupportedFileTypeError);
     expect(e).to.be.instanceOf(BerthError);
     expect((e as UnsupportedFileTypeError).path).to.equal(path.join(ad.logsDir, 'web.stdout.0'));
