@@ -174,3 +174,9 @@ export type { ActorKind } from './actors/viewer/static/model.mjs';
 export type { SnapshotServerTls } from './actors/migrate/snapshot-server.ts';
 export type { ServeSnapshotsOptions } from './actors/migrate/serve.ts';
 export type { AllocFSSource } from './actors/allocfs/alloc-fs.ts';
+// Loopback by address and the Host check (DNS rebinding), shared by every HTTP listener.
+export { checkHostHeader, isLoopbackAddress, normaliseHost } from './model/loopback.ts';
+// Hostile files and a damaged store: named errors a caller (the agent's HTTP API) can map.
+export { AllocFileTypeError, AllocSymlinkLoopError, AllocFileUnreadableError, MAX_READ_AT_BYTES } from './actors/allocfs/index.ts';
+export { UnsupportedFileTypeError, type FileKind } from './actors/allocdir/safe-open.ts';
+export { quarantineStateStore } from './actors/state/state-store.ts';

@@ -6,6 +6,7 @@
  */
 import { InvalidAllocationError } from './errors.ts';
 import { jsonValueProblems } from './json-value.ts';
+import { taskNameCgroupProblem } from './names.ts';
 import { completeRestartPolicy, defaultRestartPolicy } from './restart-defaults.ts';
 import type { Allocation, DesiredTransition, Disconnect, Job, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
 
@@ -54,7 +55,7 @@ export function taskNameProblem(name: unknown): string | undefined {
   if (RESERVED_TASK_NAMES.includes(n)) return `must not be "${n}" (reserved by the alloc dir)`;
   const bytes = Buffer.byteLength(n);
   if (bytes > MAX_TASK_NAME_BYTES) return `must be at most ${MAX_TASK_NAME_BYTES} bytes (got ${bytes})`;
-  return undefined;
+  return taskNameCgroupProblem(n);
 }
 
 type Obj = Record<string, unknown>;

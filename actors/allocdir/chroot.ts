@@ -4,7 +4,8 @@
  * For each `source → destination` of the chroot map, the source tree is walked breadth-first and
  * recreated under the task dir: regular files are hard-linked (copied when linking fails, e.g.
  * across filesystems or under `protected_hardlinks`), symlinks are recreated with their target
- * text, devices, sockets and fifos are skipped, and directories are created with the owner and
+ * text, devices, sockets and fifos are skipped, root's files others may not read (`/etc/shadow`,
+ * `/etc/gshadow`, `/etc/sudoers`, ssh host keys: owner 0, no `o+r`) are skipped, and directories are created with the owner and
  * mode of their source directory (0755 for a parent the mapping implies). Entries that already
  * exist are kept, so rebuilding after a restart is cheap: an existing directory is listed once
  * and its present children are skipped without a syscall each.

@@ -197,6 +197,8 @@ export function embedSync(fs, path, job) {
       ensureChain(rel, real);
       const p = prevRoot(real, rel);
       enqueue(real, rel, p >= 0 ? 'recorded' : 'unknown', p);
+    } else if (st.isFile() && st.uid === 0 && (st.mode & 0o004) === 0) {
+      stats.skipped++; // root's and not readable by others: never embedded (see the walk below)
     } else if (st.isFile()) {
       ensureChain(parent, path.dirname(src));
       linkOrCopy(real, path.join(taskDir, rel));
@@ -280,7 +282,11 @@ export function embedSync(fs, path, job) {
       if (have !== undefined) {
         stats.skipped++; // already embedded: keep it
       } else if (ent.isFile()) {
-        linkOrCopy(childSrc, dest + '/' + name);
+        // Root's files the task's user could not read on the host (shadow, gshadow, sudoers, ssh
+        // host keys: no read bit for others) stay out: the alloc fs would serve them to its callers.
+        const fst = fs.lstatSync(childSrc, { throwIfNoEntry: false });
+        if (!fst || (fst.uid === 0 && (fst.mode & 0o004) === 0)) stats.skipped++;
+        else linkOrCopy(childSrc, dest + '/' + name);
       } else if (ent.isSymbolicLink()) {
         copySymlink(childSrc, dest + '/' + name);
       } else {

@@ -5,13 +5,13 @@
  * through a symlink, and a failed restore leaves the destination as it was).
  * @module
  */
-import { constants as fsc } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import { lstat, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Header, Pax, type HeaderData } from 'tar';
 import { BerthError } from '../../model/errors.ts';
 import { SnapshotStreamError } from './errors.ts';
+import { openRegularFile } from './safe-open.ts';
 
 export {
   restoreSnapshot,
@@ -181,7 +181,8 @@ async function prepare(base: string, rel: string): Promise<Prepared> {
 
 /** Reads up to `size` bytes of a file (never through a link); fewer when it shrank meanwhile. */
 async function readSmall(abs: string, size: number): Promise<Buffer> {
-  const fh = await open(abs, fsc.O_RDONLY | fsc.O_NOFOLLOW);
+  // Never a blocking open: a FIFO swapped in after the lstat is refused, not waited on.
+  const { fh } = await openRegularFile(abs, { noFollow: true });
   try {
     const buf = Buffer.allocUnsafe(size);
     let got = 0;
@@ -246,7 +247,7 @@ async function writeSmallBody(abs: string, st: Stats, body: Buffer, w: Out): Pro
 
 /** A large body, streamed: the next chunk is read while the current one is written. */
 async function writeBody(abs: string, st: Stats, w: Out): Promise<void> {
-  const fh = await open(abs, fsc.O_RDONLY | fsc.O_NOFOLLOW);
+  const { fh } = await openRegularFile(abs, { noFollow: true });
   let left = st.size;
   const readChunk = () => {
     const buf = Buffer.allocUnsafe(Math.min(CHUNK, left));

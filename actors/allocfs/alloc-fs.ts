@@ -22,7 +22,18 @@ export interface AllocFSSource {
   tasks(): ReadonlyArray<{ readonly dir: string }>;
 }
 import { isNotFound, isWithin, pathEscapesAllocViaRelative } from '../allocdir/escape.ts';
-import { AllocFileNotFoundError, AllocFSArgumentError, AllocFSError, AllocPathEscapeError, PrivateFileReadError, SecretFileReadError } from './errors.ts';
+import { openRegularFile, UnsupportedFileTypeError } from '../allocdir/safe-open.ts';
+import {
+  AllocFileNotFoundError,
+  AllocFileTypeError,
+  AllocFileUnreadableError,
+  AllocFSArgumentError,
+  AllocFSError,
+  AllocPathEscapeError,
+  AllocSymlinkLoopError,
+  PrivateFileReadError,
+  SecretFileReadError,
+} from './errors.ts';
 import { goFileMode } from './file-mode.ts';
 
 /** One entry, as Nomad's `AllocFileInfo` (`modTime` in ms since the epoch). */
@@ -61,6 +72,12 @@ export interface AllocFS {
 const CHUNK = 64 * 1024;
 
 /**
+ * Largest answer of one {@link AllocFS.readAt}: a limit past the end of the file is cut to the
+ * file, and what is left must fit one buffer (use `stream` for more).
+ */
+export const MAX_READ_AT_BYTES = 256 * 1024 * 1024;
+
+/**
  * Creates the alloc fs of `allocDir`. Nothing is opened until a call; every call resolves the
  * alloc dir's real path afresh (it may be moved or rebuilt).
  * @example
@@ -72,11 +89,12 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
   /** Resolves `p` inside the alloc dir: `real` is undefined when nothing is there yet. */
   const resolve = async (p: string) => {
     if (typeof p !== 'string') throw new AllocFSArgumentError('path must be a string');
+    if (p.includes('\0')) throw new AllocFSArgumentError(`path must not contain a NUL byte: ${JSON.stringify(p)}`);
     if (pathEscapesAllocViaRelative('', p)) throw new AllocPathEscapeError();
-    const base = await realpathOr(allocDir.dir);
+    const base = await realpathOr(allocDir.dir).catch((err) => Promise.reject(wrap(err, p)));
     if (base === undefined) throw new AllocFileNotFoundError(p);
     const full = path.join(base, path.posix.normalize('/' + p));
-    const real = await realpathOr(full);
+    const real = await realpathOr(full).catch((err) => Promise.reject(wrap(err, p)));
     if (real !== undefined && !isWithin(base, real)) throw new AllocPathEscapeError();
     return { base, full, real };
   };
@@ -95,26 +113,29 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
     }
   };
 
-  /** Opens a regular file for reading, checked again through the fd's own path. */
-  const openChecked = async (given: string): Promise<FileHandle> => {
+  /**
+   * Opens a regular file for reading (never blocking: a FIFO, socket or device is refused before
+   * any open), checked again through the fd's own path.
+   */
+  const openChecked = async (given: string): Promise<{ fh: FileHandle; size: number }> => {
     const { base, full, real } = await resolve(given);
     refuseSecrets(given, base, full, real);
     if (real === undefined) throw new AllocFileNotFoundError(given);
-    let fh: FileHandle;
+    let opened: Awaited<ReturnType<typeof openRegularFile>>;
     try {
-      fh = await fs.promises.open(real, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      opened = await openRegularFile(real, { noFollow: true, shownAs: given });
     } catch (err) {
       throw wrap(err, given);
     }
+    const { fh, st } = opened;
     try {
-      const opened = await fdPath(fh.fd);
-      if (opened !== undefined) {
-        if (!isWithin(base, opened)) throw new AllocPathEscapeError();
-        refuseSecrets(given, base, opened);
+      if (hostOnlyFile(st)) throw new AllocFileUnreadableError(given);
+      const at = await fdPath(fh.fd);
+      if (at !== undefined) {
+        if (!isWithin(base, at)) throw new AllocPathEscapeError();
+        refuseSecrets(given, base, at);
       }
-      const st = await fh.stat();
-      if (st.isDirectory()) throw new AllocFSError(`${given} is a directory`, 'EISDIR');
-      return fh;
+      return { fh, size: st.size };
     } catch (err) {
       await fh.close();
       throw err;
@@ -155,8 +176,13 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
     async readAt(p, offset, limit) {
       checkCount('offset', offset);
       checkCount('limit', limit);
-      const fh = await openChecked(p);
+      const { fh, size } = await openChecked(p);
       try {
+        // Never a buffer larger than what is there to read.
+        limit = Math.min(limit, Math.max(0, size - offset));
+        if (limit > MAX_READ_AT_BYTES) {
+          throw new AllocFSArgumentError(`limit: ${limit} bytes from ${p} is more than one read returns (${MAX_READ_AT_BYTES}); stream the file instead`);
+        }
         const buf = Buffer.alloc(limit);
         let got = 0;
         while (got < limit) {
@@ -199,7 +225,7 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
         const { real, full } = await resolve(p);
         if (real !== undefined || !follow) break;
         if (!watcher) {
-          const dir = await realpathOr(path.dirname(full));
+          const dir = await realpathOr(path.dirname(full)).catch((err) => Promise.reject(wrap(err, p)));
           if (dir === undefined) throw new AllocFileNotFoundError(p);
           watcher = fs.watch(dir, { persistent: false }, poke);
           watcher.on('error', poke);
@@ -211,7 +237,7 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
       }
       watcher?.close();
       watcher = undefined;
-      fh = await openChecked(p);
+      fh = (await openChecked(p)).fh;
       if (follow) {
         watcher = fs.watch((await fdPath(fh.fd)) ?? (await resolve(p)).real!, { persistent: false }, poke);
         watcher.on('error', poke);
@@ -242,6 +268,15 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
   }
 }
 
+/**
+ * A host file hard-linked in (a chroot's `/etc/shadow`, `/etc/gshadow`, `/etc/sudoers`, an ssh host
+ * key) that the task's user cannot read: root's, more than one link, no read bit for others.
+ * Served, it would hand the host's secrets to anyone with alloc-fs access.
+ */
+function hostOnlyFile(st: fs.Stats): boolean {
+  return st.uid === 0 && st.nlink > 1 && (st.mode & 0o004) === 0;
+}
+
 function info(name: string, st: fs.Stats): AllocFileInfo {
   return { name, isDir: st.isDirectory(), size: st.size, fileMode: goFileMode(st), modTime: st.mtimeMs };
 }
@@ -270,8 +305,14 @@ async function fdPath(fd: number): Promise<string | undefined> {
 
 function wrap(err: unknown, given: string): Error {
   if (err instanceof AllocFSError) return err;
+  if (err instanceof UnsupportedFileTypeError) {
+    if (err.kind === 'directory') return new AllocFSError(`${given} is a directory`, 'EISDIR');
+    if (err.kind === 'symbolic link') return new AllocPathEscapeError(); // a symlink swapped in after realpath
+    return new AllocFileTypeError(given, err.kind);
+  }
   if (isNotFound(err)) return new AllocFileNotFoundError(given, (err as NodeJS.ErrnoException).code);
   const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'ELOOP' && e.syscall === 'realpath') return new AllocSymlinkLoopError(given);
   if (e?.code === 'ELOOP') return new AllocPathEscapeError(); // O_NOFOLLOW met a symlink swapped in
   return new AllocFSError(`${given}: ${e?.message ?? String(err)}`, e?.code, { cause: err });
 }

@@ -48,3 +48,33 @@ export class AllocFileNotFoundError extends AllocFSError {
 
 /** An offset or limit that is not a non-negative integer. */
 export class AllocFSArgumentError extends AllocFSError {}
+
+/**
+ * Not a regular file or directory (a FIFO, unix socket or device a task made): never opened, since
+ * opening one can block a host thread until a writer appears. `list` and `stat` still show it.
+ */
+export class AllocFileTypeError extends AllocFSError {
+  constructor(
+    readonly path: string,
+    readonly kind: string,
+  ) {
+    super(`${path} is a ${kind}: the alloc fs reads only regular files`, 'EFTYPE');
+  }
+}
+
+/** A symlink chain that never ends (ELOOP): more links than the kernel follows in one path. */
+export class AllocSymlinkLoopError extends AllocFSError {
+  constructor(readonly path: string) {
+    super(`${path}: too many levels of symbolic links`, 'ELOOP');
+  }
+}
+
+/**
+ * A host file the task's user could not read, hard-linked into the alloc dir (a chroot built
+ * before berth left such files out): owned by root, several links, no read bit for others.
+ */
+export class AllocFileUnreadableError extends AllocFSError {
+  constructor(readonly path: string) {
+    super(`${path} is a host file only root may read: the alloc fs does not serve it`, 'EACCES');
+  }
+}

@@ -134,6 +134,13 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
         else writeLimitsV2(paths.unified!, layout.controllers, limits, cpuset);
       } catch (e) {
         await removeCgroup(cg).catch(() => false);
+        // The alloc's own cgroup, made on the way: removed when no other task uses it (rmdir
+        // refuses a cgroup with children, so a sibling's stays).
+        for (const parent of Object.values(layout.parents)) {
+          try {
+            fs.rmdirSync(join(parent, input.allocId));
+          } catch {}
+        }
         throw new CgroupSetupError(`failed to set up the cgroup of task "${input.taskName}": ${(e as Error).message}`);
       }
       count(cpuset, 1);

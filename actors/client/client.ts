@@ -29,7 +29,8 @@ import { startStatsPublisher } from './stats-publisher.ts';
 import { AllocRunnerImpl, type AllocRunnerOptions } from '../runner/alloc-runner.ts';
 import type { Runtime } from '../runner/runtime.ts';
 import { taskActors } from '../runner/task-actors.ts';
-import { openStateStore } from '../state/state-store.ts';
+import { openStateStore, quarantineStateStore, StateStoreError, type StoredAlloc } from '../state/state-store.ts';
+import { stopUnownedExecutors } from './restore-audit.ts';
 import { serveRuntimeSnapshots } from '../migrate/serve.ts';
 import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
@@ -139,6 +140,8 @@ export function createClient(options: ClientOptions): Client {
   );
   // Only now, with every option checked (a forced cgroup mode this host lacks throws above).
   mkdirSync(clientAllocDir, { recursive: true });
+  const storePath = join(dataDir, 'client', 'state.db');
+  const repairs: string[] = []; // damaged stores moved aside by the open, told on the bus
   const chrootEnv = options.chrootEnv && Object.keys(options.chrootEnv).length > 0 ? options.chrootEnv : defaultChrootEnv;
   const rt: Runtime = {
     bus,
@@ -155,8 +158,9 @@ export function createClient(options: ClientOptions): Client {
     ...(detected.ok ? { parentCgroup: parentCgroupName(detected.layout) } : {}),
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,
-    store: (options.seams?.openStore ?? openStateStore)(join(dataDir, 'client', 'state.db'), {
+    store: (options.seams?.openStore ?? openStateStore)(storePath, {
       onError: (err) => bus.publish('client.error', { error: err.message }),
+      ...(options.repairStateStore ? { repair: true, onRepair: (to: string) => repairs.push(to) } : {}),
     }),
     allocDirs: options.seams?.allocDirs ?? ((root, id) => new AllocDir(root, id)),
     fs: options.seams?.fs ?? realHostFs,
@@ -185,7 +189,14 @@ export function createClient(options: ClientOptions): Client {
     roots: () => [clientActor, ...[...runners.values()].map((r) => r.actor)],
     logSource: (id) => {
       const r = runners.get(id);
-      return r && { logsDir: r.allocDir.logsDir, tasks: taskGroupOf(r.alloc()).tasks.map((t) => t.name), logs: (task, stream, o) => r.logs(task, stream, o) };
+      return (
+        r && {
+          logsDir: r.allocDir.logsDir,
+          tasks: taskGroupOf(r.alloc()).tasks.map((t) => t.name),
+          logs: (task, stream, o) => r.logs(task, stream, o),
+          ended: r.streamsEnded,
+        }
+      );
     },
   });
   if (options.record !== undefined) {
@@ -275,15 +286,38 @@ export function createClient(options: ClientOptions): Client {
       if (shut) throw new ClientShutdownError();
       const restored: AllocRunner[] = [];
       const destroying: Promise<void>[] = [];
-      for (const saved of watchedFirst(rt.store.load())) {
+      for (const to of repairs.splice(0)) bus.publish('client.error', { error: `state store ${storePath} was damaged: moved aside to ${to}` });
+      let stored: StoredAlloc[];
+      try {
+        stored = rt.store.load();
+      } catch (e) {
+        // Damaged under a running client: move it aside (when allowed) and keep what the
+        // executors prove; otherwise a typed error naming the file and what to do.
+        if (!(e instanceof StateStoreError) || !options.repairStateStore || options.seams?.openStore) throw e;
+        rt.store.close();
+        const to = quarantineStateStore(storePath);
+        bus.publish('client.error', { error: `state store ${storePath} was damaged: moved aside to ${to}` });
+        rt.store = openStateStore(storePath, { onError: (err) => bus.publish('client.error', { error: err.message }) });
+        stored = [];
+      }
+      const parsed: Array<{ saved: StoredAlloc; alloc: Allocation }> = [];
+      for (const saved of watchedFirst(stored)) {
         if (runners.has(saved.alloc.id)) continue;
-        let alloc: Allocation;
         try {
-          alloc = parseAllocation(saved.alloc);
+          parsed.push({ saved, alloc: parseAllocation(saved.alloc) });
         } catch (e) {
           bus.publish('client.error', { allocId: saved.alloc?.id, error: `cannot restore allocation: ${(e as Error).message}` });
-          continue;
         }
+      }
+      // Every live executor is accounted for before any alloc starts: adopted through its handle,
+      // or stopped and reported (never left unowned, never started beside itself).
+      await stopUnownedExecutors(
+        dataDir,
+        parsed.map((p) => ({ allocId: p.alloc.id, handles: p.saved.handles })),
+        (id) => runners.has(id),
+        (allocId, error) => bus.publish('client.error', { allocId, error }),
+      );
+      for (const { saved, alloc } of parsed) {
         // What the restored alloc does with its handles (reattach, kill, finish a destroy) is
         // its chart's decision; a destroy that had begun is finished before restore returns.
         // An alloc restored before its tasks ever started waits for its victims again: it gets

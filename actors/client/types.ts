@@ -82,6 +82,12 @@ export interface ClientOptions extends GcClientOptions {
   cgroups?: CgroupOptions;
   /** Publish every running task's usage as `task.stats` this often (ms). Default 0: off. */
   statsIntervalMs?: number;
+  /**
+   * A state store that cannot be opened or read is moved aside (`state.db.damaged-<time>`) and
+   * a fresh one made, instead of a `StateStoreError`; `restore()` then keeps what the live
+   * executors prove and stops (and reports) the tasks no one owns any more. Default false.
+   */
+  repairStateStore?: boolean;
   /** @internal Simulator seams; see {@link ClientSeams}. Not part of the public API. */
   seams?: ClientSeams;
 }

@@ -23,6 +23,7 @@ import type { AllocRunner, InspectionObserver, LogStream } from './api.ts';
 import { allocResult, type AllocResult } from '../../model/alloc-result.ts';
 import type { RunnerHook } from './hooks.ts';
 import { runHooks } from './hooks.ts';
+import { AllocStreams } from './alloc-streams.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
 
 type AllocLogic = typeof allocMachine;
@@ -90,6 +91,8 @@ export class AllocRunnerImpl implements AllocRunner {
   #signalSeq = 0;
   #stopped = false;
   #fs: AllocFS | undefined;
+  /** Every log and fs stream of this alloc: ended when it is destroyed. */
+  readonly #streams = new AllocStreams();
 
   constructor(opts: AllocRunnerOptions) {
     const { rt, alloc } = opts;
@@ -208,6 +211,7 @@ export class AllocRunnerImpl implements AllocRunner {
   }
 
   #finish() {
+    void this.#streams.endAll(); // destroyed by any path (destroy() also waits for it)
     this.#rt.store.deleteAlloc(this.allocId);
     this.#rt.registry.delete(this.allocId);
     this.#onDestroyed(this);
@@ -227,10 +231,17 @@ export class AllocRunnerImpl implements AllocRunner {
 
   /** Read access to this alloc's directory, as `nomad alloc fs` has it. */
   get fs(): AllocFS {
-    return (this.#fs ??= createAllocFS({
+    if (this.#fs) return this.#fs;
+    const afs = createAllocFS({
       dir: this.allocDir.dir,
       tasks: () => this.#taskNames().flatMap((n) => this.allocDir.taskDir(n) ?? []),
-    }));
+    });
+    return (this.#fs = { ...afs, stream: (p, o = {}) => this.#streams.track((signal) => afs.stream(p, { ...o, signal }), o.signal) });
+  }
+
+  /** Aborted when the alloc is destroyed: its streams end (the viewer's log tails watch it). */
+  get streamsEnded(): AbortSignal {
+    return this.#streams.signal;
   }
 
   /** A new listener on this runner's broadcaster. */
@@ -272,7 +283,8 @@ export class AllocRunnerImpl implements AllocRunner {
    */
   destroy(): Promise<void> {
     if (!this.#destroyed) {
-      this.#destroyed = this.waitFor('destroyed');
+      // Resolves once every stream of the alloc let go of its files, too.
+      this.#destroyed = this.waitFor('destroyed').then(() => this.#streams.endAll());
       if (this.#state !== 'destroyed' && !this.#stopped) this.#rt.store.markDestroying(this.allocId);
       this.#destroyCtl.abort(new BerthError(`allocation ${this.allocId} destroyed`));
       this.#actor.send({ type: 'destroy', time: this.#rt.clock.now() });
@@ -434,7 +446,7 @@ export class AllocRunnerImpl implements AllocRunner {
 
   logs(task: string, stream: LogStream, opts: { follow?: boolean; offset?: number; signal?: AbortSignal } = {}): AsyncIterable<Buffer> {
     if (!this.#taskNames().includes(task)) throw new TaskNotFoundError(task);
-    return readTaskLogs(this.allocDir.logsDir, task, stream, opts);
+    return this.#streams.track((signal) => readTaskLogs(this.allocDir.logsDir, task, stream, { ...opts, signal }), opts.signal);
   }
 
   #until(pred: () => boolean): Promise<void> {
@@ -469,6 +481,7 @@ export class AllocRunnerImpl implements AllocRunner {
   stopActor(): void {
     if (this.#stopped) return;
     this.#stopped = true;
+    void this.#streams.endAll(); // the client is going away: nothing serves these streams any more
     this.#actor.stop();
     this.#notify();
   }

@@ -9,21 +9,56 @@
  * the first kill) is written at once: {@link StateStore.flush} after the put, or
  * {@link StateStore.markDestroying}.
  *
- * Records are serialised when they are put, not when they are written: a value JSON cannot hold
- * (a BigInt, a cycle) is refused there with a {@link StateStoreError} to `onError`, and a failed
+ * Handles are serialised when they are put; alloc views (immutable: a new object per change, and
+ * large: every task's state) when they are written, only the latest of each. A value JSON cannot
+ * hold (a BigInt, a cycle) is refused with a {@link StateStoreError} to `onError`, and a failed
  * write is reported the same way. Neither ever throws out of the deferred write, where it would
  * crash the host.
  * @module
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { TaskHandle } from '../drivers/driver.ts';
-import type { Allocation } from '../../model/types.ts';
+import type { Allocation, TaskState } from '../../model/types.ts';
 import { BerthError } from '../../model/errors.ts';
 
-/** A record could not be serialised or written. */
-export class StateStoreError extends BerthError {}
+/**
+ * The store could not be opened, read or written, or a record could not be serialised. `file`
+ * names the database when the file itself is at fault (damaged, unreadable, missing tables).
+ */
+export class StateStoreError extends BerthError {
+  constructor(message: string, options?: { cause?: unknown; file?: string }) {
+    super(message, options);
+    if (options?.file !== undefined) this.file = options.file;
+  }
+  /** The database file at fault, when it is the file. */
+  readonly file?: string;
+}
+
+/** What to do about a damaged store, said the same way by every error that meets one. */
+export const REPAIR_ADVICE =
+  'start the client with `repairStateStore: true` (or move the file and its -wal and -shm aside by hand): a fresh store is made, live tasks a usable handle accounts for are reattached, the others are stopped and reported';
+
+/** The error for a store file that cannot be used, naming the file and what to do. */
+export function damagedStoreError(path: string, err: unknown, doing: string): StateStoreError {
+  return new StateStoreError(`state store ${path} is damaged or unreadable (${doing}: ${(err as Error)?.message ?? String(err)}); ${REPAIR_ADVICE}`, {
+    cause: err,
+    file: path,
+  });
+}
+
+/**
+ * Moves a damaged store (and its `-wal` and `-shm`) aside to `<name>.damaged-<time>` beside it,
+ * so a fresh one can be made; returns the new name of the main file.
+ */
+export function quarantineStateStore(path: string, now = Date.now()): string {
+  const aside = join(dirname(path), `${basename(path)}.damaged-${now}`);
+  for (const suffix of ['', '-wal', '-shm']) {
+    if (existsSync(path + suffix)) renameSync(path + suffix, aside + suffix);
+  }
+  return aside;
+}
 
 /** Options of {@link openStateStore}. */
 export interface StateStoreOptions {
@@ -41,6 +76,14 @@ export interface StateStoreOptions {
    * nothing is created, and every write method throws.
    */
   readonly?: boolean;
+  /**
+   * A store that cannot be opened (not a database, torn, a table missing or malformed) is moved
+   * aside ({@link quarantineStateStore}) and a fresh one made, instead of throwing. `onRepair`
+   * is told where the damaged file went.
+   */
+  repair?: boolean;
+  /** Told when `repair` moved a damaged file aside. */
+  onRepair?: (movedTo: string, err: StateStoreError) => void;
 }
 
 const deferImmediate = (fn: () => void) => {
@@ -69,7 +112,7 @@ export interface StoredAlloc {
 
 /** The client's persistent records. */
 export interface StateStore {
-  /** Saves the client's view of an allocation (coalesced: written on the next tick). */
+  /** Saves the client's view of an allocation (coalesced: written on the next tick; not to be mutated after). */
   putAlloc(alloc: Allocation): void;
   /** Forgets an allocation and its handles. */
   deleteAlloc(allocId: string): void;
@@ -87,7 +130,12 @@ export interface StateStore {
   close(): void;
 }
 
-type Op = { kind: 'alloc'; json: string } | { kind: 'delAlloc' } | { kind: 'handle'; task: string; json: string } | { kind: 'delHandle'; task: string };
+type Op =
+  | { kind: 'alloc'; json: string }
+  | { kind: 'allocValue'; value: Allocation }
+  | { kind: 'delAlloc' }
+  | { kind: 'handle'; task: string; json: string }
+  | { kind: 'delHandle'; task: string };
 
 /** Opens (creating) the SQLite store at `path`; ':memory:' keeps it in memory. Never throws from a deferred write. */
 export function openStateStore(path: string, opts: StateStoreOptions = {}): StateStore {
@@ -100,13 +148,21 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
   };
   if (opts.readonly) return openReadonly(path, report);
   if (!opts.db && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = opts.db ?? new Database(path);
+  let db: Database.Database;
+  try {
+    db = openChecked(path, opts.db);
+  } catch (err) {
+    const typed = damagedStoreError(path, err, 'opening it');
+    if (!opts.repair || opts.db || path === ':memory:') throw typed;
+    const aside = quarantineStateStore(path);
+    opts.onRepair?.(aside, typed);
+    try {
+      db = openChecked(path, undefined);
+    } catch (again) {
+      throw damagedStoreError(path, again, 'making a fresh store after moving the damaged one aside');
+    }
+  }
   const defer = opts.defer ?? deferImmediate;
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.exec(`CREATE TABLE IF NOT EXISTS allocs (id TEXT PRIMARY KEY, alloc TEXT NOT NULL);
-           CREATE TABLE IF NOT EXISTS task_handles (alloc_id TEXT NOT NULL, task TEXT NOT NULL, handle TEXT NOT NULL, PRIMARY KEY (alloc_id, task));
-           CREATE TABLE IF NOT EXISTS destroying (alloc_id TEXT PRIMARY KEY);`);
   const putDestroying = db.prepare('INSERT OR IGNORE INTO destroying (alloc_id) VALUES (?)');
   const delDestroying = db.prepare('DELETE FROM destroying WHERE alloc_id = ?');
   const putAlloc = db.prepare('INSERT INTO allocs (id, alloc) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET alloc = excluded.alloc');
@@ -116,6 +172,15 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     'INSERT INTO task_handles (alloc_id, task, handle) VALUES (?, ?, ?) ON CONFLICT(alloc_id, task) DO UPDATE SET handle = excluded.handle',
   );
   const delHandle = db.prepare('DELETE FROM task_handles WHERE alloc_id = ? AND task = ?');
+  const putTaskState = db.prepare(
+    'INSERT INTO task_states (alloc_id, task, state) VALUES (?, ?, ?) ON CONFLICT(alloc_id, task) DO UPDATE SET state = excluded.state',
+  );
+  const delTaskState = db.prepare('DELETE FROM task_states WHERE alloc_id = ? AND task = ?');
+  const delAllocTaskStates = db.prepare('DELETE FROM task_states WHERE alloc_id = ?');
+  // What was last written of each alloc view, by reference: a change of one task rewrites that
+  // task's row only, so an alloc of n tasks costs O(n) to start, not O(n^2).
+  const written = new Map<string, { rest: Record<string, unknown>; states: Record<string, TaskState> }>();
+  const pendingStates: Array<[string, string, string | undefined]> = [];
 
   // Pending writes, in order per alloc; allocs: latest only.
   const pendingAllocs = new Map<string, Op>();
@@ -126,11 +191,16 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
   const write = db.transaction(() => {
     for (const [id, op] of pendingAllocs) {
       if (op.kind === 'alloc') putAlloc.run(id, op.json);
-      else {
+      else if (op.kind === 'delAlloc') {
         delAlloc.run(id);
         delAllocHandles.run(id);
+        delAllocTaskStates.run(id);
         delDestroying.run(id);
       }
+    }
+    for (const [id, task, json] of pendingStates) {
+      if (json === undefined) delTaskState.run(id, task);
+      else putTaskState.run(id, task, json);
     }
     for (const [id, op] of pendingHandles) {
       if (op.kind === 'handle') putHandle.run(id, op.task, op.json);
@@ -142,12 +212,40 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     scheduled?.();
     scheduled = undefined;
     if (closed || (pendingAllocs.size === 0 && pendingHandles.length === 0)) return;
+    // Alloc views are serialised here, once per write, not on every put: a view holds every
+    // task's state, so serialising each put made an alloc of n tasks cost O(n^2) to start.
+    for (const [id, op] of pendingAllocs) {
+      if (op.kind === 'delAlloc') written.delete(id);
+      if (op.kind !== 'allocValue') continue;
+      const { taskStates = {}, ...rest } = op.value;
+      const last = written.get(id);
+      const restChanged = !last || Object.keys(rest).length !== Object.keys(last.rest).length || Object.entries(rest).some(([k, v]) => last.rest[k] !== v);
+      if (restChanged) {
+        const json = serialise(`allocation ${id}`, rest);
+        if (typeof json !== 'string') {
+          pendingAllocs.delete(id);
+          report(json);
+          continue;
+        }
+        pendingAllocs.set(id, { kind: 'alloc', json });
+      } else pendingAllocs.delete(id);
+      for (const [task, st] of Object.entries(taskStates)) {
+        if (last?.states[task] === st) continue;
+        const json = serialise(`the state of task ${JSON.stringify(task)} of allocation ${id}`, st);
+        if (typeof json === 'string') pendingStates.push([id, task, json]);
+        else report(json);
+      }
+      for (const task of Object.keys(last?.states ?? {})) if (!(task in taskStates)) pendingStates.push([id, task, undefined]);
+      written.set(id, { rest, states: taskStates });
+    }
     try {
       write();
     } catch (err) {
+      written.clear(); // rewrite everything next time: what is on disk is unknown
       report(new StateStoreError(`failed to write client state: ${(err as Error).message}`, { cause: err }));
     }
     pendingAllocs.clear();
+    pendingStates.length = 0;
     pendingHandles.length = 0;
   };
   const schedule = () => {
@@ -156,9 +254,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
 
   return {
     putAlloc(alloc) {
-      const json = serialise(`allocation ${alloc.id}`, alloc);
-      if (typeof json !== 'string') return report(json);
-      pendingAllocs.set(alloc.id, { kind: 'alloc', json });
+      pendingAllocs.set(alloc.id, { kind: 'allocValue', value: alloc });
       schedule();
     },
     deleteAlloc(allocId) {
@@ -187,7 +283,11 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
     },
     load() {
       flush();
-      return loadAll(db, report);
+      try {
+        return loadAll(db, report);
+      } catch (err) {
+        throw damagedStoreError(path, err, 'reading it');
+      }
     },
     flush,
     close() {
@@ -197,6 +297,54 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
       db.close();
     },
   };
+}
+
+/** The tables the store needs, with the columns it reads. */
+const SCHEMA = `CREATE TABLE IF NOT EXISTS allocs (id TEXT PRIMARY KEY, alloc TEXT NOT NULL);
+           CREATE TABLE IF NOT EXISTS task_handles (alloc_id TEXT NOT NULL, task TEXT NOT NULL, handle TEXT NOT NULL, PRIMARY KEY (alloc_id, task));
+           CREATE TABLE IF NOT EXISTS destroying (alloc_id TEXT PRIMARY KEY);
+           CREATE TABLE IF NOT EXISTS task_states (alloc_id TEXT NOT NULL, task TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (alloc_id, task));`;
+
+/**
+ * Opens the database and proves it usable before anything relies on it: WAL on, the schema
+ * there, SQLite's own `quick_check` clean, and every table readable. A store whose
+ * `task_handles` was dropped is damaged, not empty: its tasks' handles are gone, and a fresh
+ * table would let the restore start them beside their live copies.
+ */
+function openChecked(path: string, given: Database.Database | undefined): Database.Database {
+  const db = given ?? new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name));
+    if (tables.has('allocs') && !tables.has('task_handles')) throw new Error('table task_handles is missing');
+    if (!tables.has('allocs') && tables.has('task_handles')) throw new Error('table allocs is missing');
+    db.exec(SCHEMA);
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new Error(`quick_check: ${String(check)}`);
+    db.prepare('SELECT id, alloc FROM allocs LIMIT 1').all();
+    db.prepare('SELECT alloc_id, task, handle FROM task_handles LIMIT 1').all();
+    db.prepare('SELECT alloc_id FROM destroying LIMIT 1').all();
+    db.prepare('SELECT alloc_id, task, state FROM task_states LIMIT 1').all();
+    return db;
+  } catch (err) {
+    if (!given) db.close();
+    throw err;
+  }
+}
+
+/** Why a stored handle is not a handle berth could have written, or undefined when it is one. */
+export function handleProblem(h: unknown): string | undefined {
+  if (typeof h !== 'object' || h === null || Array.isArray(h)) return 'not an object';
+  const o = h as Record<string, unknown>;
+  if (typeof o.driver !== 'string' || o.driver === '') return 'no driver';
+  if (typeof o.id !== 'string') return 'no id';
+  const c = o.config as Record<string, unknown> | undefined;
+  if (typeof c !== 'object' || c === null) return 'no config';
+  if (typeof c.taskName !== 'string' || typeof c.allocId !== 'string' || typeof c.stateDir !== 'string') return 'config without task, alloc or state dir';
+  if (typeof c.task !== 'object' || c.task === null) return 'config without its task';
+  if (typeof o.state !== 'object' || o.state === null) return 'no driver state';
+  return undefined;
 }
 
 /** Every stored alloc with its handles. A row that no longer parses (a torn or edited file) is reported and skipped, never thrown. */
@@ -216,8 +364,27 @@ function loadAll(db: Database.Database, report: (err: StateStoreError) => void):
   }
   for (const row of db.prepare('SELECT alloc_id, task, handle FROM task_handles').all() as Array<{ alloc_id: string; task: string; handle: string }>) {
     const stored = out.get(row.alloc_id);
-    const handle = stored && parse(`the handle of task ${JSON.stringify(row.task)} of allocation ${row.alloc_id}`, row.handle);
-    if (stored && handle !== undefined) stored.handles[row.task] = handle as TaskHandle;
+    const what = `the handle of task ${JSON.stringify(row.task)} of allocation ${row.alloc_id}`;
+    const handle = stored && parse(what, row.handle);
+    if (!stored || handle === undefined) continue;
+    // A row that parses but is no handle (`{}`, a wrong shape) is as good as none: the restore's
+    // check of the live executors decides what becomes of the task.
+    const problem = handleProblem(handle);
+    const c = (handle as TaskHandle).config;
+    if (problem || c.allocId !== row.alloc_id || c.taskName !== row.task) {
+      report(new StateStoreError(`cannot use ${what}: ${problem ?? 'it names another task'}; ignored`));
+      continue;
+    }
+    stored.handles[row.task] = handle as TaskHandle;
+  }
+  // Task states are rows of their own (older stores keep them inside the alloc row).
+  const hasStates = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_states'").get() !== undefined;
+  if (hasStates) {
+    for (const row of db.prepare('SELECT alloc_id, task, state FROM task_states').all() as Array<{ alloc_id: string; task: string; state: string }>) {
+      const stored = out.get(row.alloc_id);
+      const st = stored && parse(`the state of task ${JSON.stringify(row.task)} of allocation ${row.alloc_id}`, row.state);
+      if (stored && st !== undefined) (stored.alloc.taskStates ??= {})[row.task] = st as TaskState; // a fresh parse: ours to fill
+    }
   }
   // A store written before the destroy marker existed has no such table (read-only opens create nothing).
   const hasDestroying = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'destroying'").get() !== undefined;

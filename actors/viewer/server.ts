@@ -7,10 +7,12 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkHostHeader, isLoopbackAddress } from '../../model/loopback.ts';
 import { logFileIndices } from '../drivers/logs/reader.ts';
 import { InvalidViewerOptionsError } from './errors.ts';
 import type { ViewerFeed } from './feed.ts';
@@ -30,6 +32,11 @@ export interface ViewerServeOptions {
   maxQueue?: number;
   /** How often queued records go out to pages (default 50 ms). */
   flushMs?: number;
+  /**
+   * Bytes a log tail may fall behind a task's output while its page does not read before it
+   * skips to the end again, with a `skipped` event (default 1 MiB).
+   */
+  logMaxBehindBytes?: number;
 }
 
 /** A task's logs, as the viewer reads them (`runner.logs` plus where the files live, for a tail). */
@@ -37,6 +44,8 @@ export interface ViewerLogSource {
   logsDir: string;
   tasks: string[];
   logs(task: string, stream: 'stdout' | 'stderr', opts: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
+  /** Aborted when the alloc is destroyed: every tail of it ends. */
+  ended?: AbortSignal;
 }
 
 /** What a viewer server shows: a live client, or a recording. */
@@ -72,7 +81,6 @@ const HEADERS = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 /** The page's total size in bytes (every file it loads). */
 export function pageSize(): number {
@@ -84,6 +92,42 @@ function checkOptions(o: ViewerServeOptions): void {
   if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535))
     throw new InvalidViewerOptionsError(`viewer: port must be an integer in 0..65535, not ${JSON.stringify(o.port)}`);
   if (o.token !== undefined && (typeof o.token !== 'string' || o.token === '')) throw new InvalidViewerOptionsError('viewer: token must be a non-empty string');
+  if (o.logMaxBehindBytes !== undefined && (!Number.isSafeInteger(o.logMaxBehindBytes) || o.logMaxBehindBytes < 0))
+    throw new InvalidViewerOptionsError(`viewer: logMaxBehindBytes must be a non-negative integer, not ${JSON.stringify(o.logMaxBehindBytes)}`);
+  // Without a token only loopback is safe to bind: anyone who can reach the port could read it.
+  if (o.token === undefined && o.host !== undefined && !isLoopbackAddress(o.host))
+    throw new InvalidViewerOptionsError(`viewer: host ${JSON.stringify(o.host)} is not a loopback address: pass a token to listen on it`);
+}
+
+/** Bytes in a task's log files now (every rotated file of the stream). */
+async function logBytes(src: ViewerLogSource, task: string, stream: string): Promise<number> {
+  let total = 0;
+  for (const i of await logFileIndices(src.logsDir, task, stream as 'stdout' | 'stderr')) {
+    try {
+      total += (await stat(join(src.logsDir, `${task}.${stream}.${i}`))).size;
+    } catch {
+      // rotated away meanwhile
+    }
+  }
+  return total;
+}
+
+/** Resolves true once `res` drains, false when it closes or fails first. */
+function drained(res: ServerResponse): Promise<boolean> {
+  if (res.destroyed || res.writableEnded) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => () => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      res.off('error', onClose);
+      resolve(ok);
+    };
+    const onDrain = done(true);
+    const onClose = done(false);
+    res.once('drain', onDrain);
+    res.once('close', onClose);
+    res.once('error', onClose);
+  });
 }
 
 function sameSecret(given: string | undefined, token: string): boolean {
@@ -96,7 +140,13 @@ function sameSecret(given: string | undefined, token: string): boolean {
 function cookie(req: IncomingMessage, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined; // malformed escapes: no valid cookie, so a 401
+      }
+    }
   }
   return undefined;
 }
@@ -106,8 +156,10 @@ export async function startViewerServer(source: ViewerSource, opts: ViewerServeO
   checkOptions(opts);
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token;
+  const loopback = isLoopbackAddress(host);
   const maxQueue = opts.maxQueue ?? 5000;
   const flushMs = opts.flushMs ?? 50;
+  const maxBehind = opts.logMaxBehindBytes ?? 1024 * 1024;
   const files = new Map(Object.keys(PAGE_FILES).map((f) => [f, readFileSync(join(STATIC_DIR, f))]));
   const sockets = new Set<Socket>();
   const streams = new Set<() => void>();
@@ -200,35 +252,58 @@ export async function startViewerServer(source: ViewerSource, opts: ViewerServeO
     const src = source.logSource(allocId);
     if (!src) return send(res, 404, 'text/plain', `no allocation ${allocId} on this client`);
     if (!src.tasks.includes(task)) return send(res, 404, 'text/plain', `allocation ${allocId} has no task ${task}`);
-    // Start near the end: the tail, not the whole history.
-    let total = 0;
-    for (const i of await logFileIndices(src.logsDir, task, stream)) {
-      try {
-        total += statSync(join(src.logsDir, `${task}.${stream}.${i}`)).size;
-      } catch {
-        // rotated away meanwhile
-      }
-    }
-    const offset = Math.max(0, total - LOG_TAIL_BYTES);
     const ac = new AbortController();
-    openStream(req, res, () => ac.abort());
+    const end = openStream(req, res, () => ac.abort());
+    // The alloc's destroy ends the tail, even one stalled on a client that stopped reading.
+    const onEnded = () => end();
+    src.ended?.addEventListener('abort', onEnded);
+    if (src.ended?.aborted) return end();
+    // Start near the end: the tail, not the whole history.
+    let offset = Math.max(0, (await logBytes(src, task, stream)) - LOG_TAIL_BYTES);
     res.write(`event: start\ndata: ${JSON.stringify({ offset })}\n\n`);
     try {
-      for await (const chunk of src.logs(task, stream, { follow: true, offset, signal: ac.signal })) {
-        res.write(`data: ${JSON.stringify(chunk.toString('utf8'))}\n\n`);
+      // Back-pressure: nothing more is read while the page's socket is full, so what is buffered
+      // per page is one chunk past the socket's high-water mark. A page that fell more than
+      // maxBehind bytes behind skips to the tail again, told so by a `skipped` event.
+      for (;;) {
+        const pass = new AbortController();
+        const stop = () => pass.abort();
+        ac.signal.addEventListener('abort', stop);
+        let sent = 0;
+        let skip: number | undefined;
+        try {
+          for await (const chunk of src.logs(task, stream, { follow: true, offset, signal: pass.signal })) {
+            sent += chunk.length;
+            if (res.write(`data: ${JSON.stringify(chunk.toString('utf8'))}\n\n`)) continue;
+            if (!(await drained(res))) return;
+            const total = await logBytes(src, task, stream);
+            if (total - (offset + sent) > maxBehind) {
+              skip = total - (offset + sent);
+              offset = Math.max(0, total - LOG_TAIL_BYTES);
+              break;
+            }
+          }
+        } finally {
+          ac.signal.removeEventListener('abort', stop);
+          pass.abort();
+        }
+        if (skip === undefined || ac.signal.aborted) break;
+        res.write(`event: skipped\ndata: ${JSON.stringify({ bytes: skip, offset })}\n\n`);
       }
     } catch (e) {
       if (!ac.signal.aborted) res.write(`event: failed\ndata: ${JSON.stringify((e as Error).message)}\n\n`);
+    } finally {
+      src.ended?.removeEventListener('abort', onEnded);
+      end();
     }
-    res.end();
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://viewer');
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'method not allowed');
-    // Against DNS rebinding: a loopback server answers loopback host names only.
-    const hostHeader = (req.headers.host ?? '').replace(/:\d+$/, '');
-    if (LOOPBACK.has(host) && !LOOPBACK.has(hostHeader)) return send(res, 403, 'text/plain', 'forbidden host');
+    // Against DNS rebinding: a loopback server (every server without a token is one) answers
+    // requests naming a loopback host only, decided by address however it is spelled.
+    if (loopback && !checkHostHeader(req.headers.host)) return send(res, 403, 'text/plain', 'forbidden host');
     let setCookie: Record<string, string> = {};
     if (token !== undefined) {
       const given = url.searchParams.get('token') ?? (req.headers['x-berth-token'] as string | undefined) ?? cookie(req, cookieName);

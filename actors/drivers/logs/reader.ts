@@ -12,6 +12,7 @@
 import fs from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { openRegularFile } from '../../allocdir/safe-open.ts';
 
 /** Which stream of a task's output. */
 export type LogStream = 'stdout' | 'stderr';
@@ -115,7 +116,8 @@ export async function* readTaskLogs(logsDir: string, task: string, stream: LogSt
       if (cur !== undefined) {
         if (!fh) {
           try {
-            fh = await fs.promises.open(file(cur), 'r');
+            // Never a blocking open: the task can put a FIFO where a log file should be.
+            fh = (await openRegularFile(file(cur), { noFollow: true })).fh;
           } catch (err) {
             if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
             // Purged before we got to it: go on with the oldest newer file.

@@ -17,7 +17,8 @@ describe('state store (SQLite)', () => {
     const a = makeAlloc([mockTask('web')]);
     s.putAlloc({ ...a, clientStatus: 'pending' });
     s.putAlloc({ ...a, clientStatus: 'running' }); // replaces the pending write
-    const handle = { driver: 'raw_exec', id: `${a.id}/web/1`, startedAt: 1, pid: 42, state: { x: 1 }, config: {} } as unknown as TaskHandle;
+    const config = { allocId: a.id, taskName: 'web', stateDir: join(dir, 'web'), task: mockTask('web') };
+    const handle = { driver: 'raw_exec', id: `${a.id}/web/1`, startedAt: 1, pid: 42, state: { x: 1 }, config } as unknown as TaskHandle;
     s.putHandle(a.id, 'web', handle);
     s.close();
     const s2 = openStateStore(path);

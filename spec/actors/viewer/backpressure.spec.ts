@@ -1,0 +1,193 @@
+/**
+ * Streams and slow readers: a log tail waits for its page's socket to drain (what is buffered
+ * per page is bounded), a page that fell far behind skips ahead with a `skipped` event, and an
+ * alloc's destroy ends every stream of it (viewer tails, runner.logs follow, fs streams) with no
+ * fd left on its deleted files.
+ */
+import { expect } from 'chai';
+import { appendFileSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { request, type ClientRequest, type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBus } from '../../../bus/bus.ts';
+import { readTaskLogs } from '../../../actors/drivers/logs/reader.ts';
+import { ViewerFeed } from '../../../actors/viewer/feed.ts';
+import { startViewerServer, type ViewerLogSource } from '../../../actors/viewer/server.ts';
+import { makeAlloc } from '../../support/fixtures.ts';
+import { useTempClients } from '../../support/temp-client.ts';
+
+/** Opens a GET and hands back the response without reading it (a page that stopped reading). */
+function openPaused(url: string): Promise<{ req: ClientRequest; res: IncomingMessage }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false }, (res) => {
+      res.pause();
+      resolve({ req, res });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Waits (20 ms ticks) until `value()` stops changing for 5 ticks, or passes `cap`. */
+async function steady(value: () => number, cap: number): Promise<number> {
+  let last = -1;
+  let same = 0;
+  while (same < 5 && value() <= cap) {
+    await new Promise((r) => setTimeout(r, 20));
+    const v = value();
+    same = v === last ? same + 1 : 0;
+    last = v;
+  }
+  return value();
+}
+
+const MiB = 1024 * 1024;
+
+describe('viewer log tail: back-pressure', () => {
+  const dirs: string[] = [];
+  after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+  const serveSource = async (src: ViewerLogSource, extra = {}) => {
+    const bus = createBus();
+    const feed = new ViewerFeed({ bus, now: Date.now });
+    const srv = await startViewerServer({ mode: 'live', feed, logSource: () => src }, extra);
+    return {
+      srv,
+      close: async () => {
+        await srv.close();
+        feed.close();
+        bus.close();
+      },
+    };
+  };
+
+  it('reads no further than the socket takes from a flooding task: what it buffers for a stalled page is bounded', async () => {
+    const logsDir = mkdtempSync(join(tmpdir(), 'berth-flood-'));
+    dirs.push(logsDir);
+    let pulled = 0;
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const src: ViewerLogSource = {
+      logsDir,
+      tasks: ['web'],
+      async *logs(_t, _s, o) {
+        while (!o.signal?.aborted) {
+          pulled += chunk.length;
+          yield chunk;
+          await new Promise((r) => setImmediate(r));
+        }
+      },
+    };
+    const { srv, close } = await serveSource(src);
+    try {
+      const { req } = await openPaused(`${srv.url}api/logs?alloc=a&task=web`);
+      const cap = 64 * MiB;
+      const got = await steady(() => pulled, cap);
+      req.destroy();
+      // Loopback socket buffers hold a few MiB; without back-pressure it reads without end.
+      expect(got, `read ${(got / MiB).toFixed(1)} MiB for a page that reads nothing`).to.be.below(16 * MiB);
+    } finally {
+      await close();
+    }
+  });
+
+  it('a page that fell behind more than logMaxBehindBytes skips to the tail, told by a `skipped` event', async () => {
+    const logsDir = mkdtempSync(join(tmpdir(), 'berth-behind-'));
+    dirs.push(logsDir);
+    const file = join(logsDir, 'web.stdout.0');
+    writeFileSync(file, 'start\n');
+    let pulled = 0;
+    const src: ViewerLogSource = {
+      logsDir,
+      tasks: ['web'],
+      async *logs(task, stream, o) {
+        for await (const c of readTaskLogs(logsDir, task, stream, o)) {
+          pulled += c.length;
+          yield c;
+        }
+      },
+    };
+    const { srv, close } = await serveSource(src, { logMaxBehindBytes: 256 * 1024 });
+    try {
+      const { req, res } = await openPaused(`${srv.url}api/logs?alloc=a&task=web`);
+      // The tail has read what was there (it starts at the end): only now does the flood begin.
+      while (pulled < 6) await new Promise((r) => setTimeout(r, 5));
+      const block = Buffer.alloc(MiB, 'y');
+      for (let i = 0; i < 24; i++) appendFileSync(file, block);
+      await steady(() => pulled, 64 * MiB);
+      const total = 24 * MiB + 6;
+      let received = 0;
+      let text = '';
+      const skipped = await new Promise<boolean>((resolve) => {
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          received += d.length;
+          const seen = text + d; // the marker may straddle two chunks
+          if (seen.includes('event: skipped')) return resolve(true);
+          if (received >= total) resolve(false);
+          text = seen.slice(-32);
+        });
+        res.on('end', () => resolve(false));
+        res.resume();
+      });
+      req.destroy();
+      expect(skipped, 'a skipped event before the whole backlog').to.equal(true);
+      expect(received).to.be.below(total);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('destroy ends every stream of the alloc', () => {
+  const newClient = useTempClients();
+
+  /** fds of this process on deleted files under `dir`. */
+  const deletedFds = (dir: string) =>
+    readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        const to = readlinkSync(`/proc/self/fd/${fd}`);
+        return to.startsWith(dir) && to.endsWith('(deleted)') ? [to] : [];
+      } catch {
+        return [];
+      }
+    });
+
+  it('runner.logs follow, fs.stream follow and viewer tails end when destroy() resolves, no fds on deleted files', async () => {
+    const client = newClient();
+    const v = await client.serveViewer();
+    const a = makeAlloc([{ name: 'web', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', 'echo hello; sleep 30'] }, killTimeoutMs: 1000 }]);
+    const r = client.addAlloc(a);
+    await r.waitFor('running');
+    const ended: string[] = [];
+    const consume = async (what: string, it: AsyncIterable<Buffer>) => {
+      for await (const _ of it) void _;
+      ended.push(what);
+    };
+    const runs: Promise<void>[] = [];
+    for (let i = 0; i < 20; i++) runs.push(consume(`logs${i}`, r.logs('web', 'stdout', { follow: true })));
+    for (let i = 0; i < 20; i++) runs.push(consume(`fs${i}`, r.fs.stream('alloc/logs/web.stdout.0', { follow: true })));
+    // A stalled consumer: asked once, then never again.
+    const stalled = r.logs('web', 'stdout', { follow: true })[Symbol.asyncIterator]();
+    await stalled.next();
+    const tails: Array<Promise<number | undefined>> = [];
+    for (let i = 0; i < 5; i++)
+      tails.push(
+        new Promise((resolve) => {
+          const req = request(`${v.url}api/logs?alloc=${a.id}&task=web`, { agent: false }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode));
+          });
+          req.on('error', () => resolve(undefined));
+          req.end();
+        }),
+      );
+    await new Promise((res) => setTimeout(res, 100)); // let the tails open their files
+    await r.destroy();
+    const after = deletedFds(client.dataDir);
+    expect(after, 'fds on deleted files after destroy').to.deep.equal([]);
+    await Promise.all(runs);
+    expect(ended).to.have.length(40);
+    expect(await Promise.all(tails)).to.deep.equal([200, 200, 200, 200, 200]);
+    expect((await stalled.next()).done).to.equal(true);
+  });
+});
