@@ -19,7 +19,7 @@
  * @module
  */
 import { Observable, type Subscriber } from 'rxjs';
-import { AllocBroadcasterClosedError } from '../model/errors.ts';
+import { AllocBroadcasterClosedError, BerthError } from '../model/errors.ts';
 import type { Allocation } from '../model/types.ts';
 
 /** Fans out one runner's alloc updates; see the module doc. */
@@ -173,7 +173,7 @@ export class AllocListener {
       return Promise.resolve(a);
     }
     if (this.#done) return Promise.resolve(undefined);
-    if (this.#waiter) return Promise.reject(new Error('AllocListener.next: another next() is already waiting'));
+    if (this.#waiter) return Promise.reject(new BerthError('AllocListener.next: another next() is already waiting'));
     return new Promise((resolve, reject) => {
       const w: Waiter = { resolve, reject, signal };
       if (signal) {
