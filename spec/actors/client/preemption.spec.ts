@@ -83,9 +83,9 @@ describe('client: waiting for previous and preempted allocations', () => {
     const next = preemptor([remoteVictim.id], { previousAllocation: prev.allocId });
     const r = client.addAlloc(next);
     await r.waitFor('waiting-prev');
+    const prevReleased = nextMessage(client, 'watcher.released', (m) => m.allocId === r.allocId && m.watchedAllocId === prev.allocId);
     client.updateAlloc({ ...prev.alloc(), desiredStatus: 'stop', allocModifyIndex: 5 });
-    await prev.waitFor('stopping');
-    await new Promise((res) => setTimeout(res, 20));
+    await prevReleased; // the local previous alloc is done and its watcher let go
     expect(r.state()).to.equal('waiting-prev'); // the remote victim still runs
     rpc.upsert({ ...remoteVictim, clientStatus: 'complete' });
     await r.waitFor('running');

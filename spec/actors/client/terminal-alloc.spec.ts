@@ -56,12 +56,13 @@ describe('client: a terminal allocation never runs (Nomad #5883)', () => {
       const events = record(again, 'task.event');
       const [r2] = await again.restore();
       await r2!.waitFor('stopping');
-      await new Promise((res) => setTimeout(res, 50)); // a re-run would have started by now
-      expect(calls).to.deep.equal([]);
-      expect(events.items.map((m) => m.event.type)).to.deep.equal([]);
-      expect(r2!.alloc().clientStatus).to.equal('complete');
-      expect(r2!.alloc().taskStates!.web!.events.length).to.equal(before);
+      // Run the restored alloc's chart to its end: a re-run would have come before it.
+      const view = r2!.alloc();
       await r2!.destroy();
+      expect(calls).to.deep.equal(['destroy']);
+      expect(events.items.map((m) => m.event.type)).to.deep.equal([]);
+      expect(view.clientStatus).to.equal('complete');
+      expect(view.taskStates!.web!.events.length).to.equal(before);
     } finally {
       await Promise.allSettled(again.runners().map((x) => x.destroy()));
       await again.shutdown();
