@@ -4,7 +4,10 @@
 export const GROUPS = {
   machines: {
     mutate: ['machines/**/*.ts'],
-    spec: ['spec/machines/**/*.spec.ts'],
+    // The chart specs (stub effects, simulated clock: a second for all) and the watcher specs,
+    // which run the watcher chart. The client specs also drive the charts, but at ~0.4 s a test
+    // a surviving mutant would cost minutes: what they prove belongs in chart specs.
+    spec: ['spec/machines/**/*.spec.ts', 'spec/actors/watchers/*.spec.ts'],
     threshold: 85,
   },
   bus: {
@@ -14,7 +17,8 @@ export const GROUPS = {
   },
   model: {
     mutate: ['model/**/*.ts'],
-    spec: ['spec/model/**/*.spec.ts', 'spec/bus/**/*.spec.ts', 'spec/machines/**/*.spec.ts'],
+    // parse-bound.spec.ts is left out: each of its runs reads a million values (seconds).
+    spec: ['spec/model/**/*.spec.ts', 'spec/bus/**/*.spec.ts', 'spec/machines/**/*.spec.ts', 'spec/claims/{berth-errors,known-findings}.spec.ts'],
     threshold: 85,
   },
   security: {
@@ -43,9 +47,17 @@ export const GROUPS = {
   },
 };
 
-/** CI's fixed small subset (a few minutes on 2 cores): pure policies and the escape checks. */
+/**
+ * CI's fixed small subset (a few minutes on 2 cores): pure policies the chart specs prove, and the
+ * alloc-dir escape checks.
+ */
 export const CI_SUBSET = {
-  mutate: ['machines/policy/restarts.ts', 'machines/policy/kill-order.ts', 'actors/allocdir/escape.ts'],
-  spec: ['spec/machines/policy/**/*.spec.ts', 'spec/machines/alloc-stop-path.spec.ts', 'spec/actors/allocdir/escape.spec.ts'],
-  threshold: 85,
+  mutate: ['machines/policy/kill-order.ts', 'machines/policy/update-queue.ts', 'machines/policy/shutdown-delay.ts', 'actors/allocdir/escape.ts'],
+  spec: [
+    'spec/machines/policy/**/*.spec.ts',
+    'spec/machines/alloc-stop-path.spec.ts',
+    'spec/machines/task-shutdown-delay.spec.ts',
+    'spec/actors/allocdir/escape.spec.ts',
+  ],
+  threshold: 80,
 };
