@@ -23,7 +23,8 @@ export default {
   // tsx compiles the TypeScript (the instrumented source keeps its types; tsx strips them).
   testRunnerNodeArgs: ['--import', 'tsx'],
   coverageAnalysis: 'perTest',
-  incremental: true,
+  incremental: process.env.BERTH_MUTATE_INCREMENTAL !== '0',
+  ignoreStatic: process.env.BERTH_MUTATE_IGNORE_STATIC === '1',
   incrementalFile: `reports/mutation/${name}.incremental.json`,
   concurrency: Number(process.env.BERTH_MUTATE_CONCURRENCY ?? 2),
   timeoutMS: 10000,

@@ -51,14 +51,17 @@ const rows = [];
 let failed = false;
 for (const g of groups) {
   const started = Date.now();
-  const extra = ci ? ['--incremental', 'false'] : [];
   // Static mutants (code run once at import: chart definitions, constants) each need a fresh test
   // process; --ignore-static skips them for a quick look (they are then left out of the score).
-  if (args.includes('--ignore-static')) extra.push('--ignoreStatic');
-  const r = spawnSync(process.execPath, [stryker, 'run', 'stryker.config.mjs', ...extra], {
+  const r = spawnSync(process.execPath, [stryker, 'run', 'stryker.config.mjs'], {
     cwd: root,
     stdio: 'inherit',
-    env: { ...env, BERTH_MUTATE_GROUP: g },
+    env: {
+      ...env,
+      BERTH_MUTATE_GROUP: g,
+      BERTH_MUTATE_INCREMENTAL: ci ? '0' : '1',
+      BERTH_MUTATE_IGNORE_STATIC: args.includes('--ignore-static') ? '1' : '0',
+    },
   });
   const seconds = Math.round((Date.now() - started) / 1000);
   const file = join(root, 'reports', 'mutation', `${g}.json`);
