@@ -50,6 +50,20 @@ describe('allocdir escape checks', () => {
     expect(symlinkEscapes('/a', '/a/x/l', '/etc')).to.equal(true); // absolute: always refused
     expect(symlinkEscapes('/a', '/a/x/l', '../../b')).to.equal(true);
     expect(symlinkEscapes('/a', '/a/x/l', '../y')).to.equal(false);
+    expect(isWithin('/a/b', '/a/b')).to.equal(true); // the base itself
+    expect(isWithin('/a/b', '/a/b/..')).to.equal(false); // exactly '..'
+    expect(isWithin('/a/b', '/a/b/..x')).to.equal(true); // a name starting with '..' is a child
+    expect(symlinkEscapes('/a', '/a/l', '')).to.equal(true); // an empty target is refused
+    expect(symlinkEscapes('/a', '/a/l', 'x')).to.equal(false);
+  });
+
+  it('pathEscapesAllocDir throws what is not "not found" (a symlink loop)', async () => {
+    const base = await tmp.make();
+    await symlink('l2', path.join(base, 'l1'));
+    await symlink('l1', path.join(base, 'l2'));
+    let err: unknown;
+    await pathEscapesAllocDir(base, '', 'l1').catch((e) => (err = e));
+    expect((err as NodeJS.ErrnoException).code).to.equal('ELOOP');
   });
 
   it('symlinkInParentChain finds a link among the parents only', async () => {
