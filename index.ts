@@ -6,19 +6,35 @@
  */
 // 1. Model
 export type {
+  AllocatedPort,
+  AllocatedResources,
+  AllocatedTaskResources,
+  AllocDeploymentStatus,
   Allocation,
+  Artifact,
+  CheckRestart,
   ClientStatus,
   DesiredStatus,
   DesiredTransition,
   Disconnect,
   Job,
   LifecycleHook,
+  MigrateStrategy,
+  NetworkResource,
+  Port,
+  RescheduleEvent,
+  ReschedulePolicy,
+  RescheduleTracker,
   Resources,
   RestartPolicy,
+  Service,
+  ServiceCheck,
+  ServiceRegistration,
   Task,
   TaskEvent,
   TaskGroup,
   TaskState,
+  UpdateStrategy,
 } from './model/types.ts';
 export { isTerminated, isServerTerminal, isTerminal, isClientTerminalStatus, shouldMigrate } from './model/status.ts';
 export { parseAllocation, isUUID } from './model/parse.ts';
@@ -69,7 +85,9 @@ export { DEFAULT_RETRY } from './actors/watchers/types.ts';
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
-export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream, TlsFiles } from './actors/client/types.ts';
+export type { Client, ClientOptions, TlsFiles } from './actors/client/types.ts';
+export type { AllocRunner, AllocResult, InspectionObserver, LogStream, TaskResult } from './actors/runner/api.ts';
+export { allocResult } from './model/alloc-result.ts';
 export type { HookContext, HookKind, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
 export { openStateStore, StateStoreError, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';
@@ -93,7 +111,7 @@ export { formatUsageLine } from './actors/cgroups/format-usage.ts';
 export { cgroupLimits, type CgroupLimits } from './machines/policy/cgroup-limits.ts';
 
 // Machines and policies, for hosts that want to drive or inspect them directly.
-export { allocMachine, ALLOC_STATES, type AllocContext, type AllocMachineInput, type TaskSettings } from './machines/alloc.machine.ts';
+export { allocMachine, ALLOC_STATES, type AllocContext, type AllocMachineInput, type TaskSettings } from './machines/alloc/index.ts';
 export {
   taskMachine,
   type ExitOutput,

@@ -4,8 +4,10 @@
  * @module
  */
 import type { AllocState } from '../model/alloc-state.ts';
+import type { HookKind } from '../model/hook-kind.ts';
 import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
 import type { ResourceUsage } from '../model/usage.ts';
+import type { WatchMode, WatchResult, WatchRole } from '../model/watch.ts';
 
 /** Every message kind and its payload. */
 export interface BusMessageMap {
@@ -17,28 +19,20 @@ export interface BusMessageMap {
   'task.state': { allocId: string; task: string; state: TaskState };
   /** A task event was appended (Nomad's exact type strings). */
   'task.event': { allocId: string; task: string; event: TaskEvent };
-  /** A hook failed; `kind` is prerun, update, postrun or destroy. */
-  'hook.error': { allocId: string; hook: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'shutdown' | 'preTaskRestart'; error: string };
+  /** A hook failed, of any kind. */
+  'hook.error': { allocId: string; hook: string; kind: HookKind; error: string };
   /** An alloc started waiting on one watched alloc. */
-  'watcher.waiting': { allocId: string; watchedAllocId: string; role: 'previous' | 'preempted'; mode: 'local' | 'remote' };
+  'watcher.waiting': { allocId: string; watchedAllocId: string; role: WatchRole; mode: WatchMode };
   /** A remote watcher's request failed and will be retried after `delayMs`. */
   'watcher.retry': { allocId: string; watchedAllocId: string; error: string; delayMs: number };
   /** A watched alloc no longer holds the alloc back, and why. */
-  'watcher.released': {
-    allocId: string;
-    watchedAllocId: string;
-    reason: 'terminated' | 'unknown-status' | 'garbage-collected' | 'unknown-allocation' | 'permission-denied' | 'listener-closed';
-    clientStatus?: string;
-    nodeId?: string;
-  };
-  /** The wait for previous/preempted allocs hit `prevAllocWaitTimeoutMs`. */
-  'watcher.timeout': { allocId: string; waitedMs: number; pending: string[] };
+  'watcher.released': { allocId: string } & WatchResult;
   /** Data migration began (`mode` local move or remote stream). */
-  'migration.started': { allocId: string; previousAllocId: string; mode: 'local' | 'remote' };
+  'migration.started': { allocId: string; previousAllocId: string; mode: WatchMode };
   /** Data migration was not needed or not possible. */
   'migration.skipped': { allocId: string; previousAllocId?: string; reason: string };
   /** Data migration finished. */
-  'migration.done': { allocId: string; previousAllocId: string; mode: 'local' | 'remote'; ms: number; bytes?: number };
+  'migration.done': { allocId: string; previousAllocId: string; mode: WatchMode; ms: number; bytes?: number };
   /** Data migration failed (soft: the alloc dir is rebuilt clean and the alloc goes on). */
   'migration.failed': { allocId: string; previousAllocId: string; error: string };
   /** A chroot was built for a task. */

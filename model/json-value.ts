@@ -5,6 +5,7 @@
  * inspector) never meets a value it would choke or recurse on.
  * @module
  */
+import { errorText } from './error-text.ts';
 
 /** Bounds on an allocation's JSON. */
 export interface JsonLimits {
@@ -127,7 +128,7 @@ export function jsonValueProblems(value: unknown, limits: JsonLimits = JSON_LIMI
         else if (d.value !== undefined) stack.push({ v: d.value, parts: [...f.parts, k], depth: f.depth + 1 });
       }
     } catch (err) {
-      add(f.parts, `cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+      add(f.parts, `cannot be read: ${errorText(err)}`);
     }
   }
   return problems;

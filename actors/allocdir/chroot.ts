@@ -25,6 +25,7 @@ import type * as FS from 'node:fs';
 import type * as PATH from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ChrootError } from './errors.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** What a chroot build did; published as a "Task Setup" event by the runtime. */
 export interface ChrootStats {
@@ -119,7 +120,7 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
   const { euid, egid, umask } = job;
   const isRoot = euid === 0;
   const code = (e: unknown) => (e as NodeJS.ErrnoException | undefined)?.code;
-  const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
+  const msg = errorText;
   const copyFallback = new Set(['EXDEV', 'EPERM', 'EACCES', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP', 'EINVAL']);
   const realOr = (p: string) => {
     try {
@@ -499,6 +500,6 @@ export async function embedInline(taskDirPath: string, chrootMap: Record<string,
     if (opts.cache) opts.cache.record = record;
     return stats;
   } catch (err) {
-    throw new ChrootError(err instanceof Error ? err.message : String(err));
+    throw new ChrootError(errorText(err));
   }
 }

@@ -53,6 +53,7 @@ import type { RwLock } from './lock.ts';
 import { SnapshotStreamError } from './errors.ts';
 import { isNotFound, resolveInTree } from './escape.ts';
 import { isRoot, nobodyIds } from './perms.ts';
+import { errorText } from '../../model/error-text.ts';
 
 const OBJECT_ESCAPES = 'archive contains object that escapes alloc dir';
 const SYMLINK_ESCAPES = 'archive contains symlink that escapes alloc dir';
@@ -206,7 +207,7 @@ class Restore {
   }
 
   #streamError(err: unknown): SnapshotStreamError {
-    const m = err instanceof Error ? err.message : String(err);
+    const m = errorText(err);
     return new SnapshotStreamError(
       `error streaming previous alloc ${JSON.stringify(this.#opts.prevAllocId)} for new alloc ${JSON.stringify(this.#dest.allocId)}: ${m}`,
       { cause: err },

@@ -21,6 +21,7 @@ import { BerthError, DriverConfigError, DriverStartError, TaskNotStartedError } 
 import type { Task } from '../../model/types.ts';
 import type { Driver, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from './driver.ts';
 import { FileRotator } from './logs/rotator.mjs';
+import { errorText } from '../../model/error-text.ts';
 
 /** Nomad's `ErrPluginShutdown` text: the driver plugin went away under a running task. */
 export const PLUGIN_SHUTDOWN_ERROR = 'plugin is shut down';
@@ -160,7 +161,7 @@ function runCommand(clock: Clock, cmd: MockCommand, sinks: { stdout: Sink; stder
     if (runForElapsed && outputsLeft === 0) finish(normal());
   };
   const onWriteError = (e: unknown) => {
-    writeError ??= e instanceof Error ? e.message : String(e);
+    writeError ??= errorText(e);
     finish(normal());
   };
   for (const name of ['stdout', 'stderr'] as const) {

@@ -17,7 +17,6 @@ import {
   isGcTerminal,
   pickVictims,
   refuseForced,
-  roomToMake,
   roundSize,
   terminalTime,
   type GcCandidate,
@@ -26,16 +25,16 @@ import {
 } from '../../machines/policy/gc.ts';
 import type { Clock } from '../../model/clock.ts';
 import { AllocNotEligibleForGcError, AllocNotFoundError } from '../../model/errors.ts';
-import type { AllocRunner } from '../client/types.ts';
+import type { AllocRunner } from '../runner/api.ts';
 import type { FsUsageReader } from './fs-usage.ts';
 import { Limiter } from './limiter.ts';
-import { isSettled } from './runner-facts.ts';
+import { isSettled, onSettled } from './runner-facts.ts';
 
 /** What the collector needs from the client it serves. */
 export interface GcHost {
   /** The live runner of an alloc, if the client has one. */
   runner(allocId: string): AllocRunner | undefined;
-  /** Allocations on the client (terminal ones included), as Nomad's `NumAllocs`. */
+  /** Allocations on the client not destroyed yet (terminal and being collected included), as Nomad's `NumAllocs`. */
   count(): number;
   /** Its data is being copied out right now (a local move or a snapshot being served). */
   isCopyingOut(allocId: string): boolean;
@@ -60,8 +59,10 @@ export interface GarbageCollectorOptions {
 const WAITING: ReadonlySet<AllocState> = new Set(['pending', 'waiting-prev']);
 
 /**
- * Collects terminal allocations: periodically while the alloc dir's filesystem is over a
- * threshold or the client holds more than `maxAllocs`, on `addAlloc` to make room, and on demand.
+ * Collects terminal allocations while the alloc dir's filesystem is over a threshold or the
+ * client holds more than `maxAllocs`: in a round every `intervalMs`, and in one triggered
+ * whenever an alloc comes to rest terminal (Nomad's `Trigger` from `AllocStateUpdated`); and on
+ * demand. There is no `MakeRoomFor` on `addAlloc` (Nomad removed it): the next round makes room.
  * @example
  * const gc = new AllocGarbageCollector({ bus, clock, allocDir, thresholds, intervalMs: 60_000, parallelDestroys: 2, readUsage: statfsUsage, host });
  * await gc.collectAll();
@@ -81,6 +82,10 @@ export class AllocGarbageCollector {
   readonly #sub: Subscription;
   #timer: unknown;
   #round: Promise<void> | undefined;
+  /** A trigger came while a round ran: run one more (Nomad's one-slot trigger channel). */
+  #again = false;
+  /** Cancels of the settle watches, by alloc id. */
+  readonly #watches = new Map<string, () => void>();
   #stopped = false;
 
   constructor(opts: GarbageCollectorOptions) {
@@ -97,8 +102,41 @@ export class AllocGarbageCollector {
 
   #onState(allocId: string, to: AllocState, time: number): void {
     if (!WAITING.has(to)) this.#release(allocId);
-    if (to === 'stopping' && !this.#candidates.has(allocId)) this.#candidates.set(allocId, time);
-    else if (to === 'destroyed') this.#candidates.delete(allocId);
+    if (to === 'stopping' && !this.#candidates.has(allocId)) {
+      this.#candidates.set(allocId, time);
+      this.#watchSettle(allocId);
+    } else if (to === 'destroyed') {
+      this.#candidates.delete(allocId);
+      this.#watches.get(allocId)?.();
+      this.#watches.delete(allocId);
+    }
+  }
+
+  /** Once the alloc rests terminal, a round runs (only when automatic collection is on). */
+  #watchSettle(allocId: string): void {
+    const r = this.#o.host.runner(allocId);
+    if (!r || this.#o.intervalMs <= 0) return;
+    const cancel = onSettled(r, () => {
+      this.#watches.delete(allocId);
+      this.trigger();
+    });
+    if (!this.#watches.has(allocId) && !isSettled(r)) this.#watches.set(allocId, cancel);
+  }
+
+  /** Runs a round now, or right after the one in flight (Nomad's `Trigger`). */
+  trigger(): void {
+    if (this.#stopped) return;
+    if (this.#round) {
+      this.#again = true;
+      return;
+    }
+    this.#round = this.keepUsageBelowThreshold().finally(() => {
+      this.#round = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.trigger();
+      }
+    });
   }
 
   /** The waiting alloc `holder` stopped waiting: what it watched may be collected again. */
@@ -113,12 +151,7 @@ export class AllocGarbageCollector {
     }
   }
 
-  /**
-   * A runner was just added: remember what it waits on (never collected while it waits), then
-   * make room as Nomad's `MakeRoomFor` does, collecting the oldest terminal allocs until the
-   * client holds at most `maxAllocs`. The destroys run in the background; `addAlloc` stays
-   * synchronous.
-   */
+  /** A runner was just added: remember what it waits on (never collected while it waits). */
   added(runner: AllocRunner): void {
     if (this.#stopped) return;
     const alloc = runner.alloc();
@@ -131,9 +164,6 @@ export class AllocGarbageCollector {
         set.add(runner.allocId);
       }
     }
-    const n = roomToMake(this.#live(), this.#o.thresholds.maxAllocs);
-    if (n === 0 || this.#candidates.size === 0) return;
-    for (const id of pickVictims(this.#describeCandidates(), n)) void this.#collect(id, 'count');
   }
 
   /** Collects every collectable alloc now (`nomad system gc` for this node); returns their ids. */
@@ -197,16 +227,16 @@ export class AllocGarbageCollector {
     if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#sub.unsubscribe();
+    for (const cancel of this.#watches.values()) cancel();
+    this.#watches.clear();
   }
 
   #schedule(): void {
     if (this.#stopped || this.#o.intervalMs <= 0) return;
     const handle = this.#o.clock.setTimeout(() => {
       this.#timer = undefined;
-      this.#round = this.keepUsageBelowThreshold().finally(() => {
-        this.#round = undefined;
-        this.#schedule();
-      });
+      this.trigger();
+      void this.#round?.finally(() => this.#schedule());
     }, this.#o.intervalMs);
     // A background check must never keep the host process alive.
     (handle as { unref?: () => void } | null)?.unref?.();
@@ -218,9 +248,12 @@ export class AllocGarbageCollector {
     return this.#round;
   }
 
-  /** Allocs that count against `maxAllocs`: those being collected are already on their way out. */
+  /**
+   * Allocs that count against `maxAllocs`: every one not destroyed yet, those being collected
+   * too (Nomad's `NumAllocs` counts runners until their destroy finished).
+   */
   #live(): number {
-    return this.#o.host.count() - this.#collecting.size;
+    return this.#o.host.count();
   }
 
   #collect(allocId: string, reason: GcReason): Promise<boolean> {

@@ -9,8 +9,8 @@ import { statfsUsage, type FsUsageReader } from './fs-usage.ts';
 /** The `gc*` fields of `ClientOptions`. */
 export interface GcClientOptions {
   /**
-   * Period of the garbage collector's threshold check (default 60000, Nomad's `gc_interval`);
-   * 0 turns the periodic check off (`addAlloc` still makes room, `gc()` still works).
+   * Period of the garbage collector's threshold check (default 60000, Nomad's `gc_interval`); a
+   * check also runs whenever an alloc comes to rest terminal. 0 turns both off (`gc()` still works).
    */
   gcIntervalMs?: number;
   /** Percent of the alloc dir's filesystem in use above which terminal allocs are collected (default 80). */
@@ -19,7 +19,7 @@ export interface GcClientOptions {
   gcInodeUsageThreshold?: number;
   /**
    * Allocations on the client, terminal ones included, above which terminal ones are collected,
-   * oldest-terminal first (default 50); an `addAlloc` over it first makes room. `Infinity` turns
+   * oldest-terminal first (default 50); every alloc not destroyed yet counts. `Infinity` turns
    * the count limit off.
    */
   gcMaxAllocs?: number;

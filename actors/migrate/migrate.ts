@@ -9,6 +9,7 @@
 import { BerthError, TimeoutError } from '../../model/errors.ts';
 import type { Runtime, RunnerInternals } from '../runner/runtime.ts';
 import { remoteMigrate } from './remote-stream.ts';
+import { trackInFlight } from '../allocdir/in-flight.ts';
 
 /** An AbortSignal that aborts after `ms` on the runtime's clock, or with `parent`. */
 function deadline(rt: Runtime, parent: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
@@ -36,11 +37,7 @@ function deadline(rt: Runtime, parent: AbortSignal, ms: number): { signal: Abort
  * rebuilt after the runner removed it).
  */
 export function migrateData(rt: Runtime, r: RunnerInternals, previousNodeId: string | undefined, signal: AbortSignal): Promise<void> {
-  const work = runMigration(rt, r, previousNodeId, signal);
-  const tracked = work.catch(() => undefined);
-  r.copiesOut.add(tracked);
-  void tracked.then(() => r.copiesOut.delete(tracked));
-  return work;
+  return trackInFlight(r.copiesOut, runMigration(rt, r, previousNodeId, signal));
 }
 
 async function runMigration(rt: Runtime, r: RunnerInternals, previousNodeId: string | undefined, signal: AbortSignal): Promise<void> {
@@ -78,14 +75,7 @@ async function runMigration(rt: Runtime, r: RunnerInternals, previousNodeId: str
   try {
     let bytes: number | undefined;
     if (prev) {
-      const prevInternals = rt.registry.get(prev.allocId);
-      const move = r.allocDir.move(prev.allocDir, r.group.tasks);
-      prevInternals?.copiesOut.add(move);
-      try {
-        await move;
-      } finally {
-        prevInternals?.copiesOut.delete(move);
-      }
+      await trackInFlight(rt.registry.get(prev.allocId)?.copiesOut, r.allocDir.move(prev.allocDir, r.group.tasks));
     } else {
       bytes = await remoteMigrate(rt, r, prevId, previousNodeId!, dl.signal);
     }

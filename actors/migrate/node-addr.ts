@@ -10,10 +10,11 @@
  * ```
  * @module
  */
-import { realClock, sleep } from '../../model/clock.ts';
 import { BerthError } from '../../model/errors.ts';
-import { DEFAULT_RETRY, type ServerRPC } from '../watchers/types.ts';
+import type { ServerRPC } from '../watchers/types.ts';
+import { backOff } from '../watchers/retry.ts';
 import type { RemoteWatchOptions } from '../watchers/remote.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** Options of {@link getNodeAddr}: the same retrying-RPC options a remote watcher takes. */
 export type NodeAddrOptions = RemoteWatchOptions;
@@ -34,7 +35,7 @@ export class NodeNotFoundError extends BerthError {
  * const base = await getNodeAddr('node-a', { rpc, signal }); // "http://10.0.0.7:4646"
  */
 export async function getNodeAddr(nodeId: string, opts: NodeAddrOptions): Promise<string> {
-  const { rpc, signal, retry = DEFAULT_RETRY, clock = realClock, random = Math.random, onRetry } = opts;
+  const { rpc, signal } = opts;
   for (;;) {
     signal.throwIfAborted();
     let resp: Awaited<ReturnType<ServerRPC['getNode']>>;
@@ -42,9 +43,7 @@ export async function getNodeAddr(nodeId: string, opts: NodeAddrOptions): Promis
       resp = await rpc.getNode({ nodeId }, signal);
     } catch (err) {
       signal.throwIfAborted();
-      const delayMs = retry.baseMs + random() * retry.staggerMs;
-      onRetry?.(err instanceof Error ? err.message : String(err), delayMs);
-      await sleep(delayMs, signal, clock);
+      await backOff(opts, errorText(err));
       continue;
     }
     signal.throwIfAborted();

@@ -12,6 +12,8 @@ import { BerthError } from '../../model/errors.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 import type { Runtime, TlsFiles } from '../runner/runtime.ts';
 import { createSnapshotServer, type SnapshotServer } from './snapshot-server.ts';
+import { errorText } from '../../model/error-text.ts';
+import { trackInFlight } from '../allocdir/in-flight.ts';
 
 /** Options of `Client.serveSnapshots`. */
 export interface ServeSnapshotsOptions {
@@ -51,20 +53,10 @@ export async function serveRuntimeSnapshots(rt: Runtime, opts: ServeSnapshotsOpt
       const dir = r.allocDir;
       // The server only calls snapshot(); route it through the runner's copiesOut.
       const tracked: Pick<AllocDirHandle, 'snapshot'> = {
-        snapshot(out) {
-          const copy = dir.snapshot(out);
-          const settled = copy.then(
-            () => undefined,
-            () => undefined,
-          );
-          r.copiesOut.add(settled);
-          void settled.then(() => r.copiesOut.delete(settled));
-          return copy;
-        },
+        snapshot: (out) => trackInFlight(r.copiesOut, dir.snapshot(out)),
       };
       return tracked;
     },
-    onError: (err, allocId) =>
-      rt.bus.publish('client.error', { allocId, error: `snapshot of allocation ${allocId} failed: ${err instanceof Error ? err.message : String(err)}` }),
+    onError: (err, allocId) => rt.bus.publish('client.error', { allocId, error: `snapshot of allocation ${allocId} failed: ${errorText(err)}` }),
   });
 }

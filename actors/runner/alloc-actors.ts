@@ -5,32 +5,22 @@
  */
 import { join } from 'node:path';
 import { fromCallback, fromPromise } from 'xstate';
-import { AllocDirInaccessibleError, BerthError } from '../../model/errors.ts';
+import { AllocDirInaccessibleError } from '../../model/errors.ts';
 import { runHooks, type HookKind } from './hooks.ts';
 import { migrateData } from '../migrate/migrate.ts';
+import { trackInFlight } from '../allocdir/in-flight.ts';
 import { createWatcherLogic } from '../watchers/group.ts';
-import type { Runtime, RunnerInternals } from './runtime.ts';
+import { runnerOf, type Runtime, type RunnerInternals } from './runtime.ts';
+import type { RunHooksInput } from '../../machines/alloc/index.ts';
 
-const lookup = (rt: Runtime, allocId: string): RunnerInternals => {
-  const r = rt.registry.get(allocId);
-  if (!r) throw new BerthError(`no runner for allocation ${allocId}`);
-  return r;
-};
+const lookup = runnerOf;
 
 /**
  * Registers `work` (which touches the alloc dir) in the runner's in-flight set until it settles:
  * the destroy hook waits for it before removing the dir, so an effect whose state was left (a
  * destroy during the build, say) never re-creates files in a removed alloc dir.
  */
-function tracked<T>(r: RunnerInternals, work: Promise<T>): Promise<T> {
-  const settled = work.then(
-    () => undefined,
-    () => undefined,
-  );
-  r.copiesOut.add(settled);
-  void settled.then(() => r.copiesOut.delete(settled));
-  return work;
-}
+const tracked = <T>(r: RunnerInternals, work: Promise<T>): Promise<T> => trackInFlight(r.copiesOut, work);
 
 /** Builds the alloc-level actors for a runtime. */
 export function allocActors(rt: Runtime) {
@@ -96,29 +86,27 @@ export function allocActors(rt: Runtime) {
     await migrateData(rt, lookup(rt, input.allocId), input.previousNodeId, signal);
   });
 
-  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>(
-    async ({ input, signal }) => {
-      const r = lookup(rt, input.allocId);
-      const publish = (kind: HookKind) => (hook: string, error: string) => rt.bus.publish('hook.error', { allocId: r.allocId, hook, kind, error });
-      if (input.kind === 'destroy') {
-        // Every destroy hook runs; each failure is reported, none stops the others. The alloc dir
-        // goes last so the host's hooks still see it, and only after copies out of it finished.
-        const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal };
-        await runHooks(r.hooks, 'destroy', ctx, publish('destroy'));
-        await Promise.allSettled([...r.copiesOut]);
-        try {
-          await r.allocDir.destroy();
-        } catch (e) {
-          publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${(e as Error).message}`);
-        }
-        // <dataDir>/client/tasks/<allocId>: empty by now (each task's state dir went with its exit).
-        await rt.fs.rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);
-        return;
+  const hooks = fromPromise<void, RunHooksInput>(async ({ input, signal }) => {
+    const r = lookup(rt, input.allocId);
+    const publish = (kind: HookKind) => (hook: string, error: string) => rt.bus.publish('hook.error', { allocId: r.allocId, hook, kind, error });
+    if (input.kind === 'destroy') {
+      // Every destroy hook runs; each failure is reported, none stops the others. The alloc dir
+      // goes last so the host's hooks still see it, and only after copies out of it finished.
+      const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal };
+      await runHooks(r.hooks, 'destroy', ctx, publish('destroy'));
+      await Promise.allSettled([...r.copiesOut]);
+      try {
+        await r.allocDir.destroy();
+      } catch (e) {
+        publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${(e as Error).message}`);
       }
-      const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal: AbortSignal.any([signal, r.destroySignal]) };
-      await tracked(r, runHooks(r.hooks, input.kind, ctx, publish(input.kind)));
-    },
-  );
+      // <dataDir>/client/tasks/<allocId>: empty by now (each task's state dir went with its exit).
+      await rt.fs.rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);
+      return;
+    }
+    const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal: AbortSignal.any([signal, r.destroySignal]) };
+    await tracked(r, runHooks(r.hooks, input.kind, ctx, publish(input.kind)));
+  });
 
   return { buildAllocDir, awaitPrevious, migrateData: migrate, runHooks: hooks, maxRunTimer };
 }

@@ -4,13 +4,15 @@
  * @module
  */
 import type { AllocBroadcaster } from '../../bus/broadcaster.ts';
+import { BerthError } from '../../model/errors.ts';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation, TaskEvent, TaskGroup } from '../../model/types.ts';
 import type { AllocDirFactory, AllocDirHandle } from '../allocdir/handle.ts';
+import type { InFlight } from '../allocdir/in-flight.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { StateStore } from '../state/state-store.ts';
-import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
+import type { PrevAllocSource, RetryPolicy, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from './hooks.ts';
 
 /** Paths of the PEM files berth uses for HTTPS (Nomad's client `tls` block). */
@@ -46,11 +48,18 @@ export interface RunnerInternals {
    * In-flight work in or out of this alloc's dir (its build, prerun/postrun hooks, local moves,
    * snapshots): the destroy hook waits for all of it before removing the dir.
    */
-  readonly copiesOut: Set<Promise<unknown>>;
+  readonly copiesOut: InFlight;
   /** Restored from the state store: waiting and migration already happened in its first life. */
   restored?: boolean;
   /** Task events to add at each task's first start (e.g. what a migration removed), by task name. */
   readonly setupNotes: Map<string, TaskEvent[]>;
+}
+
+/** The handles of `allocId`'s runner; a runner gone from the registry is a BerthError. */
+export function runnerOf(rt: Pick<Runtime, 'registry'>, allocId: string): RunnerInternals {
+  const r = rt.registry.get(allocId);
+  if (!r) throw new BerthError(`no runner for allocation ${allocId}`);
+  return r;
 }
 
 /** A client's services, shared by every effect actor it provides. */
@@ -67,12 +76,14 @@ export interface Runtime {
   nodeName?: string;
   datacenter?: string;
   region?: string;
+  /** The cgroup tasks live under (`NOMAD_PARENT_CGROUP`), when cgroups are in use. */
+  parentCgroup?: string;
   maxKillTimeoutMs: number;
   migrateTimeoutMs: number;
   store: StateStore;
   rpc?: ServerRPC;
   /** Retry timing for remote watchers and node lookups (defaults: 30 s + [0, 30 s)). */
-  retry?: { baseMs: number; staggerMs: number };
+  retry?: RetryPolicy;
   /** Token sent as X-Nomad-Token when fetching a remote snapshot. */
   migrateToken?: string;
   /** TLS material for migrations and the snapshot server (`ClientOptions.tls`). */

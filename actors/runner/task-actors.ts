@@ -14,7 +14,8 @@ import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task
 import type { Driver, ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
 import { buildTaskEnv } from '../drivers/env.ts';
 import { cgroupEventMessage } from '../cgroups/describe.ts';
-import type { Runtime } from './runtime.ts';
+import { runnerOf, type Runtime } from './runtime.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most {@link KILL_ATTEMPTS} attempts. */
 export const killBackoffMs = (attempt: number) => Math.min(4 ** attempt * 5000, 120_000);
@@ -47,7 +48,7 @@ export async function stopWithRetry(
   }
 }
 
-const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
+const msg = errorText;
 
 /** Directory for a task's driver state: `<dataDir>/client/tasks/<allocId>/<task>`. */
 export const taskStateDir = (rt: Runtime, allocId: string, task: string) => join(rt.dataDir, 'client', 'tasks', allocId, task);
@@ -72,8 +73,7 @@ export async function waitExit(driver: Driver, handle: TaskHandle, signal: Abort
 /** Builds the three task actors for a runtime. */
 export function taskActors(rt: Runtime) {
   const lookup = (allocId: string, taskName: string) => {
-    const r = rt.registry.get(allocId);
-    if (!r) throw new BerthError(`no runner for allocation ${allocId}`);
+    const r = runnerOf(rt, allocId);
     // The latest definition: an in-place update changes what the next start runs (Nomad's
     // TaskRunner.Update swaps its task).
     const latest = r.serverAlloc().job.taskGroups.find((g) => g.name === r.serverAlloc().taskGroup);
@@ -138,6 +138,7 @@ export function taskActors(rt: Runtime) {
           nodeName: rt.nodeName,
           datacenter: rt.datacenter,
           region: rt.region,
+          parentCgroup: rt.parentCgroup,
           ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
         }),
         ...(chroot ? {} : { inheritHostEnv: true }),

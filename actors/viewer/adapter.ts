@@ -6,10 +6,8 @@
  */
 import type { AnyActorRef, AnyStateMachine } from 'xstate';
 
-/** The parent of an actor ref, if it has one. */
-export function parentOf(ref: AnyActorRef): AnyActorRef | undefined {
-  return (ref as { _parent?: AnyActorRef })._parent;
-}
+// An actor ref's parent (`_parent`): one definition, beside the detached children that need it.
+export { parentOf } from '../watchers/detached-children.ts';
 
 /** A state node as the chart walker needs it (a structural subset of xstate's StateNode). */
 export interface DefinitionNode {

@@ -72,8 +72,6 @@ export function busRecord(m: BusMessage): ViewerRecord | undefined {
       return { ...base, alloc: m.allocId, watched: m.watchedAllocId, error: m.error, delayMs: m.delayMs };
     case 'watcher.released':
       return { ...base, alloc: m.allocId, watched: m.watchedAllocId, reason: m.reason, ...(m.clientStatus ? { clientStatus: m.clientStatus } : {}) };
-    case 'watcher.timeout':
-      return { ...base, alloc: m.allocId, waitedMs: m.waitedMs, pending: m.pending };
     case 'migration.started':
       return { ...base, alloc: m.allocId, previous: m.previousAllocId, mode: m.mode };
     case 'migration.skipped':

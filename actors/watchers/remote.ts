@@ -16,22 +16,16 @@
  * Every wait and every request is cancelled by `signal`.
  * @module
  */
-import { realClock, sleep, type Clock } from '../../model/clock.ts';
 import { BerthError, PermissionDeniedError, UnknownAllocationError } from '../../model/errors.ts';
 import { isTerminated } from '../../model/status.ts';
 import type { WatchFn, WatchOutcome } from './child.ts';
-import { DEFAULT_RETRY, type RetryPolicy, type ServerRPC } from './types.ts';
+import type { ServerRPC } from './types.ts';
+import { backOff, type RetryOptions } from './retry.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** Options of {@link watchRemoteAlloc}. */
-export interface RemoteWatchOptions {
+export interface RemoteWatchOptions extends RetryOptions {
   rpc: ServerRPC;
-  signal: AbortSignal;
-  /** Default {@link DEFAULT_RETRY} (30 s + [0, 30 s)). */
-  retry?: RetryPolicy;
-  clock?: Clock;
-  random?: () => number;
-  /** Called before each retry wait with the reason and the delay. */
-  onRetry?: (error: string, delayMs: number) => void;
 }
 
 /**
@@ -47,10 +41,6 @@ export function finalRemoteError(err: unknown): 'unknown-allocation' | 'permissi
   return undefined;
 }
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /**
  * Waits until the servers report `watchedAllocId` terminated, `unknown`, garbage collected, unknown
  * or forbidden. Rejects with `signal.reason` when `signal` aborts; never rejects otherwise.
@@ -58,14 +48,9 @@ function errorText(err: unknown): string {
  * const { reason, nodeId } = await watchRemoteAlloc(prevId, { rpc, signal });
  */
 export async function watchRemoteAlloc(watchedAllocId: string, opts: RemoteWatchOptions): Promise<WatchOutcome> {
-  const { rpc, signal, retry = DEFAULT_RETRY, clock = realClock, random = Math.random, onRetry } = opts;
+  const { rpc, signal } = opts;
   let minQueryIndex = 0;
   let allowStale = false;
-  const backOff = async (reason: string) => {
-    const delayMs = retry.baseMs + random() * retry.staggerMs;
-    onRetry?.(reason, delayMs);
-    await sleep(delayMs, signal, clock);
-  };
   for (;;) {
     signal.throwIfAborted();
     let resp: Awaited<ReturnType<ServerRPC['getAlloc']>>;
@@ -75,12 +60,12 @@ export async function watchRemoteAlloc(watchedAllocId: string, opts: RemoteWatch
       signal.throwIfAborted();
       const final = finalRemoteError(err);
       if (final) return { reason: final };
-      await backOff(errorText(err));
+      await backOff(opts, errorText(err));
       continue;
     }
     signal.throwIfAborted();
     if (allowStale && resp.index < minQueryIndex) {
-      await backOff(`stale response: index ${resp.index} is below minQueryIndex ${minQueryIndex}`);
+      await backOff(opts, `stale response: index ${resp.index} is below minQueryIndex ${minQueryIndex}`);
       continue;
     }
     const alloc = resp.alloc;

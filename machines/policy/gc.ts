@@ -98,14 +98,6 @@ export function roundSize(reason: Exclude<GcReason, 'forced'>, liveAllocs: numbe
   return reason === 'count' ? Math.max(0, liveAllocs - t.maxAllocs) : 1;
 }
 
-/**
- * Nomad's `MakeRoomFor`, by count: how many terminal allocs to collect so that `liveAllocs`
- * (the new ones included) is at most `maxAllocs`.
- */
-export function roomToMake(liveAllocs: number, maxAllocs: number): number {
-  return Math.max(0, liveAllocs - maxAllocs);
-}
-
 /** Oldest-terminal first; ties by id, so the order is total and repeatable. */
 export function byTerminalAge(a: GcCandidate, b: GcCandidate): number {
   return a.terminalAt - b.terminalAt || (a.allocId < b.allocId ? -1 : a.allocId > b.allocId ? 1 : 0);

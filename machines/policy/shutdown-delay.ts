@@ -30,8 +30,3 @@ export function shutdownDelayEvent(delayMs: number, skip: boolean, time: number)
     ? taskEvent('Skipping shutdown delay', time, { displayMessage: `Skipping shutdown_delay of ${d} before killing the task.` })
     : taskEvent('Waiting for shutdown delay', time, { displayMessage: `Waiting for shutdown_delay of ${d} before killing the task.` });
 }
-
-/** How long a task's kill waits: 0 when it has no delay or delays are skipped. */
-export function taskShutdownWaitMs(delayMs: number | undefined, skip: boolean): number {
-  return !skip && delayMs && delayMs > 0 ? delayMs : 0;
-}

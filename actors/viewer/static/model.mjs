@@ -145,8 +145,6 @@ export function recordText(r) {
       return `retry ${short(r.watched)} in ${r.delayMs} ms: ${r.error}`;
     case 'watcher.released':
       return `released by ${short(r.watched)}: ${r.reason}${r.clientStatus ? ` (${r.clientStatus})` : ''}`;
-    case 'watcher.timeout':
-      return `gave up waiting after ${r.waitedMs} ms for ${(r.pending || []).map(short).join(', ')}`;
     case 'migration.started':
       return `migration from ${short(r.previous)} started (${r.mode})`;
     case 'migration.skipped':

@@ -20,7 +20,6 @@ export const TIMELINE_TYPES = [
   'watcher.waiting',
   'watcher.released',
   'watcher.retry',
-  'watcher.timeout',
   'migration.started',
   'migration.skipped',
   'migration.done',
@@ -93,8 +92,6 @@ function describe(m: BusMessage, c: (code: number, text: string) => string): str
       return `released by ${id(m.watchedAllocId)}: ${m.reason}`;
     case 'watcher.retry':
       return `retry ${id(m.watchedAllocId)} in ${m.delayMs} ms: ${m.error}`;
-    case 'watcher.timeout':
-      return `${c(31, 'gave up waiting')} after ${m.waitedMs} ms for ${m.pending.map(id).join(', ')}`;
     case 'migration.started':
       return `migrating data from ${id(m.previousAllocId)} (${m.mode})`;
     case 'migration.skipped':

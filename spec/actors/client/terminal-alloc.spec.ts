@@ -21,25 +21,26 @@ describe('client: a terminal allocation never runs (Nomad #5883)', () => {
   const newClient = useTempClients();
 
   for (const status of ['complete', 'failed', 'lost'] as ClientStatus[]) {
-    it(`addAlloc with clientStatus ${status}: no alloc dir, no hooks, no task starts, and the status stays ${status}`, async () => {
+    it(`addAlloc with clientStatus ${status}: no alloc dir, no prerun hook, no task starts, postrun hooks only (Nomad's Run), and the status stays ${status}`, async () => {
       const calls: string[] = [];
       const client = newClient({ hooks: [recordingHook(calls)] });
       const events = record(client, 'task.event');
       const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '10s' })], { clientStatus: status }));
       await r.waitFor('stopping');
       await viewWhere(client, r, (a) => a.taskStates?.web?.state === 'dead');
-      await new Promise((res) => setImmediate(res));
+      await r.waitFor('stopping');
+      await viewWhere(client, r, () => calls.includes('postrun'));
       expect(existsSync(r.allocDir.dir)).to.equal(false);
-      expect(calls).to.deep.equal([]);
+      expect(calls).to.deep.equal(['postrun']);
       expect(events.items.map((m) => m.event.type)).to.not.include.members(['Task Setup']);
       expect(events.items.map((m) => m.event.type).filter((t) => t === 'Started' || t === 'Task Setup')).to.deep.equal([]);
       expect(r.alloc().clientStatus).to.equal(status);
       await r.destroy();
-      expect(calls).to.deep.equal(['destroy']);
+      expect(calls).to.deep.equal(['postrun', 'destroy']);
     });
   }
 
-  it('a restored client-terminal (complete) batch alloc runs no prerun hook and no task again', async () => {
+  it("a restored client-terminal (complete) batch alloc runs no prerun hook and no task again; its postrun hooks run again, as Nomad's Run does", async () => {
     const calls: string[] = [];
     const client = newClient({ hooks: [recordingHook(calls)] });
     const a = makeAlloc([mockTask('web', { run_for: '20ms' })], { jobType: 'batch' });
@@ -56,13 +57,12 @@ describe('client: a terminal allocation never runs (Nomad #5883)', () => {
       const events = record(again, 'task.event');
       const [r2] = await again.restore();
       await r2!.waitFor('stopping');
-      // Run the restored alloc's chart to its end: a re-run would have come before it.
-      const view = r2!.alloc();
-      await r2!.destroy();
-      expect(calls).to.deep.equal(['destroy']);
+      await viewWhere(again, r2!, () => calls.includes('postrun'));
+      expect(calls).to.deep.equal(['postrun']);
       expect(events.items.map((m) => m.event.type)).to.deep.equal([]);
-      expect(view.clientStatus).to.equal('complete');
-      expect(view.taskStates!.web!.events.length).to.equal(before);
+      expect(r2!.alloc().clientStatus).to.equal('complete');
+      expect(r2!.alloc().taskStates!.web!.events.length).to.equal(before);
+      await r2!.destroy();
     } finally {
       await Promise.allSettled(again.runners().map((x) => x.destroy()));
       await again.shutdown();

@@ -7,7 +7,7 @@ import type { FsUsage } from '../../../machines/policy/gc.ts';
 import { AllocNotEligibleForGcError, AllocNotFoundError, InvalidClientOptionError } from '../../../model/errors.ts';
 import { openStateStore } from '../../../actors/state/state-store.ts';
 import { HeldPeriodClock } from '../../support/held-clock.ts';
-import { record, useTempClients } from '../../support/temp-client.ts';
+import { nextMessage, record, useTempClients } from '../../support/temp-client.ts';
 import { longRunning, quickBatch, settled, terminalAllocs } from './support.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 
@@ -41,12 +41,16 @@ describe('client gc', () => {
     const { client, clock, reads } = gcClient({ usage: (c) => ({ diskUsedPercent: c.runners().length * 15, inodesUsedPercent: 0 }) });
     const collected = record(client, 'gc.collected');
     const live = client.addAlloc(longRunning());
+    const first = nextMessage(client, 'gc.collected');
     const done = await terminalAllocs(client, 5); // 6 allocs: 90 %
-    expect(clock.pending).to.equal(1);
-    await clock.fire();
+    // Each alloc coming to rest terminal triggered a round: under 80 % until the fifth.
+    await first;
     // 90 % -> collect the oldest -> 75 %: stop.
     expect(collected.items.map((m) => [m.allocId, m.reason])).to.deep.equal([[done[0]!.allocId, 'disk']]);
-    expect(reads.map((r) => r.diskUsedPercent)).to.deep.equal([90, 75]);
+    expect(reads.map((r) => r.diskUsedPercent).slice(0, 5)).to.deep.equal([30, 45, 60, 75, 90]);
+    await client.runner(live.allocId)!.waitFor('running');
+    await clock.fire();
+    expect(reads.at(-1)!.diskUsedPercent).to.equal(75);
     expect(client.runner(done[0]!.allocId)).to.equal(undefined);
     expect(existsSync(done[0]!.allocDir.dir)).to.equal(false);
     expect(client.runner(live.allocId)!.state()).to.equal('running');
@@ -119,22 +123,24 @@ describe('client gc', () => {
     expect(collected.items).to.have.length(3);
   });
 
-  it('addAlloc over gcMaxAllocs makes room (Nomad MakeRoomFor), never taking what the new alloc waits on', async () => {
-    const { client } = gcClient({ maxAllocs: 3 });
+  it('an alloc coming to rest terminal triggers a round at once; addAlloc alone collects nothing (no MakeRoomFor)', async () => {
+    const { client, reads } = gcClient({ maxAllocs: 2 });
     const collected = record(client, 'gc.collected');
-    const [a, b, c] = await terminalAllocs(client, 3);
-    // The new alloc replaces the oldest: that one must stay for it; the next oldest goes.
-    const next = client.addAlloc(longRunning({ previousAllocation: a!.allocId }));
-    await new Promise<void>((resolve) => {
+    const runners = [longRunning(), longRunning(), longRunning()].map((a) => client.addAlloc(a));
+    for (const r of runners) await r.waitFor('running');
+    // Three allocs over a limit of two, none terminal: nothing to collect, and no round ran.
+    expect(collected.items).to.deep.equal([]);
+    expect(reads).to.have.length(0);
+    const gone = new Promise<void>((resolve) => {
       const sub = client.bus.of('gc.collected').subscribe(() => {
         queueMicrotask(() => sub.unsubscribe());
         resolve();
       });
     });
-    expect(collected.items.map((m) => [m.allocId, m.reason])).to.deep.equal([[b!.allocId, 'count']]);
-    await next.waitFor('running');
-    expect(client.runner(a!.allocId)).to.not.equal(undefined);
-    expect(client.runner(c!.allocId)).to.not.equal(undefined);
+    client.updateAlloc({ ...runners[1]!.alloc(), desiredStatus: 'stop', allocModifyIndex: 2 });
+    await gone; // the period never fired: the alloc turning terminal triggered the round
+    expect(collected.items.map((m) => [m.allocId, m.reason])).to.deep.equal([[runners[1]!.allocId, 'count']]);
+    expect(client.runners().map((r) => r.allocId)).to.deep.equal([runners[0]!.allocId, runners[2]!.allocId]);
   });
 
   it('gc() collects every terminal alloc, at most gcParallelDestroys at once, oldest first', async () => {
@@ -225,7 +231,7 @@ describe('client gc', () => {
     );
     await next.waitFor('waiting-prev');
     expect(next.isWaiting()).to.equal(true);
-    // Three allocs over a limit of two: addAlloc wanted room, yet the waited-on alloc stayed.
+    // Three allocs over a limit of two, yet the waited-on alloc stays.
     expect(client.runner(prev.allocId)).to.not.equal(undefined);
     expect(await client.gc()).to.deep.equal([]);
     await client.gcAlloc(prev.allocId).then(

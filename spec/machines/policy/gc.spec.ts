@@ -7,7 +7,6 @@ import {
   isGcTerminal,
   pickVictims,
   refuseForced,
-  roomToMake,
   roundSize,
   terminalTime,
   type GcCandidate,
@@ -78,9 +77,6 @@ describe('gc policy', () => {
     expect(roundSize('count', 7, t)).to.equal(4);
     expect(roundSize('disk', 7, t)).to.equal(1);
     expect(roundSize('inodes', 70, t)).to.equal(1);
-    expect(roomToMake(51, 50)).to.equal(1);
-    expect(roomToMake(50, 50)).to.equal(0);
-    expect(roomToMake(10, Infinity)).to.equal(0);
   });
 
   it('only terminal, settled allocs that nothing needs are collectable', () => {
