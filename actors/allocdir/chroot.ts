@@ -120,7 +120,8 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
   const { euid, egid, umask } = job;
   const isRoot = euid === 0;
   const code = (e: unknown) => (e as NodeJS.ErrnoException | undefined)?.code;
-  const msg = errorText;
+  // Inline, not errorText: embedSync runs in a worker from its own source text (no imports there).
+  const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
   const copyFallback = new Set(['EXDEV', 'EPERM', 'EACCES', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP', 'EINVAL']);
   const realOr = (p: string) => {
     try {
