@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 const layer = (target, from, message) => from.map((f) => ({ target, from: f, message }));
 
 export default tseslint.config(
-  { ignores: ['dist/', 'docs/api/', 'node_modules/', 'coverage/', 'sim/tmp/'] },
+  { ignores: ['dist/', 'docs/api/', 'node_modules/', 'coverage/', 'sim/tmp/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -16,7 +16,7 @@
  * @module
  */
 import { BehaviorSubject, Observable, type Observer, type Subscriber, type Subscription, type Unsubscribable } from 'rxjs';
-import { AllocBroadcasterClosedError } from '../model/errors.ts';
+import { AllocBroadcasterClosedError, BerthError } from '../model/errors.ts';
 import type { Allocation } from '../model/types.ts';
 
 /** An observer that subscribed before the first send: attached to the subject once it exists. */
@@ -215,7 +215,7 @@ export class AllocListener {
       return Promise.resolve(a);
     }
     if (this.#done) return Promise.resolve(undefined);
-    if (this.#waiter) return Promise.reject(new Error('AllocListener.next: another next() is already waiting'));
+    if (this.#waiter) return Promise.reject(new BerthError('AllocListener.next: another next() is already waiting'));
     return new Promise((resolve, reject) => {
       const w: Waiter = { resolve, reject, signal };
       if (signal) {

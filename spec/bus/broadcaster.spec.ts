@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { BehaviorSubject } from 'rxjs';
 import { AllocBroadcaster } from '../../bus/broadcaster.ts';
-import { AllocBroadcasterClosedError, type Allocation } from '../../model/index.ts';
+import { AllocBroadcasterClosedError, BerthError, type Allocation } from '../../model/index.ts';
 import { makeAlloc, mockTask } from '../support/fixtures.ts';
 
 const base = makeAlloc([mockTask('web')]);
@@ -108,6 +108,46 @@ describe('AllocBroadcaster', () => {
     ctl2.abort(new Error('already'));
     await l.next(ctl2.signal).catch((e) => (err = e));
     expect((err as Error).message).to.equal('already');
+  });
+
+  it('a second next() while one waits is refused with a BerthError; the first still gets the value', async () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    const first = l.next();
+    let err: unknown;
+    await l.next().catch((e) => (err = e));
+    expect(err).to.be.instanceOf(BerthError);
+    expect((err as Error).message).to.equal('AllocListener.next: another next() is already waiting');
+    b.send(v(3));
+    expect((await first)!.allocModifyIndex).to.equal(3);
+    l.close();
+  });
+
+  /** A signal whose abort listeners are counted as they are added and removed. */
+  function countedSignal() {
+    const ctl = new AbortController();
+    const live = { n: 0 };
+    const add = ctl.signal.addEventListener.bind(ctl.signal);
+    const remove = ctl.signal.removeEventListener.bind(ctl.signal);
+    ctl.signal.addEventListener = ((...a: Parameters<typeof add>) => (live.n++, add(...a))) as typeof add;
+    ctl.signal.removeEventListener = ((...a: Parameters<typeof remove>) => (live.n--, remove(...a))) as typeof remove;
+    return { ctl, live };
+  }
+
+  it("a value or a close that wakes a waiting next(signal) removes its abort listener from the caller's signal", async () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    const one = countedSignal();
+    const p = l.next(one.ctl.signal);
+    expect(one.live.n).to.equal(1);
+    b.send(v(4));
+    expect((await p)!.allocModifyIndex).to.equal(4);
+    expect(one.live.n, 'after a value').to.equal(0);
+    const two = countedSignal();
+    const q = l.next(two.ctl.signal);
+    l.close();
+    expect(await q).to.equal(undefined);
+    expect(two.live.n, 'after close').to.equal(0);
   });
 
   it('fans out to many listeners; closing one does not affect the others', async () => {

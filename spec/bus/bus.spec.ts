@@ -14,6 +14,16 @@ describe('createBus', () => {
     expect(all.map((m) => m.type)).to.deep.equal(['alloc.state', 'watcher.retry']);
     expect(all[0]!.time).to.equal(42);
   });
+  it('a publish nobody listens to costs nothing: no message is built (the clock is not read)', () => {
+    let reads = 0;
+    const bus = createBus(() => ++reads);
+    bus.publish('client.error', { error: 'unheard' });
+    expect(reads).to.equal(0);
+    const sub = bus.messages$.subscribe(() => {});
+    bus.publish('client.error', { error: 'heard' });
+    expect(reads).to.equal(1);
+    sub.unsubscribe();
+  });
   it('ignores publishes after close and completes streams', () => {
     const bus = createBus();
     let done = false;

@@ -116,6 +116,23 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
     expect(h.top()).to.equal('destroyed');
   });
 
+  it('a destroy waits for a poststop task at most maxKillTimeoutMs, then kills it; postrun, then the destroy hooks', async () => {
+    const alloc = makeAlloc([mockTask('web'), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })]);
+    const h = harness(alloc, { input: { maxKillTimeoutMs: 2000 } });
+    await h.settle();
+    h.actor.send({ type: 'destroy', time: 0 });
+    await h.settle();
+    expect(h.log.slice(2)).to.deep.equal(['preKill@0', 'kill web@0', 'start post@0']);
+    h.clock.increment(1999);
+    await h.settle();
+    expect(h.log.slice(5), 'the poststop task still has its time').to.deep.equal([]);
+    expect(h.actor.getSnapshot().matches({ stopping: { destroying: 'poststop' } })).to.equal(true);
+    h.clock.increment(1);
+    await h.settle();
+    expect(h.log.slice(5)).to.deep.equal(['kill post@2000', 'postrun@2000', 'destroy@2000']);
+    expect(h.top()).to.equal('destroyed');
+  });
+
   it("max_run_duration: complete with Nomad's description at createTime + duration; poststop never starts", async () => {
     const alloc = makeAlloc([mockTask('web'), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })], {
       jobType: 'batch',

@@ -5,11 +5,23 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 
-/** The browser binary (override with BERTH_CHROMIUM). */
-export const CHROMIUM = process.env.BERTH_CHROMIUM ?? '/usr/bin/chromium';
+/**
+ * The browser binary, found the way .ci/run installs it: BERTH_CHROMIUM when set, else Debian's
+ * /usr/bin/chromium, else `chromium` (or `chromium-browser`) on PATH; undefined when none.
+ */
+export const CHROMIUM = findChromium();
+
+function findChromium(): string | undefined {
+  if (process.env.BERTH_CHROMIUM) return process.env.BERTH_CHROMIUM;
+  if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium';
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    for (const name of ['chromium', 'chromium-browser']) if (existsSync(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
 /** Where the specs leave their screenshots (one fixed dir, overwritten each run). */
 export const SCREENSHOT_DIR = join(tmpdir(), 'berth-viewer-screenshots');
 
@@ -27,7 +39,8 @@ const LOCAL = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** Why no browser can run here, or undefined when one can. */
 export async function browserUnavailable(): Promise<string | undefined> {
-  if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (apt-get install chromium, or set BERTH_CHROMIUM)`;
+  if (!CHROMIUM) return 'no Chromium at /usr/bin/chromium or on PATH (apt-get install chromium, or set BERTH_CHROMIUM)';
+  if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (BERTH_CHROMIUM)`;
   try {
     await import('playwright-core');
   } catch (e) {
@@ -50,13 +63,15 @@ export interface TestBrowser {
 
 /** Launches Chromium with a fresh profile. */
 export async function launchBrowser(): Promise<TestBrowser> {
+  if (!CHROMIUM) throw new Error('no Chromium found (see browserUnavailable)');
+  const executablePath = CHROMIUM;
   const { chromium } = await import('playwright-core');
   const profile = mkdtempSync(join(tmpdir(), 'berth-chromium-'));
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   let context: BrowserContext;
   try {
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      executablePath,
       headless: true,
       args: FLAGS,
       viewport: { width: 1600, height: 1000 },

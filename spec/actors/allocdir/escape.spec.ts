@@ -1,8 +1,12 @@
 import { expect } from 'chai';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  exists,
+  isNotFound,
   isWithin,
+  MAX_SYMLINK_HOPS,
+  resolveInTree,
   pathEscapesAllocDir,
   pathEscapesAllocViaRelative,
   pathEscapesSandbox,
@@ -46,6 +50,20 @@ describe('allocdir escape checks', () => {
     expect(symlinkEscapes('/a', '/a/x/l', '/etc')).to.equal(true); // absolute: always refused
     expect(symlinkEscapes('/a', '/a/x/l', '../../b')).to.equal(true);
     expect(symlinkEscapes('/a', '/a/x/l', '../y')).to.equal(false);
+    expect(isWithin('/a/b', '/a/b')).to.equal(true); // the base itself
+    expect(isWithin('/a/b', '/a/b/..')).to.equal(false); // exactly '..'
+    expect(isWithin('/a/b', '/a/b/..x')).to.equal(true); // a name starting with '..' is a child
+    expect(symlinkEscapes('/a', '/a/l', '')).to.equal(true); // an empty target is refused
+    expect(symlinkEscapes('/a', '/a/l', 'x')).to.equal(false);
+  });
+
+  it('pathEscapesAllocDir throws what is not "not found" (a symlink loop)', async () => {
+    const base = await tmp.make();
+    await symlink('l2', path.join(base, 'l1'));
+    await symlink('l1', path.join(base, 'l2'));
+    let err: unknown;
+    await pathEscapesAllocDir(base, '', 'l1').catch((e) => (err = e));
+    expect((err as NodeJS.ErrnoException).code).to.equal('ELOOP');
   });
 
   it('symlinkInParentChain finds a link among the parents only', async () => {
@@ -57,5 +75,74 @@ describe('allocdir escape checks', () => {
     expect(await symlinkInParentChain(base, 'd/l')).to.equal(undefined); // the leaf itself is not a parent
     expect(await symlinkInParentChain(base, 'd/f')).to.equal(undefined);
     expect(await symlinkInParentChain(base, 'nope/x/y')).to.equal(undefined);
+    expect(await symlinkInParentChain(base, './d/./l/x')).to.equal(path.join(base, 'd', 'l')); // normalized first
+  });
+
+  describe('resolveInTree judges what the tree holds, as the kernel will walk it', () => {
+    let base: string;
+    before(async () => {
+      base = await realpath(await tmp.make());
+      await mkdir(path.join(base, 'd', 'e'), { recursive: true });
+      await writeFile(path.join(base, 'd', 'file'), '');
+      await symlink('.', path.join(base, 'b')); // b -> .
+      await symlink('b/b/../../x', path.join(base, 'a')); // through b twice, then up twice: outside
+      await symlink('e', path.join(base, 'd', 'toE')); // relative, inside
+      await symlink('../../outside', path.join(base, 'd', 'up')); // relative, leaves base
+      await symlink(path.join(base, 'd', 'e'), path.join(base, 'absIn')); // absolute, inside base
+      await symlink('/etc', path.join(base, 'absOut')); // absolute, elsewhere
+      await symlink(`${base}x/y`, path.join(base, 'absSibling')); // a sibling sharing base's prefix
+      await symlink('loop2', path.join(base, 'loop1'));
+      await symlink('loop1', path.join(base, 'loop2'));
+      await symlink('nothing/here', path.join(base, 'dangling')); // missing: judged by its text
+      await symlink('../../../x', path.join(base, 'danglingOut'));
+    });
+
+    const cases: Array<[string, 'inside' | 'outside' | 'loop']> = [
+      ['d/e/x', 'inside'],
+      ['', 'inside'],
+      ['./d/./e', 'inside'],
+      ['d/../d/e', 'inside'],
+      ['..', 'outside'],
+      ['d/../..', 'outside'],
+      ['a', 'outside'],
+      ['d/toE/new', 'inside'],
+      ['d/up', 'outside'],
+      ['absIn/new', 'inside'],
+      ['absOut', 'outside'],
+      ['absSibling', 'outside'],
+      ['loop1', 'loop'],
+      ['dangling/more', 'inside'],
+      ['danglingOut', 'outside'],
+      ['missing/x/../../..', 'outside'], // lexical once missing, still counted
+      ['missing/x/../..', 'inside'],
+      ['d/file/../../..', 'outside'], // a file used as a dir: the rest judged by text
+      ['d/file/x', 'inside'],
+    ];
+    for (const [rel, want] of cases) {
+      it(`${JSON.stringify(rel)} is ${want}`, async () => {
+        expect(await resolveInTree(base, rel)).to.equal(want);
+      });
+    }
+
+    it(`a chain of ${MAX_SYMLINK_HOPS} links resolves; one more is a loop`, async () => {
+      const chain = await realpath(await tmp.make());
+      await mkdir(path.join(chain, 'end'));
+      for (let i = 0; i <= MAX_SYMLINK_HOPS; i++) await symlink(i === 0 ? 'end' : `l${i - 1}`, path.join(chain, `l${i}`));
+      expect(await resolveInTree(chain, `l${MAX_SYMLINK_HOPS - 1}`)).to.equal('inside');
+      expect(await resolveInTree(chain, `l${MAX_SYMLINK_HOPS}`)).to.equal('loop');
+    });
+  });
+
+  it('exists sees a dangling link; isNotFound is ENOENT and ENOTDIR only', async () => {
+    const base = await tmp.make();
+    await symlink('nowhere', path.join(base, 'dangling'));
+    await writeFile(path.join(base, 'f'), '');
+    expect(await exists(path.join(base, 'dangling'))).to.equal(true);
+    expect(await exists(path.join(base, 'nope'))).to.equal(false);
+    expect(await exists(path.join(base, 'f', 'under-a-file'))).to.equal(false);
+    expect(isNotFound({ code: 'ENOENT' })).to.equal(true);
+    expect(isNotFound({ code: 'ENOTDIR' })).to.equal(true);
+    expect(isNotFound({ code: 'EACCES' })).to.equal(false);
+    expect(isNotFound(undefined)).to.equal(false);
   });
 });

@@ -10,14 +10,15 @@ import { createRawExecDriver } from '../../../actors/drivers/raw-exec.ts';
 import type { ProcessHandleState } from '../../../actors/drivers/executor/process-driver.ts';
 import { alive, cleanup, sandbox, sh, startTracked, until } from '../drivers/support/helpers.ts';
 import { pidsIn, sessionOf } from './support/cgroup-helpers.ts';
+import { skipOrFailInCi } from '../../support/skips.ts';
 
 describe('cgroups: a task whose executor died (root)', function () {
   this.timeout(20_000);
   let mgr: CgroupManager;
   before(function () {
-    if (process.geteuid?.() !== 0) return this.skip(); // cgroups need root
+    if (process.geteuid?.() !== 0) skipOrFailInCi(this, 'cgroups need root');
     const d = detectCgroups();
-    if (!d.ok) return this.skip();
+    if (!d.ok) skipOrFailInCi(this, `no writable cgroup hierarchy: ${d.reason}`);
     mgr = createCgroupManager(d.layout);
   });
   afterEach(() => cleanup());

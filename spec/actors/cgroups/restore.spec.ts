@@ -13,6 +13,7 @@ import { makeAlloc } from '../../support/fixtures.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 import { allocDirsOf, anyDirLeft, cgroupOf, handleOf, pidsIn } from './support/cgroup-helpers.ts';
 import { alive, until } from '../drivers/support/helpers.ts';
+import { skipOrFailInCi } from '../../support/skips.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '../../..');
@@ -24,8 +25,9 @@ describe('cgroups: host kill -9, restore, stop (root)', function () {
   const dirs: string[] = [];
 
   before(function () {
-    if (process.geteuid?.() !== 0) return this.skip(); // cgroups need root
-    if (!detectCgroups().ok) return this.skip();
+    if (process.geteuid?.() !== 0) skipOrFailInCi(this, 'cgroups need root');
+    const d = detectCgroups();
+    if (!d.ok) skipOrFailInCi(this, `no writable cgroup hierarchy: ${d.reason}`);
   });
   afterEach(() => {
     for (const pid of hosts.splice(0)) {

@@ -7,13 +7,13 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { detectCgroups } from '../../../actors/cgroups/detect.ts';
 import type { AllocRunner, Client } from '../../../actors/client/types.ts';
 import type { Allocation, Task } from '../../../model/types.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
 import { allocDirsOf, anyDirLeft, cgroupOf, handleOf, cpuNs, pidsIn, sessionOf } from './support/cgroup-helpers.ts';
 import { alive, buildMiniChroot, until } from '../drivers/support/helpers.ts';
+import { cgroupVersionOrSkip } from '../../support/skips.ts';
 
 const noRestart = { attempts: 0, intervalMs: 60_000, delayMs: 0, mode: 'fail' as const };
 const task = (name: string, command: string, args: string[], extra: Partial<Task> = {}): Task => ({
@@ -38,15 +38,7 @@ describe('cgroups v1 through the client (root)', function () {
   const newClient = useTempClients();
 
   before(function () {
-    if (process.geteuid?.() !== 0) return this.skip(); // cgroups need root
-    let d;
-    try {
-      d = detectCgroups({ mode: 'v1' });
-    } catch (e) {
-      console.log(`      (skipped: ${(e as Error).message})`);
-      return this.skip();
-    }
-    if (!d.ok) return this.skip();
+    cgroupVersionOrSkip(this, 'v1');
   });
 
   it('says which hierarchy it uses, on the bus and in a Driver event', async () => {

@@ -15,21 +15,17 @@ import { createRawExecDriver } from '../../../actors/drivers/raw-exec.ts';
 import type { ProcessHandleState } from '../../../actors/drivers/executor/process-driver.ts';
 import { ABORT, alive, cleanup, sandbox, sh, startTracked, until } from '../drivers/support/helpers.ts';
 import { pidsIn, sessionOf } from './support/cgroup-helpers.ts';
+import { cgroupVersionOrSkip } from '../../support/skips.ts';
 
 describe('cgroups v2 on the real unified mount (root)', function () {
   this.timeout(20_000);
   let mgr: CgroupManager;
 
   before(function () {
-    if (process.geteuid?.() !== 0) return this.skip(); // cgroups need root
-    try {
-      const d = detectCgroups({ mode: 'v2' });
-      if (!d.ok) return this.skip();
-      mgr = createCgroupManager(d.layout);
-    } catch (e) {
-      console.log(`      (skipped: ${(e as Error).message})`);
-      this.skip();
-    }
+    cgroupVersionOrSkip(this, 'v2');
+    const d = detectCgroups({ mode: 'v2' });
+    if (!d.ok) throw new Error(d.reason);
+    mgr = createCgroupManager(d.layout);
   });
   afterEach(() => cleanup());
 

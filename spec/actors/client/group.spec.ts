@@ -31,6 +31,8 @@ describe('client: task groups', () => {
     expect(killed.slice(1, 3).sort()).to.deep.equal(['a', 'b']);
     expect(killed[3]).to.equal('side');
     const seq = events.items.map((m) => `${m.task}:${m.event.type}`);
+    // The leader is killed alone: the other mains hear of the stop only once it is dead.
+    for (const t of ['a', 'b']) expect(seq.indexOf(`${t}:Killing`), t).to.be.greaterThan(seq.indexOf('lead:Killed'));
     expect(seq.indexOf('post:Started')).to.be.greaterThan(seq.indexOf('side:Killed'));
     expect(eventsOf(r.alloc(), 'post')).to.not.include('Killing');
     expect(r.alloc().clientStatus).to.equal('complete');

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer } from 'ws';
-import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { Actor, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { connectInspector } from '../../../actors/inspect/ws-inspector.ts';
 import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { useTempClients } from '../../support/temp-client.ts';
@@ -44,11 +44,55 @@ describe('inspection', () => {
     expect(() => JSON.stringify(ctx)).to.not.throw(); // plain data only
   });
 
-  it('inspection off costs nothing: no observer, same behaviour', async () => {
-    const client = newClient();
-    const r = client.addAlloc(batchAlloc('5ms'));
-    await r.waitFor('stopping');
-    expect(r.alloc().clientStatus).to.not.equal('failed');
+  describe('inspection off costs nothing', () => {
+    /**
+     * Counts `system.inspect` calls (how an observer is attached, by the `inspect` option or by the
+     * viewer's feed) on every actor system made while it is installed: xstate's Actor constructor
+     * assigns `this.system` (undefined, then the system), so an accessor on the prototype sees each
+     * new system first.
+     */
+    function probeInspect(): { attached: () => number; restore: () => void } {
+      let attached = 0;
+      const proto = Actor.prototype as unknown as object;
+      Object.defineProperty(proto, 'system', {
+        configurable: true,
+        get: () => undefined,
+        set(this: object, system: { inspect: (o: unknown) => unknown } | undefined) {
+          if (!system) return; // the constructor's first, empty assignment
+          const own = system.inspect;
+          if (!(own as { probed?: true }).probed) {
+            system.inspect = Object.assign((o: unknown) => (attached++, own.call(system, o)), { probed: true as const });
+          }
+          Object.defineProperty(this, 'system', { value: system, writable: true, configurable: true, enumerable: true });
+        },
+      });
+      return { attached: () => attached, restore: () => delete (proto as { system?: unknown }).system };
+    }
+
+    it('no observer is attached to any actor system when inspection, viewer and recording are off', async () => {
+      const probe = probeInspect();
+      try {
+        const client = newClient();
+        const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '5ms' })], { jobType: 'batch' }));
+        await r.waitFor('stopping');
+        expect(r.alloc().clientStatus).to.equal('complete');
+        expect(probe.attached(), 'system.inspect calls').to.equal(0);
+      } finally {
+        probe.restore();
+      }
+    });
+
+    it('the probe sees the observer the inspect option attaches (so the test above can fail)', async () => {
+      const probe = probeInspect();
+      try {
+        const client = newClient({ inspect: () => {} });
+        const r = client.addAlloc(batchAlloc('5ms'));
+        await r.waitFor('stopping');
+        expect(probe.attached()).to.be.greaterThanOrEqual(2); // the client's system and the alloc's
+      } finally {
+        probe.restore();
+      }
+    });
   });
 
   it('streams to a real WebSocket server on 127.0.0.1 through @statelyai/inspect, and stops cleanly', async () => {

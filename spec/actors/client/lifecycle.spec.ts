@@ -43,16 +43,21 @@ describe('client: allocation lifecycle on the mock driver', () => {
     const calls: string[] = [];
     const hook: RunnerHook = {
       name: 'recorder',
-      update: async (ctx) => void calls.push(`update:${ctx.alloc.allocModifyIndex}`),
+      update: async (ctx) => {
+        calls.push(`update:${ctx.alloc.allocModifyIndex}`);
+        updated();
+      },
       postrun: async () => void calls.push('postrun'),
     };
+    let updated!: () => void;
+    const updateRan = new Promise<void>((res) => (updated = res));
     const client = newClient({ hooks: [hook] });
     const alloc = makeAlloc([mockTask('web', { run_for: '10s' })]);
     const r = client.addAlloc(alloc);
     await r.waitFor('running');
     await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running');
     client.updateAlloc({ ...alloc, allocModifyIndex: 2 });
-    await new Promise((res) => setTimeout(res, 10));
+    await updateRan;
     client.updateAlloc(stopOf(alloc, 3));
     await r.waitFor('stopping');
     await viewWhere(client, r, (a) => a.clientStatus === 'complete');
@@ -69,9 +74,12 @@ describe('client: allocation lifecycle on the mock driver', () => {
       name: 'slow',
       update: async (ctx) => {
         seen.push(ctx.alloc.allocModifyIndex);
+        if (seen.length === 2) secondRan();
         if (seen.length === 1) await gate;
       },
     };
+    let secondRan!: () => void;
+    const second = new Promise<void>((res) => (secondRan = res));
     const client = newClient({ hooks: [hook] });
     const alloc = makeAlloc([mockTask('web')]);
     const r = client.addAlloc(alloc);
@@ -82,9 +90,9 @@ describe('client: allocation lifecycle on the mock driver', () => {
     const newest = { ...alloc, allocModifyIndex: 5, clientDescription: 'newer' };
     r.update(newest); // equal index: the newer call replaces the queued one
     release();
-    await new Promise((res) => setTimeout(res, 20));
+    await second; // the queued update ran (the slot held one: no third can follow)
+    await viewWhere(client, r, (a) => a.allocModifyIndex === 5);
     expect(seen).to.deep.equal([2, 5]);
-    expect(r.alloc().allocModifyIndex).to.equal(5);
   });
 
   it('throws InvalidAllocationError for an unknown driver or bad driver config; nothing on disk', () => {

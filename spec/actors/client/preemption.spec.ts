@@ -83,16 +83,16 @@ describe('client: waiting for previous and preempted allocations', () => {
     const next = preemptor([remoteVictim.id], { previousAllocation: prev.allocId });
     const r = client.addAlloc(next);
     await r.waitFor('waiting-prev');
+    const prevReleased = nextMessage(client, 'watcher.released', (m) => m.allocId === r.allocId && m.watchedAllocId === prev.allocId);
     client.updateAlloc({ ...prev.alloc(), desiredStatus: 'stop', allocModifyIndex: 5 });
-    await prev.waitFor('stopping');
-    await new Promise((res) => setTimeout(res, 20));
+    await prevReleased; // the local previous alloc is done and its watcher let go
     expect(r.state()).to.equal('waiting-prev'); // the remote victim still runs
     rpc.upsert({ ...remoteVictim, clientStatus: 'complete' });
     await r.waitFor('running');
     expect(rpc.requests.every((q) => q.allocId === remoteVictim.id)).to.equal(true);
   });
 
-  it('destroying or stopping a waiting alloc cancels the wait at once', async () => {
+  it('stopping a waiting alloc cancels the wait at once', async () => {
     const client = newClient();
     const prev = client.addAlloc(makeAlloc([mockTask('web', { run_for: '10s' })]));
     await prev.waitFor('running');
@@ -105,6 +105,21 @@ describe('client: waiting for previous and preempted allocations', () => {
     expect(prev.state()).to.equal('running');
     expect(r.isWaiting()).to.equal(false);
     expect(r.alloc().clientStatus).to.equal('complete');
+  });
+
+  it('a destroy while waiting leaves the wait in the same step (the chart takes the event), then ends destroyed', async () => {
+    const client = newClient();
+    const prev = client.addAlloc(makeAlloc([mockTask('web', { run_for: '10s' })]));
+    await prev.waitFor('running');
+    const r = client.addAlloc(makeAlloc([mockTask('web')], { previousAllocation: prev.allocId }));
+    await r.waitFor('waiting-prev');
+    const destroyed = r.destroy();
+    // xstate transitions synchronously on send: an ignored destroy would leave it waiting here.
+    expect(r.state()).to.equal('stopping');
+    expect(r.isWaiting()).to.equal(false);
+    await destroyed;
+    expect(r.state()).to.equal('destroyed');
+    expect(prev.state()).to.equal('running'); // cancelled, not waited out
   });
 
   it('prevAllocWaitTimeoutMs fails the alloc with a clear task event instead of hanging', async () => {

@@ -11,10 +11,13 @@ describe('client: updates apply one at a time, in the alloc chart', () => {
     const calls: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let secondCall!: () => void;
+    const twoCalls = new Promise<void>((r) => (secondCall = r));
     const hook: RunnerHook = {
       name: 'slow',
       update: async (ctx) => {
         calls.push(`update:${ctx.alloc.allocModifyIndex}:${ctx.alloc.job.name}`);
+        if (calls.length === 2) secondCall();
         if (ctx.alloc.allocModifyIndex === 2) await gate;
       },
     };
@@ -30,7 +33,7 @@ describe('client: updates apply one at a time, in the alloc chart', () => {
     client.updateAlloc(at(5, 'c')); // equal index: the newer call wins
     release();
     await viewWhere(client, r, (a) => a.allocModifyIndex === 5);
-    await new Promise((res) => setTimeout(res, 5));
+    await twoCalls; // the queued update's hooks ran (no third call can come: the slot held one)
     expect(calls).to.deep.equal(['update:2:a', 'update:5:c']);
     client.updateAlloc(at(6, 'stop', { desiredStatus: 'stop' }));
     await r.waitFor('stopping');

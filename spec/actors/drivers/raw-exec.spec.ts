@@ -234,14 +234,24 @@ describe('raw_exec driver', () => {
       const cfg = sb.config(sh('head -c 8000000 /dev/zero | tr "\\0" x'), { logs: { maxFiles: 20, maxFileSizeMB: 1 } });
       const h = await startTracked(driver, cfg);
       let peak = 0;
-      const timer = setInterval(() => {
+      let samples = 0;
+      const sample = () => {
+        let status: string;
         try {
-          const rss = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${stateOf(h).executorPid}/status`, 'utf8'))![1]);
-          peak = Math.max(peak, rss);
-        } catch {}
-      }, 5);
+          status = fs.readFileSync(`/proc/${stateOf(h).executorPid}/status`, 'utf8');
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // the executor has exited
+          throw e;
+        }
+        peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(status)![1]));
+        samples++;
+      };
+      sample(); // at least once while it surely runs
+      const timer = setInterval(sample, 5);
       await driver.wait(h, ABORT());
       clearInterval(timer);
+      expect(samples, 'RSS samples read').to.be.greaterThan(0);
+      expect(peak, 'a live executor has an RSS').to.be.greaterThan(1000);
       const sizes = fs
         .readdirSync(sb.logsDir)
         .filter((f) => f.startsWith('web.stdout.'))

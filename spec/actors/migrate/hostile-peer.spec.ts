@@ -4,11 +4,13 @@
  * TLS with client certificates, tokens compared in constant time.
  */
 import { expect } from 'chai';
+import crypto from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -298,12 +300,58 @@ describe('migrations over HTTPS with client certificates (#10)', function () {
 });
 
 describe('snapshot token check (#10)', () => {
-  it('compares in constant time whatever the lengths (hashes first), and still tells right from wrong', () => {
-    expect(tokenMatches('abc', 'abc')).to.equal(true);
-    expect(tokenMatches('abc', 'abd')).to.equal(false);
-    expect(tokenMatches('a', 'a much longer token')).to.equal(false);
-    expect(tokenMatches('', 'x')).to.equal(false);
-    // The function body must not short-circuit on length (the old check did).
-    expect(tokenMatches.toString()).not.to.match(/\.length\s*===/);
+  /** Records every crypto.timingSafeEqual call (the ESM binding follows after syncBuiltinESMExports). */
+  function spyTimingSafeEqual(): { calls: Array<[number, number]>; restore: () => void } {
+    const calls: Array<[number, number]> = [];
+    const real = crypto.timingSafeEqual;
+    crypto.timingSafeEqual = (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+      calls.push([a.byteLength, b.byteLength]);
+      return real(a, b);
+    };
+    syncBuiltinESMExports();
+    return {
+      calls,
+      restore: () => {
+        crypto.timingSafeEqual = real;
+        syncBuiltinESMExports();
+      },
+    };
+  }
+
+  it('compares in constant time whatever the lengths: one timingSafeEqual over two 32-byte hashes, right told from wrong', () => {
+    const spy = spyTimingSafeEqual();
+    try {
+      const cases: Array<[string, string, boolean]> = [
+        ['abc', 'abc', true],
+        ['abc', 'abd', false],
+        ['a', 'a much longer token', false],
+        ['', 'x', false],
+        ['x'.repeat(10_000), 'x', false],
+      ];
+      for (const [given, want, match] of cases) {
+        const before = spy.calls.length;
+        expect(tokenMatches(given, want), `${given.length} vs ${want.length}`).to.equal(match);
+        expect(spy.calls.slice(before), `${given.length} vs ${want.length}`).to.deep.equal([[32, 32]]);
+      }
+    } finally {
+      spy.restore();
+    }
+  });
+
+  it('the snapshot server compares a token of the wrong length in constant time too (403, one timingSafeEqual)', async () => {
+    const srv = await createSnapshotServer({ lookup: () => undefined, token: 'the-right-token' });
+    const spy = spyTimingSafeEqual();
+    try {
+      for (const given of ['x', 'the-right-tokeN', 'much longer than the right token']) {
+        const before = spy.calls.length;
+        const res = await fetch(`${srv.url}/v1/client/allocation/abc/snapshot`, { headers: { 'X-Nomad-Token': given } });
+        await res.body?.cancel();
+        expect(res.status, given).to.equal(403);
+        expect(spy.calls.slice(before), given).to.deep.equal([[32, 32]]);
+      }
+    } finally {
+      spy.restore();
+      await srv.close();
+    }
   });
 });

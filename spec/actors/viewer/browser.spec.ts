@@ -14,6 +14,7 @@ import type { Allocation, Task } from '../../../model/types.ts';
 import { browserUnavailable, launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../../support/browser.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { useTempClients } from '../../support/temp-client.ts';
+import { skipOrFailInCi } from '../../support/skips.ts';
 
 /** An alloc of job `job` (a priority-20 "lo" or priority-80 "hi"). */
 function jobAlloc(job: string, tasks: Task[], over: Partial<Allocation> = {}): Allocation {
@@ -44,10 +45,7 @@ describe('viewer in a real browser (headless Chromium)', function () {
         why = `Chromium did not start: ${(e as Error).message.split('\n')[0]}`;
       }
     }
-    if (why) {
-      console.log(`      skipped: ${why}`);
-      this.skip();
-    }
+    if (why) skipOrFailInCi(this, why); // .ci/run installs Chromium
   });
   afterEach(function () {
     if (browser) {

@@ -3,7 +3,7 @@
  * relies on (its private internals among them). An xstate upgrade that changes one fails here.
  */
 import { expect } from 'chai';
-import { assign, createActor, fromPromise, setup, type AnyActorRef, type InspectionEvent } from 'xstate';
+import { assign, createActor, fromPromise, setup, type AnyActorRef, type InspectionEvent, waitFor } from 'xstate';
 import { detachedChildIds, forgetDetachedChild, parentOf, startDetachedChildren } from '../../../actors/watchers/detached-children.ts';
 
 type Internal = AnyActorRef & { _stop(): void; observers: Set<unknown> };
@@ -47,7 +47,7 @@ describe('actors/watchers/detached-children (xstate internals, pinned)', () => {
         input: {},
       },
     ]);
-    await new Promise((r) => setTimeout(r, 10));
+    await waitFor(parent, (snap) => snap.context.seen.length === 2);
     expect(parent.getSnapshot().context.seen.sort()).to.deep.equal(['xstate.done.actor.ok:42', 'xstate.error.actor.bad:nope']);
     forgetDetachedChild(parent, 'ok');
     forgetDetachedChild(parent, 'bad');
