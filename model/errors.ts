@@ -233,8 +233,12 @@ export interface UnsupportedStanza {
  * A host may turn these into warnings (`parseAllocation(json, { unsupported: 'warn' })`).
  */
 export class UnsupportedStanzaError extends InvalidAllocationError {
-  constructor(readonly unsupported: UnsupportedStanza[]) {
-    super(unsupported.map(unsupportedText));
+  /** `otherIssues`: the input's other problems, reported in the same error. */
+  constructor(
+    readonly unsupported: UnsupportedStanza[],
+    otherIssues: string[] = [],
+  ) {
+    super([...unsupported.map(unsupportedText), ...otherIssues]);
   }
 }
 
