@@ -208,7 +208,12 @@ export class JobspecError extends BerthError {
   readonly path?: string;
   /** Every problem found, one `path: problem` line each (the message joins them). */
   readonly issues: string[];
-  constructor(message: string, where: { file?: string; line?: number; column?: number; path?: string; issues?: string[] } = {}) {
+  /** The stanzas among them that berth refuses to run. */
+  readonly unsupported: UnsupportedStanza[];
+  constructor(
+    message: string,
+    where: { file?: string; line?: number; column?: number; path?: string; issues?: string[]; unsupported?: UnsupportedStanza[] } = {},
+  ) {
     const loc = where.file ? `${where.file}${where.line ? `:${where.line}${where.column ? `:${where.column}` : ''}` : ''}: ` : '';
     super(`${loc}${message}`);
     this.file = where.file;
@@ -216,6 +221,7 @@ export class JobspecError extends BerthError {
     this.column = where.column;
     this.path = where.path;
     this.issues = where.issues ?? [message];
+    this.unsupported = where.unsupported ?? [];
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * Nomad's canonical job defaults (its API `Canonicalize`), in berth's units (ms, MB): what a job
- * file leaves out. Shared by the jobspec canonicaliser and `parseAllocation`.
+ * file leaves out. Shared by the jobspec canonicaliser and `parseAllocation` (the restart policy's
+ * defaults are `defaultRestartPolicy` in the restart policy module).
  * @module
  */
-import type { Job, MigrateStrategy, ReschedulePolicy, RestartPolicy, UpdateStrategy } from './types.ts';
+import type { Job, MigrateStrategy, ReschedulePolicy, UpdateStrategy } from './types.ts';
 
 /** Nomad's default job priority. */
 export const DEFAULT_JOB_PRIORITY = 50;
@@ -37,13 +38,6 @@ export const DEFAULT_KILL_TIMEOUT_MS = 5000;
 
 /** Nomad's default log rotation: 10 files of 10 MB. */
 export const DEFAULT_LOGS = Object.freeze({ maxFiles: 10, maxFileSizeMB: 10 });
-
-/** Nomad's default restart policy for a job type (service and system: 2 in 30m; batch: 3 in 24h). */
-export function defaultRestartPolicy(type: Job['type']): RestartPolicy {
-  return type === 'service' || type === 'system'
-    ? { attempts: 2, intervalMs: 30 * 60_000, delayMs: 15_000, mode: 'fail' }
-    : { attempts: 3, intervalMs: 24 * 3_600_000, delayMs: 15_000, mode: 'fail' };
-}
 
 /**
  * Nomad's `NewDefaultReschedulePolicy` for a job type: service unlimited exponential from 30s to

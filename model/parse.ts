@@ -6,11 +6,11 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { InvalidAllocationError, UnsupportedStanzaError, type UnsupportedStanza } from './errors.ts';
+import { InvalidAllocationError, JobspecError, UnsupportedStanzaError, type UnsupportedStanza } from './errors.ts';
 import { jsonValueProblems } from './json-value.ts';
-import { allocationSchema } from './schema/allocation.ts';
+import { allocationSchema, jobSchema } from './schema/allocation.ts';
 import { berthErrorMap, issueLines, renderPath, unknownKeyProblem } from './schema/issues.ts';
-import { fromNomad, nomadTime, type FromNomadReport } from './schema/nomad.ts';
+import { fromNomad, nomadTime, toNomad, type FromNomadReport } from './schema/nomad.ts';
 import { findUnsupported } from './schema/unsupported.ts';
 import { completeReschedulePolicy } from './job-defaults.ts';
 import type { Allocation, Job, ReschedulePolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
@@ -270,6 +270,56 @@ export function checkAllocation(json: unknown, opts: ParseAllocationOptions = {}
  */
 export function parseAllocation(json: unknown, opts: ParseAllocationOptions = {}): Allocation {
   return checkAllocation(json, opts).alloc;
+}
+
+/** The result of {@link checkJob}. */
+export interface CheckedJob {
+  job: Job;
+  /** Stanzas left out (only in `unsupported: 'warn'` mode). */
+  warnings: UnsupportedStanza[];
+}
+
+/**
+ * Parses and validates a job given as berth's camelCase JSON or as Nomad's API `Job` JSON
+ * (PascalCase, nanoseconds), with the same schema, mapping and refusals as {@link checkAllocation}.
+ * Paths start at `job`.
+ * @throws JobspecError listing every problem (`issues`), refused stanzas in `unsupported`.
+ */
+export function checkJob(json: unknown, opts: Pick<ParseAllocationOptions, 'unsupported' | 'onWarning'> = {}): CheckedJob {
+  if (!isObj(json)) throw new JobspecError('job: must be an object', { path: 'job' });
+  const notJson = jsonValueProblems(json);
+  if (notJson.length) throw new JobspecError(`invalid job: ${notJson.join('; ')}`, { issues: notJson });
+  const report: FromNomadReport = { issues: [], unsupported: [] };
+  const nomad = !('taskGroups' in json) && ('TaskGroups' in json || 'ID' in json);
+  const src = nomad ? fromNomad(json, 'Job', 'job', report) : dropNulls(json);
+  const found = findUnsupported(src, 'job', true);
+  const unsupported = [...report.unsupported, ...found.removable];
+  const issues = [...report.issues];
+  const r = jobSchema.safeParse(src, { error: berthErrorMap });
+  if (!r.success) issues.push(...issueLines(r.error, 'job'));
+  const refused = opts.unsupported === 'warn' ? found.fatal : [...found.fatal, ...unsupported];
+  const lines = [...refused.map((u) => `${u.stanza} is not supported by berth (${u.path})`), ...issues];
+  if (lines.length || !r.success) {
+    const first = refused[0]?.path ?? issues[0]?.split(': ')[0];
+    throw new JobspecError(lines.length === 1 ? lines[0]! : `invalid job (${lines.length} problems):\n  ${lines.join('\n  ')}`, {
+      issues: lines,
+      path: first,
+      unsupported: refused,
+    });
+  }
+  const warnings = opts.unsupported === 'warn' ? unsupported : [];
+  for (const w of warnings) opts.onWarning?.(w);
+  return { job: normaliseJob(r.data as Obj), warnings };
+}
+
+/** {@link checkJob}'s job. */
+export function parseJob(json: unknown, opts: Pick<ParseAllocationOptions, 'unsupported' | 'onWarning'> = {}): Job {
+  return checkJob(json, opts).job;
+}
+
+/** A berth job as Nomad's API `Job` JSON (PascalCase, nanoseconds), the inverse of {@link parseJob}'s mapping. */
+export function jobToNomad(job: Job): Record<string, unknown> {
+  return toNomad(job, 'Job') as Record<string, unknown>;
 }
 
 /** The schema's output in berth's canonical form: empty strings and false flags left out, ids filled. */
