@@ -327,6 +327,7 @@ function normalise(a: Obj, opts: ParseAllocationOptions): Allocation {
   const job = normaliseJob(a.job as Obj);
   const out = dropUndef({
     ...a,
+    $schema: undefined,
     id: (a.id as string | undefined) || randomUUID(),
     nodeId: (a.nodeId as string | undefined) || opts.nodeId || DEFAULT_NODE_ID,
     jobId: (a.jobId as string | undefined) || job.id,
@@ -354,6 +355,7 @@ function normaliseJob(j: Obj): Job {
   const type = j.type as Job['type'];
   return dropUndef({
     ...j,
+    $schema: undefined,
     name: j.name || undefined,
     namespace: j.namespace || undefined,
     region: j.region || undefined,
