@@ -4,6 +4,7 @@
  * @module
  */
 import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { map } from 'rxjs';
 import { createActor, setup } from 'xstate';
@@ -251,7 +252,12 @@ export function createClient(options: ClientOptions): Client {
     addAlloc(input) {
       if (shut) throw new ClientShutdownError();
       // A missing node id is this client's; a driver the client lacks is an issue of the parse.
-      const { alloc, warnings } = checkAllocation(input, { nodeId: rt.nodeId, drivers: Object.keys(drivers), unsupported: options.unsupported });
+      const { alloc, warnings } = checkAllocation(input, {
+        nodeId: rt.nodeId,
+        drivers: Object.keys(drivers),
+        unsupported: options.unsupported,
+        nodeCores: availableParallelism(),
+      });
       const issues = driverIssues(alloc, drivers);
       if (issues.length) throw new InvalidAllocationError(issues);
       if (runners.has(alloc.id)) throw new AllocExistsError(alloc.id);

@@ -205,6 +205,12 @@ describe('parseAllocation: one schema, no silent drops, no impossible values (#2
     expect(issuesOf(() => parseAllocation(task({ env: many }))).join('\n')).to.match(
       /env: is \d+ bytes as environment variables, past the kernel's 2097152-byte limit \(ARG_MAX\)/,
     );
+    // Cores beyond the node (the client passes its own count).
+    const cores = makeAlloc([mockTask('a', undefined, { resources: { cores: 2 } }), mockTask('b', undefined, { resources: { cores: 3 } })]);
+    expect(issuesOf(() => parseAllocation(cores, { nodeCores: 4 }))).to.deep.equal([
+      `job.taskGroups[0].tasks[1].resources.cores: the group's tasks reserve 5 cores up to here; this node has 4`,
+    ]);
+    expect(() => parseAllocation(cores, { nodeCores: 5 })).to.not.throw();
     // Meta becomes NOMAD_META_* in every task's environment: job meta counts for each task.
     const meta = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`m${i}`, 'z'.repeat(100 * 1024)]));
     const a = makeAlloc([mockTask('t')]);

@@ -1,8 +1,9 @@
 /** No silent drops: a stanza berth does not run is refused by addAlloc, or, when the host asks, left out with a bus warning. */
 import { expect } from 'chai';
 import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { UnsupportedStanzaError } from '../../../model/errors.ts';
+import { InvalidAllocationError, UnsupportedStanzaError } from '../../../model/errors.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { record, useTempClients } from '../../support/temp-client.ts';
@@ -38,5 +39,15 @@ describe('client: stanzas berth does not run', function () {
     // A driver berth lacks stays refused.
     const docker = makeAlloc([{ name: 'd', driver: 'docker', config: {} }]);
     expect(() => client.addAlloc(docker)).to.throw(UnsupportedStanzaError, /driver "docker"/);
+  });
+
+  it('an alloc reserving more cores than the node has is refused up front (#20 item 10)', () => {
+    const client = newClient();
+    const greedy = makeAlloc([mockTask('web', undefined, { resources: { cores: availableParallelism() + 1 } })]);
+    expect(() => client.addAlloc(greedy)).to.throw(
+      InvalidAllocationError,
+      /resources\.cores: the group's tasks reserve \d+ cores up to here; this node has \d+/,
+    );
+    expect(readdirSync(join(client.dataDir, 'alloc'))).to.deep.equal([]);
   });
 });
