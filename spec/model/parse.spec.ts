@@ -278,4 +278,15 @@ describe('parseAllocation: one schema, no silent drops, no impossible values (#2
     expect(a.job.update).to.include({ maxParallel: 1, staggerMs: 30_000 });
     expect(parseAllocation(JSON.parse(JSON.stringify(a)))).to.deep.equal(a);
   });
+
+  it("a job-level reschedule or migrate block is every group's default (Nomad's merge), not dropped", () => {
+    const j = nomadJson();
+    j.Job.Reschedule = { Attempts: 5, Interval: 3600e9 };
+    j.Job.Migrate = { MaxParallel: 3 };
+    delete j.Job.TaskGroups[0].ReschedulePolicy;
+    j.Job.TaskGroups[0].Migrate = { HealthCheck: 'task_states' };
+    const g = parseAllocation(j).job.taskGroups[0]!;
+    expect(g.reschedulePolicy).to.deep.include({ attempts: 5, intervalMs: 3_600_000, delayFunction: 'exponential' });
+    expect(g.migrate).to.deep.equal({ maxParallel: 3, healthCheck: 'task_states', minHealthyTimeMs: 10_000, healthyDeadlineMs: 300_000 });
+  });
 });
