@@ -8,6 +8,7 @@ import { BerthError } from '../../model/errors.ts';
 import type { Command } from './command.ts';
 import { demoCommand } from './commands/demo.ts';
 import { initCommand } from './commands/init.ts';
+import { jobCommand } from './job/job.ts';
 import { logsCommand } from './commands/logs.ts';
 import { runCommand } from './commands/run.ts';
 import { statusCommand } from './commands/status.ts';
@@ -19,7 +20,7 @@ import { writeLine, type CliIO } from './io.ts';
 import { berthVersion } from './version.ts';
 
 /** Every subcommand, in the order `berth --help` lists them. */
-export const COMMANDS: readonly Command[] = [runCommand, statusCommand, logsCommand, initCommand, validateCommand, demoCommand, viewCommand];
+export const COMMANDS: readonly Command[] = [runCommand, statusCommand, logsCommand, initCommand, validateCommand, jobCommand, demoCommand, viewCommand];
 
 /** `berth --help`. */
 export function mainHelp(): string {
