@@ -46,10 +46,13 @@ export class World {
   evals = new Map<string, Evaluation>();
   now = 1_000_000;
   private n = 0;
+  node: SchedulerNode;
   constructor(
-    public node: SchedulerNode = node(),
+    schedulerNode?: SchedulerNode,
     public config?: SchedulerConfiguration,
-  ) {}
+  ) {
+    this.node = schedulerNode ?? node();
+  }
 
   newId = (): string => `id-${String(++this.n).padStart(4, '0')}`;
 
