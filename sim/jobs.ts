@@ -26,8 +26,29 @@ import {
 } from '../agent/scheduler/index.ts';
 import { addComparable, allocComparable, emptyComparable, exhaustedDimension, nodeAvailable } from '../agent/scheduler/resources.ts';
 import { SIM_DRIVER } from './driver.ts';
-import type { AllocSpec } from './ops.ts';
 import { Rng } from './random.ts';
+
+/**
+ * The group a job runs: the same shape as the simulator's generated alloc groups (`AllocSpec` in
+ * ops.ts, which imports this file), as far as jobs use it.
+ */
+export interface GroupSpec {
+  type: 'service' | 'batch';
+  tasks: Array<{
+    name: string;
+    hook?: 'prestart' | 'poststart' | 'poststop';
+    sidecar?: boolean;
+    killTimeoutMs: number;
+    killSignal: string;
+    lifetimeMs?: number;
+    exitCode: number;
+    shutdownDelayMs?: number;
+  }>;
+  restart: { attempts: number; intervalMs: number; delayMs: number; mode: 'fail' | 'delay' };
+  sticky?: boolean;
+  shutdownDelayMs?: number;
+  maxRunDurationMs?: number;
+}
 
 /** A job op, at a virtual time in ms from the start. */
 export type JobOp =
@@ -35,7 +56,7 @@ export type JobOp =
       at: number;
       op: 'jobRegister';
       job: number;
-      spec: AllocSpec;
+      spec: GroupSpec;
       count: number;
       priority: number;
       cpu: number;
@@ -74,7 +95,7 @@ export function jobAllocUuid(n: number): string {
  * Adds job ops from a stream of their own: up to three jobs registered at random times, then
  * updates, stops and broker ticks. Merged by time; a job op goes after the ops of the same instant.
  */
-export function withJobOps<T extends { at: number }>(seed: number, ops: T[], genSpec: (r: Rng) => AllocSpec): Array<T | JobOp> {
+export function withJobOps<T extends { at: number }>(seed: number, ops: T[], genSpec: (r: Rng) => GroupSpec): Array<T | JobOp> {
   const r = new Rng(seed).fork('jobs');
   if (!r.chance(0.6)) return ops;
   const end = ops.length ? ops[ops.length - 1]!.at : 0;
@@ -127,7 +148,7 @@ export interface JobSimEnv {
   /** The live host's client (a crash replaces it). */
   client: () => Client;
   /** Process behaviour per alloc id (the world's table reads it). */
-  specs: Map<string, AllocSpec>;
+  specs: Map<string, GroupSpec>;
   /** Tell the checker whom a new alloc must wait for. */
   waitsFor: (allocId: string, prev: string | undefined, preempted: string[]) => void;
   /** A plan broke one of the scheduler's own rules. */
@@ -136,7 +157,7 @@ export interface JobSimEnv {
 
 /** The agent's side for jobs: the job and eval store, the broker, the scheduler in the loop. */
 export class JobSim {
-  private readonly jobs = new Map<number, { job: Job; spec: AllocSpec }>();
+  private readonly jobs = new Map<number, { job: Job; spec: GroupSpec }>();
   private readonly allocs = new Map<string, Allocation>();
   private readonly evals = new Map<string, Evaluation>();
   private readonly config: SchedulerConfiguration;
