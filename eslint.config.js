@@ -32,6 +32,7 @@ export default tseslint.config(
             ...layer('./bus', ['./actors', './machines', './bin', './index.ts'], 'bus/ may import only model/'),
             ...layer('./model', ['./actors', './machines', './bus', './bin', './index.ts'], 'model/ imports nothing else of berth'),
             ...layer('./actors', ['./bin'], 'the library does not import the command line'),
+            ...layer('./agent', ['./actors', './machines', './bus', './model', './bin'], 'agent/ imports berth only through the top-level index.ts'),
           ],
         },
       ],
