@@ -72,9 +72,6 @@ export type JobOp =
   | { at: number; op: 'jobStop'; job: number }
   | { at: number; op: 'jobTick' };
 
-/** The names of the job ops. */
-export const JOB_OPS: ReadonlySet<string> = new Set(['jobRegister', 'jobUpdate', 'jobStop', 'jobTick']);
-
 /** The simulated node: small, so jobs compete and preempt; a short dynamic port range. */
 export const SIM_NODE: SchedulerNode = {
   id: 'node-1',
