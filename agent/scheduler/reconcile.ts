@@ -5,7 +5,7 @@
  * failed allocs are rescheduled later, and which names to place.
  * @module
  */
-import { isServerTerminal, isTerminal, type Allocation, type Job, type TaskGroup } from '../../index.ts';
+import { isServerTerminal, isTerminal, isTerminated, type Allocation, type Job, type TaskGroup } from '../../index.ts';
 import { allocIndexOf, NameIndex } from './names.ts';
 import { nextRescheduleTime } from './reschedule.ts';
 import type { DeploymentBatch, DesiredUpdates } from './types.ts';
@@ -111,7 +111,9 @@ export function reconcileGroup(opts: {
       continue;
     }
     const { time, eligible } = nextRescheduleTime(a);
-    if (eligible && (a.followupEvalId === opts.evalId || time - now <= RESCHEDULE_NOW_WINDOW_MS)) {
+    // `nomad job eval -force-reschedule` replaces a failed alloc now, whatever its policy says.
+    const forced = !!a.desiredTransition?.forceReschedule && isTerminated(a);
+    if (forced || (eligible && (a.followupEvalId === opts.evalId || time - now <= RESCHEDULE_NOW_WINDOW_MS))) {
       rescheduleNow.push(a);
       continue;
     }
