@@ -4,6 +4,7 @@
  * @module
  */
 import type { RestartPolicy } from '../model/types.ts';
+import { withJobOps, type JobOp } from './jobs.ts';
 import { Rng } from './random.ts';
 
 /** One task of a generated alloc, and how its processes behave. */
@@ -52,11 +53,14 @@ export type Op =
   /** An update without one of the alloc's tasks ("update missing task"). */
   | { at: number; op: 'dropTask'; a: number; task: string }
   /** The servers lost touch and marked the alloc unknown; now an update reconnects it. */
-  | { at: number; op: 'reconnect'; a: number };
+  | { at: number; op: 'reconnect'; a: number }
+  /** Jobs through berth's scheduler (sim/jobs.ts): register, update, stop, broker tick. */
+  | JobOp;
 
 const TASK_NAMES = ['web', 'db', 'log', 'init', 'tail'];
 
-function genSpec(r: Rng): AllocSpec {
+/** A random group: tasks with lifetimes, hooks, restart policy. */
+export function genSpec(r: Rng): AllocSpec {
   const type = r.chance(0.3) ? 'batch' : 'service';
   const n = r.int(1, 3);
   const tasks: TaskSpec[] = [];
@@ -139,7 +143,7 @@ export function generateOps(seed: number): Op[] {
     else if (roll < 0.93) ops.push({ at: t, op: 'crash' });
     else if (live.length > 1) ops.push({ at: t, op: 'burst', as: live.filter(() => r.chance(0.6)) });
   }
-  return withStopPathOps(seed, ops);
+  return withJobOps(seed, withStopPathOps(seed, ops), genSpec);
 }
 
 /**
@@ -179,6 +183,6 @@ export function allocUuid(ref: Ref): string {
 
 /** The short name of an alloc id in traces (`a3`, `r1`). */
 export function aliasOf(id: string): string {
-  const m = /^0000000([ab])-0000-4000-8000-([0-9a-f]{12})$/.exec(id);
-  return m ? `${m[1] === 'a' ? 'a' : 'r'}${parseInt(m[2]!, 16)}` : id;
+  const m = /^0000000([abc])-0000-4000-8000-([0-9a-f]{12})$/.exec(id);
+  return m ? `${m[1] === 'a' ? 'a' : m[1] === 'b' ? 'r' : 'j'}${parseInt(m[2]!, 16)}` : id;
 }

@@ -18,6 +18,7 @@ import { isClientTerminalStatus } from '../model/status.ts';
 import type { Allocation } from '../model/types.ts';
 import { SimAllocDir, SimDisk, type SimDirEnv } from './alloc-dir.ts';
 import { createSimDriver, SIM_DRIVER, type SimFaults } from './driver.ts';
+import { JobSim } from './jobs.ts';
 import { Checker, type Violation } from './invariants.ts';
 import { aliasOf, allocUuid, generateOps, type AllocSpec, type Op, type Ref } from './ops.ts';
 import { ProcessTable } from './processes.ts';
@@ -225,6 +226,20 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
     };
   };
 
+  const jobSim = new JobSim({
+    seed: opts.seed,
+    now: () => sched.now(),
+    log: (l) => trace.log(l),
+    client: () => host!.client,
+    specs,
+    waitsFor: (id, prev, preempted) => {
+      const f = checker.facts(id);
+      f.prev = prev;
+      f.preempted = preempted;
+    },
+    fail: (message, allocId) => checker.fail('CRASH', message, allocId),
+  });
+
   const runnerOf = (a: number): AllocRunner | undefined => host!.client.runner(allocUuid({ a }));
   const watch = (what: string, p: Promise<unknown>, then?: () => void) => {
     p.then(
@@ -395,6 +410,11 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         if (cur) servers.put({ ...cur, desiredStatus: 'stop', clientStatus: 'complete', allocModifyIndex: cur.allocModifyIndex + 1 });
         return;
       }
+      case 'jobRegister':
+      case 'jobUpdate':
+      case 'jobStop':
+      case 'jobTick':
+        return jobSim.apply(op);
       case 'crash': {
         const old = host!;
         old.crash();
