@@ -6,6 +6,7 @@
  */
 import { BerthError } from '../../model/errors.ts';
 import type { Command } from './command.ts';
+import { agentCommand } from './commands/agent.ts';
 import { demoCommand } from './commands/demo.ts';
 import { initCommand } from './commands/init.ts';
 import { logsCommand } from './commands/logs.ts';
@@ -19,7 +20,7 @@ import { writeLine, type CliIO } from './io.ts';
 import { berthVersion } from './version.ts';
 
 /** Every subcommand, in the order `berth --help` lists them. */
-export const COMMANDS: readonly Command[] = [runCommand, statusCommand, logsCommand, initCommand, validateCommand, demoCommand, viewCommand];
+export const COMMANDS: readonly Command[] = [runCommand, statusCommand, logsCommand, initCommand, validateCommand, demoCommand, viewCommand, agentCommand];
 
 /** `berth --help`. */
 export function mainHelp(): string {

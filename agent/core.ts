@@ -1,0 +1,296 @@
+/**
+ * The agent's server half, without HTTP: the state, the client, the broker, and the operations
+ * the API offers (register, deregister, scale, stop an alloc, set the scheduler configuration).
+ * The HTTP layer and the specs' in-process helpers call these; every one commits its change
+ * durably before it returns.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { BerthError, type Allocation, type Client } from '../index.ts';
+import { EvalBroker, newEval } from './broker/broker.ts';
+import { planPlacement, type NodeCapacity } from './broker/placement.ts';
+import type { AgentConfig, PreemptionConfig } from './config/config.ts';
+import { apiJobToJob } from './jobs/jobspec.ts';
+import type { AgentState } from './state/store.ts';
+import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
+
+/** A request the API refuses; `status` is the HTTP status Nomad answers with. */
+export class ApiError extends BerthError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What registering a job answers (Nomad's JobRegisterResponse). */
+export interface RegisterResult {
+  evalId: string;
+  evalCreateIndex: number;
+  jobModifyIndex: number;
+  warnings: string;
+  index: number;
+}
+
+const CLIENT_FIELDS = ['clientStatus', 'clientDescription', 'taskStates'] as const;
+
+/** The agent's operations over its state, client and broker. */
+export class AgentCore {
+  readonly broker: EvalBroker;
+
+  constructor(
+    readonly config: AgentConfig,
+    readonly state: AgentState,
+    readonly client: Client,
+    readonly log: (line: string) => void,
+  ) {
+    this.broker = new EvalBroker({ state, client, capacity: () => this.capacity(), log });
+  }
+
+  /** What the node offers to allocations: its total less the reserved part. */
+  capacity(): NodeCapacity {
+    const n = this.state.node!;
+    return { id: n.id, name: n.name, cpuMHz: n.cpuMHz - n.reserved.cpu, memoryMB: n.memoryMB - n.reserved.memoryMB, diskMB: n.diskMB - n.reserved.diskMB };
+  }
+
+  /** Registers a new version of `apiJob` and queues its evaluation. */
+  register(apiJob: ApiJob, opts: { enforceIndex?: boolean; jobModifyIndex?: number } = {}): RegisterResult {
+    let job;
+    try {
+      job = apiJobToJob(apiJob);
+    } catch (e) {
+      throw new ApiError(400, (e as Error).message);
+    }
+    const prev = this.state.jobs.get(apiJob.ID);
+    if (opts.enforceIndex) {
+      const want = opts.jobModifyIndex ?? 0;
+      const have = prev ? prev.jobModifyIndex : 0;
+      if (want !== have)
+        throw new ApiError(400, `Enforcing job modify index ${want}: job ${want === 0 ? 'exists' : 'modify index'} with job modify index ${have}`);
+    }
+    const result = this.state.commit((txn) => {
+      const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
+      const now = Date.now();
+      const record: JobRecord = {
+        id: apiJob.ID,
+        namespace: (apiJob.Namespace as string | undefined) ?? 'default',
+        version,
+        apiJob: {
+          ...apiJob,
+          Version: version,
+          Stop: false,
+          Status: 'pending',
+          SubmitTime: now * 1e6,
+          CreateIndex: prev?.createIndex ?? txn.index,
+          ModifyIndex: txn.index,
+          JobModifyIndex: txn.index,
+        },
+        createIndex: prev?.createIndex ?? txn.index,
+        modifyIndex: txn.index,
+        jobModifyIndex: txn.index,
+        submitTime: now,
+        stop: false,
+      };
+      void job;
+      txn.putJob(record);
+      txn.event({ topic: 'Job', type: 'JobRegistered', key: record.id, object: record });
+      const ev = newEval(txn, this.state, record.id, 'job-register');
+      return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings: '', index: txn.index };
+    });
+    this.broker.enqueue(result.evalId);
+    return result;
+  }
+
+  /** Stops (or, with `purge`, forgets) a job; its allocs are stopped by the evaluation. */
+  deregister(jobId: string, purge: boolean): { evalId: string; jobModifyIndex: number; index: number } {
+    const prev = this.state.jobs.get(jobId);
+    if (!prev) throw new ApiError(404, 'job not found');
+    const out = this.state.commit((txn) => {
+      if (purge) {
+        txn.deleteJob(jobId);
+        txn.event({ topic: 'Job', type: 'JobDeregistered', key: jobId, object: prev });
+      } else {
+        const rec: JobRecord = {
+          ...prev,
+          stop: true,
+          modifyIndex: txn.index,
+          jobModifyIndex: txn.index,
+          apiJob: { ...prev.apiJob, Stop: true, ModifyIndex: txn.index, JobModifyIndex: txn.index },
+        };
+        txn.putJob(rec);
+        txn.event({ topic: 'Job', type: 'JobDeregistered', key: jobId, object: rec });
+      }
+      const ev = newEval(txn, this.state, jobId, 'job-deregister', {
+        priority: (prev.apiJob.Priority as number) ?? 50,
+        type: (prev.apiJob.Type as string) ?? 'service',
+      });
+      return { evalId: ev.id, jobModifyIndex: txn.index, index: txn.index };
+    });
+    this.broker.enqueue(out.evalId);
+    return out;
+  }
+
+  /** Sets a group's count (Nomad's job scale): a new job version. */
+  scale(jobId: string, group: string, count: number): RegisterResult {
+    const prev = this.state.jobs.get(jobId);
+    if (!prev) throw new ApiError(404, 'job not found');
+    const groups = (prev.apiJob.TaskGroups as Array<Record<string, unknown>>) ?? [];
+    if (!groups.some((g) => g.Name === group)) throw new ApiError(400, `Task group "${group}" specified for scaling does not exist in job`);
+    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...spec } = prev.apiJob;
+    return this.register({ ...spec, ID: prev.id, TaskGroups: groups.map((g) => (g.Name === group ? { ...g, Count: count } : g)) });
+  }
+
+  /** Nomad's alloc stop: the alloc is stopped and a replacement placed. */
+  stopAlloc(allocId: string): { evalId: string; index: number } {
+    const cur = this.state.allocs.get(allocId);
+    if (!cur) throw new ApiError(404, 'alloc not found');
+    const out = this.state.commit((txn) => {
+      const alloc: Allocation = { ...cur.alloc, desiredStatus: 'stop', allocModifyIndex: txn.index };
+      const s: ServerAlloc = { ...cur, alloc, desiredDescription: 'alloc was stopped by the user', modifyIndex: txn.index, modifyTime: Date.now() };
+      txn.putAlloc(s);
+      txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: allocId, object: s });
+      const ev = newEval(txn, this.state, cur.alloc.jobId, 'alloc-stop');
+      return { evalId: ev.id, index: txn.index, alloc };
+    });
+    try {
+      this.client.updateAlloc(out.alloc);
+    } catch (e) {
+      this.log(`alloc stop: ${(e as Error).message}`);
+    }
+    this.broker.enqueue(out.evalId);
+    return { evalId: out.evalId, index: out.index };
+  }
+
+  /** Sets the scheduler's preemption settings. */
+  setPreemption(p: Partial<PreemptionConfig>): number {
+    return this.state.commit((txn) => {
+      const cur = this.state.schedulerConfig!;
+      txn.putSchedulerConfig({ ...cur, preemption: { ...cur.preemption, ...p }, modifyIndex: txn.index });
+      return txn.index;
+    });
+  }
+
+  /**
+   * What registering `apiJob` would do, without doing it (Nomad's job plan): per group how many
+   * allocs would be placed, stopped, updated in place, and which allocs would be preempted.
+   */
+  planJob(apiJob: ApiJob): Record<string, unknown> {
+    let job;
+    try {
+      job = apiJobToJob(apiJob);
+    } catch (e) {
+      throw new ApiError(400, (e as Error).message);
+    }
+    const prev = this.state.jobs.get(apiJob.ID);
+    const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
+    let n = 0;
+    const plan = planPlacement({
+      evalId: 'plan',
+      jobId: apiJob.ID,
+      job,
+      jobVersion: version,
+      node: this.capacity(),
+      allocs: [...this.state.allocs.values()].map((s) => ({ alloc: s.alloc, jobVersion: s.jobVersion })),
+      preemption: this.state.schedulerConfig!.preemption,
+      newId: () => `planned-${n++}`,
+      now: Date.now(),
+    });
+    const groups: Record<string, Record<string, number>> = {};
+    for (const g of job.taskGroups)
+      groups[g.name] = { Place: 0, Stop: 0, InPlaceUpdate: 0, DestructiveUpdate: 0, Ignore: 0, Migrate: 0, Canary: 0, Preemptions: 0 };
+    const replaced = new Set(plan.place.map((p) => p.alloc.previousAllocation).filter(Boolean));
+    for (const p of plan.place) groups[p.alloc.taskGroup]![p.alloc.previousAllocation ? 'DestructiveUpdate' : 'Place']!++;
+    for (const st of plan.stop) {
+      const a = this.state.allocs.get(st.allocId)!.alloc;
+      if (st.desiredStatus === 'evict') continue;
+      if (!replaced.has(a.id) && groups[a.taskGroup]) groups[a.taskGroup]!.Stop!++;
+    }
+    for (const p of plan.inPlace) groups[p.alloc.taskGroup]!.InPlaceUpdate!++;
+    const preempted = plan.stop.filter((s) => s.desiredStatus === 'evict').map((s) => this.state.allocs.get(s.allocId)!);
+    for (const p of plan.place) if (p.alloc.preemptedAllocations) groups[p.alloc.taskGroup]!.Preemptions! += p.alloc.preemptedAllocations.length;
+    return {
+      Annotations: {
+        DesiredTGUpdates: groups,
+        PreemptedAllocs: preempted.map((s) => ({
+          ID: s.alloc.id,
+          JobID: s.alloc.jobId,
+          TaskGroup: s.alloc.taskGroup,
+          Name: s.alloc.name ?? '',
+          NodeID: s.alloc.nodeId,
+          JobPriority: s.alloc.job.priority ?? 50,
+        })),
+      },
+      FailedTGAllocs: Object.keys(plan.failed).length
+        ? Object.fromEntries(
+            Object.entries(plan.failed).map(([g, f]) => [
+              g,
+              { NodesEvaluated: 1, NodesExhausted: 1, DimensionExhausted: { [f.dimension]: 1 }, CoalescedFailures: f.count - 1 },
+            ]),
+          )
+        : null,
+      JobModifyIndex: prev?.jobModifyIndex ?? 0,
+      CreatedEvals: null,
+      Diff: null,
+      Index: this.state.waiters.index,
+      NextPeriodicLaunch: '0001-01-01T00:00:00Z',
+      Warnings: '',
+    };
+  }
+
+  /** Takes the client's report of an alloc (status, task states) into the server's view. */
+  clientUpdate(a: Allocation): void {
+    const cur = this.state.allocs.get(a.id);
+    if (!cur) return;
+    const changed = CLIENT_FIELDS.some((k) => JSON.stringify(cur.alloc[k]) !== JSON.stringify(a[k]));
+    const health = (a as { deploymentStatus?: ServerAlloc['deploymentStatus'] }).deploymentStatus;
+    const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.deploymentStatus);
+    if (!changed && !healthChanged) return;
+    const wasTerminal = isClientTerminal(cur.alloc.clientStatus);
+    this.state.commit((txn) => {
+      const alloc: Allocation = { ...cur.alloc };
+      for (const k of CLIENT_FIELDS) {
+        if (a[k] === undefined) delete alloc[k];
+        else (alloc as unknown as Record<string, unknown>)[k] = a[k];
+      }
+      const s: ServerAlloc = { ...cur, alloc, ...(healthChanged ? { deploymentStatus: health } : {}), modifyIndex: txn.index, modifyTime: Date.now() };
+      txn.putAlloc(s);
+      txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: a.id, object: s });
+    });
+    if (!wasTerminal && isClientTerminal(a.clientStatus)) this.broker.unblock();
+  }
+
+  /** Pending evaluations left by an earlier run, queued again in order. */
+  resumeEvals(): void {
+    const pending = [...this.state.evals.values()].filter((e) => e.status === 'pending').sort((x, y) => x.createIndex - y.createIndex);
+    for (const e of pending) this.broker.enqueue(e.id);
+  }
+
+  /** An alloc by id or unique prefix (as Nomad's `prefix` lookups). */
+  findAlloc(idOrPrefix: string): ServerAlloc | undefined {
+    return this.state.allocs.get(idOrPrefix);
+  }
+
+  /** An evaluation, or a 404. */
+  evalOr404(id: string): Evaluation {
+    const e = this.state.evals.get(id);
+    if (!e) throw new ApiError(404, 'eval not found');
+    return e;
+  }
+
+  /** A fresh UUID (node ids, tokens). */
+  static newId(): string {
+    return randomUUID();
+  }
+}
+
+const isClientTerminal = (s: string) => s === 'complete' || s === 'failed' || s === 'lost';
+
+/** Same job spec, ignoring the fields the server sets. */
+function sameSpec(a: ApiJob, b: ApiJob): boolean {
+  const strip = (j: ApiJob) => {
+    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...rest } = j;
+    return JSON.stringify(rest);
+  };
+  return strip(a) === strip(b);
+}

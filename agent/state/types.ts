@@ -1,0 +1,124 @@
+/**
+ * What the agent's server half holds: jobs with their versions, evaluations, deployments, the
+ * node, and allocations as the servers see them. Plain data, camelCase except for the job as
+ * submitted, which stays in Nomad's API shape (what `/v1/job/:id` returns).
+ * @module
+ */
+import type { Allocation } from '../../index.ts';
+
+/** A job as Nomad's API shapes it (PascalCase); kept as submitted, with the server's fields set. */
+export type ApiJob = Record<string, unknown> & { ID: string };
+
+/** One version of a job, as registered. */
+export interface JobRecord {
+  id: string;
+  namespace: string;
+  version: number;
+  /** The Nomad API job (with `Version`, `Stop`, indexes and `SubmitTime` filled). */
+  apiJob: ApiJob;
+  createIndex: number;
+  modifyIndex: number;
+  jobModifyIndex: number;
+  submitTime: number;
+  stop: boolean;
+}
+
+/** Nomad's evaluation statuses. */
+export type EvalStatus = 'pending' | 'complete' | 'failed' | 'blocked' | 'canceled';
+
+/** An evaluation: why the scheduler ran, and what came of it. */
+export interface Evaluation {
+  id: string;
+  namespace: string;
+  priority: number;
+  type: string;
+  triggeredBy: string;
+  jobId: string;
+  jobModifyIndex?: number;
+  nodeId?: string;
+  deploymentId?: string;
+  status: EvalStatus;
+  statusDescription?: string;
+  /** Per group: why some of its allocs could not be placed. */
+  failedTGAllocs?: Record<string, { nodesEvaluated: number; nodesExhausted: number; dimensionExhausted: Record<string, number>; coalescedFailures: number }>;
+  /** The blocked evaluation created for what could not be placed. */
+  blockedEval?: string;
+  previousEval?: string;
+  queuedAllocations?: Record<string, number>;
+  /** Placements, stops and preemptions this evaluation made (berth's addition, for the CLI). */
+  plan?: { placed: string[]; stopped: string[]; preempted: Array<{ allocId: string; by: string }> };
+  createIndex: number;
+  modifyIndex: number;
+  createTime: number;
+  modifyTime: number;
+}
+
+/** A deployment of one job version. */
+export interface Deployment {
+  id: string;
+  namespace: string;
+  jobId: string;
+  jobVersion: number;
+  jobModifyIndex: number;
+  jobCreateIndex: number;
+  status: 'running' | 'successful' | 'failed' | 'cancelled' | 'paused';
+  statusDescription: string;
+  taskGroups: Record<
+    string,
+    {
+      desiredTotal: number;
+      placedAllocs: number;
+      healthyAllocs: number;
+      unhealthyAllocs: number;
+      maxParallel: number;
+      minHealthyTimeMs: number;
+      healthyDeadlineMs: number;
+      progressDeadlineMs: number;
+    }
+  >;
+  createIndex: number;
+  modifyIndex: number;
+  createTime: number;
+  modifyTime: number;
+}
+
+/** An allocation as the server half sees it: the server's fields and the client's last report. */
+export interface ServerAlloc {
+  /** The fields berth's client reads, and the client's last report (status, task states). */
+  alloc: Allocation;
+  evalId: string;
+  jobVersion: number;
+  /** Why the servers want this desired status ("Preempted by alloc ID <id>" for a victim). */
+  desiredDescription?: string;
+  /** The alloc that preempted this one. */
+  preemptedBy?: string;
+  /** The alloc that replaced this one. */
+  nextAllocation?: string;
+  deploymentId?: string;
+  deploymentStatus?: { healthy?: boolean; timestamp?: number; canary?: boolean };
+  modifyTime: number;
+  createIndex: number;
+  modifyIndex: number;
+}
+
+/** This agent's node. */
+export interface NodeRecord {
+  id: string;
+  secretId: string;
+  name: string;
+  datacenter: string;
+  region: string;
+  httpAddr: string;
+  tlsEnabled: boolean;
+  status: 'ready' | 'down' | 'initializing';
+  cpuMHz: number;
+  memoryMB: number;
+  diskMB: number;
+  reserved: { cpu: number; memoryMB: number; diskMB: number };
+  drivers: string[];
+  createIndex: number;
+  modifyIndex: number;
+}
+
+/** The tables a blocking query can wait on. */
+export type Table = 'jobs' | 'evals' | 'allocs' | 'deployments' | 'nodes' | 'scheduler' | 'services';
