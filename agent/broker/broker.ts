@@ -177,7 +177,10 @@ export class EvalBroker {
       }
       const failed = Object.entries(plan.failed);
       let blockedEval: Evaluation | undefined;
-      if (failed.length) {
+      // A blocked evaluation that still cannot place everything stays the job's one blocked
+      // evaluation rather than leaving a trail of new ones.
+      const reblock = failed.length > 0 && ev.triggeredBy === 'queued-allocs';
+      if (failed.length && !reblock) {
         blockedEval = newEval(txn, state, ev.jobId, 'queued-allocs', {
           status: 'blocked',
           statusDescription: 'created due to placement conflicts',
@@ -186,7 +189,7 @@ export class EvalBroker {
       }
       const done: Evaluation = {
         ...ev,
-        status: 'complete',
+        status: reblock ? 'blocked' : 'complete',
         modifyIndex: txn.index,
         modifyTime: now,
         queuedAllocations: Object.fromEntries(job?.taskGroups.map((g) => [g.name, plan.failed[g.name]?.count ?? 0]) ?? []),
@@ -200,7 +203,7 @@ export class EvalBroker {
               failedTGAllocs: Object.fromEntries(
                 failed.map(([g, f]) => [g, { nodesEvaluated: 1, nodesExhausted: 1, dimensionExhausted: { [f.dimension]: 1 }, coalescedFailures: f.count - 1 }]),
               ),
-              blockedEval: blockedEval!.id,
+              ...(blockedEval ? { blockedEval: blockedEval.id } : {}),
             }
           : {}),
       };

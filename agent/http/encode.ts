@@ -160,7 +160,7 @@ export function jobSummary(jobId: string, state: AgentState): Record<string, Rec
   const blocked = [...state.evals.values()].find((e) => e.jobId === jobId && e.status === 'blocked');
   if (blocked) {
     const prev = blocked.previousEval ? state.evals.get(blocked.previousEval) : undefined;
-    for (const [g, n] of Object.entries(prev?.queuedAllocations ?? {})) if (out[g]) out[g].Queued = n;
+    for (const [g, n] of Object.entries(blocked.queuedAllocations ?? prev?.queuedAllocations ?? {})) if (out[g]) out[g].Queued = n;
   }
   return out;
 }

@@ -33,8 +33,66 @@ function payload(e: StateEvent, core: AgentCore): Record<string, unknown> {
   }
 }
 
+/** One event, ready to filter and write. */
+interface HubEvent {
+  topic: string;
+  key: string;
+  filterKeys: string[];
+  index: number;
+  json: string;
+}
+
+/** How many recent events a stream opened with `?index=N` can replay (Nomad keeps a buffer too). */
+export const EVENT_BUFFER = 1000;
+
+/** Every event the agent emits, the last {@link EVENT_BUFFER} kept for replay. */
+class EventHub {
+  readonly recent: HubEvent[] = [];
+  readonly #listeners = new Set<(e: HubEvent) => void>();
+
+  constructor(core: AgentCore) {
+    core.state.events$.subscribe((e) => {
+      const extra = e.topic === 'Allocation' ? [String((e.object as { alloc?: { jobId?: string } }).alloc?.jobId ?? '')] : [];
+      const ns = (e.object as { namespace?: string }).namespace ?? 'default';
+      this.#emit({
+        topic: e.topic,
+        key: e.key,
+        filterKeys: extra,
+        index: e.index,
+        json: JSON.stringify({ Topic: e.topic, Type: e.type, Key: e.key, Namespace: ns, FilterKeys: extra, Index: e.index, Payload: payload(e, core) }),
+      });
+    });
+    core.client.bus.messages$.subscribe((m: BusMessage) => {
+      if (!CLIENT_TOPIC.test(m.type)) return;
+      const key = (m as { allocId?: string }).allocId ?? '';
+      const watched = (m as { watchedAllocId?: string }).watchedAllocId;
+      const index = core.state.waiters.index;
+      const filterKeys = watched ? [watched] : [];
+      this.#emit({
+        topic: 'Client',
+        key,
+        filterKeys,
+        index,
+        json: JSON.stringify({ Topic: 'Client', Type: m.type, Key: key, Namespace: 'default', FilterKeys: filterKeys, Index: index, Payload: { Message: m } }),
+      });
+    });
+  }
+
+  listen(fn: (e: HubEvent) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  #emit(e: HubEvent): void {
+    this.recent.push(e);
+    if (this.recent.length > EVENT_BUFFER) this.recent.shift();
+    for (const l of this.#listeners) l(e);
+  }
+}
+
 /** Adds `/v1/event/stream`. */
 export function eventRoutes(r: Router, core: AgentCore): void {
+  const hub = new EventHub(core);
   r.on('GET', '/v1/event/stream', async (req) => {
     const wanted = new Map<string, Set<string>>();
     for (const t of req.query.getAll('topic')) {
@@ -42,10 +100,11 @@ export function eventRoutes(r: Router, core: AgentCore): void {
       if (!wanted.has(topic!)) wanted.set(topic!, new Set());
       wanted.get(topic!)!.add(key);
     }
-    const matches = (topic: string, key: string, extra: string[] = []) => {
+    const from = Number(req.query.get('index') ?? 0) || 0;
+    const matches = (e: HubEvent) => {
       if (wanted.size === 0) return true;
-      const keys = wanted.get(topic) ?? wanted.get('*');
-      return !!keys && (keys.has('*') || keys.has(key) || extra.some((k) => keys.has(k)));
+      const keys = wanted.get(e.topic) ?? wanted.get('*');
+      return !!keys && (keys.has('*') || keys.has(e.key) || e.filterKeys.some((k) => keys.has(k)));
     };
     const { res, signal } = req;
     res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -60,31 +119,10 @@ export function eventRoutes(r: Router, core: AgentCore): void {
       queue.push(line);
       wake?.();
     };
-    const subState = core.state.events$.subscribe((e) => {
-      const extra = e.topic === 'Allocation' ? [String((e.object as { alloc?: { jobId?: string } }).alloc?.jobId ?? '')] : [];
-      if (!matches(e.topic, e.key, extra)) return;
-      const ns = (e.object as { namespace?: string; alloc?: { namespace?: string } }).namespace ?? 'default';
-      push(
-        JSON.stringify({
-          Index: e.index,
-          Events: [{ Topic: e.topic, Type: e.type, Key: e.key, Namespace: ns, FilterKeys: extra, Index: e.index, Payload: payload(e, core) }],
-        }) + '\n',
-      );
-    });
-    const subBus = core.client.bus.messages$.subscribe((m: BusMessage) => {
-      if (!CLIENT_TOPIC.test(m.type)) return;
-      const key = (m as { allocId?: string }).allocId ?? '';
-      const watched = (m as { watchedAllocId?: string }).watchedAllocId;
-      if (!matches('Client', key, watched ? [watched] : [])) return;
-      const index = core.state.waiters.index;
-      push(
-        JSON.stringify({
-          Index: index,
-          Events: [
-            { Topic: 'Client', Type: m.type, Key: key, Namespace: 'default', FilterKeys: watched ? [watched] : [], Index: index, Payload: { Message: m } },
-          ],
-        }) + '\n',
-      );
+    const line = (e: HubEvent) => `{"Index":${e.index},"Events":[${e.json}]}\n`;
+    if (from > 0) for (const e of hub.recent) if (e.index > from && matches(e)) push(line(e));
+    const stop = hub.listen((e) => {
+      if (matches(e)) push(line(e));
     });
     const heartbeat = setInterval(() => push('{}\n'), STREAM_HEARTBEAT_MS);
     signal.addEventListener('abort', () => wake?.(), { once: true });
@@ -99,8 +137,7 @@ export function eventRoutes(r: Router, core: AgentCore): void {
       }
     } finally {
       clearInterval(heartbeat);
-      subState.unsubscribe();
-      subBus.unsubscribe();
+      stop();
       if (!res.destroyed) res.end();
     }
   });
