@@ -6,19 +6,35 @@
  */
 // 1. Model
 export type {
+  AllocatedPort,
+  AllocatedResources,
+  AllocatedTaskResources,
+  AllocDeploymentStatus,
   Allocation,
+  Artifact,
+  CheckRestart,
   ClientStatus,
   DesiredStatus,
   DesiredTransition,
   Disconnect,
   Job,
   LifecycleHook,
+  MigrateStrategy,
+  NetworkResource,
+  Port,
+  RescheduleEvent,
+  ReschedulePolicy,
+  RescheduleTracker,
   Resources,
   RestartPolicy,
+  Service,
+  ServiceCheck,
+  ServiceRegistration,
   Task,
   TaskEvent,
   TaskGroup,
   TaskState,
+  UpdateStrategy,
 } from './model/types.ts';
 export { isTerminated, isServerTerminal, isTerminal, isClientTerminalStatus, shouldMigrate } from './model/status.ts';
 export { parseAllocation, isUUID } from './model/parse.ts';

@@ -195,3 +195,50 @@ export class MissingActorError extends BerthError {
     super(`${machine} chart: actor "${actor}" was not provided; pass it with .provide({ actors: { ${actor} } })`);
   }
 }
+
+/**
+ * A job file (HCL2 or JSON) could not be turned into a job: a syntax error, an unknown key, a bad
+ * value or a stanza berth does not run. `file`, `line`, `column` locate it when the parser says
+ * where; `path` is the field path (`job.taskGroups[0].tasks[1].config`) when known.
+ */
+export class JobspecError extends BerthError {
+  readonly file?: string;
+  readonly line?: number;
+  readonly column?: number;
+  readonly path?: string;
+  /** Every problem found, one `path: problem` line each (the message joins them). */
+  readonly issues: string[];
+  constructor(message: string, where: { file?: string; line?: number; column?: number; path?: string; issues?: string[] } = {}) {
+    const loc = where.file ? `${where.file}${where.line ? `:${where.line}${where.column ? `:${where.column}` : ''}` : ''}: ` : '';
+    super(`${loc}${message}`);
+    this.file = where.file;
+    this.line = where.line;
+    this.column = where.column;
+    this.path = where.path;
+    this.issues = where.issues ?? [message];
+  }
+}
+
+/** One stanza berth refuses, and where it was found. */
+export interface UnsupportedStanza {
+  /** What is refused: `template`, `vault`, `driver "docker"`, ... */
+  stanza: string;
+  /** The field path (`job.taskGroups[0].tasks[1].templates`). */
+  path: string;
+}
+
+/**
+ * Stanzas or drivers berth does not run (template, vault, csi volumes, docker, ...), refused
+ * rather than silently dropped; each issue reads "<stanza> is not supported by berth (<path>)".
+ * A host may turn these into warnings (`parseAllocation(json, { unsupported: 'warn' })`).
+ */
+export class UnsupportedStanzaError extends InvalidAllocationError {
+  constructor(readonly unsupported: UnsupportedStanza[]) {
+    super(unsupported.map(unsupportedText));
+  }
+}
+
+/** "<stanza> is not supported by berth (<path>)". */
+export function unsupportedText(u: UnsupportedStanza): string {
+  return `${u.stanza} is not supported by berth (${u.path})`;
+}

@@ -57,6 +57,11 @@ export function taskNameProblem(name: unknown): string | undefined {
 }
 
 type Obj = Record<string, unknown>;
+
+/** Copies the named keys of `from` (when present) into `to`, unvalidated: round-3 fields pass through until the schema checks them. */
+function passThrough(from: Obj, to: object, keys: readonly string[]): void {
+  for (const k of keys) if (from[k] !== undefined && from[k] !== null) (to as Obj)[k] = structuredClone(from[k]);
+}
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Nanoseconds (Nomad) to milliseconds. */
@@ -305,7 +310,7 @@ function resources(v: unknown, path: string, is: Issues): Resources | undefined 
     return undefined;
   }
   const out: Resources = {};
-  for (const k of ['cpu', 'memoryMB', 'memoryMaxMB', 'cores', 'secretsMB'] as const) {
+  for (const k of ['cpu', 'memoryMB', 'memoryMaxMB', 'cores', 'secretsMB', 'diskMB'] as const) {
     const n = nonNegInt(v[k], `${path}.${k}`, is);
     if (n !== undefined) out[k] = n;
   }
@@ -369,6 +374,7 @@ function task(v: unknown, path: string, is: Issues): Task | undefined {
   if (res) out.resources = res;
   const sd = nonNegNum(v.shutdownDelayMs, `${path}.shutdownDelayMs`, is);
   if (sd !== undefined) out.shutdownDelayMs = sd;
+  passThrough(v, out, ['artifacts', 'services']);
   return out;
 }
 
@@ -438,6 +444,7 @@ function group(v: unknown, path: string, is: Issues): TaskGroup | undefined {
       out.disconnect = d;
     }
   }
+  passThrough(v, out, ['reschedulePolicy', 'migrate', 'update', 'networks', 'services']);
   return out;
 }
 
@@ -472,6 +479,7 @@ function job(v: unknown, path: string, is: Issues): Job | undefined {
       out.taskGroups.push(parsed);
     });
   }
+  passThrough(v, out, ['version', 'parentId', 'stop', 'update', 'submitTime']);
   return out;
 }
 
@@ -587,6 +595,17 @@ export function parseAllocation(json: unknown): Allocation {
       if (Object.keys(dt).length) out.desiredTransition = dt;
     }
   }
+  passThrough(src, out, [
+    'evalId',
+    'jobVersion',
+    'desiredDescription',
+    'deploymentId',
+    'deploymentStatus',
+    'rescheduleTracker',
+    'followupEvalId',
+    'allocatedResources',
+    'modifyTime',
+  ]);
 
   if (is.list.length) throw new InvalidAllocationError(is.list);
   return out;

@@ -36,6 +36,95 @@ export interface Allocation {
   name?: string;
   /** What the servers ask of this alloc beyond its desired status (Nomad's `DesiredTransition`). */
   desiredTransition?: DesiredTransition;
+  /** The evaluation that placed this alloc (Nomad's `EvalID`). */
+  evalId?: string;
+  /** The job version this alloc runs (Nomad's `Job.Version` at placement). */
+  jobVersion?: number;
+  /** Why the servers want this desired status; "Preempted by alloc ID <id>" for an evicted alloc. */
+  desiredDescription?: string;
+  /** The deployment this alloc belongs to. */
+  deploymentId?: string;
+  /** The alloc's health as the deployment sees it (set once by the health tracker). */
+  deploymentStatus?: AllocDeploymentStatus;
+  /** Earlier reschedules of the allocs this one replaces. */
+  rescheduleTracker?: RescheduleTracker;
+  /** The evaluation that will reschedule this alloc later (a delayed reschedule). */
+  followupEvalId?: string;
+  /** What the scheduler gave the alloc (ports, cpu, memory, disk). */
+  allocatedResources?: AllocatedResources;
+  /** Last server-side change, ms since the epoch. */
+  modifyTime?: number;
+}
+
+/** Nomad's `AllocDeploymentStatus`: the alloc's health within its deployment. */
+export interface AllocDeploymentStatus {
+  /** Unset until the health tracker decides. */
+  healthy?: boolean;
+  /** When health was decided, ms since the epoch. */
+  timestamp?: number;
+  /** The alloc is a canary of its deployment. */
+  canary?: boolean;
+}
+
+/** One earlier reschedule, as Nomad's `RescheduleEvent`. */
+export interface RescheduleEvent {
+  /** When the reschedule happened, ms since the epoch. */
+  rescheduleTime: number;
+  prevAllocId: string;
+  prevNodeId: string;
+  /** The delay applied before this reschedule, in ms. */
+  delayMs: number;
+}
+
+/** Nomad's `RescheduleTracker`: every reschedule that led to this alloc. */
+export interface RescheduleTracker {
+  events: RescheduleEvent[];
+}
+
+/** Resources one task was given (Nomad's `AllocatedTaskResources`, flattened). */
+export interface AllocatedTaskResources {
+  /** CPU in MHz. */
+  cpu: number;
+  memoryMB: number;
+  memoryMaxMB?: number;
+  /** The CPU core ids reserved for the task. */
+  cores?: number[];
+}
+
+/** What the scheduler gave an alloc (Nomad's `AllocatedResources`). */
+export interface AllocatedResources {
+  /** Per task name. */
+  tasks: Record<string, AllocatedTaskResources>;
+  /** Resources shared by the group: ephemeral disk and the group network's ports. */
+  shared: { diskMB: number; ports: AllocatedPort[] };
+}
+
+/** A port the scheduler chose (Nomad's `AllocatedPortMapping`). */
+export interface AllocatedPort {
+  /** The port's label in the group's `network` block. */
+  label: string;
+  /** The host port. */
+  value: number;
+  /** The port inside the task's network (same as `value` in host mode unless `to` is set). */
+  to: number;
+  /** The host address the port is bound on. */
+  hostIp: string;
+}
+
+/** One entry of the client's Nomad-native service catalog (Nomad's `ServiceRegistration`). */
+export interface ServiceRegistration {
+  id: string;
+  serviceName: string;
+  namespace: string;
+  nodeId: string;
+  datacenter: string;
+  jobId: string;
+  allocId: string;
+  tags: string[];
+  address: string;
+  port: number;
+  createIndex?: number;
+  modifyIndex?: number;
 }
 
 /** Nomad's `DesiredTransition`; only `noShutdownDelay` changes what the client does. */
@@ -73,6 +162,16 @@ export interface Job {
   datacenters?: string[];
   /** Job meta; merged with group and task meta into `NOMAD_META_*`. */
   meta?: Record<string, string>;
+  /** Nomad's `Job.Version` (0 for the first registration). */
+  version?: number;
+  /** The parent job of a dispatched or periodic child (`NOMAD_JOB_PARENT_ID`). */
+  parentId?: string;
+  /** The job was stopped (Nomad's `Job.Stop`). */
+  stop?: boolean;
+  /** Job-level update defaults; canonicalisation merges them into each group's `update`. */
+  update?: UpdateStrategy;
+  /** When this version was submitted, ms since the epoch. */
+  submitTime?: number;
 }
 
 /** A group of tasks placed together. */
@@ -92,6 +191,137 @@ export interface TaskGroup {
   disconnect?: Disconnect;
   /** Nomad's deprecated `max_client_disconnect` (the old `disconnect.lost_after`), in ms. */
   maxClientDisconnectMs?: number;
+  /** Nomad's group `reschedule` block: how failed allocs are replaced. */
+  reschedulePolicy?: ReschedulePolicy;
+  /** Nomad's group `migrate` block: how allocs move off a draining node. */
+  migrate?: MigrateStrategy;
+  /** Nomad's `update` block (the job's, merged with the group's). */
+  update?: UpdateStrategy;
+  /** The group's `network` blocks (host mode only). */
+  networks?: NetworkResource[];
+  /** Group-level `service` blocks. */
+  services?: Service[];
+}
+
+/** Nomad's `reschedule` block, with durations in milliseconds. */
+export interface ReschedulePolicy {
+  /** Reschedules allowed within `intervalMs` (ignored when `unlimited`). */
+  attempts: number;
+  intervalMs: number;
+  /** Delay before the first reschedule. */
+  delayMs: number;
+  /** How the delay grows between reschedules. */
+  delayFunction: 'constant' | 'exponential' | 'fibonacci';
+  /** Upper bound of the growing delay. */
+  maxDelayMs: number;
+  unlimited: boolean;
+}
+
+/** Nomad's `migrate` block, with durations in milliseconds. */
+export interface MigrateStrategy {
+  maxParallel: number;
+  healthCheck: 'checks' | 'task_states';
+  minHealthyTimeMs: number;
+  healthyDeadlineMs: number;
+}
+
+/** Nomad's `update` block, with durations in milliseconds. */
+export interface UpdateStrategy {
+  /** Allocs replaced at once; 0 disables rolling updates. */
+  maxParallel: number;
+  healthCheck: 'checks' | 'task_states' | 'manual';
+  minHealthyTimeMs: number;
+  healthyDeadlineMs: number;
+  progressDeadlineMs: number;
+  autoRevert: boolean;
+  autoPromote: boolean;
+  canary: number;
+  staggerMs: number;
+}
+
+/** A group `network` block; berth supports host networking only. */
+export interface NetworkResource {
+  mode: 'host';
+  /** Ports with a `static` host port. */
+  reservedPorts: Port[];
+  /** Ports whose host port the scheduler picks. */
+  dynamicPorts: Port[];
+}
+
+/** A `port "<label>"` block. */
+export interface Port {
+  label: string;
+  /** The host port (`static`), or the one chosen for a dynamic port. */
+  value?: number;
+  /** The port the task listens on, when it differs from the host port. */
+  to?: number;
+  /** The client `host_network` to take the address from. */
+  hostNetwork?: string;
+}
+
+/** A task `artifact` block: a file fetched into the task dir before it starts. */
+export interface Artifact {
+  /** go-getter style URL (http, https or file). */
+  source: string;
+  /** Relative to the task dir; default `local/`. */
+  destination?: string;
+  mode?: 'any' | 'file' | 'dir';
+  /** go-getter options (`checksum`, `archive`). */
+  options?: Record<string, string>;
+  /** HTTP request headers. */
+  headers?: Record<string, string>;
+}
+
+/** A `service` block registered in Nomad's native service catalog. */
+export interface Service {
+  name: string;
+  /** A port label from the group's network (or a number as text). */
+  portLabel?: string;
+  tags?: string[];
+  meta?: Record<string, string>;
+  addressMode?: 'auto' | 'host' | 'driver' | 'alloc';
+  /** An explicit address, overriding the one `addressMode` picks. */
+  address?: string;
+  /** Only Nomad's own catalog is supported. */
+  provider?: 'nomad';
+  /** For a group service: the task it belongs to (needed by script checks). */
+  taskName?: string;
+  checks?: ServiceCheck[];
+}
+
+/** A service's `check` block, with durations in milliseconds. */
+export interface ServiceCheck {
+  name?: string;
+  type: 'http' | 'tcp' | 'script';
+  /** HTTP path (http checks). */
+  path?: string;
+  method?: string;
+  header?: Record<string, string[]>;
+  protocol?: 'http' | 'https';
+  /** Port label to check, when not the service's own. */
+  portLabel?: string;
+  /** Command of a script check, run inside the task. */
+  command?: string;
+  args?: string[];
+  /** For a group service's script check: the task to run it in. */
+  task?: string;
+  intervalMs: number;
+  timeoutMs: number;
+  initialStatus?: 'passing' | 'warning' | 'critical';
+  successBeforePassing?: number;
+  failuresBeforeCritical?: number;
+  /** Nomad's `check_restart`: restart the task after `limit` failures. */
+  checkRestart?: CheckRestart;
+}
+
+/** Nomad's `check_restart` block, with durations in milliseconds. */
+export interface CheckRestart {
+  /** Consecutive failing checks before a restart; 0 disables. */
+  limit: number;
+  /** Time after a task (re)start during which failures are ignored. */
+  graceMs: number;
+  /** Treat `warning` as passing. */
+  ignoreWarnings: boolean;
 }
 
 /** Lifecycle hook a task is attached to. */
@@ -116,6 +346,10 @@ export interface Task {
   resources?: Resources;
   /** Nomad's task `shutdown_delay`, in ms. */
   shutdownDelayMs?: number;
+  /** Files fetched into the task dir before the task starts. */
+  artifacts?: Artifact[];
+  /** Task-level `service` blocks. */
+  services?: Service[];
 }
 
 /**
@@ -133,6 +367,8 @@ export interface Resources {
   cores?: number;
   /** Size of the task's `secrets/` tmpfs in MB (Nomad's default is 1). */
   secretsMB?: number;
+  /** Disk in MB (Nomad's legacy task `DiskMB`; the group's `ephemeralDisk` is what counts). */
+  diskMB?: number;
 }
 
 /** Nomad's restart policy, with durations in milliseconds. */
