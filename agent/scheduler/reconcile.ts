@@ -1,0 +1,228 @@
+/**
+ * What one group of the job needs, before anything is fitted on the node (Nomad's alloc
+ * reconciler for one group): which allocs stay, which stop (count down, job stop), which are
+ * replaced (destructive update, migrate, reschedule now), which are updated in place, which
+ * failed allocs are rescheduled later, and which names to place.
+ * @module
+ */
+import { isServerTerminal, isTerminal, type Allocation, type Job, type TaskGroup } from '../../index.ts';
+import { allocIndexOf, NameIndex } from './names.ts';
+import { nextRescheduleTime } from './reschedule.ts';
+import type { DeploymentBatch, DesiredUpdates } from './types.ts';
+import { destructiveChange, same } from './updates.ts';
+
+/** Nomad's `desiredDescription` texts for a stop. */
+export const STOP_NOT_NEEDED = 'alloc not needed due to job update';
+/** A destructive update stops the old alloc with this. */
+export const STOP_UPDATING = 'alloc is being updated due to job update';
+/** A stopped-for-migration alloc (Nomad's `alloc stop`). */
+export const STOP_MIGRATING = 'alloc is being migrated';
+/** A failed alloc that was replaced. */
+export const STOP_RESCHEDULED = 'alloc was rescheduled because it failed';
+
+/** A failed alloc reschedules now if its time is this close (Nomad's window). */
+const RESCHEDULE_NOW_WINDOW_MS = 1000;
+
+/** One alloc to place. */
+export interface PlaceRequest {
+  name: string;
+  group: TaskGroup;
+  previous?: Allocation;
+  /** The previous alloc failed and this replaces it (it gets a reschedule tracker). */
+  reschedule?: boolean;
+  /** The previous alloc is stopped with this description when (and only if) this one is placed. */
+  stopPrevious?: string;
+}
+
+/** What the reconciler decided for one group. */
+export interface GroupResult {
+  stop: { alloc: Allocation; description: string }[];
+  place: PlaceRequest[];
+  destructive: PlaceRequest[];
+  inPlace: Allocation[];
+  rescheduleLater: { alloc: Allocation; time: number }[];
+  desired: DesiredUpdates;
+  deployment?: DeploymentBatch;
+}
+
+/** No changes. */
+export function emptyDesired(): DesiredUpdates {
+  return { ignore: 0, place: 0, migrate: 0, stop: 0, inPlaceUpdate: 0, destructiveUpdate: 0, preemptions: 0, rescheduleNow: 0, rescheduleLater: 0 };
+}
+
+/** How many allocs of the group the node should run: system jobs run one per node. */
+export function desiredCount(job: Job, group: TaskGroup): number {
+  return job.type === 'system' || job.type === 'sysbatch' ? 1 : (group.count ?? 1);
+}
+
+/** Stop every alloc of the job that is not already stopped (job stop, purge, group removed, count 0). */
+export function stopAll(allocs: Allocation[]): GroupResult {
+  const desired = emptyDesired();
+  const stop = allocs.filter((a) => !isServerTerminal(a)).map((alloc) => ({ alloc, description: STOP_NOT_NEEDED }));
+  desired.stop = stop.length;
+  return { stop, place: [], destructive: [], inPlace: [], rescheduleLater: [], desired };
+}
+
+/**
+ * Reconcile one group. `allocs` are the job's allocs of this group (any state), sorted
+ * deterministically; `all` every alloc of the job (to see which were already replaced).
+ */
+export function reconcileGroup(opts: { job: Job; group: TaskGroup; allocs: Allocation[]; all: Allocation[]; evalId: string; now: number }): GroupResult {
+  const { job, group, now } = opts;
+  const count = desiredCount(job, group);
+  const isBatch = job.type === 'batch' || job.type === 'sysbatch';
+  const desired = emptyDesired();
+  if (count === 0) return stopAll(opts.allocs);
+  const replaced = new Set(opts.all.map((a) => a.previousAllocation).filter((id): id is string => !!id));
+
+  // Server-terminal allocs are done with, except batch ones (a completed batch alloc still counts).
+  let allocs = opts.allocs.filter((a) => !isServerTerminal(a) || (isBatch && !a.desiredTransition?.reschedule));
+  if (isBatch) {
+    // A batch job's terminal allocs of an older version no longer count (the new version runs again).
+    const older = allocs.filter((a) => isTerminal(a) && isOlder(a, job));
+    desired.ignore += older.length;
+    allocs = allocs.filter((a) => !older.includes(a));
+  }
+
+  // Classify: migrating (Nomad's `alloc stop`) and the rest; the rest by reschedulability.
+  const migrate = allocs.filter((a) => !isTerminal(a) && a.desiredTransition?.migrate);
+  const untainted: Allocation[] = [];
+  const rescheduleNow: Allocation[] = [];
+  const rescheduleLater: { alloc: Allocation; time: number }[] = [];
+  for (const a of allocs) {
+    if (migrate.includes(a)) continue;
+    if (replaced.has(a.id) && isTerminal(a)) continue;
+    const verdict = filterVerdict(a, isBatch);
+    if (verdict === 'untainted') {
+      untainted.push(a);
+      continue;
+    }
+    if (verdict === 'ignore') {
+      desired.ignore++;
+      continue;
+    }
+    const { time, eligible } = nextRescheduleTime(a);
+    if (eligible && (a.followupEvalId === opts.evalId || time - now <= RESCHEDULE_NOW_WINDOW_MS)) {
+      rescheduleNow.push(a);
+      continue;
+    }
+    untainted.push(a);
+    if (eligible && !a.followupEvalId) rescheduleLater.push({ alloc: a, time });
+  }
+  desired.rescheduleLater = rescheduleLater.length;
+
+  const names = new NameIndex(job.id, group.name, count, [...untainted, ...migrate, ...rescheduleNow].map((a) => a.name));
+
+  // Count down: stop the highest indexes (migrating allocs first).
+  const stop: GroupResult['stop'] = [];
+  let remove = untainted.filter((a) => a.clientStatus !== 'unknown').length + migrate.length - count;
+  if (remove > 0) {
+    const removeMigrating = new NameIndex(job.id, group.name, count, migrate.map((a) => a.name)).highest(remove);
+    for (const a of [...migrate]) {
+      if (remove === 0 || !removeMigrating.has(a.name ?? '')) continue;
+      stop.push({ alloc: a, description: STOP_NOT_NEEDED });
+      migrate.splice(migrate.indexOf(a), 1);
+      names.unset(allocIndexOf(a.name) ?? 0);
+      remove--;
+    }
+    const working = untainted.filter((a) => !isServerTerminal(a));
+    const highest = names.highest(remove);
+    for (const a of [...working]) {
+      if (remove === 0) break;
+      if (!highest.has(a.name ?? '')) continue;
+      stop.push({ alloc: a, description: STOP_NOT_NEEDED });
+      working.splice(working.indexOf(a), 1);
+      remove--;
+    }
+    for (const a of working) {
+      if (remove === 0) break;
+      stop.push({ alloc: a, description: STOP_NOT_NEEDED });
+      remove--;
+    }
+    for (const s of stop) if (untainted.includes(s.alloc)) untainted.splice(untainted.indexOf(s.alloc), 1);
+  }
+  desired.stop += stop.length;
+
+  // Job version changes: ignore, destructive or in place.
+  const inPlace: Allocation[] = [];
+  const destructive: Allocation[] = [];
+  for (const a of untainted) {
+    if (sameVersion(a, job)) desired.ignore++;
+    else if (destructiveChange(a.job, job, group.name) !== undefined) destructive.push(a);
+    else if (isTerminal(a)) desired.ignore++;
+    else inPlace.push(a);
+  }
+  desired.inPlaceUpdate = inPlace.length;
+
+  // The rolling update's budget (Nomad's underprovisioning by `update.max_parallel`).
+  const update = isBatch ? undefined : group.update;
+  let budget = count;
+  let deployment: DeploymentBatch | undefined;
+  if (update && update.maxParallel > 0 && destructive.length + migrate.length > 0) {
+    const current = untainted.filter((a) => versionOf(a) === job.version && !destructive.includes(a));
+    const failed = current.some((a) => a.deploymentStatus?.healthy === false);
+    const inFlight = current.filter((a) => a.deploymentStatus?.healthy !== true).length;
+    budget = failed ? 0 : Math.max(0, update.maxParallel - inFlight);
+    deployment = { maxParallel: update.maxParallel, replaced: 0, remaining: destructive.length, inFlight, failed };
+  }
+
+  // Placements: reschedules first (same name), then missing names.
+  const place: PlaceRequest[] = rescheduleNow.map((a) => ({ name: a.name ?? '', group, previous: a, reschedule: true, stopPrevious: STOP_RESCHEDULED }));
+  const existing = untainted.length + migrate.length + rescheduleNow.length;
+  if (existing < count) for (const name of names.next(count - existing)) place.push({ name, group });
+  desired.place = place.length;
+  desired.rescheduleNow = rescheduleNow.length;
+  budget -= Math.min(place.length, budget);
+
+  // Destructive updates within the budget, lowest index first.
+  const byIndex = [...destructive].sort((x, y) => (allocIndexOf(x.name) ?? 0) - (allocIndexOf(y.name) ?? 0));
+  const now_ = byIndex.slice(0, Math.min(byIndex.length, budget));
+  desired.destructiveUpdate = now_.length;
+  desired.ignore += byIndex.length - now_.length;
+  const destructiveRequests = now_.map((a) => ({ name: a.name ?? '', group, previous: a, stopPrevious: STOP_UPDATING }));
+  if (deployment) {
+    deployment.replaced = now_.length;
+    deployment.remaining = byIndex.length - now_.length;
+  }
+
+  // Migrations: stop and replace under the same name.
+  for (const a of migrate) place.push({ name: a.name ?? '', group, previous: a, stopPrevious: STOP_MIGRATING });
+  desired.migrate = migrate.length;
+
+  return { stop, place: place.slice(0, count), destructive: destructiveRequests, inPlace, rescheduleLater, desired, deployment };
+}
+
+/** Nomad's `shouldFilter`: whether an alloc simply counts, is ignored, or is checked for a reschedule. */
+function filterVerdict(a: Allocation, isBatch: boolean): 'untainted' | 'ignore' | 'check' {
+  if (isBatch) {
+    if (a.desiredTransition?.reschedule) return 'check';
+    if (a.desiredStatus === 'stop') return ranSuccessfully(a) ? 'untainted' : 'ignore';
+    if (a.desiredStatus === 'evict') return 'ignore';
+    return a.clientStatus === 'failed' ? 'check' : 'untainted';
+  }
+  if (isServerTerminal(a)) return 'ignore';
+  if (a.clientStatus === 'complete' || a.clientStatus === 'lost') return 'ignore';
+  return 'check';
+}
+
+function ranSuccessfully(a: Allocation): boolean {
+  if (a.clientStatus === 'complete') return true;
+  const states = Object.values(a.taskStates ?? {});
+  return states.length > 0 && states.every((s) => s.state === 'dead' && !s.failed);
+}
+
+function versionOf(a: Allocation): number | undefined {
+  return a.jobVersion ?? a.job.version;
+}
+
+function isOlder(a: Allocation, job: Job): boolean {
+  const v = versionOf(a);
+  return v !== undefined && job.version !== undefined && v < job.version;
+}
+
+/** The alloc runs this very job version (nothing to update). */
+function sameVersion(a: Allocation, job: Job): boolean {
+  const v = versionOf(a);
+  if (v !== undefined && job.version !== undefined) return v === job.version;
+  return same(a.job, job);
+}

@@ -1,0 +1,295 @@
+/**
+ * `schedule`: one evaluation in, one plan out. Pure: no I/O, no clock, no randomness but what the
+ * input hands in. Follows Nomad's generic scheduler for one node: reconcile every group, stop
+ * first, update in place, then place (new and rescheduled allocs before destructive
+ * replacements), preempting where the scheduler type allows, and end with the evals to store.
+ * @module
+ */
+import { BerthError, isTerminal, type Allocation, type Job } from '../../index.ts';
+import { DESC_BLOCKED_EVAL, DESC_RESCHEDULE_FOLLOWUP, newEvaluation, RESCHEDULE_BATCH_WINDOW_MS } from './evaluations.ts';
+import { allocIndexOf } from './names.ts';
+import { fit } from './place.ts';
+import { DEFAULT_JOB_PRIORITY } from './preemption.ts';
+import { reconcileGroup, stopAll, type GroupResult, type PlaceRequest } from './reconcile.ts';
+import { rescheduleTrackerFor } from './reschedule.ts';
+import type { AllocMetric, Evaluation, Plan, ScheduleInput, SchedulerConfiguration } from './types.ts';
+
+/** The scheduler was handed input it cannot work with; `issues` lists each problem. */
+export class SchedulerInputError extends BerthError {
+  readonly issues: string[];
+  constructor(issues: string[]) {
+    super(`invalid scheduler input: ${issues.join('; ')}`);
+    this.issues = issues;
+  }
+}
+
+/** Nomad's default scheduler configuration: preemption for system jobs only. */
+export function defaultSchedulerConfiguration(): SchedulerConfiguration {
+  return {
+    preemptionConfig: { systemSchedulerEnabled: true, sysBatchSchedulerEnabled: false, batchSchedulerEnabled: false, serviceSchedulerEnabled: false },
+    memoryOversubscriptionEnabled: false,
+  };
+}
+
+/** Whether the configuration lets jobs of this type preempt. */
+export function preemptionEnabled(config: SchedulerConfiguration, type: Job['type']): boolean {
+  const p = config.preemptionConfig;
+  switch (type) {
+    case 'service':
+      return p.serviceSchedulerEnabled;
+    case 'batch':
+      return p.batchSchedulerEnabled;
+    case 'sysbatch':
+      return p.sysBatchSchedulerEnabled;
+    case 'system':
+      return p.systemSchedulerEnabled;
+  }
+}
+
+/**
+ * Process one evaluation: decide which allocs of the eval's job to place, stop, evict, update in
+ * place or leave queued on this node.
+ *
+ * @example
+ * ```ts
+ * let n = 0;
+ * const plan = schedule({
+ *   node: { id: 'node-1', resources: { cpuMHz: 3000, memoryMB: 3072, diskMB: 10_000, cores: 2 } },
+ *   jobs: [hi, lo],
+ *   allocs: store.allocs(),   // every alloc on the node, of every job
+ *   config: { preemptionConfig: { ...defaultSchedulerConfiguration().preemptionConfig, serviceSchedulerEnabled: true } },
+ *   eval: newEvaluation({ id: 'e1', job: hi, triggeredBy: 'job-register', now: Date.now() }),
+ *   now: Date.now(),
+ *   newId: () => randomUUID(),
+ * });
+ * plan.place;    // hi's allocs, each with preemptedAllocations
+ * plan.preempt;  // lo's victims: desiredStatus 'evict', "Preempted by alloc ID <id>"
+ * plan.evals;    // a 'preemption' eval for lo (which then finds no room and blocks)
+ * ```
+ * @throws {SchedulerInputError} when the node's numbers, the eval or the id generator are unusable.
+ */
+export function schedule(input: ScheduleInput): Plan {
+  validate(input);
+  const { node, eval: ev, now } = input;
+  const config = input.config ?? defaultSchedulerConfiguration();
+  const namespace = ev.namespace ?? 'default';
+  const index = input.index ?? Math.max(0, ...input.allocs.map((a) => a.allocModifyIndex)) + 1;
+  const job = input.jobs.find((j) => j.id === ev.jobId && (j.namespace ?? 'default') === namespace);
+  const jobAllocs = input.allocs.filter((a) => a.jobId === ev.jobId && (a.namespace ?? 'default') === namespace).sort(byCreation);
+
+  const plan: Plan = {
+    eval: ev,
+    place: [],
+    stop: [],
+    preempt: [],
+    inPlace: [],
+    attributeUpdates: [],
+    evals: [],
+    queued: {},
+    failedTgAllocs: {},
+    desiredTgUpdates: {},
+    deployment: {},
+  };
+  const stamp = (a: Allocation): Allocation => ({ ...a, allocModifyIndex: index, modifyTime: now });
+
+  // Reconcile every group (and stop what belongs to groups the job no longer has).
+  const results = new Map<string, GroupResult>();
+  const groupNames = [...new Set([...(job && !job.stop ? job.taskGroups.map((g) => g.name) : []), ...jobAllocs.map((a) => a.taskGroup)])];
+  for (const name of groupNames) {
+    const group = job && !job.stop ? job.taskGroups.find((g) => g.name === name) : undefined;
+    const allocs = jobAllocs.filter((a) => a.taskGroup === name);
+    results.set(name, job && group ? reconcileGroup({ job, group, allocs, all: jobAllocs, evalId: ev.id, now }) : stopAll(allocs));
+  }
+
+  // Stops first: they free room for what follows.
+  for (const [name, r] of results) {
+    plan.desiredTgUpdates[name] = r.desired;
+    if (r.deployment) plan.deployment[name] = r.deployment;
+    for (const { alloc, description } of r.stop) plan.stop.push(stamp({ ...alloc, desiredStatus: 'stop', desiredDescription: description }));
+  }
+  if (!job || job.stop) {
+    plan.eval = finishEval(ev, plan, undefined, now);
+    return plan;
+  }
+
+  // In-place updates: the new job version, same resources and ports.
+  for (const r of results.values()) {
+    for (const a of r.inPlace) plan.inPlace.push(stamp({ ...a, job, jobVersion: job.version, evalId: ev.id }));
+  }
+
+  // Delayed reschedules: follow-up evals, batched by Nomad's window.
+  const followups = rescheduleFollowups(input, job, results, plan, stamp);
+
+  // Placements.
+  const evict = preemptionEnabled(config, job.type);
+  const priority = job.priority ?? DEFAULT_JOB_PRIORITY;
+  const requests: PlaceRequest[] = [];
+  for (const r of results.values()) requests.push(...r.place);
+  for (const r of results.values()) requests.push(...r.destructive);
+  const failed = new Map<string, AllocMetric>();
+  for (const req of requests) {
+    const group = req.group.name;
+    plan.queued[group] ??= 0;
+    const metric = failed.get(group);
+    if (metric) {
+      metric.coalescedFailures++;
+      plan.queued[group]++;
+      continue;
+    }
+    const result = fit({
+      node,
+      group: req.group,
+      jobId: job.id,
+      namespace,
+      jobPriority: priority,
+      proposed: proposed(input.allocs, plan, req.stopPrevious ? req.previous : undefined),
+      preemptedSoFar: plan.preempt,
+      evict,
+      memoryOversubscription: !!config.memoryOversubscriptionEnabled,
+      random: input.random,
+    });
+    if (!result.ok) {
+      failed.set(group, {
+        nodesEvaluated: 1,
+        nodesFiltered: 0,
+        nodesAvailable: { [node.datacenter ?? 'dc1']: 1 },
+        nodesExhausted: 1,
+        dimensionExhausted: { [result.dimension]: 1 },
+        coalescedFailures: 0,
+      });
+      plan.queued[group]++;
+      continue;
+    }
+    const id = input.newId();
+    const alloc: Allocation = {
+      id,
+      namespace,
+      nodeId: node.id,
+      jobId: job.id,
+      job,
+      taskGroup: group,
+      desiredStatus: 'run',
+      clientStatus: 'pending',
+      allocModifyIndex: index,
+      createTime: now,
+      modifyTime: now,
+      name: req.name,
+      evalId: ev.id,
+      allocatedResources: result.resources,
+    };
+    if (job.version !== undefined) alloc.jobVersion = job.version;
+    if (req.previous) alloc.previousAllocation = req.previous.id;
+    if (req.reschedule && req.previous) alloc.rescheduleTracker = rescheduleTrackerFor(req.previous, now);
+    if (req.previous && req.stopPrevious) {
+      plan.stop.push(stamp({ ...req.previous, desiredStatus: 'stop', desiredDescription: req.stopPrevious }));
+    }
+    if (result.victims.length > 0) {
+      alloc.preemptedAllocations = result.victims.map((v) => v.id);
+      for (const v of result.victims) {
+        plan.preempt.push(stamp({ ...v, desiredStatus: 'evict', desiredDescription: `Preempted by alloc ID ${id}` }));
+      }
+      plan.desiredTgUpdates[group].preemptions += result.victims.length;
+    }
+    plan.place.push(alloc);
+  }
+  for (const [group, metric] of failed) plan.failedTgAllocs[group] = metric;
+  for (const name of groupNames) plan.queued[name] ??= 0;
+
+  // Evals for the jobs whose allocs were evicted (Nomad's plan applier makes them).
+  const preemptedJobs = new Map<string, Allocation['job']>();
+  for (const v of plan.preempt) preemptedJobs.set(JSON.stringify([v.namespace ?? 'default', v.jobId]), v.job);
+  for (const victimJob of preemptedJobs.values()) {
+    plan.evals.push(newEvaluation({ id: input.newId(), job: victimJob, triggeredBy: 'preemption', now }));
+  }
+
+  // What could not be placed waits in a blocked eval.
+  let blocked: Evaluation | undefined;
+  const waiting = followups.length > 0 && ev.waitUntil !== undefined && now <= ev.waitUntil;
+  if (failed.size > 0 && ev.status !== 'blocked' && !waiting) {
+    blocked = {
+      ...newEvaluation({ id: input.newId(), job, triggeredBy: 'queued-allocs', now, statusDescription: DESC_BLOCKED_EVAL }),
+      status: 'blocked',
+      previousEval: ev.id,
+      failedTgAllocs: plan.failedTgAllocs,
+      queuedAllocations: { ...plan.queued },
+    };
+    plan.evals.push(blocked);
+  }
+  plan.evals.push(...followups);
+  plan.eval = finishEval(ev, plan, blocked, now, followups);
+  return plan;
+}
+
+/** Every alloc the node would run with the plan so far applied (Nomad's `ProposedAllocs`). */
+function proposed(allocs: Allocation[], plan: Plan, alsoStopping?: Allocation): Allocation[] {
+  const gone = new Set([...plan.stop, ...plan.preempt].map((a) => a.id));
+  if (alsoStopping) gone.add(alsoStopping.id);
+  return [...allocs.filter((a) => !isTerminal(a) && !gone.has(a.id)).sort(byCreation), ...plan.place];
+}
+
+/** Follow-up evals for failed allocs that reschedule later; sets their `followupEvalId`. */
+function rescheduleFollowups(
+  input: ScheduleInput,
+  job: Job,
+  results: Map<string, GroupResult>,
+  plan: Plan,
+  stamp: (a: Allocation) => Allocation,
+): Evaluation[] {
+  const later = [...results.values()].flatMap((r) => r.rescheduleLater).sort((a, b) => a.time - b.time);
+  const evals: Evaluation[] = [];
+  let current: Evaluation | undefined;
+  for (const { alloc, time } of later) {
+    if (!current || time - (current.waitUntil ?? 0) >= RESCHEDULE_BATCH_WINDOW_MS) {
+      // Nomad marks the first follow-up `alloc-reschedule` with a description, later ones `alloc-failure`.
+      current = newEvaluation({
+        id: input.newId(),
+        job,
+        triggeredBy: evals.length === 0 ? 'alloc-reschedule' : 'alloc-failure',
+        now: input.now,
+        waitUntil: time,
+        statusDescription: evals.length === 0 ? DESC_RESCHEDULE_FOLLOWUP : undefined,
+      });
+      current.previousEval = input.eval.id;
+      evals.push(current);
+    }
+    plan.attributeUpdates.push(stamp({ ...alloc, followupEvalId: current.id }));
+  }
+  return evals;
+}
+
+/** The processed eval: complete (or still blocked), with what it left queued and why. */
+function finishEval(ev: Evaluation, plan: Plan, blocked: Evaluation | undefined, now: number, followups: Evaluation[] = []): Evaluation {
+  const stillBlocked = ev.status === 'blocked' && Object.keys(plan.failedTgAllocs).length > 0;
+  const out: Evaluation = { ...ev, status: stillBlocked ? 'blocked' : 'complete', modifyTime: now, queuedAllocations: { ...plan.queued } };
+  if (Object.keys(plan.failedTgAllocs).length > 0) out.failedTgAllocs = plan.failedTgAllocs;
+  else delete out.failedTgAllocs;
+  if (blocked) out.blockedEval = blocked.id;
+  if (followups.length > 0) out.nextEval = followups[0].id;
+  return out;
+}
+
+function byCreation(a: Allocation, b: Allocation): number {
+  return (a.createTime ?? 0) - (b.createTime ?? 0) || (allocIndexOf(a.name) ?? 0) - (allocIndexOf(b.name) ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+function validate(input: ScheduleInput): void {
+  const issues: string[] = [];
+  const r = input.node?.resources;
+  if (!input.node?.id) issues.push('node.id: required');
+  for (const key of ['cpuMHz', 'memoryMB', 'diskMB'] as const) {
+    if (!r || !Number.isFinite(r[key]) || r[key] < 0) issues.push(`node.resources.${key}: a number >= 0 is required`);
+  }
+  if (r?.cores !== undefined && (!Number.isInteger(r.cores) || r.cores < 1)) issues.push('node.resources.cores: a whole number >= 1 is required');
+  const min = input.node?.minDynamicPort;
+  const max = input.node?.maxDynamicPort;
+  if (min !== undefined && max !== undefined && min > max) issues.push(`node.minDynamicPort (${min}) is above node.maxDynamicPort (${max})`);
+  if (!input.eval?.id || !input.eval.jobId) issues.push('eval: an id and a jobId are required');
+  if (typeof input.newId !== 'function') issues.push('newId: a function is required');
+  if (!Number.isFinite(input.now)) issues.push('now: a time in ms is required');
+  for (const job of input.jobs ?? []) {
+    for (const g of job.taskGroups) {
+      if (g.count !== undefined && (!Number.isInteger(g.count) || g.count < 0)) issues.push(`job ${job.id} group ${g.name}: count must be a whole number >= 0`);
+    }
+  }
+  if (issues.length > 0) throw new SchedulerInputError(issues);
+}

@@ -1,0 +1,127 @@
+import { expect } from 'chai';
+import { blockedEvalsToRetry, schedule, SchedulerInputError, newEvaluation, supersededBlockedEvals } from '../../../agent/scheduler/index.ts';
+import { job, node, World } from './support.ts';
+
+describe('scheduler: placement', () => {
+  it('places count allocs named <job>.<group>[<index>] with their allocated resources', () => {
+    const w = new World();
+    const plan = w.register(job('web', { count: 3, cpu: 250, memoryMB: 128 }));
+    expect(plan.place.map((a) => a.name)).to.deep.equal(['web.g[0]', 'web.g[1]', 'web.g[2]']);
+    for (const a of plan.place) {
+      expect(a).to.include({ jobId: 'web', taskGroup: 'g', nodeId: 'node-1', desiredStatus: 'run', clientStatus: 'pending', evalId: plan.eval.id, jobVersion: 0 });
+      expect(a.allocatedResources).to.deep.equal({ tasks: { t: { cpu: 250, memoryMB: 128 } }, shared: { diskMB: 300, ports: [] } });
+    }
+    expect(new Set(plan.place.map((a) => a.id)).size).to.equal(3);
+    expect(plan.eval).to.include({ status: 'complete' });
+    expect(plan.eval.queuedAllocations).to.deep.equal({ g: 0 });
+    expect(plan.evals).to.deep.equal([]);
+    expect(plan.desiredTgUpdates.g).to.include({ place: 3, stop: 0 });
+  });
+
+  describe('each dimension is checked (node 3000 MHz, 3072 MB, 10000 MB disk, 4 cores; reserved as given)', () => {
+    const cases = [
+      { name: 'cpu', j: { cpu: 3001 }, dim: 'cpu' },
+      { name: 'memory', j: { memoryMB: 3073 }, dim: 'memory' },
+      { name: 'disk', j: { group: { ephemeralDisk: { sizeMB: 10_001 } } }, dim: 'disk' },
+      { name: 'cores', j: { cores: 5 }, dim: 'cores' },
+      { name: 'cpu after reserved cpu', j: { cpu: 2600 }, reserved: { cpuMHz: 500 }, dim: 'cpu' },
+      { name: 'memory after reserved memory', j: { memoryMB: 3000 }, reserved: { memoryMB: 100 }, dim: 'memory' },
+      { name: 'disk after reserved disk', j: { group: { ephemeralDisk: { sizeMB: 9000 } } }, reserved: { diskMB: 1001 }, dim: 'disk' },
+      { name: 'cores after reserved cores', j: { cores: 3 }, reserved: { cores: [0, 1] }, dim: 'cores' },
+      { name: 'everything exactly fits', j: { cpu: 3000, memoryMB: 3072, group: { ephemeralDisk: { sizeMB: 10_000 } } } },
+    ];
+    for (const c of cases) {
+      it(`${c.name}: ${c.dim ? `"${c.dim}" exhausted` : 'placed'}`, () => {
+        const w = new World(node({ reserved: c.reserved }));
+        const plan = w.register(job('j', c.j));
+        if (!c.dim) return expect(plan.place).to.have.length(1);
+        expect(plan.place).to.have.length(0);
+        expect(plan.failedTgAllocs.g).to.deep.equal({ nodesEvaluated: 1, nodesFiltered: 0, nodesAvailable: { dc1: 1 }, nodesExhausted: 1, dimensionExhausted: { [c.dim]: 1 }, coalescedFailures: 0 });
+      });
+    }
+  });
+
+  it('cores: distinct core ids per task, cpu is cores × MHz per core; reserved cores are skipped', () => {
+    const w = new World(node({ reserved: { cores: [0] } }));
+    const a = w.register(job('a', { cores: 2 })).place[0];
+    const b = w.register(job('b', { cores: 1 })).place[0];
+    expect(a.allocatedResources!.tasks.t).to.include({ cpu: 1500 });
+    expect(a.allocatedResources!.tasks.t.cores).to.deep.equal([1, 2]);
+    expect(b.allocatedResources!.tasks.t.cores).to.deep.equal([3]);
+    expect(w.register(job('c', { cores: 1 })).failedTgAllocs.g.dimensionExhausted).to.deep.equal({ cores: 1 });
+  });
+
+  it('secrets tmpfs counts as memory; memory_max only with memory oversubscription on', () => {
+    const j = job('m');
+    j.taskGroups[0].tasks[0].resources = { cpu: 100, memoryMB: 200, memoryMaxMB: 400, secretsMB: 1 };
+    expect(new World().register(j).place[0].allocatedResources!.tasks.t).to.deep.equal({ cpu: 100, memoryMB: 201 });
+    const over = new World(node(), { preemptionConfig: { serviceSchedulerEnabled: false, batchSchedulerEnabled: false, sysBatchSchedulerEnabled: false, systemSchedulerEnabled: true }, memoryOversubscriptionEnabled: true });
+    expect(over.register(j).place[0].allocatedResources!.tasks.t).to.deep.equal({ cpu: 100, memoryMB: 201, memoryMaxMB: 401 });
+  });
+
+  it('partial fit: what fits is placed, the rest queued with coalesced failures, in a blocked eval', () => {
+    const w = new World();
+    const plan = w.register(job('web', { count: 5, cpu: 1000 }));
+    expect(plan.place).to.have.length(3);
+    expect(plan.queued).to.deep.equal({ g: 2 });
+    expect(plan.failedTgAllocs.g.coalescedFailures).to.equal(1);
+    const blocked = plan.evals.find((e) => e.status === 'blocked')!;
+    expect(blocked).to.include({ triggeredBy: 'queued-allocs', jobId: 'web', previousEval: plan.eval.id, statusDescription: 'created to place remaining allocations' });
+    expect(blocked.queuedAllocations).to.deep.equal({ g: 2 });
+    expect(plan.eval.blockedEval).to.equal(blocked.id);
+  });
+
+  it('a blocked eval places its allocs when resources free, else stays blocked', () => {
+    const w = new World();
+    w.register(job('big', { cpu: 2000 }));
+    const queued = w.register(job('web', { count: 2, cpu: 1000 }));
+    expect(queued.queued.g).to.equal(1);
+    const [blocked] = blockedEvalsToRetry([...w.evals.values()]);
+    // Nothing freed yet: processing it again leaves it blocked, making no second blocked eval.
+    const again = w.process(blocked);
+    expect(again.eval.status).to.equal('blocked');
+    expect(again.evals).to.deep.equal([]);
+    // big stops (the client reports it complete): room for the queued alloc.
+    const bigPlan = w.register({ ...job('big', { cpu: 2000 }), stop: true }, 'job-deregister');
+    expect(bigPlan.stop.map((a) => a.desiredDescription)).to.deep.equal(['alloc not needed due to job update']);
+    const placed = w.process(blockedEvalsToRetry([...w.evals.values()])[0]);
+    expect(placed.eval.status).to.equal('complete');
+    expect(placed.place.map((a) => a.name)).to.deep.equal(['web.g[1]']);
+  });
+
+  it('one blocked eval per job: older ones are canceled with Nomad’s text', () => {
+    const w = new World();
+    w.register(job('big', { cpu: 3000 }));
+    const first = w.register(job('web', { cpu: 1000 })).evals[0];
+    const second = w.register(job('web', { cpu: 1000, version: 1 })).evals[0];
+    const canceled = supersededBlockedEvals([...w.evals.values()], second, w.now);
+    expect(canceled.map((e) => e.id)).to.deep.equal([first.id]);
+    expect(canceled[0]).to.include({ status: 'canceled', statusDescription: 'existing blocked evaluation exists for job "web"' });
+  });
+
+  it('indexes are reused as Nomad does: the lowest free index below count', () => {
+    const w = new World();
+    w.register(job('web', { count: 3 }));
+    const lost = w.running('web').find((a) => a.name === 'web.g[1]')!;
+    w.allocs.set(lost.id, { ...lost, desiredStatus: 'stop' });
+    const plan = w.evaluate('web', 'alloc-stop');
+    expect(plan.place.map((a) => a.name)).to.deep.equal(['web.g[1]']);
+  });
+
+  it('system and sysbatch jobs run one alloc per group on the node', () => {
+    const w = new World();
+    expect(w.register(job('sys', { type: 'system', count: 3 })).place.map((a) => a.name)).to.deep.equal(['sys.g[0]']);
+  });
+
+  it('bad input is a SchedulerInputError naming each problem', () => {
+    const ev = newEvaluation({ id: 'e', job: job('x'), triggeredBy: 'job-register', now: 0 });
+    const bad = () => schedule({ node: node({ resources: { cpuMHz: -1, memoryMB: NaN, diskMB: 1 } }), jobs: [], allocs: [], eval: ev, now: 0, newId: 'x' as never });
+    expect(bad).to.throw(SchedulerInputError, /node.resources.cpuMHz.*node.resources.memoryMB.*newId/);
+  });
+
+  it('is deterministic: the same input gives the same plan', () => {
+    const a = new World().register(job('web', { count: 3 }));
+    const b = new World().register(job('web', { count: 3 }));
+    expect(a).to.deep.equal(b);
+  });
+});
