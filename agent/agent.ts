@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
 import { createClient, type Client, type ClientOptions } from '../index.ts';
@@ -123,6 +123,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         tlsEnabled: cfg.tls.http,
         status: 'ready',
         cpuMHz: cfg.client.cpuTotalCompute ?? detectCpuMHz(),
+        cores: Math.max(1, availableParallelism()),
         memoryMB: cfg.client.memoryTotalMB ?? detectMemoryMB(),
         diskMB: 100 * 1024,
         reserved: cfg.client.reserved,

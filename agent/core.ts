@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BerthError, type Allocation, type Client } from '../index.ts';
-import { EvalBroker, newEval } from './broker/broker.ts';
-import { planPlacement, type NodeCapacity } from './broker/placement.ts';
+import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
+import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
 import type { AgentState } from './state/store.ts';
@@ -45,17 +45,28 @@ export class AgentCore {
     readonly client: Client,
     readonly log: (line: string) => void,
   ) {
-    this.broker = new EvalBroker({ state, client, capacity: () => this.capacity(), log });
+    this.broker = new EvalBroker({ state, client, node: () => this.node(), log });
   }
 
-  /** What the node offers to allocations: its total less the reserved part. */
-  capacity(): NodeCapacity {
+  /** The node as the scheduler sees it: its totals and its reserved part. */
+  node(): SchedulerNode {
     const n = this.state.node!;
-    return { id: n.id, name: n.name, cpuMHz: n.cpuMHz - n.reserved.cpu, memoryMB: n.memoryMB - n.reserved.memoryMB, diskMB: n.diskMB - n.reserved.diskMB };
+    return {
+      id: n.id,
+      name: n.name,
+      datacenter: n.datacenter,
+      resources: { cpuMHz: n.cpuMHz, memoryMB: n.memoryMB, diskMB: n.diskMB, cores: n.cores },
+      reserved: { cpuMHz: n.reserved.cpu, memoryMB: n.reserved.memoryMB, diskMB: n.reserved.diskMB },
+      hostIp: n.httpAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''),
+    };
   }
 
   /** Registers a new version of `apiJob` and queues its evaluation. */
-  register(apiJob: ApiJob, opts: { enforceIndex?: boolean; jobModifyIndex?: number } = {}): RegisterResult {
+  register(
+    apiJob: ApiJob,
+    opts: { enforceIndex?: boolean; jobModifyIndex?: number } = {},
+    trigger: 'job-register' | 'job-scaling' = 'job-register',
+  ): RegisterResult {
     let job;
     try {
       job = apiJobToJob(apiJob);
@@ -95,7 +106,7 @@ export class AgentCore {
       void job;
       txn.putJob(record);
       txn.event({ topic: 'Job', type: 'JobRegistered', key: record.id, object: record });
-      const ev = newEval(txn, this.state, record.id, 'job-register');
+      const ev = newEval(txn, this.state, record.id, trigger);
       return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings: '', index: txn.index };
     });
     this.broker.enqueue(result.evalId);
@@ -123,7 +134,7 @@ export class AgentCore {
       }
       const ev = newEval(txn, this.state, jobId, 'job-deregister', {
         priority: (prev.apiJob.Priority as number) ?? 50,
-        type: (prev.apiJob.Type as string) ?? 'service',
+        type: (prev.apiJob.Type as 'service') ?? 'service',
       });
       return { evalId: ev.id, jobModifyIndex: txn.index, index: txn.index };
     });
@@ -138,7 +149,7 @@ export class AgentCore {
     const groups = (prev.apiJob.TaskGroups as Array<Record<string, unknown>>) ?? [];
     if (!groups.some((g) => g.Name === group)) throw new ApiError(400, `Task group "${group}" specified for scaling does not exist in job`);
     const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...spec } = prev.apiJob;
-    return this.register({ ...spec, ID: prev.id, TaskGroups: groups.map((g) => (g.Name === group ? { ...g, Count: count } : g)) });
+    return this.register({ ...spec, ID: prev.id, TaskGroups: groups.map((g) => (g.Name === group ? { ...g, Count: count } : g)) }, {}, 'job-scaling');
   }
 
   /** Nomad's alloc stop: the alloc is stopped and a replacement placed. */
@@ -146,8 +157,14 @@ export class AgentCore {
     const cur = this.state.allocs.get(allocId);
     if (!cur) throw new ApiError(404, 'alloc not found');
     const out = this.state.commit((txn) => {
-      const alloc: Allocation = { ...cur.alloc, desiredStatus: 'stop', allocModifyIndex: txn.index };
-      const s: ServerAlloc = { ...cur, alloc, desiredDescription: 'alloc was stopped by the user', modifyIndex: txn.index, modifyTime: Date.now() };
+      const alloc: Allocation = {
+        ...cur.alloc,
+        desiredStatus: 'stop',
+        desiredDescription: 'alloc was stopped by the user',
+        allocModifyIndex: txn.index,
+        modifyTime: Date.now(),
+      };
+      const s: ServerAlloc = { ...cur, alloc, modifyIndex: txn.index };
       txn.putAlloc(s);
       txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: allocId, object: s });
       const ev = newEval(txn, this.state, cur.alloc.jobId, 'alloc-stop');
@@ -184,48 +201,50 @@ export class AgentCore {
     }
     const prev = this.state.jobs.get(apiJob.ID);
     const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
-    let n = 0;
-    const plan = planPlacement({
-      evalId: 'plan',
-      jobId: apiJob.ID,
-      job,
-      jobVersion: version,
-      node: this.capacity(),
-      allocs: [...this.state.allocs.values()].map((s) => ({ alloc: s.alloc, jobVersion: s.jobVersion })),
-      preemption: this.state.schedulerConfig!.preemption,
-      newId: () => `planned-${n++}`,
-      now: Date.now(),
-    });
-    const groups: Record<string, Record<string, number>> = {};
-    for (const g of job.taskGroups)
-      groups[g.name] = { Place: 0, Stop: 0, InPlaceUpdate: 0, DestructiveUpdate: 0, Ignore: 0, Migrate: 0, Canary: 0, Preemptions: 0 };
-    const replaced = new Set(plan.place.map((p) => p.alloc.previousAllocation).filter(Boolean));
-    for (const p of plan.place) groups[p.alloc.taskGroup]![p.alloc.previousAllocation ? 'DestructiveUpdate' : 'Place']!++;
-    for (const st of plan.stop) {
-      const a = this.state.allocs.get(st.allocId)!.alloc;
-      if (st.desiredStatus === 'evict') continue;
-      if (!replaced.has(a.id) && groups[a.taskGroup]) groups[a.taskGroup]!.Stop!++;
-    }
-    for (const p of plan.inPlace) groups[p.alloc.taskGroup]!.InPlaceUpdate!++;
-    const preempted = plan.stop.filter((s) => s.desiredStatus === 'evict').map((s) => this.state.allocs.get(s.allocId)!);
-    for (const p of plan.place) if (p.alloc.preemptedAllocations) groups[p.alloc.taskGroup]!.Preemptions! += p.alloc.preemptedAllocations.length;
+    const next = { ...job, version };
+    const jobs = [...this.state.jobs.values()].filter((j) => j.id !== apiJob.ID).map(jobOf);
+    const ev = { ...newEvaluation({ id: 'plan', job: next, triggeredBy: 'job-register', now: Date.now() }), createIndex: 0, modifyIndex: 0 };
+    const plan = planFor(this.state, this.node(), ev, [...jobs, next]);
+    const groups = Object.fromEntries(
+      Object.entries(plan.desiredTgUpdates).map(([g, u]) => [
+        g,
+        {
+          Place: u.place,
+          Stop: u.stop,
+          InPlaceUpdate: u.inPlaceUpdate,
+          DestructiveUpdate: u.destructiveUpdate,
+          Ignore: u.ignore,
+          Migrate: u.migrate,
+          Canary: 0,
+          Preemptions: u.preemptions,
+          RescheduleNow: u.rescheduleNow,
+          RescheduleLater: u.rescheduleLater,
+        },
+      ]),
+    );
+    const preempted = plan.preempt;
     return {
       Annotations: {
         DesiredTGUpdates: groups,
         PreemptedAllocs: preempted.map((s) => ({
-          ID: s.alloc.id,
-          JobID: s.alloc.jobId,
-          TaskGroup: s.alloc.taskGroup,
-          Name: s.alloc.name ?? '',
-          NodeID: s.alloc.nodeId,
-          JobPriority: s.alloc.job.priority ?? 50,
+          ID: s.id,
+          JobID: s.jobId,
+          TaskGroup: s.taskGroup,
+          Name: s.name ?? '',
+          NodeID: s.nodeId,
+          JobPriority: s.job.priority ?? 50,
         })),
       },
-      FailedTGAllocs: Object.keys(plan.failed).length
+      FailedTGAllocs: Object.keys(plan.failedTgAllocs).length
         ? Object.fromEntries(
-            Object.entries(plan.failed).map(([g, f]) => [
+            Object.entries(plan.failedTgAllocs).map(([g, f]) => [
               g,
-              { NodesEvaluated: 1, NodesExhausted: 1, DimensionExhausted: { [f.dimension]: 1 }, CoalescedFailures: f.count - 1 },
+              {
+                NodesEvaluated: f.nodesEvaluated,
+                NodesExhausted: f.nodesExhausted,
+                DimensionExhausted: f.dimensionExhausted,
+                CoalescedFailures: f.coalescedFailures,
+              },
             ]),
           )
         : null,
@@ -243,8 +262,8 @@ export class AgentCore {
     const cur = this.state.allocs.get(a.id);
     if (!cur) return;
     const changed = CLIENT_FIELDS.some((k) => JSON.stringify(cur.alloc[k]) !== JSON.stringify(a[k]));
-    const health = (a as { deploymentStatus?: ServerAlloc['deploymentStatus'] }).deploymentStatus;
-    const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.deploymentStatus);
+    const health = a.deploymentStatus;
+    const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.alloc.deploymentStatus);
     if (!changed && !healthChanged) return;
     const wasTerminal = isClientTerminal(cur.alloc.clientStatus);
     this.state.commit((txn) => {
@@ -253,7 +272,9 @@ export class AgentCore {
         if (a[k] === undefined) delete alloc[k];
         else (alloc as unknown as Record<string, unknown>)[k] = a[k];
       }
-      const s: ServerAlloc = { ...cur, alloc, ...(healthChanged ? { deploymentStatus: health } : {}), modifyIndex: txn.index, modifyTime: Date.now() };
+      if (healthChanged) alloc.deploymentStatus = health;
+      alloc.modifyTime = Date.now();
+      const s: ServerAlloc = { ...cur, alloc, modifyIndex: txn.index };
       txn.putAlloc(s);
       txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: a.id, object: s });
     });

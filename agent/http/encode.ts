@@ -39,6 +39,21 @@ export function apiTaskState(t: TaskState): Record<string, unknown> {
 }
 
 function resources(a: Allocation): Record<string, unknown> {
+  const r = a.allocatedResources;
+  if (r)
+    return {
+      Tasks: Object.fromEntries(
+        Object.entries(r.tasks).map(([t, v]) => [
+          t,
+          { Cpu: { CpuShares: v.cpu, ReservedCores: v.cores ?? null }, Memory: { MemoryMB: v.memoryMB, MemoryMaxMB: v.memoryMaxMB ?? 0 }, Networks: null },
+        ]),
+      ),
+      Shared: {
+        DiskMB: r.shared.diskMB,
+        Networks: null,
+        Ports: r.shared.ports.length ? r.shared.ports.map((p) => ({ Label: p.label, Value: p.value, To: p.to, HostIP: p.hostIp })) : null,
+      },
+    };
   const g = a.job.taskGroups.find((x) => x.name === a.taskGroup);
   const tasks: Record<string, unknown> = {};
   for (const t of g?.tasks ?? [])
@@ -56,50 +71,59 @@ export function apiAllocStub(s: ServerAlloc, state: AgentState): Record<string, 
   const node = state.node;
   return {
     ID: a.id,
-    EvalID: s.evalId,
+    EvalID: a.evalId ?? '',
     Name: a.name ?? '',
     Namespace: a.namespace ?? 'default',
     NodeID: a.nodeId,
     NodeName: node?.name ?? '',
     JobID: a.jobId,
     JobType: a.job.type,
-    JobVersion: s.jobVersion,
+    JobVersion: a.jobVersion ?? 0,
     TaskGroup: a.taskGroup,
     DesiredStatus: a.desiredStatus,
-    DesiredDescription: s.desiredDescription ?? '',
+    DesiredDescription: a.desiredDescription ?? '',
     ClientStatus: a.clientStatus,
     ClientDescription: a.clientDescription ?? '',
     DesiredTransition: { Migrate: null, Reschedule: null, ForceReschedule: null, NoShutdownDelay: a.desiredTransition?.noShutdownDelay ?? null },
     TaskStates: a.taskStates ? Object.fromEntries(Object.entries(a.taskStates).map(([k, v]) => [k, apiTaskState(v)])) : null,
-    DeploymentStatus: s.deploymentStatus
+    DeploymentStatus: a.deploymentStatus
       ? {
-          Healthy: s.deploymentStatus.healthy ?? null,
-          Timestamp: rfc(s.deploymentStatus.timestamp),
-          Canary: !!s.deploymentStatus.canary,
+          Healthy: a.deploymentStatus.healthy ?? null,
+          Timestamp: rfc(a.deploymentStatus.timestamp),
+          Canary: !!a.deploymentStatus.canary,
           ModifyIndex: s.modifyIndex,
         }
       : null,
-    FollowupEvalID: '',
+    FollowupEvalID: a.followupEvalId ?? '',
     NextAllocation: s.nextAllocation ?? '',
     PreviousAllocation: a.previousAllocation ?? '',
     PreemptedAllocations: a.preemptedAllocations ?? null,
     PreemptedByAllocation: s.preemptedBy ?? '',
-    RescheduleTracker: null,
+    RescheduleTracker: a.rescheduleTracker
+      ? {
+          Events: a.rescheduleTracker.events.map((e) => ({
+            RescheduleTime: nanos(e.rescheduleTime),
+            PrevAllocID: e.prevAllocId,
+            PrevNodeID: e.prevNodeId,
+            Delay: e.delayMs * 1e6,
+          })),
+        }
+      : null,
     CreateIndex: s.createIndex,
     ModifyIndex: s.modifyIndex,
     CreateTime: nanos(a.createTime),
-    ModifyTime: nanos(s.modifyTime),
+    ModifyTime: nanos(a.modifyTime),
   };
 }
 
 /** One allocation in full (`/v1/allocation/:id`): the stub plus the job and resources. */
 export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unknown> {
   const versions = state.versions.get(s.alloc.jobId);
-  const job = versions?.find((v) => v.version === s.jobVersion)?.apiJob ?? state.jobs.get(s.alloc.jobId)?.apiJob ?? null;
+  const job = versions?.find((v) => v.version === (s.alloc.jobVersion ?? 0))?.apiJob ?? state.jobs.get(s.alloc.jobId)?.apiJob ?? null;
   return {
     ...apiAllocStub(s, state),
     Job: job,
-    DeploymentID: s.deploymentId ?? '',
+    DeploymentID: s.alloc.deploymentId ?? '',
     AllocatedResources: resources(s.alloc),
     AllocModifyIndex: s.alloc.allocModifyIndex,
     Resources: null,
@@ -120,20 +144,23 @@ export function apiEval(e: Evaluation): Record<string, unknown> {
     DeploymentID: e.deploymentId ?? '',
     Status: e.status,
     StatusDescription: e.statusDescription ?? '',
-    FailedTGAllocs: e.failedTGAllocs
+    FailedTGAllocs: e.failedTgAllocs
       ? Object.fromEntries(
-          Object.entries(e.failedTGAllocs).map(([g, f]) => [
+          Object.entries(e.failedTgAllocs).map(([g, f]) => [
             g,
             {
               NodesEvaluated: f.nodesEvaluated,
+              NodesFiltered: f.nodesFiltered,
+              NodesAvailable: f.nodesAvailable,
               NodesExhausted: f.nodesExhausted,
               DimensionExhausted: f.dimensionExhausted,
               CoalescedFailures: f.coalescedFailures,
-              NodesAvailable: { dc1: 1 },
             },
           ]),
         )
       : null,
+    NextEval: e.nextEval ?? '',
+    WaitUntil: e.waitUntil ? new Date(e.waitUntil).toISOString() : ZERO_TIME,
     BlockedEval: e.blockedEval ?? '',
     PreviousEval: e.previousEval ?? '',
     QueuedAllocations: e.queuedAllocations ?? null,

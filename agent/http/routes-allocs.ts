@@ -52,7 +52,7 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
   r.on(
     'GET',
     '/v1/evaluation/:id/allocations',
-    blocking(state, ['allocs'], (req) => [...state.allocs.values()].filter((s) => s.evalId === req.params.id).map((s) => apiAllocStub(s, state))),
+    blocking(state, ['allocs'], (req) => [...state.allocs.values()].filter((s) => s.alloc.evalId === req.params.id).map((s) => apiAllocStub(s, state))),
   );
   r.on(
     'GET',

@@ -59,7 +59,9 @@ export function blockedEvalsToRetry(evals: Evaluation[]): Evaluation[] {
  */
 export function supersededBlockedEvals(evals: Evaluation[], blocked: Evaluation, now: number): Evaluation[] {
   return evals
-    .filter((e) => e.status === 'blocked' && e.id !== blocked.id && e.jobId === blocked.jobId && (e.namespace ?? 'default') === (blocked.namespace ?? 'default'))
+    .filter(
+      (e) => e.status === 'blocked' && e.id !== blocked.id && e.jobId === blocked.jobId && (e.namespace ?? 'default') === (blocked.namespace ?? 'default'),
+    )
     .map((e) => ({
       ...e,
       status: 'canceled' as const,

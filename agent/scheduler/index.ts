@@ -36,7 +36,14 @@ export { STOP_NOT_NEEDED, STOP_UPDATING, STOP_MIGRATING, STOP_RESCHEDULED } from
 export { allocName, allocIndexOf } from './names.ts';
 export { nextDelay, nextRescheduleTime, rescheduleTrackerFor } from './reschedule.ts';
 export { destructiveChange } from './updates.ts';
-export { selectPreemptions, preemptionScore, PREEMPTION_PRIORITY_DELTA, MAX_PARALLEL_PENALTY, DEFAULT_JOB_PRIORITY, type PreemptionInput } from './preemption.ts';
+export {
+  selectPreemptions,
+  preemptionScore,
+  PREEMPTION_PRIORITY_DELTA,
+  MAX_PARALLEL_PENALTY,
+  DEFAULT_JOB_PRIORITY,
+  type PreemptionInput,
+} from './preemption.ts';
 export { DEFAULT_MIN_DYNAMIC_PORT, DEFAULT_MAX_DYNAMIC_PORT } from './ports.ts';
 export { DEFAULT_TASK_CPU_MHZ, DEFAULT_TASK_MEMORY_MB, DEFAULT_EPHEMERAL_DISK_MB, type Comparable } from './resources.ts';
 export type * from './types.ts';

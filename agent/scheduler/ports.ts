@@ -55,11 +55,7 @@ export function reservePorts(index: PortIndex, ports: AllocatedPort[]): void {
  * then one dynamic port per label. The error text is Nomad's ("reserved port collision http=8080",
  * "dynamic port selection failed"); the scheduler reports it as `network: <error>`.
  */
-export function assignPorts(
-  index: PortIndex,
-  networks: NetworkResource[] | undefined,
-  random?: () => number,
-): { ports: AllocatedPort[] } | { error: string } {
+export function assignPorts(index: PortIndex, networks: NetworkResource[] | undefined, random?: () => number): { ports: AllocatedPort[] } | { error: string } {
   const ask = networks?.[0];
   if (!ask) return { ports: [] };
   const ports: AllocatedPort[] = [];

@@ -90,9 +90,7 @@ export function selectPreemptions(input: PreemptionInput): Allocation[] | undefi
   if (!met) return undefined;
 
   // Trim: farthest from the ask first, stop as soon as the ask is covered.
-  const ordered = best
-    .map((alloc, i) => ({ alloc, i, d: resourceDistance(ask, resources.get(alloc.id)!) }))
-    .sort((x, y) => y.d - x.d || x.i - y.i);
+  const ordered = best.map((alloc, i) => ({ alloc, i, d: resourceDistance(ask, resources.get(alloc.id)!) })).sort((x, y) => y.d - x.d || x.i - y.i);
   let free = input.remaining;
   const chosen: Allocation[] = [];
   for (const { alloc } of ordered) {

@@ -111,13 +111,23 @@ export function reconcileGroup(opts: { job: Job; group: TaskGroup; allocs: Alloc
   }
   desired.rescheduleLater = rescheduleLater.length;
 
-  const names = new NameIndex(job.id, group.name, count, [...untainted, ...migrate, ...rescheduleNow].map((a) => a.name));
+  const names = new NameIndex(
+    job.id,
+    group.name,
+    count,
+    [...untainted, ...migrate, ...rescheduleNow].map((a) => a.name),
+  );
 
   // Count down: stop the highest indexes (migrating allocs first).
   const stop: GroupResult['stop'] = [];
   let remove = untainted.filter((a) => a.clientStatus !== 'unknown').length + migrate.length - count;
   if (remove > 0) {
-    const removeMigrating = new NameIndex(job.id, group.name, count, migrate.map((a) => a.name)).highest(remove);
+    const removeMigrating = new NameIndex(
+      job.id,
+      group.name,
+      count,
+      migrate.map((a) => a.name),
+    ).highest(remove);
     for (const a of [...migrate]) {
       if (remove === 0 || !removeMigrating.has(a.name ?? '')) continue;
       stop.push({ alloc: a, description: STOP_NOT_NEEDED });

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Allocation } from '../../index.ts';
+import type { Evaluation as SchedulerEvaluation } from '../scheduler/index.ts';
 
 /** A job as Nomad's API shapes it (PascalCase); kept as submitted, with the server's fields set. */
 export type ApiJob = Record<string, unknown> & { ID: string };
@@ -24,34 +25,20 @@ export interface JobRecord {
 }
 
 /** Nomad's evaluation statuses. */
-export type EvalStatus = 'pending' | 'complete' | 'failed' | 'blocked' | 'canceled';
+export type EvalStatus = SchedulerEvaluation['status'];
 
-/** An evaluation: why the scheduler ran, and what came of it. */
-export interface Evaluation {
-  id: string;
-  namespace: string;
-  priority: number;
-  type: string;
-  triggeredBy: string;
-  jobId: string;
+/**
+ * An evaluation: why the scheduler ran, and what came of it (the scheduler's evaluation, with the
+ * server's indexes and what the plan did, for the CLI).
+ */
+export type Evaluation = SchedulerEvaluation & {
   jobModifyIndex?: number;
-  nodeId?: string;
   deploymentId?: string;
-  status: EvalStatus;
-  statusDescription?: string;
-  /** Per group: why some of its allocs could not be placed. */
-  failedTGAllocs?: Record<string, { nodesEvaluated: number; nodesExhausted: number; dimensionExhausted: Record<string, number>; coalescedFailures: number }>;
-  /** The blocked evaluation created for what could not be placed. */
-  blockedEval?: string;
-  previousEval?: string;
-  queuedAllocations?: Record<string, number>;
   /** Placements, stops and preemptions this evaluation made (berth's addition, for the CLI). */
   plan?: { placed: string[]; stopped: string[]; preempted: Array<{ allocId: string; by: string }> };
   createIndex: number;
   modifyIndex: number;
-  createTime: number;
-  modifyTime: number;
-}
+};
 
 /** A deployment of one job version. */
 export interface Deployment {
@@ -82,21 +69,17 @@ export interface Deployment {
   modifyTime: number;
 }
 
-/** An allocation as the server half sees it: the server's fields and the client's last report. */
+/**
+ * An allocation as the server half sees it: the servers' fields (round-3 ones included: eval,
+ * job version, desired description, deployment status, allocated resources) and the client's
+ * last report (status, task states).
+ */
 export interface ServerAlloc {
-  /** The fields berth's client reads, and the client's last report (status, task states). */
   alloc: Allocation;
-  evalId: string;
-  jobVersion: number;
-  /** Why the servers want this desired status ("Preempted by alloc ID <id>" for a victim). */
-  desiredDescription?: string;
   /** The alloc that preempted this one. */
   preemptedBy?: string;
   /** The alloc that replaced this one. */
   nextAllocation?: string;
-  deploymentId?: string;
-  deploymentStatus?: { healthy?: boolean; timestamp?: number; canary?: boolean };
-  modifyTime: number;
   createIndex: number;
   modifyIndex: number;
 }
@@ -112,6 +95,8 @@ export interface NodeRecord {
   tlsEnabled: boolean;
   status: 'ready' | 'down' | 'initializing';
   cpuMHz: number;
+  /** CPU cores (ids 0..cores-1). */
+  cores: number;
   memoryMB: number;
   diskMB: number;
   reserved: { cpu: number; memoryMB: number; diskMB: number };
