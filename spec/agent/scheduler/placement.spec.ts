@@ -8,7 +8,15 @@ describe('scheduler: placement', () => {
     const plan = w.register(job('web', { count: 3, cpu: 250, memoryMB: 128 }));
     expect(plan.place.map((a) => a.name)).to.deep.equal(['web.g[0]', 'web.g[1]', 'web.g[2]']);
     for (const a of plan.place) {
-      expect(a).to.include({ jobId: 'web', taskGroup: 'g', nodeId: 'node-1', desiredStatus: 'run', clientStatus: 'pending', evalId: plan.eval.id, jobVersion: 0 });
+      expect(a).to.include({
+        jobId: 'web',
+        taskGroup: 'g',
+        nodeId: 'node-1',
+        desiredStatus: 'run',
+        clientStatus: 'pending',
+        evalId: plan.eval.id,
+        jobVersion: 0,
+      });
       expect(a.allocatedResources).to.deep.equal({ tasks: { t: { cpu: 250, memoryMB: 128 } }, shared: { diskMB: 300, ports: [] } });
     }
     expect(new Set(plan.place.map((a) => a.id)).size).to.equal(3);
@@ -36,7 +44,14 @@ describe('scheduler: placement', () => {
         const plan = w.register(job('j', c.j));
         if (!c.dim) return expect(plan.place).to.have.length(1);
         expect(plan.place).to.have.length(0);
-        expect(plan.failedTgAllocs.g).to.deep.equal({ nodesEvaluated: 1, nodesFiltered: 0, nodesAvailable: { dc1: 1 }, nodesExhausted: 1, dimensionExhausted: { [c.dim]: 1 }, coalescedFailures: 0 });
+        expect(plan.failedTgAllocs.g).to.deep.equal({
+          nodesEvaluated: 1,
+          nodesFiltered: 0,
+          nodesAvailable: { dc1: 1 },
+          nodesExhausted: 1,
+          dimensionExhausted: { [c.dim]: 1 },
+          coalescedFailures: 0,
+        });
       });
     }
   });
@@ -55,7 +70,10 @@ describe('scheduler: placement', () => {
     const j = job('m');
     j.taskGroups[0].tasks[0].resources = { cpu: 100, memoryMB: 200, memoryMaxMB: 400, secretsMB: 1 };
     expect(new World().register(j).place[0].allocatedResources!.tasks.t).to.deep.equal({ cpu: 100, memoryMB: 201 });
-    const over = new World(node(), { preemptionConfig: { serviceSchedulerEnabled: false, batchSchedulerEnabled: false, sysBatchSchedulerEnabled: false, systemSchedulerEnabled: true }, memoryOversubscriptionEnabled: true });
+    const over = new World(node(), {
+      preemptionConfig: { serviceSchedulerEnabled: false, batchSchedulerEnabled: false, sysBatchSchedulerEnabled: false, systemSchedulerEnabled: true },
+      memoryOversubscriptionEnabled: true,
+    });
     expect(over.register(j).place[0].allocatedResources!.tasks.t).to.deep.equal({ cpu: 100, memoryMB: 201, memoryMaxMB: 401 });
   });
 
@@ -66,7 +84,12 @@ describe('scheduler: placement', () => {
     expect(plan.queued).to.deep.equal({ g: 2 });
     expect(plan.failedTgAllocs.g.coalescedFailures).to.equal(1);
     const blocked = plan.evals.find((e) => e.status === 'blocked')!;
-    expect(blocked).to.include({ triggeredBy: 'queued-allocs', jobId: 'web', previousEval: plan.eval.id, statusDescription: 'created to place remaining allocations' });
+    expect(blocked).to.include({
+      triggeredBy: 'queued-allocs',
+      jobId: 'web',
+      previousEval: plan.eval.id,
+      statusDescription: 'created to place remaining allocations',
+    });
     expect(blocked.queuedAllocations).to.deep.equal({ g: 2 });
     expect(plan.eval.blockedEval).to.equal(blocked.id);
   });
@@ -115,7 +138,8 @@ describe('scheduler: placement', () => {
 
   it('bad input is a SchedulerInputError naming each problem', () => {
     const ev = newEvaluation({ id: 'e', job: job('x'), triggeredBy: 'job-register', now: 0 });
-    const bad = () => schedule({ node: node({ resources: { cpuMHz: -1, memoryMB: NaN, diskMB: 1 } }), jobs: [], allocs: [], eval: ev, now: 0, newId: 'x' as never });
+    const bad = () =>
+      schedule({ node: node({ resources: { cpuMHz: -1, memoryMB: NaN, diskMB: 1 } }), jobs: [], allocs: [], eval: ev, now: 0, newId: 'x' as never });
     expect(bad).to.throw(SchedulerInputError, /node.resources.cpuMHz.*node.resources.memoryMB.*newId/);
   });
 

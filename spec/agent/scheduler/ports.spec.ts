@@ -3,13 +3,15 @@ import type { NetworkResource } from '../../../index.ts';
 import { job, node, World } from './support.ts';
 
 const net = (reserved: Array<[string, number, number?]>, dynamic: Array<[string, number?]> = []): { networks: NetworkResource[] } => ({
-  networks: [{ mode: 'host', reservedPorts: reserved.map(([label, value, to]) => ({ label, value, to })), dynamicPorts: dynamic.map(([label, to]) => ({ label, to })) }],
+  networks: [
+    { mode: 'host', reservedPorts: reserved.map(([label, value, to]) => ({ label, value, to })), dynamicPorts: dynamic.map(([label, to]) => ({ label, to })) },
+  ],
 });
 
 /** A seeded generator: the simulator's kind of randomness, handed in. */
 function lcg(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 describe('scheduler: ports (host networking)', () => {
@@ -35,7 +37,16 @@ describe('scheduler: ports (host networking)', () => {
     const taken: number[] = [];
     for (let i = 0; i < 10; i++) {
       w.jobs.push(job(`j${i}`, { count: 9, group: net([], [['a'], ['b']]) }));
-      const ev = { id: `e${i}`, jobId: `j${i}`, type: 'service' as const, priority: 50, triggeredBy: 'job-register' as const, status: 'pending' as const, createTime: 0, modifyTime: 0 };
+      const ev = {
+        id: `e${i}`,
+        jobId: `j${i}`,
+        type: 'service' as const,
+        priority: 50,
+        triggeredBy: 'job-register' as const,
+        status: 'pending' as const,
+        createTime: 0,
+        modifyTime: 0,
+      };
       taken.push(...w.process(ev, { random }).place.flatMap((a) => a.allocatedResources!.shared.ports.map((p) => p.value)));
     }
     expect(taken).to.have.length(180);

@@ -136,7 +136,13 @@ describe('scheduler: preemption', () => {
     expect(plan.preempt.map((a) => a.jobId)).to.deep.equal(['big']);
     // The same choice straight from the preemptor, with the greedy pass visible.
     const mk = (id: string, priority: number, cpu: number, memoryMB: number): Allocation =>
-      ({ id, jobId: id, job: job(id, { priority }), taskGroup: 'g', allocatedResources: { tasks: { t: { cpu, memoryMB } }, shared: { diskMB: 0, ports: [] } } }) as unknown as Allocation;
+      ({
+        id,
+        jobId: id,
+        job: job(id, { priority }),
+        taskGroup: 'g',
+        allocatedResources: { tasks: { t: { cpu, memoryMB } }, shared: { diskMB: 0, ports: [] } },
+      }) as unknown as Allocation;
     const input = {
       jobId: 'hi',
       namespace: 'default',

@@ -27,7 +27,9 @@ function failed(p: ReschedulePolicy, delays: number[], failedAt = 10_000_000): A
     allocModifyIndex: 1,
     name: 'web.g[0]',
     taskStates: { t: { state: 'dead', failed: true, restarts: 0, finishedAt: failedAt, events: [] } },
-    rescheduleTracker: delays.length ? { events: delays.map((delayMs, i) => ({ rescheduleTime: failedAt - (delays.length - i) * 1000, prevAllocId: `p${i}`, prevNodeId: 'node-1', delayMs })) } : undefined,
+    rescheduleTracker: delays.length
+      ? { events: delays.map((delayMs, i) => ({ rescheduleTime: failedAt - (delays.length - i) * 1000, prevAllocId: `p${i}`, prevNodeId: 'node-1', delayMs })) }
+      : undefined,
   };
 }
 
@@ -61,10 +63,30 @@ describe('scheduler: reschedule', () => {
 
   describe('eligibility (attempts within interval, unlimited)', () => {
     const cases = [
-      { name: 'attempts 2, none yet', p: policy({ unlimited: false, attempts: 2, intervalMs: 3_600_000, delayFunction: 'constant', delayMs: 5000 }), delays: [], eligible: true },
-      { name: 'attempts 2, one within the interval', p: policy({ unlimited: false, attempts: 2, intervalMs: 3_600_000, delayFunction: 'constant', delayMs: 5000 }), delays: [5000], eligible: true },
-      { name: 'attempts 2, two within the interval', p: policy({ unlimited: false, attempts: 2, intervalMs: 3_600_000, delayFunction: 'constant', delayMs: 5000 }), delays: [5000, 5000], eligible: false },
-      { name: 'attempts 1, one long before the interval', p: policy({ unlimited: false, attempts: 1, intervalMs: 500, delayFunction: 'constant', delayMs: 100 }), delays: [100], eligible: true },
+      {
+        name: 'attempts 2, none yet',
+        p: policy({ unlimited: false, attempts: 2, intervalMs: 3_600_000, delayFunction: 'constant', delayMs: 5000 }),
+        delays: [],
+        eligible: true,
+      },
+      {
+        name: 'attempts 2, one within the interval',
+        p: policy({ unlimited: false, attempts: 2, intervalMs: 3_600_000, delayFunction: 'constant', delayMs: 5000 }),
+        delays: [5000],
+        eligible: true,
+      },
+      {
+        name: 'attempts 2, two within the interval',
+        p: policy({ unlimited: false, attempts: 2, intervalMs: 3_600_000, delayFunction: 'constant', delayMs: 5000 }),
+        delays: [5000, 5000],
+        eligible: false,
+      },
+      {
+        name: 'attempts 1, one long before the interval',
+        p: policy({ unlimited: false, attempts: 1, intervalMs: 500, delayFunction: 'constant', delayMs: 100 }),
+        delays: [100],
+        eligible: true,
+      },
       { name: 'attempts 0, not unlimited', p: policy({ unlimited: false, attempts: 0 }), delays: [], eligible: false },
       { name: 'unlimited, many before', p: policy(), delays: [30_000, 60_000, 120_000, 240_000], eligible: true },
     ];
@@ -102,7 +124,13 @@ describe('scheduler: reschedule', () => {
     expect(plan.place).to.have.length(0);
     expect(plan.evals).to.have.length(1);
     const follow = plan.evals[0];
-    expect(follow).to.include({ triggeredBy: 'alloc-reschedule', status: 'pending', waitUntil: w.now + 30_000, statusDescription: 'created for delayed rescheduling', previousEval: plan.eval.id });
+    expect(follow).to.include({
+      triggeredBy: 'alloc-reschedule',
+      status: 'pending',
+      waitUntil: w.now + 30_000,
+      statusDescription: 'created for delayed rescheduling',
+      previousEval: plan.eval.id,
+    });
     expect(plan.eval.nextEval).to.equal(follow.id);
     expect(plan.attributeUpdates.map((x) => [x.id, x.followupEvalId])).to.deep.equal([[a.id, follow.id]]);
     expect(plan.desiredTgUpdates.g.rescheduleLater).to.equal(1);

@@ -1,7 +1,16 @@
 // Builders for the scheduler's table specs: jobs, nodes, allocs, a counter id generator, and a
 // tiny store that applies a plan the way the agent will (replace each alloc by id).
 import type { Allocation, Job, TaskGroup } from '../../../index.ts';
-import { newEvaluation, schedule, type EvalTrigger, type Evaluation, type Plan, type ScheduleInput, type SchedulerConfiguration, type SchedulerNode } from '../../../agent/scheduler/index.ts';
+import {
+  newEvaluation,
+  schedule,
+  type EvalTrigger,
+  type Evaluation,
+  type Plan,
+  type ScheduleInput,
+  type SchedulerConfiguration,
+  type SchedulerNode,
+} from '../../../agent/scheduler/index.ts';
 
 /** A node with lowered limits (the seed's `cpu_total_compute = 3000`, `memory_total_mb = 3072`). */
 export function node(over: Partial<SchedulerNode> = {}): SchedulerNode {
@@ -9,7 +18,19 @@ export function node(over: Partial<SchedulerNode> = {}): SchedulerNode {
 }
 
 /** A service job with one group `g` and one task `t`. */
-export function job(id: string, opts: { priority?: number; count?: number; cpu?: number; memoryMB?: number; cores?: number; type?: Job['type']; version?: number; group?: Partial<TaskGroup> } = {}): Job {
+export function job(
+  id: string,
+  opts: {
+    priority?: number;
+    count?: number;
+    cpu?: number;
+    memoryMB?: number;
+    cores?: number;
+    type?: Job['type'];
+    version?: number;
+    group?: Partial<TaskGroup>;
+  } = {},
+): Job {
   return {
     id,
     type: opts.type ?? 'service',
@@ -20,7 +41,14 @@ export function job(id: string, opts: { priority?: number; count?: number; cpu?:
         name: 'g',
         count: opts.count ?? 1,
         ephemeralDisk: { sizeMB: 300 },
-        tasks: [{ name: 't', driver: 'raw_exec', config: { command: '/bin/sleep', args: ['1000'] }, resources: { cpu: opts.cpu ?? 100, memoryMB: opts.memoryMB ?? 100, cores: opts.cores } }],
+        tasks: [
+          {
+            name: 't',
+            driver: 'raw_exec',
+            config: { command: '/bin/sleep', args: ['1000'] },
+            resources: { cpu: opts.cpu ?? 100, memoryMB: opts.memoryMB ?? 100, cores: opts.cores },
+          },
+        ],
         ...opts.group,
       },
     ],
@@ -71,7 +99,16 @@ export class World {
 
   /** Process an eval (pending or blocked) and apply the plan. */
   process(ev: Evaluation, over: Partial<ScheduleInput> = {}): Plan {
-    const plan = schedule({ node: this.node, jobs: this.jobs, allocs: [...this.allocs.values()], config: this.config, eval: ev, now: this.now, newId: this.newId, ...over });
+    const plan = schedule({
+      node: this.node,
+      jobs: this.jobs,
+      allocs: [...this.allocs.values()],
+      config: this.config,
+      eval: ev,
+      now: this.now,
+      newId: this.newId,
+      ...over,
+    });
     this.apply(plan);
     return plan;
   }
@@ -94,7 +131,10 @@ export class World {
   /** Set a client status on an alloc (the client reporting). */
   client(id: string, clientStatus: Allocation['clientStatus'], finishedAt = this.now): void {
     const a = this.allocs.get(id)!;
-    const taskStates = clientStatus === 'failed' || clientStatus === 'complete' ? { t: { state: 'dead' as const, failed: clientStatus === 'failed', restarts: 0, finishedAt, events: [] } } : a.taskStates;
+    const taskStates =
+      clientStatus === 'failed' || clientStatus === 'complete'
+        ? { t: { state: 'dead' as const, failed: clientStatus === 'failed', restarts: 0, finishedAt, events: [] } }
+        : a.taskStates;
     this.allocs.set(id, { ...a, clientStatus, taskStates, modifyTime: finishedAt });
   }
 

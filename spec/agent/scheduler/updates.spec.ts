@@ -37,7 +37,11 @@ describe('scheduler: job updates', () => {
       { name: 'job meta (reaches the task as NOMAD_META_*)', change: (j) => (j.meta = { a: 'b' }), destructive: 'task meta' },
       { name: 'task added', change: (j) => j.taskGroups[0].tasks.push({ ...t(j), name: 'u' }), destructive: 'number of tasks' },
       { name: 'ephemeral disk', change: (j) => (j.taskGroups[0].ephemeralDisk = { sizeMB: 500 }), destructive: 'ephemeral disk' },
-      { name: 'network', change: (j) => (j.taskGroups[0].networks = [{ mode: 'host', reservedPorts: [], dynamicPorts: [{ label: 'http' }] }]), destructive: 'network' },
+      {
+        name: 'network',
+        change: (j) => (j.taskGroups[0].networks = [{ mode: 'host', reservedPorts: [], dynamicPorts: [{ label: 'http' }] }]),
+        destructive: 'network',
+      },
       { name: 'count', change: (j) => (j.taskGroups[0].count = 3) },
       { name: 'priority', change: (j) => (j.priority = 70) },
       { name: 'kill timeout', change: (j) => (t(j).killTimeoutMs = 30_000) },
