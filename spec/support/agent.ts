@@ -38,6 +38,7 @@ export class AgentProcess {
   async crash(): Promise<void> {
     this.proc.child.kill('SIGKILL');
     await this.proc.exited;
+    this.proc.leftovers();
   }
 
   /** `berth <argv>` as a child process talking to this agent. */
