@@ -122,14 +122,19 @@ export function sendError(res: ServerResponse, err: unknown): void {
 }
 
 async function readJson(raw: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of raw as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > MAX_BODY_BYTES) throw new ApiError(413, `request body larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(c);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    raw.on('data', (c: Buffer) => {
+      size += c.length;
+      // Past the bound the rest is read and dropped (not kept): the client gets the answer.
+      if (size <= MAX_BODY_BYTES) chunks.push(c);
+    });
+    raw.on('end', () =>
+      size > MAX_BODY_BYTES ? reject(new ApiError(413, `request body larger than ${MAX_BODY_BYTES} bytes`)) : resolve(Buffer.concat(chunks).toString('utf8')),
+    );
+    raw.on('error', reject);
+  });
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text);
