@@ -112,7 +112,6 @@ export class IndexWaiters {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timerAt = at;
     this.#timer = setTimeout(() => this.#expire(), Math.max(0, at - Date.now()));
-    this.#timer.unref();
   }
 
   #expire(): void {
