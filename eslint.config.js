@@ -33,7 +33,7 @@ export default tseslint.config(
             ...layer('./model', ['./actors', './machines', './bus', './bin', './index.ts'], 'model/ imports nothing else of berth'),
             ...layer('./actors', ['./bin', './agent'], 'the library does not import the command line or the agent'),
             ...layer('./machines', ['./agent'], 'machines/ may import only model/ and xstate'),
-            ...layer('./agent', ['./actors', './machines', './bus', './model', './bin', './sim'], 'agent/ embeds berth through index.ts only'),
+            ...layer('./agent', ['./actors', './machines', './bus', './model', './bin', './sim'], 'agent/ imports berth only through the top-level index.ts'),
           ],
         },
       ],

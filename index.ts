@@ -37,7 +37,28 @@ export type {
   UpdateStrategy,
 } from './model/types.ts';
 export { isTerminated, isServerTerminal, isTerminal, isClientTerminalStatus, shouldMigrate } from './model/status.ts';
-export { parseAllocation, isUUID } from './model/parse.ts';
+export {
+  parseAllocation,
+  checkAllocation,
+  parseJob,
+  checkJob,
+  jobToNomad,
+  isUUID,
+  DEFAULT_NODE_ID,
+  type ParseAllocationOptions,
+  type CheckedAllocation,
+  type CheckedJob,
+} from './model/parse.ts';
+export { didYouMean } from './model/schema/issues.ts';
+export {
+  DEFAULT_JOB_PRIORITY,
+  DEFAULT_UPDATE,
+  DEFAULT_MIGRATE,
+  DEFAULT_EPHEMERAL_DISK_MB,
+  DEFAULT_KILL_TIMEOUT_MS,
+  DEFAULT_LOGS,
+  defaultReschedulePolicy,
+} from './model/job-defaults.ts';
 export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
 export { realClock, sleep, type Clock } from './model/clock.ts';
 export * from './model/errors.ts';

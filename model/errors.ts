@@ -208,7 +208,12 @@ export class JobspecError extends BerthError {
   readonly path?: string;
   /** Every problem found, one `path: problem` line each (the message joins them). */
   readonly issues: string[];
-  constructor(message: string, where: { file?: string; line?: number; column?: number; path?: string; issues?: string[] } = {}) {
+  /** The stanzas among them that berth refuses to run. */
+  readonly unsupported: UnsupportedStanza[];
+  constructor(
+    message: string,
+    where: { file?: string; line?: number; column?: number; path?: string; issues?: string[]; unsupported?: UnsupportedStanza[] } = {},
+  ) {
     const loc = where.file ? `${where.file}${where.line ? `:${where.line}${where.column ? `:${where.column}` : ''}` : ''}: ` : '';
     super(`${loc}${message}`);
     this.file = where.file;
@@ -216,6 +221,7 @@ export class JobspecError extends BerthError {
     this.column = where.column;
     this.path = where.path;
     this.issues = where.issues ?? [message];
+    this.unsupported = where.unsupported ?? [];
   }
 }
 
@@ -233,8 +239,12 @@ export interface UnsupportedStanza {
  * A host may turn these into warnings (`parseAllocation(json, { unsupported: 'warn' })`).
  */
 export class UnsupportedStanzaError extends InvalidAllocationError {
-  constructor(readonly unsupported: UnsupportedStanza[]) {
-    super(unsupported.map(unsupportedText));
+  /** `otherIssues`: the input's other problems, reported in the same error. */
+  constructor(
+    readonly unsupported: UnsupportedStanza[],
+    otherIssues: string[] = [],
+  ) {
+    super([...unsupported.map(unsupportedText), ...otherIssues]);
   }
 }
 

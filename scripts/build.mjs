@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 /** The dirs tsc compiles (tsconfig.build.json's include). */
-const SOURCE_DIRS = ['actors', 'model', 'machines', 'bus', 'bin'];
+const SOURCE_DIRS = ['actors', 'model', 'machines', 'bus', 'bin', 'agent'];
 
 /** Every file under `dir` (relative to the repo root) that tsc does not emit: not a .ts file. */
 function assets(dir) {

@@ -250,7 +250,8 @@ export function createClient(options: ClientOptions): Client {
     updates$: bus.of('alloc.updated').pipe(map((m) => m.alloc)),
     addAlloc(input) {
       if (shut) throw new ClientShutdownError();
-      const alloc = parseAllocation(input);
+      // A missing node id is this client's; a driver the client lacks is an issue of the parse.
+      const alloc = parseAllocation(input, { nodeId: rt.nodeId, drivers: Object.keys(drivers) });
       const issues = driverIssues(alloc, drivers);
       if (issues.length) throw new InvalidAllocationError(issues);
       if (runners.has(alloc.id)) throw new AllocExistsError(alloc.id);
@@ -260,7 +261,7 @@ export function createClient(options: ClientOptions): Client {
     },
     updateAlloc(input) {
       if (shut) throw new ClientShutdownError();
-      const alloc = parseAllocation(input);
+      const alloc = parseAllocation(input, { nodeId: rt.nodeId });
       const r = runners.get(alloc.id);
       if (!r) throw new AllocNotFoundError(alloc.id);
       r.update(alloc);

@@ -15,6 +15,7 @@
  * (`<alloc>/alloc/logs/<task>.stdout.N`, `task.logs` limits).
  * @module
  */
+import { driverConfigIssues } from '../../model/schema/driver-config.ts';
 import { realClock, sleep, type Clock } from '../../model/clock.ts';
 import { toMs } from '../../model/duration.ts';
 import { BerthError, DriverConfigError, DriverStartError, TaskNotStartedError } from '../../model/errors.ts';
@@ -50,7 +51,9 @@ export interface MockTaskConfig extends MockCommand {
 
 /** Parses and validates a mock task config. @throws DriverConfigError */
 export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig {
-  const problems: string[] = [];
+  // The one schema first (unknown keys, types); then the values below.
+  const problems: string[] = driverConfigIssues('mock_driver', config);
+  if (problems.length) throw new DriverConfigError(problems.join('; '));
   const fields = (src: Record<string, unknown>, prefix: string) => {
     const dur = (k: string) => {
       try {

@@ -3,10 +3,9 @@
  * berth's validation, every failure as an {@link InputError} that names the file.
  *
  * Two conveniences for hand-written files: `id` and `nodeId` may be left out (a random UUID and
- * the node `local` are filled in), and a task's driver must be one berth has.
+ * the node `local` are filled in, by `parseAllocation`), and a task's driver must be one berth has.
  * @module
  */
-import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { InvalidAllocationError } from '../../model/errors.ts';
@@ -61,47 +60,16 @@ export function parseJsonText(text: string, source: string): unknown {
   }
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Fills a missing id and node id, in Nomad's PascalCase when the file is Nomad API JSON. */
-function withDefaults(json: unknown): unknown {
-  if (!isObj(json)) return json;
-  const nomad = 'ID' in json || 'Job' in json || 'TaskGroup' in json || 'NodeID' in json;
-  const [id, node] = nomad ? ['ID', 'NodeID'] : ['id', 'nodeId'];
-  const out = { ...json };
-  if (out[id] === undefined || out[id] === '') out[id] = randomUUID();
-  if (out[node] === undefined || out[node] === '') out[node] = DEFAULT_NODE_ID;
-  return out;
-}
-
-/** `driver: unknown` lines for tasks whose driver berth lacks, read from the raw JSON (either casing). */
-function driverIssues(json: unknown): string[] {
-  if (!isObj(json)) return [];
-  const job = json.job ?? json.Job;
-  const groups = isObj(job) ? (job.taskGroups ?? job.TaskGroups) : undefined;
-  if (!Array.isArray(groups)) return [];
-  const issues: string[] = [];
-  groups.forEach((g, gi) => {
-    const tasks = isObj(g) ? (g.tasks ?? g.Tasks) : undefined;
-    if (!Array.isArray(tasks)) return;
-    tasks.forEach((t, ti) => {
-      const driver = isObj(t) ? (t.driver ?? t.Driver) : undefined;
-      if (typeof driver === 'string' && driver !== '' && !(CLI_DRIVERS as readonly string[]).includes(driver)) {
-        issues.push(`job.taskGroups[${gi}].tasks[${ti}].driver: unknown driver ${JSON.stringify(driver)} (berth has ${CLI_DRIVERS.join(', ')})`);
-      }
-    });
-  });
-  return issues;
-}
-
-/** Every `field.path: problem` line of `json` as an allocation (none: `alloc` is set). */
+/**
+ * Every `field.path: problem` line of `json` as an allocation (none: `alloc` is set), from the one
+ * schema `parseAllocation` uses, with the CLI's drivers: driver configs, unknown keys and refused
+ * stanzas included, so `validate` approves exactly what `run` runs.
+ */
 export function allocIssues(json: unknown): { alloc?: Allocation; issues: string[] } {
-  const drivers = driverIssues(json);
   try {
-    const alloc = parseAllocation(withDefaults(json));
-    return drivers.length ? { issues: drivers } : { alloc, issues: [] };
+    return { alloc: parseAllocation(json, { nodeId: DEFAULT_NODE_ID, drivers: CLI_DRIVERS }), issues: [] };
   } catch (err) {
-    if (err instanceof InvalidAllocationError) return { issues: [...err.issues, ...drivers] };
+    if (err instanceof InvalidAllocationError) return { issues: err.issues };
     throw err;
   }
 }

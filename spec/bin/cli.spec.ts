@@ -115,13 +115,48 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
       'job.taskGroups[0].tasks[0].name',
       'job.taskGroups[0].tasks[1].name',
       'taskGroup',
-      'job.taskGroups[0].tasks[0].driver: unknown driver "docker"',
+      'driver "docker" is not supported by berth (job.taskGroups[0].tasks[0].driver)',
     ])
       expect(r.stderr).to.include(`\n  ${path}`);
     const dataDir = join(dir, 'data');
     const run = await runMain(['run', '--data-dir', dataDir, file]);
     expect(run.code).to.equal(2);
     expect(existsSync(dataDir)).to.equal(false);
+  });
+
+  it('validate refuses what run would refuse: driver config, misspelled keys with a did-you-mean (exit 2, as run)', async () => {
+    const task = (over: Record<string, unknown>) => ({ name: 't', driver: 'raw_exec', config: { command: '/bin/true' }, ...over });
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['config {}', task({ config: {} }), 'job.taskGroups[0].tasks[0].config.command: missing required config "command" (a non-empty string)'],
+      ['command as an array', task({ config: { command: ['/bin/true'] } }), 'job.taskGroups[0].tasks[0].config.command: must be a string'],
+      ['args as a string', task({ config: { command: '/bin/echo', args: 'a b' } }), 'job.taskGroups[0].tasks[0].config.args: must be a list of strings'],
+      [
+        'arg for args',
+        task({ config: { command: '/bin/echo', arg: ['a'] } }),
+        'job.taskGroups[0].tasks[0].config.arg: unknown field "arg" (did you mean "args"?)',
+      ],
+      ['enviroment for env', task({ enviroment: { A: 'b' } }), 'job.taskGroups[0].tasks[0].enviroment: unknown field "enviroment" (did you mean "env"?)'],
+      [
+        'resources.memory',
+        task({ resources: { memory: 64 } }),
+        'job.taskGroups[0].tasks[0].resources.memory: unknown field "memory" (did you mean "memoryMB"?)',
+      ],
+      ['a NUL in env', task({ env: { A: 'x\u0000y' } }), 'job.taskGroups[0].tasks[0].env.A: must not contain NUL'],
+      ['memory past 2^53 bytes', task({ resources: { memoryMB: 2 ** 40 } }), 'job.taskGroups[0].tasks[0].resources.memoryMB: must be at most 8589934592 MB'],
+      ['a template', task({ templates: [{ data: 'x' }] }), 'template is not supported by berth (job.taskGroups[0].tasks[0].templates)'],
+    ];
+    for (const [what, t, line] of cases) {
+      const file = join(dir, 'bad.json');
+      writeFileSync(file, JSON.stringify({ job: { id: 'x', type: 'batch', taskGroups: [{ name: 'g', tasks: [t] }] }, taskGroup: 'g' }));
+      const v = await runMain(['validate', file]);
+      expect(v.code, what).to.equal(2);
+      expect(v.stderr, what).to.include(`\n  ${line}`);
+      const dataDir = join(dir, 'data');
+      const run = await runMain(['run', '--data-dir', dataDir, file]);
+      expect(run.code, what).to.equal(2);
+      expect(run.stderr, what).to.include(`\n  ${line}`);
+      expect(existsSync(dataDir), what).to.equal(false);
+    }
   });
 
   it('run refuses an allocation that would wait for others (no servers to ask), naming the fields; validate notes it', async () => {

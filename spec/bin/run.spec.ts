@@ -186,7 +186,9 @@ describe('berth run (a real child process)', function () {
     const p = new CliProcess(['run', '--data-dir', 'data', '-'], { input: shAlloc('batch', 'true').replace('raw_exec', 'docker') });
     const r = await p.exited;
     expect(r.code).to.equal(2);
-    expect(r.stderr).to.match(/^berth: <stdin>: invalid allocation \(1 problem\):\n {2}job\.taskGroups\[0\]\.tasks\[0\]\.driver: unknown driver "docker"/);
+    expect(r.stderr).to.match(
+      /^berth: <stdin>: invalid allocation \(1 problem\):\n {2}driver "docker" is not supported by berth \(job\.taskGroups\[0\]\.tasks\[0\]\.driver\)/,
+    );
     expectClean(p, p.leftovers());
   });
 });

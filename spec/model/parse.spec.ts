@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { InvalidAllocationError, parseAllocation } from '../../model/index.ts';
+import { InvalidAllocationError, isUUID, parseAllocation } from '../../model/index.ts';
 import { makeAlloc, mockTask } from '../support/fixtures.ts';
 
 const nomadJson = () => JSON.parse(readFileSync(new URL('../fixtures/nomad-alloc.json', import.meta.url), 'utf8'));
@@ -135,12 +135,18 @@ describe('parseAllocation', () => {
       expect(issuesOf(() => parseAllocation(a)).some((i) => i.startsWith('job.taskGroups[0].tasks[0].name'))).to.equal(true, bad);
     }
     const a = makeAlloc([mockTask('web')], { taskGroup: 'nope' }) as unknown as Record<string, unknown>;
+    expect(issuesOf(() => parseAllocation(a))).to.include('taskGroup: failed to lookup task group "nope"');
+  });
+
+  it('fills a missing id (a new UUID) and nodeId (the host\'s, else "local") in berth\'s own JSON', () => {
+    const a = makeAlloc([mockTask('web')]) as unknown as Record<string, unknown>;
     delete a.id;
     delete a.nodeId;
-    const issues = issuesOf(() => parseAllocation(a));
-    expect(issues).to.include('id: is required');
-    expect(issues).to.include('nodeId: is required');
-    expect(issues).to.include('taskGroup: failed to lookup task group "nope"');
+    const p1 = parseAllocation(a);
+    const p2 = parseAllocation(a, { nodeId: 'node-7' });
+    expect(isUUID(p1.id) && isUUID(p2.id) && p1.id !== p2.id).to.equal(true);
+    expect([p1.nodeId, p2.nodeId]).to.deep.equal(['local', 'node-7']);
+    expect(issuesOf(() => parseAllocation({ ...a, id: 'short' }))).to.include('id: must be a 36-character UUID');
   });
 
   it('rejects non-objects', () => {

@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BerthError, DriverConfigError, DriverStartError, TaskNotRunningError, TaskNotStartedError } from '../../../model/errors.ts';
 import type { Task } from '../../../model/types.ts';
+import { driverConfigIssues } from '../../../model/schema/driver-config.ts';
 import type { TaskResourceUsage } from '../../../model/usage.ts';
 import type { CgroupManager } from '../../cgroups/manager.ts';
 import { cgroupPids, killCgroup, removeCgroup } from '../../cgroups/procs.mjs';
@@ -101,26 +102,18 @@ export interface ProcessDriverKind {
   prepare(config: TaskConfig): Promise<Pick<ExecutorSpec, 'mode' | 'chroot'>>;
 }
 
-const CONFIG_KEYS = ['command', 'args'];
 const DEFAULT_KILL_TIMEOUT_MS = 5000;
 
-/** Validates and returns `{ command, args }` of a raw_exec / exec task config. */
+/**
+ * Validates (with the same schema `parseAllocation` uses) and returns `{ command, args }` of a
+ * raw_exec / exec task config.
+ */
 export function parseCommandConfig(driver: string, task: Task, extraKeys: readonly string[] = []): { command: string; args: string[] } {
   const cfg = task.config ?? {};
-  const issues: string[] = [];
-  for (const key of Object.keys(cfg)) {
-    if (!CONFIG_KEYS.includes(key) && !extraKeys.includes(key)) {
-      issues.push(`unsupported ${driver} config option ${JSON.stringify(key)} (supported: ${[...CONFIG_KEYS, ...extraKeys].join(', ')})`);
-    }
-  }
-  const command = cfg.command;
-  if (typeof command !== 'string' || command.trim() === '') issues.push('missing required config "command" (a non-empty string)');
-  const args = cfg.args ?? [];
-  if (!Array.isArray(args) || args.some((a) => typeof a !== 'string' && typeof a !== 'number')) {
-    issues.push('config "args" must be a list of strings');
-  }
+  const own = Object.fromEntries(Object.entries(cfg).filter(([k]) => !extraKeys.includes(k)));
+  const issues = driverConfigIssues('raw_exec', own).map((line) => line.replace(/^(\w+): unknown field/, `$1: unsupported ${driver} config option`));
   if (issues.length) throw new DriverConfigError(`task "${task.name}": ${issues.join('; ')}`);
-  return { command: command as string, args: (args as unknown[]).map(String) };
+  return { command: cfg.command as string, args: ((cfg.args ?? []) as unknown[]).map(String) };
 }
 
 const stateOf = (handle: TaskHandle) => handle.state as ProcessHandleState;

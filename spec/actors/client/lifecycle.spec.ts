@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { existsSync, readdirSync } from 'node:fs';
-import { AllocNotFoundError, InvalidAllocationError } from '../../../model/errors.ts';
+import { AllocNotFoundError, InvalidAllocationError, UnsupportedStanzaError } from '../../../model/errors.ts';
 import type { Allocation } from '../../../model/types.ts';
 import type { RunnerHook } from '../../../actors/runner/hooks.ts';
 import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
@@ -89,10 +89,15 @@ describe('client: allocation lifecycle on the mock driver', () => {
 
   it('throws InvalidAllocationError for an unknown driver or bad driver config; nothing on disk', () => {
     const client = newClient();
-    const a = makeAlloc([mockTask('web'), { name: 'x', driver: 'docker', config: {} }]);
-    expect(() => client.addAlloc(a)).to.throw(InvalidAllocationError, /job\.taskGroups\[0\]\.tasks\[1\]\.driver: unknown driver "docker"/);
+    const a = makeAlloc([mockTask('web'), { name: 'x', driver: 'nope', config: {} }]);
+    expect(() => client.addAlloc(a)).to.throw(InvalidAllocationError, /job\.taskGroups\[0\]\.tasks\[1\]\.driver: unknown driver "nope"/);
+    const docker = makeAlloc([mockTask('web'), { name: 'x', driver: 'docker', config: {} }]);
+    expect(() => client.addAlloc(docker)).to.throw(
+      UnsupportedStanzaError,
+      /driver "docker" is not supported by berth \(job\.taskGroups\[0\]\.tasks\[1\]\.driver\)/,
+    );
     const b = makeAlloc([mockTask('web', { run_for: '10' })]);
-    expect(() => client.addAlloc(b)).to.throw(InvalidAllocationError, /tasks\[0\]\.config: .*missing unit/);
+    expect(() => client.addAlloc(b)).to.throw(InvalidAllocationError, /tasks\[0\]\.config\.run_for: .*missing unit/);
     expect(readdirSync(`${client.dataDir}/alloc`)).to.deep.equal([]);
     expect(client.runners()).to.have.length(0);
     expect(() => client.updateAlloc({ ...a, id: 'nope' })).to.throw(InvalidAllocationError);

@@ -1,0 +1,263 @@
+/**
+ * Nomad's jobspec stanzas, as tables: each HCL attribute or block of each stanza and the API field
+ * it becomes (the names of Nomad's `api` package, which `nomad job run -output` prints), how its
+ * value decodes, and the stanzas berth refuses by name. Written from Nomad's jobspec documentation
+ * and the `hcl` tags of its API structs.
+ * @module
+ */
+
+/** How an HCL value decodes. */
+export type Decode =
+  | 'string'
+  | 'int'
+  | 'bool'
+  | 'duration' // "30s" -> nanoseconds
+  | 'strings' // list of strings
+  | 'map' // map of strings (block or attribute)
+  | 'listmap' // map of lists of strings (check header)
+  | 'any' // kept as given (driver config)
+  | { block: string } // one block of this type
+  | { blocks: string } // repeated blocks
+  | { labelled: string; label: string }; // repeated blocks with a label that becomes field `label`
+
+/** One stanza: field name -> [API name, decoding]. */
+export interface BlockSpec {
+  fields: Record<string, [api: string, decode: Decode]>;
+  /** HCL names refused by name, with the berth (camelCase) key the refusal path ends in. */
+  unsupported?: Record<string, string>;
+  /** Accepted and passed through to the API job, but with no effect on a node (documented). */
+  ignored?: Record<string, [api: string, decode: Decode]>;
+}
+
+export const BLOCKS: Record<string, BlockSpec> = {
+  job: {
+    fields: {
+      name: ['Name', 'string'],
+      id: ['ID', 'string'],
+      region: ['Region', 'string'],
+      namespace: ['Namespace', 'string'],
+      type: ['Type', 'string'],
+      priority: ['Priority', 'int'],
+      datacenters: ['Datacenters', 'strings'],
+      meta: ['Meta', 'map'],
+      group: ['TaskGroups', { labelled: 'group', label: 'Name' }],
+      update: ['Update', { block: 'update' }],
+      reschedule: ['Reschedule', { block: 'reschedule' }],
+      migrate: ['Migrate', { block: 'migrate' }],
+    },
+    ignored: { all_at_once: ['AllAtOnce', 'bool'], node_pool: ['NodePool', 'string'], ui: ['UI', 'any'] },
+    unsupported: {
+      constraint: 'constraints',
+      affinity: 'affinities',
+      spread: 'spreads',
+      periodic: 'periodic',
+      parameterized: 'parameterizedJob',
+      multiregion: 'multiregion',
+      vault: 'vault',
+      vault_token: 'vaultToken',
+      consul_token: 'consulToken',
+    },
+  },
+  group: {
+    fields: {
+      count: ['Count', 'int'],
+      task: ['Tasks', { labelled: 'task', label: 'Name' }],
+      restart: ['RestartPolicy', { block: 'restart' }],
+      reschedule: ['ReschedulePolicy', { block: 'reschedule' }],
+      ephemeral_disk: ['EphemeralDisk', { block: 'ephemeral_disk' }],
+      update: ['Update', { block: 'update' }],
+      migrate: ['Migrate', { block: 'migrate' }],
+      network: ['Networks', { blocks: 'network' }],
+      service: ['Services', { blocks: 'service' }],
+      meta: ['Meta', 'map'],
+      shutdown_delay: ['ShutdownDelay', 'duration'],
+      max_run_duration: ['MaxRunDuration', 'duration'],
+      max_client_disconnect: ['MaxClientDisconnect', 'duration'],
+      stop_after_client_disconnect: ['StopAfterClientDisconnect', 'duration'],
+      disconnect: ['Disconnect', { block: 'disconnect' }],
+    },
+    ignored: { prevent_reschedule_on_lost: ['PreventRescheduleOnLost', 'bool'] },
+    unsupported: {
+      constraint: 'constraints',
+      affinity: 'affinities',
+      spread: 'spreads',
+      volume: 'volumes',
+      scaling: 'scaling',
+      consul: 'consul',
+      vault: 'vault',
+    },
+  },
+  task: {
+    fields: {
+      driver: ['Driver', 'string'],
+      user: ['User', 'string'],
+      config: ['Config', 'any'],
+      env: ['Env', 'map'],
+      meta: ['Meta', 'map'],
+      resources: ['Resources', { block: 'resources' }],
+      restart: ['RestartPolicy', { block: 'restart' }],
+      kill_timeout: ['KillTimeout', 'duration'],
+      kill_signal: ['KillSignal', 'string'],
+      leader: ['Leader', 'bool'],
+      shutdown_delay: ['ShutdownDelay', 'duration'],
+      logs: ['LogConfig', { block: 'logs' }],
+      lifecycle: ['Lifecycle', { block: 'lifecycle' }],
+      artifact: ['Artifacts', { blocks: 'artifact' }],
+      service: ['Services', { blocks: 'service' }],
+    },
+    ignored: { kind: ['Kind', 'string'] },
+    unsupported: {
+      template: 'templates',
+      vault: 'vault',
+      consul: 'consul',
+      volume_mount: 'volumeMounts',
+      csi_plugin: 'csiPluginConfig',
+      dispatch_payload: 'dispatchPayload',
+      constraint: 'constraints',
+      affinity: 'affinities',
+      scaling: 'scalingPolicies',
+      identity: 'identities',
+      secret: 'secrets',
+      action: 'actions',
+      schedule: 'schedule',
+    },
+  },
+  resources: {
+    fields: {
+      cpu: ['CPU', 'int'],
+      cores: ['Cores', 'int'],
+      memory: ['MemoryMB', 'int'],
+      memory_max: ['MemoryMaxMB', 'int'],
+      disk: ['DiskMB', 'int'],
+      secrets: ['SecretsMB', 'int'],
+    },
+    unsupported: { device: 'devices', network: 'networks', numa: 'numa' },
+  },
+  restart: {
+    fields: { attempts: ['Attempts', 'int'], interval: ['Interval', 'duration'], delay: ['Delay', 'duration'], mode: ['Mode', 'string'] },
+    unsupported: { render_templates: 'renderTemplates' },
+  },
+  reschedule: {
+    fields: {
+      attempts: ['Attempts', 'int'],
+      interval: ['Interval', 'duration'],
+      delay: ['Delay', 'duration'],
+      delay_function: ['DelayFunction', 'string'],
+      max_delay: ['MaxDelay', 'duration'],
+      unlimited: ['Unlimited', 'bool'],
+    },
+  },
+  ephemeral_disk: { fields: { sticky: ['Sticky', 'bool'], migrate: ['Migrate', 'bool'], size: ['SizeMB', 'int'] } },
+  update: {
+    fields: {
+      stagger: ['Stagger', 'duration'],
+      max_parallel: ['MaxParallel', 'int'],
+      health_check: ['HealthCheck', 'string'],
+      min_healthy_time: ['MinHealthyTime', 'duration'],
+      healthy_deadline: ['HealthyDeadline', 'duration'],
+      progress_deadline: ['ProgressDeadline', 'duration'],
+      canary: ['Canary', 'int'],
+      auto_revert: ['AutoRevert', 'bool'],
+      auto_promote: ['AutoPromote', 'bool'],
+    },
+  },
+  migrate: {
+    fields: {
+      max_parallel: ['MaxParallel', 'int'],
+      health_check: ['HealthCheck', 'string'],
+      min_healthy_time: ['MinHealthyTime', 'duration'],
+      healthy_deadline: ['HealthyDeadline', 'duration'],
+    },
+  },
+  disconnect: {
+    fields: {
+      lost_after: ['LostAfter', 'duration'],
+      stop_on_client_after: ['StopOnClientAfter', 'duration'],
+      replace: ['Replace', 'bool'],
+      reconcile: ['Reconcile', 'string'],
+    },
+  },
+  network: {
+    fields: { mode: ['Mode', 'string'], port: ['DynamicPorts', { labelled: 'port', label: 'Label' }] },
+    ignored: { hostname: ['Hostname', 'string'], mbits: ['MBits', 'int'] },
+    unsupported: { dns: 'dns', cni: 'cni' },
+  },
+  port: {
+    fields: { static: ['Value', 'int'], to: ['To', 'int'], host_network: ['HostNetwork', 'string'] },
+    unsupported: { ignore_collision: 'ignoreCollision' },
+  },
+  service: {
+    fields: {
+      name: ['Name', 'string'],
+      port: ['PortLabel', 'string'],
+      tags: ['Tags', 'strings'],
+      meta: ['Meta', 'map'],
+      address_mode: ['AddressMode', 'string'],
+      address: ['Address', 'string'],
+      provider: ['Provider', 'string'],
+      task: ['TaskName', 'string'],
+      check: ['Checks', { blocks: 'check' }],
+      check_restart: ['CheckRestart', { block: 'check_restart' }],
+    },
+    ignored: { on_update: ['OnUpdate', 'string'], enable_tag_override: ['EnableTagOverride', 'bool'] },
+    unsupported: {
+      connect: 'connect',
+      canary_tags: 'canaryTags',
+      canary_meta: 'canaryMeta',
+      tagged_addresses: 'taggedAddresses',
+      identity: 'identity',
+      weights: 'weights',
+    },
+  },
+  check: {
+    fields: {
+      name: ['Name', 'string'],
+      type: ['Type', 'string'],
+      command: ['Command', 'string'],
+      args: ['Args', 'strings'],
+      path: ['Path', 'string'],
+      protocol: ['Protocol', 'string'],
+      port: ['PortLabel', 'string'],
+      interval: ['Interval', 'duration'],
+      timeout: ['Timeout', 'duration'],
+      initial_status: ['InitialStatus', 'string'],
+      method: ['Method', 'string'],
+      header: ['Header', 'listmap'],
+      check_restart: ['CheckRestart', { block: 'check_restart' }],
+      task: ['TaskName', 'string'],
+      success_before_passing: ['SuccessBeforePassing', 'int'],
+      failures_before_critical: ['FailuresBeforeCritical', 'int'],
+    },
+    ignored: {
+      address_mode: ['AddressMode', 'string'],
+      on_update: ['OnUpdate', 'string'],
+      notes: ['Notes', 'string'],
+      failures_before_warning: ['FailuresBeforeWarning', 'int'],
+    },
+    unsupported: {
+      expose: 'expose',
+      body: 'body',
+      tls_skip_verify: 'tlsSkipVerify',
+      tls_server_name: 'tlsServerName',
+      grpc_service: 'grpcService',
+      grpc_use_tls: 'grpcUseTls',
+    },
+  },
+  check_restart: { fields: { limit: ['Limit', 'int'], grace: ['Grace', 'duration'], ignore_warnings: ['IgnoreWarnings', 'bool'] } },
+  logs: {
+    fields: { max_files: ['MaxFiles', 'int'], max_file_size: ['MaxFileSizeMB', 'int'] },
+    ignored: { enabled: ['Enabled', 'bool'] },
+    unsupported: { disabled: 'disabled' },
+  },
+  lifecycle: { fields: { hook: ['Hook', 'string'], sidecar: ['Sidecar', 'bool'] } },
+  artifact: {
+    fields: {
+      source: ['GetterSource', 'string'],
+      destination: ['RelativeDest', 'string'],
+      mode: ['GetterMode', 'string'],
+      options: ['GetterOptions', 'map'],
+      headers: ['GetterHeaders', 'map'],
+    },
+    unsupported: { insecure: 'insecure', chown: 'chown' },
+  },
+};

@@ -1,0 +1,175 @@
+/**
+ * Nomad's API `Canonicalize` on a parsed job (PascalCase, nanoseconds): the defaults a job file
+ * leaves out, as `/v1/jobs/parse` with `Canonicalize: true` fills them. Values come from berth's
+ * job defaults (the same numbers Nomad uses), converted to nanoseconds.
+ * @module
+ */
+import {
+  DEFAULT_EPHEMERAL_DISK_MB,
+  DEFAULT_JOB_PRIORITY,
+  DEFAULT_KILL_TIMEOUT_MS,
+  DEFAULT_LOGS,
+  DEFAULT_MIGRATE,
+  DEFAULT_UPDATE,
+  defaultReschedulePolicy,
+  defaultRestartPolicy,
+  type Job,
+} from '../../index.ts';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const ns = (ms: number) => ms * 1e6;
+
+/** Sets `o[k]` to `v` when it is undefined or null. */
+function dflt(o: Obj, k: string, v: unknown): void {
+  if (o[k] === undefined || o[k] === null) o[k] = v;
+}
+
+function defaultUpdate(): Obj {
+  const u = DEFAULT_UPDATE;
+  return {
+    Stagger: ns(u.staggerMs),
+    MaxParallel: u.maxParallel,
+    HealthCheck: u.healthCheck,
+    MinHealthyTime: ns(u.minHealthyTimeMs),
+    HealthyDeadline: ns(u.healthyDeadlineMs),
+    ProgressDeadline: ns(u.progressDeadlineMs),
+    AutoRevert: u.autoRevert,
+    AutoPromote: u.autoPromote,
+    Canary: u.canary,
+  };
+}
+
+/** Nomad's `UpdateStrategy.Empty`: nothing set to a non-zero value. */
+function updateEmpty(u: Obj | undefined): boolean {
+  return !u || Object.values(u).every((v) => v === undefined || v === null || v === 0 || v === '' || v === false);
+}
+
+/** Fields of `over` that are set win over `base` (Nomad's `Merge`). */
+function merge(base: Obj, over: Obj | undefined): Obj {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over ?? {})) if (v !== undefined && v !== null) out[k] = v;
+  return out;
+}
+
+function restartFor(type: Job['type']): Obj {
+  const r = defaultRestartPolicy(type);
+  return { Attempts: r.attempts, Interval: ns(r.intervalMs), Delay: ns(r.delayMs), Mode: r.mode, RenderTemplates: false };
+}
+
+function rescheduleFor(type: Job['type']): Obj {
+  const r = defaultReschedulePolicy(type);
+  if (!r) return { Attempts: 0, Interval: 0, Delay: 0, DelayFunction: '', MaxDelay: 0, Unlimited: false };
+  return {
+    Attempts: r.attempts,
+    Interval: ns(r.intervalMs),
+    Delay: ns(r.delayMs),
+    DelayFunction: r.delayFunction,
+    MaxDelay: ns(r.maxDelayMs),
+    Unlimited: r.unlimited,
+  };
+}
+
+/** Canonicalises `job` in place (Nomad's `Job.Canonicalize`) and returns it. */
+export function canonicalizeJob(job: Obj): Obj {
+  dflt(job, 'ID', '');
+  dflt(job, 'Name', job.ID);
+  dflt(job, 'ParentID', '');
+  dflt(job, 'Namespace', 'default');
+  dflt(job, 'Priority', DEFAULT_JOB_PRIORITY);
+  dflt(job, 'Stop', false);
+  dflt(job, 'Region', 'global');
+  dflt(job, 'NodePool', '');
+  dflt(job, 'Type', 'service');
+  dflt(job, 'AllAtOnce', false);
+  for (const k of ['ConsulNamespace', 'VaultNamespace', 'NomadTokenID', 'Status', 'StatusDescription']) dflt(job, k, '');
+  dflt(job, 'Stable', false);
+  for (const k of ['Version', 'CreateIndex', 'ModifyIndex', 'JobModifyIndex']) dflt(job, k, 0);
+  const type = job.Type as Job['type'];
+  if (isObj(job.Update)) job.Update = merge(defaultUpdate(), job.Update);
+  else if (type === 'service' || type === 'system') job.Update = defaultUpdate();
+  for (const g of (job.TaskGroups as Obj[] | undefined) ?? []) canonicalizeGroup(g, job, type);
+  return job;
+}
+
+function canonicalizeGroup(g: Obj, job: Obj, type: Job['type']): void {
+  dflt(g, 'Name', '');
+  dflt(g, 'Count', 1);
+  g.EphemeralDisk = merge({ Sticky: false, Migrate: false, SizeMB: DEFAULT_EPHEMERAL_DISK_MB }, g.EphemeralDisk as Obj | undefined);
+  const ju = job.Update as Obj | undefined;
+  const gu = g.Update as Obj | undefined;
+  if (ju && gu) g.Update = merge(ju, gu);
+  else if (ju && !updateEmpty(ju)) g.Update = { ...ju };
+  if (isObj(g.Update)) g.Update = merge(defaultUpdate(), g.Update);
+  const jr = job.Reschedule as Obj | undefined;
+  if (jr && g.ReschedulePolicy) g.ReschedulePolicy = merge(jr, g.ReschedulePolicy as Obj);
+  else if (jr) g.ReschedulePolicy = { ...jr };
+  if (!g.ReschedulePolicy && type !== 'sysbatch' && type !== 'system') g.ReschedulePolicy = rescheduleFor(type);
+  if (isObj(g.ReschedulePolicy)) g.ReschedulePolicy = merge(rescheduleFor(type), g.ReschedulePolicy);
+  const jm = job.Migrate as Obj | undefined;
+  if (jm && g.Migrate) g.Migrate = merge(jm, g.Migrate as Obj);
+  else if (jm) g.Migrate = { ...jm };
+  if (!g.Migrate && type === 'service') g.Migrate = {};
+  if (isObj(g.Migrate)) {
+    const m = DEFAULT_MIGRATE;
+    g.Migrate = merge(
+      { MaxParallel: m.maxParallel, HealthCheck: m.healthCheck, MinHealthyTime: ns(m.minHealthyTimeMs), HealthyDeadline: ns(m.healthyDeadlineMs) },
+      g.Migrate,
+    );
+  }
+  g.RestartPolicy = merge(restartFor(type), g.RestartPolicy as Obj | undefined);
+  for (const t of (g.Tasks as Obj[] | undefined) ?? []) canonicalizeTask(t, g, job);
+  for (const n of (g.Networks as Obj[] | undefined) ?? [])
+    for (const k of ['ReservedPorts', 'DynamicPorts']) for (const p of (n[k] as Obj[] | null) ?? []) portDefaults(p);
+  for (const s of (g.Services as Obj[] | undefined) ?? []) canonicalizeService(s, undefined, g, job);
+  if (isObj(g.Disconnect)) {
+    dflt(g.Disconnect, 'Replace', true);
+    dflt(g.Disconnect, 'Reconcile', 'best_score');
+  }
+}
+
+function portDefaults(p: Obj): void {
+  dflt(p, 'Value', 0);
+  dflt(p, 'To', 0);
+  dflt(p, 'HostNetwork', 'default');
+}
+
+function canonicalizeTask(t: Obj, g: Obj, job: Obj): void {
+  const r = (t.Resources ??= {}) as Obj;
+  if (r.Cores === undefined) {
+    r.Cores = 0;
+    dflt(r, 'CPU', 100);
+  }
+  dflt(r, 'CPU', 0);
+  dflt(r, 'MemoryMB', 300);
+  dflt(t, 'KillTimeout', ns(DEFAULT_KILL_TIMEOUT_MS));
+  t.LogConfig = merge({ MaxFiles: DEFAULT_LOGS.maxFiles, MaxFileSizeMB: DEFAULT_LOGS.maxFileSizeMB, Disabled: false }, t.LogConfig as Obj | undefined);
+  for (const a of (t.Artifacts as Obj[] | undefined) ?? []) {
+    dflt(a, 'GetterMode', 'any');
+    dflt(a, 'GetterInsecure', false);
+    dflt(a, 'GetterSource', '');
+    if (a.RelativeDest === undefined) {
+      const base = String(a.GetterSource).split('?')[0]!.split('/').pop() ?? '';
+      a.RelativeDest = a.GetterMode === 'file' ? `local/${base}` : 'local/';
+    }
+  }
+  for (const s of (t.Services as Obj[] | undefined) ?? []) canonicalizeService(s, t, g, job);
+  t.RestartPolicy = merge(g.RestartPolicy as Obj, t.RestartPolicy as Obj | undefined);
+  dflt(t, 'Leader', false);
+  dflt(t, 'ShutdownDelay', 0);
+  dflt(t, 'KillSignal', '');
+  dflt(t, 'User', '');
+}
+
+function canonicalizeService(s: Obj, t: Obj | undefined, g: Obj, job: Obj): void {
+  if (!s.Name) s.Name = t ? `${job.Name}-${g.Name}-${t.Name}` : `${job.Name}-${g.Name}`;
+  if (!s.AddressMode) s.AddressMode = 'auto';
+  if (!s.OnUpdate) s.OnUpdate = 'require_healthy';
+  // Nomad defaults to Consul; berth has only Nomad's own catalog, so an unset provider is "nomad".
+  if (!s.Provider) s.Provider = 'nomad';
+  for (const c of (s.Checks as Obj[] | undefined) ?? []) {
+    const cr = merge((s.CheckRestart as Obj | undefined) ?? {}, c.CheckRestart as Obj | undefined);
+    if (Object.keys(cr).length) c.CheckRestart = merge({ Limit: 0, Grace: ns(1000), IgnoreWarnings: false }, cr);
+    if (!c.OnUpdate) c.OnUpdate = s.OnUpdate;
+  }
+}

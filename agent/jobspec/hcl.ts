@@ -1,0 +1,78 @@
+/**
+ * HCL2 text to plain JSON with HashiCorp's own parser (`@cdktf/hcl2json`, a wasm build of
+ * hashicorp/hcl), plus what that JSON loses: the source order of labelled blocks (it sorts labels)
+ * and where each block starts, so errors can name a line and column.
+ * @module
+ */
+import { createRequire } from 'node:module';
+import { JobspecError } from '../../index.ts';
+
+const require = createRequire(import.meta.url);
+
+type Hcl2Json = { parse(filename: string, text: string): Promise<Record<string, unknown>> };
+
+let parser: Hcl2Json | undefined;
+
+/** Parses HCL2 text; a syntax error is a JobspecError with the file, line and column the parser gives. */
+export async function parseHcl(text: string, filename: string): Promise<Record<string, unknown>> {
+  parser ??= require('@cdktf/hcl2json') as Hcl2Json;
+  try {
+    return await parser.parse(filename, text);
+  } catch (err) {
+    const msg = (err as Error).message ?? String(err);
+    // "parse config: [file.hcl:3,12-4,1: Invalid expression; Expected the start of an expression ...]"
+    // Several errors come joined; the first is the one to fix first.
+    const m = /\[?([^\s[]+):(\d+),(\d+)(?:-\d+(?:,\d+)?)?: (.*?)(?= [^\s[]+:\d+,\d+(?:-\d+(?:,\d+)?)?: |\]|$)/s.exec(msg);
+    const more = (msg.match(/:\d+,\d+(?:-\d+(?:,\d+)?)?: /g)?.length ?? 1) - 1;
+    if (m)
+      throw new JobspecError(`${m[4]!.trim()}${more > 0 ? ` (and ${more} more error${more > 1 ? 's' : ''} after it)` : ''}`, {
+        file: filename,
+        line: Number(m[2]),
+        column: Number(m[3]),
+      });
+    throw new JobspecError(msg.replace(/^parse config: /, ''), { file: filename });
+  }
+}
+
+/** A 1-based line and column. */
+export interface Position {
+  line: number;
+  column: number;
+}
+
+/** Position of character offset `i` in `text`. */
+export function positionOf(text: string, i: number): Position {
+  const before = text.slice(0, i);
+  const line = before.split('\n').length;
+  return { line, column: i - before.lastIndexOf('\n') };
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Finds a chain of blocks and finally a key in HCL text, each after the previous: `[['job','web'],
+ * ['group','g'],['task','t'],['config']]`. Returns the offset of the last step found (good enough
+ * to point a person at the right line; HCL2's JSON carries no positions).
+ */
+export function locate(text: string, steps: Array<[word: string, label?: string]>): number | undefined {
+  let from = 0;
+  let found: number | undefined;
+  for (const [word, label] of steps) {
+    const re = new RegExp(`(^|[\\s{])${escapeRe(word)}${label !== undefined ? `\\s+"${escapeRe(label)}"` : ''}\\s*[={"]`, 'gm');
+    re.lastIndex = from;
+    const m = re.exec(text);
+    if (!m) return found;
+    found = m.index + m[1]!.length;
+    from = found + 1;
+  }
+  return found;
+}
+
+/** The labels of `word` blocks in the order the text has them (hcl2json sorts them). */
+export function labelOrder(text: string, word: string, labels: string[]): string[] {
+  const pos = (l: string) => {
+    const m = new RegExp(`(^|[\\s{])${escapeRe(word)}\\s+"${escapeRe(l)}"`, 'm').exec(text);
+    return m ? m.index : Infinity;
+  };
+  return [...labels].sort((a, b) => pos(a) - pos(b));
+}

@@ -1,0 +1,148 @@
+/**
+ * Nomad job files for berth: `parseJobspec` reads HCL2 (with `variable` blocks, `-var` and
+ * `-var-file` values) or JSON into Nomad's API `Job` (PascalCase, nanoseconds, canonical defaults
+ * filled in: what `nomad job run -output` prints and `/v1/jobs/parse` returns); `jobFromApi` turns
+ * that into berth's {@link Job} through the one schema, `jobToApi` goes back. Pure but for reading
+ * the text (and `-var-file`s named by path).
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { checkJob, JobspecError, jobToNomad, type Job, type UnsupportedStanza } from '../../index.ts';
+import { canonicalizeJob } from './canonicalize.ts';
+import { decodeBlock, type DecodeContext } from './decode.ts';
+import { labelOrder, parseHcl, type Position } from './hcl.ts';
+import { declaredVariables, resolveVariables, substituteAll, type VarFile, type VarValue } from './variables.ts';
+
+export type { VarFile, VarValue } from './variables.ts';
+
+/**
+ * Nomad's API `Job` JSON: PascalCase fields, durations in nanoseconds (see Nomad's `api.Job`).
+ * Typed loosely on purpose: it is data on its way in or out, checked by {@link jobFromApi}.
+ */
+export interface ApiJob {
+  ID?: string;
+  Name?: string;
+  Type?: string;
+  Priority?: number;
+  TaskGroups?: Array<Record<string, unknown>>;
+  [field: string]: unknown;
+}
+
+/** Options of {@link parseJobspec}. */
+export interface ParseJobspecOptions {
+  /** The file name, for errors (`web.nomad.hcl:12:5: ...`); a `.json` name means JSON. */
+  filename?: string;
+  /** `-var name=value` values (strings are converted to the variable's declared type). */
+  vars?: Record<string, string | VarValue>;
+  /** `-var-file` files: paths (read here) or `{ filename, text }`; HCL or `.json`. */
+  varFiles?: VarFile[];
+  /** A stanza berth does not run: refused (default) or left out with a warning. */
+  unsupported?: 'refuse' | 'warn';
+  /** Called for each stanza left out in `'warn'` mode. */
+  onWarning?: (w: UnsupportedStanza) => void;
+  /** Reads a `-var-file` path (default: fs). */
+  readFile?: (path: string) => Promise<string>;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Parses a Nomad job file (HCL2, or JSON as `{"Job": {...}}` or the bare job) into Nomad's API
+ * Job, canonicalised, and checks it with berth's schema.
+ * @throws JobspecError with file, line and column where known, the field path, a did-you-mean for
+ *   unknown keys, and "<stanza> is not supported by berth (<path>)" refusals.
+ * @example
+ * const api = await parseJobspec(await readFile('web.nomad.hcl', 'utf8'), { filename: 'web.nomad.hcl', vars: { count: '3' } });
+ * const job = jobFromApi(api);
+ */
+export async function parseJobspec(text: string, opts: ParseJobspecOptions = {}): Promise<ApiJob> {
+  const filename = opts.filename ?? 'job.nomad.hcl';
+  const trimmed = text.trimStart();
+  const api = filename.endsWith('.json') || trimmed.startsWith('{') ? fromJsonText(text, filename) : await fromHcl(text, filename, opts);
+  canonicalizeJob(api);
+  // One validation: the same schema as parseAllocation, through the same Nomad mapping.
+  try {
+    checkJob(api, { unsupported: opts.unsupported, onWarning: opts.onWarning });
+  } catch (e) {
+    if (e instanceof JobspecError) throw new JobspecError(e.message, { file: filename, path: e.path, issues: e.issues, unsupported: e.unsupported });
+    throw e;
+  }
+  return api;
+}
+
+function fromJsonText(text: string, filename: string): ApiJob {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    const pos = /position (\d+)/.exec((e as Error).message);
+    const at = pos ? text.slice(0, Number(pos[1])) : undefined;
+    throw new JobspecError(`invalid JSON: ${(e as Error).message.replace(/ in JSON at position \d+.*$/s, '')}`, {
+      file: filename,
+      ...(at !== undefined ? { line: at.split('\n').length, column: at.length - at.lastIndexOf('\n') } : {}),
+    });
+  }
+  const job = isObj(json) && isObj(json.Job) && Object.keys(json).length === 1 ? json.Job : json;
+  if (!isObj(job)) throw new JobspecError('a JSON job file holds {"Job": {...}} or the job object itself', { file: filename });
+  return structuredClone(job) as ApiJob;
+}
+
+async function fromHcl(text: string, filename: string, opts: ParseJobspecOptions): Promise<ApiJob> {
+  const root = await parseHcl(text, filename);
+  const known = ['job', 'variable', 'variables'];
+  for (const k of Object.keys(root)) {
+    if (k === 'locals') throw new JobspecError('locals is not supported by berth (use variable blocks)', { file: filename, path: 'locals' });
+    if (!known.includes(k))
+      throw new JobspecError(`unknown top-level block "${k}" (a job file holds one job block and variable blocks)`, { file: filename, path: k });
+  }
+  const declared = declaredVariables(root, filename);
+  const values = await resolveVariables(declared, filename, opts.vars, opts.varFiles, opts.readFile ?? ((p) => readFile(p, 'utf8')));
+  const jobs = root.job;
+  const labels = isObj(jobs) ? labelOrder(text, 'job', Object.keys(jobs)) : [];
+  if (labels.length !== 1)
+    throw new JobspecError(labels.length ? `a job file holds one job; found ${labels.length}: ${labels.join(', ')}` : 'no job block (job "name" { ... })', {
+      file: filename,
+    });
+  const id = labels[0]!;
+  const bodies = (jobs as Record<string, unknown>)[id];
+  const body = Array.isArray(bodies) ? bodies[0] : bodies;
+  const whereOf = (path: string) => ({ path, file: filename });
+  const substituted = substituteAll(body, values, whereOf) as Record<string, unknown>;
+  const ctx: DecodeContext = { text, issues: [], unsupported: [] };
+  const api = decodeBlock('job', substituted, 'job', ctx, [['job', id]]) as ApiJob;
+  api.ID ??= id;
+  api.Name ??= id;
+  const refused = opts.unsupported === 'warn' ? [] : ctx.unsupported;
+  if (opts.unsupported === 'warn') for (const u of ctx.unsupported) opts.onWarning?.({ stanza: u.stanza, path: u.path });
+  const lines = [
+    ...refused.map((u) => `${at(u.at)}${u.stanza} is not supported by berth (${u.path})`),
+    ...ctx.issues.map((i) => `${at(i.at)}${i.path}: ${i.problem}`),
+  ];
+  if (lines.length) {
+    const first = refused[0] ?? ctx.issues[0]!;
+    throw new JobspecError(lines.length === 1 ? lines[0]!.replace(/^\d+:\d+: /, '') : `invalid job (${lines.length} problems):\n  ${lines.join('\n  ')}`, {
+      file: filename,
+      line: first.at?.line,
+      column: first.at?.column,
+      path: first.path,
+      issues: lines,
+      unsupported: refused.map((u) => ({ stanza: u.stanza, path: u.path })),
+    });
+  }
+  return api;
+}
+
+const at = (p: Position | undefined) => (p ? `${p.line}:${p.column}: ` : '');
+
+/**
+ * Nomad's API Job to berth's {@link Job}, through the one schema (unknown keys, refused stanzas and
+ * bad values are a JobspecError naming the path).
+ */
+export function jobFromApi(apiJob: ApiJob, opts: Pick<ParseJobspecOptions, 'unsupported' | 'onWarning'> = {}): Job {
+  return checkJob(apiJob, opts).job;
+}
+
+/** berth's {@link Job} as Nomad's API Job (PascalCase, nanoseconds). */
+export function jobToApi(job: Job): ApiJob {
+  return jobToNomad(job) as ApiJob;
+}

@@ -1,0 +1,55 @@
+/**
+ * Small schema pieces shared by the allocation and job schemas.
+ * @module
+ */
+import { z } from 'zod';
+import { ARG_MAX, argStringProblem, envEntryBytes, MAX_EXACT_MB } from './limits.ts';
+
+/** A whole number >= 0. */
+export const nonNegInt = () => z.int({ error: (iss) => (iss.code === 'invalid_type' ? 'must be an integer' : undefined) }).min(0);
+
+/** A finite number >= 0. */
+export const nonNegNum = () => z.number({ error: (iss) => (iss.code === 'invalid_type' ? 'must be a number' : undefined) }).min(0);
+
+/** A duration in milliseconds. */
+export const ms = (what: string) => nonNegNum().describe(`${what}, in milliseconds`);
+
+/** Time since the epoch, in milliseconds. */
+export const epochMs = (what: string) => nonNegNum().describe(`${what}, ms since the epoch`);
+
+/** A size in MB small enough that its byte count is an exact number. */
+export const sizeMB = (what: string) =>
+  nonNegInt()
+    .max(MAX_EXACT_MB, { error: `must be at most ${MAX_EXACT_MB} MB (2^53 bytes: beyond that a byte count is not exact)` })
+    .describe(`${what}, in MB`);
+
+/** A one-of-strings field. */
+export const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values);
+
+/**
+ * A string map that ends up in a process's environment (`env`, and `meta` as `NOMAD_META_*`):
+ * no NUL in keys or values, no empty key, each `KEY=value` within MAX_ARG_STRLEN, the whole within
+ * ARG_MAX. `prefix` is what the key becomes in the environment.
+ */
+export const envMap = (what: string, prefix = '') =>
+  z
+    .record(z.string(), z.string({ error: 'must be a string' }), { error: 'must be an object of strings' })
+    .superRefine((m, ctx) => {
+      let total = 0;
+      for (const [k, v] of Object.entries(m)) {
+        if (typeof v !== 'string') continue;
+        if (k === '') ctx.addIssue({ code: 'custom', message: 'keys must not be empty', path: [k] });
+        const kp = argStringProblem(k, 'the key');
+        if (kp && k.includes('\0')) ctx.addIssue({ code: 'custom', message: kp, path: [k] });
+        const vp = argStringProblem(`${prefix}${k}=${v}`, 'the entry');
+        if (v.includes('\0')) ctx.addIssue({ code: 'custom', message: 'must not contain NUL', path: [k] });
+        else if (vp) ctx.addIssue({ code: 'custom', message: vp, path: [k] });
+        total += envEntryBytes(prefix + k, v);
+      }
+      if (total > ARG_MAX)
+        ctx.addIssue({ code: 'custom', message: `is ${total} bytes as environment variables, past the kernel's ${ARG_MAX}-byte limit (ARG_MAX)` });
+    })
+    .describe(what);
+
+/** A list of strings. */
+export const stringList = () => z.array(z.string({ error: 'must be a string' }), { error: 'must be an array of strings' });
