@@ -58,7 +58,7 @@ export const jobStatusCommand: Command = {
         ['Submit Date', nanoTime(job.SubmitTime)],
         ['Type', job.Type],
         ['Priority', job.Priority],
-        ['Datacenters', (job.Datacenters as string[]).join(',')],
+        ['Datacenters', ((job.Datacenters as string[] | undefined) ?? ['*']).join(',')],
         ['Namespace', job.Namespace],
         ['Status', job.Status],
         ['Periodic', false],
