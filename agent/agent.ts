@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { createClient, type Client, type ClientOptions } from '../index.ts';
+import { createClient, NomadHttpRPC, type Client, type ClientOptions } from '../index.ts';
 import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
 import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
@@ -74,6 +74,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       nodeName: cfg.name,
       datacenter: cfg.datacenter,
       region: cfg.region,
+      ...(cfg.client.servers?.length ? { rpc: new NomadHttpRPC({ address: cfg.client.servers[0]! }) } : {}),
       ...(cfg.client.chrootEnv ? { chrootEnv: cfg.client.chrootEnv } : {}),
       ...(cfg.client.gcIntervalMs !== undefined ? { gcIntervalMs: cfg.client.gcIntervalMs } : {}),
       ...(cfg.client.gcDiskUsageThreshold !== undefined ? { gcDiskUsageThreshold: cfg.client.gcDiskUsageThreshold } : {}),

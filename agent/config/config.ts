@@ -51,6 +51,11 @@ export interface AgentConfig {
     memoryTotalMB?: number;
     reserved: { cpu: number; memoryMB: number; diskMB: number };
     chrootEnv?: Record<string, string>;
+    /**
+     * Other agents' (or Nomad servers') HTTP API addresses: where this client asks about previous
+     * allocations that are not its own (`NomadHttpRPC`), for remote waits and migrations.
+     */
+    servers?: string[];
     gcIntervalMs?: number;
     gcDiskUsageThreshold?: number;
     gcInodeUsageThreshold?: number;
@@ -184,6 +189,10 @@ export function readAgentConfig(doc: unknown): AgentConfigPatch {
     const env = block(c, 'chroot_env', 'client.');
     for (const [k, v] of Object.entries(env)) if (typeof v !== 'string') throw new AgentConfigError(`client.chroot_env.${k}: must be a string`);
     client.chrootEnv = env as Record<string, string>;
+  }
+  if (c.servers !== undefined) {
+    if (!Array.isArray(c.servers) || c.servers.some((x) => typeof x !== 'string')) throw new AgentConfigError('client.servers: must be a list of addresses');
+    client.servers = (c.servers as string[]).map((a) => (/^https?:\/\//.test(a) ? a : `http://${a}`));
   }
   const gcInterval = duration(c, 'gc_interval', 'client.');
   if (gcInterval !== undefined) client.gcIntervalMs = gcInterval;

@@ -120,8 +120,10 @@ export function apiAllocStub(s: ServerAlloc, state: AgentState): Record<string, 
 export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unknown> {
   const versions = state.versions.get(s.alloc.jobId);
   const job = versions?.find((v) => v.version === (s.alloc.jobVersion ?? 0))?.apiJob ?? state.jobs.get(s.alloc.jobId)?.apiJob ?? null;
+  // JobType belongs to the list stub only; Nomad's full Allocation has no such field.
+  const { JobType: _jobType, ...stub } = apiAllocStub(s, state);
   return {
-    ...apiAllocStub(s, state),
+    ...stub,
     Job: job,
     DeploymentID: s.alloc.deploymentId ?? '',
     AllocatedResources: resources(s.alloc),

@@ -16,9 +16,12 @@ import { allocRoutes } from './routes-allocs.ts';
 import { clientRoutes } from './routes-client.ts';
 import { jobRoutes } from './routes-jobs.ts';
 import { miscRoutes, type AgentSelf } from './routes-misc.ts';
+import { snapshotRoute } from './snapshot-route.ts';
 
 /** Paths anyone may read with ACLs on (Nomad answers these without a token too). */
 const ANONYMOUS = new Set(['/v1/status/leader', '/v1/status/peers', '/v1/regions', '/v1/acl/bootstrap', '/v1/agent/health']);
+
+const SNAPSHOT = /^\/v1\/client\/allocation\/[^/]+\/snapshot$/;
 
 /** The running API server. */
 export interface ApiServer {
@@ -61,6 +64,7 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   clientRoutes(router, core);
   miscRoutes(router, core, self);
   eventRoutes(router, core);
+  snapshotRoute(router, core, opts.token);
   router.on('GET', '/ui', async (req) => {
     const url = await opts.viewerUrl?.();
     if (!url) throw new ApiError(404, 'the viewer is not available');
@@ -71,7 +75,8 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
 
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
-    if (opts.token && !ANONYMOUS.has(path)) {
+    // The snapshot route checks its own (per-alloc) token.
+    if (opts.token && !ANONYMOUS.has(path) && !SNAPSHOT.test(path)) {
       const t = requestToken(req) || (path === '/ui' ? (new URL(req.url ?? '/', 'http://x').searchParams.get('token') ?? '') : '');
       if (!sameToken(t, opts.token)) {
         req.resume();
