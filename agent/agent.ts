@@ -151,7 +151,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       close: () =>
         (closing ??= (async () => {
           await theApi.close();
-          await core.broker.stop();
+          await core.stop();
           if (cfg.dev) await Promise.allSettled(theClient.runners().map((r) => r.destroy()));
           for (const s of subs) s.unsubscribe();
           await theClient.shutdown();

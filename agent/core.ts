@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { BerthError, type Allocation, type Client } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
+import { recordHealth } from './deploy/deployments.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
@@ -266,7 +267,8 @@ export class AgentCore {
     const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.alloc.deploymentStatus);
     if (!changed && !healthChanged) return;
     const wasTerminal = isClientTerminal(cur.alloc.clientStatus);
-    this.state.commit((txn) => {
+    const decided = healthChanged && health?.healthy !== undefined && cur.alloc.deploymentStatus?.healthy === undefined;
+    const next = this.state.commit((txn) => {
       const alloc: Allocation = { ...cur.alloc };
       for (const k of CLIENT_FIELDS) {
         if (a[k] === undefined) delete alloc[k];
@@ -277,8 +279,59 @@ export class AgentCore {
       const s: ServerAlloc = { ...cur, alloc, modifyIndex: txn.index };
       txn.putAlloc(s);
       txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: a.id, object: s });
+      return decided && recordHealth(this.state, alloc, txn, Date.now()) === 'next-batch'
+        ? newEval(txn, this.state, alloc.jobId, 'deployment-watcher')
+        : undefined;
     });
+    if (next) this.broker.enqueue(next.id);
     if (!wasTerminal && isClientTerminal(a.clientStatus)) this.broker.unblock();
+    this.#taskStateHealth(this.state.allocs.get(a.id)!.alloc);
+  }
+
+  readonly #healthTimers = new Map<string, NodeJS.Timeout>();
+
+  /**
+   * Health from task states, for an alloc of a running deployment whose client reports none and
+   * whose group's checks do not decide: healthy once every task has run `min_healthy_time`,
+   * unhealthy when the alloc fails first.
+   */
+  #taskStateHealth(alloc: Allocation): void {
+    const clear = () => {
+      clearTimeout(this.#healthTimers.get(alloc.id));
+      this.#healthTimers.delete(alloc.id);
+    };
+    const d = alloc.deploymentId ? this.state.deployments.get(alloc.deploymentId) : undefined;
+    const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup);
+    const byChecks =
+      group?.update?.healthCheck === 'checks' && [...(group.services ?? []), ...group.tasks.flatMap((t) => t.services ?? [])].some((s) => s.checks?.length);
+    if (!d || d.status !== 'running' || alloc.deploymentStatus?.healthy !== undefined || byChecks || group?.update?.healthCheck === 'manual') return clear();
+    const decide = (healthy: boolean) => {
+      clear();
+      const cur = this.state.allocs.get(alloc.id);
+      if (!cur || cur.alloc.deploymentStatus?.healthy !== undefined) return;
+      this.clientUpdate({ ...cur.alloc, deploymentStatus: { healthy, timestamp: Date.now() } });
+    };
+    if (alloc.clientStatus === 'failed' || alloc.clientStatus === 'lost') return decide(false);
+    const states = Object.values(alloc.taskStates ?? {});
+    const allRunning = states.length === (group?.tasks.length ?? 0) && states.every((t) => t.state === 'running');
+    if (!allRunning) return clear();
+    if (this.#healthTimers.has(alloc.id)) return;
+    const wait = d.taskGroups[alloc.taskGroup]?.minHealthyTimeMs ?? 10_000;
+    this.#healthTimers.set(
+      alloc.id,
+      setTimeout(() => {
+        const cur = this.state.allocs.get(alloc.id)?.alloc;
+        const still = cur && Object.values(cur.taskStates ?? {}).every((t) => t.state === 'running');
+        decide(!!still);
+      }, wait),
+    );
+  }
+
+  /** Stops the broker and the health timers. */
+  async stop(): Promise<void> {
+    for (const t of this.#healthTimers.values()) clearTimeout(t);
+    this.#healthTimers.clear();
+    await this.broker.stop();
   }
 
   /** Pending evaluations left by an earlier run, queued again in order. */

@@ -26,6 +26,7 @@ import {
 } from '../scheduler/index.ts';
 import type { AgentState, Txn } from '../state/store.ts';
 import type { Evaluation, JobRecord, ServerAlloc } from '../state/types.ts';
+import { applyPlanToDeployment } from '../deploy/deployments.ts';
 
 /** What the broker needs from the agent. */
 export interface BrokerDeps {
@@ -194,8 +195,11 @@ export class EvalBroker {
         put({ ...cur, alloc, modifyIndex: txn.index }, 'AllocationUpdated');
         if (plan.inPlace.includes(a)) toUpdate.push(alloc);
       }
+      const rec = state.jobs.get(ev.jobId);
+      const deploymentOf = applyPlanToDeployment(state, plan, rec ? jobOf(rec) : undefined, txn, Date.now());
       for (const a of plan.place) {
-        const alloc = { ...a, allocModifyIndex: txn.index };
+        const deploymentId = deploymentOf.get(a.taskGroup);
+        const alloc = { ...a, ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };
         put({ alloc, createIndex: txn.index, modifyIndex: txn.index }, 'PlanResult');
         if (a.previousAllocation) {
           const prev = state.allocs.get(a.previousAllocation);
