@@ -11,6 +11,7 @@ import { checkJob, JobspecError, jobToNomad, type Job, type UnsupportedStanza } 
 import { canonicalizeJob } from './canonicalize.ts';
 import { decodeBlock, type DecodeContext } from './decode.ts';
 import { labelOrder, parseHcl, type Position } from './hcl.ts';
+import { locateBerthPath } from './locate.ts';
 import { declaredVariables, resolveVariables, substituteAll, type VarFile, type VarValue } from './variables.ts';
 
 export type { VarFile, VarValue } from './variables.ts';
@@ -57,17 +58,47 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
  */
 export async function parseJobspec(text: string, opts: ParseJobspecOptions = {}): Promise<ApiJob> {
   const filename = opts.filename ?? 'job.nomad.hcl';
-  const trimmed = text.trimStart();
-  const api = filename.endsWith('.json') || trimmed.startsWith('{') ? fromJsonText(text, filename) : await fromHcl(text, filename, opts);
+  const hcl = !(filename.endsWith('.json') || text.trimStart().startsWith('{'));
+  const { api, problems } = hcl ? await fromHcl(text, filename, opts) : { api: fromJsonText(text, filename), problems: [] as Problem[] };
   canonicalizeJob(api);
   // One validation: the same schema as parseAllocation, through the same Nomad mapping.
   try {
     checkJob(api, { unsupported: opts.unsupported, onWarning: opts.onWarning });
   } catch (e) {
-    if (e instanceof JobspecError) throw new JobspecError(e.message, { file: filename, path: e.path, issues: e.issues, unsupported: e.unsupported });
-    throw e;
+    if (!(e instanceof JobspecError)) throw e;
+    for (const line of e.issues) {
+      const u = e.unsupported.find((x) => line.startsWith(`${x.stanza} is not supported`));
+      const path = u?.path ?? line.split(': ')[0]!;
+      // A refusal the decoder already reported (HCL input) is not repeated.
+      if (problems.some((p) => p.line.endsWith(line) || (u && p.path === u.path))) continue;
+      problems.push({ line, path, at: hcl ? locateBerthPath(text, api, path) : undefined, unsupported: u });
+    }
   }
+  if (problems.length) throw problemsError(problems, filename);
   return api;
+}
+
+/** One problem of a job file, with where it is when known. */
+interface Problem {
+  line: string;
+  path: string;
+  at?: Position;
+  unsupported?: UnsupportedStanza;
+}
+
+function problemsError(unsorted: Problem[], filename: string): JobspecError {
+  // In the order of the file (those without a position last), so the first is the first to fix.
+  const problems = [...unsorted].sort((a, b) => (a.at?.line ?? Infinity) - (b.at?.line ?? Infinity) || (a.at?.column ?? 0) - (b.at?.column ?? 0));
+  const lines = problems.map((p) => `${at(p.at)}${p.line}`);
+  const first = problems[0]!;
+  return new JobspecError(problems.length === 1 ? first.line : `invalid job (${problems.length} problems):\n  ${lines.join('\n  ')}`, {
+    file: filename,
+    line: first.at?.line,
+    column: first.at?.column,
+    path: first.path,
+    issues: lines,
+    unsupported: problems.flatMap((p) => (p.unsupported ? [p.unsupported] : [])),
+  });
 }
 
 function fromJsonText(text: string, filename: string): ApiJob {
@@ -87,7 +118,7 @@ function fromJsonText(text: string, filename: string): ApiJob {
   return structuredClone(job) as ApiJob;
 }
 
-async function fromHcl(text: string, filename: string, opts: ParseJobspecOptions): Promise<ApiJob> {
+async function fromHcl(text: string, filename: string, opts: ParseJobspecOptions): Promise<{ api: ApiJob; problems: Problem[] }> {
   const root = await parseHcl(text, filename);
   const known = ['job', 'variable', 'variables'];
   for (const k of Object.keys(root)) {
@@ -114,22 +145,16 @@ async function fromHcl(text: string, filename: string, opts: ParseJobspecOptions
   api.Name ??= id;
   const refused = opts.unsupported === 'warn' ? [] : ctx.unsupported;
   if (opts.unsupported === 'warn') for (const u of ctx.unsupported) opts.onWarning?.({ stanza: u.stanza, path: u.path });
-  const lines = [
-    ...refused.map((u) => `${at(u.at)}${u.stanza} is not supported by berth (${u.path})`),
-    ...ctx.issues.map((i) => `${at(i.at)}${i.path}: ${i.problem}`),
+  const problems: Problem[] = [
+    ...refused.map((u) => ({
+      line: `${u.stanza} is not supported by berth (${u.path})`,
+      path: u.path,
+      at: u.at,
+      unsupported: { stanza: u.stanza, path: u.path },
+    })),
+    ...ctx.issues.map((i) => ({ line: `${i.path}: ${i.problem}`, path: i.path, at: i.at })),
   ];
-  if (lines.length) {
-    const first = refused[0] ?? ctx.issues[0]!;
-    throw new JobspecError(lines.length === 1 ? lines[0]!.replace(/^\d+:\d+: /, '') : `invalid job (${lines.length} problems):\n  ${lines.join('\n  ')}`, {
-      file: filename,
-      line: first.at?.line,
-      column: first.at?.column,
-      path: first.path,
-      issues: lines,
-      unsupported: refused.map((u) => ({ stanza: u.stanza, path: u.path })),
-    });
-  }
-  return api;
+  return { api, problems };
 }
 
 const at = (p: Position | undefined) => (p ? `${p.line}:${p.column}: ` : '');

@@ -290,6 +290,7 @@ export const taskGroupSchema = strict(
 /** A job. */
 export const jobSchema = strict(
   {
+    $schema: z.string().optional().describe('The JSON Schema this file follows (for editors; ignored)'),
     id: z.string({ error: (iss) => (iss.input === undefined ? 'is required' : 'must be a string') }).min(1),
     name: z.string().optional(),
     namespace: z.string().optional(),
@@ -387,6 +388,7 @@ export const allocatedResourcesSchema = strict(
 /** berth's allocation JSON. */
 export const allocationSchema = strict(
   {
+    $schema: z.string().optional().describe('The JSON Schema this file follows (for editors; ignored)'),
     id: uuid('36-character UUID; a new one when left out').optional(),
     namespace: z.string().optional(),
     nodeId: z.string().optional().describe("The node; the client's own when left out"),

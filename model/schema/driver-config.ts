@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { parseGoDuration } from '../duration.ts';
 import { argStringProblem } from './limits.ts';
-import { berthErrorMap, issueLines, strict } from './issues.ts';
+import { issueLines, strict } from './issues.ts';
 
 /** A Go duration string ("10s") or milliseconds. */
 const duration = z.union([z.string(), z.number().min(0)], { error: 'must be a duration string like "10s" or a number of ms' }).superRefine((v, ctx) => {
@@ -93,6 +93,6 @@ export const UNSUPPORTED_DRIVERS: readonly string[] = ['docker', 'podman', 'java
 export function driverConfigIssues(driver: string, config: unknown): string[] {
   const schema = DRIVER_CONFIG_SCHEMAS[driver];
   if (!schema) return [];
-  const r = schema.safeParse(config ?? {}, { error: berthErrorMap });
+  const r = schema.safeParse(config ?? {});
   return r.success ? [] : issueLines(r.error);
 }

@@ -427,6 +427,10 @@ export function nomadTableKeys(): Record<string, { mapped: string[]; ignored: st
 }
 
 /** The berth (camelCase) keys of table `type` that name a refused stanza: key -> stanza name. */
-export function unsupportedCamelKeys(type: string): Record<string, string> {
-  return Object.fromEntries(Object.entries(TABLES[type]?.unsupported ?? {}).map(([k, s]) => [camel(k), s]));
+export function unsupportedCamelKeys(type: string): Readonly<Record<string, string>> {
+  let keys = camelUnsupported.get(type);
+  if (!keys) camelUnsupported.set(type, (keys = Object.fromEntries(Object.entries(TABLES[type]?.unsupported ?? {}).map(([k, s]) => [camel(k), s]))));
+  return keys;
 }
+
+const camelUnsupported = new Map<string, Record<string, string>>();

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { jsonSchemaFiles } from '../../model/schema/json-schema.ts';
+import { allocationFieldTable, FIELD_TABLE_MARKERS, jsonSchemaFiles } from '../../model/schema/json-schema.ts';
+import { parseAllocation } from '../../model/parse.ts';
 
 const committed = (name: string) => JSON.parse(readFileSync(new URL(`../../schema/${name}`, import.meta.url), 'utf8'));
 
@@ -21,6 +22,36 @@ describe('JSON Schemas generated from the one schema definition', () => {
     const raw = task.allOf.find((b: any) => b.if.properties.driver.const === 'raw_exec');
     expect(raw.then.properties.config.required).to.deep.equal(['command']);
     expect(raw.then.properties.config.properties.args.type).to.equal('array');
+  });
+
+  it('docs/allocation.md lists every field, as generated', () => {
+    const doc = readFileSync(new URL('../../docs/allocation.md', import.meta.url), 'utf8');
+    const [begin, end] = FIELD_TABLE_MARKERS;
+    const section = doc.slice(doc.indexOf(begin) + begin.length, doc.indexOf(end));
+    // Compare cell by cell: prettier pads the table.
+    const cells = (t: string) =>
+      t
+        .trim()
+        .split('\n')
+        .filter((l) => !/^\|[\s|:-]+\|$/.test(l))
+        .map((l) => l.split(/(?<!\\)\|/).map((c) => c.trim()));
+    expect(cells(section)).to.deep.equal(cells(allocationFieldTable()));
+    for (const f of [
+      'job.taskGroups[].tasks[].resources.memoryMB',
+      'job.taskGroups[].tasks[].meta',
+      'job.taskGroups[].shutdownDelayMs',
+      'job.taskGroups[].maxRunDurationMs',
+    ])
+      expect(section).to.include(`\`${f}\``);
+  });
+
+  it('an allocation file may name its schema', () => {
+    const alloc = parseAllocation({
+      $schema: './node_modules/berth/schema/allocation.schema.json',
+      job: { id: 'j', taskGroups: [{ name: 'g', tasks: [{ name: 't', driver: 'mock_driver' }] }] },
+      taskGroup: 'g',
+    });
+    expect(alloc).to.not.have.property('$schema');
   });
 
   it('is shipped in the package', () => {

@@ -1,0 +1,162 @@
+/**
+ * The jobspec corpus (spec/fixtures/jobspecs/, written from Nomad's jobspec documentation): each
+ * job file parses to the API JSON its `.expected.json` holds (the fields it lists, with Nomad's
+ * canonical defaults) and to berth's job, or fails with the listed lines, file and line.
+ */
+import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { jobFromApi, jobToApi, parseJobspec } from '../../agent/jobspec/index.ts';
+import { JobspecError, type UnsupportedStanza } from '../../index.ts';
+
+const DIR = join(import.meta.dirname, '..', 'fixtures', 'jobspecs');
+
+interface Expected {
+  job?: unknown;
+  berth?: unknown;
+  absent?: string[];
+  error?: string[];
+  line?: number;
+  column?: number;
+  vars?: Record<string, string>;
+  varFile?: string;
+  warnPath?: string;
+}
+
+/** Asserts every field of `want` is in `got` (arrays element by element), naming the path. */
+function expectSubset(got: unknown, want: unknown, path = ''): void {
+  if (Array.isArray(want)) {
+    expect(got, path).to.be.an('array').with.length(want.length);
+    want.forEach((w, i) => expectSubset((got as unknown[])[i], w, `${path}[${i}]`));
+  } else if (want && typeof want === 'object') {
+    expect(got, path).to.be.an('object');
+    for (const [k, w] of Object.entries(want)) expectSubset((got as Record<string, unknown>)[k], w, `${path}.${k}`);
+  } else expect(got, path).to.equal(want);
+}
+
+const get = (o: unknown, dotted: string) => dotted.split('.').reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], o);
+
+const files = readdirSync(DIR).filter((f) => /\.(nomad\.hcl|json)$/.test(f) && !f.endsWith('.expected.json'));
+
+describe('parseJobspec: the corpus', () => {
+  it('has every stanza berth runs and the refused ones', () => {
+    const all = files.map((f) => readFileSync(join(DIR, f), 'utf8')).join('\n');
+    for (const stanza of [
+      'job',
+      'group',
+      'task',
+      'network',
+      'port',
+      'service',
+      'check',
+      'check_restart',
+      'artifact',
+      'update',
+      'migrate',
+      'reschedule',
+      'restart',
+      'ephemeral_disk',
+      'lifecycle',
+      'logs',
+      'resources',
+      'disconnect',
+      'variable',
+      'template',
+      'vault',
+      'volume',
+      'connect',
+      'device',
+      'constraint',
+    ])
+      expect(all, stanza).to.match(new RegExp(`(^|\\s)${stanza}\\s+("[^"]*"\\s*)?\\{`, 'm'));
+  });
+
+  for (const file of files) {
+    const name = file.replace(/\.(nomad\.hcl|json)$/, '');
+    const expected = JSON.parse(readFileSync(join(DIR, `${name}.expected.json`), 'utf8')) as Expected;
+    const text = readFileSync(join(DIR, file), 'utf8');
+    const opts = {
+      filename: file,
+      vars: expected.vars,
+      varFiles: expected.varFile !== undefined ? [{ filename: `${name}.vars.hcl`, text: expected.varFile }] : undefined,
+    };
+    if (expected.error) {
+      it(`${file}: refused with the file, line and every problem`, async () => {
+        let err: unknown;
+        try {
+          await parseJobspec(text, opts);
+        } catch (e) {
+          err = e;
+        }
+        expect(err, 'no error').to.be.instanceOf(JobspecError);
+        const e = err as JobspecError;
+        expect(e.file).to.equal(file);
+        for (const line of expected.error!) expect(e.message).to.include(line);
+        if (expected.line !== undefined) expect(e.line).to.equal(expected.line);
+        if (expected.column !== undefined) expect(e.column).to.equal(expected.column);
+        expect(e.message.startsWith(`${file}:`)).to.equal(true);
+      });
+      if (expected.warnPath)
+        it(`${file}: with unsupported: 'warn' the stanza is left out and reported`, async () => {
+          const warnings: UnsupportedStanza[] = [];
+          const api = await parseJobspec(text, { ...opts, unsupported: 'warn', onWarning: (w) => warnings.push(w) });
+          expect(warnings.map((w) => w.path)).to.deep.equal([expected.warnPath]);
+          expect((api.TaskGroups![0] as any).Tasks[0]).to.not.have.property('Templates');
+        });
+      continue;
+    }
+    it(`${file}: parses to Nomad's API job and to berth's job`, async () => {
+      const api = await parseJobspec(text, opts);
+      expectSubset(api, expected.job, 'Job');
+      for (const p of expected.absent ?? []) expect(get(api, p), p).to.equal(undefined);
+      const job = jobFromApi(api);
+      if (expected.berth) expectSubset(job, expected.berth, 'job');
+      // berth's job survives the trip back to the API shape and in again.
+      expect(jobFromApi(jobToApi(job))).to.deep.equal(job);
+    });
+  }
+});
+
+describe('parseJobspec: variables and JSON', () => {
+  const hcl = `variable "n" {\n  type = number\n}\njob "j" {\n  group "g" {\n    count = var.n\n    task "t" {\n      driver = "mock_driver"\n      config {\n        run_for = "1s"\n      }\n    }\n  }\n}\n`;
+
+  it('an unset variable, an undeclared -var and a value of the wrong type are errors naming the variable', async () => {
+    await expectReject(parseJobspec(hcl, { filename: 'v.hcl' }), /unset variable "n"/);
+    await expectReject(parseJobspec(hcl, { filename: 'v.hcl', vars: { n: '1', m: '2' } }), /undefined -var variable "m"/);
+    await expectReject(parseJobspec(hcl, { filename: 'v.hcl', vars: { n: 'three' } }), /variable "n": a number is required/);
+  });
+
+  it('refuses expressions it cannot evaluate rather than passing them on as text', async () => {
+    const text = hcl.replace('count = var.n', 'count = var.n + 1');
+    await expectReject(parseJobspec(text, { filename: 'v.hcl', vars: { n: '1' } }), /not supported by berth/);
+  });
+
+  it('reads -var-file paths', async () => {
+    const api = await parseJobspec(hcl, { filename: 'v.hcl', varFiles: ['n.hcl'], readFile: async (p) => (p === 'n.hcl' ? 'n = 4\n' : '') });
+    expect((api.TaskGroups![0] as { Count: number }).Count).to.equal(4);
+  });
+
+  it('JSON: unknown keys and refused stanzas are named, as for HCL', async () => {
+    const job = {
+      ID: 'x',
+      TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/true' }, Templates: [{ EmbeddedTmpl: 'x' }], Envv: {} }] }],
+    };
+    const err = await expectReject(
+      parseJobspec(JSON.stringify({ Job: job }), { filename: 'x.json' }),
+      /template is not supported by berth \(job\.taskGroups\[0\]\.tasks\[0\]\.templates\)/,
+    );
+    expect(err.message).to.include('job.taskGroups[0].tasks[0].Envv: unknown field "Envv" (did you mean "Env"?)');
+    expect(err.file).to.equal('x.json');
+  });
+});
+
+async function expectReject(p: Promise<unknown>, re: RegExp): Promise<JobspecError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).to.be.instanceOf(JobspecError);
+    expect((e as Error).message).to.match(re);
+    return e as JobspecError;
+  }
+  throw new Error(`expected a JobspecError matching ${re}`);
+}

@@ -1,0 +1,62 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runMain } from '../support/cli.ts';
+
+const JOBS = fileURLToPath(new URL('../fixtures/jobspecs/', import.meta.url));
+
+describe('berth job validate (in-process)', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'berth-job-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a valid HCL job: exit 0 and what it holds', async () => {
+    const r = await runMain(['job', 'validate', join(JOBS, 'network-service.nomad.hcl')]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.include('Job validation successful');
+    expect(r.stdout).to.include('job api (service, priority 50): api (2 x server/raw_exec)');
+  });
+
+  it('-var and -var-file (Nomad single-dash spelling) set variables', async () => {
+    const vf = join(dir, 'prod.vars.hcl');
+    writeFileSync(vf, 'replicas = 7\n');
+    const r = await runMain(['job', 'validate', join(JOBS, 'variables.nomad.hcl'), '-var-file', vf, '-var', 'verbose=true']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.include('g (7 x t/raw_exec)');
+    const bad = await runMain(['job', 'validate', join(JOBS, 'variables.nomad.hcl'), '-var', 'replicas=many']);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include('variable "replicas": a number is required');
+  });
+
+  it('typos and refused stanzas: exit 2, every problem on its own line with file:line:column', async () => {
+    const r = await runMain(['job', 'validate', join(JOBS, 'unknown-key.nomad.hcl')]);
+    expect(r.code).to.equal(2);
+    const file = join(JOBS, 'unknown-key.nomad.hcl');
+    expect(r.stderr).to.include(`berth: ${file}:8:9: invalid job (3 problems):`);
+    expect(r.stderr).to.include('\n  11:7: job.taskGroups[0].tasks[0].enviroment: unknown field "enviroment" in task (did you mean "env"?)');
+    const t = await runMain(['job', 'validate', join(JOBS, 'unsupported-template.nomad.hcl')]);
+    expect(t.code).to.equal(2);
+    expect(t.stderr).to.include('template is not supported by berth (job.taskGroups[0].tasks[0].templates)');
+  });
+
+  it('a raw_exec task with config {} is refused as berth validate and run refuse it', async () => {
+    const f = join(dir, 'j.nomad.hcl');
+    writeFileSync(f, 'job "j" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {}\n    }\n  }\n}\n');
+    const r = await runMain(['job', 'validate', f]);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.include('job.taskGroups[0].tasks[0].config.command: missing required config "command" (a non-empty string)');
+  });
+
+  it('usage: no file, an unknown subcommand, -var without =', async () => {
+    expect((await runMain(['job', 'validate'])).code).to.equal(2);
+    const u = await runMain(['job', 'frobnicate']);
+    expect(u.code).to.equal(2);
+    expect(u.stderr).to.include('unknown job subcommand "frobnicate"');
+    expect((await runMain(['job', 'validate', 'x.hcl', '-var', 'novalue'])).stderr).to.include('-var needs name=value');
+    const none = await runMain(['job']);
+    expect(none.code).to.equal(2);
+    expect(none.stderr).to.include('usage: berth job <subcommand>');
+  });
+});
