@@ -87,8 +87,12 @@ function pickDynamicPort(index: PortIndex, inOffer: Set<number>, random?: () => 
       if (free(p)) return p;
     }
   }
+  if (!random) {
+    for (let p = index.min; p <= index.max; p++) if (free(p)) return p;
+    return undefined;
+  }
   const available: number[] = [];
   for (let p = index.min; p <= index.max; p++) if (free(p)) available.push(p);
   if (available.length === 0) return undefined;
-  return random ? available[Math.floor(random() * available.length)] : available[0];
+  return available[Math.floor(random() * available.length)];
 }

@@ -43,12 +43,16 @@ export function selectPreemptions(input: PreemptionInput): Allocation[] | undefi
   const ask: Comparable = { ...input.ask, cores: [] };
   const covered = (have: Comparable) => exhaustedDimension(have, ask) === undefined;
   const resources = new Map<string, Comparable>();
+  const keys = new Map<string, string>();
+  const maxParallel = new Map<string, number>();
   const byPriority = new Map<number, Allocation[]>();
   for (const alloc of input.proposed) {
     if (alloc.jobId === input.jobId && (alloc.namespace ?? 'default') === input.namespace) continue;
     const priority = alloc.job.priority ?? DEFAULT_JOB_PRIORITY;
     if (input.jobPriority - priority < PREEMPTION_PRIORITY_DELTA) continue;
     resources.set(alloc.id, allocComparable(alloc));
+    keys.set(alloc.id, groupKey(alloc));
+    maxParallel.set(alloc.id, maxParallelOf(alloc));
     const group = byPriority.get(priority) ?? [];
     group.push(alloc);
     byPriority.set(priority, group);
@@ -69,7 +73,7 @@ export function selectPreemptions(input: PreemptionInput): Allocation[] | undefi
       let closest = -1;
       let bestScore = Number.MAX_VALUE;
       group.forEach((alloc, i) => {
-        const score = preemptionScore(needed, resources.get(alloc.id)!, maxParallelOf(alloc), preemptedPerGroup.get(groupKey(alloc)) ?? 0);
+        const score = preemptionScore(needed, resources.get(alloc.id)!, maxParallel.get(alloc.id)!, preemptedPerGroup.get(keys.get(alloc.id)!) ?? 0);
         if (score < bestScore) {
           bestScore = score;
           closest = i;
@@ -115,5 +119,5 @@ function maxParallelOf(alloc: Allocation): number {
 }
 
 function groupKey(alloc: Allocation): string {
-  return JSON.stringify([alloc.namespace ?? 'default', alloc.jobId, alloc.taskGroup]);
+  return `${alloc.namespace ?? 'default'}\u0000${alloc.jobId}\u0000${alloc.taskGroup}`;
 }

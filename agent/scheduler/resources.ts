@@ -70,10 +70,17 @@ export function nodeAvailable(node: SchedulerNode): Comparable {
   };
 }
 
+/** Allocs are not mutated once handed in: their flattened resources are worked out once. */
+const comparableCache = new WeakMap<Allocation, Comparable>();
+
 /** What an alloc holds: its `allocatedResources`, or (an alloc made by hand) what its group asks for. */
 export function allocComparable(alloc: Allocation): Comparable {
-  const res = alloc.allocatedResources ?? groupAsk(groupOf(alloc), false);
-  return comparableOf(res);
+  let c = comparableCache.get(alloc);
+  if (!c) {
+    c = comparableOf(alloc.allocatedResources ?? groupAsk(groupOf(alloc), false));
+    comparableCache.set(alloc, c);
+  }
+  return c;
 }
 
 /** Flatten allocated resources. */

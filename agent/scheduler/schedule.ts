@@ -127,6 +127,7 @@ export function schedule(input: ScheduleInput): Plan {
   for (const r of results.values()) requests.push(...r.place);
   for (const r of results.values()) requests.push(...r.destructive);
   const failed = new Map<string, AllocMetric>();
+  const live = input.allocs.filter((a) => !isTerminal(a)).sort(byCreation);
   for (const req of requests) {
     const group = req.group.name;
     plan.queued[group] ??= 0;
@@ -142,7 +143,7 @@ export function schedule(input: ScheduleInput): Plan {
       jobId: job.id,
       namespace,
       jobPriority: priority,
-      proposed: proposed(input.allocs, plan, req.stopPrevious ? req.previous : undefined),
+      proposed: proposed(live, plan, req.stopPrevious ? req.previous : undefined),
       preemptedSoFar: plan.preempt,
       evict,
       memoryOversubscription: !!config.memoryOversubscriptionEnabled,
@@ -220,11 +221,15 @@ export function schedule(input: ScheduleInput): Plan {
   return plan;
 }
 
-/** Every alloc the node would run with the plan so far applied (Nomad's `ProposedAllocs`). */
-function proposed(allocs: Allocation[], plan: Plan, alsoStopping?: Allocation): Allocation[] {
+/**
+ * Every alloc the node would run with the plan so far applied (Nomad's `ProposedAllocs`): `live`
+ * (the allocs handed in that are not terminal, in creation order) less the plan's stops and
+ * evictions, plus its placements.
+ */
+function proposed(live: Allocation[], plan: Plan, alsoStopping?: Allocation): Allocation[] {
   const gone = new Set([...plan.stop, ...plan.preempt].map((a) => a.id));
   if (alsoStopping) gone.add(alsoStopping.id);
-  return [...allocs.filter((a) => !isTerminal(a) && !gone.has(a.id)).sort(byCreation), ...plan.place];
+  return [...live.filter((a) => !gone.has(a.id)), ...plan.place];
 }
 
 /** Follow-up evals for failed allocs that reschedule later; sets their `followupEvalId`. */
@@ -268,8 +273,16 @@ function finishEval(ev: Evaluation, plan: Plan, blocked: Evaluation | undefined,
   return out;
 }
 
+/** Creation time, then name index, then id: a fixed order for allocs, whatever order they came in. */
 function byCreation(a: Allocation, b: Allocation): number {
-  return (a.createTime ?? 0) - (b.createTime ?? 0) || (allocIndexOf(a.name) ?? 0) - (allocIndexOf(b.name) ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return (a.createTime ?? 0) - (b.createTime ?? 0) || indexOf(a) - indexOf(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+const indexCache = new WeakMap<Allocation, number>();
+function indexOf(a: Allocation): number {
+  let i = indexCache.get(a);
+  if (i === undefined) indexCache.set(a, (i = allocIndexOf(a.name) ?? 0));
+  return i;
 }
 
 function validate(input: ScheduleInput): void {
