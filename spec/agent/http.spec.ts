@@ -219,6 +219,16 @@ describe('agent: the HTTP API', function () {
     expect(ev.Payload.Job.Meta).to.deep.equal({ v: '2' });
   });
 
+  it("sends /ui to berth's viewer, which shows the agent's allocs", async () => {
+    const ui = await agent.req('GET', '/ui');
+    expect(ui.status).to.equal(307);
+    const viewer = String(ui.headers.location);
+    expect(viewer).to.match(/^http:\/\/127\.0\.0\.1:\d+/);
+    const page = await http('GET', viewer);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.match(/<html/i);
+  });
+
   it('refuses bad bodies: not JSON, too large, no job', async () => {
     expect((await agent.req('POST', '/v1/jobs', '{nope')).status).to.equal(400);
     expect((await agent.req('POST', '/v1/jobs', {})).text).to.equal('Job must be specified');
