@@ -5,7 +5,6 @@
  * durably before it returns.
  * @module
  */
-import { randomUUID } from 'node:crypto';
 import { BerthError, type Allocation, type Client } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { recordHealth } from './deploy/deployments.ts';
@@ -340,21 +339,11 @@ export class AgentCore {
     for (const e of pending) this.broker.enqueue(e.id);
   }
 
-  /** An alloc by id or unique prefix (as Nomad's `prefix` lookups). */
-  findAlloc(idOrPrefix: string): ServerAlloc | undefined {
-    return this.state.allocs.get(idOrPrefix);
-  }
-
   /** An evaluation, or a 404. */
   evalOr404(id: string): Evaluation {
     const e = this.state.evals.get(id);
     if (!e) throw new ApiError(404, 'eval not found');
     return e;
-  }
-
-  /** A fresh UUID (node ids, tokens). */
-  static newId(): string {
-    return randomUUID();
   }
 }
 

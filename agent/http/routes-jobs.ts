@@ -93,14 +93,12 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/job/:id/allocations',
-    blocking(state, ['allocs'], (req) => {
-      const all = req.query.get('all') === 'true';
-      const rec = state.jobs.get(req.params.id!);
-      return [...state.allocs.values()]
-        .filter((s) => s.alloc.jobId === req.params.id && (all || !rec || true))
+    blocking(state, ['allocs'], (req) =>
+      [...state.allocs.values()]
+        .filter((s) => s.alloc.jobId === req.params.id)
         .sort((a, b) => a.createIndex - b.createIndex)
-        .map((s) => apiAllocStub(s, state));
-    }),
+        .map((s) => apiAllocStub(s, state)),
+    ),
   );
   r.on(
     'GET',
