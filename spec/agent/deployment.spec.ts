@@ -5,6 +5,9 @@
  * /v1/deployment/:id, ends successful, and a failed one stops there.
  */
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AgentProcess, waitFor } from '../support/agent.ts';
 import { stopCliProcesses } from '../support/cli.ts';
 
@@ -69,12 +72,24 @@ describe('agent: deployments', function () {
     const d = (await agent.req('GET', `/v1/deployment/${deps[0].ID}`)).json;
     expect([d.Status, d.JobVersion, d.TaskGroups.g.DesiredTotal, d.TaskGroups.g.HealthyAllocs]).to.deep.equal(['successful', 1, 3, 3]);
 
-    // Version 2 fails at once: the first batch's alloc is unhealthy, the rollout stops there.
-    await agent.req('POST', '/v1/jobs', job('3', 'exit 1'));
-    const failed = await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l[0]?.JobVersion === 2 && l[0].Status === 'failed', 'v2 deployment failed');
+    // berth job run follows a rolling update to its end.
+    const dir = mkdtempSync(join(tmpdir(), 'berth-agent-deploy-'));
+    try {
+      writeFileSync(join(dir, 'roll.json'), JSON.stringify(job('3', SLEEP)));
+      const run = await agent.cli(['job', 'run', join(dir, 'roll.json')]);
+      expect(run.code, run.stdout + run.stderr).to.equal(0);
+      expect(run.stdout).to.match(/Monitoring deployment "\w+" of job "roll"/);
+      expect(run.stdout).to.match(/Deployment "\w+" successful: Deployment completed successfully/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    // Version 3 fails at once: the first batch's alloc is unhealthy, the rollout stops there.
+    await agent.req('POST', '/v1/jobs', job('4', 'exit 1'));
+    const failed = await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l[0]?.JobVersion === 3 && l[0].Status === 'failed', 'v3 deployment failed');
     expect(failed[0].StatusDescription).to.equal('Failed due to unhealthy allocations');
     const allocs = (await agent.req('GET', '/v1/job/roll/allocations')).json as any[];
-    expect(allocs.filter((a) => a.JobVersion === 2)).to.have.length(1);
-    expect(allocs.filter((a) => a.JobVersion === 1 && a.ClientStatus === 'running')).to.have.length(2);
+    expect(allocs.filter((a) => a.JobVersion === 3)).to.have.length(1);
+    expect(allocs.filter((a) => a.JobVersion === 2 && a.ClientStatus === 'running')).to.have.length(2);
   });
 });

@@ -121,3 +121,33 @@ async function followWatchers(api: AgentApi, io: CliIO, allocs: Set<string>, sin
     // ended by the signal, or the agent went away: the status loop reports what matters
   }
 }
+
+/**
+ * When the placed allocs belong to a deployment (a rolling update), prints its progress per
+ * group until it is successful or failed, as nomad's deployment monitor does; resolves with its
+ * final status, or undefined when there is none.
+ */
+export async function followDeployment(api: AgentApi, io: CliIO, jobId: string, placed: string[]): Promise<string | undefined> {
+  if (placed.length === 0) return undefined;
+  const first = (await api.get<Obj>(`/v1/allocation/${placed[0]}`)).body;
+  const id = String(first.DeploymentID ?? '');
+  if (!id) return undefined;
+  writeLine(io.stdout, `==> ${now()}: Monitoring deployment "${short(id)}" of job "${jobId}"`);
+  let index = 0;
+  let last = '';
+  for (;;) {
+    const r = await api.get<Obj>(`/v1/deployment/${id}?index=${index}&wait=30s`);
+    index = r.index;
+    const d = r.body;
+    const groups = Object.entries((d.TaskGroups as Record<string, Obj>) ?? {})
+      .map(([g, t]) => `${g}: ${t.PlacedAllocs}/${t.DesiredTotal} placed, ${t.HealthyAllocs} healthy, ${t.UnhealthyAllocs} unhealthy`)
+      .join('; ');
+    const key = `${d.Status} ${groups}`;
+    if (key !== last) writeLine(io.stdout, `    ${now()}: Deployment "${short(id)}" ${key}`);
+    last = key;
+    if (d.Status !== 'running') {
+      writeLine(io.stdout, `==> ${now()}: Deployment "${short(id)}" ${d.Status}: ${d.StatusDescription}`);
+      return String(d.Status);
+    }
+  }
+}

@@ -11,7 +11,7 @@ import { InputError, UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi } from '../nomad/api.ts';
 import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
-import { followAllocs, monitorEval } from './monitor.ts';
+import { followAllocs, followDeployment, monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job run [-detach] [-var key=value]... [-check-index N] FILE
 
@@ -76,6 +76,9 @@ export const jobRunCommand: Command = {
     const outcome = await monitorEval(api, io, body.EvalID);
     const ok = await followAllocs(api, io, outcome.placed, outcome.createIndex - 1);
     if (!ok) return 1;
+    // A rolling update goes on in later batches: follow its deployment to the end.
+    const deployment = await followDeployment(api, io, String(job.ID), outcome.placed);
+    if (deployment === 'failed') return 1;
     return outcome.failed ? 2 : 0;
   },
 };
