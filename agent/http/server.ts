@@ -17,6 +17,7 @@ import { clientRoutes } from './routes-client.ts';
 import { jobRoutes } from './routes-jobs.ts';
 import { miscRoutes, type AgentSelf } from './routes-misc.ts';
 import { snapshotRoute } from './snapshot-route.ts';
+import { execUpgrade } from './exec-route.ts';
 
 /** Paths anyone may read with ACLs on (Nomad answers these without a token too). */
 const ANONYMOUS = new Set(['/v1/status/leader', '/v1/status/peers', '/v1/regions', '/v1/acl/bootstrap', '/v1/agent/health']);
@@ -99,6 +100,14 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
       handler,
     );
   } else server = createHttp(handler);
+  const upgrade = execUpgrade(core);
+  server.on('upgrade', (req: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
+    if (opts.token && !sameToken(requestToken(req), opts.token)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 17\r\n\r\nPermission denied');
+      return;
+    }
+    upgrade(req, socket, head);
+  });
   // Blocking queries wait up to 10 minutes; Node's default request timeout would cut them.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;

@@ -3,6 +3,7 @@
  * `nomad alloc` does them. Ids may be unique prefixes.
  * @module
  */
+import { allocExecCommand } from '../alloc/exec.ts';
 import { allocFsCommand } from '../alloc/fs.ts';
 import { allocRestartCommand, allocSignalCommand, allocStopCommand } from '../alloc/lifecycle.ts';
 import { allocLogsCommand } from '../alloc/logs.ts';
@@ -17,4 +18,5 @@ export const allocCommand = commandGroup('alloc', 'inspect and control allocatio
   allocRestartCommand,
   allocSignalCommand,
   allocFsCommand,
+  allocExecCommand,
 ]);
