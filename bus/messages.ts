@@ -57,6 +57,11 @@ export interface BusMessageMap {
   'task.stats': { allocId: string; task: string; usage: ResourceUsage; timestamp: number };
   /** An actor failed in a way berth did not expect. */
   'client.error': { allocId?: string; actorId?: string; error: string };
+  /**
+   * A stanza berth does not run, left out of an allocation because the client runs with
+   * `unsupported: 'warn'` ("template is not supported by berth (job.taskGroups[0].tasks[0].templates)").
+   */
+  'alloc.unsupported': { allocId: string; stanza: string; path: string; message: string };
 }
 
 /** A bus message kind. */

@@ -34,6 +34,8 @@ export interface ParseAllocationOptions {
   nodeId?: string;
   /** The drivers the host has; a task with another driver is an `unknown driver` issue. */
   drivers?: readonly string[];
+  /** The node's CPU cores: a group whose tasks reserve more `cores` than that can never start. */
+  nodeCores?: number;
 }
 
 /** The node id {@link parseAllocation} fills in when neither the JSON nor the options give one. */
@@ -256,6 +258,18 @@ export function checkAllocation(json: unknown, opts: ParseAllocationOptions = {}
       const d = isObj(t) ? t.driver : undefined;
       if (typeof d === 'string' && d !== '' && !opts.drivers!.includes(d) && !fatal.some((f) => f.path === `job.taskGroups[${gi}].tasks[${ti}].driver`))
         issues.push(`job.taskGroups[${gi}].tasks[${ti}].driver: unknown driver ${JSON.stringify(d)} (have ${[...opts.drivers!].sort().join(', ')})`);
+    });
+  }
+  if (opts.nodeCores !== undefined && gi >= 0) {
+    let reserved = 0;
+    const tasks = (groups[gi] as Obj).tasks;
+    (Array.isArray(tasks) ? tasks : []).forEach((t, ti) => {
+      const cores = isObj(t) && isObj(t.resources) && typeof t.resources.cores === 'number' ? t.resources.cores : 0;
+      reserved += cores;
+      if (cores > 0 && reserved > opts.nodeCores!)
+        issues.push(
+          `job.taskGroups[${gi}].tasks[${ti}].resources.cores: the group's tasks reserve ${reserved} cores up to here; this node has ${opts.nodeCores}`,
+        );
     });
   }
   const refused = opts.unsupported === 'warn' ? fatal : [...fatal, ...unsupported];

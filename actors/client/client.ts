@@ -4,6 +4,7 @@
  * @module
  */
 import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { map } from 'rxjs';
 import { createActor, setup } from 'xstate';
@@ -11,8 +12,8 @@ import { createBus } from '../../bus/bus.ts';
 import { allocMachine } from '../../machines/alloc.machine.ts';
 import { taskMachine } from '../../machines/task.machine.ts';
 import { realClock } from '../../model/clock.ts';
-import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, InvalidAllocationError } from '../../model/errors.ts';
-import { parseAllocation } from '../../model/parse.ts';
+import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, InvalidAllocationError, unsupportedText } from '../../model/errors.ts';
+import { checkAllocation, parseAllocation } from '../../model/parse.ts';
 import type { Allocation } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/alloc-dir.ts';
 import { defaultChrootEnv } from '../allocdir/default-chroot.ts';
@@ -251,17 +252,23 @@ export function createClient(options: ClientOptions): Client {
     addAlloc(input) {
       if (shut) throw new ClientShutdownError();
       // A missing node id is this client's; a driver the client lacks is an issue of the parse.
-      const alloc = parseAllocation(input, { nodeId: rt.nodeId, drivers: Object.keys(drivers) });
+      const { alloc, warnings } = checkAllocation(input, {
+        nodeId: rt.nodeId,
+        drivers: Object.keys(drivers),
+        unsupported: options.unsupported,
+        nodeCores: availableParallelism(),
+      });
       const issues = driverIssues(alloc, drivers);
       if (issues.length) throw new InvalidAllocationError(issues);
       if (runners.has(alloc.id)) throw new AllocExistsError(alloc.id);
+      for (const w of warnings) bus.publish('alloc.unsupported', { allocId: alloc.id, ...w, message: unsupportedText(w) });
       const runner = startRunner(alloc, watchedRunners(alloc));
       gc.added(runner); // Nomad's MakeRoomFor
       return runner;
     },
     updateAlloc(input) {
       if (shut) throw new ClientShutdownError();
-      const alloc = parseAllocation(input, { nodeId: rt.nodeId });
+      const alloc = parseAllocation(input, { nodeId: rt.nodeId, unsupported: options.unsupported });
       const r = runners.get(alloc.id);
       if (!r) throw new AllocNotFoundError(alloc.id);
       r.update(alloc);

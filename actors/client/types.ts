@@ -52,6 +52,12 @@ export interface ClientOptions extends GcClientOptions {
   inspect?: InspectionObserver;
   /** Caps every task's killTimeoutMs (default 30000). */
   maxKillTimeoutMs?: number;
+  /**
+   * A stanza berth does not run (template, vault, volumes, constraints, ...): `'refuse'` (default:
+   * `addAlloc` throws UnsupportedStanzaError) or `'warn'` (the alloc runs without it and each one
+   * is published as `alloc.unsupported`). A driver berth lacks is refused either way.
+   */
+  unsupported?: 'refuse' | 'warn';
   /** Bound on waiting-prev (default: none). */
   prevAllocWaitTimeoutMs?: number;
   /** Bound on a data migration (default 600000). */

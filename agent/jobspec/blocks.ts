@@ -29,6 +29,7 @@ export interface BlockSpec {
   ignored?: Record<string, [api: string, decode: Decode]>;
 }
 
+/** Every stanza berth reads, by HCL block name. */
 export const BLOCKS: Record<string, BlockSpec> = {
   job: {
     fields: {

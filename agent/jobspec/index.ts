@@ -58,8 +58,13 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
  */
 export async function parseJobspec(text: string, opts: ParseJobspecOptions = {}): Promise<ApiJob> {
   const filename = opts.filename ?? 'job.nomad.hcl';
-  const hcl = !(filename.endsWith('.json') || text.trimStart().startsWith('{'));
-  const { api, problems } = hcl ? await fromHcl(text, filename, opts) : { api: fromJsonText(text, filename), problems: [] as Problem[] };
+  const json = filename.endsWith('.json') || text.trimStart().startsWith('{') ? parseJsonText(text, filename) : undefined;
+  // HCL's JSON syntax ({"job": {"web": {...}}}) is a job file like any other; otherwise the API job.
+  const hclJson = isObj(json) && ('job' in json || 'variable' in json);
+  const hcl = json === undefined || hclJson;
+  const { api, problems } = hcl
+    ? await fromHcl(text, filename, opts, hclJson ? json : undefined)
+    : { api: apiJobOf(json, filename), problems: [] as Problem[] };
   canonicalizeJob(api);
   // One validation: the same schema as parseAllocation, through the same Nomad mapping.
   try {
@@ -101,10 +106,9 @@ function problemsError(unsorted: Problem[], filename: string): JobspecError {
   });
 }
 
-function fromJsonText(text: string, filename: string): ApiJob {
-  let json: unknown;
+function parseJsonText(text: string, filename: string): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
     const pos = /position (\d+)/.exec((e as Error).message);
     const at = pos ? text.slice(0, Number(pos[1])) : undefined;
@@ -113,13 +117,21 @@ function fromJsonText(text: string, filename: string): ApiJob {
       ...(at !== undefined ? { line: at.split('\n').length, column: at.length - at.lastIndexOf('\n') } : {}),
     });
   }
+}
+
+function apiJobOf(json: unknown, filename: string): ApiJob {
   const job = isObj(json) && isObj(json.Job) && Object.keys(json).length === 1 ? json.Job : json;
   if (!isObj(job)) throw new JobspecError('a JSON job file holds {"Job": {...}} or the job object itself', { file: filename });
   return structuredClone(job) as ApiJob;
 }
 
-async function fromHcl(text: string, filename: string, opts: ParseJobspecOptions): Promise<{ api: ApiJob; problems: Problem[] }> {
-  const root = await parseHcl(text, filename);
+async function fromHcl(
+  text: string,
+  filename: string,
+  opts: ParseJobspecOptions,
+  jsonRoot?: Record<string, unknown>,
+): Promise<{ api: ApiJob; problems: Problem[] }> {
+  const root = jsonRoot ?? (await parseHcl(text, filename));
   const known = ['job', 'variable', 'variables'];
   for (const k of Object.keys(root)) {
     if (k === 'locals') throw new JobspecError('locals is not supported by berth (use variable blocks)', { file: filename, path: 'locals' });

@@ -56,7 +56,11 @@ export function parseJsonText(text: string, source: string): unknown {
       const line = before.split('\n').length;
       where = ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
     }
-    throw new InputError(source, `invalid JSON: ${msg.replace(/ in JSON at position \d+.*$/s, '').replace(/^JSON\.parse: /, '')}${where}`, [], { cause: err });
+    // A job file given where an allocation is expected: say which command reads it.
+    const hint = /^\s*(job|variable)\s+"/m.test(text) ? '; this looks like a Nomad job file: check it with berth job validate' : '';
+    throw new InputError(source, `invalid JSON: ${msg.replace(/ in JSON at position \d+.*$/s, '').replace(/^JSON\.parse: /, '')}${where}${hint}`, [], {
+      cause: err,
+    });
   }
 }
 

@@ -73,7 +73,7 @@ const TABLES: Record<string, Table> = {
       'Payload',
       'VersionTag',
       'UI',
-      // Job-level defaults Canonicalize has already copied into every group.
+      // Job-level defaults: merged into every group below (as Canonicalize does).
       'Reschedule',
       'Migrate',
     ],
@@ -380,6 +380,17 @@ function camel(key: string): string {
 
 /** What a table alone cannot say. */
 function fixUps(type: string, v: Obj, out: Obj): void {
+  if (type === 'Job' && Array.isArray(out.taskGroups)) {
+    // Job-level reschedule and migrate blocks are defaults for every group (Nomad's Merge).
+    const quiet = { issues: [], unsupported: [] };
+    const jr = isObj(v.Reschedule) ? (fromNomad(v.Reschedule, 'ReschedulePolicy', '', quiet) as Obj) : undefined;
+    const jm = isObj(v.Migrate) ? (fromNomad(v.Migrate, 'Migrate', '', quiet) as Obj) : undefined;
+    for (const g of out.taskGroups as Obj[]) {
+      if (!isObj(g)) continue;
+      if (jr) g.reschedulePolicy = { ...jr, ...((g.reschedulePolicy as Obj) ?? {}) };
+      if (jm) g.migrate = { ...jm, ...((g.migrate as Obj) ?? {}) };
+    }
+  }
   if (type === 'TaskGroup') {
     // The old spelling of disconnect.stop_on_client_after.
     if (typeof v.StopAfterClientDisconnect === 'number' && v.StopAfterClientDisconnect > 0) {

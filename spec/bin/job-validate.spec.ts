@@ -49,6 +49,12 @@ describe('berth job validate (in-process)', () => {
     expect(r.stderr).to.include('job.taskGroups[0].tasks[0].config.command: missing required config "command" (a non-empty string)');
   });
 
+  it('berth validate of a job file points at berth job validate', async () => {
+    const r = await runMain(['validate', join(JOBS, 'minimal-service.nomad.hcl')]);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.include('this looks like a Nomad job file: check it with berth job validate');
+  });
+
   it('usage: no file, an unknown subcommand, -var without =', async () => {
     expect((await runMain(['job', 'validate'])).code).to.equal(2);
     const u = await runMain(['job', 'frobnicate']);

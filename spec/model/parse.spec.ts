@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { InvalidAllocationError, isUUID, parseAllocation } from '../../model/index.ts';
+import {
+  checkAllocation,
+  InvalidAllocationError,
+  isUUID,
+  parseAllocation,
+  UnsupportedStanzaError,
+  type Task,
+  type UnsupportedStanza,
+} from '../../model/index.ts';
 import { makeAlloc, mockTask } from '../support/fixtures.ts';
 
 const nomadJson = () => JSON.parse(readFileSync(new URL('../fixtures/nomad-alloc.json', import.meta.url), 'utf8'));
@@ -152,5 +160,133 @@ describe('parseAllocation', () => {
   it('rejects non-objects', () => {
     expect(() => parseAllocation(null)).to.throw(InvalidAllocationError);
     expect(() => parseAllocation([1])).to.throw(InvalidAllocationError);
+  });
+});
+
+describe('parseAllocation: one schema, no silent drops, no impossible values (#23, #24 item 3, #20 item 10)', () => {
+  const task = (over: Partial<Task> & Record<string, unknown>) => makeAlloc([mockTask('t', { run_for: '1s' }, over as Partial<Task>)]);
+  const T = 'job.taskGroups[0].tasks[0]';
+
+  it('misspelled keys are errors with a did-you-mean, at any depth and for Nomad JSON', () => {
+    expect(issuesOf(() => parseAllocation(task({ enviroment: { A: 'b' } })))).to.include(`${T}.enviroment: unknown field "enviroment" (did you mean "env"?)`);
+    expect(issuesOf(() => parseAllocation(task({ resources: { memory: 64 } as never })))).to.include(
+      `${T}.resources.memory: unknown field "memory" (did you mean "memoryMB"?)`,
+    );
+    const raw = makeAlloc([{ name: 't', driver: 'raw_exec', config: { command: '/bin/echo', arg: ['x'] } }]);
+    expect(issuesOf(() => parseAllocation(raw))).to.include(`${T}.config.arg: unknown field "arg" (did you mean "args"?)`);
+    expect(issuesOf(() => parseAllocation({ ...makeAlloc([mockTask('t')]), taskgroup: 'web' }))).to.include(
+      'taskgroup: unknown field "taskgroup" (did you mean "taskGroup"?)',
+    );
+    const j = nomadJson();
+    j.Job.TaskGroups[0].Tasks[0].KillTimout = 1;
+    expect(issuesOf(() => parseAllocation(j))).to.include(`${T}.KillTimout: unknown field "KillTimout" (did you mean "KillTimeout"?)`);
+  });
+
+  it('driver configs are checked by the driver schema: config {}, command as an array, args as a string', () => {
+    const raw = (config: Record<string, unknown>) => makeAlloc([{ name: 't', driver: 'raw_exec', config }]);
+    expect(issuesOf(() => parseAllocation(raw({})))).to.deep.equal([`${T}.config.command: missing required config "command" (a non-empty string)`]);
+    expect(issuesOf(() => parseAllocation(raw({ command: ['/bin/true'] })))).to.deep.equal([`${T}.config.command: must be a string`]);
+    expect(issuesOf(() => parseAllocation(raw({ command: '/bin/echo', args: 'a b' })))).to.deep.equal([`${T}.config.args: must be a list of strings`]);
+    expect(issuesOf(() => parseAllocation(task({ config: { run_for: '10' } })))).to.deep.equal([`${T}.config.run_for: time: missing unit in duration "10"`]);
+  });
+
+  it('impossible values are refused at parse with their path', () => {
+    expect(issuesOf(() => parseAllocation(task({ resources: { memoryMB: 2 ** 34 } })))[0]).to.match(
+      /resources\.memoryMB: must be at most 8589934592 MB \(2\^53 bytes/,
+    );
+    expect(issuesOf(() => parseAllocation(task({ env: { A: 'x\0y' } })))).to.include(`${T}.env.A: must not contain NUL`);
+    expect(issuesOf(() => parseAllocation(task({ env: { 'A\0B': 'x' } })))).to.include(`${T}.env["A\\u0000B"]: the key must not contain NUL`);
+    expect(issuesOf(() => parseAllocation(task({ meta: { k: 'a\0' } })))).to.include(`${T}.meta.k: must not contain NUL`);
+    const big = 'x'.repeat(200 * 1024);
+    expect(issuesOf(() => parseAllocation(task({ env: { BIG: big } })))[0]).to.match(
+      /env\.BIG: the entry is \d+ bytes, past the kernel's 131072-byte limit for one argument \(MAX_ARG_STRLEN\)/,
+    );
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`V${i}`, 'y'.repeat(100 * 1024)]));
+    expect(issuesOf(() => parseAllocation(task({ env: many }))).join('\n')).to.match(
+      /env: is \d+ bytes as environment variables, past the kernel's 2097152-byte limit \(ARG_MAX\)/,
+    );
+    // Cores beyond the node (the client passes its own count).
+    const cores = makeAlloc([mockTask('a', undefined, { resources: { cores: 2 } }), mockTask('b', undefined, { resources: { cores: 3 } })]);
+    expect(issuesOf(() => parseAllocation(cores, { nodeCores: 4 }))).to.deep.equal([
+      `job.taskGroups[0].tasks[1].resources.cores: the group's tasks reserve 5 cores up to here; this node has 4`,
+    ]);
+    expect(() => parseAllocation(cores, { nodeCores: 5 })).to.not.throw();
+    // Meta becomes NOMAD_META_* in every task's environment: job meta counts for each task.
+    const meta = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`m${i}`, 'z'.repeat(100 * 1024)]));
+    const a = makeAlloc([mockTask('t')]);
+    a.job.meta = meta;
+    expect(issuesOf(() => parseAllocation(a)).join('\n')).to.match(/tasks\[0\]\.env: with job, group and task meta the environment is \d+ bytes/);
+  });
+
+  it('stanzas berth does not run are refused by name (typed), or left out with a warning when asked', () => {
+    const j = nomadJson();
+    j.Job.TaskGroups[0].Tasks[0].Templates = [{ EmbeddedTmpl: 'x', DestPath: 'local/x' }];
+    j.Job.TaskGroups[0].Volumes = { data: { Type: 'csi', Source: 'd' } };
+    j.Job.Constraints = [{ LTarget: '${attr.kernel.name}', RTarget: 'linux', Operand: '=' }];
+    let err: unknown;
+    try {
+      parseAllocation(j);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(UnsupportedStanzaError);
+    expect((err as UnsupportedStanzaError).unsupported).to.have.deep.members([
+      { stanza: 'template', path: `${T}.templates` },
+      { stanza: 'volume', path: 'job.taskGroups[0].volumes' },
+      { stanza: 'constraint', path: 'job.constraints' },
+    ]);
+    expect((err as Error).message).to.include(`template is not supported by berth (${T}.templates)`);
+    const warned: UnsupportedStanza[] = [];
+    const { alloc, warnings } = checkAllocation(j, { unsupported: 'warn', onWarning: (w) => warned.push(w) });
+    expect(warnings).to.have.length(3);
+    expect(warned).to.deep.equal(warnings);
+    expect(alloc.job.taskGroups[0]!.tasks[0]!.name).to.equal('redis');
+    // Empty stanzas (Nomad's null / []) are not refusals.
+    expect(() => parseAllocation(nomadJson())).to.not.throw();
+  });
+
+  it('maps the round-3 fields from Nomad JSON and keeps them on a camelCase round trip', () => {
+    const j = nomadJson();
+    j.DeploymentStatus = { Healthy: true, Timestamp: '2026-12-02T12:00:00Z', Canary: false };
+    j.AllocatedResources = {
+      Tasks: { redis: { Cpu: { CpuShares: 500, ReservedCores: [] }, Memory: { MemoryMB: 256, MemoryMaxMB: 0 } } },
+      Shared: { DiskMB: 300, Ports: [{ Label: 'db', Value: 23456, To: 6379, HostIP: '10.0.0.1' }] },
+    };
+    j.Job.TaskGroups[0].Networks = [{ Mode: 'host', DynamicPorts: [{ Label: 'db', Value: 0, To: 6379, HostNetwork: 'default' }], ReservedPorts: null }];
+    j.Job.TaskGroups[0].Services = [{ Name: 'redis', PortLabel: 'db', Provider: 'nomad', Checks: [{ Type: 'tcp', Interval: 10e9, Timeout: 2e9 }] }];
+    const a = parseAllocation(j);
+    expect(a.evalId).to.equal('0e4b7a52-3c7f-4b8e-8d1a-2f6a9b0c1d2e');
+    expect(a.jobVersion).to.equal(0);
+    expect(a.modifyTime).to.equal(1764676801000);
+    expect(a.deploymentStatus).to.deep.equal({ healthy: true, timestamp: Date.parse('2026-12-02T12:00:00Z') });
+    expect(a.allocatedResources).to.deep.equal({
+      tasks: { redis: { cpu: 500, memoryMB: 256 } },
+      shared: { diskMB: 300, ports: [{ label: 'db', value: 23456, to: 6379, hostIp: '10.0.0.1' }] },
+    });
+    const g = a.job.taskGroups[0]!;
+    expect(g.networks).to.deep.equal([{ mode: 'host', reservedPorts: [], dynamicPorts: [{ label: 'db', to: 6379, hostNetwork: 'default' }] }]);
+    expect(g.services![0]!.checks![0]).to.deep.include({ type: 'tcp', intervalMs: 10_000, timeoutMs: 2000 });
+    expect(g.reschedulePolicy).to.deep.equal({
+      attempts: 0,
+      intervalMs: 0,
+      delayMs: 30_000,
+      delayFunction: 'exponential',
+      maxDelayMs: 3_600_000,
+      unlimited: true,
+    });
+    expect(g.migrate).to.deep.equal({ maxParallel: 1, healthCheck: 'checks', minHealthyTimeMs: 10_000, healthyDeadlineMs: 300_000 });
+    expect(a.job.update).to.include({ maxParallel: 1, staggerMs: 30_000 });
+    expect(parseAllocation(JSON.parse(JSON.stringify(a)))).to.deep.equal(a);
+  });
+
+  it("a job-level reschedule or migrate block is every group's default (Nomad's merge), not dropped", () => {
+    const j = nomadJson();
+    j.Job.Reschedule = { Attempts: 5, Interval: 3600e9 };
+    j.Job.Migrate = { MaxParallel: 3 };
+    delete j.Job.TaskGroups[0].ReschedulePolicy;
+    j.Job.TaskGroups[0].Migrate = { HealthCheck: 'task_states' };
+    const g = parseAllocation(j).job.taskGroups[0]!;
+    expect(g.reschedulePolicy).to.deep.include({ attempts: 5, intervalMs: 3_600_000, delayFunction: 'exponential' });
+    expect(g.migrate).to.deep.equal({ maxParallel: 3, healthCheck: 'task_states', minHealthyTimeMs: 10_000, healthyDeadlineMs: 300_000 });
   });
 });

@@ -206,7 +206,7 @@ describe('viewer: server, records, recordings, charts', () => {
     const client = newClient({ record: file });
     const v = await client.serveViewer();
     const secret = 'hunter2-very-secret-value';
-    const alloc = makeAlloc([mockTask('web', { run_for: '5ms', secret_arg: `${secret}-cfg` }, { env: { DB_PASSWORD: secret } })], { jobType: 'batch' });
+    const alloc = makeAlloc([mockTask('web', { run_for: '5ms', signal_error: `${secret}-cfg` }, { env: { DB_PASSWORD: secret } })], { jobType: 'batch' });
     const stream = sse(`${v.url}api/events`, (e) => e.some((x) => x.data.includes(`"to":"destroyed"`)));
     await v.pageConnected();
     const r = client.addAlloc(alloc);
