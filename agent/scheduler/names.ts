@@ -64,11 +64,6 @@ export class NameIndex {
     return out;
   }
 
-  /** Whether more than one alloc holds this index. */
-  isDuplicate(index: number): boolean {
-    return (this.duplicates.get(index) ?? 0) > 0;
-  }
-
   /** Give one holder's claim on an index back. */
   unset(index: number): void {
     const d = this.duplicates.get(index);

@@ -5,7 +5,7 @@
  * failed allocs are rescheduled later, and which names to place.
  * @module
  */
-import { isServerTerminal, isTerminal, type Allocation, type Job, type TaskGroup } from '../../index.ts';
+import { isServerTerminal, isTerminal, isTerminated, type Allocation, type Job, type TaskGroup } from '../../index.ts';
 import { allocIndexOf, NameIndex } from './names.ts';
 import { nextRescheduleTime } from './reschedule.ts';
 import type { DeploymentBatch, DesiredUpdates } from './types.ts';
@@ -67,7 +67,16 @@ export function stopAll(allocs: Allocation[]): GroupResult {
  * Reconcile one group. `allocs` are the job's allocs of this group (any state), sorted
  * deterministically; `all` every alloc of the job (to see which were already replaced).
  */
-export function reconcileGroup(opts: { job: Job; group: TaskGroup; allocs: Allocation[]; all: Allocation[]; evalId: string; now: number }): GroupResult {
+export function reconcileGroup(opts: {
+  job: Job;
+  group: TaskGroup;
+  allocs: Allocation[];
+  all: Allocation[];
+  evalId: string;
+  now: number;
+  /** The node is in one of the job's datacenters (if not, a new version cannot update in place). */
+  nodeEligible?: boolean;
+}): GroupResult {
   const { job, group, now } = opts;
   const count = desiredCount(job, group);
   const isBatch = job.type === 'batch' || job.type === 'sysbatch';
@@ -102,7 +111,9 @@ export function reconcileGroup(opts: { job: Job; group: TaskGroup; allocs: Alloc
       continue;
     }
     const { time, eligible } = nextRescheduleTime(a);
-    if (eligible && (a.followupEvalId === opts.evalId || time - now <= RESCHEDULE_NOW_WINDOW_MS)) {
+    // `nomad job eval -force-reschedule` replaces a failed alloc now, whatever its policy says.
+    const forced = !!a.desiredTransition?.forceReschedule && isTerminated(a);
+    if (forced || (eligible && (a.followupEvalId === opts.evalId || time - now <= RESCHEDULE_NOW_WINDOW_MS))) {
       rescheduleNow.push(a);
       continue;
     }
@@ -158,7 +169,7 @@ export function reconcileGroup(opts: { job: Job; group: TaskGroup; allocs: Alloc
   const destructive: Allocation[] = [];
   for (const a of untainted) {
     if (sameVersion(a, job)) desired.ignore++;
-    else if (destructiveChange(a.job, job, group.name) !== undefined) destructive.push(a);
+    else if (destructiveChange(a.job, job, group.name) !== undefined || opts.nodeEligible === false) destructive.push(a);
     else if (isTerminal(a)) desired.ignore++;
     else inPlace.push(a);
   }

@@ -98,7 +98,8 @@ export function schedule(input: ScheduleInput): Plan {
   for (const name of groupNames) {
     const group = job && !job.stop ? job.taskGroups.find((g) => g.name === name) : undefined;
     const allocs = jobAllocs.filter((a) => a.taskGroup === name);
-    results.set(name, job && group ? reconcileGroup({ job, group, allocs, all: jobAllocs, evalId: ev.id, now }) : stopAll(allocs));
+    const nodeEligible = !!job && nodeInDatacenters(node.datacenter ?? 'dc1', job.datacenters);
+    results.set(name, job && group ? reconcileGroup({ job, group, allocs, all: jobAllocs, evalId: ev.id, now, nodeEligible }) : stopAll(allocs));
   }
 
   // Stops first: they free room for what follows.
@@ -128,12 +129,19 @@ export function schedule(input: ScheduleInput): Plan {
   for (const r of results.values()) requests.push(...r.destructive);
   const failed = new Map<string, AllocMetric>();
   const live = input.allocs.filter((a) => !isTerminal(a)).sort(byCreation);
+  const inDatacenters = nodeInDatacenters(node.datacenter ?? 'dc1', job.datacenters);
   for (const req of requests) {
     const group = req.group.name;
     plan.queued[group] ??= 0;
     const metric = failed.get(group);
     if (metric) {
       metric.coalescedFailures++;
+      plan.queued[group]++;
+      continue;
+    }
+    if (!inDatacenters) {
+      // Nomad finds no ready node in the job's datacenters: nothing is evaluated.
+      failed.set(group, { nodesEvaluated: 0, nodesFiltered: 0, nodesAvailable: {}, nodesExhausted: 0, dimensionExhausted: {}, coalescedFailures: 0 });
       plan.queued[group]++;
       continue;
     }
@@ -305,4 +313,17 @@ function validate(input: ScheduleInput): void {
     }
   }
   if (issues.length > 0) throw new SchedulerInputError(issues);
+}
+
+/**
+ * Whether the node's datacenter is one of the job's (Nomad's `datacenters`, with `*` wildcards; a
+ * job without any runs everywhere, as Nomad's default `["*"]`).
+ */
+export function nodeInDatacenters(datacenter: string, datacenters: string[] | undefined): boolean {
+  if (!datacenters || datacenters.length === 0) return true;
+  return datacenters.some((dc) => new RegExp(`^${dc.split('*').map(escapeRegExp).join('.*')}$`).test(datacenter));
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -131,6 +131,44 @@ describe('scheduler: placement', () => {
     expect(plan.place.map((a) => a.name)).to.deep.equal(['web.g[1]']);
   });
 
+  describe("datacenters: the node's must be one of the job's (wildcards as Nomad)", () => {
+    const cases: Array<{ dcs?: string[]; placed: boolean }> = [
+      { dcs: undefined, placed: true },
+      { dcs: ['dc1'], placed: true },
+      { dcs: ['dc*'], placed: true },
+      { dcs: ['*'], placed: true },
+      { dcs: ['eu-1', 'dc1'], placed: true },
+      { dcs: ['dc2'], placed: false },
+      { dcs: ['d.1'], placed: false },
+    ];
+    for (const c of cases) {
+      it(`${JSON.stringify(c.dcs)} on dc1: ${c.placed ? 'placed' : 'no node evaluated, queued'}`, () => {
+        const plan = new World().register({ ...job('web'), datacenters: c.dcs });
+        expect(plan.place).to.have.length(c.placed ? 1 : 0);
+        if (!c.placed) {
+          expect(plan.failedTgAllocs.g).to.deep.equal({
+            nodesEvaluated: 0,
+            nodesFiltered: 0,
+            nodesAvailable: {},
+            nodesExhausted: 0,
+            dimensionExhausted: {},
+            coalescedFailures: 0,
+          });
+          expect(plan.queued.g).to.equal(1);
+        }
+      });
+    }
+    it('a new version that leaves the node out is not updated in place; the old alloc keeps running', () => {
+      const w = new World();
+      const [a] = w.register(job('web')).place;
+      const plan = w.register({ ...job('web', { version: 1 }), datacenters: ['dc2'] });
+      expect(plan.inPlace).to.have.length(0);
+      expect(plan.stop).to.have.length(0);
+      expect(plan.queued.g).to.equal(1);
+      expect(w.running('web').map((x) => x.id)).to.deep.equal([a.id]);
+    });
+  });
+
   it('system and sysbatch jobs run one alloc per group on the node', () => {
     const w = new World();
     expect(w.register(job('sys', { type: 'system', count: 3 })).place.map((a) => a.name)).to.deep.equal(['sys.g[0]']);

@@ -170,6 +170,17 @@ describe('scheduler: reschedule', () => {
     expect(plan.stop).to.have.length(0);
   });
 
+  it('attempts used up, but forced (desiredTransition.forceReschedule): replaced now', () => {
+    const w = new World();
+    const p = policy({ unlimited: false, attempts: 0, intervalMs: 3_600_000, delayFunction: 'constant', delayMs: 0 });
+    const [a] = w.register(job('web', { group: { reschedulePolicy: p } })).place;
+    w.client(a.id, 'failed');
+    expect(w.evaluate('web', 'alloc-failure').place).to.have.length(0);
+    w.allocs.set(a.id, { ...w.allocs.get(a.id)!, desiredTransition: { forceReschedule: true } });
+    const plan = w.evaluate('web', 'job-register');
+    expect(plan.place.map((x) => [x.name, x.previousAllocation])).to.deep.equal([['web.g[0]', a.id]]);
+  });
+
   it('batch: a completed alloc is not replaced; a failed one is rescheduled', () => {
     const w = new World();
     const p = policy({ unlimited: false, attempts: 1, intervalMs: 86_400_000, delayFunction: 'constant', delayMs: 0 });
