@@ -1,7 +1,8 @@
 /**
  * The nomad-style command line against a real agent: job run/plan/status/stop, alloc
  * status/fs/logs/signal/restart/stop, node status, eval status, operator scheduler, with their
- * exit codes; ids by prefix.
+ * exit codes; ids by prefix. Commands run in this process through the CLI's `main` (the binary's
+ * code, without a process start per command); the seed and crash specs run the binary itself.
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,26 +51,26 @@ describe('agent: the command line', function () {
 
   it('plans, runs, shows and stops a job; alloc commands take id prefixes', async () => {
     const file = join(dir, 'cli.nomad.hcl');
-    const plan = await agent.cli(['job', 'plan', '-var', 'greeting=hi-there', file]);
+    const plan = await agent.main(['job', 'plan', '-var', 'greeting=hi-there', file]);
     expect(plan.code, plan.stderr).to.equal(1); // nomad's: allocations would be created
     expect(plan.stdout).to.match(/Task Group: "g" \(1 create\)/);
     expect(plan.stdout).to.match(/All tasks successfully allocated/);
 
-    const missing = await agent.cli(['job', 'run', file]);
+    const missing = await agent.main(['job', 'run', file]);
     expect(missing.code).to.equal(2);
     expect(missing.stderr).to.match(/greeting/);
 
-    const run = await agent.cli(['job', 'run', '-var', 'greeting=hi-there', file]);
+    const run = await agent.main(['job', 'run', '-var', 'greeting=hi-there', file]);
     expect(run.code, run.stderr).to.equal(0);
     const allocId = /Allocation "(\w+)" created/.exec(run.stdout)![1]!;
     const evalId = /Monitoring evaluation "(\w+)"/.exec(run.stdout)![1]!;
 
-    const status = await agent.cli(['job', 'status', 'cli']);
+    const status = await agent.main(['job', 'status', 'cli']);
     expect(status.stdout).to.match(/Status\s+= running/);
     expect(status.stdout).to.match(new RegExp(`${allocId}\\s+\\w+\\s+g\\s+0\\s+run\\s+running`));
-    expect((await agent.cli(['job', 'status'])).stdout).to.match(/cli\s+service\s+50\s+running/);
+    expect((await agent.main(['job', 'status'])).stdout).to.match(/cli\s+service\s+50\s+running/);
 
-    const alloc = await agent.cli(['alloc', 'status', allocId]);
+    const alloc = await agent.main(['alloc', 'status', allocId]);
     expect(alloc.code).to.equal(0);
     expect(alloc.stdout).to.match(/Client Status\s+= running/);
     expect(alloc.stdout).to.match(/Task "t" is "running"/);
@@ -77,40 +78,40 @@ describe('agent: the command line', function () {
     const id = full[0].ID;
 
     await waitFor(agent, `/v1/client/fs/stat/${id}?path=alloc/logs/t.stdout.0`, (s) => s.Size >= 'hi-there\nline2\n'.length, 'the log written');
-    const logs = await agent.cli(['alloc', 'logs', allocId, 't']);
+    const logs = await agent.main(['alloc', 'logs', allocId, 't']);
     expect(logs.stdout).to.equal('hi-there\nline2\n');
-    const tail = await agent.cli(['alloc', 'logs', '-tail', '-n', '1', allocId]);
+    const tail = await agent.main(['alloc', 'logs', '-tail', '-n', '1', allocId]);
     expect(tail.stdout).to.equal('line2\n');
-    const fs = await agent.cli(['alloc', 'fs', allocId, 'alloc/logs']);
+    const fs = await agent.main(['alloc', 'fs', allocId, 'alloc/logs']);
     expect(fs.stdout).to.match(/t\.stdout\.0/);
-    const cat = await agent.cli(['alloc', 'fs', allocId, 'alloc/logs/t.stdout.0']);
+    const cat = await agent.main(['alloc', 'fs', allocId, 'alloc/logs/t.stdout.0']);
     expect(cat.stdout).to.equal('hi-there\nline2\n');
 
-    expect((await agent.cli(['alloc', 'signal', '-s', 'SIGUSR2', allocId, 't'])).code).to.equal(0);
-    const restart = await agent.cli(['alloc', 'restart', allocId, 't']);
+    expect((await agent.main(['alloc', 'signal', '-s', 'SIGUSR2', allocId, 't'])).code).to.equal(0);
+    const restart = await agent.main(['alloc', 'restart', allocId, 't']);
     expect(restart.code, restart.stderr).to.equal(0);
-    const nope = await agent.cli(['alloc', 'status', 'ffffffff']);
+    const nope = await agent.main(['alloc', 'status', 'ffffffff']);
     expect(nope.code).to.equal(1);
     expect(nope.stderr).to.match(/No allocation\(s\) with prefix or id "ffffffff"/);
 
-    const ev = await agent.cli(['eval', 'status', evalId]);
+    const ev = await agent.main(['eval', 'status', evalId]);
     expect(ev.stdout).to.match(/TriggeredBy\s+= job-register/);
     expect(ev.stdout).to.match(/Status\s+= complete/);
-    const node = await agent.cli(['node', 'status']);
+    const node = await agent.main(['node', 'status']);
     expect(node.stdout).to.match(/ready/);
 
-    const stop = await agent.cli(['job', 'stop', '-purge', 'cli']);
+    const stop = await agent.main(['job', 'stop', '-purge', 'cli']);
     expect(stop.code).to.equal(0);
     expect(stop.stdout).to.match(/finished with status "complete"/);
-    expect((await agent.cli(['job', 'status', 'cli'])).code).to.equal(1);
+    expect((await agent.main(['job', 'status', 'cli'])).code).to.equal(1);
   });
 
   it('reads and sets the scheduler configuration', async () => {
-    const set = await agent.cli(['operator', 'scheduler', 'set-config', '-preempt-service-scheduler=true']);
+    const set = await agent.main(['operator', 'scheduler', 'set-config', '-preempt-service-scheduler=true']);
     expect([set.code, set.stdout.trim()]).to.deep.equal([0, 'Scheduler configuration updated!']);
-    const get = await agent.cli(['operator', 'scheduler', 'get-config']);
+    const get = await agent.main(['operator', 'scheduler', 'get-config']);
     expect(get.stdout).to.match(/Preemption Service Scheduler\s+= true/);
-    const usage = await agent.cli(['operator', 'scheduler', 'set-config']);
+    const usage = await agent.main(['operator', 'scheduler', 'set-config']);
     expect(usage.code).to.equal(2);
   });
 
@@ -118,7 +119,7 @@ describe('agent: the command line', function () {
     const url = agent.url;
     agent.url = 'http://127.0.0.1:1';
     try {
-      const r = await agent.cli(['job', 'status']);
+      const r = await agent.main(['job', 'status']);
       expect(r.code).to.equal(1);
       expect(r.stderr).to.match(/cannot reach the agent at http:\/\/127\.0\.0\.1:1.*BERTH_ADDR/);
     } finally {

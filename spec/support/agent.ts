@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { CliProcess, runCli, type CliResult } from './cli.ts';
+import { CliProcess, runCli, runMain, type CliResult } from './cli.ts';
 
 /** A running agent child. */
 export class AgentProcess {
@@ -49,6 +49,22 @@ export class AgentProcess {
     if (this.token) process.env.BERTH_TOKEN = this.token;
     try {
       return await runCli(argv);
+    } finally {
+      if (before === undefined) delete process.env.BERTH_ADDR;
+      else process.env.BERTH_ADDR = before;
+      if (tokenBefore === undefined) delete process.env.BERTH_TOKEN;
+      else process.env.BERTH_TOKEN = tokenBefore;
+    }
+  }
+
+  /** `berth <argv>` in this process (the same code as the binary, no process start) against this agent. */
+  async main(argv: string[]): Promise<CliResult> {
+    const before = process.env.BERTH_ADDR;
+    const tokenBefore = process.env.BERTH_TOKEN;
+    process.env.BERTH_ADDR = this.url;
+    if (this.token) process.env.BERTH_TOKEN = this.token;
+    try {
+      return await runMain(argv);
     } finally {
       if (before === undefined) delete process.env.BERTH_ADDR;
       else process.env.BERTH_ADDR = before;
