@@ -9,7 +9,7 @@
 import type { BusMessage } from '../../index.ts';
 import type { AgentCore } from '../core.ts';
 import type { StateEvent } from '../state/store.ts';
-import { apiAllocStub, apiEval } from './encode.ts';
+import { apiAllocStub, apiDeployment, apiEval, apiNodeStub } from './encode.ts';
 import { writeWithBackpressure, STREAM_HEARTBEAT_MS } from './routes-client.ts';
 import type { Router } from './router.ts';
 
@@ -28,6 +28,10 @@ function payload(e: StateEvent, core: AgentCore): Record<string, unknown> {
       return { Evaluation: apiEval(o) };
     case 'Job':
       return { Job: (o as { apiJob: unknown }).apiJob };
+    case 'Deployment':
+      return { Deployment: apiDeployment(o) };
+    case 'Node':
+      return { Node: apiNodeStub(o, (o as { drivers: string[] }).drivers) };
     default:
       return { [e.topic]: o };
   }
