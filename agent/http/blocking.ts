@@ -26,8 +26,17 @@ export function waitMs(q: URLSearchParams): number {
   return Math.min(ms, MAX_WAIT_MS);
 }
 
-/** A read that honours `?index=&wait=` on `tables`, answering `read(req)` with the tables' index. */
-export function blocking(state: AgentState, tables: readonly Table[], read: (req: Req) => unknown): Handler {
+/** How many distinct reads keep their last answer (for the waiters that wake together). */
+export const ANSWER_CACHE = 256;
+
+/**
+ * A read that honours `?index=&wait=` on `tables`, answering `read(req)` with the tables' index.
+ * Waiters woken by one change all ask the same question at the same index: the answer is built
+ * and serialised once per (path, query, index) and shared. `share = false` for a read that
+ * depends on more than its tables (the client's service catalog).
+ */
+export function blocking(state: AgentState, tables: readonly Table[], read: (req: Req) => unknown, share = true): Handler {
+  const answers = new Map<string, { index: number; json: string }>();
   return async (req) => {
     const raw = req.query.get('index');
     const min = raw === null ? 0 : Number(raw);
@@ -37,6 +46,14 @@ export function blocking(state: AgentState, tables: readonly Table[], read: (req
       await state.waiters.wait(tables, min, Date.now() + wait + Math.random() * (wait / 16), req.signal);
     }
     const index = state.waiters.indexOf(tables);
-    return { body: read(req), index };
+    const q = [...req.query].filter(([k]) => k !== 'index' && k !== 'wait' && k !== 'stale').sort();
+    const key = `${req.path}?${new URLSearchParams(q)}`;
+    const hit = answers.get(key);
+    if (share && hit && hit.index === index) return { body: undefined, json: hit.json, index };
+    const json = JSON.stringify(read(req) ?? null);
+    answers.delete(key);
+    answers.set(key, { index, json });
+    if (answers.size > ANSWER_CACHE) answers.delete(answers.keys().next().value!);
+    return { body: undefined, json, index };
   };
 }

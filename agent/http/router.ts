@@ -30,6 +30,8 @@ export interface Reply {
   status?: number;
   body: unknown;
   index?: number;
+  /** `body` already serialised (a blocking query's shared answer). */
+  json?: string;
 }
 
 /** A handler answers with a Reply, or writes the response itself and resolves with nothing. */
@@ -98,7 +100,7 @@ export class Router {
 
 /** Writes a JSON reply with Nomad's headers. */
 export function sendJson(res: ServerResponse, reply: Reply): void {
-  const body = JSON.stringify(reply.body ?? null);
+  const body = reply.json ?? JSON.stringify(reply.body ?? null);
   const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) };
   if (reply.index !== undefined) {
     headers['X-Nomad-Index'] = reply.index;

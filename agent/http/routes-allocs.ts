@@ -25,7 +25,7 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
   r.on(
     'GET',
     '/v1/allocation/:id',
-    blocking(state, ['allocs'], (req) => {
+    blocking(state, ['allocs', 'jobs'], (req) => {
       const s = state.allocs.get(req.params.id!);
       if (!s) throw new ApiError(404, 'alloc not found');
       return apiAlloc(s, state);
@@ -86,7 +86,7 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
   r.on(
     'GET',
     '/v1/node/:id/allocations',
-    blocking(state, ['allocs'], (req) => {
+    blocking(state, ['allocs', 'jobs', 'nodes'], (req) => {
       const n = node(req.params.id!);
       return [...state.allocs.values()].filter((s) => s.alloc.nodeId === n.id).map((s) => apiAlloc(s, state));
     }),

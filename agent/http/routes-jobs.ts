@@ -47,7 +47,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/jobs',
-    blocking(state, ['jobs', 'allocs'], (req) => {
+    blocking(state, ['jobs', 'allocs', 'evals'], (req) => {
       const prefix = req.query.get('prefix') ?? '';
       return [...state.jobs.values()]
         .filter((j) => j.id.startsWith(prefix))
@@ -113,7 +113,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/job/:id/summary',
-    blocking(state, ['jobs', 'allocs'], (req) => {
+    blocking(state, ['jobs', 'allocs', 'evals'], (req) => {
       const j = job(req.params.id!);
       return {
         JobID: j.id,
@@ -154,7 +154,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/job/:id/scale',
-    blocking(state, ['jobs', 'allocs'], (req) => {
+    blocking(state, ['jobs', 'allocs', 'evals'], (req) => {
       const j = job(req.params.id!);
       const summary = jobSummary(j.id, state);
       const groups = (j.apiJob.TaskGroups as Array<{ Name: string; Count: number }>) ?? [];

@@ -99,25 +99,34 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
   r.on(
     'GET',
     '/v1/services',
-    blocking(state, ['services', 'allocs'], () => {
-      const byNs = new Map<string, Map<string, Set<string>>>();
-      for (const s of services(core)) {
-        const ns = byNs.get(s.namespace) ?? new Map<string, Set<string>>();
-        byNs.set(s.namespace, ns);
-        const tags = ns.get(s.serviceName) ?? new Set<string>();
-        ns.set(s.serviceName, tags);
-        for (const t of s.tags) tags.add(t);
-      }
-      return [...byNs].map(([ns, m]) => ({ Namespace: ns, Services: [...m].map(([name, tags]) => ({ ServiceName: name, Tags: [...tags] })) }));
-    }),
+    blocking(
+      state,
+      ['services', 'allocs'],
+      () => {
+        const byNs = new Map<string, Map<string, Set<string>>>();
+        for (const s of services(core)) {
+          const ns = byNs.get(s.namespace) ?? new Map<string, Set<string>>();
+          byNs.set(s.namespace, ns);
+          const tags = ns.get(s.serviceName) ?? new Set<string>();
+          ns.set(s.serviceName, tags);
+          for (const t of s.tags) tags.add(t);
+        }
+        return [...byNs].map(([ns, m]) => ({ Namespace: ns, Services: [...m].map(([name, tags]) => ({ ServiceName: name, Tags: [...tags] })) }));
+      },
+      false,
+    ),
   );
   r.on(
     'GET',
     '/v1/service/:name',
-    blocking(state, ['services', 'allocs'], (req) =>
-      services(core)
-        .filter((s) => s.serviceName === req.params.name)
-        .map(apiRegistration),
+    blocking(
+      state,
+      ['services', 'allocs'],
+      (req) =>
+        services(core)
+          .filter((s) => s.serviceName === req.params.name)
+          .map(apiRegistration),
+      false,
     ),
   );
   r.on(
