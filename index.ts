@@ -103,6 +103,7 @@ export type { ChrootStats } from './actors/allocdir/chroot.ts';
 export { allocWatcherLogic } from './actors/watchers/index.ts';
 export type { AllocWatcherInput, PrevAllocSource, RetryPolicy, ServerRPC } from './actors/watchers/index.ts';
 export { DEFAULT_RETRY } from './actors/watchers/types.ts';
+export { NomadHttpRPC, NomadHttpError, type NomadHttpRPCOptions } from './actors/rpc/nomad-http-rpc.ts';
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';

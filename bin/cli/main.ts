@@ -6,6 +6,11 @@
  */
 import { BerthError } from '../../model/errors.ts';
 import type { Command } from './command.ts';
+import { agentCommand } from './commands/agent.ts';
+import { allocCommand } from './commands/alloc.ts';
+import { evalCommand } from './commands/eval.ts';
+import { nodeCommand } from './commands/node.ts';
+import { operatorCommand } from './commands/operator.ts';
 import { demoCommand } from './commands/demo.ts';
 import { initCommand } from './commands/init.ts';
 import { jobCommand } from './job/job.ts';
@@ -20,7 +25,21 @@ import { writeLine, type CliIO } from './io.ts';
 import { berthVersion } from './version.ts';
 
 /** Every subcommand, in the order `berth --help` lists them. */
-export const COMMANDS: readonly Command[] = [runCommand, statusCommand, logsCommand, initCommand, validateCommand, jobCommand, demoCommand, viewCommand];
+export const COMMANDS: readonly Command[] = [
+  runCommand,
+  statusCommand,
+  logsCommand,
+  initCommand,
+  validateCommand,
+  demoCommand,
+  viewCommand,
+  agentCommand,
+  jobCommand,
+  allocCommand,
+  nodeCommand,
+  evalCommand,
+  operatorCommand,
+];
 
 /** `berth --help`. */
 export function mainHelp(): string {

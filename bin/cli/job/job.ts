@@ -6,16 +6,21 @@
 import type { Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
+import { jobPlanCommand } from './plan.ts';
+import { jobRunCommand } from './run.ts';
+import { jobStatusCommand } from './status.ts';
+import { jobStopCommand } from './stop.ts';
 import { jobValidateCommand } from './validate.ts';
 
 /** Every `berth job` subcommand, in the order `berth job --help` lists them. */
-export const JOB_SUBCOMMANDS: Command[] = [jobValidateCommand];
+export const JOB_SUBCOMMANDS: Command[] = [jobRunCommand, jobStopCommand, jobStatusCommand, jobPlanCommand, jobValidateCommand];
 
 function help(): string {
   const width = Math.max(...JOB_SUBCOMMANDS.map((c) => c.name.length));
   return `usage: berth job <subcommand> [flags]    (berth job <subcommand> --help for its flags)
 
-Nomad job files (HCL2 or JSON).
+Nomad job files (HCL2 or JSON): validate them here, or run, stop, inspect and plan them on a
+berth agent at $BERTH_ADDR (or $NOMAD_ADDR; default http://127.0.0.1:4646).
 
 subcommands:
 ${JOB_SUBCOMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}`;
@@ -24,7 +29,7 @@ ${JOB_SUBCOMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n
 /** `berth job`. */
 export const jobCommand: Command = {
   name: 'job',
-  summary: 'work with Nomad job files (validate, ...)',
+  summary: 'run, stop, inspect, plan and validate Nomad jobs',
   get help() {
     return help();
   },

@@ -1,0 +1,170 @@
+/**
+ * `startAgent`: one process holding the jobs, placing them, running them and serving Nomad's
+ * HTTP API, as `nomad agent -dev` does for one machine. It embeds berth through its public API
+ * only: a client (restored on start), an evaluation broker and the server half's state.
+ *
+ * ```
+ *  HTTP ──► AgentCore ──commit──► AgentState (SQLite, <data_dir>/server/state.db)
+ *              │                       ▲
+ *              └─► EvalBroker ──plan──►│──► client.addAlloc / updateAlloc
+ *                                      └─── client.updates$ (client status, task states)
+ * ```
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Subscription } from 'rxjs';
+import { createClient, NomadHttpRPC, type Client, type ClientOptions } from '../index.ts';
+import { reconcileClient } from './broker/broker.ts';
+import type { AgentConfig } from './config/config.ts';
+import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
+import { AgentCore } from './core.ts';
+import { serveApi, type ApiServer } from './http/server.ts';
+import { AgentState } from './state/store.ts';
+import type { NodeRecord } from './state/types.ts';
+
+/** A running agent. */
+export interface Agent {
+  /** The API's base URL. */
+  readonly url: string;
+  readonly config: AgentConfig;
+  readonly core: AgentCore;
+  readonly client: Client;
+  /** The management token when ACLs are on. */
+  readonly token: string | undefined;
+  /**
+   * Stops serving and stops the client's actors. Tasks keep running (the next agent on the same
+   * data dir reattaches to them), except in `-dev` mode, where every alloc is destroyed and the
+   * temp data dir removed, as Nomad's dev agent does.
+   */
+  close(): Promise<void>;
+}
+
+/** Options of {@link startAgent}. */
+export interface StartAgentOptions {
+  /** Where the agent's log lines go (default: stderr). */
+  log?: (line: string) => void;
+  /** Extra client options (drivers for specs, an inspector). */
+  client?: Partial<ClientOptions>;
+}
+
+/** Starts an agent with `config` (see `resolveAgentConfig`). */
+export async function startAgent(config: AgentConfig, opts: StartAgentOptions = {}): Promise<Agent> {
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${new Date().toISOString()} [agent] ${line}\n`));
+  const tempDir = config.dev && !config.dataDir ? mkdtempSync(join(tmpdir(), 'berth-dev-')) : undefined;
+  const cfg: AgentConfig = tempDir ? { ...config, dataDir: tempDir } : config;
+  const state = new AgentState(join(cfg.dataDir, 'server', 'state.db'));
+  let client: Client | undefined;
+  let api: ApiServer | undefined;
+  const subs: Subscription[] = [];
+  try {
+    // The node keeps its id across restarts; its resources are read afresh.
+    const prevNode = state.node;
+    const token = cfg.acl.enabled ? ((state.meta.get('managementToken') as string | undefined) ?? randomUUID()) : undefined;
+    state.commit((txn) => {
+      if (token && !state.meta.has('managementToken')) txn.putMeta('managementToken', token);
+      if (!state.schedulerConfig) txn.putSchedulerConfig({ preemption: { ...cfg.preemption }, createIndex: txn.index, modifyIndex: txn.index });
+    });
+    const nodeId = prevNode?.id ?? randomUUID();
+    client = createClient({
+      dataDir: cfg.dataDir,
+      nodeId,
+      nodeName: cfg.name,
+      datacenter: cfg.datacenter,
+      region: cfg.region,
+      ...(cfg.client.servers?.length ? { rpc: new NomadHttpRPC({ address: cfg.client.servers[0]! }) } : {}),
+      ...(cfg.client.chrootEnv ? { chrootEnv: cfg.client.chrootEnv } : {}),
+      ...(cfg.client.gcIntervalMs !== undefined ? { gcIntervalMs: cfg.client.gcIntervalMs } : {}),
+      ...(cfg.client.gcDiskUsageThreshold !== undefined ? { gcDiskUsageThreshold: cfg.client.gcDiskUsageThreshold } : {}),
+      ...(cfg.client.gcInodeUsageThreshold !== undefined ? { gcInodeUsageThreshold: cfg.client.gcInodeUsageThreshold } : {}),
+      ...(cfg.client.gcMaxAllocs !== undefined ? { gcMaxAllocs: cfg.client.gcMaxAllocs } : {}),
+      ...(cfg.client.gcParallelDestroys !== undefined ? { gcParallelDestroys: cfg.client.gcParallelDestroys } : {}),
+      ...opts.client,
+    });
+    const core = new AgentCore(cfg, state, client, log);
+    subs.push(client.updates$.subscribe((a) => core.clientUpdate(a)));
+    subs.push(
+      client.bus.messages$.subscribe((m) => {
+        if (m.type === 'watcher.waiting') log(`alloc ${m.allocId.slice(0, 8)} waits for ${m.role} alloc ${m.watchedAllocId.slice(0, 8)} (${m.mode})`);
+        else if (m.type === 'watcher.released') log(`alloc ${m.allocId.slice(0, 8)} released from waiting on ${m.watchedAllocId.slice(0, 8)}`);
+        else if (m.type === 'client.error') log(`client: ${m.error}`);
+      }),
+    );
+    await client.restore();
+    reconcileClient(state, client, log);
+    for (const r of client.runners()) core.clientUpdate(r.alloc());
+
+    let viewer: Promise<{ url: string }> | undefined;
+    let bootstrapped = state.meta.get('aclBootstrapped') === true;
+    api = await serveApi(core, {
+      ...(token ? { token } : {}),
+      bootstrap: () => {
+        if (bootstrapped) return false;
+        bootstrapped = true;
+        state.commit((txn) => txn.putMeta('aclBootstrapped', true));
+        return true;
+      },
+      viewerUrl: async () => {
+        viewer ??= client!.serveViewer({ host: cfg.bindAddr, port: 0, ...(token ? { token } : {}) });
+        return (await viewer).url;
+      },
+      drivers: () => ['raw_exec', 'exec', 'mock_driver'],
+    });
+    const apiAddr = api.addr;
+    state.commit((txn) => {
+      const node: NodeRecord = {
+        id: nodeId,
+        secretId: prevNode?.secretId ?? randomUUID(),
+        name: cfg.name,
+        datacenter: cfg.datacenter,
+        region: cfg.region,
+        httpAddr: apiAddr,
+        tlsEnabled: cfg.tls.http,
+        status: 'ready',
+        cpuMHz: cfg.client.cpuTotalCompute ?? detectCpuMHz(),
+        cores: Math.max(1, availableParallelism()),
+        memoryMB: cfg.client.memoryTotalMB ?? detectMemoryMB(),
+        diskMB: 100 * 1024,
+        reserved: cfg.client.reserved,
+        drivers: ['raw_exec', 'exec', 'mock_driver'],
+        createIndex: prevNode?.createIndex ?? txn.index,
+        modifyIndex: txn.index,
+      };
+      txn.putNode(node);
+      txn.event({ topic: 'Node', type: 'NodeRegistration', key: node.id, object: node });
+    });
+    core.resumeEvals();
+    log(`berth agent started: ${api.url} (data dir ${cfg.dataDir}, node ${nodeId.slice(0, 8)}${cfg.dev ? ', dev mode' : ''})`);
+    if (token) log(`ACLs enabled; management token: ${token}`);
+
+    const theClient = client;
+    const theApi = api;
+    let closing: Promise<void> | undefined;
+    return {
+      url: api.url,
+      config: cfg,
+      core,
+      client,
+      token,
+      close: () =>
+        (closing ??= (async () => {
+          await theApi.close();
+          await core.stop();
+          if (cfg.dev) await Promise.allSettled(theClient.runners().map((r) => r.destroy()));
+          for (const s of subs) s.unsubscribe();
+          await theClient.shutdown();
+          state.close();
+          if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+        })()),
+    };
+  } catch (e) {
+    for (const s of subs) s.unsubscribe();
+    await api?.close();
+    await client?.shutdown();
+    state.close();
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    throw e;
+  }
+}

@@ -1,0 +1,284 @@
+/**
+ * The evaluation broker: evaluations are processed one at a time, in the order they were
+ * created (a delayed one, a reschedule follow-up, once its `waitUntil` has come). Each runs
+ * berth's one-node scheduler (`agent/scheduler`) over the current state, commits the plan (new
+ * allocs, stops, evictions, in-place updates, the evaluation's outcome, the evaluations it made)
+ * in one durable transaction, and only then hands the allocations to the client: stops and
+ * evictions first (so victims start stopping), then placements (whose runners wait for those
+ * victims).
+ *
+ * A kill -9 between the commit and the client calls is repaired at the next start by
+ * {@link reconcileClient}: the server's view is the intent, the client's store the fact.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type { Allocation, Client, Job } from '../../index.ts';
+import { apiJobToJob } from '../jobs/jobspec.ts';
+import {
+  blockedEvalsToRetry,
+  isReady,
+  newEvaluation,
+  schedule,
+  supersededBlockedEvals,
+  type EvalTrigger,
+  type Plan,
+  type SchedulerNode,
+} from '../scheduler/index.ts';
+import type { AgentState, Txn } from '../state/store.ts';
+import type { Evaluation, JobRecord, ServerAlloc } from '../state/types.ts';
+import { applyPlanToDeployment } from '../deploy/deployments.ts';
+
+/** What the broker needs from the agent. */
+export interface BrokerDeps {
+  state: AgentState;
+  client: Client;
+  node: () => SchedulerNode;
+  /** Told about each finished evaluation and anything that went wrong (the agent's log). */
+  log: (line: string) => void;
+  /** Called after each plan is applied (the deployment watcher looks at its batches). */
+  onPlan?: (plan: Plan) => void;
+}
+
+const jobCache = new WeakMap<JobRecord, Job>();
+
+/** The berth job of one stored job version (parsed once). */
+export function jobOf(rec: JobRecord): Job {
+  let j = jobCache.get(rec);
+  if (!j) {
+    j = { ...apiJobToJob(rec.apiJob), version: rec.version, ...(rec.stop ? { stop: true } : {}) };
+    jobCache.set(rec, j);
+  }
+  return j;
+}
+
+/** Creates a pending evaluation for `jobId` inside `txn` and returns it (enqueue it after the commit). */
+export function newEval(txn: Txn, state: AgentState, jobId: string, triggeredBy: EvalTrigger, extra: Partial<Evaluation> = {}): Evaluation {
+  const rec = state.jobs.get(jobId);
+  const job = rec ? jobOf(rec) : { id: jobId, type: 'service' as const };
+  const ev: Evaluation = {
+    ...newEvaluation({ id: randomUUID(), job, triggeredBy, now: Date.now() }),
+    ...(rec ? { jobModifyIndex: rec.jobModifyIndex } : {}),
+    createIndex: txn.index,
+    modifyIndex: txn.index,
+    ...extra,
+  };
+  txn.putEval(ev);
+  txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: ev.id, object: ev });
+  return ev;
+}
+
+/** Every job the scheduler should know (their current versions). */
+function allJobs(state: AgentState): Job[] {
+  return [...state.jobs.values()].map(jobOf);
+}
+
+/** The scheduling pass for `ev` over the current state (no change made). */
+export function planFor(state: AgentState, node: SchedulerNode, ev: Evaluation, jobs: Job[] = allJobs(state)): Plan {
+  const p = state.schedulerConfig!.preemption;
+  return schedule({
+    node,
+    jobs,
+    allocs: [...state.allocs.values()].map((s) => s.alloc),
+    config: {
+      preemptionConfig: {
+        systemSchedulerEnabled: p.systemSchedulerEnabled,
+        sysBatchSchedulerEnabled: p.sysbatchSchedulerEnabled,
+        batchSchedulerEnabled: p.batchSchedulerEnabled,
+        serviceSchedulerEnabled: p.serviceSchedulerEnabled,
+      },
+    },
+    eval: ev,
+    now: Date.now(),
+    newId: randomUUID,
+    index: state.waiters.index + 1,
+  });
+}
+
+/** The evaluation broker. */
+export class EvalBroker {
+  readonly #deps: BrokerDeps;
+  readonly #queue: string[] = [];
+  readonly #delayed = new Map<string, NodeJS.Timeout>();
+  #running: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(deps: BrokerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Queues an evaluation already committed as pending (a delayed one at its `waitUntil`). */
+  enqueue(evalId: string): void {
+    if (this.#stopped || this.#delayed.has(evalId)) return;
+    const ev = this.#deps.state.evals.get(evalId);
+    if (ev?.waitUntil !== undefined && !isReady(ev, Date.now())) {
+      const t = setTimeout(() => {
+        this.#delayed.delete(evalId);
+        this.enqueue(evalId);
+      }, ev.waitUntil - Date.now());
+      this.#delayed.set(evalId, t);
+      return;
+    }
+    this.#queue.push(evalId);
+    this.#running ??= this.#drain().finally(() => (this.#running = undefined));
+  }
+
+  /** Resolves once the queue is empty. */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  /** Stops taking evaluations; the one in progress finishes; delayed ones stay pending in the store. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#queue.length = 0;
+    for (const t of this.#delayed.values()) clearTimeout(t);
+    this.#delayed.clear();
+    await this.idle();
+  }
+
+  /** Blocked evaluations get another pass (resources were freed). */
+  unblock(): void {
+    const { state } = this.#deps;
+    const blocked = blockedEvalsToRetry([...state.evals.values()]) as Evaluation[];
+    for (const b of blocked) if (!this.#queue.includes(b.id)) this.#queue.push(b.id);
+    if (blocked.length) this.#running ??= this.#drain().finally(() => (this.#running = undefined));
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length && !this.#stopped) {
+      const id = this.#queue.shift()!;
+      // One evaluation per macrotask: HTTP answers and client updates interleave.
+      await new Promise((r) => setImmediate(r));
+      if (this.#stopped) break;
+      try {
+        this.#process(id);
+      } catch (e) {
+        this.#deps.log(`evaluation ${id.slice(0, 8)} failed: ${(e as Error).message}`);
+        const { state } = this.#deps;
+        const ev = state.evals.get(id);
+        if (ev)
+          state.commit((txn) => {
+            const failed: Evaluation = { ...ev, status: 'failed', statusDescription: (e as Error).message, modifyIndex: txn.index, modifyTime: Date.now() };
+            txn.putEval(failed);
+            txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: id, object: failed });
+          });
+      }
+    }
+  }
+
+  #process(evalId: string): void {
+    const { state, client } = this.#deps;
+    const ev = state.evals.get(evalId);
+    if (!ev || (ev.status !== 'pending' && ev.status !== 'blocked')) return;
+    const plan = planFor(state, this.#deps.node(), ev);
+    const toStop: Allocation[] = [];
+    const toUpdate: Allocation[] = [];
+    const toAdd: Allocation[] = [];
+    const followUps: string[] = [];
+    state.commit((txn) => {
+      const put = (s: ServerAlloc, type: string) => {
+        txn.putAlloc(s);
+        txn.event({ topic: 'Allocation', type, key: s.alloc.id, object: s });
+      };
+      const byPreempted = new Map<string, string>();
+      for (const p of plan.place) for (const v of p.preemptedAllocations ?? []) byPreempted.set(v, p.id);
+      for (const a of [...plan.stop, ...plan.preempt]) {
+        const cur = state.allocs.get(a.id)!;
+        const alloc = { ...cur.alloc, ...serverFields(a), allocModifyIndex: txn.index };
+        const by = byPreempted.get(a.id);
+        put({ ...cur, alloc, ...(by ? { preemptedBy: by } : {}), modifyIndex: txn.index }, 'AllocationUpdated');
+        toStop.push(alloc);
+      }
+      for (const a of [...plan.inPlace, ...plan.attributeUpdates]) {
+        const cur = state.allocs.get(a.id)!;
+        const alloc = { ...cur.alloc, ...serverFields(a), allocModifyIndex: txn.index };
+        put({ ...cur, alloc, modifyIndex: txn.index }, 'AllocationUpdated');
+        if (plan.inPlace.includes(a)) toUpdate.push(alloc);
+      }
+      const rec = state.jobs.get(ev.jobId);
+      const deploymentOf = applyPlanToDeployment(state, plan, rec ? jobOf(rec) : undefined, txn, Date.now());
+      for (const a of plan.place) {
+        const deploymentId = deploymentOf.get(a.taskGroup);
+        const alloc = { ...a, ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };
+        put({ alloc, createIndex: txn.index, modifyIndex: txn.index }, 'PlanResult');
+        if (a.previousAllocation) {
+          const prev = state.allocs.get(a.previousAllocation);
+          if (prev) txn.putAlloc({ ...prev, nextAllocation: a.id, modifyIndex: txn.index });
+        }
+        toAdd.push(alloc);
+      }
+      const now = Date.now();
+      const made: Evaluation[] = plan.evals.map((e) => ({ ...e, createIndex: txn.index, modifyIndex: txn.index }));
+      for (const e of made) {
+        txn.putEval(e);
+        txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: e.id, object: e });
+        if (e.status === 'pending') followUps.push(e.id);
+        if (e.status === 'blocked')
+          for (const c of supersededBlockedEvals([...state.evals.values()], e, now)) {
+            const canceled = { ...(c as Evaluation), modifyIndex: txn.index };
+            txn.putEval(canceled);
+            txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: c.id, object: canceled });
+          }
+      }
+      const done: Evaluation = {
+        ...ev,
+        ...plan.eval,
+        createIndex: ev.createIndex,
+        modifyIndex: txn.index,
+        plan: {
+          placed: plan.place.map((a) => a.id),
+          stopped: plan.stop.map((a) => a.id),
+          preempted: plan.preempt.map((a) => ({ allocId: a.id, by: byPreempted.get(a.id) ?? '' })),
+        },
+      };
+      txn.putEval(done);
+      txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: evalId, object: done });
+    });
+    for (const a of toStop) this.#client(() => client.updateAlloc(a));
+    for (const a of toUpdate) this.#client(() => client.updateAlloc(a));
+    for (const a of toAdd) this.#client(() => client.addAlloc(a));
+    for (const f of followUps) this.enqueue(f);
+    this.#deps.onPlan?.(plan);
+    const parts = [`${toAdd.length} placed`, `${plan.stop.length} stopped`];
+    if (plan.preempt.length) parts.push(`${plan.preempt.length} preempted`);
+    if (plan.inPlace.length) parts.push(`${plan.inPlace.length} updated in place`);
+    if (Object.keys(plan.failedTgAllocs).length) parts.push('blocked');
+    this.#deps.log(`evaluation ${evalId.slice(0, 8)} (${ev.triggeredBy}, job ${ev.jobId}): ${parts.join(', ')}`);
+  }
+
+  #client(fn: () => unknown): void {
+    try {
+      fn();
+    } catch (e) {
+      this.#deps.log(`client refused an allocation: ${(e as Error).message}`);
+    }
+  }
+}
+
+/** What the scheduler decides about an alloc (never the client's report). */
+function serverFields(a: Allocation): Partial<Allocation> {
+  const out: Partial<Allocation> = { desiredStatus: a.desiredStatus, job: a.job };
+  for (const k of ['desiredDescription', 'jobVersion', 'evalId', 'followupEvalId', 'modifyTime', 'allocatedResources', 'deploymentId'] as const)
+    if (a[k] !== undefined) (out as Record<string, unknown>)[k] = a[k];
+  return out;
+}
+
+/**
+ * After a restart: every alloc the servers placed that the client never got is added (the agent
+ * died between its plan and the client call), and every runner whose alloc the servers stopped
+ * meanwhile gets the stop. Runners the client restored are left alone.
+ */
+export function reconcileClient(state: AgentState, client: Client, log: (line: string) => void): void {
+  for (const s of state.allocs.values()) {
+    const r = client.runner(s.alloc.id);
+    try {
+      if (!r) {
+        if (s.alloc.desiredStatus === 'run' && s.alloc.clientStatus === 'pending') client.addAlloc(s.alloc);
+      } else if (r.alloc().desiredStatus !== s.alloc.desiredStatus || r.alloc().allocModifyIndex < s.alloc.allocModifyIndex) {
+        client.updateAlloc({ ...r.alloc(), ...serverFields(s.alloc), allocModifyIndex: s.alloc.allocModifyIndex });
+      }
+    } catch (e) {
+      log(`cannot reconcile allocation ${s.alloc.id.slice(0, 8)}: ${(e as Error).message}`);
+    }
+  }
+}

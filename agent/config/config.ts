@@ -1,0 +1,303 @@
+/**
+ * The agent's configuration: Nomad's agent file (HCL or JSON) where it applies, read into one
+ * plain {@link AgentConfig}, then the command line's flags on top. Pure except for reading the
+ * file: every default is filled here, so the rest of the agent never guesses.
+ *
+ * Nomad's agent files are HCL1; berth reads them with HashiCorp's HCL2 parser, which takes the
+ * same files except for two spellings: a block must not close on the line of its second
+ * argument, and a map with quoted keys is an attribute (`chroot_env = { "/bin" = "/bin" }`).
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseHcl } from '@cdktf/hcl2json';
+import { BerthError, parseGoDuration } from '../../index.ts';
+
+/** The agent's configuration file (or a flag) is wrong; the message names the key. */
+export class AgentConfigError extends BerthError {}
+
+/** Which schedulers may preempt lower-priority allocs (Nomad's `preemption_config`). */
+export interface PreemptionConfig {
+  serviceSchedulerEnabled: boolean;
+  batchSchedulerEnabled: boolean;
+  sysbatchSchedulerEnabled: boolean;
+  systemSchedulerEnabled: boolean;
+}
+
+/** Nomad's `tls` block (the HTTP half: berth serves no RPC). */
+export interface AgentTls {
+  http: boolean;
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  /** Require client certificates signed by `caFile` (Nomad's `verify_https_client`). */
+  verifyHttpsClient: boolean;
+}
+
+/** Everything the agent needs, defaults filled. */
+export interface AgentConfig {
+  dev: boolean;
+  dataDir: string;
+  bindAddr: string;
+  httpPort: number;
+  name: string;
+  region: string;
+  datacenter: string;
+  client: {
+    /** MHz the node offers; default: read from /proc/cpuinfo. */
+    cpuTotalCompute?: number;
+    /** MB the node offers; default: read from /proc/meminfo. */
+    memoryTotalMB?: number;
+    reserved: { cpu: number; memoryMB: number; diskMB: number };
+    chrootEnv?: Record<string, string>;
+    /**
+     * Other agents' (or Nomad servers') HTTP API addresses: where this client asks about previous
+     * allocations that are not its own (`NomadHttpRPC`), for remote waits and migrations.
+     */
+    servers?: string[];
+    gcIntervalMs?: number;
+    gcDiskUsageThreshold?: number;
+    gcInodeUsageThreshold?: number;
+    gcMaxAllocs?: number;
+    gcParallelDestroys?: number;
+  };
+  preemption: PreemptionConfig;
+  acl: { enabled: boolean };
+  tls: AgentTls;
+}
+
+/** What the command line gives `berth agent`. */
+export interface AgentFlags {
+  dev?: boolean;
+  configFiles?: string[];
+  dataDir?: string;
+  bindAddr?: string;
+  port?: number;
+}
+
+/** Nomad's defaults: preemption for system jobs only. */
+export const DEFAULT_PREEMPTION: PreemptionConfig = {
+  serviceSchedulerEnabled: false,
+  batchSchedulerEnabled: false,
+  sysbatchSchedulerEnabled: false,
+  systemSchedulerEnabled: true,
+};
+
+/**
+ * berth's home when no flag or file names one: `$BERTH_DATA_DIR`, else `/var/lib/berth` for root,
+ * else `$XDG_DATA_HOME/berth` (`~/.local/share/berth`).
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, euid: number = process.geteuid?.() ?? 1000): string {
+  if (env.BERTH_DATA_DIR) return env.BERTH_DATA_DIR;
+  if (euid === 0) return '/var/lib/berth';
+  const xdg = env.XDG_DATA_HOME || join(env.HOME ?? tmpdir(), '.local', 'share');
+  return join(xdg, 'berth');
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** HCL blocks come as arrays of objects; JSON files may give the object itself. Merged in order. */
+function block(parent: Obj, key: string, path: string): Obj {
+  const v = parent[key];
+  if (v === undefined) return {};
+  const parts = Array.isArray(v) ? v : [v];
+  const out: Obj = {};
+  for (const p of parts) {
+    if (!isObj(p)) throw new AgentConfigError(`${path}${key}: must be a block`);
+    Object.assign(out, p);
+  }
+  return out;
+}
+
+function num(o: Obj, key: string, path: string): number | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0)
+    throw new AgentConfigError(`${path}${key}: must be a non-negative number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function str(o: Obj, key: string, path: string): string | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new AgentConfigError(`${path}${key}: must be a string, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function bool(o: Obj, key: string, path: string): boolean | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') throw new AgentConfigError(`${path}${key}: must be true or false, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function duration(o: Obj, key: string, path: string): number | undefined {
+  const v = o[key];
+  if (v === undefined) return undefined;
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string') throw new AgentConfigError(`${path}${key}: must be a duration like "1m"`);
+  try {
+    return parseGoDuration(v);
+  } catch (e) {
+    throw new AgentConfigError(`${path}${key}: ${(e as Error).message}`);
+  }
+}
+
+/** A partial config read from one file: only what the file says. */
+export type AgentConfigPatch = {
+  [K in keyof AgentConfig]?: AgentConfig[K] extends object ? Partial<AgentConfig[K]> : AgentConfig[K];
+};
+
+/**
+ * Reads one decoded agent file (HCL decoded to JSON, or a JSON file) into a patch. Keys berth
+ * has no use for (`server { enabled }`, `client { enabled }`, `consul`, ...) are accepted and
+ * ignored, as a Nomad agent file is meant to run as written; a known key with a wrong type is an
+ * {@link AgentConfigError}.
+ */
+export function readAgentConfig(doc: unknown): AgentConfigPatch {
+  if (!isObj(doc)) throw new AgentConfigError('agent config must be an object');
+  const out: AgentConfigPatch = {};
+  const dataDir = str(doc, 'data_dir', '');
+  if (dataDir !== undefined) out.dataDir = dataDir;
+  const bindAddr = str(doc, 'bind_addr', '');
+  if (bindAddr !== undefined) out.bindAddr = bindAddr;
+  for (const k of ['name', 'region', 'datacenter'] as const) {
+    const v = str(doc, k, '');
+    if (v !== undefined) out[k] = v;
+  }
+  const http = num(block(doc, 'ports', ''), 'http', 'ports.');
+  if (http !== undefined) out.httpPort = http;
+
+  const c = block(doc, 'client', '');
+  const client: Partial<AgentConfig['client']> = {};
+  const cpu = num(c, 'cpu_total_compute', 'client.');
+  if (cpu !== undefined) client.cpuTotalCompute = cpu;
+  const mem = num(c, 'memory_total_mb', 'client.');
+  if (mem !== undefined) client.memoryTotalMB = mem;
+  if (c.reserved !== undefined) {
+    const r = block(c, 'reserved', 'client.');
+    client.reserved = {
+      cpu: num(r, 'cpu', 'client.reserved.') ?? 0,
+      memoryMB: num(r, 'memory', 'client.reserved.') ?? 0,
+      diskMB: num(r, 'disk', 'client.reserved.') ?? 0,
+    };
+  }
+  if (c.chroot_env !== undefined) {
+    const env = block(c, 'chroot_env', 'client.');
+    for (const [k, v] of Object.entries(env)) if (typeof v !== 'string') throw new AgentConfigError(`client.chroot_env.${k}: must be a string`);
+    client.chrootEnv = env as Record<string, string>;
+  }
+  if (c.servers !== undefined) {
+    if (!Array.isArray(c.servers) || c.servers.some((x) => typeof x !== 'string')) throw new AgentConfigError('client.servers: must be a list of addresses');
+    client.servers = (c.servers as string[]).map((a) => (/^https?:\/\//.test(a) ? a : `http://${a}`));
+  }
+  const gcInterval = duration(c, 'gc_interval', 'client.');
+  if (gcInterval !== undefined) client.gcIntervalMs = gcInterval;
+  const gcNums: Array<[string, 'gcDiskUsageThreshold' | 'gcInodeUsageThreshold' | 'gcMaxAllocs' | 'gcParallelDestroys']> = [
+    ['gc_disk_usage_threshold', 'gcDiskUsageThreshold'],
+    ['gc_inode_usage_threshold', 'gcInodeUsageThreshold'],
+    ['gc_max_allocs', 'gcMaxAllocs'],
+    ['gc_parallel_destroys', 'gcParallelDestroys'],
+  ];
+  for (const [key, field] of gcNums) {
+    const v = num(c, key, 'client.');
+    if (v !== undefined) client[field] = v;
+  }
+  if (Object.keys(client).length) out.client = client;
+
+  const pre = block(block(block(doc, 'server', ''), 'default_scheduler_config', 'server.'), 'preemption_config', 'server.default_scheduler_config.');
+  const preemption: Partial<PreemptionConfig> = {};
+  const pp = 'server.default_scheduler_config.preemption_config.';
+  const prePairs: Array<[string, keyof PreemptionConfig]> = [
+    ['service_scheduler_enabled', 'serviceSchedulerEnabled'],
+    ['batch_scheduler_enabled', 'batchSchedulerEnabled'],
+    ['sysbatch_scheduler_enabled', 'sysbatchSchedulerEnabled'],
+    ['system_scheduler_enabled', 'systemSchedulerEnabled'],
+  ];
+  for (const [key, field] of prePairs) {
+    const v = bool(pre, key, pp);
+    if (v !== undefined) preemption[field] = v;
+  }
+  if (Object.keys(preemption).length) out.preemption = preemption;
+
+  const acl = bool(block(doc, 'acl', ''), 'enabled', 'acl.');
+  if (acl !== undefined) out.acl = { enabled: acl };
+
+  if (doc.tls !== undefined) {
+    const t = block(doc, 'tls', '');
+    const tls: Partial<AgentTls> = {};
+    const h = bool(t, 'http', 'tls.');
+    if (h !== undefined) tls.http = h;
+    const v = bool(t, 'verify_https_client', 'tls.');
+    if (v !== undefined) tls.verifyHttpsClient = v;
+    for (const [key, field] of [
+      ['ca_file', 'caFile'],
+      ['cert_file', 'certFile'],
+      ['key_file', 'keyFile'],
+    ] as const) {
+      const s = str(t, key, 'tls.');
+      if (s !== undefined) tls[field] = s;
+    }
+    out.tls = tls;
+  }
+  return out;
+}
+
+/** Decodes one agent file: JSON when it ends in `.json`, HCL otherwise. */
+export async function loadAgentConfigFile(file: string): Promise<AgentConfigPatch> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new AgentConfigError(`cannot read agent config ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = file.endsWith('.json') ? JSON.parse(text) : await parseHcl(file, text);
+  } catch (e) {
+    throw new AgentConfigError(`${file}: ${(e as Error).message.replace(/^parse config: /, '')}`);
+  }
+  try {
+    return readAgentConfig(doc);
+  } catch (e) {
+    throw new AgentConfigError(`${file}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Files in order, then flags, over the defaults. `-dev` without a data dir gets a fresh temp dir
+ * (the caller makes it); without `-dev`, the default home.
+ */
+export function resolveAgentConfig(patches: AgentConfigPatch[], flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): AgentConfig {
+  const cfg: AgentConfig = {
+    dev: !!flags.dev,
+    dataDir: '',
+    bindAddr: '127.0.0.1',
+    httpPort: 4646,
+    name: 'berth',
+    region: 'global',
+    datacenter: 'dc1',
+    client: { reserved: { cpu: 0, memoryMB: 0, diskMB: 0 } },
+    preemption: { ...DEFAULT_PREEMPTION },
+    acl: { enabled: false },
+    tls: { http: false, verifyHttpsClient: false },
+  };
+  for (const p of patches) {
+    const { client, preemption, acl, tls, ...rest } = p;
+    Object.assign(cfg, rest);
+    if (client) cfg.client = { ...cfg.client, ...client };
+    if (preemption) cfg.preemption = { ...cfg.preemption, ...preemption };
+    if (acl) cfg.acl = { ...cfg.acl, ...acl };
+    if (tls) cfg.tls = { ...cfg.tls, ...tls };
+  }
+  if (flags.dataDir !== undefined) cfg.dataDir = flags.dataDir;
+  if (flags.bindAddr !== undefined) cfg.bindAddr = flags.bindAddr;
+  if (flags.port !== undefined) cfg.httpPort = flags.port;
+  if (!cfg.dataDir && !cfg.dev) cfg.dataDir = defaultDataDir(env);
+  if (cfg.tls.http && (!cfg.tls.certFile || !cfg.tls.keyFile)) throw new AgentConfigError('tls.http = true needs tls.cert_file and tls.key_file');
+  if (cfg.httpPort > 65535) throw new AgentConfigError(`ports.http: ${cfg.httpPort} is not a port`);
+  return cfg;
+}

@@ -1,0 +1,359 @@
+/**
+ * The agent's server half, without HTTP: the state, the client, the broker, and the operations
+ * the API offers (register, deregister, scale, stop an alloc, set the scheduler configuration).
+ * The HTTP layer and the specs' in-process helpers call these; every one commits its change
+ * durably before it returns.
+ * @module
+ */
+import { BerthError, type Allocation, type Client } from '../index.ts';
+import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
+import { recordHealth } from './deploy/deployments.ts';
+import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
+import type { AgentConfig, PreemptionConfig } from './config/config.ts';
+import { apiJobToJob } from './jobs/jobspec.ts';
+import type { AgentState } from './state/store.ts';
+import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
+
+/** A request the API refuses; `status` is the HTTP status Nomad answers with. */
+export class ApiError extends BerthError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What registering a job answers (Nomad's JobRegisterResponse). */
+export interface RegisterResult {
+  evalId: string;
+  evalCreateIndex: number;
+  jobModifyIndex: number;
+  warnings: string;
+  index: number;
+}
+
+const CLIENT_FIELDS = ['clientStatus', 'clientDescription', 'taskStates'] as const;
+
+/** The agent's operations over its state, client and broker. */
+export class AgentCore {
+  readonly broker: EvalBroker;
+
+  constructor(
+    readonly config: AgentConfig,
+    readonly state: AgentState,
+    readonly client: Client,
+    readonly log: (line: string) => void,
+  ) {
+    this.broker = new EvalBroker({ state, client, node: () => this.node(), log });
+  }
+
+  /** The node as the scheduler sees it: its totals and its reserved part. */
+  node(): SchedulerNode {
+    const n = this.state.node!;
+    return {
+      id: n.id,
+      name: n.name,
+      datacenter: n.datacenter,
+      resources: { cpuMHz: n.cpuMHz, memoryMB: n.memoryMB, diskMB: n.diskMB, cores: n.cores },
+      reserved: { cpuMHz: n.reserved.cpu, memoryMB: n.reserved.memoryMB, diskMB: n.reserved.diskMB },
+      hostIp: n.httpAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''),
+    };
+  }
+
+  /** Registers a new version of `apiJob` and queues its evaluation. */
+  register(
+    apiJob: ApiJob,
+    opts: { enforceIndex?: boolean; jobModifyIndex?: number } = {},
+    trigger: 'job-register' | 'job-scaling' = 'job-register',
+  ): RegisterResult {
+    let job;
+    try {
+      job = apiJobToJob(apiJob);
+    } catch (e) {
+      throw new ApiError(400, (e as Error).message);
+    }
+    const prev = this.state.jobs.get(apiJob.ID);
+    if (opts.enforceIndex) {
+      const want = opts.jobModifyIndex ?? 0;
+      const have = prev ? prev.jobModifyIndex : 0;
+      if (want !== have)
+        throw new ApiError(400, `Enforcing job modify index ${want}: job ${want === 0 ? 'exists' : 'modify index'} with job modify index ${have}`);
+    }
+    const result = this.state.commit((txn) => {
+      const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
+      const now = Date.now();
+      const record: JobRecord = {
+        id: apiJob.ID,
+        namespace: (apiJob.Namespace as string | undefined) ?? 'default',
+        version,
+        apiJob: {
+          ...apiJob,
+          Version: version,
+          Stop: false,
+          Status: 'pending',
+          SubmitTime: now * 1e6,
+          CreateIndex: prev?.createIndex ?? txn.index,
+          ModifyIndex: txn.index,
+          JobModifyIndex: txn.index,
+        },
+        createIndex: prev?.createIndex ?? txn.index,
+        modifyIndex: txn.index,
+        jobModifyIndex: txn.index,
+        submitTime: now,
+        stop: false,
+      };
+      void job;
+      txn.putJob(record);
+      txn.event({ topic: 'Job', type: 'JobRegistered', key: record.id, object: record });
+      const ev = newEval(txn, this.state, record.id, trigger);
+      return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings: '', index: txn.index };
+    });
+    this.broker.enqueue(result.evalId);
+    return result;
+  }
+
+  /** Stops (or, with `purge`, forgets) a job; its allocs are stopped by the evaluation. */
+  deregister(jobId: string, purge: boolean): { evalId: string; jobModifyIndex: number; index: number } {
+    const prev = this.state.jobs.get(jobId);
+    if (!prev) throw new ApiError(404, 'job not found');
+    const out = this.state.commit((txn) => {
+      if (purge) {
+        txn.deleteJob(jobId);
+        txn.event({ topic: 'Job', type: 'JobDeregistered', key: jobId, object: prev });
+      } else {
+        const rec: JobRecord = {
+          ...prev,
+          stop: true,
+          modifyIndex: txn.index,
+          jobModifyIndex: txn.index,
+          apiJob: { ...prev.apiJob, Stop: true, ModifyIndex: txn.index, JobModifyIndex: txn.index },
+        };
+        txn.putJob(rec);
+        txn.event({ topic: 'Job', type: 'JobDeregistered', key: jobId, object: rec });
+      }
+      const ev = newEval(txn, this.state, jobId, 'job-deregister', {
+        priority: (prev.apiJob.Priority as number) ?? 50,
+        type: (prev.apiJob.Type as 'service') ?? 'service',
+      });
+      return { evalId: ev.id, jobModifyIndex: txn.index, index: txn.index };
+    });
+    this.broker.enqueue(out.evalId);
+    return out;
+  }
+
+  /** Sets a group's count (Nomad's job scale): a new job version. */
+  scale(jobId: string, group: string, count: number): RegisterResult {
+    const prev = this.state.jobs.get(jobId);
+    if (!prev) throw new ApiError(404, 'job not found');
+    const groups = (prev.apiJob.TaskGroups as Array<Record<string, unknown>>) ?? [];
+    if (!groups.some((g) => g.Name === group)) throw new ApiError(400, `Task group "${group}" specified for scaling does not exist in job`);
+    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...spec } = prev.apiJob;
+    return this.register({ ...spec, ID: prev.id, TaskGroups: groups.map((g) => (g.Name === group ? { ...g, Count: count } : g)) }, {}, 'job-scaling');
+  }
+
+  /** Nomad's alloc stop: the alloc is stopped and a replacement placed. */
+  stopAlloc(allocId: string): { evalId: string; index: number } {
+    const cur = this.state.allocs.get(allocId);
+    if (!cur) throw new ApiError(404, 'alloc not found');
+    const out = this.state.commit((txn) => {
+      const alloc: Allocation = {
+        ...cur.alloc,
+        desiredStatus: 'stop',
+        desiredDescription: 'alloc was stopped by the user',
+        allocModifyIndex: txn.index,
+        modifyTime: Date.now(),
+      };
+      const s: ServerAlloc = { ...cur, alloc, modifyIndex: txn.index };
+      txn.putAlloc(s);
+      txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: allocId, object: s });
+      const ev = newEval(txn, this.state, cur.alloc.jobId, 'alloc-stop');
+      return { evalId: ev.id, index: txn.index, alloc };
+    });
+    try {
+      this.client.updateAlloc(out.alloc);
+    } catch (e) {
+      this.log(`alloc stop: ${(e as Error).message}`);
+    }
+    this.broker.enqueue(out.evalId);
+    return { evalId: out.evalId, index: out.index };
+  }
+
+  /** Sets the scheduler's preemption settings. */
+  setPreemption(p: Partial<PreemptionConfig>): number {
+    return this.state.commit((txn) => {
+      const cur = this.state.schedulerConfig!;
+      txn.putSchedulerConfig({ ...cur, preemption: { ...cur.preemption, ...p }, modifyIndex: txn.index });
+      return txn.index;
+    });
+  }
+
+  /**
+   * What registering `apiJob` would do, without doing it (Nomad's job plan): per group how many
+   * allocs would be placed, stopped, updated in place, and which allocs would be preempted.
+   */
+  planJob(apiJob: ApiJob): Record<string, unknown> {
+    let job;
+    try {
+      job = apiJobToJob(apiJob);
+    } catch (e) {
+      throw new ApiError(400, (e as Error).message);
+    }
+    const prev = this.state.jobs.get(apiJob.ID);
+    const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
+    const next = { ...job, version };
+    const jobs = [...this.state.jobs.values()].filter((j) => j.id !== apiJob.ID).map(jobOf);
+    const ev = { ...newEvaluation({ id: 'plan', job: next, triggeredBy: 'job-register', now: Date.now() }), createIndex: 0, modifyIndex: 0 };
+    const plan = planFor(this.state, this.node(), ev, [...jobs, next]);
+    const groups = Object.fromEntries(
+      Object.entries(plan.desiredTgUpdates).map(([g, u]) => [
+        g,
+        {
+          Place: u.place,
+          Stop: u.stop,
+          InPlaceUpdate: u.inPlaceUpdate,
+          DestructiveUpdate: u.destructiveUpdate,
+          Ignore: u.ignore,
+          Migrate: u.migrate,
+          Canary: 0,
+          Preemptions: u.preemptions,
+          RescheduleNow: u.rescheduleNow,
+          RescheduleLater: u.rescheduleLater,
+        },
+      ]),
+    );
+    const preempted = plan.preempt;
+    return {
+      Annotations: {
+        DesiredTGUpdates: groups,
+        PreemptedAllocs: preempted.map((s) => ({
+          ID: s.id,
+          JobID: s.jobId,
+          TaskGroup: s.taskGroup,
+          Name: s.name ?? '',
+          NodeID: s.nodeId,
+          JobPriority: s.job.priority ?? 50,
+        })),
+      },
+      FailedTGAllocs: Object.keys(plan.failedTgAllocs).length
+        ? Object.fromEntries(
+            Object.entries(plan.failedTgAllocs).map(([g, f]) => [
+              g,
+              {
+                NodesEvaluated: f.nodesEvaluated,
+                NodesExhausted: f.nodesExhausted,
+                DimensionExhausted: f.dimensionExhausted,
+                CoalescedFailures: f.coalescedFailures,
+              },
+            ]),
+          )
+        : null,
+      JobModifyIndex: prev?.jobModifyIndex ?? 0,
+      CreatedEvals: null,
+      Diff: null,
+      Index: this.state.waiters.index,
+      NextPeriodicLaunch: '0001-01-01T00:00:00Z',
+      Warnings: '',
+    };
+  }
+
+  /** Takes the client's report of an alloc (status, task states) into the server's view. */
+  clientUpdate(a: Allocation): void {
+    const cur = this.state.allocs.get(a.id);
+    if (!cur) return;
+    const changed = CLIENT_FIELDS.some((k) => JSON.stringify(cur.alloc[k]) !== JSON.stringify(a[k]));
+    const health = a.deploymentStatus;
+    const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.alloc.deploymentStatus);
+    if (!changed && !healthChanged) return;
+    const wasTerminal = isClientTerminal(cur.alloc.clientStatus);
+    const decided = healthChanged && health?.healthy !== undefined && cur.alloc.deploymentStatus?.healthy === undefined;
+    const next = this.state.commit((txn) => {
+      const alloc: Allocation = { ...cur.alloc };
+      for (const k of CLIENT_FIELDS) {
+        if (a[k] === undefined) delete alloc[k];
+        else (alloc as unknown as Record<string, unknown>)[k] = a[k];
+      }
+      if (healthChanged) alloc.deploymentStatus = health;
+      alloc.modifyTime = Date.now();
+      const s: ServerAlloc = { ...cur, alloc, modifyIndex: txn.index };
+      txn.putAlloc(s);
+      txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: a.id, object: s });
+      return decided && recordHealth(this.state, alloc, txn, Date.now()) === 'next-batch'
+        ? newEval(txn, this.state, alloc.jobId, 'deployment-watcher')
+        : undefined;
+    });
+    if (next) this.broker.enqueue(next.id);
+    if (!wasTerminal && isClientTerminal(a.clientStatus)) this.broker.unblock();
+    this.#taskStateHealth(this.state.allocs.get(a.id)!.alloc);
+  }
+
+  readonly #healthTimers = new Map<string, NodeJS.Timeout>();
+
+  /**
+   * Health from task states, for an alloc of a running deployment whose client reports none and
+   * whose group's checks do not decide: healthy once every task has run `min_healthy_time`,
+   * unhealthy when the alloc fails first.
+   */
+  #taskStateHealth(alloc: Allocation): void {
+    const clear = () => {
+      clearTimeout(this.#healthTimers.get(alloc.id));
+      this.#healthTimers.delete(alloc.id);
+    };
+    const d = alloc.deploymentId ? this.state.deployments.get(alloc.deploymentId) : undefined;
+    const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup);
+    const byChecks =
+      group?.update?.healthCheck === 'checks' && [...(group.services ?? []), ...group.tasks.flatMap((t) => t.services ?? [])].some((s) => s.checks?.length);
+    if (!d || d.status !== 'running' || alloc.deploymentStatus?.healthy !== undefined || byChecks || group?.update?.healthCheck === 'manual') return clear();
+    const decide = (healthy: boolean) => {
+      clear();
+      const cur = this.state.allocs.get(alloc.id);
+      if (!cur || cur.alloc.deploymentStatus?.healthy !== undefined) return;
+      this.clientUpdate({ ...cur.alloc, deploymentStatus: { healthy, timestamp: Date.now() } });
+    };
+    if (alloc.clientStatus === 'failed' || alloc.clientStatus === 'lost') return decide(false);
+    const states = Object.values(alloc.taskStates ?? {});
+    const allRunning = states.length === (group?.tasks.length ?? 0) && states.every((t) => t.state === 'running');
+    if (!allRunning) return clear();
+    if (this.#healthTimers.has(alloc.id)) return;
+    const wait = d.taskGroups[alloc.taskGroup]?.minHealthyTimeMs ?? 10_000;
+    this.#healthTimers.set(
+      alloc.id,
+      setTimeout(() => {
+        const cur = this.state.allocs.get(alloc.id)?.alloc;
+        const still = cur && Object.values(cur.taskStates ?? {}).every((t) => t.state === 'running');
+        decide(!!still);
+      }, wait),
+    );
+  }
+
+  /** Stops the broker and the health timers. */
+  async stop(): Promise<void> {
+    for (const t of this.#healthTimers.values()) clearTimeout(t);
+    this.#healthTimers.clear();
+    await this.broker.stop();
+  }
+
+  /** Pending evaluations left by an earlier run, queued again in order. */
+  resumeEvals(): void {
+    const pending = [...this.state.evals.values()].filter((e) => e.status === 'pending').sort((x, y) => x.createIndex - y.createIndex);
+    for (const e of pending) this.broker.enqueue(e.id);
+  }
+
+  /** An evaluation, or a 404. */
+  evalOr404(id: string): Evaluation {
+    const e = this.state.evals.get(id);
+    if (!e) throw new ApiError(404, 'eval not found');
+    return e;
+  }
+}
+
+const isClientTerminal = (s: string) => s === 'complete' || s === 'failed' || s === 'lost';
+
+/** Same job spec, ignoring the fields the server sets. */
+function sameSpec(a: ApiJob, b: ApiJob): boolean {
+  const strip = (j: ApiJob) => {
+    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...rest } = j;
+    return JSON.stringify(rest);
+  };
+  return strip(a) === strip(b);
+}

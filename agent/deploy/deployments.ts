@@ -1,0 +1,108 @@
+/**
+ * Deployments: a job update with an `update { max_parallel }` block replaces its allocs in
+ * batches. The scheduler decides each batch (at most `max_parallel` replacements not yet healthy);
+ * this module keeps the deployment record and moves it along:
+ *
+ * ```
+ * plan with a batch ──► deployment (job, version) running; placed allocs carry its id
+ *      alloc healthy ──► healthy count +1; more to replace ──► 'deployment-watcher' evaluation
+ *                                          all replaced and healthy ──► successful
+ *      alloc unhealthy ──► failed ("Failed due to unhealthy allocations"): no further batch
+ * ```
+ *
+ * An alloc's health comes from the client (`deploymentStatus.healthy`, set by its health
+ * tracker from checks); where the client reports none and the group's checks are not what decides
+ * (`health_check = "task_states"`, or no checks), the agent decides: healthy once every task has
+ * run for `min_healthy_time`, unhealthy when the alloc fails first.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type { Allocation, Job } from '../../index.ts';
+import type { Plan } from '../scheduler/index.ts';
+import type { AgentState, Txn } from '../state/store.ts';
+import type { Deployment } from '../state/types.ts';
+
+type Group = Deployment['taskGroups'][string];
+
+/** The running deployment of `jobId` at `version`, if any. */
+export function runningDeployment(state: AgentState, jobId: string, version: number): Deployment | undefined {
+  return [...state.deployments.values()].find((d) => d.jobId === jobId && d.jobVersion === version && d.status === 'running');
+}
+
+/**
+ * Inside the plan's commit: creates or advances the job's deployment for the groups the plan
+ * rolls, and returns the deployment id each placed alloc of those groups should carry.
+ */
+export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | undefined, txn: Txn, now: number): Map<string, string> {
+  const out = new Map<string, string>();
+  const groups = Object.entries(plan.deployment);
+  if (groups.length === 0) return out;
+  const rec = state.jobs.get(plan.eval.jobId);
+  if (!rec) return out;
+  let d = runningDeployment(state, rec.id, rec.version);
+  const fresh = !d;
+  d ??= {
+    id: randomUUID(),
+    namespace: rec.namespace,
+    jobId: rec.id,
+    jobVersion: rec.version,
+    jobModifyIndex: rec.jobModifyIndex,
+    jobCreateIndex: rec.createIndex,
+    status: 'running',
+    statusDescription: 'Deployment is running',
+    taskGroups: {},
+    createIndex: txn.index,
+    modifyIndex: txn.index,
+    createTime: now,
+    modifyTime: now,
+  };
+  const taskGroups: Record<string, Group> = { ...d.taskGroups };
+  for (const [name, batch] of groups) {
+    const update = job?.taskGroups.find((x) => x.name === name)?.update;
+    const prev = taskGroups[name];
+    taskGroups[name] = {
+      desiredTotal: prev?.desiredTotal ?? batch.replaced + batch.remaining + batch.inFlight,
+      placedAllocs: (prev?.placedAllocs ?? 0) + batch.replaced,
+      healthyAllocs: prev?.healthyAllocs ?? 0,
+      unhealthyAllocs: prev?.unhealthyAllocs ?? 0,
+      maxParallel: batch.maxParallel,
+      minHealthyTimeMs: update?.minHealthyTimeMs ?? 10_000,
+      healthyDeadlineMs: update?.healthyDeadlineMs ?? 300_000,
+      progressDeadlineMs: update?.progressDeadlineMs ?? 600_000,
+    };
+    out.set(name, d.id);
+  }
+  const next: Deployment = { ...d, taskGroups, modifyIndex: txn.index, modifyTime: now };
+  if (fresh || JSON.stringify(next.taskGroups) !== JSON.stringify(d.taskGroups)) {
+    txn.putDeployment(next);
+    txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
+  }
+  return out;
+}
+
+/**
+ * An alloc's health was decided: counts it, and says what the broker should do next: evaluate
+ * the job again for the next batch, or nothing (the deployment finished or failed).
+ */
+export function recordHealth(state: AgentState, alloc: Allocation, txn: Txn, now: number): 'next-batch' | 'done' {
+  const d = alloc.deploymentId ? state.deployments.get(alloc.deploymentId) : undefined;
+  if (!d || d.status !== 'running') return 'done';
+  const g = d.taskGroups[alloc.taskGroup];
+  if (!g) return 'done';
+  const healthy = alloc.deploymentStatus?.healthy === true;
+  const tg = { ...g, healthyAllocs: g.healthyAllocs + (healthy ? 1 : 0), unhealthyAllocs: g.unhealthyAllocs + (healthy ? 0 : 1) };
+  const taskGroups = { ...d.taskGroups, [alloc.taskGroup]: tg };
+  let status: Deployment['status'] = 'running';
+  let statusDescription = d.statusDescription;
+  if (!healthy) {
+    status = 'failed';
+    statusDescription = 'Failed due to unhealthy allocations';
+  } else if (Object.values(taskGroups).every((x) => x.healthyAllocs >= x.desiredTotal)) {
+    status = 'successful';
+    statusDescription = 'Deployment completed successfully';
+  }
+  const next: Deployment = { ...d, taskGroups, status, statusDescription, modifyIndex: txn.index, modifyTime: now };
+  txn.putDeployment(next);
+  txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
+  return status === 'running' ? 'next-batch' : 'done';
+}

@@ -1,0 +1,101 @@
+/**
+ * `GET /v1/client/allocation/:id/exec`: Nomad's `alloc exec` over a WebSocket. Query:
+ * `task`, `command` (a JSON array), `tty` (berth runs without a terminal). Frames are Nomad's:
+ *
+ * ```
+ * client → agent  {"stdin":{"data":"<base64>"}}   {"stdin":{"close":true}}   {"tty_size":{...}} (ignored)
+ * agent → client  {"stdout":{"data":"<base64>"}}  {"stderr":{"data":"<base64>"}}
+ *                 {"exited":true,"result":{"exit_code":N}}
+ * ```
+ *
+ * The command runs through the alloc runner's `exec` (inside the task's chroot, namespaces,
+ * cgroup and user for exec tasks). A client that goes away cancels it. Output is sent as it comes;
+ * stdin is read only as fast as the command takes it.
+ * @module
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AgentCore } from '../core.ts';
+
+type ExecFn = (
+  task: string,
+  argv: string[],
+  opts: { stdin?: AsyncIterable<Buffer>; signal?: AbortSignal; onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void },
+) => Promise<{ exitCode: number }>;
+
+/** The exec path, for the server's upgrade handler. */
+export const EXEC_PATH = /^\/v1\/client\/allocation\/([^/]+)\/exec$/;
+
+/** Handles WebSocket upgrades of the exec path (after the server's token check). */
+export function execUpgrade(core: AgentCore): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  return (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://agent');
+    const m = EXEC_PATH.exec(url.pathname);
+    if (!m) {
+      socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => void session(core, ws, decodeURIComponent(m[1]!), url.searchParams));
+  };
+}
+
+async function session(core: AgentCore, ws: WebSocket, allocId: string, q: URLSearchParams): Promise<void> {
+  const fail = (code: number, reason: string) => ws.close(code, reason.slice(0, 120));
+  const runner = core.client.runner(allocId);
+  if (!runner) return fail(1008, 'Unknown allocation');
+  const exec = (runner as unknown as { exec?: ExecFn }).exec;
+  if (typeof exec !== 'function') return fail(1011, 'exec is not available in this berth');
+  const task = q.get('task') ?? '';
+  let argv: unknown;
+  try {
+    argv = JSON.parse(q.get('command') ?? '');
+  } catch {
+    argv = undefined;
+  }
+  if (!task) return fail(1008, 'missing task parameter');
+  if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== 'string')) return fail(1008, 'command must be a JSON array of strings');
+
+  // stdin: frames queue up here and are taken as the command reads them.
+  const pending: Buffer[] = [];
+  let closed = false;
+  let wake: (() => void) | undefined;
+  ws.on('message', (raw) => {
+    try {
+      const msg = JSON.parse(String(raw)) as { stdin?: { data?: string; close?: boolean } };
+      if (msg.stdin?.data) pending.push(Buffer.from(msg.stdin.data, 'base64'));
+      if (msg.stdin?.close) closed = true;
+    } catch {
+      // not a frame of ours: ignored, as Nomad ignores unknown frames
+    }
+    wake?.();
+  });
+  const ac = new AbortController();
+  ws.on('close', () => {
+    closed = true;
+    ac.abort(new Error('exec client went away'));
+    wake?.();
+  });
+  async function* stdin(): AsyncIterable<Buffer> {
+    for (;;) {
+      if (pending.length) yield pending.shift()!;
+      else if (closed) return;
+      else await new Promise<void>((r) => (wake = r));
+    }
+  }
+  const send = (o: unknown) => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(o));
+  };
+  try {
+    const result = await exec.call(runner, task, argv as string[], {
+      stdin: stdin(),
+      signal: ac.signal,
+      onOutput: (stream, chunk) => send({ [stream]: { data: chunk.toString('base64') } }),
+    });
+    send({ exited: true, result: { exit_code: result.exitCode } });
+    ws.close(1000);
+  } catch (e) {
+    if (!ac.signal.aborted) fail(1011, (e as Error).message);
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * `/v1/allocations`, `/v1/allocation/:id[/stop]`, `/v1/evaluations`, `/v1/evaluation/:id`,
+ * `/v1/deployment/:id`, `/v1/nodes`, `/v1/node/:id[/allocations]`.
+ * @module
+ */
+import { ApiError, type AgentCore } from '../core.ts';
+import { blocking } from './blocking.ts';
+import { apiAlloc, apiAllocStub, apiDeployment, apiEval, apiNode, apiNodeStub } from './encode.ts';
+import type { Router } from './router.ts';
+
+/** Adds the allocation, evaluation, deployment and node routes. */
+export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[]): void {
+  const { state } = core;
+  const byPrefix = <T>(m: Map<string, T>, prefix: string) => [...m.entries()].filter(([id]) => id.startsWith(prefix)).map(([, v]) => v);
+
+  r.on(
+    'GET',
+    '/v1/allocations',
+    blocking(state, ['allocs'], (req) =>
+      byPrefix(state.allocs, req.query.get('prefix') ?? '')
+        .sort((a, b) => a.createIndex - b.createIndex)
+        .map((s) => apiAllocStub(s, state)),
+    ),
+  );
+  r.on(
+    'GET',
+    '/v1/allocation/:id',
+    blocking(state, ['allocs', 'jobs'], (req) => {
+      const s = state.allocs.get(req.params.id!);
+      if (!s) throw new ApiError(404, 'alloc not found');
+      return apiAlloc(s, state);
+    }),
+  );
+  r.on('POST', '/v1/allocation/:id/stop', (req) => {
+    const out = core.stopAlloc(req.params.id!);
+    return { body: { EvalID: out.evalId, Index: out.index }, index: out.index };
+  });
+  r.on(
+    'GET',
+    '/v1/evaluations',
+    blocking(state, ['evals'], (req) =>
+      byPrefix(state.evals, req.query.get('prefix') ?? '')
+        .sort((a, b) => b.createIndex - a.createIndex)
+        .map(apiEval),
+    ),
+  );
+  r.on(
+    'GET',
+    '/v1/evaluation/:id',
+    blocking(state, ['evals'], (req) => apiEval(core.evalOr404(req.params.id!))),
+  );
+  r.on(
+    'GET',
+    '/v1/evaluation/:id/allocations',
+    blocking(state, ['allocs'], (req) => [...state.allocs.values()].filter((s) => s.alloc.evalId === req.params.id).map((s) => apiAllocStub(s, state))),
+  );
+  r.on(
+    'GET',
+    '/v1/deployments',
+    blocking(state, ['deployments'], () => [...state.deployments.values()].map(apiDeployment)),
+  );
+  r.on(
+    'GET',
+    '/v1/deployment/:id',
+    blocking(state, ['deployments'], (req) => {
+      const d = state.deployments.get(req.params.id!);
+      if (!d) throw new ApiError(404, 'deployment not found');
+      return apiDeployment(d);
+    }),
+  );
+  r.on(
+    'GET',
+    '/v1/nodes',
+    blocking(state, ['nodes'], () => (state.node ? [apiNodeStub(state.node, drivers())] : [])),
+  );
+  const node = (id: string) => {
+    const n = state.node;
+    if (!n || !(n.id === id || (id.length >= 1 && n.id.startsWith(id) && id.length < 36))) throw new ApiError(404, 'node not found');
+    return n;
+  };
+  r.on(
+    'GET',
+    '/v1/node/:id',
+    blocking(state, ['nodes'], (req) => apiNode(node(req.params.id!), drivers())),
+  );
+  r.on(
+    'GET',
+    '/v1/node/:id/allocations',
+    blocking(state, ['allocs', 'jobs', 'nodes'], (req) => {
+      const n = node(req.params.id!);
+      return [...state.allocs.values()].filter((s) => s.alloc.nodeId === n.id).map((s) => apiAlloc(s, state));
+    }),
+  );
+}

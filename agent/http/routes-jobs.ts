@@ -1,0 +1,202 @@
+/**
+ * `/v1/jobs`, `/v1/jobs/parse`, `/v1/job/:id[/...]`: jobs, their versions, allocations,
+ * evaluations, summary, scale, deployments and plan.
+ * @module
+ */
+import { ApiError, type AgentCore } from '../core.ts';
+import { parseJobFile } from '../jobs/jobspec.ts';
+import type { ApiJob } from '../state/types.ts';
+import { blocking } from './blocking.ts';
+import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, jobSummary } from './encode.ts';
+import type { Req, Router } from './router.ts';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The `Job` of a register body, checked enough to give Nomad's 400s. */
+async function jobFromBody(req: Req): Promise<{ job: ApiJob; body: Obj }> {
+  const body = await req.json();
+  if (!isObj(body) || !isObj(body.Job)) throw new ApiError(400, 'Job must be specified');
+  const job = body.Job;
+  if (typeof job.ID !== 'string' || job.ID === '') throw new ApiError(400, 'Job ID must be specified');
+  return { job: job as ApiJob, body };
+}
+
+const registerReply = (r: { evalId: string; evalCreateIndex: number; jobModifyIndex: number; warnings: string; index: number }) => ({
+  body: {
+    EvalID: r.evalId,
+    EvalCreateIndex: r.evalCreateIndex,
+    JobModifyIndex: r.jobModifyIndex,
+    Warnings: r.warnings,
+    Index: r.index,
+    LastContact: 0,
+    KnownLeader: true,
+  },
+  index: r.index,
+});
+
+/** Adds the job routes. */
+export function jobRoutes(r: Router, core: AgentCore): void {
+  const { state } = core;
+  const job = (id: string) => {
+    const j = state.jobs.get(id);
+    if (!j) throw new ApiError(404, 'job not found');
+    return j;
+  };
+
+  r.on(
+    'GET',
+    '/v1/jobs',
+    blocking(state, ['jobs', 'allocs', 'evals'], (req) => {
+      const prefix = req.query.get('prefix') ?? '';
+      return [...state.jobs.values()]
+        .filter((j) => j.id.startsWith(prefix))
+        .sort((a, b) => a.id.localeCompare(b.id))
+        .map((j) => apiJobStub(j, state));
+    }),
+  );
+  const register = async (req: Req) => {
+    const { job: apiJobIn, body } = await jobFromBody(req);
+    if (req.params.id !== undefined && req.params.id !== apiJobIn.ID) throw new ApiError(400, 'Job ID does not match name');
+    const canonical = await canonicalJob(apiJobIn);
+    return registerReply(core.register(canonical, { enforceIndex: body.EnforceIndex === true, jobModifyIndex: Number(body.JobModifyIndex ?? 0) }));
+  };
+  r.on('POST', '/v1/jobs', register);
+  r.on('POST', '/v1/jobs/parse', async (req) => {
+    const body = await req.json();
+    if (!isObj(body) || typeof body.JobHCL !== 'string') throw new ApiError(400, 'Job spec is empty');
+    const vars: Record<string, string> = {};
+    if (typeof body.Variables === 'string')
+      for (const line of body.Variables.split('\n')) {
+        const m = /^\s*([A-Za-z0-9_-]+)\s*=\s*"?(.*?)"?\s*$/.exec(line);
+        if (m) vars[m[1]!] = m[2]!;
+      }
+    try {
+      return { body: await parseJobFile(body.JobHCL, { vars }) };
+    } catch (e) {
+      throw new ApiError(400, (e as Error).message);
+    }
+  });
+  r.on(
+    'GET',
+    '/v1/job/:id',
+    blocking(state, ['jobs', 'allocs'], (req) => apiJob(job(req.params.id!), state)),
+  );
+  r.on('POST', '/v1/job/:id', register);
+  r.on('DELETE', '/v1/job/:id', (req) => {
+    const out = core.deregister(req.params.id!, req.query.get('purge') === 'true');
+    return {
+      body: { EvalID: out.evalId, EvalCreateIndex: out.index, JobModifyIndex: out.jobModifyIndex, Index: out.index, LastContact: 0, KnownLeader: true },
+      index: out.index,
+    };
+  });
+  r.on(
+    'GET',
+    '/v1/job/:id/allocations',
+    blocking(state, ['allocs'], (req) =>
+      [...state.allocs.values()]
+        .filter((s) => s.alloc.jobId === req.params.id)
+        .sort((a, b) => a.createIndex - b.createIndex)
+        .map((s) => apiAllocStub(s, state)),
+    ),
+  );
+  r.on(
+    'GET',
+    '/v1/job/:id/evaluations',
+    blocking(state, ['evals'], (req) =>
+      [...state.evals.values()]
+        .filter((e) => e.jobId === req.params.id)
+        .sort((a, b) => b.createIndex - a.createIndex)
+        .map(apiEval),
+    ),
+  );
+  r.on(
+    'GET',
+    '/v1/job/:id/summary',
+    blocking(state, ['jobs', 'allocs', 'evals'], (req) => {
+      const j = job(req.params.id!);
+      return {
+        JobID: j.id,
+        Namespace: j.namespace,
+        Summary: jobSummary(j.id, state),
+        Children: { Pending: 0, Running: 0, Dead: 0 },
+        CreateIndex: j.createIndex,
+        ModifyIndex: j.modifyIndex,
+      };
+    }),
+  );
+  r.on(
+    'GET',
+    '/v1/job/:id/versions',
+    blocking(state, ['jobs'], (req) => {
+      job(req.params.id!);
+      return { Versions: [...(state.versions.get(req.params.id!) ?? [])].reverse().map((v) => v.apiJob), Diffs: null };
+    }),
+  );
+  r.on(
+    'GET',
+    '/v1/job/:id/deployments',
+    blocking(state, ['deployments'], (req) =>
+      [...state.deployments.values()]
+        .filter((d) => d.jobId === req.params.id)
+        .sort((a, b) => b.createIndex - a.createIndex)
+        .map(apiDeployment),
+    ),
+  );
+  r.on(
+    'GET',
+    '/v1/job/:id/deployment',
+    blocking(state, ['deployments'], (req) => {
+      const d = [...state.deployments.values()].filter((x) => x.jobId === req.params.id).sort((a, b) => b.createIndex - a.createIndex)[0];
+      return d ? apiDeployment(d) : null;
+    }),
+  );
+  r.on(
+    'GET',
+    '/v1/job/:id/scale',
+    blocking(state, ['jobs', 'allocs', 'evals'], (req) => {
+      const j = job(req.params.id!);
+      const summary = jobSummary(j.id, state);
+      const groups = (j.apiJob.TaskGroups as Array<{ Name: string; Count: number }>) ?? [];
+      return {
+        JobID: j.id,
+        Namespace: j.namespace,
+        JobCreateIndex: j.createIndex,
+        JobModifyIndex: j.jobModifyIndex,
+        JobStopped: j.stop,
+        TaskGroups: Object.fromEntries(
+          groups.map((g) => [
+            g.Name,
+            {
+              Desired: g.Count,
+              Placed: (summary[g.Name]?.Running ?? 0) + (summary[g.Name]?.Starting ?? 0),
+              Running: summary[g.Name]?.Running ?? 0,
+              Healthy: 0,
+              Unhealthy: 0,
+              Events: null,
+            },
+          ]),
+        ),
+      };
+    }),
+  );
+  r.on('POST', '/v1/job/:id/scale', async (req) => {
+    const body = await req.json();
+    if (!isObj(body) || !isObj(body.Target) || typeof body.Target.Group !== 'string') throw new ApiError(400, 'missing task group name for scaling action');
+    if (typeof body.Count !== 'number' || !Number.isInteger(body.Count) || body.Count < 0) throw new ApiError(400, "scaling action count can't be negative");
+    return registerReply(core.scale(req.params.id!, body.Target.Group, body.Count));
+  });
+  r.on('POST', '/v1/job/:id/plan', async (req) => {
+    const { job: apiJobIn } = await jobFromBody(req);
+    return { body: core.planJob(await canonicalJob(apiJobIn)) };
+  });
+}
+
+/** A job as submitted over the API, with Nomad's defaults for what it leaves out. */
+async function canonicalJob(job: ApiJob): Promise<ApiJob> {
+  try {
+    return await parseJobFile(JSON.stringify(job), { filename: `job ${JSON.stringify(job.ID)}` });
+  } catch (e) {
+    throw new ApiError(400, (e as Error).message);
+  }
+}

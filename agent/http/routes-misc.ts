@@ -1,0 +1,168 @@
+/**
+ * The agent's own endpoints: `/v1/status/leader`, `/v1/status/peers`, `/v1/agent/self`,
+ * `/v1/agent/members`, `/v1/regions`, `/v1/services`, `/v1/service/:name`,
+ * `/v1/operator/scheduler/configuration`, `/v1/acl/bootstrap`.
+ * @module
+ */
+import { ApiError, type AgentCore } from '../core.ts';
+import type { PreemptionConfig } from '../config/config.ts';
+import { blocking } from './blocking.ts';
+import { apiSchedulerConfig } from './encode.ts';
+import type { Router } from './router.ts';
+
+/** What the agent says about itself (address, token) at request time. */
+export interface AgentSelf {
+  httpAddr: () => string;
+  /** The management token, when ACLs are on. */
+  managementToken: () => string | undefined;
+  /** Marks the bootstrap done; false when it already was. */
+  bootstrap: () => boolean;
+}
+
+/** One entry of the client's Nomad-native service catalog (the client's `services()`). */
+interface ServiceRegistration {
+  id: string;
+  serviceName: string;
+  namespace: string;
+  nodeId: string;
+  datacenter: string;
+  jobId: string;
+  allocId: string;
+  tags: string[];
+  address: string;
+  port: number;
+  createIndex?: number;
+  modifyIndex?: number;
+}
+
+/** The client's service catalog, when this berth has one. */
+function services(core: AgentCore): ServiceRegistration[] {
+  const c = core.client as { services?: () => ServiceRegistration[] };
+  return c.services?.() ?? [];
+}
+
+const apiRegistration = (s: ServiceRegistration) => ({
+  ID: s.id,
+  ServiceName: s.serviceName,
+  Namespace: s.namespace,
+  NodeID: s.nodeId,
+  Datacenter: s.datacenter,
+  JobID: s.jobId,
+  AllocID: s.allocId,
+  Tags: s.tags,
+  Address: s.address,
+  Port: s.port,
+  CreateIndex: s.createIndex ?? 0,
+  ModifyIndex: s.modifyIndex ?? 0,
+});
+
+/** Adds the agent, status, operator, service and ACL routes. */
+export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
+  const { state, config } = core;
+  r.on('GET', '/v1/status/leader', () => ({ body: self.httpAddr() }));
+  r.on('GET', '/v1/status/peers', () => ({ body: [self.httpAddr()] }));
+  r.on('GET', '/v1/regions', () => ({ body: [config.region] }));
+  const member = () => {
+    const [addr, port] = self.httpAddr().split(':');
+    return {
+      Name: `${config.name}.${config.region}`,
+      Addr: addr,
+      Port: Number(port),
+      Status: 'alive',
+      Tags: { region: config.region, dc: config.datacenter, role: 'berth' },
+    };
+  };
+  r.on('GET', '/v1/agent/self', () => ({
+    body: {
+      config: {
+        Region: config.region,
+        Datacenter: config.datacenter,
+        NodeName: config.name,
+        DataDir: config.dataDir,
+        BindAddr: config.bindAddr,
+        Ports: { HTTP: config.httpPort },
+        DevMode: config.dev,
+        ACL: { Enabled: config.acl.enabled },
+        TLSConfig: { EnableHTTP: config.tls.http },
+        Client: { Enabled: true, NodeID: state.node?.id },
+        Server: { Enabled: true },
+        Version: { Version: 'berth' },
+      },
+      member: member(),
+      stats: { nomad: { leader: 'true', server: 'true' }, client: { node_id: state.node?.id, known_servers: self.httpAddr() } },
+    },
+  }));
+  r.on('GET', '/v1/agent/members', () => ({
+    body: { ServerName: config.name, ServerRegion: config.region, ServerDC: config.datacenter, Members: [member()] },
+  }));
+  r.on('GET', '/v1/agent/health', () => ({ body: { client: { ok: true, message: 'ok' }, server: { ok: true, message: 'ok' } } }));
+  r.on(
+    'GET',
+    '/v1/services',
+    blocking(
+      state,
+      ['services', 'allocs'],
+      () => {
+        const byNs = new Map<string, Map<string, Set<string>>>();
+        for (const s of services(core)) {
+          const ns = byNs.get(s.namespace) ?? new Map<string, Set<string>>();
+          byNs.set(s.namespace, ns);
+          const tags = ns.get(s.serviceName) ?? new Set<string>();
+          ns.set(s.serviceName, tags);
+          for (const t of s.tags) tags.add(t);
+        }
+        return [...byNs].map(([ns, m]) => ({ Namespace: ns, Services: [...m].map(([name, tags]) => ({ ServiceName: name, Tags: [...tags] })) }));
+      },
+      false,
+    ),
+  );
+  r.on(
+    'GET',
+    '/v1/service/:name',
+    blocking(
+      state,
+      ['services', 'allocs'],
+      (req) =>
+        services(core)
+          .filter((s) => s.serviceName === req.params.name)
+          .map(apiRegistration),
+      false,
+    ),
+  );
+  r.on(
+    'GET',
+    '/v1/operator/scheduler/configuration',
+    blocking(state, ['scheduler'], () => ({
+      SchedulerConfig: apiSchedulerConfig(state.schedulerConfig!),
+      Index: state.schedulerConfig!.modifyIndex,
+      KnownLeader: true,
+      LastContact: 0,
+    })),
+  );
+  const setConfig = async (req: Parameters<Parameters<Router['on']>[2]>[0]) => {
+    const body = (await req.json()) as { PreemptionConfig?: Record<string, unknown> } | undefined;
+    if (!body || typeof body !== 'object') throw new ApiError(400, 'scheduler configuration must be a JSON object');
+    const p = body.PreemptionConfig ?? {};
+    const patch: Partial<PreemptionConfig> = {};
+    const pairs: Array<[string, keyof PreemptionConfig]> = [
+      ['SystemSchedulerEnabled', 'systemSchedulerEnabled'],
+      ['SysBatchSchedulerEnabled', 'sysbatchSchedulerEnabled'],
+      ['BatchSchedulerEnabled', 'batchSchedulerEnabled'],
+      ['ServiceSchedulerEnabled', 'serviceSchedulerEnabled'],
+    ];
+    for (const [k, f] of pairs) {
+      if (p[k] === undefined) continue;
+      if (typeof p[k] !== 'boolean') throw new ApiError(400, `PreemptionConfig.${k} must be true or false`);
+      patch[f] = p[k] as boolean;
+    }
+    const index = core.setPreemption(patch);
+    return { body: { Updated: true, Index: index }, index };
+  };
+  r.on('POST', '/v1/operator/scheduler/configuration', setConfig);
+  r.on('POST', '/v1/acl/bootstrap', () => {
+    const token = self.managementToken();
+    if (!token) throw new ApiError(400, 'ACL support disabled');
+    if (!self.bootstrap()) throw new ApiError(400, 'ACL bootstrap already done');
+    return { body: { AccessorID: 'berth-management', SecretID: token, Name: 'Bootstrap Token', Type: 'management', Policies: null, Global: true } };
+  });
+}

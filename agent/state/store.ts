@@ -1,0 +1,214 @@
+/**
+ * The server half's state: every job version, evaluation, deployment, allocation and the node,
+ * in memory for reads and in SQLite (`<dataDir>/server/state.db`) for the next start. Every
+ * change goes through {@link AgentState.commit}: one SQLite transaction, written with
+ * `synchronous = FULL` before the change is visible, so what an API answer or a client action
+ * was based on survives a kill -9 of the agent. Then the changed tables' index moves (waking
+ * blocking queries) and one event per object goes to `events$` (the event stream).
+ * @module
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Subject } from 'rxjs';
+import { IndexWaiters } from './blocking.ts';
+import type { Deployment, Evaluation, JobRecord, NodeRecord, ServerAlloc, Table } from './types.ts';
+import type { PreemptionConfig } from '../config/config.ts';
+
+/** One change, as the event stream shows it. */
+export interface StateEvent {
+  topic: 'Job' | 'Evaluation' | 'Allocation' | 'Deployment' | 'Node';
+  type: string;
+  key: string;
+  index: number;
+  object: unknown;
+}
+
+type Kind = 'job' | 'jobVersion' | 'eval' | 'alloc' | 'deployment' | 'node' | 'meta';
+
+/** The scheduler configuration the operator endpoint reads and sets. */
+export interface SchedulerConfig {
+  preemption: PreemptionConfig;
+  createIndex: number;
+  modifyIndex: number;
+}
+
+/** Writes collected inside one {@link AgentState.commit}. */
+export interface Txn {
+  readonly index: number;
+  putJob(job: JobRecord): void;
+  deleteJob(id: string): void;
+  putEval(ev: Evaluation): void;
+  putAlloc(a: ServerAlloc): void;
+  deleteAlloc(id: string): void;
+  putDeployment(d: Deployment): void;
+  putNode(n: NodeRecord): void;
+  putSchedulerConfig(c: SchedulerConfig): void;
+  putMeta(key: string, value: unknown): void;
+  event(e: Omit<StateEvent, 'index'>): void;
+}
+
+/** The agent's server-side state. */
+export class AgentState {
+  readonly jobs = new Map<string, JobRecord>();
+  /** Every version of every job, newest last. */
+  readonly versions = new Map<string, JobRecord[]>();
+  readonly evals = new Map<string, Evaluation>();
+  readonly allocs = new Map<string, ServerAlloc>();
+  readonly deployments = new Map<string, Deployment>();
+  node: NodeRecord | undefined;
+  schedulerConfig: SchedulerConfig | undefined;
+  readonly meta = new Map<string, unknown>();
+  readonly waiters: IndexWaiters;
+  readonly events$ = new Subject<StateEvent>();
+  readonly #db: Database.Database;
+  readonly #put: Database.Statement;
+  readonly #del: Database.Statement;
+
+  constructor(path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.#db = new Database(path);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('synchronous = FULL');
+    this.#db.exec('CREATE TABLE IF NOT EXISTS objects (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id))');
+    this.#put = this.#db.prepare('INSERT INTO objects (kind, id, json) VALUES (?, ?, ?) ON CONFLICT(kind, id) DO UPDATE SET json = excluded.json');
+    this.#del = this.#db.prepare('DELETE FROM objects WHERE kind = ? AND id = ?');
+    let maxIndex = 1;
+    const seeds: Array<[Table, number]> = [];
+    for (const row of this.#db.prepare('SELECT kind, id, json FROM objects').all() as Array<{ kind: Kind; id: string; json: string }>) {
+      const v = JSON.parse(row.json);
+      const idx = (v?.modifyIndex as number | undefined) ?? 1;
+      maxIndex = Math.max(maxIndex, idx);
+      switch (row.kind) {
+        case 'job':
+          this.jobs.set(row.id, v);
+          seeds.push(['jobs', idx]);
+          break;
+        case 'jobVersion': {
+          const list = this.versions.get(v.id) ?? [];
+          list.push(v);
+          this.versions.set(v.id, list);
+          break;
+        }
+        case 'eval':
+          this.evals.set(row.id, v);
+          seeds.push(['evals', idx]);
+          break;
+        case 'alloc':
+          this.allocs.set(row.id, v);
+          seeds.push(['allocs', idx]);
+          break;
+        case 'deployment':
+          this.deployments.set(row.id, v);
+          seeds.push(['deployments', idx]);
+          break;
+        case 'node':
+          this.node = v;
+          seeds.push(['nodes', idx]);
+          break;
+        case 'meta':
+          if (row.id === 'schedulerConfig') {
+            this.schedulerConfig = v;
+            seeds.push(['scheduler', idx]);
+          } else this.meta.set(row.id, v);
+          if (row.id === 'index') maxIndex = Math.max(maxIndex, v as number);
+          break;
+      }
+    }
+    for (const list of this.versions.values()) list.sort((a, b) => a.version - b.version);
+    this.waiters = new IndexWaiters(maxIndex);
+    for (const [t, i] of seeds) this.waiters.seed(t, i);
+  }
+
+  /**
+   * Runs `fn` with the next index; its writes land in one durable transaction, then become
+   * visible, wake the blocking queries on the tables they touched and go out as events. A throw
+   * in `fn` changes nothing.
+   */
+  commit<T>(fn: (txn: Txn) => T): T {
+    const index = this.waiters.index + 1;
+    const rows: Array<[Kind, string, unknown | undefined]> = [];
+    const apply: Array<() => void> = [];
+    const tables = new Set<Table>();
+    const events: StateEvent[] = [];
+    const txn: Txn = {
+      index,
+      putJob: (j) => {
+        rows.push(['job', j.id, j], ['jobVersion', `${j.id}@${j.version}`, j]);
+        tables.add('jobs');
+        apply.push(() => {
+          this.jobs.set(j.id, j);
+          const list = (this.versions.get(j.id) ?? []).filter((v) => v.version !== j.version);
+          list.push(j);
+          list.sort((a, b) => a.version - b.version);
+          this.versions.set(j.id, list);
+        });
+      },
+      deleteJob: (id) => {
+        rows.push(['job', id, undefined]);
+        for (const v of this.versions.get(id) ?? []) rows.push(['jobVersion', `${id}@${v.version}`, undefined]);
+        tables.add('jobs');
+        apply.push(() => {
+          this.jobs.delete(id);
+          this.versions.delete(id);
+        });
+      },
+      putEval: (e) => {
+        rows.push(['eval', e.id, e]);
+        tables.add('evals');
+        apply.push(() => this.evals.set(e.id, e));
+      },
+      putAlloc: (a) => {
+        rows.push(['alloc', a.alloc.id, a]);
+        tables.add('allocs');
+        apply.push(() => this.allocs.set(a.alloc.id, a));
+      },
+      deleteAlloc: (id) => {
+        rows.push(['alloc', id, undefined]);
+        tables.add('allocs');
+        apply.push(() => this.allocs.delete(id));
+      },
+      putDeployment: (d) => {
+        rows.push(['deployment', d.id, d]);
+        tables.add('deployments');
+        apply.push(() => this.deployments.set(d.id, d));
+      },
+      putNode: (n) => {
+        rows.push(['node', n.id, n]);
+        tables.add('nodes');
+        apply.push(() => (this.node = n));
+      },
+      putSchedulerConfig: (c) => {
+        rows.push(['meta', 'schedulerConfig', c]);
+        tables.add('scheduler');
+        apply.push(() => (this.schedulerConfig = c));
+      },
+      putMeta: (key, value) => {
+        rows.push(['meta', key, value]);
+        apply.push(() => this.meta.set(key, value));
+      },
+      event: (e) => events.push({ ...e, index }),
+    };
+    const result = fn(txn);
+    if (rows.length === 0 && events.length === 0) return result;
+    rows.push(['meta', 'index', index]);
+    this.#db.transaction(() => {
+      for (const [kind, id, v] of rows) {
+        if (v === undefined) this.#del.run(kind, id);
+        else this.#put.run(kind, id, JSON.stringify(v));
+      }
+    })();
+    for (const a of apply) a();
+    const idx = this.waiters.next();
+    this.waiters.changed([...tables], idx);
+    for (const e of events) this.events$.next(e);
+    return result;
+  }
+
+  /** Wakes every blocking query and closes the database; idempotent. */
+  close(): void {
+    this.waiters.close();
+    this.events$.complete();
+    if (this.#db.open) this.#db.close();
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * What the agent's server half holds: jobs with their versions, evaluations, deployments, the
+ * node, and allocations as the servers see them. Plain data, camelCase except for the job as
+ * submitted, which stays in Nomad's API shape (what `/v1/job/:id` returns).
+ * @module
+ */
+import type { Allocation } from '../../index.ts';
+import type { Evaluation as SchedulerEvaluation } from '../scheduler/index.ts';
+
+/** A job as Nomad's API shapes it (PascalCase); kept as submitted, with the server's fields set. */
+export type ApiJob = Record<string, unknown> & { ID: string };
+
+/** One version of a job, as registered. */
+export interface JobRecord {
+  id: string;
+  namespace: string;
+  version: number;
+  /** The Nomad API job (with `Version`, `Stop`, indexes and `SubmitTime` filled). */
+  apiJob: ApiJob;
+  createIndex: number;
+  modifyIndex: number;
+  jobModifyIndex: number;
+  submitTime: number;
+  stop: boolean;
+}
+
+/** Nomad's evaluation statuses. */
+export type EvalStatus = SchedulerEvaluation['status'];
+
+/**
+ * An evaluation: why the scheduler ran, and what came of it (the scheduler's evaluation, with the
+ * server's indexes and what the plan did, for the CLI).
+ */
+export type Evaluation = SchedulerEvaluation & {
+  jobModifyIndex?: number;
+  deploymentId?: string;
+  /** Placements, stops and preemptions this evaluation made (berth's addition, for the CLI). */
+  plan?: { placed: string[]; stopped: string[]; preempted: Array<{ allocId: string; by: string }> };
+  createIndex: number;
+  modifyIndex: number;
+};
+
+/** A deployment of one job version. */
+export interface Deployment {
+  id: string;
+  namespace: string;
+  jobId: string;
+  jobVersion: number;
+  jobModifyIndex: number;
+  jobCreateIndex: number;
+  status: 'running' | 'successful' | 'failed' | 'cancelled' | 'paused';
+  statusDescription: string;
+  taskGroups: Record<
+    string,
+    {
+      desiredTotal: number;
+      placedAllocs: number;
+      healthyAllocs: number;
+      unhealthyAllocs: number;
+      maxParallel: number;
+      minHealthyTimeMs: number;
+      healthyDeadlineMs: number;
+      progressDeadlineMs: number;
+    }
+  >;
+  createIndex: number;
+  modifyIndex: number;
+  createTime: number;
+  modifyTime: number;
+}
+
+/**
+ * An allocation as the server half sees it: the servers' fields (round-3 ones included: eval,
+ * job version, desired description, deployment status, allocated resources) and the client's
+ * last report (status, task states).
+ */
+export interface ServerAlloc {
+  alloc: Allocation;
+  /** The alloc that preempted this one. */
+  preemptedBy?: string;
+  /** The alloc that replaced this one. */
+  nextAllocation?: string;
+  createIndex: number;
+  modifyIndex: number;
+}
+
+/** This agent's node. */
+export interface NodeRecord {
+  id: string;
+  secretId: string;
+  name: string;
+  datacenter: string;
+  region: string;
+  httpAddr: string;
+  tlsEnabled: boolean;
+  status: 'ready' | 'down' | 'initializing';
+  cpuMHz: number;
+  /** CPU cores (ids 0..cores-1). */
+  cores: number;
+  memoryMB: number;
+  diskMB: number;
+  reserved: { cpu: number; memoryMB: number; diskMB: number };
+  drivers: string[];
+  createIndex: number;
+  modifyIndex: number;
+}
+
+/** The tables a blocking query can wait on. */
+export type Table = 'jobs' | 'evals' | 'allocs' | 'deployments' | 'nodes' | 'scheduler' | 'services';

@@ -1,0 +1,71 @@
+/**
+ * `berth alloc status [-json] ID`: one allocation (id or unique prefix): its fields, who it
+ * waits for or preempted, and each task's state with its recent events.
+ * @module
+ */
+import { printHelp, type Command } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { writeLine } from '../io.ts';
+import { AgentApi } from '../nomad/api.ts';
+import { parseNomadFlags } from '../nomad/flags.ts';
+import { kv, nanoTime, short, table } from '../nomad/table.ts';
+
+const HELP = `usage: berth alloc status [-json] ALLOC
+
+An allocation (its id or a unique prefix): status, placement, preemption, and each task's
+state and recent events.
+Exit codes: 0 shown; 1 no such allocation or an error; 2 usage error.`;
+
+type Obj = Record<string, unknown>;
+
+/** `berth alloc status`. */
+export const allocStatusCommand: Command = {
+  name: 'status',
+  summary: 'show an allocation',
+  help: HELP,
+  async run(argv, io) {
+    const { flags, positionals } = parseNomadFlags('alloc status', argv, { json: 'boolean', verbose: 'boolean' });
+    if (flags.help) return printHelp(io, HELP);
+    if (positionals.length !== 1) throw new UsageError('expects one allocation id', 'alloc status');
+    const a = await new AgentApi().resolveAlloc(positionals[0]!);
+    if (flags.json) {
+      writeLine(io.stdout, JSON.stringify(a, null, 2));
+      return 0;
+    }
+    writeLine(
+      io.stdout,
+      kv([
+        ['ID', a.ID],
+        ['Eval ID', short(a.EvalID)],
+        ['Name', a.Name],
+        ['Node ID', short(a.NodeID)],
+        ['Node Name', a.NodeName],
+        ['Job ID', a.JobID],
+        ['Job Version', a.JobVersion],
+        ['Client Status', a.ClientStatus],
+        ['Client Description', a.ClientDescription],
+        ['Desired Status', a.DesiredStatus],
+        ['Desired Description', a.DesiredDescription],
+        ['Created', nanoTime(a.CreateTime)],
+        ['Modified', nanoTime(a.ModifyTime)],
+        ...((a.PreviousAllocation ? [['Previous Allocation', short(a.PreviousAllocation)]] : []) as Array<[string, unknown]>),
+        ...(((a.PreemptedAllocations as string[] | null)?.length
+          ? [['Preempted Allocations', (a.PreemptedAllocations as string[]).map(short).join(', ')]]
+          : []) as Array<[string, unknown]>),
+        ...((a.PreemptedByAllocation ? [['Preempted By Allocation', short(a.PreemptedByAllocation)]] : []) as Array<[string, unknown]>),
+      ]),
+    );
+    for (const [name, t] of Object.entries((a.TaskStates as Record<string, Obj> | null) ?? {})) {
+      writeLine(io.stdout, `\nTask "${name}" is "${t.State}"`);
+      const events = ((t.Events as Obj[]) ?? []).slice(-10).reverse();
+      writeLine(
+        io.stdout,
+        `Recent Events:\n${table(
+          ['Time', 'Type', 'Description'],
+          events.map((e) => [nanoTime(e.Time), e.Type, e.DisplayMessage]),
+        )}`,
+      );
+    }
+    return 0;
+  },
+};

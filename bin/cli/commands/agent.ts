@@ -1,0 +1,66 @@
+/**
+ * `berth agent [-dev] [-config FILE]... [-data-dir DIR] [-bind ADDR] [-port N]`: one process that
+ * holds jobs, places and runs them, and serves Nomad's HTTP API (see docs/agent.md). Runs in the
+ * foreground until SIGINT or SIGTERM.
+ * @module
+ */
+import { startAgent } from '../../../agent/agent.ts';
+import { AgentConfigError, loadAgentConfigFile, resolveAgentConfig, type AgentFlags } from '../../../agent/config/config.ts';
+import { printHelp, type Command } from '../command.ts';
+import { InputError, UsageError } from '../errors.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { writeLine } from '../io.ts';
+import { parseNomadFlags } from '../nomad/flags.ts';
+
+const HELP = `usage: berth agent [-dev] [-config FILE]... [-data-dir DIR] [-bind ADDR] [-port N]
+
+Runs a one-node agent: the jobs, the evaluations, the scheduler, the client that runs the
+allocations, and Nomad's HTTP API on ADDR:N (default 127.0.0.1:4646). Stop it with Ctrl-C.
+  -dev          a temporary data dir, everything defaulted; allocs are destroyed on exit
+  -config FILE  Nomad's agent config (HCL or .json); repeat to merge several
+  -data-dir DIR where state lives (default $BERTH_DATA_DIR, else /var/lib/berth as root,
+                else $XDG_DATA_HOME/berth); tasks outlive a restart of the agent and are
+                reattached by the next one
+  -bind ADDR    address to listen on (default 127.0.0.1)
+  -port N       HTTP port (default 4646; 0 picks a free one)
+The first line on stdout is "berth agent listening on <url>".
+Exit codes: 0 stopped by a signal; 1 failed to start; 2 usage or config error.`;
+
+/** `berth agent`. */
+export const agentCommand: Command = {
+  name: 'agent',
+  summary: "run a one-node agent serving Nomad's HTTP API",
+  help: HELP,
+  async run(argv, io) {
+    const { flags, positionals } = parseNomadFlags('agent', argv, { dev: 'boolean', config: 'multi', 'data-dir': 'string', bind: 'string', port: 'string' });
+    if (flags.help) return printHelp(io, HELP);
+    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'agent');
+    const port = flags.port === undefined ? undefined : Number(flags.port);
+    if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+      throw new UsageError(`-port must be a port number, got ${JSON.stringify(flags.port)}`, 'agent');
+    const agentFlags: AgentFlags = {
+      dev: flags.dev === true,
+      ...(flags['data-dir'] !== undefined ? { dataDir: flags['data-dir'] as string } : {}),
+      ...(flags.bind !== undefined ? { bindAddr: flags.bind as string } : {}),
+      ...(port !== undefined ? { port } : {}),
+    };
+    let config;
+    try {
+      const patches = [];
+      for (const f of (flags.config as string[] | undefined) ?? []) patches.push(await loadAgentConfigFile(f));
+      config = resolveAgentConfig(patches, agentFlags);
+    } catch (e) {
+      if (e instanceof AgentConfigError) throw new InputError('agent config', e.message);
+      throw e;
+    }
+    const agent = await startAgent(config, { log: (line) => writeLine(io.stderr, `${new Date().toISOString()} [agent] ${line}`) });
+    writeLine(io.stdout, `berth agent listening on ${agent.url}`);
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
+    writeLine(io.stderr, `${new Date().toISOString()} [agent] caught ${signal}, stopping`);
+    await agent.close();
+    return ExitCode.ok;
+  },
+};

@@ -1,0 +1,63 @@
+/**
+ * `berth eval status [-json] ID`: one evaluation (id or unique prefix), as `nomad eval status`.
+ * @module
+ */
+import { printHelp } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { writeLine } from '../io.ts';
+import { AgentApi, ApiRequestError } from '../nomad/api.ts';
+import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandGroup } from '../nomad/group.ts';
+import { kv, nanoTime, short } from '../nomad/table.ts';
+
+type Obj = Record<string, unknown>;
+
+/** `berth eval`. */
+export const evalCommand = commandGroup('eval', 'inspect evaluations', [
+  {
+    name: 'status',
+    summary: 'show an evaluation',
+    help: 'usage: berth eval status [-json] EVAL\n\nExit codes: 0 shown; 1 no such evaluation or an error; 2 usage error.',
+    async run(argv, io) {
+      const { flags, positionals } = parseNomadFlags('eval status', argv, { json: 'boolean', verbose: 'boolean', monitor: 'boolean' });
+      if (flags.help) return printHelp(io, this.help);
+      if (positionals.length !== 1) throw new UsageError('expects one evaluation id', 'eval status');
+      const api = new AgentApi();
+      const matches = (await api.get<Obj[]>(`/v1/evaluations?prefix=${encodeURIComponent(positionals[0]!)}`)).body;
+      if (matches.length === 0) throw new ApiRequestError(404, `No evaluation(s) with prefix or id "${positionals[0]}" found`);
+      if (matches.length > 1) throw new ApiRequestError(400, `Prefix matched multiple evaluations: ${matches.map((e) => short(e.ID)).join(', ')}`);
+      const e = matches[0]!;
+      if (flags.json) {
+        writeLine(io.stdout, JSON.stringify(e, null, 2));
+        return 0;
+      }
+      writeLine(
+        io.stdout,
+        kv([
+          ['ID', e.ID],
+          ['Create Time', nanoTime(e.CreateTime)],
+          ['Modify Time', nanoTime(e.ModifyTime)],
+          ['Status', e.Status],
+          ['Status Description', e.StatusDescription || e.Status],
+          ['Type', e.Type],
+          ['TriggeredBy', e.TriggeredBy],
+          ['Job ID', e.JobID],
+          ['Priority', e.Priority],
+          ['Placement Failures', !!e.FailedTGAllocs],
+          ['Previous Eval', e.PreviousEval],
+          ['Blocked Eval', e.BlockedEval],
+        ]),
+      );
+      const failed = e.FailedTGAllocs as Record<string, Obj> | null;
+      if (failed) {
+        writeLine(io.stdout, '\nFailed Placements');
+        for (const [g, f] of Object.entries(failed)) {
+          writeLine(io.stdout, `Task Group "${g}" (failed to place ${Number(f.CoalescedFailures) + 1} allocation(s)):`);
+          for (const [d, n] of Object.entries(f.DimensionExhausted as Record<string, number>))
+            writeLine(io.stdout, `  * Dimension "${d}" exhausted on ${n} nodes`);
+        }
+      }
+      return 0;
+    },
+  },
+]);

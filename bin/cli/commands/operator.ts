@@ -1,0 +1,75 @@
+/**
+ * `berth operator scheduler get-config|set-config`: the scheduler's preemption settings.
+ * @module
+ */
+import { printHelp, type Command } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { writeLine } from '../io.ts';
+import { AgentApi } from '../nomad/api.ts';
+import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandGroup } from '../nomad/group.ts';
+import { kv } from '../nomad/table.ts';
+
+type Obj = Record<string, unknown>;
+const FLAGS = {
+  'preempt-service-scheduler': 'ServiceSchedulerEnabled',
+  'preempt-batch-scheduler': 'BatchSchedulerEnabled',
+  'preempt-sysbatch-scheduler': 'SysBatchSchedulerEnabled',
+  'preempt-system-scheduler': 'SystemSchedulerEnabled',
+} as const;
+
+const getConfig: Command = {
+  name: 'get-config',
+  summary: "show the scheduler's configuration",
+  help: 'usage: berth operator scheduler get-config [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
+  async run(argv, io) {
+    const { flags } = parseNomadFlags('operator scheduler get-config', argv, { json: 'boolean' });
+    if (flags.help) return printHelp(io, this.help);
+    const { body } = await new AgentApi().get<{ SchedulerConfig: Obj }>('/v1/operator/scheduler/configuration');
+    if (flags.json) {
+      writeLine(io.stdout, JSON.stringify(body, null, 2));
+      return 0;
+    }
+    const p = body.SchedulerConfig.PreemptionConfig as Record<string, boolean>;
+    writeLine(
+      io.stdout,
+      kv([
+        ['Scheduler Algorithm', body.SchedulerConfig.SchedulerAlgorithm],
+        ['Preemption System Scheduler', p.SystemSchedulerEnabled],
+        ['Preemption Service Scheduler', p.ServiceSchedulerEnabled],
+        ['Preemption Batch Scheduler', p.BatchSchedulerEnabled],
+        ['Preemption SysBatch Scheduler', p.SysBatchSchedulerEnabled],
+      ]),
+    );
+    return 0;
+  },
+};
+
+const setConfig: Command = {
+  name: 'set-config',
+  summary: "change the scheduler's preemption settings",
+  help: `usage: berth operator scheduler set-config [-preempt-service-scheduler=true|false]
+       [-preempt-batch-scheduler=...] [-preempt-sysbatch-scheduler=...] [-preempt-system-scheduler=...]
+
+Exit codes: 0 updated; 1 an error; 2 usage error.`,
+  async run(argv, io) {
+    const { flags, positionals } = parseNomadFlags(
+      'operator scheduler set-config',
+      argv,
+      Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])),
+    );
+    if (flags.help) return printHelp(io, this.help);
+    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'operator scheduler set-config');
+    const pre: Record<string, boolean> = {};
+    for (const [flag, key] of Object.entries(FLAGS)) if (flags[flag] !== undefined) pre[key] = flags[flag] as boolean;
+    if (Object.keys(pre).length === 0) throw new UsageError('give at least one -preempt-*-scheduler flag', 'operator scheduler set-config');
+    await new AgentApi().json('POST', '/v1/operator/scheduler/configuration', { PreemptionConfig: pre });
+    writeLine(io.stdout, 'Scheduler configuration updated!');
+    return 0;
+  },
+};
+
+/** `berth operator`. */
+export const operatorCommand = commandGroup('operator', "operate the agent's scheduler", [
+  commandGroup('scheduler', "the scheduler's configuration", [getConfig, setConfig]),
+]);

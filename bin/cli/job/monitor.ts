@@ -1,0 +1,153 @@
+/**
+ * Following an evaluation and the allocations it placed, as `nomad job run` does: the
+ * evaluation's outcome (placements, preemptions, what could not be placed), then each new alloc's
+ * status until it runs (or, for a batch job, ends), and who it waits for on the way (berth's
+ * `Client` topic of the event stream: one line per watched alloc).
+ * @module
+ */
+import type { CliIO } from '../io.ts';
+import { writeLine } from '../io.ts';
+import type { AgentApi } from '../nomad/api.ts';
+import { short } from '../nomad/table.ts';
+
+type Obj = Record<string, unknown>;
+const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** What an evaluation ended with. */
+export interface EvalOutcome {
+  status: string;
+  /** The evaluation's create index: events after it concern what it did. */
+  createIndex: number;
+  placed: string[];
+  failed: boolean;
+}
+
+/** Waits for the evaluation to finish and prints what it did. */
+export async function monitorEval(api: AgentApi, io: CliIO, evalId: string): Promise<EvalOutcome> {
+  const out = (s: string) => writeLine(io.stdout, s);
+  out(`==> ${now()}: Monitoring evaluation "${short(evalId)}"`);
+  let index = 0;
+  let ev: Obj;
+  for (;;) {
+    const r = await api.get<Obj>(`/v1/evaluation/${evalId}?index=${index}&wait=30s`);
+    ev = r.body;
+    index = r.index;
+    if (ev.Status !== 'pending') break;
+  }
+  out(`    ${now()}: Evaluation triggered by job "${ev.JobID}"`);
+  const allocs = (await api.get<Obj[]>(`/v1/evaluation/${evalId}/allocations`)).body;
+  for (const a of allocs) out(`    ${now()}: Allocation "${short(a.ID)}" created: node "${short(a.NodeID)}", group "${a.TaskGroup}"`);
+  const preempted = ((ev.PlanAnnotations as Obj | null)?.PreemptedAllocs as Obj[] | undefined) ?? [];
+  for (const p of preempted) out(`    ${now()}: Allocation "${short(p.ID)}" preempted by allocation "${short(p.PreemptedByAllocation)}"`);
+  const failed = ev.FailedTGAllocs as Record<string, Obj> | null;
+  if (failed) {
+    out(`    ${now()}: Evaluation "${short(evalId)}" waiting for additional capacity to place remainder`);
+    for (const [g, f] of Object.entries(failed)) {
+      out(`    Task Group "${g}" (failed to place ${Number(f.CoalescedFailures ?? 0) + 1} allocation${Number(f.CoalescedFailures) ? 's' : ''}):`);
+      for (const [dim, n] of Object.entries((f.DimensionExhausted as Record<string, number>) ?? {})) out(`      * Dimension "${dim}" exhausted on ${n} nodes`);
+    }
+  }
+  out(`    ${now()}: Evaluation status changed: "pending" -> "${ev.Status}"`);
+  out(`==> ${now()}: Evaluation "${short(evalId)}" finished with status "${ev.Status}"`);
+  return { status: String(ev.Status), createIndex: Number(ev.CreateIndex ?? 0), placed: allocs.map((a) => String(a.ID)), failed: !!failed };
+}
+
+/**
+ * Prints each alloc's status changes until every one runs (service) or ended (batch); resolves
+ * true when none failed.
+ */
+export async function followAllocs(api: AgentApi, io: CliIO, allocIds: string[], sinceIndex: number): Promise<boolean> {
+  if (allocIds.length === 0) return true;
+  const out = (s: string) => writeLine(io.stdout, s);
+  const ac = new AbortController();
+  const watching = followWatchers(api, io, new Set(allocIds), sinceIndex, ac.signal);
+  const seen = new Map<string, string>();
+  let index = 0;
+  try {
+    for (;;) {
+      const r = await api.get<Obj[]>(`/v1/allocations?index=${index}&wait=30s`);
+      index = r.index;
+      let done = 0;
+      let failed = 0;
+      for (const a of r.body) {
+        const id = String(a.ID);
+        if (!allocIds.includes(id)) continue;
+        const status = String(a.ClientStatus);
+        if (seen.get(id) !== status) {
+          out(`    ${now()}: Allocation "${short(id)}" status "${seen.get(id) ?? 'created'}" -> "${status}"`);
+          seen.set(id, status);
+        }
+        const terminal = ['complete', 'failed', 'lost'].includes(status);
+        if (status === 'failed' || status === 'lost') failed++;
+        if (terminal || (status === 'running' && a.JobType !== 'batch' && a.JobType !== 'sysbatch')) done++;
+      }
+      if (done === allocIds.length) return failed === 0;
+    }
+  } finally {
+    ac.abort();
+    await watching;
+  }
+}
+
+/** Prints the watcher lines of the event stream's `Client` topic for `allocs` until `signal`. */
+async function followWatchers(api: AgentApi, io: CliIO, allocs: Set<string>, sinceIndex: number, signal: AbortSignal): Promise<void> {
+  const keys = [...allocs].map((a) => `topic=Client:${a}`).join('&');
+  try {
+    const res = await api.raw('GET', `/v1/event/stream?index=${sinceIndex}&${keys}`, undefined, signal);
+    let buf = '';
+    for await (const chunk of res) {
+      buf += chunk;
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        const msg = (JSON.parse(line) as { Events?: Array<{ Payload: { Message: Obj } }> }).Events?.[0]?.Payload.Message;
+        if (!msg) continue;
+        if (msg.type === 'watcher.waiting')
+          writeLine(
+            io.stdout,
+            `    ${now()}: Allocation "${short(msg.allocId)}" waiting for ${msg.role} allocation "${short(msg.watchedAllocId)}" to stop (watcher ${short(msg.watchedAllocId)}, ${msg.mode})`,
+          );
+        else if (msg.type === 'watcher.released')
+          writeLine(
+            io.stdout,
+            `    ${now()}: Allocation "${short(msg.allocId)}" done waiting for allocation "${short(msg.watchedAllocId)}" (${msg.reason ?? 'terminal'})`,
+          );
+        else if (msg.type === 'migration.done')
+          writeLine(io.stdout, `    ${now()}: Allocation "${short(msg.allocId)}" migrated data from "${short(msg.previousAllocId)}"`);
+      }
+    }
+  } catch {
+    // ended by the signal, or the agent went away: the status loop reports what matters
+  }
+}
+
+/**
+ * When the placed allocs belong to a deployment (a rolling update), prints its progress per
+ * group until it is successful or failed, as nomad's deployment monitor does; resolves with its
+ * final status, or undefined when there is none.
+ */
+export async function followDeployment(api: AgentApi, io: CliIO, jobId: string, placed: string[]): Promise<string | undefined> {
+  if (placed.length === 0) return undefined;
+  const first = (await api.get<Obj>(`/v1/allocation/${placed[0]}`)).body;
+  const id = String(first.DeploymentID ?? '');
+  if (!id) return undefined;
+  writeLine(io.stdout, `==> ${now()}: Monitoring deployment "${short(id)}" of job "${jobId}"`);
+  let index = 0;
+  let last = '';
+  for (;;) {
+    const r = await api.get<Obj>(`/v1/deployment/${id}?index=${index}&wait=30s`);
+    index = r.index;
+    const d = r.body;
+    const groups = Object.entries((d.TaskGroups as Record<string, Obj>) ?? {})
+      .map(([g, t]) => `${g}: ${t.PlacedAllocs}/${t.DesiredTotal} placed, ${t.HealthyAllocs} healthy, ${t.UnhealthyAllocs} unhealthy`)
+      .join('; ');
+    const key = `${d.Status} ${groups}`;
+    if (key !== last) writeLine(io.stdout, `    ${now()}: Deployment "${short(id)}" ${key}`);
+    last = key;
+    if (d.Status !== 'running') {
+      writeLine(io.stdout, `==> ${now()}: Deployment "${short(id)}" ${d.Status}: ${d.StatusDescription}`);
+      return String(d.Status);
+    }
+  }
+}

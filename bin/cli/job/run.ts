@@ -1,0 +1,84 @@
+/**
+ * `berth job run FILE [-detach] [-var k=v]... [-check-index N] [-json]`: registers the job with
+ * the agent, prints the evaluation (placements, preemptions, what could not be placed), then
+ * follows the new allocations until they run, unless `-detach`.
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { JobFileError, parseJobFile } from '../../../agent/jobs/jobspec.ts';
+import { printHelp, type Command } from '../command.ts';
+import { InputError, UsageError } from '../errors.ts';
+import { writeLine } from '../io.ts';
+import { AgentApi } from '../nomad/api.ts';
+import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
+import { followAllocs, followDeployment, monitorEval } from './monitor.ts';
+
+const HELP = `usage: berth job run [-detach] [-var key=value]... [-check-index N] FILE
+
+Registers the job in FILE (HCL2 or JSON) with the agent, shows the evaluation (placements,
+preemptions, placement failures), then follows the new allocations until they run (a batch
+job's: until they end), printing which allocations each one waits for.
+  -detach          print the evaluation id and return at once
+  -var key=value   a value for the job file's variable (repeatable)
+  -check-index N   register only if the job's modify index is N (0: only if it is new)
+  -json            print the job as the API receives it, register nothing
+Exit codes: 0 placed and running; 1 error or an allocation failed; 2 usage or input error,
+or some allocations could not be placed.`;
+
+/** Reads and parses a job file for the CLI (InputError on a bad file). */
+export async function readJobFile(file: string, vars: Record<string, string>): Promise<Record<string, unknown> & { ID: string }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new InputError(file, `cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    return await parseJobFile(text, { filename: file, vars });
+  } catch (e) {
+    if (e instanceof JobFileError) throw new InputError(file, e.message.replace(`${file}: `, ''));
+    throw e;
+  }
+}
+
+/** `berth job run`. */
+export const jobRunCommand: Command = {
+  name: 'run',
+  summary: 'register a job and follow its allocations',
+  help: HELP,
+  async run(argv, io) {
+    const { flags, positionals } = parseNomadFlags('job run', argv, {
+      detach: 'boolean',
+      var: 'multi',
+      'check-index': 'string',
+      json: 'boolean',
+      verbose: 'boolean',
+    });
+    if (flags.help) return printHelp(io, HELP);
+    if (positionals.length !== 1) throw new UsageError('expects one job file', 'job run');
+    const job = await readJobFile(positionals[0]!, keyValues('job run', flags.var as string[] | undefined));
+    if (flags.json) {
+      writeLine(io.stdout, JSON.stringify({ Job: job }, null, 2));
+      return 0;
+    }
+    const checkIndex = flags['check-index'];
+    if (checkIndex !== undefined && !/^\d+$/.test(checkIndex as string)) throw new UsageError('-check-index takes a number', 'job run');
+    const api = new AgentApi();
+    const { body } = await api.json<{ EvalID: string; Warnings: string }>('POST', '/v1/jobs', {
+      Job: job,
+      ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),
+    });
+    if (body.Warnings) writeLine(io.stderr, `Job Warnings:\n${body.Warnings}`);
+    if (flags.detach) {
+      writeLine(io.stdout, `Job registration successful\nEvaluation ID: ${body.EvalID}`);
+      return 0;
+    }
+    const outcome = await monitorEval(api, io, body.EvalID);
+    const ok = await followAllocs(api, io, outcome.placed, outcome.createIndex - 1);
+    if (!ok) return 1;
+    // A rolling update goes on in later batches: follow its deployment to the end.
+    const deployment = await followDeployment(api, io, String(job.ID), outcome.placed);
+    if (deployment === 'failed') return 1;
+    return outcome.failed ? 2 : 0;
+  },
+};

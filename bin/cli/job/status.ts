@@ -1,0 +1,97 @@
+/**
+ * `berth job status [-json] [ID]`: every job (a table), or one job: its fields, the summary per
+ * group and its allocations, as `nomad job status` prints them.
+ * @module
+ */
+import { printHelp, type Command } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { writeLine } from '../io.ts';
+import { AgentApi } from '../nomad/api.ts';
+import { parseNomadFlags } from '../nomad/flags.ts';
+import { kv, nanoTime, short, table } from '../nomad/table.ts';
+
+const HELP = `usage: berth job status [-json] [JOB]
+
+Without JOB: one line per job. With JOB: its details, a summary per task group and its
+allocations.
+Exit codes: 0 shown; 1 no such job or an error; 2 usage error.`;
+
+type Obj = Record<string, unknown>;
+
+/** `berth job status`. */
+export const jobStatusCommand: Command = {
+  name: 'status',
+  summary: 'list jobs, or show one',
+  help: HELP,
+  async run(argv, io) {
+    const { flags, positionals } = parseNomadFlags('job status', argv, { json: 'boolean', verbose: 'boolean' });
+    if (flags.help) return printHelp(io, HELP);
+    if (positionals.length > 1) throw new UsageError('expects at most one job id', 'job status');
+    const api = new AgentApi();
+    if (positionals.length === 0) {
+      const jobs = (await api.get<Obj[]>('/v1/jobs')).body;
+      if (flags.json) writeLine(io.stdout, JSON.stringify(jobs, null, 2));
+      else if (jobs.length === 0) writeLine(io.stdout, 'No running jobs');
+      else
+        writeLine(
+          io.stdout,
+          table(
+            ['ID', 'Type', 'Priority', 'Status', 'Submit Date'],
+            jobs.map((j) => [j.ID, j.Type, j.Priority, j.Status, nanoTime(j.SubmitTime)]),
+          ),
+        );
+      return 0;
+    }
+    const id = encodeURIComponent(positionals[0]!);
+    const job = (await api.get<Obj>(`/v1/job/${id}`)).body;
+    const allocs = (await api.get<Obj[]>(`/v1/job/${id}/allocations`)).body;
+    if (flags.json) {
+      writeLine(io.stdout, JSON.stringify(job, null, 2));
+      return 0;
+    }
+    const summary = (await api.get<{ Summary: Record<string, Record<string, number>> }>(`/v1/job/${id}/summary`)).body.Summary;
+    writeLine(
+      io.stdout,
+      kv([
+        ['ID', job.ID],
+        ['Name', job.Name],
+        ['Submit Date', nanoTime(job.SubmitTime)],
+        ['Type', job.Type],
+        ['Priority', job.Priority],
+        ['Datacenters', ((job.Datacenters as string[] | undefined) ?? ['*']).join(',')],
+        ['Namespace', job.Namespace],
+        ['Status', job.Status],
+        ['Periodic', false],
+        ['Parameterized', false],
+      ]),
+    );
+    writeLine(io.stdout, '\nSummary');
+    writeLine(
+      io.stdout,
+      table(
+        ['Task Group', 'Queued', 'Starting', 'Running', 'Failed', 'Complete', 'Lost', 'Unknown'],
+        Object.entries(summary).map(([g, s]) => [g, s.Queued, s.Starting, s.Running, s.Failed, s.Complete, s.Lost, s.Unknown]),
+      ),
+    );
+    writeLine(io.stdout, '\nAllocations');
+    if (allocs.length === 0) writeLine(io.stdout, 'No allocations placed');
+    else
+      writeLine(
+        io.stdout,
+        table(
+          ['ID', 'Node ID', 'Task Group', 'Version', 'Desired', 'Status', 'Created', 'Modified'],
+          allocs.map((a) => [
+            short(a.ID),
+            short(a.NodeID),
+            a.TaskGroup,
+            a.JobVersion,
+            a.DesiredStatus,
+            a.ClientStatus,
+            nanoTime(a.CreateTime),
+            nanoTime(a.ModifyTime),
+          ]),
+        ),
+      );
+    return 0;
+  },
+};

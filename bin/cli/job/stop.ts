@@ -1,0 +1,36 @@
+/**
+ * `berth job stop [-purge] [-detach] ID`: stops a job's allocations (and with `-purge` forgets
+ * the job), showing the evaluation unless `-detach`.
+ * @module
+ */
+import { printHelp, type Command } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { writeLine } from '../io.ts';
+import { AgentApi } from '../nomad/api.ts';
+import { parseNomadFlags } from '../nomad/flags.ts';
+import { monitorEval } from './monitor.ts';
+
+const HELP = `usage: berth job stop [-purge] [-detach] JOB
+
+Stops every allocation of JOB. -purge also forgets the job (its versions and status).
+Exit codes: 0 stopped; 1 no such job or an error; 2 usage error.`;
+
+/** `berth job stop`. */
+export const jobStopCommand: Command = {
+  name: 'stop',
+  summary: "stop a job's allocations",
+  help: HELP,
+  async run(argv, io) {
+    const { flags, positionals } = parseNomadFlags('job stop', argv, { purge: 'boolean', detach: 'boolean', yes: 'boolean' });
+    if (flags.help) return printHelp(io, HELP);
+    if (positionals.length !== 1) throw new UsageError('expects one job id', 'job stop');
+    const api = new AgentApi();
+    const { body } = await api.json<{ EvalID: string }>('DELETE', `/v1/job/${encodeURIComponent(positionals[0]!)}${flags.purge ? '?purge=true' : ''}`);
+    if (flags.detach) {
+      writeLine(io.stdout, body.EvalID);
+      return 0;
+    }
+    await monitorEval(api, io, body.EvalID);
+    return 0;
+  },
+};

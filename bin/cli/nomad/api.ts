@@ -1,0 +1,99 @@
+/**
+ * The CLI's HTTP client for a berth (or Nomad) agent: `$BERTH_ADDR` (or `$NOMAD_ADDR`, default
+ * `http://127.0.0.1:4646`), `$BERTH_TOKEN` / `$NOMAD_TOKEN` as `X-Nomad-Token`, and for HTTPS
+ * `$NOMAD_CACERT`, `$NOMAD_CLIENT_CERT`, `$NOMAD_CLIENT_KEY`.
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BerthError } from '../../../model/errors.ts';
+
+/** The agent answered with an error status; `status` is the HTTP status, the message its text. */
+export class ApiRequestError extends BerthError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The agent could not be reached. */
+export class AgentUnreachableError extends BerthError {}
+
+/** A JSON answer and its `X-Nomad-Index`. */
+export interface ApiAnswer<T> {
+  body: T;
+  index: number;
+}
+
+/** Talks to one agent. */
+export class AgentApi {
+  readonly addr: string;
+  readonly #token: string | undefined;
+  readonly #tls: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+
+  constructor(env: NodeJS.ProcessEnv = process.env) {
+    this.addr = (env.BERTH_ADDR || env.NOMAD_ADDR || 'http://127.0.0.1:4646').replace(/\/+$/, '');
+    this.#token = env.BERTH_TOKEN || env.NOMAD_TOKEN || undefined;
+    const read = (p: string | undefined) => (p ? readFileSync(p) : undefined);
+    this.#tls = {
+      ...(env.NOMAD_CACERT ? { ca: read(env.NOMAD_CACERT)! } : {}),
+      ...(env.NOMAD_CLIENT_CERT ? { cert: read(env.NOMAD_CLIENT_CERT)! } : {}),
+      ...(env.NOMAD_CLIENT_KEY ? { key: read(env.NOMAD_CLIENT_KEY)! } : {}),
+    };
+  }
+
+  /** Sends one request; resolves with the raw response (status checked). */
+  async raw(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<IncomingMessage> {
+    const url = new URL(this.addr + path);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string | number> = {};
+    if (this.#token) headers['X-Nomad-Token'] = this.#token;
+    if (payload) headers['Content-Length'] = payload.length;
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, ...this.#tls, ...(signal ? { signal } : {}) });
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      req.once('response', resolve);
+      req.once('error', (e) =>
+        reject(
+          signal?.aborted
+            ? e
+            : new AgentUnreachableError(
+                `cannot reach the agent at ${this.addr}: ${(e as NodeJS.ErrnoException).code ?? e.message} (is berth agent running? set BERTH_ADDR)`,
+              ),
+        ),
+      );
+      req.end(payload);
+    });
+    if (res.statusCode! >= 400) {
+      let text = '';
+      for await (const c of res) text += c;
+      throw new ApiRequestError(res.statusCode!, `${text.trim() || res.statusMessage} (${method} ${path}: ${res.statusCode})`);
+    }
+    return res;
+  }
+
+  /** A JSON request. */
+  async json<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<ApiAnswer<T>> {
+    const res = await this.raw(method, path, body, signal);
+    let text = '';
+    for await (const c of res) text += c;
+    return { body: (text ? JSON.parse(text) : null) as T, index: Number(res.headers['x-nomad-index'] ?? 0) };
+  }
+
+  /** GET as JSON. */
+  get<T>(path: string, signal?: AbortSignal): Promise<ApiAnswer<T>> {
+    return this.json<T>('GET', path, undefined, signal);
+  }
+
+  /** The one alloc whose id is `idOrPrefix` or starts with it (a UsageError-like error otherwise). */
+  async resolveAlloc(idOrPrefix: string): Promise<Record<string, unknown>> {
+    const { body } = await this.get<Array<{ ID: string }>>(`/v1/allocations?prefix=${encodeURIComponent(idOrPrefix)}`);
+    if (body.length === 0) throw new ApiRequestError(404, `No allocation(s) with prefix or id "${idOrPrefix}" found`);
+    if (body.length > 1 && !body.some((a) => a.ID === idOrPrefix))
+      throw new ApiRequestError(400, `Prefix matched multiple allocations: ${body.map((a) => a.ID.slice(0, 8)).join(', ')}`);
+    const id = body.find((a) => a.ID === idOrPrefix)?.ID ?? body[0]!.ID;
+    return (await this.get<Record<string, unknown>>(`/v1/allocation/${id}`)).body;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The agent's configuration: Nomad's agent HCL (and JSON) read into one config, files merged in
+ * order and flags on top, the default home, and errors that name the key.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentConfigError, defaultDataDir, loadAgentConfigFile, resolveAgentConfig } from '../../agent/config/config.ts';
+import { detectCpuMHz, detectMemoryMB } from '../../agent/config/node-resources.ts';
+
+describe('agent: configuration', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'berth-agent-config-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, text: string) => {
+    const p = join(dir, name);
+    writeFileSync(p, text);
+    return p;
+  };
+
+  it("reads Nomad's agent HCL: data dir, ports, client limits, reserved, chroot_env, gc, preemption, acl, tls", async () => {
+    const p = await loadAgentConfigFile(
+      file(
+        'agent.hcl',
+        `data_dir  = "/srv/berth"
+bind_addr = "0.0.0.0"
+ports { http = 4747 }
+client {
+  enabled           = true
+  cpu_total_compute = 1000
+  memory_total_mb   = 2048
+  gc_interval       = "30s"
+  gc_max_allocs     = 10
+  servers           = ["10.0.0.1:4646"]
+  reserved {
+    cpu    = 100
+    memory = 64
+  }
+  chroot_env = {
+    "/bin" = "/bin"
+  }
+}
+server {
+  enabled = true
+  default_scheduler_config {
+    preemption_config {
+      service_scheduler_enabled = true
+    }
+  }
+}
+acl {
+  enabled = true
+}
+consul {
+  address = "ignored:8500"
+}
+`,
+      ),
+    );
+    const cfg = resolveAgentConfig([p], {});
+    expect(cfg.dataDir).to.equal('/srv/berth');
+    expect([cfg.bindAddr, cfg.httpPort]).to.deep.equal(['0.0.0.0', 4747]);
+    expect(cfg.client).to.deep.include({
+      cpuTotalCompute: 1000,
+      memoryTotalMB: 2048,
+      gcIntervalMs: 30_000,
+      gcMaxAllocs: 10,
+      chrootEnv: { '/bin': '/bin' },
+      servers: ['http://10.0.0.1:4646'],
+    });
+    expect(cfg.client.reserved).to.deep.equal({ cpu: 100, memoryMB: 64, diskMB: 0 });
+    expect(cfg.preemption).to.deep.equal({
+      serviceSchedulerEnabled: true,
+      batchSchedulerEnabled: false,
+      sysbatchSchedulerEnabled: false,
+      systemSchedulerEnabled: true,
+    });
+    expect(cfg.acl.enabled).to.equal(true);
+  });
+
+  it('merges files in order and puts flags last; JSON files too', async () => {
+    const a = await loadAgentConfigFile(file('a.hcl', 'ports { http = 1 }\nacl { enabled = true }\n'));
+    const b = await loadAgentConfigFile(file('b.json', JSON.stringify({ ports: { http: 2 }, data_dir: '/from/b' })));
+    const cfg = resolveAgentConfig([a, b], { port: 3, dataDir: '/from/flag' });
+    expect([cfg.httpPort, cfg.dataDir, cfg.acl.enabled]).to.deep.equal([3, '/from/flag', true]);
+  });
+
+  it('names the key of a wrong value, and the file of a syntax error', async () => {
+    const bad = file('bad.hcl', 'client {\n  cpu_total_compute = "lots"\n}\n');
+    const err = await loadAgentConfigFile(bad).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(AgentConfigError);
+    expect((err as Error).message).to.contain('client.cpu_total_compute: must be a non-negative number, got "lots"');
+    const broken = await loadAgentConfigFile(file('broken.hcl', 'client {\n')).catch((e: unknown) => e);
+    expect((broken as Error).message).to.match(/broken\.hcl/);
+    const missing = await loadAgentConfigFile(join(dir, 'nope.hcl')).catch((e: unknown) => e);
+    expect((missing as Error).message).to.match(/cannot read agent config .*nope\.hcl: ENOENT/);
+    expect(() => resolveAgentConfig([{ tls: { http: true } }], { dev: true })).to.throw(
+      AgentConfigError,
+      /tls.http = true needs tls.cert_file and tls.key_file/,
+    );
+  });
+
+  it('finds a home: $BERTH_DATA_DIR, else /var/lib/berth for root, else $XDG_DATA_HOME/berth', () => {
+    expect(defaultDataDir({ BERTH_DATA_DIR: '/x' }, 0)).to.equal('/x');
+    expect(defaultDataDir({}, 0)).to.equal('/var/lib/berth');
+    expect(defaultDataDir({ XDG_DATA_HOME: '/home/u/.data' }, 1000)).to.equal('/home/u/.data/berth');
+    expect(defaultDataDir({ HOME: '/home/u' }, 1000)).to.equal('/home/u/.local/share/berth');
+    expect(resolveAgentConfig([], { dev: true }).dataDir).to.equal(''); // -dev: the agent makes a temp dir
+    expect(resolveAgentConfig([], {}, { BERTH_DATA_DIR: '/y' }).dataDir).to.equal('/y');
+  });
+
+  it("reads the node's CPU and memory as Nomad's fingerprinters do", () => {
+    expect(detectCpuMHz('cpu MHz\t\t: 2400.000\ncpu MHz\t\t: 2400.000\n')).to.equal(4800);
+    expect(detectMemoryMB('MemTotal:        8388608 kB\n')).to.equal(8192);
+    expect(detectCpuMHz()).to.be.greaterThan(0);
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * Deployments: a job update with `update { max_parallel = 1 }` replaces one alloc at a time, each
+ * batch waiting for the previous one's health (here task states: every task running for
+ * `min_healthy_time`); the deployment is readable at /v1/job/:id/deployments and
+ * /v1/deployment/:id, ends successful, and a failed one stops there.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentProcess, waitFor } from '../support/agent.ts';
+import { stopCliProcesses } from '../support/cli.ts';
+
+const job = (version: string, command: string) => ({
+  Job: {
+    ID: 'roll',
+    Name: 'roll',
+    Type: 'service',
+    TaskGroups: [
+      {
+        Name: 'g',
+        Count: 3,
+        Update: { MaxParallel: 1, HealthCheck: 'task_states', MinHealthyTime: 300e6, HealthyDeadline: 60e9 },
+        RestartPolicy: { Attempts: 0, Mode: 'fail', Interval: 60e9, Delay: 1e9 },
+        Tasks: [
+          {
+            Name: 't',
+            Driver: 'raw_exec',
+            Env: { VERSION: version },
+            Config: { command: '/bin/sh', args: ['-c', command] },
+            KillTimeout: 1e9,
+            Resources: { CPU: 20, MemoryMB: 16 },
+          },
+        ],
+      },
+    ],
+  },
+});
+
+const SLEEP = "trap 'exit 0' TERM; while :; do sleep 0.1; done";
+
+describe('agent: deployments', function () {
+  this.timeout(90_000);
+  let agent: AgentProcess | undefined;
+
+  afterEach(async () => {
+    await agent?.stop();
+    agent = undefined;
+    await stopCliProcesses();
+  });
+
+  it('rolls max_parallel allocs at a time, each batch after the previous is healthy; a failed deployment stops', async () => {
+    agent = await new AgentProcess(['-dev']).ready();
+    await agent.req('POST', '/v1/jobs', job('1', SLEEP));
+    await waitFor(agent, '/v1/job/roll/allocations', (l: any[]) => l.length === 3 && l.every((a) => a.ClientStatus === 'running'), 'v0 running');
+    expect((await agent.req('GET', '/v1/job/roll/deployments')).json).to.deep.equal([]);
+
+    await agent.req('POST', '/v1/jobs', job('2', SLEEP));
+    // Watch every change until the rollout ends: never more than one new-version alloc unhealthy.
+    let index = 0;
+    let most = 0;
+    for (;;) {
+      const r = await agent.req('GET', `/v1/job/roll/allocations?index=${index}&wait=20s`);
+      index = Number(r.headers['x-nomad-index']);
+      const v1 = (r.json as any[]).filter((a) => a.JobVersion === 1 && a.DesiredStatus === 'run');
+      most = Math.max(most, v1.filter((a) => a.DeploymentStatus?.Healthy !== true).length);
+      if (v1.length === 3 && v1.every((a) => a.DeploymentStatus?.Healthy === true)) break;
+    }
+    expect(most).to.equal(1);
+    const deps = (await agent.req('GET', '/v1/job/roll/deployments')).json as any[];
+    expect(deps).to.have.length(1);
+    const d = (await agent.req('GET', `/v1/deployment/${deps[0].ID}`)).json;
+    expect([d.Status, d.JobVersion, d.TaskGroups.g.DesiredTotal, d.TaskGroups.g.HealthyAllocs]).to.deep.equal(['successful', 1, 3, 3]);
+
+    // berth job run follows a rolling update to its end.
+    const dir = mkdtempSync(join(tmpdir(), 'berth-agent-deploy-'));
+    try {
+      writeFileSync(join(dir, 'roll.json'), JSON.stringify(job('3', SLEEP)));
+      const run = await agent.cli(['job', 'run', join(dir, 'roll.json')]);
+      expect(run.code, run.stdout + run.stderr).to.equal(0);
+      expect(run.stdout).to.match(/Monitoring deployment "\w+" of job "roll"/);
+      expect(run.stdout).to.match(/Deployment "\w+" successful: Deployment completed successfully/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    // Version 3 fails at once: the first batch's alloc is unhealthy, the rollout stops there.
+    await agent.req('POST', '/v1/jobs', job('4', 'exit 1'));
+    const failed = await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l[0]?.JobVersion === 3 && l[0].Status === 'failed', 'v3 deployment failed');
+    expect(failed[0].StatusDescription).to.equal('Failed due to unhealthy allocations');
+    const allocs = (await agent.req('GET', '/v1/job/roll/allocations')).json as any[];
+    expect(allocs.filter((a) => a.JobVersion === 3)).to.have.length(1);
+    expect(allocs.filter((a) => a.JobVersion === 2 && a.ClientStatus === 'running')).to.have.length(2);
+  });
+});
