@@ -51,6 +51,7 @@ describe('port variables (allocatedResources.shared.ports)', () => {
     expect(env.NOMAD_PORT_http).to.equal('23456');
     expect(env.LISTEN).to.equal('127.0.0.1:23456');
     const bare = buildTaskEnv({ alloc: { ...alloc, allocatedResources: undefined }, task, taskDir, allocDir });
-    expect(Object.keys(bare).filter((k) => /PORT|ADDR|_IP_/.test(k))).to.deep.equal(['LISTEN']);
+    expect(Object.keys(bare).filter((k) => /^NOMAD_(HOST_|ALLOC_)?(PORT|ADDR|IP)_/.test(k))).to.deep.equal([]);
+    expect(bare.LISTEN).to.equal('${NOMAD_ADDR_http}');
   });
 });
