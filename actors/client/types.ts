@@ -8,7 +8,7 @@ import type { Observable } from 'rxjs';
 import type { Bus } from '../../bus/bus.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
 import type { Clock } from '../../model/clock.ts';
-import type { Allocation } from '../../model/types.ts';
+import type { Allocation, ServiceRegistration } from '../../model/types.ts';
 import type { AllocFS } from '../allocfs/index.ts';
 import type { AllocResourceUsage } from '../../model/usage.ts';
 import type { CgroupOptions } from '../cgroups/detect.ts';
@@ -115,6 +115,8 @@ export interface Client {
   readonly bus: Bus;
   /** Client-side alloc updates meant for the servers. */
   readonly updates$: Observable<Allocation>;
+  /** The client's Nomad-native service catalog: every registered group and task service. */
+  services(): ServiceRegistration[];
   /**
    * Serves `GET /v1/client/allocation/<id>/snapshot` for this client's allocs, so a replacement
    * on another client (`migrate: true`) can pull their data. Default 127.0.0.1 on a free port;
@@ -204,4 +206,20 @@ export interface AllocRunner extends PrevAllocSource {
   stats(): Promise<AllocResourceUsage>;
   /** A task's log stream across rotated files. */
   logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
+  /**
+   * Runs `argv` inside the running `task` (Nomad's `alloc exec`): for exec tasks in their chroot,
+   * namespaces, cgroup and user. Output streams to `onOutput` as it comes; the result keeps
+   * bounded copies (1 MiB each). `signal` cancels (the command's process group is killed and the
+   * call rejects with the reason); `timeoutMs` bounds it (TimeoutError).
+   */
+  exec(
+    task: string,
+    argv: string[],
+    opts?: {
+      stdin?: AsyncIterable<Buffer> | Buffer;
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+    },
+  ): Promise<{ exitCode: number; stdout: Buffer; stderr: Buffer }>;
 }

@@ -19,7 +19,8 @@ import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { createAllocFS, type AllocFS } from '../allocfs/index.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
-import type { TaskHandle } from '../drivers/driver.ts';
+import type { ExecOptions, TaskHandle } from '../drivers/driver.ts';
+import { ExecError } from '../drivers/exec-process.ts';
 import type { AllocRunner, InspectionObserver, LogStream } from '../client/types.ts';
 import type { RunnerHook } from './hooks.ts';
 import { runHooks } from './hooks.ts';
@@ -397,6 +398,21 @@ export class AllocRunnerImpl implements AllocRunner {
     const pendingTask = this.#taskNames().find((n) => this.#taskContext(n)?.state.state === 'pending');
     if (pendingTask) throw new BerthError(`failed to restart task ${pendingTask}: Task not running`);
     this.#actor.send({ type: 'restartAll', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
+  }
+
+  /**
+   * Runs `argv` inside the running `task` through its driver (Nomad's `alloc exec`): output is
+   * streamed to `onOutput` as it comes; the result keeps bounded copies. `signal` cancels it
+   * (its process group is killed), `timeoutMs` bounds it (TimeoutError).
+   */
+  async exec(task: string, argv: string[], opts: ExecOptions = {}): Promise<{ exitCode: number; stdout: Buffer; stderr: Buffer }> {
+    if (!this.#taskNames().includes(task)) throw new TaskNotFoundError(task);
+    const tc = this.#taskContext(task);
+    if (!tc?.handle || tc.state.state !== 'running') throw new TaskNotRunningError();
+    const driver = this.#rt.drivers[tc.handle.driver];
+    if (!driver?.exec) throw new ExecError(`driver ${JSON.stringify(tc.handle.driver)} does not support exec`);
+    const r = await driver.exec(tc.handle, argv, opts);
+    return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
   }
 
   async stats(): Promise<AllocResourceUsage> {
