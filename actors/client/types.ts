@@ -58,6 +58,10 @@ export interface ClientOptions extends GcClientOptions {
   migrateTimeoutMs?: number;
   /** Clock for every delay berth schedules (default: real time). Tests inject one. */
   clock?: Clock;
+  /** Address registered for services without a port label (the node's address). Default 127.0.0.1. */
+  serviceAddress?: string;
+  /** Bounds on artifact downloads (defaults: 30 minutes; the group's ephemeral disk in bytes). */
+  artifacts?: { timeoutMs?: number; maxBytes?: number };
   /** Random source in [0,1) for jitter and stagger (default Math.random). */
   random?: () => number;
   /** Remote watcher retry timing (default 30000 + uniform [0, 30000)). */

@@ -13,7 +13,7 @@ import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
 import { taskGroupOf } from '../../model/status.ts';
-import type { Allocation } from '../../model/types.ts';
+import type { AllocDeploymentStatus, Allocation } from '../../model/types.ts';
 import { addUsage, emptyUsage, type AllocResourceUsage, type TaskResourceUsage } from '../../model/usage.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { createAllocFS, type AllocFS } from '../allocfs/index.ts';
@@ -91,6 +91,8 @@ export class AllocRunnerImpl implements AllocRunner {
   #signalSeq = 0;
   #stopped = false;
   #fs: AllocFS | undefined;
+  /** Set once by the health tracker (Nomad's alloc health for deployments). */
+  #deploymentStatus: AllocDeploymentStatus | undefined;
 
   constructor(opts: AllocRunnerOptions) {
     const { rt, alloc } = opts;
@@ -128,6 +130,11 @@ export class AllocRunnerImpl implements AllocRunner {
       copiesOut: new Set(),
       setupNotes: new Map(),
       restored: pastWait,
+      exec: (task, argv, o) => this.exec(task, argv, o),
+      toTask: (taskName, event) => {
+        if (!this.#stopped && this.#state !== 'destroyed') this.#actor.send({ type: 'toTask', taskName, event });
+      },
+      setDeploymentStatus: (status) => this.#setDeploymentStatus(status),
     };
     rt.registry.set(alloc.id, this.#internals);
     const { roles, tasks } = taskSettingsFor(
@@ -184,6 +191,12 @@ export class AllocRunnerImpl implements AllocRunner {
   }
 
   #computeView(s: AllocSnapshot): Allocation {
+    const view = this.#computeChartView(s);
+    if (!this.#deploymentStatus) return view;
+    return { ...view, deploymentStatus: { ...view.deploymentStatus, ...this.#deploymentStatus } };
+  }
+
+  #computeChartView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
     // A terminal alloc keeps the status it came with (whatever later updates say): none of its
     // tasks ran in this life.
@@ -200,6 +213,17 @@ export class AllocRunnerImpl implements AllocRunner {
       ...(description ? { clientDescription: description } : {}),
       taskStates: ctx.taskStates,
     };
+  }
+
+  /** The health tracker's verdict: part of every later view, reported at once. */
+  #setDeploymentStatus(status: AllocDeploymentStatus): void {
+    if (this.#stopped || this.#state === 'destroyed') return;
+    this.#deploymentStatus = { ...status };
+    this.#view = this.#computeView(this.#actor.getSnapshot());
+    if (!this.#broadcaster.closed) this.#broadcaster.send(this.#view);
+    this.#rt.bus.publish('alloc.updated', { allocId: this.allocId, alloc: this.#view });
+    this.#rt.store.putAlloc(this.#view);
+    this.#notify();
   }
 
   #onSnapshot(s: AllocSnapshot) {

@@ -8,7 +8,7 @@ import { fromPromise } from 'xstate';
 import { fromAbortablePromise } from './abortable.ts';
 import { sleep, type Clock } from '../../model/clock.ts';
 import { BerthError, DriverConfigError, DriverStartError, TaskNotStartedError } from '../../model/errors.ts';
-import type { TaskEvent } from '../../model/types.ts';
+import type { Allocation, Task, TaskEvent } from '../../model/types.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
 import type { Driver, ExitResult, TaskConfig, TaskHandle } from '../drivers/driver.ts';
@@ -67,6 +67,32 @@ export async function waitExit(driver: Driver, handle: TaskHandle, signal: Abort
       return { exitCode: result.exitCode, signal: result.signal, err: `${result.err ?? 'plugin is shut down'}; failed to recover task: ${msg(e)}` };
     }
   }
+}
+
+/**
+ * The environment a task runs with on this client (also what its artifacts, services and
+ * checks interpolate). `chroot`: directory variables are the in-chroot paths.
+ */
+export function taskEnvironment(
+  rt: Runtime,
+  alloc: Allocation,
+  task: Task,
+  taskDir: { dir: string; localDir: string; secretsDir: string },
+  allocDir: { dir: string; sharedDir: string },
+  chroot: boolean,
+): Record<string, string> {
+  return buildTaskEnv({
+    alloc,
+    task,
+    taskDir,
+    allocDir,
+    fsIsolation: chroot ? 'chroot' : 'none',
+    nodeId: rt.nodeId,
+    nodeName: rt.nodeName,
+    datacenter: rt.datacenter,
+    region: rt.region,
+    ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
+  });
 }
 
 /** Builds the three task actors for a runtime. */
@@ -128,18 +154,7 @@ export function taskActors(rt: Runtime) {
         allocId: input.allocId,
         taskName: task.name,
         task,
-        env: buildTaskEnv({
-          alloc,
-          task,
-          taskDir,
-          allocDir: r.allocDir,
-          fsIsolation: chroot ? 'chroot' : 'none',
-          nodeId: rt.nodeId,
-          nodeName: rt.nodeName,
-          datacenter: rt.datacenter,
-          region: rt.region,
-          ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
-        }),
+        env: taskEnvironment(rt, alloc, task, taskDir, r.allocDir, chroot),
         ...(chroot ? {} : { inheritHostEnv: true }),
         taskDir: { dir: taskDir.dir, localDir: taskDir.localDir, secretsDir: taskDir.secretsDir, privateDir: taskDir.privateDir, tmpDir: taskDir.tmpDir },
         allocDir: { dir: r.allocDir.dir, sharedDir: r.allocDir.sharedDir, logsDir: join(r.allocDir.sharedDir, 'logs') },

@@ -1,0 +1,80 @@
+/**
+ * The task runner's service hooks: `taskServices`, the callback actor the task chart invokes
+ * while a task runs (poststart: register its services and run their checks; stopped when the
+ * task leaves `running`: deregister, before any shutdown delay or kill), and the alloc runner
+ * hook for group services (prerun: register; preKill, postrun, destroy, shutdown: deregister).
+ * A check_restart restarts its task through the task chart ("Restart Signaled", a failure).
+ * @module
+ */
+import { fromCallback } from 'xstate';
+import type { TaskMachineEvent } from '../../machines/task.machine.ts';
+import { taskGroupOf } from '../../model/status.ts';
+import type { RunnerHook } from '../runner/hooks.ts';
+import type { Runtime } from '../runner/runtime.ts';
+import { startServiceSet, type ServiceSetDeps } from './service-set.ts';
+
+function depsOf(rt: Runtime): ServiceSetDeps {
+  return {
+    clock: rt.clock,
+    bus: rt.bus,
+    catalog: rt.services,
+    node: { nodeId: rt.nodeId, datacenter: rt.datacenter ?? 'dc1', address: rt.serviceAddress },
+  };
+}
+
+/** The `taskServices` actor of a runtime (see the module doc). */
+export function taskServicesLogic(rt: Runtime) {
+  return fromCallback<TaskMachineEvent, { allocId: string; taskName: string; startedAt: number }>(({ input, sendBack }) => {
+    const r = rt.registry.get(input.allocId);
+    if (!r) return undefined;
+    const alloc = r.serverAlloc();
+    const group = taskGroupOf(alloc);
+    const task = group.tasks.find((t) => t.name === input.taskName);
+    if (!task?.services?.length) return undefined;
+    const set = startServiceSet(depsOf(rt), {
+      alloc,
+      owner: { task: task.name, group: group.name },
+      services: task.services,
+      startedAt: rt.clock.now(),
+      exec: (name, argv, o) => r.exec(name, argv, o),
+      restart: (_task, reason) => sendBack({ type: 'restart', time: rt.clock.now(), reason, failure: true }),
+    });
+    return () => set.stop();
+  });
+}
+
+/** The alloc runner hook that runs the group's services (see the module doc). */
+export function groupServicesHook(rt: Runtime): RunnerHook {
+  const sets = new Map<string, { stop(): void }>();
+  const stop = async ({ alloc }: { alloc: { id: string } }) => {
+    sets.get(alloc.id)?.stop();
+    sets.delete(alloc.id);
+  };
+  return {
+    name: 'group_services',
+    async prerun({ alloc }) {
+      const group = taskGroupOf(alloc);
+      if (!group.services?.length || sets.has(alloc.id)) return;
+      const r = rt.registry.get(alloc.id);
+      sets.set(
+        alloc.id,
+        startServiceSet(depsOf(rt), {
+          alloc,
+          owner: { group: group.name },
+          services: group.services,
+          startedAt: rt.clock.now(),
+          ...(r
+            ? {
+                exec: (name, argv, o) => r.exec(name, argv, o),
+                restart: (task, reason) => r.toTask(task, { type: 'restart', time: rt.clock.now(), reason, failure: true }),
+              }
+            : {}),
+        }),
+      );
+    },
+    preKill: stop,
+    postrun: stop,
+    destroy: stop,
+    shutdown: stop,
+  };
+}
