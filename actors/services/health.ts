@@ -88,6 +88,8 @@ function watchHealth(rt: Runtime, r: RunnerInternals, group: TaskGroup, p: Healt
   const deadline = rt.clock.setTimeout(() => decide(false), p.healthyDeadlineMs);
   subs.push(rt.bus.of('task.state').subscribe((m) => m.allocId === allocId && evaluate()));
   subs.push(rt.bus.of('check.status').subscribe((m) => m.allocId === allocId && evaluate()));
+  // A stopping alloc's health is not decided (its tasks are being killed on purpose).
+  subs.push(rt.bus.of('alloc.state').subscribe((m) => m.allocId === allocId && (m.to === 'stopping' || m.to === 'destroyed') && stop()));
   evaluate();
   return stop;
 }

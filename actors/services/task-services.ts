@@ -43,7 +43,11 @@ export function taskServicesLogic(rt: Runtime) {
   });
 }
 
-/** The alloc runner hook that runs the group's services (see the module doc). */
+/**
+ * The alloc runner hook that runs the group's services (see the module doc). As Nomad's group
+ * service hook deregisters before the group's shutdown_delay, the services go as soon as the
+ * alloc starts stopping (its chart's `stopping` state, seen on the bus), before that delay.
+ */
 export function groupServicesHook(rt: Runtime): RunnerHook {
   const sets = new Map<string, { stop(): void }>();
   const stop = async ({ alloc }: { alloc: { id: string } }) => {
@@ -56,21 +60,27 @@ export function groupServicesHook(rt: Runtime): RunnerHook {
       const group = taskGroupOf(alloc);
       if (!group.services?.length || sets.has(alloc.id)) return;
       const r = rt.registry.get(alloc.id);
-      sets.set(
-        alloc.id,
-        startServiceSet(depsOf(rt), {
-          alloc,
-          owner: { group: group.name },
-          services: group.services,
-          startedAt: rt.clock.now(),
-          ...(r
-            ? {
-                exec: (name, argv, o) => r.exec(name, argv, o),
-                restart: (task, reason) => r.toTask(task, { type: 'restart', time: rt.clock.now(), reason, failure: true }),
-              }
-            : {}),
-        }),
-      );
+      const set = startServiceSet(depsOf(rt), {
+        alloc,
+        owner: { group: group.name },
+        services: group.services,
+        startedAt: rt.clock.now(),
+        ...(r
+          ? {
+              exec: (name, argv, o) => r.exec(name, argv, o),
+              restart: (task, reason) => r.toTask(task, { type: 'restart', time: rt.clock.now(), reason, failure: true }),
+            }
+          : {}),
+      });
+      const sub = rt.bus.of('alloc.state').subscribe((m) => {
+        if (m.allocId === alloc.id && (m.to === 'stopping' || m.to === 'destroyed')) void stop({ alloc });
+      });
+      sets.set(alloc.id, {
+        stop: () => {
+          sub.unsubscribe();
+          set.stop();
+        },
+      });
     },
     preKill: stop,
     postrun: stop,
