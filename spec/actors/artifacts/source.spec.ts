@@ -6,17 +6,34 @@ describe('artifacts: reading an artifact block as go-getter does', () => {
   it('takes checksum and archive out of the URL query, strips a forced http:: getter, defaults to local/', () => {
     const a = { source: 'http::https://example.com/app.tgz?checksum=sha256:' + 'a'.repeat(64) + '&x=1' };
     const plan = planArtifact(a, a.source, undefined);
-    expect(plan).to.deep.include({ getter: 'http', url: 'https://example.com/app.tgz?x=1', fileName: 'app.tgz', archive: 'tgz', mode: 'any', destination: 'local' });
+    expect(plan).to.deep.include({
+      getter: 'http',
+      url: 'https://example.com/app.tgz?x=1',
+      fileName: 'app.tgz',
+      archive: 'tgz',
+      mode: 'any',
+      destination: 'local',
+    });
     expect(plan.checksum).to.deep.equal({ type: 'sha256', value: 'a'.repeat(64) });
   });
 
   it('file sources: a path or a file: URL', () => {
     expect(planArtifact({ source: '/srv/x.zip' }, '/srv/x.zip', '.')).to.deep.include({ getter: 'file', url: '/srv/x.zip', archive: 'zip', destination: '' });
-    expect(planArtifact({ source: 'file:///srv/a%20b.txt' }, 'file:///srv/a%20b.txt', 'local/conf')).to.deep.include({ url: '/srv/a b.txt', destination: 'local/conf' });
+    expect(planArtifact({ source: 'file:///srv/a%20b.txt' }, 'file:///srv/a%20b.txt', 'local/conf')).to.deep.include({
+      url: '/srv/a b.txt',
+      destination: 'local/conf',
+    });
   });
 
   it('archive formats by extension, archive=false, a named format; bzip2 and xz refused with what to do', () => {
-    expect(['/a.tar', '/a.tar.gz', '/a.tgz', '/a.zip', '/a.gz', '/a.bin'].map((p) => archiveFormat(undefined, p))).to.deep.equal(['tar', 'tgz', 'tgz', 'zip', 'gz', undefined]);
+    expect(['/a.tar', '/a.tar.gz', '/a.tgz', '/a.zip', '/a.gz', '/a.bin'].map((p) => archiveFormat(undefined, p))).to.deep.equal([
+      'tar',
+      'tgz',
+      'tgz',
+      'zip',
+      'gz',
+      undefined,
+    ]);
     expect(archiveFormat('false', '/a.zip')).to.equal(undefined);
     expect(archiveFormat('zip', '/download')).to.equal('zip');
     expect(() => archiveFormat(undefined, '/a.tar.xz')).to.throw(ArtifactError, /\.tar\.xz is not supported by berth .* options\.archive = "false"/);

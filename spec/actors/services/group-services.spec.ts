@@ -66,15 +66,31 @@ describe('group services: tcp and script checks, deregistered before the shutdow
     await viewWhere(client, r, (a) => a.taskStates?.main?.state === 'running');
     expect(client.services().map((s) => [s.id, s.serviceName, s.port])).to.deep.equal([[`_nomad-task-${r.allocId}-group-web-grp-http`, 'grp', port]]);
     const last = (name: string) => checks.items.filter((m) => m.check === name).at(-1);
-    await eventually('tcp passing', () => last('tcp')?.status === 'passing', () => clock.advance(CHECK_MS));
+    await eventually(
+      'tcp passing',
+      () => last('tcp')?.status === 'passing',
+      () => clock.advance(CHECK_MS),
+    );
     expect(last('tcp')!.output).to.equal(`TCP connect 127.0.0.1:${port}: Success`);
-    await eventually('a script result', () => last('script')?.output === 'not ready\n', () => clock.advance(CHECK_MS));
+    await eventually(
+      'a script result',
+      () => last('script')?.output === 'not ready\n',
+      () => clock.advance(CHECK_MS),
+    );
     expect(last('script')).to.include({ status: 'critical', task: 'main', service: 'grp' });
     writeFileSync(path.join(r.allocDir.dir, 'main', 'local', 'status'), 'degraded');
     writeFileSync(path.join(r.allocDir.dir, 'main', 'local', 'code'), '1');
-    await eventually('a warning', () => last('script')?.status === 'warning', () => clock.advance(CHECK_MS));
+    await eventually(
+      'a warning',
+      () => last('script')?.status === 'warning',
+      () => clock.advance(CHECK_MS),
+    );
     writeFileSync(path.join(r.allocDir.dir, 'main', 'local', 'code'), '0');
-    await eventually('a passing script', () => last('script')?.status === 'passing', () => clock.advance(CHECK_MS));
+    await eventually(
+      'a passing script',
+      () => last('script')?.status === 'passing',
+      () => clock.advance(CHECK_MS),
+    );
     expect(last('script')!.output).to.equal('degraded');
 
     // Stop: the service leaves the catalog while the task still runs out the group's shutdown delay.

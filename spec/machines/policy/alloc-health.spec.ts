@@ -8,10 +8,30 @@ const group: TaskGroup = { name: 'g', tasks: [init, web] };
 const running: TaskState = { state: 'running', failed: false, restarts: 0, events: [] };
 const doneOk: TaskState = { state: 'dead', failed: false, restarts: 0, events: [] };
 const p: HealthParams = { useChecks: true, minHealthyTimeMs: 10_000, healthyDeadlineMs: 300_000, isDeploy: true };
-const update = { maxParallel: 1, healthCheck: 'checks' as const, minHealthyTimeMs: 20_000, healthyDeadlineMs: 60_000, progressDeadlineMs: 0, autoRevert: false, autoPromote: false, canary: 0, staggerMs: 0 };
+const update = {
+  maxParallel: 1,
+  healthCheck: 'checks' as const,
+  minHealthyTimeMs: 20_000,
+  healthyDeadlineMs: 60_000,
+  progressDeadlineMs: 0,
+  autoRevert: false,
+  autoPromote: false,
+  canary: 0,
+  staggerMs: 0,
+};
 
 function alloc(over: Partial<Allocation>, g: TaskGroup = group): Allocation {
-  return { id: 'a', nodeId: 'n', jobId: 'j', job: { id: 'j', type: 'service', taskGroups: [g] }, taskGroup: 'g', desiredStatus: 'run', clientStatus: 'running', allocModifyIndex: 1, ...over };
+  return {
+    id: 'a',
+    nodeId: 'n',
+    jobId: 'j',
+    job: { id: 'j', type: 'service', taskGroups: [g] },
+    taskGroup: 'g',
+    desiredStatus: 'run',
+    clientStatus: 'running',
+    allocModifyIndex: 1,
+    ...over,
+  };
 }
 
 describe('policy: alloc health (Nomad tracker)', () => {
@@ -31,11 +51,18 @@ describe('policy: alloc health (Nomad tracker)', () => {
   });
 
   it('holds when every task runs (a prestart hook may have exited well) and every desired check passes', () => {
-    expect(healthNow({ group, taskStates: { init: doneOk, web: running }, checks: [{ task: 'web', status: 'passing' }], useChecks: true })).to.deep.equal({ holds: true });
+    expect(healthNow({ group, taskStates: { init: doneOk, web: running }, checks: [{ task: 'web', status: 'passing' }], useChecks: true })).to.deep.equal({
+      holds: true,
+    });
     expect(healthNow({ group, taskStates: { init: doneOk, web: running }, checks: [], useChecks: true }).holds).to.equal(false);
-    expect(healthNow({ group, taskStates: { init: doneOk, web: running }, checks: [{ task: 'web', status: 'warning' }], useChecks: true }).holds).to.equal(false);
+    expect(healthNow({ group, taskStates: { init: doneOk, web: running }, checks: [{ task: 'web', status: 'warning' }], useChecks: true }).holds).to.equal(
+      false,
+    );
     expect(healthNow({ group, taskStates: { init: doneOk, web: running }, checks: [], useChecks: false }).holds).to.equal(true);
-    expect(healthNow({ group, taskStates: { init: doneOk, web: { ...running, failed: true } }, checks: [], useChecks: false })).to.deep.equal({ failed: 'web', holds: false });
+    expect(healthNow({ group, taskStates: { init: doneOk, web: { ...running, failed: true } }, checks: [], useChecks: false })).to.deep.equal({
+      failed: 'web',
+      holds: false,
+    });
   });
 
   it("gives Nomad's texts", () => {
