@@ -85,7 +85,9 @@ export { DEFAULT_RETRY } from './actors/watchers/types.ts';
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
-export type { AllocRunner, Client, ClientOptions, InspectionObserver, LogStream, TlsFiles } from './actors/client/types.ts';
+export type { Client, ClientOptions, TlsFiles } from './actors/client/types.ts';
+export type { AllocRunner, AllocResult, InspectionObserver, LogStream, TaskResult } from './actors/runner/api.ts';
+export { allocResult } from './model/alloc-result.ts';
 export type { HookContext, HookKind, RunnerHook } from './actors/runner/hooks.ts';
 export { connectInspector, type WsInspector, type WsInspectorOptions } from './actors/inspect/ws-inspector.ts';
 export { openStateStore, StateStoreError, type StateStore, type StateStoreOptions, type StoredAlloc } from './actors/state/state-store.ts';
@@ -109,7 +111,7 @@ export { formatUsageLine } from './actors/cgroups/format-usage.ts';
 export { cgroupLimits, type CgroupLimits } from './machines/policy/cgroup-limits.ts';
 
 // Machines and policies, for hosts that want to drive or inspect them directly.
-export { allocMachine, ALLOC_STATES, type AllocContext, type AllocMachineInput, type TaskSettings } from './machines/alloc.machine.ts';
+export { allocMachine, ALLOC_STATES, type AllocContext, type AllocMachineInput, type TaskSettings } from './machines/alloc/index.ts';
 export {
   taskMachine,
   type ExitOutput,

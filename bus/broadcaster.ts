@@ -1,35 +1,55 @@
 /**
  * AllocBroadcaster / AllocListener (docs/bus.md; Nomad `client/structs/broadcaster.go`).
  *
- * One runner's client-side alloc updates, fanned out to any number of listeners: the sender
- * never blocks, a stale version (lower `allocModifyIndex`) is dropped, and each listener is a
- * single-slot mailbox that always holds the newest value, so a slow reader never sees a stale
- * version and never slows the sender.
+ * One runner's client-side alloc updates, fanned out to any number of listeners. The state lives
+ * in an RxJS `BehaviorSubject<Allocation>` (made by the first send): `send` drops a stale version
+ * (lower `allocModifyIndex`) and calls the subject's `next`. Each listener is one subscription to
+ * that subject feeding a single-slot mailbox that always holds the newest value, so a slow reader
+ * never sees a stale version and never slows the sender; its `updates$` hangs off the same
+ * subscription (a listener sits on the subject once, however it is read).
  *
  * ```
- *   send(a3) ──► last = a3 ──► listener 1 slot [a3]   (a2 overwritten, never read)
- *                          └─► listener 2 slot [a3]   └─► its updates$ observers
+ *   send(a3) ──► BehaviorSubject.next(a3) ──► listener 1: slot [a3]   (a2 overwritten, never read)
+ *                                        └──► listener 2: slot [a3] ──► its updates$ observers
  * ```
- *
- * Why not one RxJS subscription per listener: a send then went through RxJS's Subscriber and
- * ConsumerObserver layers once per listener, and a listener whose `updates$` was watched sat on
- * the subject twice (its mailbox and its stream). With 100 listeners that cost a send 0.27-0.5x
- * of a bare BehaviorSubject. The broadcaster now calls each listener's mailbox directly from a
- * copy-on-write array (no allocation per send), and `updates$` observers hang off their listener.
+ * Hosts read the state as an Observable (`subject`, `state$`); only `send` writes it.
  * @module
  */
-import { Observable, type Subscriber } from 'rxjs';
+import { BehaviorSubject, Observable, type Observer, type Subscriber, type Subscription, type Unsubscribable } from 'rxjs';
 import { AllocBroadcasterClosedError } from '../model/errors.ts';
 import type { Allocation } from '../model/types.ts';
 
+/** An observer that subscribed before the first send: attached to the subject once it exists. */
+interface Early {
+  observer: Partial<Observer<Allocation>>;
+  sub?: Subscription;
+  gone: boolean;
+}
+
 /** Fans out one runner's alloc updates; see the module doc. */
 export class AllocBroadcaster {
-  #last: Allocation | undefined;
+  /** The state: made by the first send (a BehaviorSubject always holds a value). */
+  #subject: BehaviorSubject<Allocation> | undefined;
+  #early: Early[] = [];
   #closed = false;
-  /** Replaced (never mutated) when a listener joins or leaves, so a send can iterate it safely. */
-  #listeners: readonly AllocListener[] = [];
+  /** The last accepted alloc (the subject's value, or a newer one still queued). */
+  #last: Allocation | undefined;
   /** Sends made from inside a listener's callback wait here, so every listener sees sends in order. */
   #queue: Allocation[] | undefined;
+
+  /** The state as hosts read it: the last accepted alloc at once, then every accepted one. */
+  readonly state$: Observable<Allocation> = new Observable<Allocation>((sub) => {
+    const u = this._attach(sub);
+    return () => u.unsubscribe();
+  });
+
+  /**
+   * The BehaviorSubject that holds the state, read-only (typed as an Observable); undefined until
+   * the first send. Prefer {@link state$}, which also covers the time before it.
+   */
+  get subject(): Observable<Allocation> | undefined {
+    return this.#subject;
+  }
 
   /**
    * Offers `alloc` to every listener. Returns false when it was dropped as stale
@@ -48,39 +68,55 @@ export class AllocBroadcaster {
     }
     this.#queue = [];
     try {
-      this.#deliver(alloc);
-      for (let i = 0; i < this.#queue.length; i++) this.#deliver(this.#queue[i]!);
+      if (this.#subject) this.#subject.next(alloc);
+      else this.#begin(alloc);
+      // RxJS delivers a nested next to every observer at once, before the outer one has reached
+      // the rest: queued instead, each listener sees the sends in order and keeps the newest.
+      for (let i = 0; i < this.#queue.length; i++) this.#subject!.next(this.#queue[i]!);
     } finally {
       this.#queue = undefined;
     }
     return true;
   }
 
-  #deliver(alloc: Allocation): void {
-    const ls = this.#listeners;
-    for (let i = 0; i < ls.length; i++) ls[i]!._offer(alloc);
+  /** The first value: the subject is born with it, and the early observers get it as they attach. */
+  #begin(alloc: Allocation): void {
+    const subject = (this.#subject = new BehaviorSubject(alloc));
+    const early = this.#early;
+    this.#early = [];
+    for (const e of early) if (!e.gone) e.sub = subject.subscribe(e.observer);
   }
 
   /** A new listener, primed with the last accepted alloc (even after close). */
   listen(): AllocListener {
-    const l = new AllocListener(this, this.#last, this.#closed);
-    if (!this.#closed) this.#listeners = [...this.#listeners, l];
-    return l;
+    return new AllocListener(this, this.last, this.#closed);
   }
 
-  /** @internal a listener closed: stop offering to it. */
-  _remove(l: AllocListener): void {
-    const i = this.#listeners.indexOf(l);
-    if (i >= 0) this.#listeners = [...this.#listeners.slice(0, i), ...this.#listeners.slice(i + 1)];
+  /** @internal subscribes `observer` to the state (now, or at the first send). */
+  _attach(observer: Partial<Observer<Allocation>>): Unsubscribable {
+    if (this.#subject) return this.#subject.subscribe(observer);
+    if (this.#closed) {
+      observer.complete?.();
+      return { unsubscribe: () => undefined };
+    }
+    const e: Early = { observer, gone: false };
+    this.#early.push(e);
+    return {
+      unsubscribe: () => {
+        e.gone = true;
+        e.sub?.unsubscribe();
+      },
+    };
   }
 
   /** Completes every listener (each can still read its pending value). Idempotent. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    const ls = this.#listeners;
-    this.#listeners = [];
-    for (const l of ls) l._finish();
+    const early = this.#early;
+    this.#early = [];
+    for (const e of early) if (!e.gone) e.observer.complete?.();
+    this.#subject?.complete();
   }
 
   /** True after {@link close}. */
@@ -106,13 +142,13 @@ export class AllocListener {
   #done = false;
   #closed = false;
   #waiter: Waiter | undefined;
-  /** Live `updates$` subscribers; copy-on-write like the broadcaster's listeners. */
+  /** Live `updates$` subscribers, fed from this listener's one subscription. */
   #observers: readonly Subscriber<Allocation>[] = [];
+  #sub: Unsubscribable | undefined;
 
   /** @internal created by {@link AllocBroadcaster.listen}. */
   constructor(source: AllocBroadcaster, primed: Allocation | undefined, broadcasterClosed: boolean) {
     this.#source = source;
-    this.#slot = primed;
     this.#done = broadcasterClosed;
     this.updates$ = new Observable<Allocation>((sub) => {
       if (this.#closed) {
@@ -130,10 +166,16 @@ export class AllocListener {
         this.#observers = this.#observers.filter((o) => o !== sub);
       };
     });
+    if (broadcasterClosed) {
+      this.#slot = primed;
+      return;
+    }
+    // One subscription: a BehaviorSubject hands over its current value at once, which primes the slot.
+    this.#sub = source._attach({ next: (a) => this.#offer(a), complete: () => this.#finish() });
   }
 
-  /** @internal the broadcaster accepted `a`. */
-  _offer(a: Allocation): void {
+  /** The subject accepted `a`. */
+  #offer(a: Allocation): void {
     const w = this.#waiter;
     if (w) {
       this.#waiter = undefined;
@@ -146,8 +188,8 @@ export class AllocListener {
     for (let i = 0; i < obs.length; i++) obs[i]!.next(a);
   }
 
-  /** @internal no more values: wake a waiting reader with undefined and complete `updates$`. */
-  _finish(): void {
+  /** No more values: wake a waiting reader with undefined and complete `updates$`. */
+  #finish(): void {
     if (this.#done) return;
     this.#done = true;
     const w = this.#waiter;
@@ -191,7 +233,8 @@ export class AllocListener {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#source._remove(this);
-    this._finish();
+    this.#sub?.unsubscribe();
+    this.#sub = undefined;
+    this.#finish();
   }
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import type { AllocState } from '../model/alloc-state.ts';
+import type { HookKind } from '../model/hook-kind.ts';
 import type { Allocation, TaskEvent, TaskState } from '../model/types.ts';
 import type { ResourceUsage } from '../model/usage.ts';
 
@@ -17,8 +18,8 @@ export interface BusMessageMap {
   'task.state': { allocId: string; task: string; state: TaskState };
   /** A task event was appended (Nomad's exact type strings). */
   'task.event': { allocId: string; task: string; event: TaskEvent };
-  /** A hook failed; `kind` is prerun, update, postrun or destroy. */
-  'hook.error': { allocId: string; hook: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'shutdown' | 'preTaskRestart'; error: string };
+  /** A hook failed, of any kind. */
+  'hook.error': { allocId: string; hook: string; kind: HookKind; error: string };
   /** An alloc started waiting on one watched alloc. */
   'watcher.waiting': { allocId: string; watchedAllocId: string; role: 'previous' | 'preempted'; mode: 'local' | 'remote' };
   /** A remote watcher's request failed and will be retried after `delayMs`. */

@@ -32,7 +32,7 @@ import { missingActor } from './missing-actor.ts';
 import { and, assign, fromCallback, fromPromise, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
-import { decideRestart, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
+import { decideRestart, newRestartTracker, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
 import { appendEvent, details, runOpen, taskEvent } from './policy/task-events.ts';
 import { shutdownDelayEvent } from './policy/shutdown-delay.ts';
 import type { TaskRole } from './policy/task-roles.ts';
@@ -401,7 +401,7 @@ export const taskMachine = setup({
         ...c,
         state: { ...rest, state: 'pending' as const, failed: false },
         gateOpen: false,
-        tracker: { count: 0, intervalStart: 0 },
+        // A forced restart does not reset the tracker (Nomad's ForceRestart keeps its count).
         killRequested: false,
         killAfterRestart: false,
       };
@@ -414,7 +414,7 @@ export const taskMachine = setup({
     taskName: input.taskName,
     role: input.role,
     restart: input.restart,
-    tracker: { count: 0, intervalStart: 0 },
+    tracker: newRestartTracker(input.now),
     killTimeoutMs: input.killTimeoutMs,
     killSignal: input.killSignal,
     shutdownDelayMs: input.shutdownDelayMs ?? 0,

@@ -2,6 +2,6 @@
 
 /**
  * Top-level state of an allocation's machine, in lifecycle order. The alloc chart defines them;
- * `ALLOC_STATES` in `machines/alloc.machine.ts` is read from the chart itself.
+ * `ALLOC_STATES` in `machines/alloc/chart.ts` is read from the chart itself.
  */
 export type AllocState = 'pending' | 'waiting-prev' | 'running' | 'stopping' | 'destroyed';

@@ -10,3 +10,7 @@ export * from './task-handle.ts';
 export * from './json-value.ts';
 export * from './usage.ts';
 export * from './watch.ts';
+export * from './error-text.ts';
+export * from './hook-kind.ts';
+export * from './alloc-result.ts';
+export * from './restart-defaults.ts';

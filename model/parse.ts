@@ -6,6 +6,7 @@
  */
 import { InvalidAllocationError } from './errors.ts';
 import { jsonValueProblems } from './json-value.ts';
+import { completeRestartPolicy, defaultRestartPolicy } from './restart-defaults.ts';
 import type { Allocation, DesiredTransition, Disconnect, Job, Resources, RestartPolicy, Task, TaskEvent, TaskGroup, TaskState } from './types.ts';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -264,17 +265,25 @@ function oneOf<T extends string>(v: unknown, allowed: string[], path: string, is
   return v as T;
 }
 
+/** The fields given; {@link job} completes them over the job type's defaults (Nomad's Canonicalize). */
 function restartPolicy(v: unknown, path: string, is: Issues): RestartPolicy | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObj(v)) {
     is.add(path, 'must be an object');
     return undefined;
   }
-  const attempts = nonNegInt(v.attempts, `${path}.attempts`, is, 0)!;
-  const intervalMs = nonNegNum(v.intervalMs, `${path}.intervalMs`, is) ?? 0;
-  const delayMs = nonNegNum(v.delayMs, `${path}.delayMs`, is) ?? 0;
-  const mode = oneOf<'fail' | 'delay'>(v.mode, ['fail', 'delay'], `${path}.mode`, is, 'fail')!;
-  return { attempts, intervalMs, delayMs, mode };
+  const out: Partial<RestartPolicy> = {};
+  const attempts = nonNegInt(v.attempts, `${path}.attempts`, is);
+  if (attempts !== undefined) out.attempts = attempts;
+  const intervalMs = nonNegNum(v.intervalMs, `${path}.intervalMs`, is);
+  if (intervalMs !== undefined) out.intervalMs = intervalMs;
+  const delayMs = nonNegNum(v.delayMs, `${path}.delayMs`, is);
+  if (delayMs !== undefined) out.delayMs = delayMs;
+  if (v.mode !== undefined) {
+    const mode = oneOf<'fail' | 'delay'>(v.mode, ['fail', 'delay'], `${path}.mode`, is);
+    if (mode !== undefined) out.mode = mode;
+  }
+  return out as RestartPolicy;
 }
 
 function stringRecord(v: unknown, path: string, is: Issues): Record<string, string> | undefined {
@@ -480,6 +489,16 @@ function job(v: unknown, path: string, is: Issues): Job | undefined {
     });
   }
   passThrough(v, out, ['version', 'parentId', 'stop', 'update', 'submitTime']);
+  // A partial restart policy takes the rest from the job type's default (a group's), then from
+  // its group's (a task's), as Nomad's Canonicalize does.
+  for (const g of out.taskGroups) {
+    const groupPolicy = completeRestartPolicy(defaultRestartPolicy(type), g.restartPolicy);
+    if (groupPolicy) g.restartPolicy = groupPolicy;
+    for (const t of g.tasks) {
+      const taskPolicy = completeRestartPolicy(groupPolicy ?? defaultRestartPolicy(type), t.restartPolicy);
+      if (taskPolicy) t.restartPolicy = taskPolicy;
+    }
+  }
   return out;
 }
 
@@ -516,6 +535,9 @@ function taskStates(v: unknown, path: string, is: Issues): Record<string, TaskSt
       const t = nonNegNum(s[k], `${p}.${k}`, is);
       if (t) ts[k] = t;
     }
+    if (typeof s.exitCode === 'number') ts.exitCode = s.exitCode;
+    if (typeof s.signal === 'number') ts.signal = s.signal;
+    if (typeof s.oomKilled === 'boolean') ts.oomKilled = s.oomKilled;
     out[name] = ts;
   }
   return out;

@@ -10,6 +10,15 @@ export function isTerminated(alloc: Pick<Allocation, 'clientStatus'>): boolean {
   return isClientTerminalStatus(alloc.clientStatus);
 }
 
+/**
+ * Every task of the alloc is dead (Nomad's alloc runner wait channel: its task runners all
+ * exited). An alloc without task states has none alive.
+ */
+export function tasksDead(states: Allocation['taskStates']): boolean {
+  for (const s of Object.values(states ?? {})) if (s.state !== 'dead') return false;
+  return true;
+}
+
 /** complete, failed or lost. */
 export function isClientTerminalStatus(status: ClientStatus | undefined): boolean {
   return status === 'complete' || status === 'failed' || status === 'lost';

@@ -387,6 +387,12 @@ export interface TaskState {
   lastRestart?: number;
   startedAt?: number;
   finishedAt?: number;
+  /** The last exit's code (from its Terminated event), so nobody parses event details. */
+  exitCode?: number;
+  /** The signal that ended the last run (0: none), from its Terminated event. */
+  signal?: number;
+  /** The kernel's OOM killer ended the last run. */
+  oomKilled?: boolean;
   events: TaskEvent[];
 }
 

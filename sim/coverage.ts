@@ -6,7 +6,7 @@
  */
 import { getStateNodes, toDirectedGraph } from '@xstate/graph';
 import type { AnyStateMachine, InspectionEvent } from 'xstate';
-import { allocMachine } from '../machines/alloc.machine.ts';
+import { allocMachine } from '../machines/alloc/index.ts';
 import { taskMachine } from '../machines/task.machine.ts';
 import { watcherMachine } from '../machines/watcher.machine.ts';
 

@@ -185,3 +185,13 @@ export function detectCgroups(opts: CgroupOptions = {}): CgroupDetection {
   if (mode !== 'auto') throw new CgroupUnavailableError(`cgroups.mode "${mode}": ${reason}`);
   return { ok: false, reason };
 }
+
+/**
+ * The name of berth's parent cgroup as Nomad's `NOMAD_PARENT_CGROUP` gives it: the path below
+ * the hierarchy's mount, absolute on v1 (Nomad's `/nomad`), a bare name on v2 (`nomad.slice`).
+ */
+export function parentCgroupName(layout: CgroupLayout): string {
+  const [key, dir] = Object.entries(layout.parents)[0]!;
+  const rel = path.relative(layout.mounts[key] ?? '/', dir);
+  return layout.version === 'v1' ? `/${rel}` : rel;
+}

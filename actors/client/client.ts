@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { map } from 'rxjs';
 import { createActor, setup } from 'xstate';
 import { createBus } from '../../bus/bus.ts';
-import { allocMachine } from '../../machines/alloc.machine.ts';
+import { allocMachine } from '../../machines/alloc/index.ts';
 import { taskMachine } from '../../machines/task.machine.ts';
 import { realClock } from '../../model/clock.ts';
 import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, InvalidAllocationError } from '../../model/errors.ts';
@@ -22,7 +22,7 @@ import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
 import type { Driver } from '../drivers/driver.ts';
-import { detectCgroups } from '../cgroups/detect.ts';
+import { detectCgroups, parentCgroupName } from '../cgroups/detect.ts';
 import { createCgroupManager } from '../cgroups/manager.ts';
 import { allocActors } from '../runner/alloc-actors.ts';
 import { startStatsPublisher } from './stats-publisher.ts';
@@ -156,6 +156,7 @@ export function createClient(options: ClientOptions): Client {
     ...(options.nodeName ? { nodeName: options.nodeName } : {}),
     ...(options.datacenter ? { datacenter: options.datacenter } : {}),
     ...(options.region ? { region: options.region } : {}),
+    ...(detected.ok ? { parentCgroup: parentCgroupName(detected.layout) } : {}),
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,
     store: (options.seams?.openStore ?? openStateStore)(join(dataDir, 'client', 'state.db'), {

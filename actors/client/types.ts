@@ -1,19 +1,15 @@
 /**
- * The client's public types: `createClient`'s options, the client, and an allocation's runner
- * (see docs/embedding.md).
+ * The client's public types: `createClient`'s options and the client (an allocation's runner is
+ * `actors/runner/api.ts`; see docs/embedding.md).
  * @module
  */
-import type { InspectionEvent, Observer } from 'xstate';
 import type { Observable } from 'rxjs';
 import type { Bus } from '../../bus/bus.ts';
-import type { AllocState } from '../../model/alloc-state.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation, ServiceRegistration } from '../../model/types.ts';
-import type { AllocFS } from '../allocfs/index.ts';
-import type { AllocResourceUsage } from '../../model/usage.ts';
 import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
-import type { PrevAllocSource, ServerRPC } from '../watchers/index.ts';
+import type { ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
 import type { HostFs, TlsFiles } from '../runner/runtime.ts';
 import type { AllocDirFactory } from '../allocdir/handle.ts';
@@ -21,10 +17,11 @@ import type { StateStore, StateStoreOptions } from '../state/state-store.ts';
 import type { ServeSnapshotsOptions } from '../migrate/serve.ts';
 
 export type { TlsFiles };
-import type { GcClientOptions } from '../gc/options.ts';
+import type { AllocRunner, InspectionObserver } from '../runner/api.ts';
 
-/** xstate's inspection observer (a function or an observer object). */
-export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+// The runner's own API lives beside its implementation; re-exported for hosts reading this file.
+export type { AllocRunner, InspectionObserver, LogStream } from '../runner/api.ts';
+import type { GcClientOptions } from '../gc/options.ts';
 
 /** Options for {@link createClient}. */
 export interface ClientOptions extends GcClientOptions {
@@ -34,7 +31,7 @@ export interface ClientOptions extends GcClientOptions {
   allocDir?: string;
   /** This node's id (compared with a previous allocation's node to pick a local or remote migration). */
   nodeId?: string;
-  /** The node's name (`NOMAD_NODE_NAME`, `${node.unique.name}`). */
+  /** The node's name, for `${node.unique.name}` (Nomad sets no NOMAD_NODE_NAME variable). */
   nodeName?: string;
   /** The node's datacenter (`NOMAD_DC`); default: the job's datacenter when it names exactly one. */
   datacenter?: string;
@@ -173,57 +170,4 @@ export interface Client {
    * @throws AllocNotEligibleForGcError when it is not terminal, or is still needed
    */
   gcAlloc(allocId: string): Promise<void>;
-}
-
-import type { LogStream } from '../drivers/logs/reader.ts';
-
-export type { LogStream };
-
-/** One allocation's runner. */
-export interface AllocRunner extends PrevAllocSource {
-  /** The machine's top-level state. */
-  state(): AllocState;
-  /** True while waiting for a previous or preempted allocation (in `waiting-prev`, before migrating). */
-  isWaiting(): boolean;
-  /** True while the previous allocation's data is being moved or streamed in. */
-  isMigrating(): boolean;
-  /** True once destroyed (the runner is then gone from the client). */
-  isDestroyed(): boolean;
-  /** A newer server version of the allocation; a terminal desired status stops it. */
-  update(alloc: Allocation): void;
-  /** From any state; resolves once destroyed, even when destroy hooks failed (errors go on the bus). */
-  destroy(): Promise<void>;
-  /** Resolves when the machine reaches `state`, or at once if it already passed it. */
-  waitFor(state: AllocState, signal?: AbortSignal): Promise<void>;
-  /** Sends a signal to one task, or to every running task when `task` is omitted. */
-  signal(task: string | undefined, signal: string): Promise<void>;
-  /** Restarts one running task ("Task not running" otherwise). */
-  restartTask(task: string, reason?: string): Promise<void>;
-  /** Restarts every task, dead ones too, from the first lifecycle stage. */
-  restartAll(reason?: string): Promise<void>;
-  /** Read access to the alloc dir (`nomad alloc fs`): list, stat, readAt, stream; never secrets/. */
-  readonly fs: AllocFS;
-  /**
-   * Resource usage of the alloc's running tasks and their sum (Nomad's alloc stats). CPU figures
-   * are percentages since the previous call (the first: since the task's cgroup was made).
-   */
-  stats(): Promise<AllocResourceUsage>;
-  /** A task's log stream across rotated files. */
-  logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
-  /**
-   * Runs `argv` inside the running `task` (Nomad's `alloc exec`): for exec tasks in their chroot,
-   * namespaces, cgroup and user. Output streams to `onOutput` as it comes; the result keeps
-   * bounded copies (1 MiB each). `signal` cancels (the command's process group is killed and the
-   * call rejects with the reason); `timeoutMs` bounds it (TimeoutError).
-   */
-  exec(
-    task: string,
-    argv: string[],
-    opts?: {
-      stdin?: AsyncIterable<Buffer> | Buffer;
-      signal?: AbortSignal;
-      timeoutMs?: number;
-      onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
-    },
-  ): Promise<{ exitCode: number; stdout: Buffer; stderr: Buffer }>;
 }

@@ -53,8 +53,12 @@ export interface TaskEnvInput {
   datacenter?: string;
   /** The client's region; default: the job's region, else `global`. */
   region?: string;
+  /** For `${node.unique.id}` interpolation only: Nomad sets no NOMAD_NODE_ID variable. */
   nodeId?: string;
+  /** For `${node.unique.name}` interpolation only: Nomad sets no NOMAD_NODE_NAME variable. */
   nodeName?: string;
+  /** The cgroup berth's tasks live under (`NOMAD_PARENT_CGROUP`), when cgroups are in use. */
+  parentCgroup?: string;
   /** Host environment to pass through underneath everything else (Nomad does this for raw_exec). */
   hostEnv?: Record<string, string | undefined>;
   /** Host variables to drop from `hostEnv`; default {@link DEFAULT_ENV_DENYLIST}. */
@@ -107,15 +111,17 @@ export function combinedTaskMeta(alloc: Allocation, taskName: string): Record<st
 }
 
 /**
- * Nomad's `helper.CleanEnvVar`: every character but letters, `_`, `.` and (past the first
- * position) digits becomes `replacement`.
+ * Nomad's `helper.CleanEnvVar`: every byte of the name's UTF-8 but letters, `_`, `.` and (past
+ * the first position) digits becomes `replacement`. Bytes, as Go indexes a string: `café` is
+ * `caf__` (é is two bytes).
  */
 export function cleanEnvVar(name: string, replacement = '_'): string {
+  const bytes = Buffer.from(name, 'utf8');
   let out = '';
-  for (let i = 0; i < name.length; i++) {
-    const c = name[i]!;
-    const ok = c === '_' || c === '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
-    out += ok ? c : replacement;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    const ok = b === 0x5f || b === 0x2e || (b >= 0x61 && b <= 0x7a) || (b >= 0x41 && b <= 0x5a) || (i > 0 && b >= 0x30 && b <= 0x39);
+    out += ok ? String.fromCharCode(b) : replacement;
   }
   return out;
 }
@@ -160,8 +166,8 @@ export function buildTaskEnv(input: TaskEnvInput): Record<string, string> {
     NOMAD_DC: datacenter,
     NOMAD_NAMESPACE: alloc.namespace ?? alloc.job.namespace ?? 'default',
     NOMAD_REGION: region,
-    NOMAD_NODE_ID: input.nodeId,
-    NOMAD_NODE_NAME: input.nodeName,
+    NOMAD_JOB_PARENT_ID: alloc.job.parentId,
+    NOMAD_PARENT_CGROUP: input.parentCgroup,
   });
   Object.assign(env, portEnv(alloc));
   // Host variables left out of the result (includeHostEnv false) still resolve `${NAME}`.

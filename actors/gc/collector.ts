@@ -26,7 +26,7 @@ import {
 } from '../../machines/policy/gc.ts';
 import type { Clock } from '../../model/clock.ts';
 import { AllocNotEligibleForGcError, AllocNotFoundError } from '../../model/errors.ts';
-import type { AllocRunner } from '../client/types.ts';
+import type { AllocRunner } from '../runner/api.ts';
 import type { FsUsageReader } from './fs-usage.ts';
 import { Limiter } from './limiter.ts';
 import { isSettled } from './runner-facts.ts';

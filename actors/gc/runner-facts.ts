@@ -4,7 +4,7 @@
  * cuts nothing short.
  * @module
  */
-import type { AllocRunner } from '../client/types.ts';
+import type { AllocRunner } from '../runner/api.ts';
 
 type WithActor = { actor?: { getSnapshot(): { matches(value: unknown): boolean } } };
 

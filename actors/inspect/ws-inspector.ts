@@ -11,7 +11,7 @@
 import { createInspector } from '@statelyai/inspect';
 import WebSocket from 'ws';
 import { BerthError } from '../../model/errors.ts';
-import type { InspectionObserver } from '../client/types.ts';
+import type { InspectionObserver } from '../runner/api.ts';
 
 /** JSON without cycles or actor refs (an @xstate.actor snapshot holds live child refs). */
 function safeStringify(value: unknown): string {

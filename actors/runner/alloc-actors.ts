@@ -10,6 +10,7 @@ import { runHooks, type HookKind } from './hooks.ts';
 import { migrateData } from '../migrate/migrate.ts';
 import { createWatcherLogic } from '../watchers/group.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
+import type { RunHooksInput } from '../../machines/alloc/index.ts';
 
 const lookup = (rt: Runtime, allocId: string): RunnerInternals => {
   const r = rt.registry.get(allocId);
@@ -96,29 +97,27 @@ export function allocActors(rt: Runtime) {
     await migrateData(rt, lookup(rt, input.allocId), input.previousNodeId, signal);
   });
 
-  const hooks = fromPromise<void, { allocId: string; kind: 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart' }>(
-    async ({ input, signal }) => {
-      const r = lookup(rt, input.allocId);
-      const publish = (kind: HookKind) => (hook: string, error: string) => rt.bus.publish('hook.error', { allocId: r.allocId, hook, kind, error });
-      if (input.kind === 'destroy') {
-        // Every destroy hook runs; each failure is reported, none stops the others. The alloc dir
-        // goes last so the host's hooks still see it, and only after copies out of it finished.
-        const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal };
-        await runHooks(r.hooks, 'destroy', ctx, publish('destroy'));
-        await Promise.allSettled([...r.copiesOut]);
-        try {
-          await r.allocDir.destroy();
-        } catch (e) {
-          publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${(e as Error).message}`);
-        }
-        // <dataDir>/client/tasks/<allocId>: empty by now (each task's state dir went with its exit).
-        await rt.fs.rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);
-        return;
+  const hooks = fromPromise<void, RunHooksInput>(async ({ input, signal }) => {
+    const r = lookup(rt, input.allocId);
+    const publish = (kind: HookKind) => (hook: string, error: string) => rt.bus.publish('hook.error', { allocId: r.allocId, hook, kind, error });
+    if (input.kind === 'destroy') {
+      // Every destroy hook runs; each failure is reported, none stops the others. The alloc dir
+      // goes last so the host's hooks still see it, and only after copies out of it finished.
+      const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal };
+      await runHooks(r.hooks, 'destroy', ctx, publish('destroy'));
+      await Promise.allSettled([...r.copiesOut]);
+      try {
+        await r.allocDir.destroy();
+      } catch (e) {
+        publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${(e as Error).message}`);
       }
-      const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal: AbortSignal.any([signal, r.destroySignal]) };
-      await tracked(r, runHooks(r.hooks, input.kind, ctx, publish(input.kind)));
-    },
-  );
+      // <dataDir>/client/tasks/<allocId>: empty by now (each task's state dir went with its exit).
+      await rt.fs.rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);
+      return;
+    }
+    const ctx = { alloc: r.clientAlloc(), allocDir: r.allocDir, signal: AbortSignal.any([signal, r.destroySignal]) };
+    await tracked(r, runHooks(r.hooks, input.kind, ctx, publish(input.kind)));
+  });
 
   return { buildAllocDir, awaitPrevious, migrateData: migrate, runHooks: hooks, maxRunTimer };
 }

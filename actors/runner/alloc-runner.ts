@@ -7,13 +7,12 @@
 import { createActor, type Actor, type AnyActorLogic, type AnyActorRef, type SnapshotFrom } from 'xstate';
 import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
-import { ALLOC_STATES, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc.machine.ts';
+import { ALLOC_STATES, allocMachineInput, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc/index.ts';
 import { reportedClientStatus } from '../../machines/policy/client-status.ts';
-import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
-import { taskGroupOf } from '../../model/status.ts';
 import type { AllocDeploymentStatus, Allocation } from '../../model/types.ts';
+import { errorText } from '../../model/error-text.ts';
 import { addUsage, emptyUsage, type AllocResourceUsage, type TaskResourceUsage } from '../../model/usage.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { createAllocFS, type AllocFS } from '../allocfs/index.ts';
@@ -21,7 +20,8 @@ import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import type { ExecOptions, TaskHandle } from '../drivers/driver.ts';
 import { ExecError } from '../drivers/exec-process.ts';
-import type { AllocRunner, InspectionObserver, LogStream } from '../client/types.ts';
+import type { AllocRunner, InspectionObserver, LogStream } from './api.ts';
+import { allocResult, type AllocResult } from '../../model/alloc-result.ts';
 import type { RunnerHook } from './hooks.ts';
 import { runHooks } from './hooks.ts';
 import type { Runtime, RunnerInternals } from './runtime.ts';
@@ -100,22 +100,25 @@ export class AllocRunnerImpl implements AllocRunner {
     this.allocId = alloc.id;
     this.#onDestroyed = opts.onDestroyed;
     this.allocDir = rt.allocDirs(rt.clientAllocDir, alloc.id);
-    const serverGroup = taskGroupOf(alloc);
-    // A restored task whose definition an update dropped (its handle still names a process) is
-    // brought back from its handle, only to be killed ("update missing task").
-    const orphans = Object.entries(opts.restoredHandles ?? {})
-      .filter(([name]) => !serverGroup.tasks.some((t) => t.name === name))
-      .map(([, h]) => h.config.task);
-    const group = orphans.length ? { ...serverGroup, tasks: [...serverGroup.tasks, ...orphans] } : serverGroup;
-    for (const t of group.tasks) this.allocDir.newTaskDir(t.name, { secretsMB: t.resources?.secretsMB });
+    const { input, group, pastWait } = allocMachineInput(
+      alloc,
+      opts.restoredHandles
+        ? { restoredHandles: opts.restoredHandles, destroyRequested: opts.destroyRequested }
+        : opts.destroyRequested
+          ? { destroyRequested: true }
+          : undefined,
+      {
+        now: rt.clock.now(),
+        previousRunner: !!opts.previousRunner,
+        ...(opts.preemptedRunners ? { preemptedRunners: Object.fromEntries(Object.entries(opts.preemptedRunners).map(([id, r]) => [id, !!r])) } : {}),
+        rpc: !!rt.rpc,
+        prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs,
+        maxKillTimeoutMs: rt.maxKillTimeoutMs,
+        hasUpdateHooks: opts.hooks.some((h) => !!h.update),
+      },
+    );
     const restoring = !!opts.restoredHandles;
-    // A restored alloc whose tasks ever started already waited (and migrated) in its first
-    // life; one restored before that waits again, or it could start beside its victims.
-    // A task that is dead without ever starting (an update dropped it while the alloc waited)
-    // says nothing about the wait: only a start does.
-    const pastWait =
-      restoring &&
-      (Object.keys(opts.restoredHandles!).length > 0 || Object.values(alloc.taskStates ?? {}).some((s) => s.startedAt !== undefined || s.state === 'running'));
+    for (const t of group.tasks) this.allocDir.newTaskDir(t.name, { secretsMB: t.resources?.secretsMB });
     this.#internals = {
       allocId: alloc.id,
       allocDir: this.allocDir,
@@ -137,38 +140,9 @@ export class AllocRunnerImpl implements AllocRunner {
       setDeploymentStatus: (status) => this.#setDeploymentStatus(status),
     };
     rt.registry.set(alloc.id, this.#internals);
-    const { roles, tasks } = taskSettingsFor(
-      orphans.length ? { ...alloc, job: { ...alloc.job, taskGroups: alloc.job.taskGroups.map((g) => (g === serverGroup ? group : g)) } } : alloc,
-      rt.maxKillTimeoutMs,
-    );
-    const hasWatched = !pastWait && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
-    // Task states come from this client's own records only (a restore), never from the servers.
-    const machineAlloc: Allocation = restoring ? alloc : { ...alloc, taskStates: undefined };
-    if (!restoring) delete machineAlloc.taskStates;
     this.#actor = createActor(opts.logic, {
       id: `alloc-${alloc.id}`,
-      input: {
-        alloc: machineAlloc,
-        roles,
-        tasks,
-        now: rt.clock.now(),
-        hasWatched,
-        prevAllocWaitTimeoutMs: opts.prevAllocWaitTimeoutMs,
-        ...(restoring ? { restoredHandles: opts.restoredHandles } : {}),
-        ...(opts.destroyRequested ? { destroyRequested: true } : {}),
-        maxKillTimeoutMs: rt.maxKillTimeoutMs,
-        // Only a restored alloc that got as far as running has a dir to lose (Nomad fails it then).
-        restoring: pastWait,
-        ...(orphans.length ? { removedTasks: orphans.map((t) => t.name) } : {}),
-        hasUpdateHooks: opts.hooks.some((h) => !!h.update),
-        watchSources: {
-          ...(opts.previousRunner ? { previousRunner: true } : {}),
-          ...(opts.preemptedRunners
-            ? { preemptedRunners: Object.fromEntries(Object.entries(opts.preemptedRunners).map(([id, r]) => [id, r ? true : null])) }
-            : {}),
-          ...(rt.rpc ? { rpc: true } : {}),
-        },
-      },
+      input,
       ...(opts.inspect ? { inspect: opts.inspect } : {}),
       clock: rt.clock as never,
     });
@@ -178,7 +152,7 @@ export class AllocRunnerImpl implements AllocRunner {
     this.#actor.subscribe({
       next: (s) => this.#onSnapshot(s),
       error: (err) => {
-        rt.bus.publish('client.error', { allocId: this.allocId, actorId: `alloc-${this.allocId}`, error: err instanceof Error ? err.message : String(err) });
+        rt.bus.publish('client.error', { allocId: this.allocId, actorId: `alloc-${this.allocId}`, error: errorText(err) });
         this.#notify();
       },
     });
@@ -417,10 +391,9 @@ export class AllocRunnerImpl implements AllocRunner {
     });
   }
 
+  /** Re-runs every task, dead ones too; a task not running yet (a poststop task waiting its turn) is left alone. */
   async restartAll(reason?: string): Promise<void> {
     if (this.#state !== 'running') throw new AllocNotRunningError();
-    const pendingTask = this.#taskNames().find((n) => this.#taskContext(n)?.state.state === 'pending');
-    if (pendingTask) throw new BerthError(`failed to restart task ${pendingTask}: Task not running`);
     this.#actor.send({ type: 'restartAll', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
   }
 
@@ -437,6 +410,52 @@ export class AllocRunnerImpl implements AllocRunner {
     if (!driver?.exec) throw new ExecError(`driver ${JSON.stringify(tc.handle.driver)} does not support exec`);
     const r = await driver.exec(tc.handle, argv, opts);
     return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  /** Restarts the running tasks only (Nomad's RestartRunning). */
+  async restartRunning(reason?: string): Promise<void> {
+    if (this.#state !== 'running') throw new AllocNotRunningError();
+    this.#actor.send({ type: 'restartRunning', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
+  }
+
+  /**
+   * A stop from the host, as the servers would send it: desired status `stop` at the next
+   * `allocModifyIndex`, `noShutdownDelay` as Nomad's desired transition. Resolves once the chart
+   * took it; {@link done} says when the alloc finished.
+   */
+  async stop(opts: { noShutdownDelay?: boolean } = {}): Promise<void> {
+    if (this.#state === 'destroyed' || this.#stopped) return;
+    const a = this.#actor.getSnapshot().context.alloc;
+    this.update({
+      ...a,
+      desiredStatus: 'stop',
+      allocModifyIndex: a.allocModifyIndex + 1,
+      ...(opts.noShutdownDelay ? { desiredTransition: { ...a.desiredTransition, noShutdownDelay: true } } : {}),
+    });
+  }
+
+  /**
+   * Resolves once the alloc is client-terminal with every task dead, with its result (Nomad's
+   * final client status and each task's exit). Rejects if the runner stops first (client shutdown).
+   */
+  done(): Promise<AllocResult> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const result = allocResult(this.alloc());
+        if (result) {
+          this.#waiters.delete(check);
+          resolve(result);
+          return true;
+        }
+        if (this.#stopped || this.#state === 'destroyed' || this.#actor.getSnapshot().status === 'error') {
+          this.#waiters.delete(check);
+          reject(new BerthError(`allocation ${this.allocId} stopped before it finished`));
+          return true;
+        }
+        return false;
+      };
+      if (!check()) this.#waiters.add(check);
+    });
   }
 
   async stats(): Promise<AllocResourceUsage> {

@@ -9,16 +9,18 @@
  * | preKill        | before the first task is killed (stop, destroy,             | all run; errors go on the bus |
  * |                | max_run_duration), after the group's shutdown_delay wait    |                               |
  * |                | begins; also once every task died by itself                 |                               |
- * | postrun        | after every task exited                                     | all run; errors go on the bus |
+ * | postrun        | after every task exited (an alloc that arrived terminal too)| all run; errors go on the bus |
  * | destroy        | during destroy                                              | all run; errors go on the bus |
  * | shutdown       | `client.shutdown()`: the tasks are left running             | all run; errors go on the bus |
- * | preTaskRestart | before `restartTask` / `restartAll` restarts anything       | all run; errors go on the bus |
+ * | preTaskRestart | before `restartAll` / `restartRunning` (not `restartTask`)  | all run; errors go on the bus |
  *
  * Every kind runs the hooks in the order they were given, as Nomad runs its hook list.
  * @module
  */
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 import type { Allocation } from '../../model/types.ts';
+import type { HookKind } from '../../model/hook-kind.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** What a hook sees. `signal` aborts when the alloc is destroyed (or the step is cancelled). */
 export interface HookContext {
@@ -47,8 +49,7 @@ export interface RunnerHook {
   preTaskRestart?(ctx: HookContext): Promise<void>;
 }
 
-/** The hook kinds. */
-export type HookKind = 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'shutdown' | 'preTaskRestart';
+export type { HookKind } from '../../model/hook-kind.ts';
 
 const LABELS: Record<HookKind, string> = {
   prerun: 'pre-run',
@@ -62,8 +63,7 @@ const LABELS: Record<HookKind, string> = {
 
 /** Nomad's wording for a failed hook of each kind. */
 export function hookErrorMessage(kind: HookKind, name: string, err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  return `${LABELS[kind]} hook ${JSON.stringify(name)} failed: ${msg}`;
+  return `${LABELS[kind]} hook ${JSON.stringify(name)} failed: ${errorText(err)}`;
 }
 
 /**

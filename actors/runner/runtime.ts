@@ -76,6 +76,8 @@ export interface Runtime {
   nodeName?: string;
   datacenter?: string;
   region?: string;
+  /** The cgroup tasks live under (`NOMAD_PARENT_CGROUP`), when cgroups are in use. */
+  parentCgroup?: string;
   maxKillTimeoutMs: number;
   migrateTimeoutMs: number;
   store: StateStore;

@@ -91,6 +91,7 @@ export function taskEnvironment(
     nodeName: rt.nodeName,
     datacenter: rt.datacenter,
     region: rt.region,
+    parentCgroup: rt.parentCgroup,
     ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
   });
 }

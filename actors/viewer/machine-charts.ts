@@ -2,7 +2,7 @@
  * berth's own charts (the alloc and task machines), laid out once per process.
  * @module
  */
-import { allocMachine } from '../../machines/alloc.machine.ts';
+import { allocMachine } from '../../machines/alloc/index.ts';
 import { taskMachine } from '../../machines/task.machine.ts';
 import { chartOf } from './chart.ts';
 import { layoutChart, type PlacedChart } from './layout.ts';

@@ -3,7 +3,6 @@
  * wait for Ctrl-C.
  * @module
  */
-import type { Client } from '../client/types.ts';
 import { readRecording } from './recording.ts';
 import { startViewerServer, type ViewerServeOptions, type ViewerServer } from './server.ts';
 
@@ -24,8 +23,13 @@ export async function serveRecording(file: string, opts: ViewerServeOptions = {}
   return startViewerServer({ mode: 'replay', recording, title: file.split('/').pop() ?? file }, opts);
 }
 
+/** What {@link openLiveViewer} needs of a client (the viewer does not import the client). */
+export interface ViewerHost {
+  serveViewer(opts: ViewerServeOptions): Promise<{ url: string }>;
+}
+
 /** Opens a live viewer on `client` and says where (through `log`). */
-export async function openLiveViewer(client: Client, opts: ViewerServeOptions & { log?: (line: string) => void } = {}): Promise<ViewerServer> {
+export async function openLiveViewer(client: ViewerHost, opts: ViewerServeOptions & { log?: (line: string) => void } = {}): Promise<ViewerServer> {
   const { log, ...serve } = opts;
   const srv = await client.serveViewer(serve);
   log?.(`viewer: open ${viewerPageUrl(srv, serve.token)} in a browser (berth's own page; works offline)`);

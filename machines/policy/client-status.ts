@@ -2,7 +2,7 @@
  * Client status from task states, with Nomad's priority: failed > running > pending > complete.
  * @module
  */
-import { isClientTerminalStatus } from '../../model/status.ts';
+import { tasksDead } from '../../model/status.ts';
 import type { ClientStatus, TaskState } from '../../model/types.ts';
 
 /** A computed client status and its description. */
@@ -30,17 +30,13 @@ export function getClientStatus(states: Record<string, TaskState>): ComputedClie
 }
 
 /**
- * The status berth reports: Nomad's {@link getClientStatus}, except that a terminal status waits
- * until every task is dead. Nomad says `failed` as soon as one task failed, while its siblings are
- * still being killed; berth's watchers release a preemptor on a terminal status, so reporting it
- * early would start the preemptor beside live processes (invariant I1 in docs/invariants.md).
+ * The status berth reports: Nomad's {@link getClientStatus} at every moment (`failed` as soon as
+ * one task failed, while its siblings are still being killed), except that a status the chart
+ * decided (max_run_duration, a failed restore) speaks once every task is dead. A local watcher
+ * does not release on this status but on its runner's tasks all being dead (see
+ * `actors/watchers/local.ts`), so an early `failed` never starts a preemptor beside a live sibling.
  */
 export function reportedClientStatus(states: Record<string, TaskState>, decided?: { status: ClientStatus; description: string }): ComputedClientStatus {
-  // A status the chart decided (max_run_duration, a failed restore) once every task is dead.
-  if (decided && Object.values(states).every((t) => t.state === 'dead')) return decided;
-  const s = getClientStatus(states);
-  if (!isClientTerminalStatus(s.status || undefined) || Object.values(states).every((t) => t.state === 'dead')) return s;
-  const live: Record<string, TaskState> = {};
-  for (const [name, t] of Object.entries(states)) live[name] = t.state === 'dead' ? { ...t, failed: false } : t;
-  return getClientStatus(live);
+  if (decided && tasksDead(states)) return decided;
+  return getClientStatus(states);
 }

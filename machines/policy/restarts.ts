@@ -5,6 +5,7 @@
  * @module
  */
 import type { Job, RestartPolicy, Task } from '../../model/types.ts';
+import { defaultRestartPolicy } from '../../model/restart-defaults.ts';
 
 /** Jitter applied to restart delays: the delay is in [delay, delay * 1.25). */
 export const RESTART_JITTER = 0.25;
@@ -16,18 +17,17 @@ export const ReasonWithinPolicy = 'Restart within policy';
 export const ReasonDelay = 'Exceeded allowed attempts, applying a delay';
 export const ReasonTerminatedSuccessfully = 'Restart unnecessary as task terminated successfully';
 
-/** Nomad's default policies by job type (durations in ms). */
-export function defaultRestartPolicy(jobType: Job['type']): RestartPolicy {
-  if (jobType === 'batch' || jobType === 'sysbatch') return { attempts: 3, intervalMs: 24 * 3600_000, delayMs: 15_000, mode: 'fail' };
-  return { attempts: 2, intervalMs: 30 * 60_000, delayMs: 15_000, mode: 'fail' };
-}
+export { defaultRestartPolicy } from '../../model/restart-defaults.ts';
 
 /** The tracker's memory between decisions. Plain data. */
 export interface RestartTrackerState {
   count: number;
-  /** ms; 0 before the first decision. */
+  /** When the current interval began (ms): the tracker's creation, then each interval's first failure. */
   intervalStart: number;
 }
+
+/** A tracker made at `now` (Nomad's NewRestartTracker: its interval starts then). */
+export const newRestartTracker = (now: number): RestartTrackerState => ({ count: 0, intervalStart: now });
 
 /** What happened since the last decision. */
 export type RestartInput =
@@ -86,8 +86,10 @@ export function decideRestart(
     return { decision: { state: 'Not Restarting', reason: ReasonNoRestartsAllowed }, next: tracker };
   }
 
+  // The interval runs from when the tracker was made (the task runner's creation), not from the
+  // first failure, as Nomad's NewRestartTracker starts it.
   let { count, intervalStart } = tracker;
-  if (intervalStart === 0 || now - intervalStart > policy.intervalMs) {
+  if (now - intervalStart > policy.intervalMs) {
     count = 0;
     intervalStart = now;
   }

@@ -124,12 +124,19 @@ export function newTaskState(time: number): TaskState {
 
 /**
  * Appends `ev` to a copy of `s`: keeps the last {@link MAX_TASK_EVENTS}, sets `failed` when the
- * event fails the task, counts a "Restarting" event as a restart.
+ * event fails the task, counts a "Restarting" event as a restart, and takes a "Terminated"
+ * event's exit code, signal and OOM kill as typed fields.
  */
 export function appendEvent(s: TaskState, ev: TaskEvent): TaskState {
   const events = s.events.length >= MAX_TASK_EVENTS ? [...s.events.slice(s.events.length - MAX_TASK_EVENTS + 1), ev] : [...s.events, ev];
   const next: TaskState = { ...s, events };
   if (ev.details.fails_task === 'true') next.failed = true;
+  if (ev.type === 'Terminated') {
+    // The typed exit fields, read once here from Nomad's string details.
+    next.exitCode = Number(ev.details.exit_code ?? 0);
+    next.signal = Number(ev.details.signal ?? 0);
+    next.oomKilled = ev.details.oom_killed === 'true';
+  }
   if (ev.type === 'Restarting') {
     next.restarts = s.restarts + 1;
     next.lastRestart = ev.time;

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { BehaviorSubject } from 'rxjs';
 import { AllocBroadcaster } from '../../bus/broadcaster.ts';
 import { AllocBroadcasterClosedError, type Allocation } from '../../model/index.ts';
 import { makeAlloc, mockTask } from '../support/fixtures.ts';
@@ -166,5 +167,33 @@ describe('AllocBroadcaster', () => {
     l.updates$.subscribe({ next: (a) => seen.push(a.allocModifyIndex), complete: () => (late = true) });
     expect(late).to.equal(true);
     expect(seen).to.deep.equal([]);
+  });
+
+  it('holds its state in an RxJS BehaviorSubject, read-only for hosts; each listener is one subscription to it', () => {
+    const b = new AllocBroadcaster();
+    expect(b.subject).to.equal(undefined); // a BehaviorSubject always holds a value: the first send makes it
+    const seen: number[] = [];
+    const host = b.state$.subscribe((a) => seen.push(a.allocModifyIndex));
+    const early = b.listen();
+    b.send(v(1));
+    expect(b.subject).to.be.instanceOf(BehaviorSubject);
+    const subject = b.subject as BehaviorSubject<Allocation>;
+    expect(subject.getValue().allocModifyIndex).to.equal(1);
+    const late = b.listen();
+    // Watched through updates$ as well, a listener still sits on the subject once.
+    late.updates$.subscribe(() => undefined);
+    late.updates$.subscribe(() => undefined);
+    expect(subject.observed).to.equal(true);
+    expect((subject as unknown as { observers: unknown[] }).observers).to.have.length(3); // host, early, late
+    b.send(v(0)); // stale: never reaches the subject
+    b.send(v(2));
+    expect(subject.getValue().allocModifyIndex).to.equal(2);
+    expect(seen).to.deep.equal([1, 2]);
+    early.close();
+    late.close();
+    host.unsubscribe();
+    expect((subject as unknown as { observers: unknown[] }).observers).to.have.length(0);
+    b.close();
+    expect(subject.isStopped).to.equal(true);
   });
 });

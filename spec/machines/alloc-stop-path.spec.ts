@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { chartCoverage } from '../support/chart-coverage.ts';
 import { createActor, fromCallback, fromPromise, SimulatedClock, type Actor } from 'xstate';
-import { allocMachine, type AllocMachineInput } from '../../machines/alloc.machine.ts';
+import { allocMachine, type AllocMachineInput } from '../../machines/alloc/index.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import { taskMachine, type ExitOutput, type StartOutput } from '../../machines/task.machine.ts';
 import type { TaskHandle } from '../../model/task-handle.ts';
@@ -65,7 +65,13 @@ function harness(alloc: Allocation, opts: { hooks?: Partial<Record<string, HookP
     const v = actor.getSnapshot().value;
     return typeof v === 'string' ? v : Object.keys(v)[0];
   };
-  return { clock, actor, log, exits, settle, top, held };
+  /** Lets a restarted task through its (zero) restart delay on the simulated clock. */
+  const tick = async () => {
+    await settle();
+    clock.increment(0);
+    await settle();
+  };
+  return { clock, actor, log, exits, settle, top, held, tick };
 }
 
 const stop = (a: Allocation, over: Partial<Allocation> = {}): Allocation => ({
@@ -157,12 +163,12 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
     expect(h.actor.getSnapshot().context.statusOverride).to.deep.equal({ status: 'failed', description: 'allocation directory is inaccessible: ENOENT' });
   });
 
-  it('failing preKill, preTaskRestart and postrun hooks only move on; restarts asked meanwhile queue', async () => {
+  it('failing preKill, preTaskRestart and postrun hooks only move on; group restarts asked meanwhile queue', async () => {
     const alloc = makeAlloc([mockTask('web'), mockTask('api')]);
     const h = harness(alloc, { hooks: { preTaskRestart: 'hold', preKill: 'reject', postrun: 'reject' } });
     await h.settle();
-    h.actor.send({ type: 'restartTask', taskName: 'web', time: 0 });
-    h.actor.send({ type: 'restartTask', taskName: 'api', time: 0 });
+    h.actor.send({ type: 'restartAll', time: 0 });
+    h.actor.send({ type: 'restartRunning', time: 0 });
     h.actor.send({ type: 'restartAll', time: 0 });
     await h.settle();
     expect(h.actor.getSnapshot().context.pendingRestarts).to.have.length(3);
@@ -175,6 +181,102 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
     h.actor.send({ type: 'destroy', time: 0 });
     await h.settle();
     expect(h.top()).to.equal('destroyed');
+  });
+
+  describe("Nomad's alloc runner, exactly", () => {
+    it("one task's restart runs no preTaskRestart hook and waits no group delay (Nomad's RestartTask)", async () => {
+      const h = harness(makeAlloc([mockTask('web'), mockTask('api')], { group: { shutdownDelayMs: 1000 } }), { hooks: { preTaskRestart: 'hold' } });
+      await h.settle();
+      h.actor.send({ type: 'restartTask', taskName: 'web', time: 0 });
+      await h.tick();
+      expect(h.log.filter((l) => l.startsWith('preTaskRestart'))).to.deep.equal([]);
+      expect(h.log.filter((l) => l.startsWith('start web'))).to.have.length(2);
+      expect(h.actor.getSnapshot().context.pendingRestarts).to.deep.equal([]);
+      h.actor.stop();
+    });
+
+    it("a group restart waits the group's shutdown_delay, then the preTaskRestart hooks, then restarts", async () => {
+      const h = harness(makeAlloc([mockTask('web')], { group: { shutdownDelayMs: 1000 } }));
+      await h.settle();
+      for (const type of ['restartAll', 'restartRunning'] as const) {
+        const from = h.clock.now();
+        h.log.length = 0;
+        h.actor.send({ type, time: from });
+        await h.settle();
+        expect(h.log).to.deep.equal([]);
+        h.clock.increment(1000);
+        await h.tick();
+        expect(h.log).to.deep.equal([`preTaskRestart@${from + 1000}`, `kill web@${from + 1000}`, `start web@${from + 1000}`]);
+      }
+      h.actor.stop();
+    });
+
+    it('noShutdownDelay on a non-terminal update cancels a group delay in progress (and later ones)', async () => {
+      const alloc = makeAlloc([mockTask('web')], { group: { shutdownDelayMs: 1000 } });
+      const h = harness(alloc);
+      await h.settle();
+      h.actor.send({ type: 'restartRunning', time: 0 });
+      await h.settle();
+      h.clock.increment(100);
+      h.actor.send({ type: 'update', alloc: { ...alloc, allocModifyIndex: 2, desiredTransition: { noShutdownDelay: true } }, time: 100 });
+      await h.tick();
+      expect(h.log.slice(2)).to.deep.equal(['preTaskRestart@100', 'kill web@100', 'start web@100']);
+      expect(h.actor.getSnapshot().context.delaysSkipped).to.equal(true);
+      h.actor.stop();
+    });
+
+    it('restart-running leaves dead and waiting tasks alone; restart-all ignores a poststop task not running yet', async () => {
+      const h = harness(makeAlloc([mockTask('web'), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })]));
+      await h.settle();
+      h.actor.send({ type: 'restartAll', time: 0 });
+      await h.tick();
+      expect(h.log.filter((l) => l.startsWith('start'))).to.deep.equal(['start web@0', 'start web@0']);
+      h.actor.send({ type: 'restartRunning', time: 0 });
+      await h.tick();
+      expect(h.log.filter((l) => l.startsWith('start'))).to.have.length(3);
+      expect(h.actor.getSnapshot().context.taskStates.post!.state).to.equal('pending');
+      h.actor.stop();
+    });
+
+    it('a stop that also drops a task kills it with "update missing task" first: the alloc ends failed', async () => {
+      const alloc = makeAlloc([mockTask('web'), mockTask('api')]);
+      const h = harness(alloc);
+      await h.settle();
+      const dropped: Allocation = stop(alloc, { job: { ...alloc.job, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [mockTask('web')] }] } });
+      h.actor.send({ type: 'update', alloc: dropped, time: 0 });
+      await h.settle();
+      const api = h.actor.getSnapshot().context.taskStates.api!;
+      expect(api.state).to.equal('dead');
+      expect(api.failed).to.equal(true);
+      expect(api.events.some((e) => e.details.kill_reason === 'update missing task')).to.equal(true);
+      expect(h.actor.getSnapshot().context.taskStates.web!.failed).to.equal(false);
+      h.actor.stop();
+    });
+
+    it("an alloc that arrives client-terminal still runs its postrun hooks (Nomad's Run)", async () => {
+      const h = harness(makeAlloc([mockTask('web')], { clientStatus: 'complete' }));
+      await h.settle();
+      expect(h.log).to.deep.equal(['postrun@0']);
+      expect(h.actor.getSnapshot().matches({ stopping: 'stopped' })).to.equal(true);
+      h.actor.stop();
+    });
+
+    it('max_run_duration keeps counting during a stop: a deadline in a long shutdown delay still completes the alloc with its reason', async () => {
+      const alloc = makeAlloc([mockTask('web')], { jobType: 'batch', createTime: 1, group: { shutdownDelayMs: 5000, maxRunDurationMs: 2000 } });
+      const h = harness(alloc);
+      await h.settle();
+      h.actor.send({ type: 'update', alloc: stop(alloc), time: 0 });
+      await h.settle();
+      h.clock.increment(2500);
+      await h.settle();
+      expect(h.actor.getSnapshot().context.statusOverride).to.deep.equal({ status: 'complete', description: 'allocation exceeded max_run_duration' });
+      h.clock.increment(2500);
+      await h.settle();
+      expect(h.log).to.include('kill web@5000');
+      expect(h.actor.getSnapshot().matches({ stopping: 'stopped' })).to.equal(true);
+      expect(Object.keys(h.actor.getSnapshot().children)).to.not.include('max-run');
+      h.actor.stop();
+    });
   });
 
   it('a destroy with failing preKill and postrun hooks still ends; a stale update is ignored meanwhile', async () => {
@@ -209,7 +311,7 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
       { hooks: { preTaskRestart: 'hold' } },
     );
     await two.settle();
-    two.actor.send({ type: 'restartTask', taskName: 'web', time: 0 });
+    two.actor.send({ type: 'restartRunning', time: 0 });
     await two.settle();
     two.exits.get('api')!({ result: { exitCode: 1, signal: 0 }, time: 1 });
     await two.settle();

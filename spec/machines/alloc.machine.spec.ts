@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createActor, fromPromise, SimulatedClock, type AnyActorRef } from 'xstate';
-import { allocMachine, taskActorId, type AllocMachineInput } from '../../machines/alloc.machine.ts';
+import { allocMachine, taskActorId, type AllocHookKind, type AllocMachineInput } from '../../machines/alloc/index.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
 import { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput } from '../../machines/task.machine.ts';
 import type { Allocation, Task } from '../../model/types.ts';
@@ -23,7 +23,7 @@ function alloc(tasks: Task[] = [{ name: 'web', driver: 'stub', config: {} }], ov
   };
 }
 
-type HookKind = 'prerun' | 'update' | 'preKill' | 'postrun' | 'destroy' | 'preTaskRestart';
+type HookKind = AllocHookKind;
 
 /** The alloc chart alone: stub effects, the real task chart over stub task effects. */
 function harness(a: Allocation = alloc(), over: Partial<AllocMachineInput> = {}) {

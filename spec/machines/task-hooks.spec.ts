@@ -29,7 +29,7 @@ function harness(policy: RestartPolicy = { attempts: 2, intervalMs: 60_000, dela
   const wait = stub<ExitOutput>();
   const kill = stub<ExitOutput>();
   const services = { started: 0, stopped: 0, send: undefined as undefined | ((e: TaskMachineEvent) => void) };
-  const taskServices = fromCallback<TaskMachineEvent>(({ sendBack }) => {
+  const taskServices = fromCallback<TaskMachineEvent, { allocId: string; taskName: string; startedAt: number }>(({ sendBack }) => {
     services.started++;
     services.send = sendBack;
     return () => void services.stopped++;

@@ -239,6 +239,30 @@ describe('task chart (pure, stub actors, simulated clock)', () => {
     expect(h.events().slice(-2)).to.deep.equal(['Killing', 'Killed']);
   });
 
+  it("a forced revive (restartAll of a dead task) keeps the restart tracker's count (Nomad's ForceRestart)", async () => {
+    const h = harness({}, { attempts: 1, intervalMs: 60_000, delayMs: 0, mode: 'fail' });
+    const tracker = () => (h.actor.getSnapshot().children.task as AnyActorRef).getSnapshot().context.tracker as { count: number };
+    await flush();
+    h.start.last().resolve({ ok: true, handle: handle(1), time: 1 });
+    await flush();
+    h.wait.last().resolve({ result: { exitCode: 1, signal: 0 }, time: 2 });
+    await flush();
+    expect(h.value()).to.equal('restarting');
+    h.clock.increment(1);
+    await flush();
+    h.start.last().resolve({ ok: true, handle: handle(2), time: 3 });
+    await flush();
+    h.wait.last().resolve({ result: { exitCode: 1, signal: 0 }, time: 4 });
+    await flush();
+    expect(h.value()).to.equal('dead'); // the second failure exceeds one attempt
+    expect(tracker().count).to.equal(2);
+    h.send({ type: 'gate', open: false });
+    h.send({ type: 'restartAll', time: 5 });
+    await flush();
+    expect(h.value()).to.equal('pending');
+    expect(tracker().count).to.equal(2);
+  });
+
   it('appends given events without changing state', async () => {
     const h = harness({ gateOpen: false });
     h.send({ type: 'append', event: { type: 'Signaling', time: 1, displayMessage: '', details: {} } });

@@ -147,4 +147,19 @@ describe('parseAllocation', () => {
     expect(() => parseAllocation(null)).to.throw(InvalidAllocationError);
     expect(() => parseAllocation([1])).to.throw(InvalidAllocationError);
   });
+
+  it("completes a partial restart policy over the job type's default, and a task's over its group's (Nomad's Canonicalize)", () => {
+    const a = makeAlloc([mockTask('web', {}, { restartPolicy: { delayMs: 1000 } as never }), mockTask('api')], {
+      group: { restartPolicy: { attempts: 5 } as never },
+    });
+    const parsed = parseAllocation(JSON.parse(JSON.stringify(a)));
+    const g = parsed.job.taskGroups[0]!;
+    expect(g.restartPolicy).to.deep.equal({ attempts: 5, intervalMs: 1_800_000, delayMs: 15_000, mode: 'fail' });
+    expect(g.tasks[0]!.restartPolicy).to.deep.equal({ attempts: 5, intervalMs: 1_800_000, delayMs: 1000, mode: 'fail' });
+    expect(g.tasks[1]!.restartPolicy).to.equal(undefined);
+    const batch = parseAllocation(
+      JSON.parse(JSON.stringify(makeAlloc([mockTask('b')], { jobType: 'batch', group: { restartPolicy: { mode: 'delay' } as never } }))),
+    );
+    expect(batch.job.taskGroups[0]!.restartPolicy).to.deep.equal({ attempts: 3, intervalMs: 86_400_000, delayMs: 15_000, mode: 'delay' });
+  });
 });

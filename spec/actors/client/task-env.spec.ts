@@ -16,12 +16,14 @@ describe('client: the task environment and the task dir a task gets', () => {
       name: 'dump',
       driver: 'raw_exec',
       config: { command: '/bin/sh', args: ['-c', 'env > "$NOMAD_TASK_DIR/env.txt"'] },
-      meta: { Role: 'task' },
+      meta: { Role: 'task', café: 'au lait' },
+      env: { WHERE: '${node.unique.name}/${node.unique.id}' },
       resources: { cpu: 250, memoryMB: 64, memoryMaxMB: 128 },
     };
     const alloc = makeAlloc([task], { jobType: 'batch', name: 'example.web[4]', group: { meta: { role: 'group', zone: 'z' } } });
     alloc.job.region = 'eu';
     alloc.job.meta = { owner: 'ops' };
+    alloc.job.parentId = 'example-periodic';
     const r = client.addAlloc(alloc);
     await r.waitFor('stopping');
     await viewWhere(client, r, (a) => a.clientStatus === 'complete');
@@ -35,8 +37,7 @@ describe('client: the task environment and the task dir a task gets', () => {
       NOMAD_DC: 'dc3',
       NOMAD_REGION: 'eu',
       NOMAD_NAMESPACE: 'default',
-      NOMAD_NODE_ID: 'node-7',
-      NOMAD_NODE_NAME: 'worker-7',
+      NOMAD_JOB_PARENT_ID: 'example-periodic',
       NOMAD_CPU_LIMIT: '250',
       NOMAD_MEMORY_LIMIT: '64',
       NOMAD_MEMORY_MAX_LIMIT: '128',
@@ -47,7 +48,15 @@ describe('client: the task environment and the task dir a task gets', () => {
       NOMAD_META_Role: 'task',
       NOMAD_META_role: 'group',
       NOMAD_TASK_DIR: join(r.allocDir.dir, 'dump', 'local'),
+      // Go's CleanEnvVar works on bytes: é is two.
+      NOMAD_META_caf__: 'au lait',
     });
+    // Nomad has no NOMAD_NODE_ID / NOMAD_NODE_NAME; ${node.unique.*} still interpolates.
+    expect(env).to.not.have.any.keys('NOMAD_NODE_ID', 'NOMAD_NODE_NAME');
+    expect(lines).to.include('WHERE=worker-7/node-7');
+    // With cgroups in use, the parent cgroup tasks run under.
+    const parent = env.NOMAD_PARENT_CGROUP;
+    if (parent !== undefined) expect(parent).to.match(/berth/);
   });
 
   (isRoot ? it : it.skip)("the secrets tmpfs is the task's resources.secretsMB, 1 MB by default (root only)", async () => {

@@ -21,25 +21,26 @@ describe('client: a terminal allocation never runs (Nomad #5883)', () => {
   const newClient = useTempClients();
 
   for (const status of ['complete', 'failed', 'lost'] as ClientStatus[]) {
-    it(`addAlloc with clientStatus ${status}: no alloc dir, no hooks, no task starts, and the status stays ${status}`, async () => {
+    it(`addAlloc with clientStatus ${status}: no alloc dir, no prerun hook, no task starts, postrun hooks only (Nomad's Run), and the status stays ${status}`, async () => {
       const calls: string[] = [];
       const client = newClient({ hooks: [recordingHook(calls)] });
       const events = record(client, 'task.event');
       const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '10s' })], { clientStatus: status }));
       await r.waitFor('stopping');
       await viewWhere(client, r, (a) => a.taskStates?.web?.state === 'dead');
-      await new Promise((res) => setImmediate(res));
+      await r.waitFor('stopping');
+      await viewWhere(client, r, () => calls.includes('postrun'));
       expect(existsSync(r.allocDir.dir)).to.equal(false);
-      expect(calls).to.deep.equal([]);
+      expect(calls).to.deep.equal(['postrun']);
       expect(events.items.map((m) => m.event.type)).to.not.include.members(['Task Setup']);
       expect(events.items.map((m) => m.event.type).filter((t) => t === 'Started' || t === 'Task Setup')).to.deep.equal([]);
       expect(r.alloc().clientStatus).to.equal(status);
       await r.destroy();
-      expect(calls).to.deep.equal(['destroy']);
+      expect(calls).to.deep.equal(['postrun', 'destroy']);
     });
   }
 
-  it('a restored client-terminal (complete) batch alloc runs no prerun hook and no task again', async () => {
+  it("a restored client-terminal (complete) batch alloc runs no prerun hook and no task again; its postrun hooks run again, as Nomad's Run does", async () => {
     const calls: string[] = [];
     const client = newClient({ hooks: [recordingHook(calls)] });
     const a = makeAlloc([mockTask('web', { run_for: '20ms' })], { jobType: 'batch' });
@@ -56,8 +57,8 @@ describe('client: a terminal allocation never runs (Nomad #5883)', () => {
       const events = record(again, 'task.event');
       const [r2] = await again.restore();
       await r2!.waitFor('stopping');
-      await new Promise((res) => setTimeout(res, 50)); // a re-run would have started by now
-      expect(calls).to.deep.equal([]);
+      await viewWhere(again, r2!, () => calls.includes('postrun'));
+      expect(calls).to.deep.equal(['postrun']);
       expect(events.items.map((m) => m.event.type)).to.deep.equal([]);
       expect(r2!.alloc().clientStatus).to.equal('complete');
       expect(r2!.alloc().taskStates!.web!.events.length).to.equal(before);

@@ -117,6 +117,9 @@ describe('buildTaskEnv', () => {
   it('cleanEnvVar keeps letters, _, . and non-leading digits', () => {
     expect(cleanEnvVar('NOMAD_META_a-b.c 1')).to.equal('NOMAD_META_a_b.c_1');
     expect(cleanEnvVar('9lives')).to.equal('_lives');
+    // Go indexes bytes: a two-byte UTF-8 character becomes two replacements.
+    expect(cleanEnvVar('NOMAD_META_café')).to.equal('NOMAD_META_caf__');
+    expect(cleanEnvVar('日')).to.equal('___');
   });
 
   it('interpolateEnv replaces ${NAME} and ${env.NAME}, node attributes first', () => {

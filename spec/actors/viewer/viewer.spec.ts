@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBus } from '../../../bus/bus.ts';
 import { createClient } from '../../../actors/client/client.ts';
-import { allocMachine } from '../../../machines/alloc.machine.ts';
+import { allocMachine } from '../../../machines/alloc/index.ts';
 import { chartOf } from '../../../actors/viewer/chart.ts';
 import { InvalidViewerOptionsError, RecordingFormatError } from '../../../actors/viewer/errors.ts';
 import { ViewerFeed } from '../../../actors/viewer/feed.ts';

@@ -28,6 +28,20 @@ describe('actors/watchers/local: watchLocalAlloc', () => {
     expect(runner.openListeners).to.equal(0);
   });
 
+  it('a failed status with a task still alive does not release it: only every task dead does (the wait channel)', async () => {
+    const dead = { state: 'dead' as const, failed: true, restarts: 0, events: [] };
+    const live = { state: 'running' as const, failed: false, restarts: 0, events: [] };
+    const runner = new FakeRunner(makeAlloc());
+    let settled = false;
+    const p = watchLocalAlloc(runner, new AbortController().signal).then((o) => ((settled = true), o));
+    await tick();
+    runner.update({ clientStatus: 'failed', taskStates: { web: dead, sidecar: live } });
+    await tick();
+    expect(settled).to.equal(false);
+    runner.update({ clientStatus: 'failed', taskStates: { web: dead, sidecar: { ...live, state: 'dead', failed: false } } });
+    expect(await p).to.deep.equal({ reason: 'terminated', clientStatus: 'failed' });
+  });
+
   it('sees a terminal update broadcast before the wait (primed listener), even if alloc() lags', async () => {
     const runner = new FakeRunner(makeAlloc());
     runner.broadcaster.send({ ...runner.alloc(), clientStatus: 'lost', allocModifyIndex: 99 });

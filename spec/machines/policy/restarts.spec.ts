@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import {
   decideRestart,
   defaultRestartPolicy,
+  newRestartTracker,
   effectivePolicy,
   restartsOnSuccess,
   ReasonDelay,
@@ -154,5 +155,21 @@ describe('restart tracker policy', () => {
     expect(effectivePolicy('service', {}, g).attempts).to.equal(9);
     expect(effectivePolicy('batch', {})).to.deep.equal(defaultRestartPolicy('batch'));
     expect(defaultRestartPolicy('service')).to.deep.equal({ attempts: 2, intervalMs: 1_800_000, delayMs: 15_000, mode: 'fail' });
+  });
+});
+
+describe("restart tracker: the interval starts when the tracker is made (Nomad's NewRestartTracker)", () => {
+  it('failures at 29, 31 and 32 min with a 30 min interval and 2 attempts all restart', () => {
+    const subject: RestartSubject = { policy: policy({ attempts: 2, intervalMs: 30 * 60_000 }), onSuccess: true };
+    let tracker = newRestartTracker(0);
+    const states: string[] = [];
+    for (const min of [29, 31, 32]) {
+      const { decision, next } = decideRestart(subject, tracker, fail, min * 60_000, () => 0);
+      states.push(decision.state);
+      tracker = next;
+    }
+    expect(states).to.deep.equal(['Restarting', 'Restarting', 'Restarting']);
+    // A third failure inside the new interval exceeds it.
+    expect(decideRestart(subject, tracker, fail, 33 * 60_000, () => 0).decision.state).to.equal('Not Restarting');
   });
 });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { reportedClientStatus } from '../../../machines/policy/client-status.ts';
 import { MAX_RUN_DURATION_REASON, maxRunDeadline, maxRunDurationOf } from '../../../machines/policy/max-run-duration.ts';
 import { shutdownDelayEvent, skipsShutdownDelay, taskShutdownWaitMs } from '../../../machines/policy/shutdown-delay.ts';
 import { missingTaskEvent, taskChanges, UPDATE_MISSING_TASK } from '../../../machines/policy/task-changes.ts';
@@ -53,5 +54,20 @@ describe('policy: reconnect', () => {
     expect(isReconnect(cur, { ...cur, clientStatus: 'unknown', allocModifyIndex: 4 })).to.equal(false);
     expect(isReconnect(cur, { ...cur, clientStatus: 'running', allocModifyIndex: 5 })).to.equal(false);
     expect(isReconnect(cur, { ...cur, clientStatus: 'unknown', allocModifyIndex: 5, desiredStatus: 'stop' })).to.equal(false);
+  });
+});
+
+describe('policy: reported client status', () => {
+  const st = (state: 'pending' | 'running' | 'dead', failed = false) => ({ state, failed, restarts: 0, events: [] });
+
+  it("is Nomad's getClientStatus at every moment: failed while a sibling is still being killed", () => {
+    expect(reportedClientStatus({ web: st('dead', true), side: st('running') })).to.deep.equal({ status: 'failed', description: 'Failed tasks' });
+    expect(reportedClientStatus({ web: st('dead'), side: st('running') }).status).to.equal('running');
+  });
+
+  it('a status the chart decided speaks once every task is dead', () => {
+    const decided = { status: 'complete' as const, description: 'allocation exceeded max_run_duration' };
+    expect(reportedClientStatus({ web: st('running') }, decided).status).to.equal('running');
+    expect(reportedClientStatus({ web: st('dead', true) }, decided)).to.deep.equal(decided);
   });
 });
