@@ -94,7 +94,7 @@ function watchHealth(rt: Runtime, r: RunnerInternals, group: TaskGroup, p: Healt
   return stop;
 }
 
-/** The alloc runner hook that tracks health (prerun starts it; any end of the run stops it). */
+/** The alloc runner hook that tracks health (prerun starts it; the alloc entering `stopping`, a destroy or a shutdown ends it). */
 export function allocHealthHook(rt: Runtime): RunnerHook {
   const watches = new Map<string, () => void>();
   const stop = async ({ alloc }: { alloc: { id: string } }) => {
@@ -110,8 +110,6 @@ export function allocHealthHook(rt: Runtime): RunnerHook {
       if (!p || !r || watches.has(alloc.id)) return;
       watches.set(alloc.id, watchHealth(rt, r, group, p));
     },
-    preKill: stop,
-    postrun: stop,
     destroy: stop,
     shutdown: stop,
   };

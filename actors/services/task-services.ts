@@ -2,7 +2,8 @@
  * The task runner's service hooks: `taskServices`, the callback actor the task chart invokes
  * while a task runs (poststart: register its services and run their checks; stopped when the
  * task leaves `running`: deregister, before any shutdown delay or kill), and the alloc runner
- * hook for group services (prerun: register; preKill, postrun, destroy, shutdown: deregister).
+ * hook for group services (prerun: register; the alloc entering `stopping` (seen on the bus),
+ * destroy, shutdown: deregister; no preKill or postrun hook, so a stop waits on nothing of ours).
  * A check_restart restarts its task through the task chart ("Restart Signaled", a failure).
  * @module
  */
@@ -82,8 +83,6 @@ export function groupServicesHook(rt: Runtime): RunnerHook {
         },
       });
     },
-    preKill: stop,
-    postrun: stop,
     destroy: stop,
     shutdown: stop,
   };
