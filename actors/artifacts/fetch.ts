@@ -17,7 +17,9 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createGunzip } from 'node:zlib';
 import type { Artifact } from '../../model/types.ts';
 import { restoreSnapshot, type RestoreDest } from '../allocdir/restore.ts';
@@ -101,8 +103,7 @@ async function httpGet(url: string, signal: AbortSignal, headers: Record<string,
       await res.body?.cancel();
       throw new ArtifactDownloadError(`bad response code: ${res.status}`);
     }
-    const { Readable } = await import('node:stream');
-    return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+    return Readable.fromWeb(res.body as WebReadableStream);
   }
   throw new ArtifactDownloadError(`GET ${url}: stopped after ${MAX_REDIRECTS} redirects`);
 }
