@@ -10,6 +10,9 @@
 import { fromCallback } from 'xstate';
 import type { TaskMachineEvent } from '../../machines/task.machine.ts';
 import { taskGroupOf } from '../../model/status.ts';
+import type { Service } from '../../model/types.ts';
+import { interpolateEnv } from '../drivers/env.ts';
+import { taskEnvironment } from '../runner/task-actors.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
 import type { Runtime } from '../runner/runtime.ts';
 import { startServiceSet, type ServiceSetDeps } from './service-set.ts';
@@ -23,6 +26,30 @@ function depsOf(rt: Runtime): ServiceSetDeps {
   };
 }
 
+/** A task service with `${VAR}` replaced from the task's environment, as Nomad interpolates it. */
+export function interpolateService(s: Service, env: Record<string, string>): Service {
+  const i = (t: string) => interpolateEnv(t, env);
+  return {
+    ...s,
+    name: i(s.name),
+    ...(s.tags ? { tags: s.tags.map(i) } : {}),
+    ...(s.meta ? { meta: Object.fromEntries(Object.entries(s.meta).map(([k, v]) => [k, i(v)])) } : {}),
+    ...(s.portLabel ? { portLabel: i(s.portLabel) } : {}),
+    ...(s.address ? { address: i(s.address) } : {}),
+    ...(s.checks
+      ? {
+          checks: s.checks.map((c) => ({
+            ...c,
+            ...(c.path ? { path: i(c.path) } : {}),
+            ...(c.command ? { command: i(c.command) } : {}),
+            ...(c.args ? { args: c.args.map(i) } : {}),
+            ...(c.header ? { header: Object.fromEntries(Object.entries(c.header).map(([k, vs]) => [k, vs.map(i)])) } : {}),
+          })),
+        }
+      : {}),
+  };
+}
+
 /** The `taskServices` actor of a runtime (see the module doc). */
 export function taskServicesLogic(rt: Runtime) {
   return fromCallback<TaskMachineEvent, { allocId: string; taskName: string; startedAt: number }>(({ input, sendBack }) => {
@@ -32,10 +59,13 @@ export function taskServicesLogic(rt: Runtime) {
     const group = taskGroupOf(alloc);
     const task = group.tasks.find((t) => t.name === input.taskName);
     if (!task?.services?.length) return undefined;
+    const taskDir = r.allocDir.taskDir(task.name);
+    const chroot = rt.drivers[task.driver]?.capabilities.fsIsolation === 'chroot';
+    const env = taskDir ? taskEnvironment(rt, alloc, task, taskDir, r.allocDir, chroot) : {};
     const set = startServiceSet(depsOf(rt), {
       alloc,
       owner: { task: task.name, group: group.name },
-      services: task.services,
+      services: task.services.map((s) => interpolateService(s, env)),
       startedAt: rt.clock.now(),
       exec: (name, argv, o) => r.exec(name, argv, o),
       restart: (_task, reason) => sendBack({ type: 'restart', time: rt.clock.now(), reason, failure: true }),

@@ -70,7 +70,7 @@ describe('a service job on real processes: artifact, port, service, http check, 
         {
           name: 'web',
           portLabel: 'http',
-          tags: ['v1'],
+          tags: ['v1', '${NOMAD_JOB_ID}'],
           checks: [
             {
               name: 'web-health',
@@ -133,7 +133,7 @@ describe('a service job on real processes: artifact, port, service, http check, 
     // The service is in the catalog with the port the scheduler gave the alloc.
     const [reg] = client.services();
     expect(reg).to.include({ serviceName: 'web', address: '127.0.0.1', port, allocId: r.allocId, jobId: 'example', namespace: 'default' });
-    expect(reg!.tags).to.deep.equal(['v1']);
+    expect(reg!.tags).to.deep.equal(['v1', 'example']); // interpolated from the task's environment
     // The check passes once the server (from the artifact) listens on NOMAD_PORT_http.
     const passing = () => checks.items.some((m) => m.allocId === r.allocId && m.status === 'passing');
     await eventually('a passing check', passing, () => clock.advance(CHECK_MS));
