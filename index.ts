@@ -122,7 +122,12 @@ export { createMockDriver, type MockDriverOptions } from './actors/drivers/mock.
 export { createRawExecDriver, type RawExecDriverOptions } from './actors/drivers/raw-exec.ts';
 export { createExecDriver, type ExecDriverOptions } from './actors/drivers/exec.ts';
 export type { ProcessDriverOptions } from './actors/drivers/executor/process-driver.ts';
-export { buildTaskEnv, allocIndexFromName, DEFAULT_ENV_DENYLIST, type TaskEnvInput } from './actors/drivers/env.ts';
+export { buildTaskEnv, allocIndexFromName, DEFAULT_ENV_DENYLIST, portEnv, type TaskEnvInput } from './actors/drivers/env.ts';
+export { ExecError } from './actors/drivers/exec-process.ts';
+export { ArtifactError, ArtifactDownloadError, ArtifactLimitError } from './actors/artifacts/errors.ts';
+export { InvalidServiceError } from './actors/services/errors.ts';
+export type { CheckStatus } from './machines/policy/check-status.ts';
+export { healthParams, type HealthParams } from './machines/policy/alloc-health.ts';
 export { readTaskLogs, type ReadTaskLogsOptions } from './actors/drivers/logs/reader.ts';
 
 // Resources: task cgroups, limits, stats.

@@ -49,6 +49,13 @@ export interface BusMessageMap {
   'cgroups.detected': { version: 'v1' | 'v2' | null; controllers: string[]; parent?: string; message: string };
   /** A running task's usage, every `ClientOptions.statsIntervalMs` (off by default). */
   'task.stats': { allocId: string; task: string; usage: ResourceUsage; timestamp: number };
+  /**
+   * A service check's result (every probe, and its initial status at registration): Nomad's
+   * check status, its output (at most 4 KiB). `task` is the task the check belongs to, if any.
+   */
+  'check.status': { allocId: string; task?: string; service: string; check: string; status: 'passing' | 'warning' | 'critical'; output: string };
+  /** The health tracker decided the alloc's health (once per alloc); `reason` says why when unhealthy. */
+  'alloc.health': { allocId: string; healthy: boolean; reason: string };
   /** An actor failed in a way berth did not expect. */
   'client.error': { allocId?: string; actorId?: string; error: string };
   /**

@@ -29,7 +29,7 @@
  * @module
  */
 import { missingActor } from './missing-actor.ts';
-import { and, assign, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
+import { and, assign, fromCallback, fromPromise, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, newRestartTracker, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
@@ -58,6 +58,18 @@ export interface TaskMachineInput {
    * the alloc's per-task count and this one never disagree. Default `initialState.events.length`.
    */
   eventSeq?: number;
+  /**
+   * Task-runner hooks the task has work for: `prestart` (artifacts) runs `prestartTask` before
+   * each start. (`taskServices`, the poststart hook, runs in every `running`; it knows when it
+   * has nothing to do.)
+   */
+  hooks?: TaskHooks;
+}
+
+/** Which task-runner hooks have work for a task (plain data, from its definition). */
+export interface TaskHooks {
+  /** Fetch artifacts (and build the task dir) before each start. */
+  prestart?: boolean;
 }
 
 /** The task machine's context (plain data). */
@@ -90,7 +102,18 @@ export interface TaskContext {
    * asked to abort, and whatever it leaves behind is killed before the task is reported dead.
    */
   killRequested: boolean;
+  hooks: TaskHooks;
+  /** This attempt began in `prestart` (its "Task Setup" is appended). */
+  prestarted: boolean;
 }
+
+/**
+ * Result of the `prestartTask` actor (the prestart hooks: task dir, artifacts). Never rejects:
+ * a failure carries the task event that says why ("Failed Artifact Download") and is a
+ * recoverable start error for the restart policy, as in Nomad.
+ */
+export type PrestartOutput =
+  { ok: true; time: number; events: TaskEvent[] } | { ok: false; time: number; events: TaskEvent[]; error: string; recoverable: boolean; jitter?: number };
 
 /** Result of the `startTask` actor: never rejects, so failures stay plain data. */
 export type StartOutput =
@@ -218,6 +241,17 @@ export const taskMachine = setup({
       'task',
       'signalTask',
     ),
+    // Hooks default to doing nothing: a chart run without them (specs, the simulator) starts as before.
+    prestartTask: fromPromise<PrestartOutput, { allocId: string; taskName: string; attempt: number; now: number }>(async ({ input }) => ({
+      ok: true,
+      time: input.now,
+      events: [],
+    })),
+    /**
+     * While the task runs: registers its services, runs their checks, and may send `restart`
+     * (check_restart); stopping it (leaving `running`) deregisters them before any kill.
+     */
+    taskServices: fromCallback<TaskMachineEvent, { allocId: string; taskName: string; startedAt: number }>(() => undefined),
   },
   delays: {
     shutdownDelay: ({ context }) => context.shutdownDelayMs,
@@ -288,6 +322,24 @@ export const taskMachine = setup({
       event.type === 'settings' ? { killTimeoutMs: event.killTimeoutMs, killSignal: event.killSignal, shutdownDelayMs: event.shutdownDelayMs } : {},
     ),
     markKillRequested: assign({ killRequested: true }),
+    /**
+     * A new start: the attempt count and "Task Setup" (Building Task Directory), once per attempt:
+     * in `prestart` when the task has prestart work, else in `starting`.
+     */
+    beginAttempt: assign(({ context }) => {
+      if (context.prestarted) return { prestarted: false };
+      return {
+        attempt: context.attempt + 1,
+        prestarted: false,
+        ...withEvent(context, taskEvent('Task Setup', context.now, { message: 'Building Task Directory' })),
+      };
+    }),
+    /** Begins an attempt in `prestart`: `starting` then does not begin another. */
+    beginPrestart: assign(({ context }) => ({
+      attempt: context.attempt + 1,
+      prestarted: true,
+      ...withEvent(context, taskEvent('Task Setup', context.now, { message: 'Building Task Directory' })),
+    })),
     forgetChild: stopChild(({ event }) => (event as unknown as { actorId: string }).actorId),
     /**
      * Reattached: take the (completed) handle. A run whose start the last host never reported
@@ -375,6 +427,8 @@ export const taskMachine = setup({
     now: input.now,
     killAfterRestart: false,
     killRequested: false,
+    hooks: input.hooks ?? {},
+    prestarted: false,
     ...(input.restoredHandle ? { handle: input.restoredHandle } : {}),
   }),
   initial: 'boot',
@@ -459,19 +513,49 @@ export const taskMachine = setup({
       on: { kill: { guard: ({ context }) => !context.killRequested, actions: ['appendKill', 'markKillRequested', 'report', 'abortEffect'] } },
     },
     pending: {
-      always: { guard: 'gateOpen', target: 'starting' },
+      always: [
+        { guard: and(['gateOpen', ({ context }) => !!context.hooks.prestart]), target: 'prestart' },
+        { guard: 'gateOpen', target: 'starting' },
+      ],
+      on: {
+        kill: { target: 'dead', actions: ['killPending', 'report'] },
+      },
+    },
+    /**
+     * The prestart hooks (task dir, artifacts): no process exists yet, so a kill ends the task at
+     * once (leaving the state aborts the hooks, which undo what they had half written).
+     */
+    prestart: {
+      entry: ['beginPrestart', 'report'],
+      invoke: {
+        id: 'effect',
+        src: 'prestartTask',
+        input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, attempt: context.attempt, now: context.now }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.ok,
+            target: 'starting',
+            actions: [assign(({ context, event }) => appendAll(context, event.output.events)), 'report'],
+          },
+          {
+            target: 'exited',
+            actions: assign(({ context, event }) => {
+              const out = event.output as Extract<PrestartOutput, { ok: false }>;
+              return {
+                prestarted: false,
+                ...appendAll(context, out.events),
+                lastInput: { kind: 'startError', recoverable: out.recoverable, message: out.error } as RestartInput,
+              };
+            }),
+          },
+        ],
+      },
       on: {
         kill: { target: 'dead', actions: ['killPending', 'report'] },
       },
     },
     starting: {
-      entry: [
-        assign(({ context }) => ({
-          attempt: context.attempt + 1,
-          ...withEvent(context, taskEvent('Task Setup', context.now, { message: 'Building Task Directory' })),
-        })),
-        'report',
-      ],
+      entry: ['beginAttempt', 'report'],
       invoke: {
         id: 'effect',
         src: 'startTask',
@@ -511,22 +595,31 @@ export const taskMachine = setup({
       },
     },
     running: {
-      invoke: {
-        src: 'waitTask',
-        input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle! }),
-        onDone: {
-          target: 'exited',
-          actions: assign(({ context, event }) => ({
-            ...withEvent(context, exitEvent(event.output)),
-            lastInput: {
-              kind: 'exit',
-              exitCode: event.output.result.exitCode,
-              signal: event.output.result.signal,
-              err: event.output.result.err,
-            } as RestartInput,
-          })),
+      invoke: [
+        {
+          src: 'waitTask',
+          input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, handle: context.handle! }),
+          onDone: {
+            target: 'exited',
+            actions: assign(({ context, event }) => ({
+              ...withEvent(context, exitEvent(event.output)),
+              lastInput: {
+                kind: 'exit',
+                exitCode: event.output.result.exitCode,
+                signal: event.output.result.signal,
+                err: event.output.result.err,
+              } as RestartInput,
+            })),
+          },
         },
-      },
+        // The poststart hook: services registered while the task runs, deregistered (the actor
+        // stopped) as soon as the task leaves `running`, before its shutdown delay or kill.
+        {
+          id: 'services',
+          src: 'taskServices',
+          input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, startedAt: context.now }),
+        },
+      ],
       on: {
         kill: [
           { guard: 'hasShutdownDelay', target: 'shutdownDelay', actions: ['appendKill', 'takeKillSkip', 'enterShutdownDelay', 'report'] },

@@ -6,8 +6,8 @@
  * One instance per simulated host: a crashed host's instance goes dead and answers nothing more.
  * @module
  */
-import type { Driver, ExitResult, TaskConfig, TaskHandle } from '../actors/drivers/driver.ts';
-import { BerthError, DriverStartError, TaskNotStartedError } from '../model/errors.ts';
+import type { Driver, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from '../actors/drivers/driver.ts';
+import { BerthError, DriverStartError, TaskNotRunningError, TaskNotStartedError } from '../model/errors.ts';
 import type { Task } from '../model/types.ts';
 import type { ProcessTable, SimExecutor } from './processes.ts';
 import type { Rng } from './random.ts';
@@ -50,6 +50,8 @@ export interface SimDriverOptions {
   /** Owner of this instance's timers (the host generation). */
   owner: string;
   faults?: SimFaults;
+  /** Whether a task's check passes now (`exec` of a script check exits 0, else 2). Default: passes. */
+  healthOf?: (allocId: string, task: string) => boolean;
 }
 
 /** The driver name jobs use for simulated tasks. */
@@ -89,8 +91,22 @@ export function createSimDriver(o: SimDriverOptions): Driver & { crash(): void }
     name: SIM_DRIVER,
     // 'chroot' keeps the host's environment out of every start (copying process.env is most of
     // a simulated start's cost); the simulated task dir ignores the chroot map.
-    capabilities: { fsIsolation: 'chroot', sendSignals: true },
+    capabilities: { fsIsolation: 'chroot', sendSignals: true, exec: true },
     validateConfig(_task: Task) {},
+    /** A script check's command: a while of virtual time, then 0 when the task is healthy, else 2. */
+    exec(handle: TaskHandle, _argv: string[], opts: ExecOptions = {}) {
+      const r = rngFor(`exec:${handle.id}`);
+      return new Promise<ExecResult>((resolve, reject) => {
+        if (!o.table.procs.get(pidOf(handle))?.alive) return reject(new TaskNotRunningError());
+        const off = opts.signal ? aborted(opts.signal, () => reject(opts.signal!.reason)) : () => {};
+        later(r.int(1, 100), () => {
+          off();
+          if (opts.signal?.aborted) return;
+          const ok = o.healthOf?.(handle.config.allocId, handle.config.taskName) ?? true;
+          resolve({ stdout: Buffer.from(ok ? 'ok\n' : 'sick\n'), stderr: Buffer.alloc(0), exitCode: ok ? 0 : 2, signal: 0 });
+        });
+      });
+    },
     crash() {
       dead = true;
       // The host is gone: drop its listeners, so nothing of it stays reachable.

@@ -10,7 +10,7 @@ import type { ProcessTable, SimProcess } from './processes.ts';
 
 /** One broken invariant. */
 export interface Violation {
-  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'LEAK' | 'LIVELOCK' | 'CRASH';
+  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'LEAK' | 'LIVELOCK' | 'CRASH';
   message: string;
   at: number;
   /** What the checker knew about the alloc concerned (restored, failed restore, ...). */

@@ -34,6 +34,8 @@ export interface AllocSpec {
   shutdownDelayMs?: number;
   /** Nomad's `max_run_duration` (batch only), from the add. */
   maxRunDurationMs?: number;
+  /** A deployment's health settings and a script check on the `web` task (sim/health.ts). */
+  health?: HealthSpec;
 }
 
 /** Another alloc, on this node (`a`) or another (`r`, through the fake servers). */
@@ -55,7 +57,9 @@ export type Op =
   /** The servers lost touch and marked the alloc unknown; now an update reconnects it. */
   | { at: number; op: 'reconnect'; a: number }
   /** Jobs through berth's scheduler (sim/jobs.ts): register, update, stop, broker tick. */
-  | JobOp;
+  | JobOp
+  /** The `web` task's check starts passing (`ok`) or failing. */
+  | { at: number; op: 'health'; a: number; ok: boolean };
 
 const TASK_NAMES = ['web', 'db', 'log', 'init', 'tail'];
 
@@ -143,7 +147,7 @@ export function generateOps(seed: number): Op[] {
     else if (roll < 0.93) ops.push({ at: t, op: 'crash' });
     else if (live.length > 1) ops.push({ at: t, op: 'burst', as: live.filter(() => r.chance(0.6)) });
   }
-  return withJobOps(seed, withStopPathOps(seed, ops), genSpec);
+  return withJobOps(seed, withHealthOps(seed, withStopPathOps(seed, ops)), genSpec);
 }
 
 /**
@@ -167,6 +171,47 @@ function withStopPathOps(seed: number, ops: Op[]): Op[] {
   }
   if (!extra.length) return ops;
   // Merge by time; an extra op goes after the ops of the same instant.
+  const out = [...ops];
+  for (const e of extra) {
+    const i = out.findIndex((o) => o.at > e.at);
+    out.splice(i < 0 ? out.length : i, 0, e);
+  }
+  return out;
+}
+
+/** The health settings of a generated alloc (durations in virtual ms). */
+export interface HealthSpec {
+  checkIntervalMs: number;
+  minHealthyMs: number;
+  deadlineMs: number;
+  /** check_restart's limit (grace 0), when the check restarts its task. */
+  restartLimit?: number;
+}
+
+/**
+ * Adds health settings (sim/health.ts) to some service allocs with a main `web` task, and ops
+ * that flip its check, from a stream of their own: every other op of a seed stays what it was.
+ */
+function withHealthOps(seed: number, ops: Op[]): Op[] {
+  const r = new Rng(seed).fork('health');
+  const extra: Op[] = [];
+  for (const op of ops) {
+    if (op.op !== 'add' || op.spec.type !== 'service' || op.clientStatus) continue;
+    const web = op.spec.tasks.find((t) => t.name === 'web');
+    if (!web || web.hook || !r.chance(0.3)) continue;
+    op.spec.health = {
+      checkIntervalMs: r.pick([1000, 3000]),
+      minHealthyMs: r.pick([500, 2000, 6000]),
+      deadlineMs: r.pick([4000, 20_000, 60_000]),
+      ...(r.chance(0.3) ? { restartLimit: r.pick([1, 3]) } : {}),
+    };
+    let at = op.at;
+    for (let i = r.int(0, 3); i > 0; i--) {
+      at += r.int(200, 8000);
+      extra.push({ at, op: 'health', a: op.a, ok: r.chance(0.5) });
+    }
+  }
+  if (!extra.length) return ops;
   const out = [...ops];
   for (const e of extra) {
     const i = out.findIndex((o) => o.at > e.at);

@@ -19,6 +19,7 @@ import type { Allocation } from '../model/types.ts';
 import { SimAllocDir, SimDisk, type SimDirEnv } from './alloc-dir.ts';
 import { createSimDriver, SIM_DRIVER, type SimFaults } from './driver.ts';
 import { JobSim } from './jobs.ts';
+import { HealthInvariant, healthGroupFields } from './health.ts';
 import { Checker, type Violation } from './invariants.ts';
 import { aliasOf, allocUuid, generateOps, type AllocSpec, type Op, type Ref } from './ops.ts';
 import { ProcessTable } from './processes.ts';
@@ -128,11 +129,27 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
   let gen = 0;
   const fs: HostFs = { mkdirp: async () => {}, rmrf: async () => {}, rmdir: async () => {} };
 
+  /** `<alloc>/<task>` whose check fails now (the `health` op). */
+  const sick = new Set<string>();
+  const health = new HealthInvariant(
+    checker,
+    () => sched.now(),
+    (id) => specs.get(id),
+  );
+
   const startHost = (): Host => {
     const g = gen++;
     const owner = `host${g}`;
     const hostRng = root.fork(owner);
-    const driver = createSimDriver({ sched, table, rng: root.fork(`${owner}:driver`), trace, owner, ...(opts.faults ? { faults: opts.faults } : {}) });
+    const driver = createSimDriver({
+      sched,
+      table,
+      rng: root.fork(`${owner}:driver`),
+      trace,
+      owner,
+      healthOf: (allocId, task) => !sick.has(`${allocId}/${task}`),
+      ...(opts.faults ? { faults: opts.faults } : {}),
+    });
     const dirEnv: SimDirEnv = { sched, rng: root.fork(`${owner}:dirs`), trace, disk, owner, buildFail: 0.02, moveFail: 0.3 };
     const real = openStateStore(':memory:', {
       db,
@@ -212,6 +229,8 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
         checker.taskEvent(m.allocId, m.task, m.event);
       }),
       client.bus.of('client.error').subscribe((m) => trace.log(() => `client.error ${m.allocId ? aliasOf(m.allocId) : ''} ${m.error}`)),
+      client.bus.of('alloc.health').subscribe((m) => trace.log(() => `health ${aliasOf(m.allocId)} ${m.healthy ? 'healthy' : `unhealthy: ${m.reason}`}`)),
+      ...health.attach(client.bus),
     ];
     return {
       gen: g,
@@ -313,6 +332,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
               {
                 name: 'g',
                 restartPolicy: op.spec.restart,
+                ...(op.spec.health ? { update: healthGroupFields(op.spec).update } : {}),
                 ...(op.spec.sticky ? { ephemeralDisk: { sticky: true } } : {}),
                 ...(op.spec.shutdownDelayMs ? { shutdownDelayMs: op.spec.shutdownDelayMs } : {}),
                 ...(op.spec.maxRunDurationMs ? { maxRunDurationMs: op.spec.maxRunDurationMs } : {}),
@@ -324,6 +344,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
                   killSignal: t.killSignal,
                   ...(t.shutdownDelayMs ? { shutdownDelayMs: t.shutdownDelayMs } : {}),
                   ...(t.hook ? { lifecycle: { hook: t.hook, sidecar: !!t.sidecar } } : {}),
+                  ...(t.name === 'web' && op.spec.health ? { services: healthGroupFields(op.spec).webServices } : {}),
                 })),
               },
             ],
@@ -334,6 +355,7 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
           allocModifyIndex: 1,
           ...(op.spec.maxRunDurationMs ? { createTime: sched.now() } : {}),
           ...(op.prev ? { previousAllocation: allocUuid(op.prev) } : {}),
+          ...(op.spec.health ? { deploymentId: `dep${op.a}` } : {}),
           ...(op.preempted?.length ? { preemptedAllocations: op.preempted.map(allocUuid) } : {}),
         };
         serverAllocs.set(id, alloc);
@@ -342,6 +364,13 @@ export async function runSim(opts: SimOptions): Promise<SimResult> {
       }
       case 'stop':
         return update(op.a, (x) => ({ ...x, desiredStatus: 'stop', allocModifyIndex: x.allocModifyIndex + 1 }));
+      case 'health': {
+        const k = `${allocUuid({ a: op.a })}/web`;
+        if (op.ok) sick.delete(k);
+        else sick.add(k);
+        trace.log(`check ${aliasOf(allocUuid({ a: op.a }))}/web ${op.ok ? 'passes' : 'fails'}`);
+        return;
+      }
       case 'burst':
         for (const a of op.as) {
           try {

@@ -97,6 +97,12 @@ export interface RestoreSnapshotOptions {
   owner?: { uid: number; gid: number };
   /** Owner of what is restored under `<task>/`, by task name (the task's user); default `owner`. Never root. */
   taskOwners?: Record<string, { uid: number; gid: number }>;
+  /**
+   * Unpack an artifact instead of a snapshot: every entry goes below this path relative to
+   * `dest.dir` (a task dir), whatever its name, with the same staging, bounds and refusals;
+   * `label` names it in errors. Snapshot roots and the error log are not looked for.
+   */
+  artifact?: { under: string; label: string };
 }
 
 /** What {@link restoreSnapshot} restored. */
@@ -208,6 +214,7 @@ class Restore {
 
   #streamError(err: unknown): SnapshotStreamError {
     const m = errorText(err);
+    if (this.#opts.artifact) return new SnapshotStreamError(`error unpacking artifact ${this.#opts.artifact.label}: ${m}`, { cause: err });
     return new SnapshotStreamError(
       `error streaming previous alloc ${JSON.stringify(this.#opts.prevAllocId)} for new alloc ${JSON.stringify(this.#dest.allocId)}: ${m}`,
       { cause: err },
@@ -394,6 +401,8 @@ class Restore {
     if (Buffer.byteLength(this.#tree) + 1 + Buffer.byteLength(rel) > MAX_PATH_BYTES) {
       throw new SnapshotLimitError(`archive entry ${JSON.stringify(rel.slice(0, 64))}... is too long to restore under ${this.#dest.dir}`, 'name');
     }
+    // An artifact: any name, below its destination.
+    if (this.#opts.artifact) return this.#opts.artifact.under ? `${this.#opts.artifact.under}/${rel}` : rel;
     // The snapshot's own roots only: alloc/data and each task's local/.
     const top = parts[0]!;
     const root = top === 'alloc' ? 'data' : 'local';
@@ -413,7 +422,7 @@ class Restore {
       throw new SnapshotLimitError(`archive has more than ${this.#opts.maxEntries ?? DEFAULT_MAX_ENTRIES} entries`, 'entries');
     }
     const name = entry.path;
-    if (name === `NOMAD-${this.#opts.prevAllocId}-ERROR.log`) {
+    if (!this.#opts.artifact && name === `NOMAD-${this.#opts.prevAllocId}-ERROR.log`) {
       const body = (await readAll(this.#body(entry), 64 * 1024)).toString('utf8');
       throw new SnapshotRemoteError(
         `error streaming previous alloc ${JSON.stringify(this.#opts.prevAllocId)} for new alloc ${JSON.stringify(this.#dest.allocId)}: ${body}`,
@@ -653,10 +662,11 @@ class Restore {
       if (st?.isSymbolicLink()) throw new SnapshotEscapeError(OBJECT_ESCAPES);
       if (st && !st.isDirectory()) throw this.#streamError(new Error(`${top} exists in ${this.#dest.dir} and is not a directory`));
       if (!st) {
-        // A task dir the dest has not built yet: made as the alloc dir makes its own (0777, the owner's).
+        // A task dir the dest has not built yet: made as the alloc dir makes its own (0777, the
+        // owner's); an artifact's new top-level dir in a task dir: 0755.
         this.#fsStep(() => mkdirSync(d, { mode: 0o700 }), top);
         this.#journal.push({ op: 'mkdir', dest: d });
-        this.#fsStep(() => setDirAttrs(d, 0o777, this.#ownerFor(top)), top);
+        this.#fsStep(() => setDirAttrs(d, this.#opts.artifact ? (this.#dirModes.get(top) ?? 0o755) : 0o777, this.#ownerFor(top)), top);
       }
       this.#merged.add(top);
       await this.#mergeDir(top);

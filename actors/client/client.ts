@@ -32,6 +32,10 @@ import type { Runtime } from '../runner/runtime.ts';
 import { taskActors } from '../runner/task-actors.ts';
 import { openStateStore, quarantineStateStore, StateStoreError, type StoredAlloc } from '../state/state-store.ts';
 import { stopUnownedExecutors } from './restore-audit.ts';
+import { prestartTaskLogic } from '../artifacts/prestart.ts';
+import { ServiceCatalog } from '../services/catalog.ts';
+import { allocHealthHook } from '../services/health.ts';
+import { groupServicesHook, taskServicesLogic } from '../services/task-services.ts';
 import { serveRuntimeSnapshots } from '../migrate/serve.ts';
 import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
@@ -170,11 +174,16 @@ export function createClient(options: ClientOptions): Client {
     ...(options.migrateToken ? { migrateToken: options.migrateToken } : {}),
     ...(options.tls ? { tls: { ...options.tls } } : {}),
     registry: new Map(),
+    services: new ServiceCatalog(),
+    serviceAddress: options.serviceAddress ?? '127.0.0.1',
   };
-  const task = taskMachine.provide({ actors: taskActors(rt) });
+  const task = taskMachine.provide({
+    actors: { ...taskActors(rt), prestartTask: prestartTaskLogic(rt, options.artifacts), taskServices: taskServicesLogic(rt) },
+  });
   const logic = allocMachine.provide({ actors: { ...allocActors(rt), task } });
   const runners = new Map<string, AllocRunnerImpl>();
-  const hooks = [...(options.hooks ?? [])];
+  // Built-in hooks first (as Nomad's own run before any other): group services, alloc health.
+  const hooks = [groupServicesHook(rt), allocHealthHook(rt), ...(options.hooks ?? [])];
   const clientActor = createActor(clientMachine, { id: 'client', ...(options.inspect ? { inspect: options.inspect } : {}) }).start();
   let shut = false;
   const releaseMountHelper = holdMountHelper();
@@ -261,6 +270,7 @@ export function createClient(options: ClientOptions): Client {
   const client: Client = {
     bus,
     updates$: bus.of('alloc.updated').pipe(map((m) => m.alloc)),
+    services: () => rt.services.list(),
     addAlloc(input) {
       if (shut) throw new ClientShutdownError();
       // A missing node id is this client's; a driver the client lacks is an issue of the parse.

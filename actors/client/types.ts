@@ -6,7 +6,7 @@
 import type { Observable } from 'rxjs';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
-import type { Allocation } from '../../model/types.ts';
+import type { Allocation, ServiceRegistration } from '../../model/types.ts';
 import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { RetryPolicy, ServerRPC } from '../watchers/index.ts';
@@ -62,6 +62,10 @@ export interface ClientOptions extends GcClientOptions {
   migrateTimeoutMs?: number;
   /** Clock for every delay berth schedules (default: real time). Tests inject one. */
   clock?: Clock;
+  /** Address registered for services without a port label (the node's address). Default 127.0.0.1. */
+  serviceAddress?: string;
+  /** Bounds on artifact downloads (defaults: 30 minutes; the group's ephemeral disk in bytes). */
+  artifacts?: { timeoutMs?: number; maxBytes?: number };
   /** Random source in [0,1) for jitter and stagger (default Math.random). */
   random?: () => number;
   /** Remote watcher retry timing (default 30000 + uniform [0, 30000)). */
@@ -125,6 +129,8 @@ export interface Client {
   readonly bus: Bus;
   /** Client-side alloc updates meant for the servers. */
   readonly updates$: Observable<Allocation>;
+  /** The client's Nomad-native service catalog: every registered group and task service. */
+  services(): ServiceRegistration[];
   /**
    * Serves `GET /v1/client/allocation/<id>/snapshot` for this client's allocs, so a replacement
    * on another client (`migrate: true`) can pull their data. Default 127.0.0.1 on a free port;

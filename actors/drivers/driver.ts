@@ -21,11 +21,17 @@ export type { ExitResult, TaskConfig, TaskHandle } from '../../model/task-handle
 
 /** Options of {@link Driver.exec}. */
 export interface ExecOptions {
-  /** Input for the command. */
-  stdin?: string | Buffer;
+  /** Input for the command (its stdin is closed at the end). */
+  stdin?: string | Buffer | AsyncIterable<Buffer>;
   tty?: boolean;
-  /** Ends the command early. */
+  /** Ends the command early (its process group is killed); the exec rejects with the reason. */
   signal?: AbortSignal;
+  /** Kills the command after this long; the exec rejects with a TimeoutError. */
+  timeoutMs?: number;
+  /** Each output chunk as it arrives. */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** Bound on the copies of stdout and stderr the result keeps (default 1 MiB each). */
+  maxOutputBytes?: number;
 }
 
 /** What {@link Driver.exec} ran and how it ended. */

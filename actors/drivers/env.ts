@@ -169,6 +169,7 @@ export function buildTaskEnv(input: TaskEnvInput): Record<string, string> {
     NOMAD_JOB_PARENT_ID: alloc.job.parentId,
     NOMAD_PARENT_CGROUP: input.parentCgroup,
   });
+  Object.assign(env, portEnv(alloc));
   // Host variables left out of the result (includeHostEnv false) still resolve `${NAME}`.
   const hostScope: Record<string, string> = {};
   const lookup = (text: string) => interpolateEnv(text, nodeAttrs, env, hostScope);
@@ -191,6 +192,36 @@ export function buildTaskEnv(input: TaskEnvInput): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) out[k.startsWith(META_PREFIX) ? cleanEnvVar(k) : k] = v;
   return out;
+}
+
+/**
+ * The port variables of the alloc's group network, as Nomad's task environment builder sets them
+ * from `allocatedResources.shared.ports`: for each label, `NOMAD_PORT_<label>` and
+ * `NOMAD_ALLOC_PORT_<label>` (the `to` port when set, else the host port), `NOMAD_HOST_PORT_<label>`
+ * (the host port), `NOMAD_IP_<label>` / `NOMAD_HOST_IP_<label>` (the host address) and
+ * `NOMAD_ADDR_<label>` / `NOMAD_HOST_ADDR_<label>` (`ip:port` of the host, brackets for IPv6).
+ * @example portEnv(alloc).NOMAD_PORT_http // '23456'
+ */
+export function portEnv(alloc: Allocation): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const p of alloc.allocatedResources?.shared.ports ?? []) {
+    const host = String(p.value);
+    const addr = joinHostPort(p.hostIp, host);
+    const inside = p.to > 0 ? String(p.to) : host;
+    env[`NOMAD_ADDR_${p.label}`] = addr;
+    env[`NOMAD_HOST_ADDR_${p.label}`] = addr;
+    env[`NOMAD_IP_${p.label}`] = p.hostIp;
+    env[`NOMAD_HOST_IP_${p.label}`] = p.hostIp;
+    env[`NOMAD_PORT_${p.label}`] = inside;
+    env[`NOMAD_ALLOC_PORT_${p.label}`] = inside;
+    env[`NOMAD_HOST_PORT_${p.label}`] = host;
+  }
+  return env;
+}
+
+/** Go's `net.JoinHostPort`: an IPv6 address goes in brackets. */
+export function joinHostPort(host: string, port: string | number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 /**

@@ -17,8 +17,9 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DriverStartError } from '../../model/errors.ts';
-import type { Driver, TaskConfig } from './driver.ts';
+import { DriverStartError, TaskNotRunningError } from '../../model/errors.ts';
+import type { Driver, TaskConfig, TaskHandle } from './driver.ts';
+import { ExecError } from './exec-process.ts';
 import { createProcessDriver, type ProcessDriverOptions } from './executor/process-driver.ts';
 import type { ExecutorSpec } from './executor/protocol.ts';
 
@@ -33,10 +34,44 @@ export interface ExecDriverOptions extends ProcessDriverOptions {
   chrootPath?: string;
   mountPath?: string;
   shellPath?: string;
+  /** `nsenter` (util-linux), for exec into a running task; default: looked up. */
+  nsenterPath?: string;
   /** Where users are looked up. Default `/etc/passwd` (of the host, as Nomad does). */
   passwdFile?: string;
   /** User when neither TaskConfig.user nor task.user is set. Default 'nobody'. */
   defaultUser?: string;
+}
+
+/** PATH of an exec inside the chroot when the task's env sets none. */
+const DEFAULT_TASK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** The children of `pid` (the kernel's list; empty when it cannot say). */
+function childPids(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The pid to enter: the task once it is inside its chroot. With namespaces that is the child
+ * `unshare --fork` made (PID 1 of its namespace); right after a start it may not have forked or
+ * chrooted yet, so this waits for it (up to 5 s), never entering a process still on the host's root.
+ */
+async function chrootedTask(pid: number, namespaced: boolean): Promise<number> {
+  for (let i = 0; i < 500; i++) {
+    const target = namespaced ? childPids(pid)[0] : pid;
+    if (target !== undefined) {
+      try {
+        if (fs.readlinkSync(`/proc/${target}/root`) !== '/') return target;
+      } catch {
+        throw new TaskNotRunningError();
+      }
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new ExecError(`exec driver: the task (pid ${pid}) did not enter its chroot in time`);
 }
 
 const SYSTEM_DIRS = ['/usr/sbin', '/usr/bin', '/sbin', '/bin', '/usr/local/sbin', '/usr/local/bin'];
@@ -114,12 +149,42 @@ export function createExecDriver(opts: ExecDriverOptions = {}): Driver {
     return { mode: 'chroot', chroot: { uid, gid, namespaces, unshare, chroot, mount, shell } };
   }
 
+  /**
+   * An exec joins the task where it runs: `nsenter` into its PID and mount namespaces (when it
+   * has them), its root (the chroot) and working dir, as its user; the cgroup is joined first.
+   */
+  async function execTarget(handle: TaskHandle, argv: string[]) {
+    const nsenter = findTool('nsenter', opts.nsenterPath);
+    if (!nsenter) throw new ExecError('exec driver: exec into a task needs the "nsenter" program (util-linux), which was not found');
+    const config = handle.config;
+    const { uid, gid } = lookupUser(config.user ?? config.task.user ?? opts.defaultUser ?? 'nobody', opts.passwdFile);
+    const pid = Number(handle.state.pid);
+    const namespaced = handle.state.isolation === 'chroot+pid+mount';
+    const target = await chrootedTask(pid, namespaced);
+    const args = [
+      '-t',
+      String(target),
+      ...(namespaced ? ['-p', '-m'] : []),
+      '-r',
+      '-w',
+      '-G',
+      String(gid),
+      '-S',
+      String(uid),
+      '--',
+      argv[0]!,
+      ...argv.slice(1),
+    ];
+    return { file: nsenter, args, cwd: '/', env: { PATH: DEFAULT_TASK_PATH, ...config.env } };
+  }
+
   return createProcessDriver(
     {
       name: 'exec',
-      capabilities: { fsIsolation: 'chroot', sendSignals: true },
+      capabilities: { fsIsolation: 'chroot', sendSignals: true, exec: true },
       applyLimits: true,
       prepare,
+      execTarget,
     },
     opts,
   );

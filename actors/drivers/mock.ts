@@ -354,7 +354,7 @@ export function createMockDriver(opts: MockDriverOptions = {}): Driver & {
       if (!t.cfg.execCommand) throw new BerthError('no exec command is configured');
       let cmd = t.cfg.execCommand;
       if (command.length === 1 && command[0] === 'showinput') {
-        const stdin = execOpts.stdin === undefined ? '' : Buffer.from(execOpts.stdin).toString();
+        const stdin = await stdinText(execOpts.stdin);
         cmd = { runForMs: 1, exitCode: 0, exitSignal: 0, stdout: { text: `TTY: ${execOpts.tty === true}\nStdin:\n${stdin}\n`, repeat: 0, everyMs: 0 } };
       }
       const stdout = bufferSink();
@@ -366,10 +366,22 @@ export function createMockDriver(opts: MockDriverOptions = {}): Driver & {
       if (signal?.aborted) run.cancel();
       try {
         const r = await run.done;
-        return { stdout: stdout.text(), stderr: stderr.text(), exitCode: r.exitCode, signal: r.signal, ...(r.err ? { err: r.err } : {}) };
+        const out = { stdout: stdout.text(), stderr: stderr.text() };
+        if (out.stdout.length) execOpts.onOutput?.('stdout', out.stdout);
+        if (out.stderr.length) execOpts.onOutput?.('stderr', out.stderr);
+        return { ...out, exitCode: r.exitCode, signal: r.signal, ...(r.err ? { err: r.err } : {}) };
       } finally {
         signal?.removeEventListener('abort', onAbort);
       }
     },
   };
+}
+
+/** An exec's input as text (a stream is read to its end). */
+async function stdinText(input: ExecOptions['stdin']): Promise<string> {
+  if (input === undefined) return '';
+  if (typeof input === 'string' || Buffer.isBuffer(input)) return Buffer.from(input).toString();
+  const parts: Buffer[] = [];
+  for await (const c of input) parts.push(c);
+  return Buffer.concat(parts).toString();
 }

@@ -27,7 +27,7 @@ export function createRawExecDriver(opts: RawExecDriverOptions = {}): Driver {
   return createProcessDriver(
     {
       name: 'raw_exec',
-      capabilities: { fsIsolation: 'none', sendSignals: true },
+      capabilities: { fsIsolation: 'none', sendSignals: true, exec: true },
       applyLimits: opts.resourceLimits ?? true,
       prepare: async () => ({ mode: 'raw' }),
     },

@@ -11,14 +11,15 @@ import { ALLOC_STATES, allocMachineInput, taskActorId, type allocMachine, type A
 import { reportedClientStatus } from '../../machines/policy/client-status.ts';
 import type { TaskContext } from '../../machines/task.machine.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
-import type { Allocation } from '../../model/types.ts';
+import type { AllocDeploymentStatus, Allocation } from '../../model/types.ts';
 import { errorText } from '../../model/error-text.ts';
 import { addUsage, emptyUsage, type AllocResourceUsage, type TaskResourceUsage } from '../../model/usage.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { createAllocFS, type AllocFS } from '../allocfs/index.ts';
 import { readTaskLogs } from '../drivers/logs/reader.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
-import type { TaskHandle } from '../drivers/driver.ts';
+import type { ExecOptions, TaskHandle } from '../drivers/driver.ts';
+import { ExecError } from '../drivers/exec-process.ts';
 import type { AllocRunner, InspectionObserver, LogStream } from './api.ts';
 import { allocResult, type AllocResult } from '../../model/alloc-result.ts';
 import type { RunnerHook } from './hooks.ts';
@@ -93,6 +94,8 @@ export class AllocRunnerImpl implements AllocRunner {
   #fs: AllocFS | undefined;
   /** Every log and fs stream of this alloc: ended when it is destroyed. */
   readonly #streams = new AllocStreams();
+  /** Set once by the health tracker (Nomad's alloc health for deployments). */
+  #deploymentStatus: AllocDeploymentStatus | undefined;
 
   constructor(opts: AllocRunnerOptions) {
     const { rt, alloc } = opts;
@@ -133,6 +136,11 @@ export class AllocRunnerImpl implements AllocRunner {
       copiesOut: new Set(),
       setupNotes: new Map(),
       restored: pastWait,
+      exec: (task, argv, o) => this.exec(task, argv, o),
+      toTask: (taskName, event) => {
+        if (!this.#stopped && this.#state !== 'destroyed') this.#actor.send({ type: 'toTask', taskName, event });
+      },
+      setDeploymentStatus: (status) => this.#setDeploymentStatus(status),
     };
     rt.registry.set(alloc.id, this.#internals);
     this.#actor = createActor(opts.logic, {
@@ -160,6 +168,12 @@ export class AllocRunnerImpl implements AllocRunner {
   }
 
   #computeView(s: AllocSnapshot): Allocation {
+    const view = this.#computeChartView(s);
+    if (!this.#deploymentStatus) return view;
+    return { ...view, deploymentStatus: { ...view.deploymentStatus, ...this.#deploymentStatus } };
+  }
+
+  #computeChartView(s: AllocSnapshot): Allocation {
     const ctx = s.context;
     // A terminal alloc keeps the status it came with (whatever later updates say): none of its
     // tasks ran in this life.
@@ -176,6 +190,17 @@ export class AllocRunnerImpl implements AllocRunner {
       ...(description ? { clientDescription: description } : {}),
       taskStates: ctx.taskStates,
     };
+  }
+
+  /** The health tracker's verdict: part of every later view, reported at once. */
+  #setDeploymentStatus(status: AllocDeploymentStatus): void {
+    if (this.#stopped || this.#state === 'destroyed') return;
+    this.#deploymentStatus = { ...status };
+    this.#view = this.#computeView(this.#actor.getSnapshot());
+    if (!this.#broadcaster.closed) this.#broadcaster.send(this.#view);
+    this.#rt.bus.publish('alloc.updated', { allocId: this.allocId, alloc: this.#view });
+    this.#rt.store.putAlloc(this.#view);
+    this.#notify();
   }
 
   #onSnapshot(s: AllocSnapshot) {
@@ -382,6 +407,21 @@ export class AllocRunnerImpl implements AllocRunner {
   async restartAll(reason?: string): Promise<void> {
     if (this.#state !== 'running') throw new AllocNotRunningError();
     this.#actor.send({ type: 'restartAll', time: this.#rt.clock.now(), ...(reason ? { reason } : {}) });
+  }
+
+  /**
+   * Runs `argv` inside the running `task` through its driver (Nomad's `alloc exec`): output is
+   * streamed to `onOutput` as it comes; the result keeps bounded copies. `signal` cancels it
+   * (its process group is killed), `timeoutMs` bounds it (TimeoutError).
+   */
+  async exec(task: string, argv: string[], opts: ExecOptions = {}): Promise<{ exitCode: number; stdout: Buffer; stderr: Buffer }> {
+    if (!this.#taskNames().includes(task)) throw new TaskNotFoundError(task);
+    const tc = this.#taskContext(task);
+    if (!tc?.handle || tc.state.state !== 'running') throw new TaskNotRunningError();
+    const driver = this.#rt.drivers[tc.handle.driver];
+    if (!driver?.exec) throw new ExecError(`driver ${JSON.stringify(tc.handle.driver)} does not support exec`);
+    const r = await driver.exec(tc.handle, argv, opts);
+    return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
   }
 
   /** Restarts the running tasks only (Nomad's RestartRunning). */

@@ -58,4 +58,20 @@ export interface AllocRunner extends PrevAllocSource {
   stats(): Promise<AllocResourceUsage>;
   /** A task's log stream across rotated files. */
   logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
+  /**
+   * Runs `argv` inside the running `task` (Nomad's `alloc exec`): for exec tasks in their chroot,
+   * namespaces, cgroup and user. Output streams to `onOutput` as it comes; the result keeps
+   * bounded copies (1 MiB each). `signal` cancels (the command's process group is killed and the
+   * call rejects with the reason); `timeoutMs` bounds it (TimeoutError).
+   */
+  exec(
+    task: string,
+    argv: string[],
+    opts?: {
+      stdin?: AsyncIterable<Buffer> | Buffer;
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+    },
+  ): Promise<{ exitCode: number; stdout: Buffer; stderr: Buffer }>;
 }

@@ -7,7 +7,10 @@ import type { AllocBroadcaster } from '../../bus/broadcaster.ts';
 import { BerthError } from '../../model/errors.ts';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
-import type { Allocation, TaskEvent, TaskGroup } from '../../model/types.ts';
+import type { AllocDeploymentStatus, Allocation, TaskEvent, TaskGroup } from '../../model/types.ts';
+import type { TaskMachineEvent } from '../../machines/task.machine.ts';
+import type { ExecOptions } from '../drivers/driver.ts';
+import type { ServiceCatalog } from '../services/catalog.ts';
 import type { AllocDirFactory, AllocDirHandle } from '../allocdir/handle.ts';
 import type { InFlight } from '../allocdir/in-flight.ts';
 import type { Driver } from '../drivers/driver.ts';
@@ -44,6 +47,12 @@ export interface RunnerInternals {
   restored?: boolean;
   /** Task events to add at each task's first start (e.g. what a migration removed), by task name. */
   readonly setupNotes: Map<string, TaskEvent[]>;
+  /** Runs a command inside a running task (script checks). */
+  exec(task: string, argv: string[], opts: ExecOptions): Promise<{ exitCode: number; stdout: Buffer; stderr: Buffer }>;
+  /** Sends an event to a task's chart (a check_restart's `restart`). */
+  toTask(taskName: string, event: TaskMachineEvent): void;
+  /** Records the alloc's health for its deployment (once) and reports the new client view. */
+  setDeploymentStatus(status: AllocDeploymentStatus): void;
 }
 
 /** The handles of `allocId`'s runner; a runner gone from the registry is a BerthError. */
@@ -84,6 +93,10 @@ export interface Runtime {
   allocDirs: AllocDirFactory;
   /** Host filesystem steps outside alloc dirs (each task's driver state dir). */
   fs: HostFs;
+  /** The client's Nomad-native service catalog. */
+  services: ServiceCatalog;
+  /** Address of services with no port label (the node's address). Default 127.0.0.1. */
+  serviceAddress: string;
 }
 
 /** The few host filesystem steps the runtime takes outside alloc dirs; injectable for the simulator. */

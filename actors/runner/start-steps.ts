@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { errorText } from '../../model/error-text.ts';
 import { DriverConfigError, DriverStartError } from '../../model/errors.ts';
-import type { Task, TaskEvent } from '../../model/types.ts';
+import type { Allocation, Task, TaskEvent } from '../../model/types.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { StartOutput } from '../../machines/task.machine.ts';
 import type { TaskDirHandle } from '../allocdir/handle.ts';
@@ -41,6 +41,33 @@ export async function buildTaskDir(rt: Runtime, r: RunnerInternals, task: Task, 
   return taskDir;
 }
 
+/**
+ * The environment a task runs with on this client (also what its artifacts, services and
+ * checks interpolate). `chroot`: directory variables are the in-chroot paths.
+ */
+export function taskEnvironment(
+  rt: Runtime,
+  alloc: Allocation,
+  task: Task,
+  taskDir: { dir: string; localDir: string; secretsDir: string },
+  allocDir: { dir: string; sharedDir: string },
+  chroot: boolean,
+): Record<string, string> {
+  return buildTaskEnv({
+    alloc,
+    task,
+    taskDir,
+    allocDir,
+    fsIsolation: chroot ? 'chroot' : 'none',
+    nodeId: rt.nodeId,
+    nodeName: rt.nodeName,
+    datacenter: rt.datacenter,
+    region: rt.region,
+    parentCgroup: rt.parentCgroup,
+    ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
+  });
+}
+
 /** The driver's config for one start: the task, its environment, its dirs and logs. */
 export function taskConfig(
   rt: Runtime,
@@ -50,19 +77,7 @@ export function taskConfig(
   opts: { chroot: boolean; attempt: number; stateDir: string },
 ): TaskConfig {
   const { chroot } = opts;
-  const env = buildTaskEnv({
-    alloc: r.serverAlloc(),
-    task,
-    taskDir,
-    allocDir: r.allocDir,
-    fsIsolation: chroot ? 'chroot' : 'none',
-    nodeId: rt.nodeId,
-    nodeName: rt.nodeName,
-    datacenter: rt.datacenter,
-    region: rt.region,
-    parentCgroup: rt.parentCgroup,
-    ...(chroot ? {} : { hostEnv: process.env, includeHostEnv: false }),
-  });
+  const env = taskEnvironment(rt, r.serverAlloc(), task, taskDir, r.allocDir, chroot);
   return {
     id: `${r.allocId}/${task.name}/${opts.attempt}`,
     allocId: r.allocId,

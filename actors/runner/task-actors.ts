@@ -68,6 +68,8 @@ export async function waitExit(driver: Driver, handle: TaskHandle, signal: Abort
   }
 }
 
+export { taskEnvironment } from './start-steps.ts';
+
 /** Builds the three task actors for a runtime. */
 export function taskActors(rt: Runtime) {
   const lookup = (allocId: string, taskName: string) => {

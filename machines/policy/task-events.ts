@@ -30,6 +30,9 @@ export const TaskEventType = {
   Driver: 'Driver',
   Reconnected: 'Reconnected',
   WaitingShutdownDelay: 'Waiting for shutdown delay',
+  DownloadingArtifacts: 'Downloading Artifacts',
+  ArtifactDownloadFailed: 'Failed Artifact Download',
+  AllocUnhealthy: 'Alloc Unhealthy',
   SkippingShutdownDelay: 'Skipping shutdown delay',
 } as const;
 
@@ -97,6 +100,10 @@ function displayMessage(ev: TaskEvent): string {
       return 'Main tasks in the group died';
     case 'Reconnected':
       return 'Client reconnected';
+    case 'Downloading Artifacts':
+      return 'Client is downloading artifacts';
+    case 'Failed Artifact Download':
+      return d.download_error || 'Failed to download artifacts';
     case 'Signaling': {
       const sig = d.task_signal;
       const reason = d.task_signal_reason;

@@ -17,11 +17,12 @@ import type { Task } from '../../../model/types.ts';
 import { driverConfigIssues } from '../../../model/schema/driver-config.ts';
 import type { TaskResourceUsage } from '../../../model/usage.ts';
 import type { CgroupManager } from '../../cgroups/manager.ts';
-import { cgroupPids, killCgroup, removeCgroup } from '../../cgroups/procs.mjs';
+import { cgroupDirs, cgroupPids, killCgroup, removeCgroup } from '../../cgroups/procs.mjs';
 import { formatCpuList } from '../../../machines/policy/cgroup-limits.ts';
 import { CgroupStatsReader, unmeasured } from '../../cgroups/stats.ts';
 import type { TaskCgroup } from '../../cgroups/types.ts';
-import type { Driver, DriverCapabilities, ExitResult, TaskConfig, TaskHandle } from '../driver.ts';
+import type { Driver, DriverCapabilities, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from '../driver.ts';
+import { ExecError, runExec, type ExecSpawn } from '../exec-process.ts';
 import { interpolateEnv, withHostEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import {
@@ -100,6 +101,11 @@ export interface ProcessDriverKind {
   applyLimits: boolean;
   /** Fills the isolation part of the spec (may throw DriverStartError). */
   prepare(config: TaskConfig): Promise<Pick<ExecutorSpec, 'mode' | 'chroot'>>;
+  /**
+   * How to run `argv` inside the running task (`Driver.exec`); default: as raw_exec runs it,
+   * in the task dir with the task's environment.
+   */
+  execTarget?(handle: TaskHandle, argv: string[]): Promise<Omit<ExecSpawn, 'cgroupDirs'>>;
 }
 
 const DEFAULT_KILL_TIMEOUT_MS = 5000;
@@ -454,6 +460,20 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       if (st.cgroup && !(await dropCgroup(st.cgroup))) {
         throw new BerthError(`the cgroup of task "${handle.config.taskName}" could not be removed: processes are left in ${Object.values(st.cgroup.paths)[0]}`);
       }
+    },
+
+    /**
+     * Runs `command` inside the running task: in its cgroup, and for exec in its chroot,
+     * namespaces and user (see {@link runExec}). TaskNotRunningError once the task exited.
+     */
+    async exec(handle: TaskHandle, command: string[], opts: ExecOptions = {}): Promise<ExecResult> {
+      const st = stateOf(handle);
+      if (readExitRecord(st.stateDir) || !isSameProcess(st.pid, st.startTime)) throw new TaskNotRunningError();
+      if (!command.length || !command[0]) throw new ExecError('exec: no command given');
+      const target = kind.execTarget
+        ? await kind.execTarget(handle, command)
+        : { file: command[0], args: command.slice(1), cwd: handle.config.taskDir.dir, env: withHostEnv(handle.config) };
+      return runExec({ ...target, ...(st.cgroup ? { cgroupDirs: cgroupDirs(st.cgroup) } : {}) }, opts);
     },
 
     async stats(handle: TaskHandle): Promise<TaskResourceUsage> {

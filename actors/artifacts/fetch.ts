@@ -1,0 +1,231 @@
+/**
+ * Fetches one artifact into a task dir (go-getter's behaviour for http, https and file):
+ *
+ * ```
+ *  plan (source, options, destination) ─► download into a private temp file
+ *     http(s): headers; redirects followed by hand, only to http(s), at most 10;
+ *              non-2xx refused; bounded in bytes and time
+ *     file:    a regular file, bounded in bytes
+ *  ─► checksum (md5/sha1/sha256/sha512, or looked up in a `file:` checksum file)
+ *  ─► unpack (.tar, .tar.gz/.tgz, .zip, .gz) or place the file, always as a tar stream through
+ *     the snapshot restore's staging: nothing outside the task dir, no setuid, size bounded
+ *  ─► temp file removed
+ * ```
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { createGunzip } from 'node:zlib';
+import type { Artifact } from '../../model/types.ts';
+import { restoreSnapshot, type RestoreDest } from '../allocdir/restore.ts';
+import { interpolateEnv } from '../drivers/env.ts';
+import { ArtifactDownloadError, ArtifactError, ArtifactLimitError } from './errors.ts';
+import { CHECKSUM_TYPES, planArtifact, type ArtifactPlan, type ChecksumSpec } from './source.ts';
+import { singleFileTar, zipAsTar } from './tar-stream.ts';
+
+/** Most redirects followed (go-getter's client follows 10). */
+const MAX_REDIRECTS = 10;
+/** Largest checksum file read. */
+const MAX_CHECKSUM_FILE = 1024 * 1024;
+
+/** Where and within which bounds an artifact is fetched. */
+export interface FetchArtifactContext {
+  /** The task dir (host path) and what guards its alloc dir. */
+  dest: RestoreDest;
+  /** The task's environment: `${VAR}` in source and destination. */
+  env: Record<string, string>;
+  /** Owner of what is written (the task's user), when berth runs as root. */
+  owner?: { uid: number; gid: number };
+  /** Bound on the download and on what it unpacks to (the ephemeral disk). */
+  maxBytes: number;
+  /** Bound on the whole fetch. */
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** Fetches `a` (see the module doc); rejects with a named error whose message is the reason. */
+export async function fetchArtifact(a: Artifact, ctx: FetchArtifactContext): Promise<void> {
+  const plan = planArtifact(a, interpolateEnv(a.source, ctx.env), a.destination === undefined ? undefined : interpolateEnv(a.destination, ctx.env));
+  if (a.headers) plan.headers = Object.fromEntries(Object.entries(a.headers).map(([k, v]) => [k, interpolateEnv(v, ctx.env)]));
+  const timeout = AbortSignal.timeout(ctx.timeoutMs);
+  const signal = AbortSignal.any([ctx.signal, timeout]);
+  const tmp = await mkdtemp(path.join(path.dirname(ctx.dest.dir), '.artifact-'));
+  try {
+    const file = path.join(tmp, 'download');
+    await download(plan, file, ctx, signal);
+    if (plan.checksum) await verifyChecksum(file, plan, ctx, signal);
+    await place(plan, file, tmp, ctx, signal);
+  } catch (e) {
+    if (timeout.aborted && !ctx.signal.aborted) throw new ArtifactLimitError(`download took longer than ${ctx.timeoutMs} ms`);
+    throw e;
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+async function download(plan: ArtifactPlan, file: string, ctx: FetchArtifactContext, signal: AbortSignal): Promise<void> {
+  if (plan.getter === 'file') {
+    const st = await stat(plan.url).catch((e: NodeJS.ErrnoException) => {
+      throw new ArtifactDownloadError(`source path error: ${e.code === 'ENOENT' ? `stat ${plan.url}: no such file or directory` : e.message}`);
+    });
+    if (!st.isFile()) throw new ArtifactError(`source ${plan.url} is not a regular file (berth fetches files, not directories)`);
+    if (st.size > ctx.maxBytes) throw new ArtifactLimitError(`source ${plan.url} is ${st.size} bytes, over the limit of ${ctx.maxBytes}`);
+    await pipeline(createReadStream(plan.url), bounded(ctx.maxBytes), createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal });
+    return;
+  }
+  const res = await httpGet(plan.url, signal, plan.headers);
+  await pipeline(res, bounded(ctx.maxBytes), createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal });
+}
+
+/** GET with redirects followed by hand (http and https only); the body as a Node stream. */
+async function httpGet(url: string, signal: AbortSignal, headers: Record<string, string> = {}) {
+  let current = url;
+  for (let i = 0; i <= MAX_REDIRECTS; i++) {
+    const res = await fetch(current, { redirect: 'manual', signal, headers }).catch((e: Error) => {
+      if (signal.aborted) throw signal.reason;
+      throw new ArtifactDownloadError(`GET ${current}: ${(e as { cause?: Error }).cause?.message ?? e.message}`);
+    });
+    if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
+      await res.body?.cancel();
+      const next = new URL(res.headers.get('location')!, current);
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+        throw new ArtifactDownloadError(`GET ${current}: refusing a redirect to ${JSON.stringify(next.protocol.slice(0, -1))} (only http and https)`);
+      }
+      current = next.toString();
+      continue;
+    }
+    if (res.status < 200 || res.status >= 300) {
+      await res.body?.cancel();
+      throw new ArtifactDownloadError(`bad response code: ${res.status}`);
+    }
+    return Readable.fromWeb(res.body as WebReadableStream);
+  }
+  throw new ArtifactDownloadError(`GET ${url}: stopped after ${MAX_REDIRECTS} redirects`);
+}
+
+/** A pass-through that fails once more than `max` bytes went by. */
+function bounded(max: number) {
+  let n = 0;
+  return async function* (source: AsyncIterable<Buffer>) {
+    for await (const c of source) {
+      n += c.length;
+      if (n > max) throw new ArtifactLimitError(`artifact is larger than the limit of ${max} bytes`);
+      yield c;
+    }
+  };
+}
+
+async function hashFile(file: string, type: keyof typeof CHECKSUM_TYPES): Promise<string> {
+  const h = createHash(type);
+  for await (const c of createReadStream(file)) h.update(c as Buffer);
+  return h.digest('hex');
+}
+
+async function verifyChecksum(file: string, plan: ArtifactPlan, ctx: FetchArtifactContext, signal: AbortSignal): Promise<void> {
+  const want = await expectedChecksum(plan.checksum!, plan, ctx, signal);
+  const got = await hashFile(file, want.type);
+  if (got !== want.value) {
+    throw new ArtifactDownloadError(`checksums did not match for ${plan.fileName}: expected ${want.value}, got ${got} (${want.type})`);
+  }
+}
+
+/** A digest as given, or the line for this file in a checksum file (type from the digest's length). */
+async function expectedChecksum(spec: ChecksumSpec, plan: ArtifactPlan, ctx: FetchArtifactContext, signal: AbortSignal) {
+  if ('type' in spec) return spec;
+  let text: string;
+  if (spec.file.startsWith('/') || spec.file.startsWith('file:')) {
+    const p = spec.file.startsWith('file:') ? decodeURIComponent(new URL(spec.file).pathname) : spec.file;
+    const fh = await open(p, 'r').catch((e: Error) => {
+      throw new ArtifactDownloadError(`checksum file ${p}: ${e.message}`);
+    });
+    try {
+      const buf = Buffer.alloc(MAX_CHECKSUM_FILE);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      text = buf.subarray(0, bytesRead).toString('utf8');
+    } finally {
+      await fh.close();
+    }
+  } else {
+    if (!/^https?:\/\//.test(spec.file)) throw new ArtifactError(`checksum file ${JSON.stringify(spec.file)} must be an http(s) URL or a file path`);
+    const parts: Buffer[] = [];
+    let n = 0;
+    for await (const c of await httpGet(spec.file, signal)) {
+      n += (c as Buffer).length;
+      if (n > MAX_CHECKSUM_FILE) throw new ArtifactLimitError(`checksum file ${spec.file} is over ${MAX_CHECKSUM_FILE} bytes`);
+      parts.push(c as Buffer);
+    }
+    text = Buffer.concat(parts).toString('utf8');
+  }
+  for (const line of text.split('\n')) {
+    // GNU style "<hex>  <name>" (a '*' marks binary mode), or BSD style "SHA256 (<name>) = <hex>".
+    const gnu = /^([0-9a-fA-F]+)\s+\*?(.+?)\s*$/.exec(line);
+    const bsd = /^\w+\s*\((.+)\)\s*=\s*([0-9a-fA-F]+)\s*$/.exec(line);
+    const [hex, name] = gnu ? [gnu[1]!, gnu[2]!] : bsd ? [bsd[2]!, bsd[1]!] : [undefined, undefined];
+    if (!hex || !name || path.posix.basename(name) !== plan.fileName) continue;
+    const type = (Object.keys(CHECKSUM_TYPES) as (keyof typeof CHECKSUM_TYPES)[]).find((t) => CHECKSUM_TYPES[t] === hex.length);
+    if (type) return { type, value: hex.toLowerCase() };
+  }
+  throw new ArtifactDownloadError(`no checksum for ${plan.fileName} found in checksum file ${spec.file}`);
+}
+
+/** Unpacks or places the downloaded file through the restore staging. */
+async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchArtifactContext, signal: AbortSignal): Promise<void> {
+  let under = plan.destination;
+  let input: NodeJS.ReadableStream & { destroy?(): void };
+  let gzip = false;
+  if (plan.mode === 'file' && (plan.archive === 'tar' || plan.archive === 'tgz' || plan.archive === 'zip')) {
+    throw new ArtifactError(`mode "file" cannot hold a .${plan.archive} archive: use mode "any" or "dir", or options.archive = "false"`);
+  }
+  // mode file: the destination is the file itself; otherwise a dir the file goes into.
+  const single = async (from: string, name: string) => {
+    if (plan.mode === 'file') {
+      if (!plan.destination) throw new ArtifactError('mode "file" needs a destination file path');
+      under = path.posix.dirname(plan.destination) === '.' ? '' : path.posix.dirname(plan.destination);
+      return singleFileTar(from, path.posix.basename(plan.destination), 0o644);
+    }
+    return singleFileTar(from, name, 0o644);
+  };
+  switch (plan.archive) {
+    case 'tar':
+      input = createReadStream(file);
+      break;
+    case 'tgz':
+      input = createReadStream(file);
+      gzip = true;
+      break;
+    case 'zip':
+      input = await zipAsTar(file);
+      break;
+    case 'gz': {
+      const out = path.join(tmp, 'gunzipped');
+      await pipeline(createReadStream(file), createGunzip(), bounded(ctx.maxBytes), createWriteStream(out, { flags: 'wx', mode: 0o600 }), { signal }).catch(
+        (e) => {
+          if (e instanceof ArtifactLimitError || signal.aborted) throw e;
+          throw new ArtifactDownloadError(`bad gzip file: ${(e as Error).message}`);
+        },
+      );
+      input = await single(out, plan.fileName.replace(/\.gz$/i, '') || 'file');
+      break;
+    }
+    default:
+      input = await single(file, plan.fileName);
+  }
+  try {
+    await restoreSnapshot(input, ctx.dest, {
+      prevAllocId: '',
+      artifact: { under, label: plan.url },
+      maxBytes: ctx.maxBytes,
+      maxEntries: 100_000,
+      gzip,
+      signal,
+      ...(ctx.owner ? { owner: ctx.owner } : {}),
+    });
+  } finally {
+    input.destroy?.();
+  }
+}

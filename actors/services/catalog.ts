@@ -1,0 +1,73 @@
+/**
+ * The client's Nomad-native service catalog: what `client.services()` returns. Group and task
+ * services are put here while they run and taken out before their task (or alloc) is killed;
+ * each registration carries its checks' latest status. Indexes grow with every change, as
+ * Nomad's `CreateIndex` / `ModifyIndex` do.
+ * @module
+ */
+import type { ServiceRegistration } from '../../model/types.ts';
+import type { CheckStatus } from '../../machines/policy/check-status.ts';
+
+/** The latest result of one check of a registration. */
+export interface CatalogCheck {
+  name: string;
+  status: CheckStatus;
+  output: string;
+  /** When the status was last set, ms since the epoch. */
+  timestamp: number;
+}
+
+/** A registration as the catalog holds it: the public entry, its task, its checks. */
+export interface CatalogEntry {
+  registration: ServiceRegistration;
+  /** The task the service belongs to (undefined for a group service). */
+  task?: string;
+  checks: Map<string, CatalogCheck>;
+}
+
+/** See the module doc. One per client. */
+export class ServiceCatalog {
+  readonly #entries = new Map<string, CatalogEntry>();
+  #index = 0;
+
+  /** Adds (or replaces) a registration. */
+  register(reg: Omit<ServiceRegistration, 'createIndex' | 'modifyIndex'>, task?: string): void {
+    const old = this.#entries.get(reg.id);
+    const index = ++this.#index;
+    this.#entries.set(reg.id, {
+      registration: { ...reg, createIndex: old?.registration.createIndex ?? index, modifyIndex: index },
+      ...(task ? { task } : {}),
+      checks: old?.checks ?? new Map(),
+    });
+  }
+
+  /** Removes a registration; no-op when it is not there. */
+  deregister(id: string): void {
+    if (this.#entries.delete(id)) this.#index++;
+  }
+
+  /** Sets a check's latest status on its registration (ignored once deregistered). */
+  setCheck(id: string, check: CatalogCheck): void {
+    const e = this.#entries.get(id);
+    if (!e) return;
+    e.checks.set(check.name, check);
+    e.registration = { ...e.registration, modifyIndex: ++this.#index };
+  }
+
+  /** Every registration, by service name then id (copies). */
+  list(): ServiceRegistration[] {
+    return [...this.#entries.values()]
+      .map((e) => ({ ...e.registration, tags: [...e.registration.tags] }))
+      .sort((a, b) => a.serviceName.localeCompare(b.serviceName) || a.id.localeCompare(b.id));
+  }
+
+  /** The entries of one alloc (for its health tracker). */
+  entriesOf(allocId: string): CatalogEntry[] {
+    return [...this.#entries.values()].filter((e) => e.registration.allocId === allocId);
+  }
+
+  /** The catalog's current index. */
+  get index(): number {
+    return this.#index;
+  }
+}

@@ -1,0 +1,53 @@
+import { expect } from 'chai';
+import { archiveFormat, parseChecksum, planArtifact, taskRelative } from '../../../actors/artifacts/source.ts';
+import { ArtifactError } from '../../../actors/artifacts/errors.ts';
+
+describe('artifacts: reading an artifact block as go-getter does', () => {
+  it('takes checksum and archive out of the URL query, strips a forced http:: getter, defaults to local/', () => {
+    const a = { source: 'http::https://example.com/app.tgz?checksum=sha256:' + 'a'.repeat(64) + '&x=1' };
+    const plan = planArtifact(a, a.source, undefined);
+    expect(plan).to.deep.include({
+      getter: 'http',
+      url: 'https://example.com/app.tgz?x=1',
+      fileName: 'app.tgz',
+      archive: 'tgz',
+      mode: 'any',
+      destination: 'local',
+    });
+    expect(plan.checksum).to.deep.equal({ type: 'sha256', value: 'a'.repeat(64) });
+  });
+
+  it('file sources: a path or a file: URL', () => {
+    expect(planArtifact({ source: '/srv/x.zip' }, '/srv/x.zip', '.')).to.deep.include({ getter: 'file', url: '/srv/x.zip', archive: 'zip', destination: '' });
+    expect(planArtifact({ source: 'file:///srv/a%20b.txt' }, 'file:///srv/a%20b.txt', 'local/conf')).to.deep.include({
+      url: '/srv/a b.txt',
+      destination: 'local/conf',
+    });
+  });
+
+  it('archive formats by extension, archive=false, a named format; bzip2 and xz refused with what to do', () => {
+    expect(['/a.tar', '/a.tar.gz', '/a.tgz', '/a.zip', '/a.gz', '/a.bin'].map((p) => archiveFormat(undefined, p))).to.deep.equal([
+      'tar',
+      'tgz',
+      'tgz',
+      'zip',
+      'gz',
+      undefined,
+    ]);
+    expect(archiveFormat('false', '/a.zip')).to.equal(undefined);
+    expect(archiveFormat('zip', '/download')).to.equal('zip');
+    expect(() => archiveFormat(undefined, '/a.tar.xz')).to.throw(ArtifactError, /\.tar\.xz is not supported by berth .* options\.archive = "false"/);
+    expect(() => archiveFormat(undefined, '/a.tar.bz2')).to.throw(ArtifactError);
+  });
+
+  it('refuses bad checksums, other schemes and getters, unknown options, escaping destinations', () => {
+    expect(parseChecksum('MD5:' + 'A'.repeat(32))).to.deep.equal({ type: 'md5', value: 'a'.repeat(32) });
+    expect(parseChecksum('file:https://e.com/SUMS')).to.deep.equal({ file: 'https://e.com/SUMS' });
+    expect(() => parseChecksum('sha256:abc')).to.throw(ArtifactError, /64 hex digits/);
+    expect(() => parseChecksum('crc32:abcd')).to.throw(ArtifactError, /unsupported checksum type/);
+    expect(() => planArtifact({ source: 's3://b/k' }, 's3://b/k', undefined)).to.throw(ArtifactError, /unsupported scheme "s3"/);
+    expect(() => planArtifact({ source: 'x', options: { depth: '1' } }, 'https://e.com/x', undefined)).to.throw(ArtifactError, /option "depth"/);
+    expect(taskRelative('/local/bin/')).to.equal('local/bin');
+    expect(() => taskRelative('local/../../x')).to.throw(ArtifactError, 'artifact destination path escapes the task directory');
+  });
+});

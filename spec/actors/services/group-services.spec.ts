@@ -1,0 +1,107 @@
+import { expect } from 'chai';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { makeAlloc } from '../../support/fixtures.ts';
+import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
+import type { Allocation } from '../../../model/types.ts';
+import { AdvancingClock, freePort } from './support.ts';
+
+const CHECK_MS = 1000;
+const SHUTDOWN_DELAY_MS = 4000;
+
+describe('group services: tcp and script checks, deregistered before the shutdown delay', function () {
+  this.timeout(60_000);
+  const newClient = useTempClients();
+
+  async function eventually(what: string, done: () => boolean, tick: () => void = () => undefined): Promise<void> {
+    for (let i = 0; i < 500; i++) {
+      if (done()) return;
+      tick();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+
+  it('registers the group service, runs a tcp check and a script check inside the task, and deregisters on stop', async () => {
+    const clock = new AdvancingClock(new Set([CHECK_MS, SHUTDOWN_DELAY_MS]));
+    const client = newClient({ clock });
+    const checks = record(client, 'check.status');
+    const port = await freePort();
+    const alloc: Allocation = makeAlloc(
+      [
+        {
+          name: 'main',
+          driver: 'raw_exec',
+          config: { command: '/bin/sh', args: ['-c', 'exec python3 -m http.server "$NOMAD_PORT_http" --bind 127.0.0.1'] },
+          killTimeoutMs: 1000,
+        },
+      ],
+      {
+        group: {
+          shutdownDelayMs: SHUTDOWN_DELAY_MS,
+          networks: [{ mode: 'host', reservedPorts: [], dynamicPorts: [{ label: 'http' }] }],
+          services: [
+            {
+              name: 'grp',
+              portLabel: 'http',
+              checks: [
+                { name: 'tcp', type: 'tcp', intervalMs: CHECK_MS, timeoutMs: 1000 },
+                {
+                  name: 'script',
+                  type: 'script',
+                  task: 'main',
+                  command: '/bin/sh',
+                  args: ['-c', 'cat local/status 2>/dev/null || echo not ready; exit $(cat local/code 2>/dev/null || echo 2)'],
+                  intervalMs: CHECK_MS,
+                  timeoutMs: 2000,
+                },
+              ],
+            },
+          ],
+        },
+        allocatedResources: { tasks: {}, shared: { diskMB: 300, ports: [{ label: 'http', value: port, to: 0, hostIp: '127.0.0.1' }] } },
+      },
+    );
+    const r = client.addAlloc(alloc);
+    await viewWhere(client, r, (a) => a.taskStates?.main?.state === 'running');
+    expect(client.services().map((s) => [s.id, s.serviceName, s.port])).to.deep.equal([[`_nomad-task-${r.allocId}-group-web-grp-http`, 'grp', port]]);
+    const last = (name: string) => checks.items.filter((m) => m.check === name).at(-1);
+    await eventually(
+      'tcp passing',
+      () => last('tcp')?.status === 'passing',
+      () => clock.advance(CHECK_MS),
+    );
+    expect(last('tcp')!.output).to.equal(`TCP connect 127.0.0.1:${port}: Success`);
+    await eventually(
+      'a script result',
+      () => last('script')?.output === 'not ready\n',
+      () => clock.advance(CHECK_MS),
+    );
+    expect(last('script')).to.include({ status: 'critical', task: 'main', service: 'grp' });
+    writeFileSync(path.join(r.allocDir.dir, 'main', 'local', 'status'), 'degraded');
+    writeFileSync(path.join(r.allocDir.dir, 'main', 'local', 'code'), '1');
+    await eventually(
+      'a warning',
+      () => last('script')?.status === 'warning',
+      () => clock.advance(CHECK_MS),
+    );
+    writeFileSync(path.join(r.allocDir.dir, 'main', 'local', 'code'), '0');
+    await eventually(
+      'a passing script',
+      () => last('script')?.status === 'passing',
+      () => clock.advance(CHECK_MS),
+    );
+    expect(last('script')!.output).to.equal('degraded');
+
+    // Stop: the service leaves the catalog while the task still runs out the group's shutdown delay.
+    client.updateAlloc({ ...alloc, desiredStatus: 'stop', allocModifyIndex: 2 });
+    await eventually('deregistration', () => client.services().length === 0);
+    expect(r.alloc().taskStates!.main!.state).to.equal('running');
+    const seen = checks.items.length;
+    clock.advance(CHECK_MS * 3);
+    await new Promise((res) => setTimeout(res, 50));
+    expect(checks.items.length, 'no check runs after deregistration').to.equal(seen);
+    clock.advance(SHUTDOWN_DELAY_MS);
+    await viewWhere(client, r, (a) => a.taskStates?.main?.state === 'dead');
+  });
+});
