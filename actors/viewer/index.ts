@@ -1,6 +1,6 @@
 /**
  * berth's own inspector page: live (`client.serveViewer`), recorded (`ClientOptions.record`) and
- * replayed (`serveRecording`). See README "Seeing it: berth's viewer".
+ * replayed (`serveRecording`). See docs/viewer.md.
  * @module
  */
 export { ViewerFeed, type RecordSink, type ViewerFeedOptions } from './feed.ts';

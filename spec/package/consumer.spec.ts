@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -72,11 +72,21 @@ describe('the packed package, installed offline into a project of its own', func
       'dist/actors/drivers/executor/executor.mjs',
       'dist/actors/drivers/logs/rotator.mjs',
       'examples/hello.json',
+      'docs/viewer.png', // the README's screenshot
     ]) {
       expect(files, f).to.include(f);
     }
     expect(files.filter((f) => /^(spec|bench|scripts)\//.test(f))).to.deep.equal([]);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).to.deep.equal([]);
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', PKG_NAME, 'package.json'), 'utf8')) as Record<string, unknown> & {
+      dependencies: Record<string, string>;
+      bin: Record<string, string>;
+    };
+    expect(manifest.name).to.equal('berth-runtime'); // npm's 'berth' is someone else's empty placeholder
+    expect(manifest.bin).to.have.keys('berth');
+    expect(manifest).to.include.keys('repository', 'homepage', 'bugs');
+    // a range with an upper bound: '>=20.19' would pull in whatever @types/node major is newest
+    expect(manifest.dependencies['@types/node']).to.match(/^\^20\.|<\s*\d/);
     const installed = readdirSync(join(project, 'node_modules'));
     expect(installed).not.to.include('tsx');
     expect(installed).not.to.include('typescript');
