@@ -52,7 +52,15 @@ export interface BusMessageMap {
    * At client start: the cgroup hierarchy berth uses (`version` null: none, and `message` says why).
    * `parent` is berth's parent cgroup in the first hierarchy.
    */
-  'cgroups.detected': { version: 'v1' | 'v2' | null; controllers: string[]; parent?: string; message: string };
+  'cgroups.detected': {
+    version: 'v1' | 'v2' | null;
+    controllers: string[];
+    parent?: string;
+    /** One line: the hierarchy used, or why none ("no cgroups: not root"). */
+    message: string;
+    /** Without cgroups: every reason in full (e.g. each EACCES), for a verbose mode. */
+    detail?: string;
+  };
   /** A running task's usage, every `ClientOptions.statsIntervalMs` (off by default). */
   'task.stats': { allocId: string; task: string; usage: ResourceUsage; timestamp: number };
   /** An actor failed in a way berth did not expect. */

@@ -134,7 +134,7 @@ export function createClient(options: ClientOptions): Client {
             parent: Object.values(detected.layout.parents)[0]!,
             message: detected.summary,
           }
-        : { version: null, controllers: [], message: `no cgroups: ${detected.reason}` },
+        : { version: null, controllers: [], message: `no cgroups: ${detected.reason}`, ...(detected.detail ? { detail: detected.detail } : {}) },
     ),
   );
   // Only now, with every option checked (a forced cgroup mode this host lacks throws above).

@@ -2,8 +2,9 @@
  * Reading an allocation file for `run` and `validate`: the file (or stdin for `-`), its JSON, and
  * berth's validation, every failure as an {@link InputError} that names the file.
  *
- * Two conveniences for hand-written files: `id` and `nodeId` may be left out (a random UUID and
- * the node `local` are filled in), and a task's driver must be one berth has.
+ * Conveniences for hand-written files: `id` and `nodeId` may be left out (a random UUID and the
+ * node `local` are filled in), `createTime` is now unless given, and a task's driver must be one
+ * berth has.
  * @module
  */
 import { randomUUID } from 'node:crypto';
@@ -63,14 +64,18 @@ export function parseJsonText(text: string, source: string): unknown {
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Fills a missing id and node id, in Nomad's PascalCase when the file is Nomad API JSON. */
-function withDefaults(json: unknown): unknown {
+/**
+ * Fills a missing id, node id and create time (what a server would have set), in Nomad's
+ * PascalCase (and nanoseconds) when the file is Nomad API JSON.
+ */
+function withDefaults(json: unknown, now: number): unknown {
   if (!isObj(json)) return json;
   const nomad = 'ID' in json || 'Job' in json || 'TaskGroup' in json || 'NodeID' in json;
-  const [id, node] = nomad ? ['ID', 'NodeID'] : ['id', 'nodeId'];
+  const [id, node, created] = nomad ? ['ID', 'NodeID', 'CreateTime'] : ['id', 'nodeId', 'createTime'];
   const out = { ...json };
   if (out[id] === undefined || out[id] === '') out[id] = randomUUID();
   if (out[node] === undefined || out[node] === '') out[node] = DEFAULT_NODE_ID;
+  if (out[created] === undefined || out[created] === null || out[created] === 0) out[created] = nomad ? now * 1e6 : now;
   return out;
 }
 
@@ -95,10 +100,10 @@ function driverIssues(json: unknown): string[] {
 }
 
 /** Every `field.path: problem` line of `json` as an allocation (none: `alloc` is set). */
-export function allocIssues(json: unknown): { alloc?: Allocation; issues: string[] } {
+export function allocIssues(json: unknown, now = Date.now()): { alloc?: Allocation; issues: string[] } {
   const drivers = driverIssues(json);
   try {
-    const alloc = parseAllocation(withDefaults(json));
+    const alloc = parseAllocation(withDefaults(json, now));
     return drivers.length ? { issues: drivers } : { alloc, issues: [] };
   } catch (err) {
     if (err instanceof InvalidAllocationError) return { issues: [...err.issues, ...drivers] };
@@ -107,13 +112,23 @@ export function allocIssues(json: unknown): { alloc?: Allocation; issues: string
 }
 
 /**
- * Why `berth run` cannot run `alloc` on its own, or undefined: waiting for a previous or preempted
- * allocation needs the servers (a `ServerRPC`), which a one-shot command does not have.
+ * Why `berth run` cannot run `alloc` on its own, or undefined. Waiting for a previous or preempted
+ * allocation needs either that allocation in the same data dir (`local`: the ids stored there,
+ * which the run restores and watches locally) or the servers (a `ServerRPC`), which a one-shot
+ * command does not have.
  */
-export function standaloneProblem(alloc: Allocation): string | undefined {
-  const fields = [alloc.previousAllocation ? 'previousAllocation' : '', alloc.preemptedAllocations?.length ? 'preemptedAllocations' : ''].filter(Boolean);
+export function standaloneProblem(alloc: Allocation, local: ReadonlySet<string> = new Set()): string | undefined {
+  const remote = (ids: string[]) => ids.some((id) => !local.has(id));
+  const fields = [
+    alloc.previousAllocation && remote([alloc.previousAllocation]) ? 'previousAllocation' : '',
+    alloc.preemptedAllocations?.length && remote(alloc.preemptedAllocations) ? 'preemptedAllocations' : '',
+  ].filter(Boolean);
   if (!fields.length) return undefined;
-  return `${fields.join(' and ')} make the allocation wait for others, which berth run cannot ask any servers about; remove ${fields.length > 1 ? 'them' : 'it'} to run the allocation on its own`;
+  const one = fields.length === 1;
+  return (
+    `${fields.join(' and ')} ${one ? 'makes' : 'make'} the allocation wait for others that are not in this data dir, and berth run cannot ask any ` +
+    `servers about them; run it with the --data-dir where ${one ? 'that allocation' : 'those allocations'} ran, or remove ${one ? 'it' : 'them'} to run the allocation on its own`
+  );
 }
 
 /** Reads, parses and validates an allocation file; throws an InputError listing every problem. */
