@@ -34,6 +34,7 @@ import { serveRuntimeSnapshots } from '../migrate/serve.ts';
 import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import { ClientViewers } from '../viewer/client-viewers.ts';
+import { seedMessages } from '../viewer/seed.ts';
 import { checkRecordTarget } from '../viewer/recording.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
@@ -186,6 +187,7 @@ export function createClient(options: ClientOptions): Client {
       const r = runners.get(id);
       return r && { logsDir: r.allocDir.logsDir, tasks: taskGroupOf(r.alloc()).tasks.map((t) => t.name), logs: (task, stream, o) => r.logs(task, stream, o) };
     },
+    seed: () => seedMessages([...runners.values()], (id) => runners.get(id)?.alloc(), clock.now()),
   });
   if (options.record !== undefined) {
     try {
