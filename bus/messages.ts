@@ -41,6 +41,11 @@ export interface BusMessageMap {
   'migration.done': { allocId: string; previousAllocId: string; mode: 'local' | 'remote'; ms: number; bytes?: number };
   /** Data migration failed (soft: the alloc dir is rebuilt clean and the alloc goes on). */
   'migration.failed': { allocId: string; previousAllocId: string; error: string };
+  /**
+   * A chroot build under way, about every 200 ms: files embedded, dirs made, bytes copied so far;
+   * `done` of `total` entries looked at (`total` once known: counted beside a first build).
+   */
+  'chroot.progress': { allocId: string; task: string; files: number; dirs: number; bytes: number; ms: number; done: number; total?: number };
   /** A chroot was built for a task. */
   'chroot.built': { allocId: string; task: string; files: number; dirs: number; links: number; copies: number; bytes: number; ms: number };
   /**

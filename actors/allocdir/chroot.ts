@@ -58,7 +58,16 @@ export interface EmbedOptions {
    * it stays in memory (about 1 MB for the default chroot_env).
    */
   cache?: ChrootCache;
+  /**
+   * Called about every 200 ms while the build runs, with what it did so far and, when known,
+   * `total`: the entries (files and links) it will look at, counted by a second worker on a
+   * first build, or taken from the last build on a rebuild.
+   */
+  onProgress?: (progress: ChrootProgress) => void;
 }
+
+/** What a build did so far (see {@link EmbedOptions.onProgress}). */
+export type ChrootProgress = ChrootStats & { total?: number };
 
 /** Holder for the {@link ChrootRecord} of the last successful build of one task dir. */
 export interface ChrootCache {
@@ -108,8 +117,11 @@ interface EmbedResult {
  * The walk itself, synchronous and self-contained: it only uses its arguments, so its source
  * text can be evaluated in a worker (see {@link embed}). Throws plain Errors; `embed` wraps them.
  */
-function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult {
+function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob, progress?: (stats: ChrootStats) => void): EmbedResult {
   const t0 = Date.now();
+  // Progress at most every 200 ms, looked at every 1024 entries (Date.now is not free either).
+  let ticks = 0;
+  let lastTick = t0;
   // Filesystem timestamps come from a coarse clock that lags Date.now() by up to a tick, so
   // compare with margins: generous for host dirs, small for task-side dirs (whatever we wrote in
   // the last 100 ms of a build merely gets listed again next time).
@@ -398,6 +410,13 @@ function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult
       } else {
         stats.skipped++; // devices, sockets, fifos
       }
+      if (progress !== undefined && (++ticks & 1023) === 0) {
+        const now = Date.now();
+        if (now - lastTick >= 200) {
+          lastTick = now;
+          progress({ ...stats, ms: now - t0 });
+        }
+      }
     }
   }
   record.t1 = Date.now();
@@ -427,10 +446,36 @@ const __name = (f) => f;
 const { parentPort, workerData } = require('node:worker_threads');
 const embedSync = ${embedSync.toString()};
 try {
-  parentPort.postMessage({ ok: true, result: embedSync(require('node:fs'), require('node:path'), workerData) });
+  const progress = workerData.progress ? (stats) => parentPort.postMessage({ progress: stats }) : undefined;
+  parentPort.postMessage({ ok: true, result: embedSync(require('node:fs'), require('node:path'), workerData, progress) });
 } catch (e) {
   parentPort.postMessage({ ok: false, message: e && e.message ? e.message : String(e) });
 }
+`;
+
+// A second worker, run beside a first build that reports progress: how many non-directory
+// entries the sources hold (readdir only, no stat: about a tenth of the build's work), so the
+// progress has a total to measure against.
+const COUNT_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+const path = require('node:path');
+let n = 0;
+const walk = (d) => {
+  let es;
+  try { es = fs.readdirSync(d, { withFileTypes: true }); } catch { return; }
+  for (const e of es) {
+    if (e.isDirectory()) walk(path.join(d, e.name));
+    else n++;
+  }
+};
+for (const src of workerData) {
+  let st;
+  try { st = fs.lstatSync(src); } catch { continue; }
+  if (st.isDirectory()) walk(src);
+  else n++;
+}
+parentPort.postMessage(n);
 `;
 
 /** The plain-data job both the worker and the inline walk run. */
@@ -457,17 +502,26 @@ function embedJob(taskDirPath: string, chrootMap: Record<string, string>, opts: 
  */
 export function embed(taskDirPath: string, chrootMap: Record<string, string>, opts: EmbedOptions): Promise<ChrootStats> {
   const t0 = performance.now();
-  const job = embedJob(taskDirPath, chrootMap, opts);
+  const onProgress = opts.onProgress;
+  const job = { ...embedJob(taskDirPath, chrootMap, opts), progress: onProgress !== undefined };
   const signal = opts.signal;
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<ChrootStats>((resolve, reject) => {
     // execArgv [] so the worker does not load the host's loaders (tsx) for a plain script.
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: job, execArgv: [] });
+    // A rebuild knows its total from the last build; a first build counts beside the walk.
+    let total: number | undefined = opts.cache?.record ? opts.cache.record.others.reduce((a, b) => a + b, 0) : undefined;
+    const counter =
+      onProgress && total === undefined ? new Worker(COUNT_SOURCE, { eval: true, workerData: job.map.map(([src]) => src), execArgv: [] }) : undefined;
+    counter?.once('message', (n: number) => (total = n));
+    counter?.once('error', () => {}); // no total then: progress without one
+    counter?.unref();
     let settled = false;
     const finish = (fn: () => void) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onAbort);
+      void counter?.terminate();
       fn();
     };
     const onAbort = () => {
@@ -475,13 +529,17 @@ export function embed(taskDirPath: string, chrootMap: Record<string, string>, op
       void worker.terminate();
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    worker.once('message', (m: { ok: boolean; result?: EmbedResult; message?: string }) =>
+    worker.on('message', (m: { ok: boolean; result?: EmbedResult; message?: string; progress?: ChrootStats }) => {
+      if (m.progress) {
+        if (!settled) onProgress?.({ ...m.progress, ...(total !== undefined ? { total } : {}) });
+        return;
+      }
       finish(() => {
         if (!m.ok) return reject(new ChrootError(m.message ?? 'chroot build failed'));
         if (opts.cache) opts.cache.record = m.result!.record;
         resolve({ ...m.result!.stats, ms: performance.now() - t0 });
-      }),
-    );
+      });
+    });
     worker.once('error', (err) => finish(() => reject(new ChrootError(`chroot build failed: ${err.message}`))));
     worker.once('exit', (c) => finish(() => reject(new ChrootError(`chroot build worker exited (${c})`))));
   });

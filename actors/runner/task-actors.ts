@@ -15,6 +15,7 @@ import type { Driver, ExitResult, TaskConfig, TaskHandle } from '../drivers/driv
 import { buildTaskEnv } from '../drivers/env.ts';
 import { cgroupEventMessage } from '../cgroups/describe.ts';
 import type { Runtime } from './runtime.ts';
+import type { ChrootProgress } from '../allocdir/chroot.ts';
 
 /** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most {@link KILL_ATTEMPTS} attempts. */
 export const killBackoffMs = (attempt: number) => Math.min(4 ** attempt * 5000, 120_000);
@@ -100,7 +101,19 @@ export function taskActors(rt: Runtime) {
       }
       const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name, { secretsMB: task.resources?.secretsMB });
       const chroot = driver.capabilities.fsIsolation === 'chroot';
-      await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
+      // A first chroot build takes seconds: say how far it got, on the bus, as it goes.
+      const onChrootProgress = (p: ChrootProgress) =>
+        rt.bus.publish('chroot.progress', {
+          allocId: input.allocId,
+          task: task.name,
+          files: p.files,
+          dirs: p.dirs,
+          bytes: p.bytes,
+          ms: p.ms,
+          ...(p.total !== undefined ? { total: p.total } : {}),
+          done: p.files + p.symlinks + p.skipped,
+        });
+      await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv }, onChrootProgress } : undefined);
       const stats = taskDir.lastChrootStats;
       if (chroot && stats) {
         setupEvents.push(

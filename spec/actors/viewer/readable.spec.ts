@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The viewer at 1400x900, as a person would first open it: the charts must be readable (focus
  * mode keeps the active state's neighbourhood at labels of at least 11 px; wheel and drag zoom

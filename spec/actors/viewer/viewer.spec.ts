@@ -200,7 +200,10 @@ describe('viewer: server, records, recordings, charts', () => {
     expect(p.state).to.equal('waiting-prev');
     expect(p.waits[victim.id]).to.include({ role: 'preempted', mode: 'local' });
     expect(p.waits[victim.id]!.released).to.equal(undefined);
-    const victimLines = model.allocs[victim.id]!.timeline.map((r) => (r.type === 'task.event' ? `${r.task}: ${r.ev}` : r.type));
+    const victimLines = model.allocs[victim.id]!.timeline.map((r) => {
+      const b = r as { type: string; task?: string; ev?: string };
+      return b.type === 'task.event' ? `${b.task}: ${b.ev}` : b.type;
+    });
     expect(victimLines).to.include.members(['web: Received', 'web: Task Setup', 'web: Started']);
 
     // Later records still apply: the victim stops, the wait is released.
