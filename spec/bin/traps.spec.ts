@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request, type ClientRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -207,12 +208,36 @@ describe('berth CLI: no traps for a new user', function () {
     expect(verbose.stderr).to.match(/^berth: no cgroups: not root \(.*EACCES.*\)$/m);
   });
 
+  it('run --view ends by itself once the page that was open is closed', async () => {
+    const file = join(dir, 'a.json');
+    writeFileSync(file, shAlloc('echo viewed'));
+    const port = await freePort();
+    const p = new CliProcess(['run', '--view', '--view-port', String(port), file]);
+    await p.waitFor(/viewer: open http/);
+    // A page: the event stream a browser tab holds open.
+    const page = await new Promise<ClientRequest>((resolve, reject) => {
+      const req = request(`http://127.0.0.1:${port}/api/events`, { agent: false }, (res) => {
+        expect(res.statusCode).to.equal(200);
+        res.resume();
+        resolve(req);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    await p.waitFor(/the viewer stays open until its page is closed, or Ctrl-C/);
+    expect(p.child.exitCode).to.equal(null);
+    page.destroy(); // the tab is closed
+    const r = await p.exited;
+    expect(r.code).to.equal(0);
+    expect(p.leftovers()).to.deep.equal([]);
+  });
+
   it('run --view of a batch alloc keeps the page up after the alloc ended, until Ctrl-C', async () => {
     const file = join(dir, 'a.json');
     writeFileSync(file, shAlloc('echo viewed'));
     const port = await freePort();
     const p = new CliProcess(['run', '--view', '--view-port', String(port), file]);
-    await p.waitFor(/the viewer stays open, Ctrl-C to exit/);
+    await p.waitFor(/the viewer stays open until its page is closed, or Ctrl-C/);
     const url = /viewer: open (http:\/\/\S+)/.exec(p.stderr)![1]!;
     const page = await fetch(url);
     expect(page.status).to.equal(200);

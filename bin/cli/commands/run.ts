@@ -22,7 +22,7 @@ import { runExitCode } from '../run/outcome.ts';
 import { applyRestartOverride, parseRestartFlag, restartNote } from '../run/restart.ts';
 import { readStoredAllocs, stateDbPath } from '../state-dir.ts';
 import { RunPrinter, TIMELINE_TYPES, type PrintMode } from '../run/printer.ts';
-import { openLiveViewer, untilInterrupted } from '../../../actors/viewer/open.ts';
+import { openLiveViewer, untilInterrupted, untilPagesClosed } from '../../../actors/viewer/open.ts';
 import { parseGoDuration } from '../../../model/duration.ts';
 import { writeLine } from '../io.ts';
 import { VIEWER_FLAGS, VIEWER_HELP, viewerOptions } from '../viewer-flags.ts';
@@ -210,7 +210,7 @@ export const runCommand: Command = {
         );
         let runner: AllocRunner | undefined;
         try {
-          if (values.view) await openLiveViewer(client, viewOpts);
+          const viewer = values.view ? await openLiveViewer(client, viewOpts) : undefined;
           if (again || waitsLocally) {
             // The earlier allocs of this data dir come back (a finished one runs nothing), so a
             // replacement watches its previous alloc locally and takes over its data.
@@ -230,8 +230,10 @@ export const runCommand: Command = {
           if (values.view && !stopper.signal) {
             // Time to look at the finished allocation: the next Ctrl-C ends the command.
             stopper.dispose();
-            printer.note(`allocation ${alloc.id.slice(0, 8)}: ${final.clientStatus}; the viewer stays open, Ctrl-C to exit`);
-            await untilInterrupted();
+            printer.note(`allocation ${alloc.id.slice(0, 8)}: ${final.clientStatus}; the viewer stays open until its page is closed, or Ctrl-C`);
+            const stop = new AbortController();
+            await Promise.race([untilInterrupted(stop.signal), untilPagesClosed(viewer!, stop.signal)]);
+            stop.abort();
           }
           if (keep) {
             // Keep the data (state and logs) but not the task dirs' tmpfs mounts.
