@@ -62,7 +62,8 @@ showing each task's stdout/stderr with a "task |" prefix beside the event timeli
 ${VIEWER_HELP}
 
 Ctrl-C (SIGINT) or SIGTERM stops the allocation, kills its tasks and cleans up; a second signal
-kills at once. Exit codes: the task's own exit code for a batch allocation of one task, else
+kills at once. Under a supervisor, run node_modules/.bin/berth itself: npx does not pass on a
+signal sent to its own pid. Exit codes: the task's own exit code for a batch allocation of one task, else
 0 complete, 1 failed; 2 usage or input error; 130 after SIGINT, 143 after SIGTERM.`;
 
 /** Stops after the first signal, kills after the second. */
