@@ -22,7 +22,7 @@ export default tseslint.config(
       // `catch {}` with a comment saying why is house style for best-effort cleanup.
       'no-empty': ['error', { allowEmptyCatch: true }],
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
-      // The layers (see README, Architecture): machines/ are pure charts over model/ and xstate;
+      // The layers (see docs/architecture.md): machines/ are pure charts over model/ and xstate;
       // bus/ knows only model/; model/ knows nothing else of berth.
       'import-x/no-restricted-paths': [
         'error',

@@ -35,6 +35,11 @@ export interface BusMessageMap {
   'migration.done': { allocId: string; previousAllocId: string; mode: WatchMode; ms: number; bytes?: number };
   /** Data migration failed (soft: the alloc dir is rebuilt clean and the alloc goes on). */
   'migration.failed': { allocId: string; previousAllocId: string; error: string };
+  /**
+   * A chroot build under way, about every 200 ms: files embedded, dirs made, bytes copied so far;
+   * `done` of `total` entries looked at (`total` once known: counted beside a first build).
+   */
+  'chroot.progress': { allocId: string; task: string; files: number; dirs: number; bytes: number; ms: number; done: number; total?: number };
   /** A chroot was built for a task. */
   'chroot.built': { allocId: string; task: string; files: number; dirs: number; links: number; copies: number; bytes: number; ms: number };
   /**
@@ -46,7 +51,15 @@ export interface BusMessageMap {
    * At client start: the cgroup hierarchy berth uses (`version` null: none, and `message` says why).
    * `parent` is berth's parent cgroup in the first hierarchy.
    */
-  'cgroups.detected': { version: 'v1' | 'v2' | null; controllers: string[]; parent?: string; message: string };
+  'cgroups.detected': {
+    version: 'v1' | 'v2' | null;
+    controllers: string[];
+    parent?: string;
+    /** One line: the hierarchy used, or why none ("no cgroups: not root"). */
+    message: string;
+    /** Without cgroups: every reason in full (e.g. each EACCES), for a verbose mode. */
+    detail?: string;
+  };
   /** A running task's usage, every `ClientOptions.statsIntervalMs` (off by default). */
   'task.stats': { allocId: string; task: string; usage: ResourceUsage; timestamp: number };
   /**

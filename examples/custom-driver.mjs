@@ -10,14 +10,14 @@ import { randomUUID } from 'node:crypto';
 import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, DriverConfigError } from 'berth';
+import { createClient, DriverConfigError } from 'berth-runtime';
 
 /**
- * @returns {import('berth').Driver}
+ * @returns {import('berth-runtime').Driver}
  */
 function createCountdownDriver() {
   /** In-memory state per running task, keyed by handle id; the handle itself stays plain JSON. */
-  /** @type {Map<string, { timer?: NodeJS.Timeout, exit: Promise<import('berth').ExitResult>, finish: (r: import('berth').ExitResult) => void }>} */
+  /** @type {Map<string, { timer?: NodeJS.Timeout, exit: Promise<import('berth-runtime').ExitResult>, finish: (r: import('berth-runtime').ExitResult) => void }>} */
   const running = new Map();
 
   return {
@@ -32,7 +32,7 @@ function createCountdownDriver() {
       const from = Number(config.task.config.from);
       const exitCode = Number(config.task.config.exit_code ?? 0);
       const log = join(config.allocDir.logsDir, `${config.taskName}.stdout.0`);
-      /** @type {(r: import('berth').ExitResult) => void} */
+      /** @type {(r: import('berth-runtime').ExitResult) => void} */
       let finish = () => {};
       const exit = new Promise((resolve) => (finish = resolve));
       const entry = { timer: /** @type {NodeJS.Timeout | undefined} */ (undefined), exit, finish };

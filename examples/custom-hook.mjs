@@ -10,9 +10,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from 'berth';
+import { createClient } from 'berth-runtime';
 
-/** @type {import('berth').RunnerHook} */
+/** @type {import('berth-runtime').RunnerHook} */
 const greeting = {
   name: 'greeting',
   async prerun({ alloc, allocDir }) {

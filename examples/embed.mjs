@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, parseAllocation } from 'berth';
+import { createClient, parseAllocation } from 'berth-runtime';
 
 const json = JSON.parse(await readFile(new URL('./hello.json', import.meta.url), 'utf8'));
 // parseAllocation wants an id and a node id (berth run fills them in for hand-written files).

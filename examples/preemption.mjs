@@ -9,12 +9,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from 'berth';
+import { createClient } from 'berth-runtime';
 
 /**
  * An allocation of one mock_driver task that runs until stopped.
  * @param {string} job @param {number} priority @param {string[]} [preempted]
- * @returns {import('berth').Allocation}
+ * @returns {import('berth-runtime').Allocation}
  */
 function alloc(job, priority, preempted) {
   return {

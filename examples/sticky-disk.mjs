@@ -9,12 +9,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from 'berth';
+import { createClient } from 'berth-runtime';
 
 /**
  * @param {string} script a /bin/sh script
- * @param {Partial<import('berth').Allocation>} [over]
- * @returns {import('berth').Allocation}
+ * @param {Partial<import('berth-runtime').Allocation>} [over]
+ * @returns {import('berth-runtime').Allocation}
  */
 function alloc(script, over = {}) {
   return {
@@ -36,7 +36,7 @@ function alloc(script, over = {}) {
   };
 }
 
-/** @param {import('berth').AllocRunner} r */
+/** @param {import('berth-runtime').AllocRunner} r */
 async function stdout(r) {
   let text = '';
   for await (const chunk of r.logs('db', 'stdout')) text += chunk;

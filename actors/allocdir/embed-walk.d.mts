@@ -11,6 +11,8 @@ export interface EmbedJob {
   egid: number;
   umask: number;
   prev?: ChrootRecord;
+  /** Post progress messages from the worker (see `EmbedOptions.onProgress`). */
+  progress?: boolean;
 }
 
 /** What one walk did, and the record the next build of the same map starts from. */
@@ -19,5 +21,8 @@ export interface EmbedResult {
   record: ChrootRecord;
 }
 
-/** Embeds `job.map` into `job.taskDir` (see embed-walk.mjs). Throws plain Errors. */
-export declare function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob): EmbedResult;
+/**
+ * Embeds `job.map` into `job.taskDir` (see embed-walk.mjs). Throws plain Errors. `progress`, when
+ * given, is called about every 200 ms with what the walk did so far.
+ */
+export declare function embedSync(fs: typeof FS, path: typeof PATH, job: EmbedJob, progress?: (stats: ChrootStats) => void): EmbedResult;

@@ -8,8 +8,11 @@
  * The walk itself, synchronous: embeds `job.map` into `job.taskDir` and returns what it did.
  * Throws plain Errors; `embed` (chroot.ts) wraps them.
  */
-export function embedSync(fs, path, job) {
+export function embedSync(fs, path, job, progress) {
   const t0 = Date.now();
+  // Progress at most every 200 ms, looked at every 1024 entries (Date.now is not free either).
+  let ticks = 0;
+  let lastTick = t0;
   // Filesystem timestamps come from a coarse clock that lags Date.now() by up to a tick, so
   // compare with margins: generous for host dirs, small for task-side dirs (whatever we wrote in
   // the last 100 ms of a build merely gets listed again next time).
@@ -291,6 +294,13 @@ export function embedSync(fs, path, job) {
         copySymlink(childSrc, dest + '/' + name);
       } else {
         stats.skipped++; // devices, sockets, fifos
+      }
+      if (progress !== undefined && (++ticks & 1023) === 0) {
+        const now = Date.now();
+        if (now - lastTick >= 200) {
+          lastTick = now;
+          progress({ ...stats, ms: now - t0 });
+        }
       }
     }
   }

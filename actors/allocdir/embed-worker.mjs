@@ -9,7 +9,8 @@ import path from 'node:path';
 import { embedSync } from './embed-walk.mjs';
 
 try {
-  parentPort.postMessage({ ok: true, result: embedSync(fs, path, workerData) });
+  const progress = workerData.progress ? (stats) => parentPort.postMessage({ progress: stats }) : undefined;
+  parentPort.postMessage({ ok: true, result: embedSync(fs, path, workerData, progress) });
 } catch (e) {
   parentPort.postMessage({ ok: false, message: e && e.message ? e.message : String(e) });
 }

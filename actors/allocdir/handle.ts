@@ -5,7 +5,7 @@
  * @module
  */
 import type { Task } from '../../model/types.ts';
-import type { ChrootStats } from './chroot.ts';
+import type { ChrootProgress, ChrootStats } from './chroot.ts';
 
 /** Options of a task dir's `build`. */
 export interface TaskDirBuildOptions {
@@ -13,6 +13,8 @@ export interface TaskDirBuildOptions {
   chroot?: Record<string, string>;
   /** Cancels a long chroot build. */
   signal?: AbortSignal;
+  /** A chroot build's progress, about every 200 ms (see `EmbedOptions.onProgress`). */
+  onChrootProgress?: (progress: ChrootProgress) => void;
 }
 
 /** One task's directory, as the runtime uses it. */

@@ -138,6 +138,7 @@ export class TaskDir implements TaskDirHandle {
         skip: [...this.#owner.chrootSkip],
         signal: opts.signal,
         cache: this.#chrootCache,
+        ...(opts.onChrootProgress ? { onProgress: opts.onChrootProgress } : {}),
       });
     }
     this.#built = true;

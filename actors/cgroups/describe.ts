@@ -29,6 +29,6 @@ export function describeTaskCgroup(cg: TaskCgroup): string {
 export function cgroupEventMessage(state: Record<string, unknown>): string | undefined {
   const cg = state.cgroup as TaskCgroup | undefined;
   if (cg && typeof cg === 'object' && cg.paths) return `resources: ${describeTaskCgroup(cg)}`;
-  if (typeof state.cgroupNote === 'string') return `resources: no cgroup (${state.cgroupNote}); no limits, kills by process group only`;
+  if (typeof state.cgroupNote === 'string') return `resources: no cgroup: ${state.cgroupNote}; no limits, kills by process group only`;
   return undefined;
 }

@@ -44,7 +44,10 @@ export interface CgroupOptions {
 }
 
 /** What detection concluded. */
-export type CgroupDetection = { ok: true; layout: CgroupLayout; summary: string } | { ok: false; reason: string };
+export type CgroupDetection =
+  | { ok: true; layout: CgroupLayout; summary: string }
+  /** `reason` is short ("not root"); `detail`, when given, holds every attempt's reason in full. */
+  | { ok: false; reason: string; detail?: string };
 
 /** Cgroup mounts from /proc/self/mountinfo: v1 controller → mount dir, and the unified mount. */
 export function findCgroupMounts(mountinfo = readText('/proc/self/mountinfo') ?? ''): { v1: Record<string, string>; v2?: string } {
@@ -183,6 +186,8 @@ export function detectCgroups(opts: CgroupOptions = {}): CgroupDetection {
   }
   const reason = reasons.join('; ') || 'no cgroup hierarchy mounted';
   if (mode !== 'auto') throw new CgroupUnavailableError(`cgroups.mode "${mode}": ${reason}`);
+  // Not root is the usual cause and all a reader needs; the per-controller errors stay in `detail`.
+  if (process.geteuid?.() !== 0 && /EACCES|EPERM|not writable|permission denied/i.test(reason)) return { ok: false, reason: 'not root', detail: reason };
   return { ok: false, reason };
 }
 

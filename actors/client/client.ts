@@ -40,6 +40,7 @@ import { serveRuntimeSnapshots } from '../migrate/serve.ts';
 import type { SnapshotServer } from '../migrate/snapshot-server.ts';
 import type { PrevAllocSource } from '../watchers/index.ts';
 import { ClientViewers } from '../viewer/client-viewers.ts';
+import { seedMessages } from '../viewer/seed.ts';
 import { checkRecordTarget } from '../viewer/recording.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
@@ -140,7 +141,7 @@ export function createClient(options: ClientOptions): Client {
             parent: Object.values(detected.layout.parents)[0]!,
             message: detected.summary,
           }
-        : { version: null, controllers: [], message: `no cgroups: ${detected.reason}` },
+        : { version: null, controllers: [], message: `no cgroups: ${detected.reason}`, ...(detected.detail ? { detail: detected.detail } : {}) },
     ),
   );
   // Only now, with every option checked (a forced cgroup mode this host lacks throws above).
@@ -208,6 +209,7 @@ export function createClient(options: ClientOptions): Client {
         }
       );
     },
+    seed: () => seedMessages([...runners.values()], (id) => runners.get(id)?.alloc(), clock.now()),
   });
   if (options.record !== undefined) {
     try {

@@ -130,11 +130,59 @@ interface Run {
 }
 
 /**
+ * Which of the mock driver's timers keep the host process alive. A mock task lives in the host,
+ * so while one runs (or a kill waits on `kill_after`) its timers are ref'd, as a real child
+ * process would be: a script that awaits a mock-driver alloc does not exit before it ends.
+ * `release()` (the client's shutdown) unrefs every timer, now and from then on.
+ */
+interface TimerHold {
+  add(handle: unknown): void;
+  drop(handle: unknown): void;
+  release(): void;
+}
+
+type Unrefable = { unref?: () => void };
+
+/** A hold for timers that never keeps the host alive (runs outside a driver, e.g. in tests). */
+const HOLD_NOTHING: TimerHold = {
+  add: (h) => (h as Unrefable | null)?.unref?.(),
+  drop: () => {},
+  release: () => {},
+};
+
+/** A driver's hold: timers stay ref'd until `release()`. */
+function timerHold(): TimerHold {
+  const live = new Set<unknown>();
+  let released = false;
+  return {
+    add(h) {
+      if (released) (h as Unrefable | null)?.unref?.();
+      else live.add(h);
+    },
+    drop(h) {
+      live.delete(h);
+    },
+    release() {
+      released = true;
+      for (const h of live) (h as Unrefable | null)?.unref?.();
+      live.clear();
+    },
+  };
+}
+
+/**
  * Runs one mock command as Nomad's `runCommand` does: writes each output string, repeats it,
  * and exits once `runForMs` elapsed and the output is written; a cancel ends both at once;
  * `pluginExitAfterMs` ends it with a plugin shutdown instead.
  */
-function runCommand(clock: Clock, cmd: MockCommand, sinks: { stdout: Sink; stderr: Sink }, runForMs: number, pluginExitAfterMs: number): Run {
+function runCommand(
+  clock: Clock,
+  cmd: MockCommand,
+  sinks: { stdout: Sink; stderr: Sink },
+  runForMs: number,
+  pluginExitAfterMs: number,
+  hold: TimerHold = HOLD_NOTHING,
+): Run {
   const timers = new Set<unknown>();
   let finished = false;
   let resolve!: (r: ExitResult) => void;
@@ -145,15 +193,19 @@ function runCommand(clock: Clock, cmd: MockCommand, sinks: { stdout: Sink; stder
   const schedule = (ms: number, fn: () => void) => {
     const h = clock.setTimeout(() => {
       timers.delete(h);
+      hold.drop(h);
       fn();
     }, ms);
-    (h as { unref?: () => void })?.unref?.();
+    hold.add(h);
     timers.add(h);
   };
   const finish = (r: ExitResult) => {
     if (finished) return;
     finished = true;
-    for (const h of timers) clock.clearTimeout(h);
+    for (const h of timers) {
+      clock.clearTimeout(h);
+      hold.drop(h);
+    }
     timers.clear();
     void Promise.all([sinks.stdout.close(), sinks.stderr.close()]).then(() =>
       resolve(writeError && !r.pluginShutdown ? { exitCode: 0, signal: 0, err: writeError } : r),
@@ -259,15 +311,18 @@ export interface MockDriverOptions {
 export function createMockDriver(opts: MockDriverOptions = {}): Driver & {
   /** How many tasks it is running now. */
   running(): number;
+  /** Lets go of the host: running mock tasks no longer keep the process alive (the client's shutdown calls it). */
+  shutdown(): Promise<void>;
 } {
   const clock = opts.clock ?? realClock;
   const tasks = new Map<string, MockTask>();
   const name = opts.name ?? 'mock_driver';
+  const hold = timerHold();
 
   const launch = (config: TaskConfig, cfg: MockTaskConfig, runForMs: number, startedAt: number): TaskHandle => {
     let onError: (e: unknown) => void = () => {};
     const sinks = { stdout: rotatingSink(config, 'stdout', (e) => onError(e)), stderr: rotatingSink(config, 'stderr', (e) => onError(e)) };
-    const run = runCommand(clock, cfg, sinks, runForMs, cfg.pluginExitAfterMs);
+    const run = runCommand(clock, cfg, sinks, runForMs, cfg.pluginExitAfterMs, hold);
     const t: MockTask = { cfg, config, run };
     onError = (e) => run.fail(e);
     tasks.set(config.id, t);
@@ -285,6 +340,9 @@ export function createMockDriver(opts: MockDriverOptions = {}): Driver & {
     name,
     capabilities: { fsIsolation: 'none', sendSignals: true, exec: true },
     running: () => [...tasks.values()].filter((t) => !t.run.finished).length,
+    async shutdown() {
+      hold.release(); // the client let go: tasks left running no longer keep the host alive
+    },
     validateConfig(task: Task) {
       parseMockConfig(task.config);
     },
@@ -314,10 +372,14 @@ export function createMockDriver(opts: MockDriverOptions = {}): Driver & {
       if (t.cfg.killAfterMs > 0) {
         // The task may exit by itself before kill_after elapses.
         await new Promise<void>((resolve) => {
-          const h = clock.setTimeout(resolve, t.cfg.killAfterMs);
-          (h as { unref?: () => void })?.unref?.();
+          const h = clock.setTimeout(() => {
+            hold.drop(h);
+            resolve();
+          }, t.cfg.killAfterMs);
+          hold.add(h);
           void t.run.done.then(() => {
             clock.clearTimeout(h);
+            hold.drop(h);
             resolve();
           });
         });
@@ -359,7 +421,7 @@ export function createMockDriver(opts: MockDriverOptions = {}): Driver & {
       }
       const stdout = bufferSink();
       const stderr = bufferSink();
-      const run = runCommand(clock, cmd, { stdout, stderr }, cmd.runForMs, 0);
+      const run = runCommand(clock, cmd, { stdout, stderr }, cmd.runForMs, 0, hold);
       const signal = execOpts.signal;
       const onAbort = () => run.cancel();
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -11,6 +11,7 @@ import type { Allocation, Task, TaskEvent } from '../../model/types.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import type { StartOutput } from '../../machines/task.machine.ts';
 import type { TaskDirHandle } from '../allocdir/handle.ts';
+import type { ChrootProgress } from '../allocdir/chroot.ts';
 import { cgroupEventMessage } from '../cgroups/describe.ts';
 import type { Driver, TaskConfig, TaskHandle } from '../drivers/driver.ts';
 import { buildTaskEnv } from '../drivers/env.ts';
@@ -27,7 +28,19 @@ export function takeSetupNotes(r: RunnerInternals, taskName: string): TaskEvent[
 /** Builds the task dir (with its chroot for a chroot driver); a chroot build is told on `events` and the bus. */
 export async function buildTaskDir(rt: Runtime, r: RunnerInternals, task: Task, chroot: boolean, events: TaskEvent[]): Promise<TaskDirHandle> {
   const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name, { secretsMB: task.resources?.secretsMB });
-  await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
+  // A first chroot build takes seconds: say how far it got, on the bus, as it goes.
+  const onChrootProgress = (p: ChrootProgress) =>
+    rt.bus.publish('chroot.progress', {
+      allocId: r.allocId,
+      task: task.name,
+      files: p.files,
+      dirs: p.dirs,
+      bytes: p.bytes,
+      ms: p.ms,
+      ...(p.total !== undefined ? { total: p.total } : {}),
+      done: p.files + p.symlinks + p.skipped,
+    });
+  await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv }, onChrootProgress } : undefined);
   const stats = taskDir.lastChrootStats;
   if (chroot && stats) {
     events.push(

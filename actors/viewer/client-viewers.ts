@@ -7,6 +7,7 @@
  */
 import type { AnyActorRef } from 'xstate';
 import type { Bus } from '../../bus/bus.ts';
+import type { BusMessage } from '../../bus/messages.ts';
 import { ViewerFeed } from './feed.ts';
 import { startRecording, type Recorder } from './recording.ts';
 import { startViewerServer, type ViewerLogSource, type ViewerServeOptions, type ViewerServer } from './server.ts';
@@ -19,6 +20,8 @@ export interface ViewerHost {
   roots(): AnyActorRef[];
   /** A live alloc's logs, or undefined when the client has no such alloc. */
   logSource(allocId: string): ViewerLogSource | undefined;
+  /** What a feed made late missed: messages rebuilt from the allocs' current state (seed.ts). */
+  seed?(): BusMessage[];
 }
 
 /** See the module doc. */
@@ -46,6 +49,7 @@ export class ClientViewers {
 
   #attachAll(feed: ViewerFeed) {
     for (const r of this.#host.roots()) feed.attach(r);
+    feed.seed(this.#host.seed?.() ?? []);
   }
 
   /** Hooks a new root actor (call before starting it). */

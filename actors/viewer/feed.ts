@@ -9,6 +9,7 @@
 import type { Subscription } from 'rxjs';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Bus } from '../../bus/bus.ts';
+import type { BusMessage } from '../../bus/messages.ts';
 import { displayName, parentOf } from './adapter.ts';
 import { actorKind, allocMeta, busRecord, stateString, type ViewerRecord } from './records.ts';
 import { applyRecord, DEFAULT_LIMITS, emptyModel, type ModelLimits, type ViewerModel } from './static/model.mjs';
@@ -81,6 +82,18 @@ export class ViewerFeed {
     this.#roots.set(root.id, entry);
     this.#describe(root, entry);
     if (this.#roots.get(root.id) === entry) entry.sub = root.system.inspect(this.#observer);
+  }
+
+  /**
+   * Feeds messages that went by before this feed existed (see seed.ts): recorded and folded into
+   * the model like any other, so pages and recordings started late still see them.
+   */
+  seed(messages: Iterable<BusMessage>): void {
+    if (this.#closed) return;
+    for (const m of messages) {
+      const r = busRecord(m);
+      if (r) this.#emit(r);
+    }
   }
 
   /** Unhooks everything. Idempotent. */

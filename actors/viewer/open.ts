@@ -56,3 +56,36 @@ export function untilInterrupted(signal?: AbortSignal): Promise<string> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Resolves once every page that was open on `srv` (when called, or since) has gone (closed, not
+ * merely reloading: no page for `graceMs`), or when `signal` aborts. Never resolves while no
+ * page was opened.
+ * Looks every `everyMs` (an unref'd timer: it does not keep the host alive by itself).
+ */
+export function untilPagesClosed(srv: Pick<ViewerServer, 'pages'>, signal?: AbortSignal, opts: { everyMs?: number; graceMs?: number } = {}): Promise<void> {
+  const everyMs = opts.everyMs ?? 500;
+  const graceMs = opts.graceMs ?? 2000;
+  return new Promise((resolve) => {
+    let seen = srv.pages() > 0; // a page open now counts, even if it closes before the first look
+    let emptySince: number | undefined;
+    const done = () => {
+      clearInterval(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setInterval(() => {
+      const n = srv.pages();
+      if (n > 0) {
+        seen = true;
+        emptySince = undefined;
+      } else if (seen) {
+        emptySince ??= Date.now();
+        if (Date.now() - emptySince >= graceMs) done();
+      }
+    }, everyMs);
+    timer.unref();
+    if (signal?.aborted) return done();
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

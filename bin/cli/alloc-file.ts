@@ -2,8 +2,9 @@
  * Reading an allocation file for `run` and `validate`: the file (or stdin for `-`), its JSON, and
  * berth's validation, every failure as an {@link InputError} that names the file.
  *
- * Two conveniences for hand-written files: `id` and `nodeId` may be left out (a random UUID and
- * the node `local` are filled in, by `parseAllocation`), and a task's driver must be one berth has.
+ * Conveniences for hand-written files: `id` and `nodeId` may be left out (a random UUID and the
+ * node `local` are filled in, by `parseAllocation`), `createTime` is now unless given, and a
+ * task's driver must be one berth has.
  * @module
  */
 import { readFile } from 'node:fs/promises';
@@ -64,14 +65,28 @@ export function parseJsonText(text: string, source: string): unknown {
   }
 }
 
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Fills a missing create time (what a server would have set), in nanoseconds when the file is
+ * Nomad API JSON; `parseAllocation` fills the id and node id.
+ */
+function withCreateTime(json: unknown, now: number): unknown {
+  if (!isObj(json)) return json;
+  const nomad = 'ID' in json || 'Job' in json || 'TaskGroup' in json || 'NodeID' in json;
+  const created = nomad ? 'CreateTime' : 'createTime';
+  if (json[created] !== undefined && json[created] !== null && json[created] !== 0) return json;
+  return { ...json, [created]: nomad ? now * 1e6 : now };
+}
+
 /**
  * Every `field.path: problem` line of `json` as an allocation (none: `alloc` is set), from the one
  * schema `parseAllocation` uses, with the CLI's drivers: driver configs, unknown keys and refused
  * stanzas included, so `validate` approves exactly what `run` runs.
  */
-export function allocIssues(json: unknown): { alloc?: Allocation; issues: string[] } {
+export function allocIssues(json: unknown, now = Date.now()): { alloc?: Allocation; issues: string[] } {
   try {
-    return { alloc: parseAllocation(json, { nodeId: DEFAULT_NODE_ID, drivers: CLI_DRIVERS }), issues: [] };
+    return { alloc: parseAllocation(withCreateTime(json, now), { nodeId: DEFAULT_NODE_ID, drivers: CLI_DRIVERS }), issues: [] };
   } catch (err) {
     if (err instanceof InvalidAllocationError) return { issues: err.issues };
     throw err;
@@ -79,13 +94,23 @@ export function allocIssues(json: unknown): { alloc?: Allocation; issues: string
 }
 
 /**
- * Why `berth run` cannot run `alloc` on its own, or undefined: waiting for a previous or preempted
- * allocation needs the servers (a `ServerRPC`), which a one-shot command does not have.
+ * Why `berth run` cannot run `alloc` on its own, or undefined. Waiting for a previous or preempted
+ * allocation needs either that allocation in the same data dir (`local`: the ids stored there,
+ * which the run restores and watches locally) or the servers (a `ServerRPC`), which a one-shot
+ * command does not have.
  */
-export function standaloneProblem(alloc: Allocation): string | undefined {
-  const fields = [alloc.previousAllocation ? 'previousAllocation' : '', alloc.preemptedAllocations?.length ? 'preemptedAllocations' : ''].filter(Boolean);
+export function standaloneProblem(alloc: Allocation, local: ReadonlySet<string> = new Set()): string | undefined {
+  const remote = (ids: string[]) => ids.some((id) => !local.has(id));
+  const fields = [
+    alloc.previousAllocation && remote([alloc.previousAllocation]) ? 'previousAllocation' : '',
+    alloc.preemptedAllocations?.length && remote(alloc.preemptedAllocations) ? 'preemptedAllocations' : '',
+  ].filter(Boolean);
   if (!fields.length) return undefined;
-  return `${fields.join(' and ')} make the allocation wait for others, which berth run cannot ask any servers about; remove ${fields.length > 1 ? 'them' : 'it'} to run the allocation on its own`;
+  const one = fields.length === 1;
+  return (
+    `${fields.join(' and ')} ${one ? 'makes' : 'make'} the allocation wait for others that are not in this data dir, and berth run cannot ask any ` +
+    `servers about them; run it with the --data-dir where ${one ? 'that allocation' : 'those allocations'} ran, or remove ${one ? 'it' : 'them'} to run the allocation on its own`
+  );
 }
 
 /** Reads, parses and validates an allocation file; throws an InputError listing every problem. */

@@ -13,7 +13,7 @@ export function berthVersion(): string {
   for (let i = 0; i < 4; i++, dir = dirname(dir)) {
     try {
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'berth' && pkg.version) return pkg.version;
+      if (pkg.name === 'berth-runtime' && pkg.version) return pkg.version;
     } catch {
       // not here: one level up
     }

@@ -164,7 +164,7 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
     const r = await runMain(['run', '--data-dir', dataDir, NOMAD_FIXTURE]);
     expect(r.code).to.equal(2);
     expect(r.stderr.trim()).to.equal(
-      `berth: ${NOMAD_FIXTURE}: previousAllocation and preemptedAllocations make the allocation wait for others, which berth run cannot ask any servers about; remove them to run the allocation on its own`,
+      `berth: ${NOMAD_FIXTURE}: previousAllocation and preemptedAllocations make the allocation wait for others that are not in this data dir, and berth run cannot ask any servers about them; run it with the --data-dir where those allocations ran, or remove them to run the allocation on its own`,
     );
     expect(existsSync(dataDir)).to.equal(false);
     const v = await runMain(['validate', NOMAD_FIXTURE]);

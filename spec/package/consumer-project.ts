@@ -15,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 
 const run = promisify(execFile);
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
+/** The name berth is published under (the command stays `berth`). */
+export const PKG_NAME = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { name: string }).name;
 
 interface LockEntry {
   version?: string;
@@ -60,8 +62,8 @@ export function writeConsumerProject(dir: string, tarball: string, extra: { devD
   const file = `file:${relative(dir, tarball)}`;
   const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
   const packages: Record<string, LockEntry> = {
-    '': { name: 'consumer', version: '1.0.0', dependencies: { berth: file } },
-    'node_modules/berth': {
+    '': { name: 'consumer', version: '1.0.0', dependencies: { [PKG_NAME]: file } },
+    [`node_modules/${PKG_NAME}`]: {
       version: berthPkg.version,
       resolved: file,
       integrity,
@@ -74,7 +76,7 @@ export function writeConsumerProject(dir: string, tarball: string, extra: { devD
   for (const [key, entry] of Object.entries(repoLock.packages)) if (key.startsWith('node_modules/') && !entry.dev) packages[key] = entry;
   writeFileSync(
     join(dir, 'package.json'),
-    JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module', dependencies: { berth: file }, ...extra }, null, 2),
+    JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module', dependencies: { [PKG_NAME]: file }, ...extra }, null, 2),
   );
   writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', lockfileVersion: 3, requires: true, packages }, null, 2));
 }

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { installOffline, packBerth, REPO, writeConsumerProject } from './consumer-project.ts';
+import { installOffline, packBerth, PKG_NAME, REPO, writeConsumerProject } from './consumer-project.ts';
 
 const exec = promisify(execFile);
 const TSC = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -72,11 +72,21 @@ describe('the packed package, installed offline into a project of its own', func
       'dist/actors/drivers/executor/executor.mjs',
       'dist/actors/drivers/logs/rotator.mjs',
       'examples/hello.json',
+      'docs/viewer.png', // the README's screenshot
     ]) {
       expect(files, f).to.include(f);
     }
     expect(files.filter((f) => /^(spec|bench|scripts)\//.test(f))).to.deep.equal([]);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).to.deep.equal([]);
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', PKG_NAME, 'package.json'), 'utf8')) as Record<string, unknown> & {
+      dependencies: Record<string, string>;
+      bin: Record<string, string>;
+    };
+    expect(manifest.name).to.equal('berth-runtime'); // npm's 'berth' is someone else's empty placeholder
+    expect(manifest.bin).to.have.keys('berth');
+    expect(manifest).to.include.keys('repository', 'homepage', 'bugs');
+    // a range with an upper bound: '>=20.19' would pull in whatever @types/node major is newest
+    expect(manifest.dependencies['@types/node']).to.match(/^\^20\.|<\s*\d/);
     const installed = readdirSync(join(project, 'node_modules'));
     expect(installed).not.to.include('tsx');
     expect(installed).not.to.include('typescript');
@@ -84,7 +94,7 @@ describe('the packed package, installed offline into a project of its own', func
 
   it('(a) runs every ESM example on plain node, no loader; require() works too', async () => {
     const examples = join(project, 'examples');
-    cpSync(join(project, 'node_modules', 'berth', 'examples'), examples, { recursive: true });
+    cpSync(join(project, 'node_modules', PKG_NAME, 'examples'), examples, { recursive: true });
     const scripts = readdirSync(examples).filter((f) => f.endsWith('.mjs'));
     expect(scripts).to.include.members(['embed.mjs', 'preemption.mjs', 'sticky-disk.mjs', 'custom-hook.mjs', 'custom-driver.mjs']);
     const expected: Record<string, RegExp> = {
@@ -101,7 +111,7 @@ describe('the packed package, installed offline into a project of its own', func
         if (expected[s]) expect(r.stdout, s).to.match(expected[s]!);
       }
     });
-    const cjs = await sh(process.execPath, ['-e', "const b = require('berth'); console.log(typeof b.createClient, typeof b.parseAllocation)"], {
+    const cjs = await sh(process.execPath, ['-e', `const b = require('${PKG_NAME}'); console.log(typeof b.createClient, typeof b.parseAllocation)`], {
       cwd: project,
     });
     expect(cjs.code, cjs.stderr).to.equal(0);
@@ -110,7 +120,7 @@ describe('the packed package, installed offline into a project of its own', func
 
   it('(b) type-checks a strict NodeNext TypeScript consumer and the examples against the shipped .d.ts (skipLibCheck false)', async () => {
     copyFileSync(FIXTURE, join(project, 'consumer.ts'));
-    cpSync(join(project, 'node_modules', 'berth', 'examples'), join(project, 'examples'), { recursive: true });
+    cpSync(join(project, 'node_modules', PKG_NAME, 'examples'), join(project, 'examples'), { recursive: true });
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
@@ -140,7 +150,7 @@ describe('the packed package, installed offline into a project of its own', func
     const version = await sh(bin, ['--version'], { cwd: '/' });
     expect(version.stdout.trim()).to.match(/^\d+\.\d+\.\d+/);
     const run = await timed('cli', () =>
-      sh(bin, ['run', join(project, 'node_modules', 'berth', 'examples', 'hello.json')], { cwd: '/', env: { ...process.env, NO_COLOR: '1' } }),
+      sh(bin, ['run', join(project, 'node_modules', PKG_NAME, 'examples', 'hello.json')], { cwd: '/', env: { ...process.env, NO_COLOR: '1' } }),
     );
     expect(run.code, run.stderr).to.equal(0);
     expect(run.stdout).to.match(/^hello \| hello from hello$/m);

@@ -98,9 +98,119 @@ function currentTaskKey() {
 }
 
 // ---------- charts ----------
+// Each chart is an SVG whose viewBox is the part of the chart in view. "focus" (the default)
+// keeps the active state and as much of its neighbourhood as fits at a readable scale (labels
+// of at least 11 px on screen) in view, and follows it as it moves; the wheel zooms around the
+// pointer, dragging pans, "fit" shows the whole chart. Zooming or panning leaves focus mode.
+const FOCUS_MIN_SCALE = 1; // state labels are 12 px and every other label 11 px at scale 1
+const FOCUS_MAX_SCALE = 1.3;
+const MAX_SCALE = 4;
+const views = new Map(); // chart element id -> { el, chart, box, focus }
+
+function viewOf(el) {
+  return views.get(el.id);
+}
+function chartBounds(chart) {
+  return { x: 0, y: 0, w: Math.max(1, chart.width), h: Math.max(1, chart.height) };
+}
+/** On-screen pixels per chart unit for the current box (the SVG keeps its aspect: "meet"). */
+function scaleOf(v) {
+  const cw = v.el.clientWidth || 1;
+  const ch = v.el.clientHeight || 1;
+  return Math.min(cw / v.box.w, ch / v.box.h);
+}
+function applyView(v) {
+  const svg = v.el.querySelector('svg');
+  if (!svg) return;
+  svg.setAttribute('viewBox', `${v.box.x} ${v.box.y} ${v.box.w} ${v.box.h}`);
+  v.el.classList.toggle('focus', v.focus);
+  const btn = v.el.parentElement.querySelector(`[data-chart="${v.el.id}"][data-act="focus"]`);
+  if (btn) btn.classList.toggle('on', v.focus);
+  v.el.dataset.scale = scaleOf(v).toFixed(3);
+}
+/** A box of the container's shape at `scale`, centred on (cx, cy). */
+function boxAt(v, cx, cy, scale) {
+  const w = (v.el.clientWidth || 1) / scale;
+  const h = (v.el.clientHeight || 1) / scale;
+  return { x: cx - w / 2, y: cy - h / 2, w, h };
+}
+function fit(v) {
+  v.focus = false;
+  v.box = chartBounds(v.chart);
+  applyView(v);
+}
+function rectOf(g) {
+  const r = g.querySelector('rect');
+  return { x: Number(r.getAttribute('x')), y: Number(r.getAttribute('y')), w: Number(r.getAttribute('width')), h: Number(r.getAttribute('height')) };
+}
+/** The deepest active state and its neighbours: the states its transitions come from or go to. */
+function neighbourhood(v) {
+  const el = v.el;
+  let deepest = null;
+  for (const g of el.querySelectorAll('g.st.active')) if (!deepest || g.dataset.id.length > deepest.dataset.id.length) deepest = g;
+  for (const g of el.querySelectorAll('.near')) g.classList.remove('near');
+  // Nothing active (a task not started yet): where it will start, the top-level initial state.
+  if (!deepest) {
+    deepest = [...el.querySelectorAll('g.st.initial')].find((g) => !g.dataset.id.includes('.')) ?? null;
+    deepest?.classList.add('near');
+  }
+  if (!deepest) return null;
+  const id = deepest.dataset.id;
+  const boxes = [rectOf(deepest)];
+  const touches = (x) => x === id || x.startsWith(`${id}.`);
+  for (const t of v.chart.transitions) {
+    if (!touches(t.source) && !touches(t.target)) continue;
+    const other = touches(t.source) ? t.target : t.source;
+    const g = el.querySelector(`g.st[data-id="${CSS.escape(other)}"]`);
+    if (g) {
+      g.classList.add('near');
+      boxes.push(rectOf(g));
+    }
+    el.querySelector(`g.tr[data-id="${CSS.escape(t.id)}"]`)?.classList.add('near');
+  }
+  return { active: boxes[0], boxes };
+}
+function focusOn(v) {
+  v.focus = true;
+  const n = neighbourhood(v);
+  if (!n) {
+    // Nothing active yet: the whole chart, still following (focus applies once a state is).
+    v.box = chartBounds(v.chart);
+    return applyView(v);
+  }
+  const pad = 24;
+  const x0 = Math.min(...n.boxes.map((b) => b.x)) - pad;
+  const y0 = Math.min(...n.boxes.map((b) => b.y)) - pad;
+  const x1 = Math.max(...n.boxes.map((b) => b.x + b.w)) + pad;
+  const y1 = Math.max(...n.boxes.map((b) => b.y + b.h)) + pad;
+  const cw = v.el.clientWidth || 1;
+  const ch = v.el.clientHeight || 1;
+  const whole = Math.min(cw / (x1 - x0), ch / (y1 - y0));
+  const scale = Math.min(FOCUS_MAX_SCALE, Math.max(FOCUS_MIN_SCALE, whole));
+  // The whole neighbourhood when it fits at a readable scale; else centred on the active state.
+  const a = n.active;
+  v.box = whole >= FOCUS_MIN_SCALE ? boxAt(v, (x0 + x1) / 2, (y0 + y1) / 2, scale) : boxAt(v, a.x + a.w / 2, a.y + a.h / 2, scale);
+  applyView(v);
+}
+function zoom(v, factor, px, py) {
+  const s = scaleOf(v);
+  const min = Math.min(s, Math.min((v.el.clientWidth || 1) / v.chart.width, (v.el.clientHeight || 1) / v.chart.height));
+  const next = Math.min(MAX_SCALE, Math.max(min, s * factor));
+  const rect = v.el.getBoundingClientRect();
+  // The chart point under the pointer stays under it.
+  const fx = px === undefined ? 0.5 : (px - rect.left) / rect.width;
+  const fy = py === undefined ? 0.5 : (py - rect.top) / rect.height;
+  const cx = v.box.x + fx * v.box.w;
+  const cy = v.box.y + fy * v.box.h;
+  const w = rect.width / next;
+  const h = rect.height / next;
+  v.focus = false;
+  v.box = { x: cx - fx * w, y: cy - fy * h, w, h };
+  applyView(v);
+}
 function drawChart(el, chart) {
   const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${Math.ceil(chart.width)} ${Math.ceil(chart.height)}`);
+  svg.setAttribute('preserveAspectRatio', 'xMidYMid meet');
   let html =
     '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="#56616d"/></marker></defs>';
   for (const s of chart.states) {
@@ -112,29 +222,63 @@ function drawChart(el, chart) {
     if (!t.points.length) continue;
     const d = t.points.map((p, i) => `${i ? 'L' : 'M'}${p[0]},${p[1]}`).join('');
     const label = t.labelBox ? `<text x="${t.labelBox.x}" y="${t.labelBox.y + 10}">${esc(t.label)}</text>` : '';
-    html += `<g class="tr" data-source="${esc(t.source)}" data-target="${esc(t.target)}"><path d="${d}"/>${label}</g>`;
+    html += `<g class="tr" data-id="${esc(t.id)}" data-source="${esc(t.source)}" data-target="${esc(t.target)}"><path d="${d}"/>${label}</g>`;
   }
   svg.innerHTML = html;
   el.replaceChildren(svg);
+  const v = { el, chart, box: chartBounds(chart), focus: true };
+  views.set(el.id, v);
+  applyView(v);
+  el.addEventListener('wheel', (e) => {
+    e.preventDefault();
+    zoom(v, Math.exp(-e.deltaY * 0.0015), e.clientX, e.clientY);
+  });
+  let drag = null;
+  el.addEventListener('pointerdown', (e) => {
+    drag = { x: e.clientX, y: e.clientY, box: { ...v.box }, moved: false };
+    el.setPointerCapture(e.pointerId);
+  });
+  el.addEventListener('pointermove', (e) => {
+    if (!drag) return;
+    const dx = e.clientX - drag.x;
+    const dy = e.clientY - drag.y;
+    if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 3) return;
+    drag.moved = true;
+    const s = scaleOf(v);
+    v.focus = false;
+    v.box = { ...drag.box, x: drag.box.x - dx / s, y: drag.box.y - dy / s };
+    applyView(v);
+    el.classList.add('panning');
+  });
+  const end = () => {
+    drag = null;
+    el.classList.remove('panning');
+  };
+  el.addEventListener('pointerup', end);
+  el.addEventListener('pointercancel', end);
+  new ResizeObserver(() => (v.focus ? focusOn(v) : applyView(v))).observe(el);
+}
+for (const b of document.querySelectorAll('.chart-tools button')) {
+  b.addEventListener('click', () => {
+    const v = views.get(b.dataset.chart);
+    if (!v) return;
+    const act = b.dataset.act;
+    if (act === 'focus') focusOn(v);
+    else if (act === 'fit') fit(v);
+    else zoom(v, act === 'in' ? 1.4 : 1 / 1.4);
+  });
 }
 function highlight(el, state) {
   if (el.dataset.state === (state || '') && el.dataset.drawn) return;
   const active = activeStates(state);
-  let deepest = null;
-  for (const g of el.querySelectorAll('g.st')) {
-    const on = active.has(g.dataset.id);
-    g.classList.toggle('active', on);
-    if (on && (!deepest || g.dataset.id.length > deepest.dataset.id.length)) deepest = g;
-  }
+  for (const g of el.querySelectorAll('g.st')) g.classList.toggle('active', active.has(g.dataset.id));
   el.dataset.state = state || '';
   el.dataset.drawn = '1';
-  // Keep the active state in view: the chart is drawn at the panel's width and scrolls.
-  const svg = el.querySelector('svg');
-  if (deepest && svg) {
-    const r = deepest.querySelector('rect');
-    const scale = svg.clientWidth / svg.viewBox.baseVal.width;
-    const cy = (Number(r.getAttribute('y')) + Number(r.getAttribute('height')) / 2) * scale;
-    el.scrollTo({ top: Math.max(0, cy - el.clientHeight / 2) });
+  const v = viewOf(el);
+  // Focus follows the active state; otherwise the user's zoom and pan are left alone.
+  if (v) {
+    if (v.focus) focusOn(v);
+    else neighbourhood(v);
   }
 }
 

@@ -7,12 +7,17 @@
 import { readTaskLogs } from '../../../actors/drivers/logs/reader.ts';
 import { intFlag, parseCommandArgs, printHelp, type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
+import type { Allocation } from '../../../model/types.ts';
 import { allocLogsDir, findAlloc, readStoredAllocs } from '../state-dir.ts';
+
+/** How often `logs -f` asks the state store whether the task is dead. */
+const DEAD_POLL_MS = 500;
 
 const HELP = `usage: berth logs --data-dir DIR <alloc-id> <task> [-f] [--stderr] [--tail N]
 
 Prints a task's stdout (--stderr: its stderr) across its rotated log files.
-  -f, --follow  keep printing as the task writes, until Ctrl-C or SIGTERM
+  -f, --follow  keep printing as the task writes, until the task is dead (as docker logs -f
+                does when its container stops), Ctrl-C or SIGTERM
   --tail N      start with the last N lines only
 Exit codes: 0 printed (also when a follow is ended by a signal); 1 no such allocation;
 2 usage error, unknown task, or no berth state in DIR.`;
@@ -49,6 +54,10 @@ export const logsCommand: Command = {
     const logsDir = allocLogsDir(values['data-dir'], alloc.id);
     const stream = values.stderr ? 'stderr' : 'stdout';
 
+    const dataDir = values['data-dir'];
+    // A dead task writes no more: following it would never end.
+    const dead = (a: Allocation | undefined) => a?.taskStates?.[task]?.state === 'dead';
+    const follow = !!values.follow && !dead(alloc);
     let offset = 0;
     if (tail !== undefined) {
       // Read what is there now, keep the last lines, then (with -f) go on from that byte offset.
@@ -57,22 +66,42 @@ export const logsCommand: Command = {
       const all = Buffer.concat(chunks);
       offset = all.length;
       io.stdout.write(lastLines(all.toString('utf8'), tail));
-      if (!values.follow) return 0;
+      if (!follow) return 0;
     }
     const stop = new AbortController();
+    let taskEnded = false;
     const onSignal = () => stop.abort();
-    // The reader's fs.watch does not hold the event loop open (a library must not keep its host
-    // alive); a command that follows must, until a signal ends it.
-    const keepAlive = values.follow ? setInterval(() => {}, 1 << 30) : undefined;
-    if (values.follow) for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, onSignal);
+    // While following, the state store says when the task is dead (read-only, as status reads it);
+    // this interval also holds the event loop open, which the reader's fs.watch does not.
+    const watch = follow
+      ? setInterval(() => {
+          let now: Allocation | undefined;
+          try {
+            now = findAlloc(readStoredAllocs(dataDir), alloc.id, 'logs').alloc;
+          } catch {
+            now = undefined; // the alloc was destroyed meanwhile: its logs are gone too
+          }
+          if (now === undefined || dead(now)) {
+            taskEnded = true;
+            stop.abort();
+          }
+        }, DEAD_POLL_MS)
+      : undefined;
+    if (follow) for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, onSignal);
     try {
-      for await (const chunk of readTaskLogs(logsDir, task, stream, { follow: !!values.follow, offset, signal: stop.signal })) io.stdout.write(chunk);
+      let read = offset;
+      for await (const chunk of readTaskLogs(logsDir, task, stream, { follow, offset, signal: stop.signal })) {
+        read += chunk.length;
+        io.stdout.write(chunk);
+      }
+      // The task died while we followed: print what it wrote after the last wake-up, then end.
+      if (taskEnded) for await (const chunk of readTaskLogs(logsDir, task, stream, { offset: read })) io.stdout.write(chunk);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT')
         throw new InputError(values['data-dir'], `allocation ${alloc.id.slice(0, 8)} has no log dir (it was destroyed)`);
       throw err;
     } finally {
-      clearInterval(keepAlive);
+      clearInterval(watch);
       for (const sig of ['SIGINT', 'SIGTERM'] as const) process.off(sig, onSignal);
     }
     return 0;

@@ -4,7 +4,7 @@
  * once) and everything is cleaned up: tasks, executors, mounts and a temporary data dir.
  * @module
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createClient } from '../../../actors/client/client.ts';
@@ -19,8 +19,10 @@ import { InputError, UsageError } from '../errors.ts';
 import { parsePort, withInspector } from '../inspector.ts';
 import { LogPump } from '../run/log-pump.ts';
 import { runExitCode } from '../run/outcome.ts';
+import { applyRestartOverride, parseRestartFlag, restartNote } from '../run/restart.ts';
+import { readStoredAllocs, stateDbPath } from '../state-dir.ts';
 import { RunPrinter, TIMELINE_TYPES, type PrintMode } from '../run/printer.ts';
-import { openLiveViewer, untilInterrupted } from '../../../actors/viewer/open.ts';
+import { openLiveViewer, untilInterrupted, untilPagesClosed } from '../../../actors/viewer/open.ts';
 import { parseGoDuration } from '../../../model/duration.ts';
 import { writeLine } from '../io.ts';
 import { VIEWER_FLAGS, VIEWER_HELP, viewerOptions } from '../viewer-flags.ts';
@@ -37,14 +39,22 @@ function statsInterval(value: string): number {
   return ms;
 }
 
-const HELP = `usage: berth run <alloc.json|-> [--data-dir DIR] [--quiet | --json] [--stats 5s] [--inspect [--port N]]
-                 [--view] [--record FILE]
+const HELP = `usage: berth run <alloc.json|-> [--data-dir DIR] [--force] [--restart attempts=N,delay=D,interval=D,mode=M]
+                 [--quiet | --json] [--verbose] [--stats 5s] [--inspect [--port N]] [--view] [--record FILE]
 
 Runs one allocation (berth's JSON or Nomad API JSON; - reads stdin) until every task is done,
 showing each task's stdout/stderr with a "task |" prefix beside the event timeline.
 
   --data-dir DIR  keep state and logs in DIR (read them with berth status / berth logs);
-                  without it a temporary dir is used and removed after the logs were shown
+                  without it a temporary dir is used and removed after the logs were shown.
+                  An allocation whose previousAllocation (or preemptedAllocations) ran in DIR
+                  waits for it and takes over its sticky data, as on a Nomad client
+  --force         run an allocation id that already ran in --data-dir again (the old one is
+                  destroyed first: its dir and logs go); without it that is refused
+  --restart attempts=0,delay=1s,interval=24h,mode=fail
+                  override the group's restart policy (any of the four; Nomad's batch default
+                  is 3 attempts in 24h, 15s apart, so a failing task takes about a minute to fail)
+  --verbose       say more: why there are no cgroups, in full
   --quiet         show only the tasks' output
   --json          one JSON object per line: events, output lines, notes, then the result
   --stats 5s      print each running task's CPU and memory on that interval
@@ -52,7 +62,8 @@ showing each task's stdout/stderr with a "task |" prefix beside the event timeli
 ${VIEWER_HELP}
 
 Ctrl-C (SIGINT) or SIGTERM stops the allocation, kills its tasks and cleans up; a second signal
-kills at once. Exit codes: the task's own exit code for a batch allocation of one task, else
+kills at once. Under a supervisor, run node_modules/.bin/berth itself: npx does not pass on a
+signal sent to its own pid. Exit codes: the task's own exit code for a batch allocation of one task, else
 0 complete, 1 failed; 2 usage or input error; 130 after SIGINT, 143 after SIGTERM.`;
 
 /** Stops after the first signal, kills after the second. */
@@ -135,6 +146,9 @@ export const runCommand: Command = {
       inspect: { type: 'boolean' },
       port: { type: 'string' },
       stats: { type: 'string' },
+      force: { type: 'boolean' },
+      restart: { type: 'string' },
+      verbose: { type: 'boolean', short: 'v' },
       ...VIEWER_FLAGS,
     });
     if (values.help) return printHelp(io, HELP);
@@ -148,15 +162,29 @@ export const runCommand: Command = {
     const mode: PrintMode = values.json ? 'json' : values.quiet ? 'quiet' : 'text';
     const statsIntervalMs = values.stats === undefined ? 0 : statsInterval(values.stats);
     const viewOpts = viewerOptions('run', values, (line) => writeLine(io.stderr, line));
+    const override = values.restart === undefined ? undefined : parseRestartFlag(values.restart);
 
     // Everything that can be refused is checked before anything is created on disk.
-    const { alloc, source } = await loadAllocation(positionals[0]!, io.stdin);
-    const standalone = standaloneProblem(alloc);
+    const loaded = await loadAllocation(positionals[0]!, io.stdin);
+    const { source } = loaded;
+    const alloc = override ? applyRestartOverride(loaded.alloc, override) : loaded.alloc;
+    const keep = values['data-dir'] !== undefined;
+    // What the data dir already holds: an earlier run of this very alloc, or the allocs it waits for.
+    const stored = keep && existsSync(stateDbPath(resolve(values['data-dir']!))) ? readStoredAllocs(values['data-dir']!) : [];
+    const again = stored.find((s) => s.alloc.id === alloc.id);
+    if (again && !values.force)
+      throw new InputError(
+        source,
+        `allocation ${alloc.id} already ran in ${values['data-dir']} (${again.alloc.clientStatus}); leave out its id for a new one, ` +
+          'or add --force to destroy the old one (its dir and logs) and run it again',
+      );
+    const local = new Set(stored.map((s) => s.alloc.id));
+    const standalone = standaloneProblem(alloc, local);
     if (standalone) throw new InputError(source, standalone);
+    const waitsLocally = [alloc.previousAllocation, ...(alloc.preemptedAllocations ?? [])].some((id) => id && local.has(id));
     const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup)!;
     const taskNames = group.tasks.map((t) => t.name);
     const printer = new RunPrinter(io, mode, taskNames);
-    const keep = values['data-dir'] !== undefined;
     const dataDir = keep ? resolve(values['data-dir']!) : mkdtempSync(join(tmpdir(), 'berth-run-'));
     const stopper = new Stopper(printer);
     try {
@@ -168,9 +196,28 @@ export const runCommand: Command = {
           throw new InputError(values['data-dir'] ?? dataDir, `cannot use as data dir: ${(err as Error).message}`, [], { cause: err });
         }
         const subs = TIMELINE_TYPES.map((t) => client.bus.of(t).subscribe((m) => printer.event(m)));
+        const restarts = new Map<string, number>();
+        subs.push(
+          client.bus.of('task.event').subscribe((m) => {
+            if (m.allocId !== alloc.id || m.event.type !== 'Restarting') return;
+            const attempt = (restarts.get(m.task) ?? 0) + 1;
+            restarts.set(m.task, attempt);
+            const note = restartNote(alloc, m.task, m.event, attempt, override !== undefined);
+            if (note) printer.note(note, { task: m.task, event: 'restart' });
+          }),
+          client.bus.of('cgroups.detected').subscribe((m) => {
+            if (values.verbose && m.version === null) printer.note(`${m.message}${m.detail ? ` (${m.detail})` : ''}`, { event: 'cgroups' });
+          }),
+        );
         let runner: AllocRunner | undefined;
         try {
-          if (values.view) await openLiveViewer(client, viewOpts);
+          const viewer = values.view ? await openLiveViewer(client, viewOpts) : undefined;
+          if (again || waitsLocally) {
+            // The earlier allocs of this data dir come back (a finished one runs nothing), so a
+            // replacement watches its previous alloc locally and takes over its data.
+            await client.restore();
+            if (again) await client.runner(alloc.id)?.destroy();
+          }
           runner = client.addAlloc(alloc);
           const pump = new LogPump(runner, taskNames, (task, stream, line) => printer.output(task, stream, line));
           const ended = finished(client, runner);
@@ -184,8 +231,10 @@ export const runCommand: Command = {
           if (values.view && !stopper.signal) {
             // Time to look at the finished allocation: the next Ctrl-C ends the command.
             stopper.dispose();
-            printer.note(`allocation ${alloc.id.slice(0, 8)}: ${final.clientStatus}; the viewer stays open, Ctrl-C to exit`);
-            await untilInterrupted();
+            printer.note(`allocation ${alloc.id.slice(0, 8)}: ${final.clientStatus}; the viewer stays open until its page is closed, or Ctrl-C`);
+            const stop = new AbortController();
+            await Promise.race([untilInterrupted(stop.signal), untilPagesClosed(viewer!, stop.signal)]);
+            stop.abort();
           }
           if (keep) {
             // Keep the data (state and logs) but not the task dirs' tmpfs mounts.

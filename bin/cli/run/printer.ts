@@ -26,7 +26,11 @@ export const TIMELINE_TYPES = [
   'migration.failed',
   'client.error',
   'task.stats',
+  'chroot.progress',
 ] as const;
+
+/** How often a chroot build's progress is printed when stdout is not a terminal. */
+const PROGRESS_EVERY_MS = 2000;
 
 /** Prints `run`'s output in one of the three modes. */
 export class RunPrinter {
@@ -34,25 +38,64 @@ export class RunPrinter {
   readonly #mode: PrintMode;
   readonly #c: (code: number, text: string) => string;
   readonly #width: number;
+  readonly #tty: boolean;
+  /** A progress line is on screen (TTY): the next line replaces it. */
+  #bar = false;
+  /** When each task's chroot progress was last printed (not a TTY). */
+  readonly #lastProgress = new Map<string, number>();
 
   constructor(io: CliIO, mode: PrintMode, taskNames: string[]) {
     this.#io = io;
     this.#mode = mode;
     this.#c = paint(io.color);
     this.#width = Math.max(...taskNames.map((n) => n.length));
+    this.#tty = !!(io.stdout as { isTTY?: boolean }).isTTY;
   }
 
   /** One bus message on the timeline. */
   event(m: BusMessage): void {
     if (this.#mode === 'quiet') return;
     if (this.#mode === 'json') return this.#json({ ...m });
+    if (m.type === 'chroot.progress') return this.#progress(m);
+    this.#clearBar();
     const time = this.#c(90, new Date(m.time).toISOString().slice(11, 23));
     writeLine(this.#io.stdout, `${time} ${describe(m, this.#c)}`);
+  }
+
+  /**
+   * A chroot build's progress: on a terminal one line redrawn in place, with a bar once the total
+   * is known; otherwise a line every couple of seconds.
+   */
+  #progress(m: BusMessage<'chroot.progress'>): void {
+    // Files are hard-linked where they can be: bytes are only those copied (another filesystem).
+    const copied = m.bytes ? `, ${(m.bytes / 1048576).toFixed(1)} MB copied` : '';
+    const counts = `${m.files.toLocaleString('en-US')} files, ${m.dirs.toLocaleString('en-US')} dirs${copied}, ${(m.ms / 1000).toFixed(1)} s`;
+    const frac = m.total ? Math.min(1, m.done / m.total) : undefined;
+    if (this.#tty) {
+      const width = 24;
+      const bar = frac === undefined ? '' : `[${'#'.repeat(Math.round(frac * width)).padEnd(width, '-')}] ${String(Math.floor(frac * 100)).padStart(3)} % `;
+      this.#io.stdout.write(`\r\x1b[2K${m.task}: building chroot ${bar}${counts}`);
+      this.#bar = true;
+      return;
+    }
+    const last = this.#lastProgress.get(m.task);
+    if (last !== undefined && m.time - last < PROGRESS_EVERY_MS) return;
+    this.#lastProgress.set(m.task, m.time);
+    const time = this.#c(90, new Date(m.time).toISOString().slice(11, 23));
+    writeLine(this.#io.stdout, `${time} ${m.task}: building chroot: ${counts}${frac === undefined ? '' : ` (${Math.floor(frac * 100)} %)`}`);
+  }
+
+  /** Ends a progress line on screen, so what follows starts on a line of its own. */
+  #clearBar(): void {
+    if (!this.#bar) return;
+    this.#bar = false;
+    this.#io.stdout.write('\r\x1b[2K');
   }
 
   /** One line of a task's output. */
   output(task: string, stream: 'stdout' | 'stderr', line: string): void {
     if (this.#mode === 'json') return this.#json({ type: 'log', time: Date.now(), task, stream, line });
+    this.#clearBar();
     const prefix = this.#c(stream === 'stderr' ? 31 : 36, `${task.padEnd(this.#width)} |`);
     writeLine(stream === 'stderr' ? this.#io.stderr : this.#io.stdout, `${prefix} ${line}`);
   }
@@ -60,6 +103,7 @@ export class RunPrinter {
   /** A note from the command itself (signals, where data was kept); on stderr in text mode. */
   note(text: string, fields: Record<string, unknown> = {}): void {
     if (this.#mode === 'json') return this.#json({ type: 'note', time: Date.now(), message: text, ...fields });
+    this.#clearBar();
     writeLine(this.#io.stderr, `berth: ${text}`);
   }
 
@@ -67,6 +111,7 @@ export class RunPrinter {
   result(fields: { allocId: string; clientStatus: string; exitCode: number; signal?: string; dataDir?: string }): void {
     if (this.#mode === 'json') return this.#json({ type: 'result', time: Date.now(), ...fields });
     if (this.#mode === 'quiet') return;
+    this.#clearBar();
     const how = fields.signal ? `, stopped by ${fields.signal}` : '';
     writeLine(this.#io.stdout, `allocation ${fields.allocId}: ${this.#c(1, fields.clientStatus)}${how} (exit ${fields.exitCode})`);
   }

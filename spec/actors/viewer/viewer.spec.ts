@@ -185,6 +185,34 @@ describe('viewer: server, records, recordings, charts', () => {
     expect(model.allocs[a.id]).to.include({ job: 'example' });
   });
 
+  it('a page that connects after a preemptor started waiting sees the wait and the timelines (rebuilt from the current state)', async () => {
+    const client = newClient();
+    const victim = makeAlloc([mockTask('web', { run_for: '1h' })]);
+    const victimR = client.addAlloc(victim);
+    await viewWhere(client, victimR, (x) => x.taskStates?.web?.state === 'running');
+    const preemptor = makeAlloc([mockTask('web', { run_for: '1h' })], { preemptedAllocations: [victim.id] });
+    const preemptorR = client.addAlloc(preemptor);
+    await preemptorR.waitFor('waiting-prev');
+    const v = await client.serveViewer(); // no feed until now: nothing was recorded before
+    const [init] = await sse(`${v.url}api/events`, (e) => e.length > 0);
+    const model = JSON.parse(init!.data) as ViewerModel;
+    const p = model.allocs[preemptor.id]!;
+    expect(p.state).to.equal('waiting-prev');
+    expect(p.waits[victim.id]).to.include({ role: 'preempted', mode: 'local' });
+    expect(p.waits[victim.id]!.released).to.equal(undefined);
+    const victimLines = model.allocs[victim.id]!.timeline.map((r) => {
+      const b = r as { type: string; task?: string; ev?: string };
+      return b.type === 'task.event' ? `${b.task}: ${b.ev}` : b.type;
+    });
+    expect(victimLines).to.include.members(['web: Received', 'web: Task Setup', 'web: Started']);
+
+    // Later records still apply: the victim stops, the wait is released.
+    const released = sse(`${v.url}api/events`, (e) => e.some((x) => x.event === 'records' && x.data.includes('"watcher.released"')));
+    client.updateAlloc({ ...victim, desiredStatus: 'evict', allocModifyIndex: 2 });
+    await preemptorR.waitFor('running');
+    expect((await released).some((x) => x.data.includes(victim.id))).to.equal(true);
+  });
+
   it('a viewer closed and opened again picks the running allocs up again', async () => {
     const client = newClient();
     const a = makeAlloc([mockTask('web', { run_for: '10s' })]);
