@@ -17,7 +17,8 @@ const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: Benc
   P6: { title: 'snapshot migration', load: () => import('./p6-migration.ts') },
   P7: { title: 'viewer overhead', load: () => import('./p7-viewer.ts') },
   P8: { title: 'cgroups', load: () => import('./p8-cgroups.ts') },
-  P9: { title: 'service jobs', load: () => import('./p9-services.ts') },
+  P12: { title: 'tasks per alloc', load: () => import('./p12-tasks-per-alloc.ts') },
+  S1: { title: 'service jobs', load: () => import('./s1-services.ts') },
 };
 
 function parseArgs(argv: string[]): { quick: boolean; only?: string[]; args: Record<string, string>; out: string } {

@@ -1,5 +1,5 @@
 /**
- * P9, service jobs: (a) an artifact (a tar.gz of many small files) fetched over loopback HTTP,
+ * S1, service jobs: (a) an artifact (a tar.gz of many small files) fetched over loopback HTTP,
  * checksummed and unpacked through the escape-proof staging, beside `curl | tar xz` of the same
  * archive into a plain dir; (b) one exec into a task (the shell that joins the cgroup, then the
  * command), beside a plain spawn of the same command; (c) one HTTP check probe, beside a bare
@@ -66,7 +66,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       },
     );
     const artifactMs = now() - t1;
-    opts.log(`P9 artifact of ${files} files: ${artifactMs.toFixed(0)} ms (curl | tar xz: ${floorMs.toFixed(0)} ms)`);
+    opts.log(`S1 artifact of ${files} files: ${artifactMs.toFixed(0)} ms (curl | tar xz: ${floorMs.toFixed(0)} ms)`);
 
     const execMs: number[] = [];
     const spawnMs: number[] = [];
@@ -91,7 +91,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
     }
     return [
       ratioResult({
-        id: 'P9',
+        id: 'S1',
         name: `artifact: ${files}-file tar.gz over loopback, sha256, staged unpack`,
         unit: 'ms',
         value: artifactMs,
@@ -100,7 +100,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
         limit: 10,
       }),
       ratioResult({
-        id: 'P9',
+        id: 'S1',
         name: 'exec into a task (/bin/true via the cgroup-joining shell), median',
         unit: 'ms',
         value: median(execMs),
@@ -108,7 +108,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
         better: 'lower',
         limit: 3,
       }),
-      ratioResult({ id: 'P9', name: 'http check probe, median', unit: 'ms', value: median(probeMs), floor: median(fetchMs), better: 'lower', limit: 4 }),
+      ratioResult({ id: 'S1', name: 'http check probe, median', unit: 'ms', value: median(probeMs), floor: median(fetchMs), better: 'lower', limit: 4 }),
     ];
   } finally {
     await new Promise<void>((r) => server.close(() => r()));
