@@ -9,6 +9,7 @@
 import { fromPromise } from 'xstate';
 import type { PrestartOutput } from '../../machines/task.machine.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
+import { AllocNotFoundError, TaskNotFoundError } from '../../model/errors.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { Artifact, TaskEvent } from '../../model/types.ts';
 import { lookupUser } from '../drivers/exec.ts';
@@ -36,11 +37,11 @@ export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBy
     let current: Artifact | undefined;
     try {
       const r = rt.registry.get(input.allocId);
-      if (!r) throw new Error(`no runner for allocation ${input.allocId}`);
+      if (!r) throw new AllocNotFoundError(input.allocId);
       const alloc = r.serverAlloc();
       const group = taskGroupOf(alloc);
       const task = group.tasks.find((t) => t.name === input.taskName);
-      if (!task) throw new Error(`task ${input.taskName} not found in allocation ${input.allocId}`);
+      if (!task) throw new TaskNotFoundError(input.taskName);
       const done = fetched.get(r) ?? new Set<string>();
       fetched.set(r, done);
       const todo = (task.artifacts ?? []).filter((a) => !done.has(`${task.name}\0${JSON.stringify(a)}`));

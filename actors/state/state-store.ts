@@ -317,11 +317,11 @@ function openChecked(path: string, given: Database.Database | undefined): Databa
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name));
-    if (tables.has('allocs') && !tables.has('task_handles')) throw new Error('table task_handles is missing');
-    if (!tables.has('allocs') && tables.has('task_handles')) throw new Error('table allocs is missing');
+    if (tables.has('allocs') && !tables.has('task_handles')) throw new StateStoreError('table task_handles is missing', { file: path });
+    if (!tables.has('allocs') && tables.has('task_handles')) throw new StateStoreError('table allocs is missing', { file: path });
     db.exec(SCHEMA);
     const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') throw new Error(`quick_check: ${String(check)}`);
+    if (check !== 'ok') throw new StateStoreError(`quick_check: ${String(check)}`, { file: path });
     db.prepare('SELECT id, alloc FROM allocs LIMIT 1').all();
     db.prepare('SELECT alloc_id, task, handle FROM task_handles LIMIT 1').all();
     db.prepare('SELECT alloc_id FROM destroying LIMIT 1').all();

@@ -7,7 +7,13 @@ import { CliProcess, runCli, stopCliProcesses } from '../support/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLES = join(ROOT, 'examples');
-const files = readdirSync(EXAMPLES).sort();
+const entries = readdirSync(EXAMPLES, { withFileTypes: true });
+const files = entries
+  .filter((e) => e.isFile())
+  .map((e) => e.name)
+  .sort();
+/** Folders of job files for the agent, each run end to end by its own agent spec. */
+const JOB_DIRS: Record<string, string> = { 'seed-10200': 'spec/agent/seed-10200.spec.ts' };
 
 /** The job type of an allocation file, berth JSON or Nomad API JSON. */
 function jobType(file: string): string {
@@ -31,7 +37,23 @@ describe('every file in examples/ runs', function () {
   it('examples/ holds the eleven examples this spec knows how to run (allocation JSON and embedding scripts)', () => {
     expect(files.filter((f) => !f.endsWith('.json') && !f.endsWith('.mjs'))).to.deep.equal([]);
     expect(files).to.have.length(11);
+    expect(
+      entries
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort(),
+    ).to.deep.equal(Object.keys(JOB_DIRS).sort());
+    for (const spec of Object.values(JOB_DIRS)) expect(existsSync(join(ROOT, spec)), spec).to.equal(true);
   });
+
+  for (const dir of Object.keys(JOB_DIRS)) {
+    for (const f of readdirSync(join(EXAMPLES, dir)).filter((f) => f.endsWith('.nomad.hcl'))) {
+      it(`berth job validate ${dir}/${f}: a valid job file (${JOB_DIRS[dir]} runs it on an agent)`, async () => {
+        const r = await runCli(['job', 'validate', join(EXAMPLES, dir, f)]);
+        expect(r.code, r.stderr).to.equal(0);
+      });
+    }
+  }
 
   for (const f of files.filter((f) => f.endsWith('.json'))) {
     if (jobType(f) === 'batch') {

@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import { InvalidAllocationError, parseAllocation } from '../../model/index.ts';
-import { makeAlloc, mockTask } from '../support/fixtures.ts';
+import { makeAlloc } from '../support/fixtures.ts';
 
-/** A valid allocation whose one task's driver config holds an array of `n` numbers. */
+/**
+ * A valid allocation whose one raw_exec task has `n` empty arguments (a key the driver's config
+ * schema accepts, so only the value count can refuse it).
+ */
 function withValues(n: number): unknown {
-  const a = makeAlloc([mockTask('web')]);
-  const json = JSON.parse(JSON.stringify(a)) as { job: { taskGroups: Array<{ tasks: Array<{ config: Record<string, unknown> }> }> } };
-  json.job.taskGroups[0]!.tasks[0]!.config.big = new Array<number>(n).fill(0);
-  return json;
+  const a = makeAlloc([{ name: 'web', driver: 'raw_exec', config: { command: '/bin/true', args: new Array<string>(n).fill('') } }]);
+  return JSON.parse(JSON.stringify(a)) as unknown;
 }
 
 describe('claim: parseAllocation reads at most 1,000,000 JSON values', function () {

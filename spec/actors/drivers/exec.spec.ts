@@ -56,7 +56,7 @@ describe('exec driver', function () {
   it('capabilities: chroot isolation', () => {
     const d = createExecDriver();
     expect(d.name).to.equal('exec');
-    expect(d.capabilities).to.deep.equal({ fsIsolation: 'chroot', sendSignals: true });
+    expect(d.capabilities).to.deep.equal({ fsIsolation: 'chroot', sendSignals: true, exec: true });
     expect(() => d.validateConfig({ name: 't', driver: 'exec', config: { args: [] } })).to.throw(/command/);
   });
 

@@ -175,6 +175,7 @@ describe('mock_driver', () => {
     expect(res!.stderr.toString()).to.equal('err');
     expect(res!.exitCode).to.equal(3);
     const echo = d.exec!(h, ['showinput'], { stdin: 'typed', tty: true });
+    await new Promise((r) => setImmediate(r)); // the stdin is read before the command's timer is set
     clock.advance(1);
     expect((await echo).stdout.toString()).to.equal('TTY: true\nStdin:\ntyped\n');
     const ctl = new AbortController();

@@ -28,7 +28,7 @@ describe('raw_exec driver', () => {
     });
     it('capabilities: no fs isolation, signals', () => {
       expect(driver.name).to.equal('raw_exec');
-      expect(driver.capabilities).to.deep.equal({ fsIsolation: 'none', sendSignals: true });
+      expect(driver.capabilities).to.deep.equal({ fsIsolation: 'none', sendSignals: true, exec: true });
     });
   });
 

@@ -5,12 +5,12 @@
  * `hi`'s runner waits for each with its own watcher, and `hi` runs once both stopped.
  */
 import { fileURLToPath } from 'node:url';
-import { startAgent } from '../../agent/agent.ts';
-import { loadAgentConfigFile, resolveAgentConfig } from '../../agent/config/config.ts';
-import { main } from '../../bin/cli/main.ts';
-import { processIO } from '../../bin/cli/io.ts';
+import { startAgent } from '../agent/agent.ts';
+import { loadAgentConfigFile, resolveAgentConfig } from '../agent/config/config.ts';
+import { main } from './cli/main.ts';
+import { processIO } from './cli/io.ts';
 
-const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+const here = (f: string) => fileURLToPath(new URL(`../examples/seed-10200/${f}`, import.meta.url));
 const started = Date.now();
 const config = resolveAgentConfig([await loadAgentConfigFile(here('agent.hcl'))], { dev: true, port: 0 });
 const agent = await startAgent(config, { log: (line) => process.stderr.write(`    [agent] ${line}\n`) });
