@@ -12,7 +12,6 @@ const SEEDS = Number(process.env.BERTH_SIM_SEEDS ?? 1000);
 
 describe('deterministic simulator', function () {
   // 1,000 seeds take ~35 s of CPU; the limit tolerates a loaded machine.
-  // 1,000 seeds take about 2 minutes on an idle 2-core machine, over 5 under load.
   this.timeout(900_000);
   before(() => coverageRan.add('sim'));
   after(releaseSimDataDir);
