@@ -9,6 +9,7 @@ import type { PreemptionConfig } from '../config/config.ts';
 import { blocking } from './blocking.ts';
 import { apiSchedulerConfig } from './encode.ts';
 import type { Router } from './router.ts';
+import type { ServiceRegistration } from '../../index.ts';
 
 /** What the agent says about itself (address, token) at request time. */
 export interface AgentSelf {
@@ -17,22 +18,6 @@ export interface AgentSelf {
   managementToken: () => string | undefined;
   /** Marks the bootstrap done; false when it already was. */
   bootstrap: () => boolean;
-}
-
-/** One entry of the client's Nomad-native service catalog (the client's `services()`). */
-interface ServiceRegistration {
-  id: string;
-  serviceName: string;
-  namespace: string;
-  nodeId: string;
-  datacenter: string;
-  jobId: string;
-  allocId: string;
-  tags: string[];
-  address: string;
-  port: number;
-  createIndex?: number;
-  modifyIndex?: number;
 }
 
 /** The client's service catalog, when this berth has one. */
