@@ -42,6 +42,7 @@ import {
   writeJsonAtomic,
 } from './client.ts';
 import type { ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyOk } from './protocol.ts';
+import { errorText } from '../../../model/error-text.ts';
 
 /** Options every executor-based driver takes. */
 export interface ProcessDriverOptions {
@@ -307,7 +308,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         fs.rmSync(files.exit, { force: true }); // a previous run's
         fs.rmSync(files.state, { force: true });
       } catch (err) {
-        throw new DriverStartError(`failed to prepare task state dir ${config.stateDir}: ${(err as Error).message}`, true);
+        throw new DriverStartError(`failed to prepare task state dir ${config.stateDir}: ${errorText(err)}`, true);
       }
       const env = { ...withHostEnv(config) };
       let cgroup: TaskCgroup | undefined;
@@ -323,7 +324,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
           // leaves a cgroup a later restore must still find and remove.
           writeJsonAtomic(cgroupFile(config.stateDir), cgroup);
         } catch (err) {
-          throw new DriverStartError((err as Error).message, true);
+          throw new DriverStartError(errorText(err), true);
         }
         // Nomad's NOMAD_CPU_CORES: the cores the task is pinned to, in cpuset list notation.
         if (cgroup.cpuset?.length) env.NOMAD_CPU_CORES = formatCpuList(cgroup.cpuset);
@@ -358,7 +359,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       } catch (err) {
         if (cgroup) await dropStartedCgroup(config.stateDir);
         if (signal.aborted) throw signal.reason;
-        throw new DriverStartError(`failed to launch command with executor: ${(err as Error).message}`, true);
+        throw new DriverStartError(`failed to launch command with executor: ${errorText(err)}`, true);
       }
       if (!ready.ok) {
         if (cgroup) await dropStartedCgroup(config.stateDir);
