@@ -7,6 +7,7 @@ import os from 'node:os';
 import { benchPath } from './lib/proc.ts';
 import type { BenchOptions, BenchResult } from './lib/results.ts';
 import { renderTable } from './lib/table.ts';
+import { errorText } from '../model/error-text.ts';
 
 const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: BenchOptions): Promise<BenchResult[]> }> }> = {
   P1: { title: 'lifecycle throughput', load: () => import('./p1-lifecycle.ts') },
@@ -72,9 +73,9 @@ for (const [id, b] of Object.entries(BENCHES)) {
       value: NaN,
       floor: NaN,
       ratio: NaN,
-      target: `error: ${(err as Error).message}`,
+      target: `error: ${errorText(err)}`,
       met: false,
-      details: { error: String((err as Error).message) },
+      details: { error: errorText(err) },
     });
   }
   log(`${id} done in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -46,6 +46,12 @@ export interface AllocFacts {
   finished: Set<string>;
   /** When restartAll was last asked for: a task that finished before then may run again. */
   restartAllAt: number;
+  /**
+   * When each restartAll was asked for. Requests that arrive during one group restart's delay and
+   * hooks are served together, and the revival's "Restart Signaled" carries the time of the
+   * request that made it (Nomad stamps the event when it is asked for), not the latest one.
+   */
+  restartAllTimes: Set<number>;
   /** Persisted as client-terminal when the host crashed: restore must run nothing of it. */
   terminalAtCrash: boolean;
   grammar: Map<string, Grammar>;
@@ -94,6 +100,7 @@ export class Checker {
         destroyBeganAtCrash: false,
         finished: new Set(),
         restartAllAt: -Infinity,
+        restartAllTimes: new Set(),
         terminalAtCrash: false,
         grammar: new Map(),
         tags: new Set(),
@@ -134,6 +141,7 @@ export class Checker {
     f.terminalSeen = false;
     f.finished.clear();
     f.restartAllAt = this.now();
+    f.restartAllTimes.add(f.restartAllAt);
     f.terminalAtCrash = false;
   }
 
@@ -145,8 +153,9 @@ export class Checker {
     const where = `${aliasOf(allocId)}/${task}`;
     // A restartAll revives the tasks dead when its restarts are applied, after the group's
     // shutdown_delay and the preTaskRestart hooks: one that died meanwhile is revived too, and
-    // says so with "Restart Signaled".
-    if (ev.type === 'Restart Signaled' && ev.time >= f.restartAllAt) f.finished.delete(task);
+    // says so with "Restart Signaled", stamped with the time of the request that revives it (an
+    // earlier one when two came during the same delay). A single task's restart revives nothing.
+    if (ev.type === 'Restart Signaled' && f.restartAllTimes.has(ev.time)) f.finished.delete(task);
     if (ev.type === 'Failed Restoring Task') f.tags.add('failed-restore');
     if (ev.type === 'Setup Failure' && f.tags.has('restored')) f.tags.add('restored-setup-failure');
     if (ev.type === 'Terminated' && /failed to wait/.test(ev.displayMessage) && f.tags.has('restored')) f.tags.add('restored-failed-wait');

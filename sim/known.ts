@@ -39,7 +39,9 @@ export const KNOWN_FINDINGS: readonly KnownFinding[] = [
   // 135699, 135830; I1/I5: such kills now retry on Nomad's back-off), and four from a soak of
   // seeds 1001-11000 (1932, 3052, 6646, 7809; I6: an exit saved while the task waited out its
   // shutdown delay is reported on restore, as the run is open by its events), and 10159 (I6,
-  // the checker's: a run also ends at Failed Restoring Task or Driver Failure).
+  // the checker's: a run also ends at Failed Restoring Task or Driver Failure), and 16477 (I5,
+  // the checker's: two restartAlls served together revive a finished prestart task once, with
+  // the first request's time on its Restart Signaled).
 ];
 
 /** The known finding a violation is an instance of, if any. */

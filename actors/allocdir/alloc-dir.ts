@@ -26,6 +26,7 @@ import { mountsUnder } from './mounts.ts';
 import { allocMkdirAll } from './perms.ts';
 import { writeSnapshot } from './snapshot.ts';
 import { LOG_DIR_NAME, SHARED_ALLOC_NAME, TASK_LOCAL, TMP_DIR_NAME, TaskDir, unmountAll } from './task-dir.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** The shared dir's data subdirectory (migrated with sticky/migrate ephemeral disks). */
 export const SHARED_DATA_DIR = 'data';
@@ -138,7 +139,7 @@ export class AllocDir implements AllocDirHandle {
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o755 });
     } catch (err) {
-      throw new BerthError(`Failed to make the alloc directory ${this.dir}: ${(err as Error).message}`, { cause: err });
+      throw new BerthError(`Failed to make the alloc directory ${this.dir}: ${errorText(err)}`, { cause: err });
     }
     await allocMkdirAll(this.sharedDir, 0o777);
     for (const d of SHARED_ALLOC_DIRS) await allocMkdirAll(path.join(this.sharedDir, d), 0o777);
@@ -183,7 +184,7 @@ export class AllocDir implements AllocDirHandle {
           // Keep going past the entry that failed (busy, permission...), then report.
           const rest: Error[] = [];
           await removeTree(this.dir, rest);
-          errors.push(new BerthError(`failed to remove alloc dir ${JSON.stringify(this.dir)}: ${(err as Error).message}`), ...rest);
+          errors.push(new BerthError(`failed to remove alloc dir ${JSON.stringify(this.dir)}: ${errorText(err)}`), ...rest);
         }
       }
       this.#built = false;
@@ -219,7 +220,7 @@ export class AllocDir implements AllocDirHandle {
       try {
         await rename(previous.dataDir, this.dataDir);
       } catch (err) {
-        throw new AllocDirMoveError(`error moving data dir: ${(err as Error).message}`, { cause: err });
+        throw new AllocDirMoveError(`error moving data dir: ${errorText(err)}`, { cause: err });
       }
     }
     for (const t of tasks) {
@@ -229,14 +230,14 @@ export class AllocDir implements AllocDirHandle {
       try {
         await mkdir(taskDir, { recursive: true, mode: 0o777 });
       } catch (err) {
-        throw new AllocDirMoveError(`error creating task ${JSON.stringify(t.name)} dir: ${(err as Error).message}`, { cause: err });
+        throw new AllocDirMoveError(`error creating task ${JSON.stringify(t.name)} dir: ${errorText(err)}`, { cause: err });
       }
       const dest = path.join(taskDir, TASK_LOCAL);
       await rmdir(dest).catch(() => undefined);
       try {
         await rename(src, dest);
       } catch (err) {
-        throw new AllocDirMoveError(`error moving task ${JSON.stringify(t.name)} local dir: ${(err as Error).message}`, { cause: err });
+        throw new AllocDirMoveError(`error moving task ${JSON.stringify(t.name)} local dir: ${errorText(err)}`, { cause: err });
       }
     }
   }

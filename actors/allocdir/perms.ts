@@ -5,6 +5,7 @@
  */
 import { chmod, chown, mkdir, readFile } from 'node:fs/promises';
 import { BerthError } from '../../model/errors.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** True when berth runs as root (mounts and chowns happen only then). */
 export function isRoot(): boolean {
@@ -55,14 +56,14 @@ export async function dropDirPermissions(p: string, desired: number): Promise<vo
   try {
     await chmod(p, desired | 0o777);
   } catch (err) {
-    throw new BerthError(`Chmod(${p}) failed: ${(err as Error).message}`);
+    throw new BerthError(`Chmod(${p}) failed: ${errorText(err)}`);
   }
   if (!isRoot()) return;
   const { uid, gid } = await nobodyIds();
   try {
     await chown(p, uid, gid);
   } catch (err) {
-    throw new BerthError(`Couldn't change owner/group of ${p} to (uid: ${uid}, gid: ${gid}): ${(err as Error).message}`);
+    throw new BerthError(`Couldn't change owner/group of ${p} to (uid: ${uid}, gid: ${gid}): ${errorText(err)}`);
   }
 }
 

@@ -227,7 +227,7 @@ class Restore {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENAMETOOLONG') return new SnapshotLimitError(`${what}: name too long for this filesystem`, 'name');
     if (code === 'ELOOP') return this.#streamError(new Error(`${what}: too many levels of symbolic links`));
-    return this.#streamError(new Error(`${what}: ${(err as Error).message}`));
+    return this.#streamError(new Error(`${what}: ${errorText(err)}`));
   }
 
   #fail = (err: unknown) => {

@@ -12,6 +12,7 @@ import { Header, Pax, type HeaderData } from 'tar';
 import { BerthError } from '../../model/errors.ts';
 import { SnapshotStreamError } from './errors.ts';
 import { openRegularFile } from './safe-open.ts';
+import { errorText } from '../../model/error-text.ts';
 
 export {
   restoreSnapshot,
@@ -123,7 +124,7 @@ export async function writeSnapshot(src: SnapshotSource, out: NodeJS.WritableStr
         await walk(src.dir, root, w);
       } catch (err) {
         if (w.failed) throw w.failed;
-        walkError = new SnapshotStreamError(`failed to snapshot ${root}: ${(err as Error).message}`, { cause: err });
+        walkError = new SnapshotStreamError(`failed to snapshot ${root}: ${errorText(err)}`, { cause: err });
         break;
       }
     }
@@ -147,7 +148,7 @@ export async function writeSnapshot(src: SnapshotSource, out: NodeJS.WritableStr
     if (walkError) throw walkError;
   } catch (err) {
     if (err instanceof BerthError) throw err;
-    throw new SnapshotStreamError(`failed to write snapshot of ${src.dir}: ${(err as Error).message}`, { cause: err });
+    throw new SnapshotStreamError(`failed to write snapshot of ${src.dir}: ${errorText(err)}`, { cause: err });
   } finally {
     if (w.failed) out.end();
     w.release();

@@ -21,6 +21,7 @@ import { exists } from './escape.ts';
 import { Mutex, type RwLock } from './lock.ts';
 import { bindMount, isMountPoint, mountTmpfs, mountsUnder, unmount } from './mounts.ts';
 import { allocMkdirAll, dropDirPermissions, isRoot } from './perms.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** `<task>/local` (Nomad's `TaskLocal`). */
 export const TASK_LOCAL = 'local';
@@ -160,7 +161,7 @@ export class TaskDir implements TaskDirHandle {
         await bindMount(this.logDir, logs, { readOnly: true });
       }
     } catch (err) {
-      throw new TaskDirBuildError(`Failed to mount shared directory for task: ${(err as Error).message}`, { cause: err });
+      throw new TaskDirBuildError(`Failed to mount shared directory for task: ${errorText(err)}`, { cause: err });
     }
   }
 

@@ -27,6 +27,7 @@ import { interpolateEnv } from '../drivers/env.ts';
 import { ArtifactDownloadError, ArtifactError, ArtifactLimitError } from './errors.ts';
 import { CHECKSUM_TYPES, planArtifact, type ArtifactPlan, type ChecksumSpec } from './source.ts';
 import { singleFileTar, zipAsTar } from './tar-stream.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** Most redirects followed (go-getter's client follows 10). */
 const MAX_REDIRECTS = 10;
@@ -206,7 +207,7 @@ async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchAr
       await pipeline(createReadStream(file), createGunzip(), bounded(ctx.maxBytes), createWriteStream(out, { flags: 'wx', mode: 0o600 }), { signal }).catch(
         (e) => {
           if (e instanceof ArtifactLimitError || signal.aborted) throw e;
-          throw new ArtifactDownloadError(`bad gzip file: ${(e as Error).message}`);
+          throw new ArtifactDownloadError(`bad gzip file: ${errorText(e)}`);
         },
       );
       input = await single(out, plan.fileName.replace(/\.gz$/i, '') || 'file');

@@ -20,6 +20,7 @@ import { CgroupUnavailableError } from './errors.ts';
 import { parseSelfCgroup } from './procs.mjs';
 import { readText, writeIn } from './fsutil.ts';
 import { UNIFIED, V1_CONTROLLERS, type CgroupLayout } from './types.ts';
+import { errorText } from '../../model/error-text.ts';
 
 export { parseSelfCgroup };
 
@@ -67,7 +68,7 @@ export function findCgroupMounts(mountinfo = readText('/proc/self/mountinfo') ??
   return { v1, ...(v2 ? { v2 } : {}) };
 }
 
-const msgOf = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+const msgOf = (e: unknown) => (e as NodeJS.ErrnoException).code ?? errorText(e);
 
 function parentDir(mount: string, own: string | undefined, parent: string): string {
   return parent.startsWith('/') ? path.join(mount, parent) : path.join(mount, own ?? '/', parent);

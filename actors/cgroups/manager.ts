@@ -16,6 +16,7 @@ import { removeCgroup } from './procs.mjs';
 import type { CgroupLayout, TaskCgroup } from './types.ts';
 import { writeLimitsV1 } from './v1.ts';
 import { writeLimitsV2 } from './v2.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** What a task cgroup is made for. */
 export interface TaskCgroupInput {
@@ -141,7 +142,7 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
             fs.rmdirSync(join(parent, input.allocId));
           } catch {}
         }
-        throw new CgroupSetupError(`failed to set up the cgroup of task "${input.taskName}": ${(e as Error).message}`);
+        throw new CgroupSetupError(`failed to set up the cgroup of task "${input.taskName}": ${errorText(e)}`);
       }
       count(cpuset, 1);
       syncAllocCpu(cg);

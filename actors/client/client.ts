@@ -45,6 +45,7 @@ import { checkRecordTarget } from '../viewer/recording.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { AllocRunner, Client, ClientOptions } from './types.ts';
 import { AllocGarbageCollector, resolveGcOptions } from '../gc/index.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** A tiny statechart for the client itself, so the inspector shows it. */
 const clientMachine = setup({
@@ -80,7 +81,7 @@ function driverIssues(alloc: Allocation, drivers: Readonly<Record<string, Driver
     try {
       d.validateConfig(t);
     } catch (e) {
-      issues.push(`${path}.config: ${(e as Error).message}`);
+      issues.push(`${path}.config: ${errorText(e)}`);
     }
   });
   return issues;
@@ -326,7 +327,7 @@ export function createClient(options: ClientOptions): Client {
         try {
           parsed.push({ saved, alloc: parseAllocation(saved.alloc) });
         } catch (e) {
-          bus.publish('client.error', { allocId: saved.alloc?.id, error: `cannot restore allocation: ${(e as Error).message}` });
+          bus.publish('client.error', { allocId: saved.alloc?.id, error: `cannot restore allocation: ${errorText(e)}` });
         }
       }
       // Every live executor is accounted for before any alloc starts: adopted through its handle,

@@ -7,6 +7,7 @@
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { AllocRunner } from './types.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** Starts publishing; call the returned function to stop (it waits for a sample in flight). */
 export function startStatsPublisher(opts: { bus: Bus; clock: Clock; intervalMs: number; runners: () => AllocRunner[] }): () => Promise<void> {
@@ -23,7 +24,7 @@ export function startStatsPublisher(opts: { bus: Bus; clock: Clock; intervalMs: 
           opts.bus.publish('task.stats', { allocId: r.allocId, task, usage: u.resourceUsage, timestamp: u.timestamp });
         }
       } catch (e) {
-        opts.bus.publish('client.error', { allocId: r.allocId, error: `stats: ${(e as Error).message}` });
+        opts.bus.publish('client.error', { allocId: r.allocId, error: `stats: ${errorText(e)}` });
       }
     }
   };

@@ -60,7 +60,7 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
       try {
         return toMs(src[k] === '' ? 0 : src[k], prefix + k);
       } catch (e) {
-        problems.push((e as Error).message);
+        problems.push(errorText(e));
         return 0;
       }
     };

@@ -29,6 +29,7 @@ import type { AllocRunner } from '../runner/api.ts';
 import type { FsUsageReader } from './fs-usage.ts';
 import { Limiter } from './limiter.ts';
 import { isSettled, onSettled } from './runner-facts.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** What the collector needs from the client it serves. */
 export interface GcHost {
@@ -206,7 +207,7 @@ export class AllocGarbageCollector {
         usage = await this.#o.readUsage(this.#o.allocDir);
       } catch (e) {
         // Without usage only the count applies this round.
-        this.#o.bus.publish('client.error', { actorId: 'gc', error: `gc: cannot read usage of ${this.#o.allocDir}: ${(e as Error).message}` });
+        this.#o.bus.publish('client.error', { actorId: 'gc', error: `gc: cannot read usage of ${this.#o.allocDir}: ${errorText(e)}` });
       }
       if (this.#stopped) return;
       const live = this.#live();

@@ -11,6 +11,7 @@ import type { MigrateEnv, MigrationTarget } from './env.ts';
 import type { MigrationPlan } from '../../machines/policy/migration-plan.ts';
 import { remoteMigrate } from './remote-stream.ts';
 import { trackInFlight } from '../allocdir/in-flight.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** An AbortSignal that aborts after `ms` on the runtime's clock, or with `parent`. */
 function deadline(rt: MigrateEnv, parent: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
@@ -70,7 +71,7 @@ async function runMigration(rt: MigrateEnv, r: MigrationTarget, plan: MigrationP
     });
   } catch (e) {
     if (signal.aborted) throw signal.reason;
-    rt.bus.publish('migration.failed', { allocId: r.allocId, previousAllocId: prevId, error: (e as Error).message });
+    rt.bus.publish('migration.failed', { allocId: r.allocId, previousAllocId: prevId, error: errorText(e) });
     // Soft failure: start from a clean slate (unless the alloc is being destroyed meanwhile:
     // rebuilding then would leave a dir behind that nobody removes).
     try {
@@ -79,7 +80,7 @@ async function runMigration(rt: MigrateEnv, r: MigrationTarget, plan: MigrationP
       await r.allocDir.build();
     } catch (e2) {
       if (signal.aborted) throw signal.reason;
-      throw new BerthError(`failed to clean task directories after failed migration: ${(e2 as Error).message}`);
+      throw new BerthError(`failed to clean task directories after failed migration: ${errorText(e2)}`);
     }
   } finally {
     dl.clear();

@@ -39,6 +39,7 @@ import { userIds } from '../allocdir/perms.ts';
 import { restoreSnapshot, type RestoreSnapshotResult } from '../allocdir/snapshot.ts';
 import type { MigrateEnv, MigrationTarget, TlsFiles } from './env.ts';
 import { getNodeAddr } from './node-addr.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** Name of the client alloc dir's subdirectory holding in-flight remote migrations. */
 export const MIGRATE_TMP_DIR = '.migrate';
@@ -87,7 +88,7 @@ export async function remoteMigrate(rt: MigrateEnv, r: MigrationTarget, prevId: 
       await tmp.destroy(); // leftovers of an attempt that died with its process
       await tmp.build();
     } catch (err) {
-      throw new BerthError(`error building alloc dir for previous alloc ${JSON.stringify(prevId)}: ${(err as Error).message}`, { cause: err });
+      throw new BerthError(`error building alloc dir for previous alloc ${JSON.stringify(prevId)}: ${errorText(err)}`, { cause: err });
     }
     signal.throwIfAborted();
     const tls = rt.tls ? await loadTls(rt.tls, clientServerName(r.serverAlloc().job.region)) : undefined;
@@ -107,7 +108,7 @@ export async function remoteMigrate(rt: MigrateEnv, r: MigrationTarget, prevId: 
     } catch (err) {
       rt.bus.publish('client.error', {
         allocId: r.allocId,
-        error: `failed to remove temporary migration dir ${JSON.stringify(tmp.dir)}: ${(err as Error).message}`,
+        error: `failed to remove temporary migration dir ${JSON.stringify(tmp.dir)}: ${errorText(err)}`,
       });
     }
   }
@@ -148,7 +149,7 @@ export async function loadTls(files: TlsFiles, serverName: string): Promise<Clie
     const [ca, cert, key] = await Promise.all([readFile(files.caFile), readFile(files.certFile), readFile(files.keyFile)]);
     return { ca, cert, key, ...(files.verifyServerHostname !== false ? { serverName } : {}) };
   } catch (err) {
-    throw new BerthError(`cannot read TLS files: ${(err as Error).message}`, { cause: err });
+    throw new BerthError(`cannot read TLS files: ${errorText(err)}`, { cause: err });
   }
 }
 

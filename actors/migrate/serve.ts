@@ -39,7 +39,7 @@ export async function serveRuntimeSnapshots(rt: MigrateEnv, opts: ServeSnapshots
       const [ca, cert, key] = await Promise.all([readFile(files.caFile), readFile(files.certFile), readFile(files.keyFile)]);
       tls = { ca, cert, key };
     } catch (err) {
-      throw new BerthError(`cannot read TLS files: ${(err as Error).message}`, { cause: err });
+      throw new BerthError(`cannot read TLS files: ${errorText(err)}`, { cause: err });
     }
   }
   return createSnapshotServer({

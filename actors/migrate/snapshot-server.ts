@@ -12,6 +12,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** Options of {@link createSnapshotServer}. */
 export interface SnapshotServerOptions {
@@ -109,7 +110,7 @@ export async function createSnapshotServer(opts: SnapshotServerOptions): Promise
     try {
       handle(req, res);
     } catch (err) {
-      if (!res.headersSent) reply(res, 500, `${(err as Error).message}\n`);
+      if (!res.headersSent) reply(res, 500, `${errorText(err)}\n`);
       else res.destroy();
     }
   };

@@ -12,6 +12,7 @@ import { trackInFlight } from '../allocdir/in-flight.ts';
 import { createWatcherLogic } from '../watchers/group.ts';
 import { runnerOf, type Runtime, type RunnerInternals } from './runtime.ts';
 import type { MigrateDataInput, RunHooksInput } from '../../machines/alloc/index.ts';
+import { errorText } from '../../model/error-text.ts';
 
 const lookup = runnerOf;
 
@@ -35,7 +36,7 @@ export function allocActors(rt: Runtime) {
       try {
         await r.allocDir.accessible();
       } catch (e) {
-        throw new AllocDirInaccessibleError(`allocation directory is inaccessible: ${(e as Error).message}`, { cause: e });
+        throw new AllocDirInaccessibleError(`allocation directory is inaccessible: ${errorText(e)}`, { cause: e });
       }
     }
     await tracked(r, r.allocDir.build());
@@ -98,7 +99,7 @@ export function allocActors(rt: Runtime) {
       try {
         await r.allocDir.destroy();
       } catch (e) {
-        publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${(e as Error).message}`);
+        publish('destroy')('alloc_dir', `destroy hook "alloc_dir" failed: ${errorText(e)}`);
       }
       // <dataDir>/client/tasks/<allocId>: empty by now (each task's state dir went with its exit).
       await rt.fs.rmdir(join(rt.dataDir, 'client', 'tasks', r.allocId)).catch(() => undefined);

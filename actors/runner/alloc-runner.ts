@@ -384,7 +384,7 @@ export class AllocRunnerImpl implements AllocRunner {
         await settled(child);
       } catch (e) {
         if (task !== undefined) throw e;
-        errors.push(new BerthError(`Failed to signal task: ${name}, err: ${(e as Error).message}`));
+        errors.push(new BerthError(`Failed to signal task: ${name}, err: ${errorText(e)}`));
       }
     }
     if (errors.length) throw new MultiError('signal', errors);

@@ -25,6 +25,7 @@ import { applyThresholds, type CheckThresholdState } from '../../machines/policy
 import type { ServiceCatalog } from './catalog.ts';
 import { probeHttp, probeScript, probeTcp, type ProbeResult, type TaskExec } from './probes.ts';
 import { checkEndpoint, checkName, registrationFor, type Endpoint } from './registrations.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** What a service set needs of its client. */
 export interface ServiceSetDeps {
@@ -61,7 +62,7 @@ export function startServiceSet(deps: ServiceSetDeps, spec: ServiceSetSpec): { s
     try {
       reg = registrationFor(spec.alloc, service, spec.owner, deps.node);
     } catch (e) {
-      bus.publish('client.error', { allocId, error: `service ${JSON.stringify(service.name)}: ${(e as Error).message}` });
+      bus.publish('client.error', { allocId, error: `service ${JSON.stringify(service.name)}: ${errorText(e)}` });
       continue;
     }
     catalog.register(reg, spec.owner.task);
@@ -71,7 +72,7 @@ export function startServiceSet(deps: ServiceSetDeps, spec: ServiceSetSpec): { s
       try {
         ep = checkEndpoint(spec.alloc, service, check, { address: reg.address, port: reg.port }, deps.node.address);
       } catch (e) {
-        bus.publish('client.error', { allocId, error: `check of service ${JSON.stringify(service.name)}: ${(e as Error).message}` });
+        bus.publish('client.error', { allocId, error: `check of service ${JSON.stringify(service.name)}: ${errorText(e)}` });
         continue;
       }
       runCheck(reg.id, service, check, ep);

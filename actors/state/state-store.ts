@@ -22,6 +22,7 @@ import { basename, dirname, join } from 'node:path';
 import type { TaskHandle } from '../drivers/driver.ts';
 import type { Allocation, TaskState } from '../../model/types.ts';
 import { BerthError } from '../../model/errors.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /**
  * The store could not be opened, read or written, or a record could not be serialised. `file`
@@ -42,7 +43,7 @@ export const REPAIR_ADVICE =
 
 /** The error for a store file that cannot be used, naming the file and what to do. */
 export function damagedStoreError(path: string, err: unknown, doing: string): StateStoreError {
-  return new StateStoreError(`state store ${path} is damaged or unreadable (${doing}: ${(err as Error)?.message ?? String(err)}); ${REPAIR_ADVICE}`, {
+  return new StateStoreError(`state store ${path} is damaged or unreadable (${doing}: ${errorText(err)}); ${REPAIR_ADVICE}`, {
     cause: err,
     file: path,
   });
@@ -98,7 +99,7 @@ function serialise(what: string, v: unknown): string | StateStoreError {
     if (typeof text !== 'string') return new StateStoreError(`cannot store ${what}: not a JSON value`);
     return text;
   } catch (err) {
-    return new StateStoreError(`cannot store ${what}: ${(err as Error).message}`, { cause: err });
+    return new StateStoreError(`cannot store ${what}: ${errorText(err)}`, { cause: err });
   }
 }
 
@@ -242,7 +243,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
       write();
     } catch (err) {
       written.clear(); // rewrite everything next time: what is on disk is unknown
-      report(new StateStoreError(`failed to write client state: ${(err as Error).message}`, { cause: err }));
+      report(new StateStoreError(`failed to write client state: ${errorText(err)}`, { cause: err }));
     }
     pendingAllocs.clear();
     pendingStates.length = 0;
@@ -268,7 +269,7 @@ export function openStateStore(path: string, opts: StateStoreOptions = {}): Stat
       try {
         putDestroying.run(allocId);
       } catch (err) {
-        report(new StateStoreError(`failed to record the destroy of allocation ${allocId}: ${(err as Error).message}`, { cause: err }));
+        report(new StateStoreError(`failed to record the destroy of allocation ${allocId}: ${errorText(err)}`, { cause: err }));
       }
     },
     putHandle(allocId, task, handle) {
@@ -354,7 +355,7 @@ function loadAll(db: Database.Database, report: (err: StateStoreError) => void):
     try {
       return JSON.parse(text);
     } catch (err) {
-      report(new StateStoreError(`cannot read ${what}: ${(err as Error).message}`, { cause: err }));
+      report(new StateStoreError(`cannot read ${what}: ${errorText(err)}`, { cause: err }));
       return undefined;
     }
   };

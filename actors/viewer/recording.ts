@@ -17,6 +17,7 @@ import { dirname, resolve } from 'node:path';
 import { RecordingFormatError, InvalidViewerOptionsError } from './errors.ts';
 import type { ViewerFeed } from './feed.ts';
 import type { ViewerRecord } from './records.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** The first line of a recording. */
 export interface RecordingHeader {
@@ -61,7 +62,7 @@ export function checkRecordTarget(file: unknown): asserts file is string {
   try {
     isDir = statSync(dir).isDirectory();
   } catch (e) {
-    throw new InvalidViewerOptionsError(`record: cannot open ${file}: ${(e as Error).message}`, { cause: e });
+    throw new InvalidViewerOptionsError(`record: cannot open ${file}: ${errorText(e)}`, { cause: e });
   }
   if (!isDir) throw new InvalidViewerOptionsError(`record: cannot open ${file}: ${dir} is not a directory`);
 }
@@ -78,7 +79,7 @@ export function startRecording(feed: ViewerFeed, file: string, now: () => number
   try {
     fd = openSync(file, 'w', 0o600);
   } catch (e) {
-    throw new InvalidViewerOptionsError(`record: cannot open ${file}: ${(e as Error).message}`, { cause: e });
+    throw new InvalidViewerOptionsError(`record: cannot open ${file}: ${errorText(e)}`, { cause: e });
   }
   const out = createWriteStream('', { fd, autoClose: true });
   let failed: Error | undefined;
@@ -134,7 +135,7 @@ export function readRecording(file: string): Recording {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new RecordingFormatError(file, 0, (e as Error).message);
+    throw new RecordingFormatError(file, 0, errorText(e));
   }
   const lines = text.split('\n');
   const torn = !text.endsWith('\n'); // the last line was being written when the writer died

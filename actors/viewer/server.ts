@@ -19,6 +19,7 @@ import type { ViewerFeed } from './feed.ts';
 import { berthCharts } from './machine-charts.ts';
 import type { ViewerRecord } from './records.ts';
 import type { Recording } from './recording.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** Where the viewer listens. */
 export interface ViewerServeOptions {
@@ -291,7 +292,7 @@ export async function startViewerServer(source: ViewerSource, opts: ViewerServeO
         res.write(`event: skipped\ndata: ${JSON.stringify({ bytes: skip, offset })}\n\n`);
       }
     } catch (e) {
-      if (!ac.signal.aborted) res.write(`event: failed\ndata: ${JSON.stringify((e as Error).message)}\n\n`);
+      if (!ac.signal.aborted) res.write(`event: failed\ndata: ${JSON.stringify(errorText(e))}\n\n`);
     } finally {
       src.ended?.removeEventListener('abort', onEnded);
       end();
@@ -330,7 +331,7 @@ export async function startViewerServer(source: ViewerSource, opts: ViewerServeO
 
   const server = createServer((req, res) => {
     handle(req, res).catch((e) => {
-      if (!res.headersSent) send(res, 500, 'text/plain', (e as Error).message);
+      if (!res.headersSent) send(res, 500, 'text/plain', errorText(e));
       else res.end();
     });
   });

@@ -13,6 +13,7 @@ import { InvalidAllocationError } from '../../model/errors.ts';
 import { parseAllocation } from '../../model/parse.ts';
 import type { Allocation } from '../../model/types.ts';
 import { InputError } from './errors.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** The drivers a CLI client has (createClient's defaults). */
 export const CLI_DRIVERS = ['raw_exec', 'exec', 'mock_driver'] as const;
@@ -39,7 +40,7 @@ export async function readInput(path: string, stdin: Readable): Promise<{ text: 
     return { text: await readFile(path, 'utf8'), source: path };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : errorText(err);
     throw new InputError(path, `cannot read: ${why}`, [], { cause: err });
   }
 }
@@ -49,7 +50,7 @@ export function parseJsonText(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    const msg = (err as Error).message;
+    const msg = errorText(err);
     const pos = /position (\d+)/.exec(msg);
     let where = '';
     if (pos) {

@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { UsageError } from './errors.ts';
 import type { CliIO } from './io.ts';
+import { errorText } from '../../model/error-text.ts';
 
 /** One subcommand. */
 export interface Command {
@@ -35,7 +36,7 @@ export function parseCommandArgs<O extends Options>(command: string, argv: strin
   try {
     return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }) as ParsedArgs<O>;
   } catch (err) {
-    const msg = (err as Error).message
+    const msg = errorText(err)
       .replace(/\. To specify a positional argument.*$/s, '')
       .replace(/^Unknown option '([^']+)'.*$/s, "unknown flag '$1'")
       .replace(/^Option '(?:-\w, )?(--?[\w-]+)(?: <value>)?' argument missing$/, '$1 needs a value');

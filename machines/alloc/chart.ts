@@ -135,6 +135,7 @@ export const allocMachine = setup({
     spawnTasks: run(R.spawnTasks),
     spawnRestoredTasks: run(R.spawnRestoredTasks),
     updateGates: run(R.updateGates),
+    updateStoppingGates: run(R.updateStoppingGates),
     chooseKillEvent: set(R.chooseKillEvent),
     planPoststopKills: set(R.planPoststopKills),
     planStopKills: set(R.planStopKills),
@@ -145,7 +146,6 @@ export const allocMachine = setup({
     waitTimedOut: set(R.waitTimedOut),
     markUnstartedDead: set(R.markUnstartedDead),
     markPreKillDone: assign({ preKillDone: true }),
-    markStopping: assign({ stopping: true }),
     armMaxRun: run(R.armMaxRun),
     disarmMaxRun: enqueueActions(({ enqueue }) => {
       enqueue(stopChild('max-run'));
@@ -306,7 +306,7 @@ export const allocMachine = setup({
       // A restored alloc that stops before its tasks were spawned still owns the processes its
       // saved handles name: spawn the tasks (gates closed) so the kill phases reach them.
       // max_run_duration keeps counting through a stop (its delays too), as Nomad's timer does.
-      entry: ['markStopping', 'spawnRestoredTasks', 'markUnstartedDead', 'keepMaxRun'],
+      entry: ['spawnRestoredTasks', 'markUnstartedDead', 'keepMaxRun'],
       // Already stopping: a later update only replaces the alloc (no re-entry, no hooks), or
       // says to skip the shutdown delays, or reconnects.
       on: {
@@ -319,6 +319,8 @@ export const allocMachine = setup({
           { actions: ['applyUpdate', 'applyTaskChanges'] },
         ],
         'maxRunDuration.elapsed': { guard: 'maxRunDue', actions: 'maxRunExceeded' },
+        // Being in `stopping` is what closes the gates of all but the poststop tasks.
+        'task.state': { actions: ['recordTaskState', 'updateStoppingGates'] },
       },
       states: {
         /**
@@ -327,7 +329,7 @@ export const allocMachine = setup({
          */
         ...killPipeline('stop'),
         poststop: {
-          entry: 'updateGates',
+          entry: 'updateStoppingGates',
           always: { guard: 'poststopDone', target: 'postrun' },
         },
         postrun: {
@@ -360,7 +362,7 @@ export const allocMachine = setup({
              * ends, even over a driver whose start hangs).
              */
             poststop: {
-              on: { 'task.state': { actions: ['recordTaskState', 'updateGates'] } },
+              on: { 'task.state': { actions: ['recordTaskState', 'updateStoppingGates'] } },
               always: { guard: 'allDead', target: 'postrun' },
               after: { poststopBound: 'poststopKill' },
             },

@@ -117,8 +117,6 @@ export interface AllocContext {
   restoring: boolean;
   /** Tasks an update dropped: killed, and never started again (not even by restartAll). */
   removedTasks: string[];
-  /** The alloc is stopping (or being destroyed): no task but a poststop one starts any more. */
-  stopping: boolean;
   maxKillTimeoutMs: number;
   hasUpdateHooks: boolean;
   /** Update hooks are running for the last applied update; later updates wait in the slot. */

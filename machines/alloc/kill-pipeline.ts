@@ -35,7 +35,7 @@ const PREKILL_HOOKS = {
     onError: { target: 'killing', actions: 'markPreKillDone' },
   },
 } as const;
-const KILL_PHASES = { 'task.state': { actions: ['recordTaskState', 'updateGates', 'advanceKills'] } } as const;
+const KILL_PHASES = { 'task.state': { actions: ['recordTaskState', 'updateStoppingGates', 'advanceKills'] } } as const;
 
 const stopKills = () =>
   ({
@@ -53,7 +53,7 @@ const destroyKills = () =>
     prekill: { always: TO_KILL },
     preKillHooks: PREKILL_HOOKS,
     killing: {
-      entry: ['markUnstartedDead', 'planDestroyKills', 'advanceKills', 'updateGates'],
+      entry: ['markUnstartedDead', 'planDestroyKills', 'advanceKills', 'updateStoppingGates'],
       on: KILL_PHASES,
       always: [
         { guard: 'allDead', target: 'postrun' },

@@ -91,7 +91,6 @@ export function initialContext(input: AllocMachineInput): Ctx {
     maxRunTimer: 'never',
     pendingRestarts: [],
     removedTasks: input.removedTasks ?? [],
-    stopping: false,
     restoring: !!input.restoring,
     maxKillTimeoutMs: input.maxKillTimeoutMs ?? 30_000,
     hasUpdateHooks: !!input.hasUpdateHooks,
@@ -204,8 +203,12 @@ export const spawnRestoredTasks = (c: Ctx): Step =>
     ? NONE
     : { spawn: c.roles.map((r) => taskInput(c, r.name, false)), send: killRemoved(c), patch: { spawned: true } };
 
-/** Recomputes the lifecycle coordinator and tells tasks whose gate changed. */
-export function updateGates(c: Ctx): Step {
+/**
+ * Recomputes the lifecycle coordinator and tells tasks whose gate changed. `stopping` is the
+ * chart's state, not a flag: once stopping, only poststop tasks may still start (Nomad kills the
+ * others' runners before their gates matter), so a gate opening for any other task is not sent.
+ */
+function gateStep(c: Ctx, stopping: boolean): Step {
   const next = nextCoordinatorState(c.coordinator, c.roles, c.taskStates);
   if (next === c.coordinator) return NONE;
   const send: Array<[string, TaskMachineEvent]> = [];
@@ -213,13 +216,17 @@ export function updateGates(c: Ctx): Step {
     for (const r of c.roles) {
       const was = gateOpen(c.coordinator, r.stage);
       const now = gateOpen(next, r.stage);
-      // Once stopping, only poststop tasks may still start (Nomad kills the others' runners
-      // before their gates matter); a gate opening for any other task is not sent.
-      if (was !== now && (!now || !c.stopping || r.stage === 'poststop')) send.push([r.name, { type: 'gate', open: now }]);
+      if (was !== now && (!now || !stopping || r.stage === 'poststop')) send.push([r.name, { type: 'gate', open: now }]);
     }
   }
   return { send, patch: { coordinator: next } };
 }
+
+/** Recomputes the gates before the alloc stops (any gate may open). */
+export const updateGates = (c: Ctx): Step => gateStep(c, false);
+
+/** Recomputes the gates in `stopping`: only a poststop task's gate may still open. */
+export const updateStoppingGates = (c: Ctx): Step => gateStep(c, true);
 
 /** Why the group is killed (a failed sibling, a dead leader, only sidecars left). */
 export const chooseKillEvent = (c: Ctx): Partial<Ctx> => ({ killEvent: groupKillEvent(c.roles, c.taskStates) });

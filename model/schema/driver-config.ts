@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { parseGoDuration } from '../duration.ts';
 import { argStringProblem } from './limits.ts';
 import { issueLines, strict } from './issues.ts';
+import { errorText } from '../error-text.ts';
 
 /** A Go duration string ("10s") or milliseconds. */
 const duration = z.union([z.string(), z.number().min(0)], { error: 'must be a duration string like "10s" or a number of ms' }).superRefine((v, ctx) => {
@@ -16,7 +17,7 @@ const duration = z.union([z.string(), z.number().min(0)], { error: 'must be a du
   try {
     if (parseGoDuration(v) < 0) ctx.addIssue({ code: 'custom', message: 'must not be negative' });
   } catch (e) {
-    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    ctx.addIssue({ code: 'custom', message: errorText(e) });
   }
 });
 

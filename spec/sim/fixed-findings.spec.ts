@@ -618,6 +618,53 @@ const FIXED = [
       { at: 6719, op: 'restartAll', a: 1 },
     ],
   },
+  {
+    id: 'two-restart-alls-revive-a-finished-prestart-once',
+    what: "Two restartAlls 30 ms apart, both waiting out the same preTaskRestart hooks, while a prestart task exits by itself: berth revives it once, as Nomad's ForceRestart reruns a dead task whose run is still active, and the second request finds it pending and is ignored (Nomad's ErrTaskNotRunning). The revival's Restart Signaled carries the first request's time, and the checker only accepted one at or after the latest request (I5; it now accepts the time of any restartAll asked for)",
+    seed: 16477,
+    ops: [
+      {
+        at: 3883,
+        op: 'add',
+        a: 1,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0 }],
+          restart: { attempts: 2, delayMs: 1500, intervalMs: 60000, mode: 'delay' },
+        },
+      },
+      {
+        at: 5539,
+        op: 'add',
+        a: 2,
+        spec: {
+          type: 'service',
+          tasks: [{ name: 'web', killTimeoutMs: 3000, killSignal: 'SIGTERM', exitCode: 1, lifetimeMs: 261, shutdownDelayMs: 1000 }],
+          restart: { attempts: 1, delayMs: 300, intervalMs: 2000, mode: 'delay' },
+          sticky: true,
+        },
+      },
+      {
+        at: 21017,
+        op: 'add',
+        a: 3,
+        spec: {
+          type: 'batch',
+          tasks: [
+            { name: 'web', killTimeoutMs: 3000, killSignal: 'SIGTERM', exitCode: 0 },
+            { name: 'log', killTimeoutMs: 1000, killSignal: 'SIGINT', exitCode: 0, hook: 'prestart', lifetimeMs: 119 },
+          ],
+          restart: { attempts: 2, delayMs: 50, intervalMs: 2000, mode: 'delay' },
+          sticky: true,
+          shutdownDelayMs: 200,
+        },
+        preempted: [{ a: 2 }],
+      },
+      { at: 21077, op: 'stop', a: 2 },
+      { at: 21334, op: 'restartAll', a: 3 },
+      { at: 21364, op: 'restartAll', a: 3 },
+    ],
+  },
 ] as unknown as Finding[];
 
 describe('sim: fixed findings hold every invariant on their shrunk runs', function () {

@@ -8,6 +8,7 @@ import { parseCommandArgs, printHelp, type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { BATCH_EXAMPLE, FIELD_NOTES, SERVICE_EXAMPLE } from '../examples.ts';
 import { writeLine } from '../io.ts';
+import { errorText } from '../../../model/error-text.ts';
 
 const HELP = `usage: berth init [--batch | --service] [--force] [FILE]
 
@@ -32,7 +33,7 @@ export const initCommand: Command = {
       writeFileSync(file, `${JSON.stringify(example, null, 2)}\n`, { flag: values.force ? 'w' : 'wx' });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new InputError(file, code === 'EEXIST' ? 'already exists (use --force to overwrite)' : `cannot write: ${(err as Error).message}`, [], {
+      throw new InputError(file, code === 'EEXIST' ? 'already exists (use --force to overwrite)' : `cannot write: ${errorText(err)}`, [], {
         cause: err,
       });
     }

@@ -26,6 +26,7 @@ import { openLiveViewer, untilInterrupted, untilPagesClosed } from '../../../act
 import { parseGoDuration } from '../../../model/duration.ts';
 import { writeLine } from '../io.ts';
 import { VIEWER_FLAGS, VIEWER_HELP, viewerOptions } from '../viewer-flags.ts';
+import { errorText } from '../../../model/error-text.ts';
 
 /** `--stats 5s`: a positive duration. */
 function statsInterval(value: string): number {
@@ -193,7 +194,7 @@ export const runCommand: Command = {
         try {
           client = createClient({ dataDir, statsIntervalMs, ...(insp ? { inspect: insp.inspect } : {}), ...(values.record ? { record: values.record } : {}) });
         } catch (err) {
-          throw new InputError(values['data-dir'] ?? dataDir, `cannot use as data dir: ${(err as Error).message}`, [], { cause: err });
+          throw new InputError(values['data-dir'] ?? dataDir, `cannot use as data dir: ${errorText(err)}`, [], { cause: err });
         }
         const subs = TIMELINE_TYPES.map((t) => client.bus.of(t).subscribe((m) => printer.event(m)));
         const restarts = new Map<string, number>();

@@ -9,6 +9,7 @@ import { parseCommandArgs, printHelp, type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { VIEWER_FLAGS, viewerOptions } from '../viewer-flags.ts';
+import { errorText } from '../../../model/error-text.ts';
 
 const HELP = `usage: berth view <recording.jsonl> [--view-host H] [--view-port N] [--token T]
 
@@ -31,7 +32,7 @@ export const viewCommand: Command = {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (err instanceof RecordingFormatError || code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES')
-        throw new InputError(file, `not a recording: ${(err as Error).message}`, [], { cause: err });
+        throw new InputError(file, `not a recording: ${errorText(err)}`, [], { cause: err });
       throw err;
     }
     log(`viewer: replaying ${file}: open ${viewerPageUrl(srv, opts.token)} (Ctrl-C to stop)`);

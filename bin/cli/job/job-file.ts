@@ -10,6 +10,7 @@ import { JobspecError } from '../../../model/errors.ts';
 import { readInput } from '../alloc-file.ts';
 import { InputError, UsageError } from '../errors.ts';
 import type { CliIO } from '../io.ts';
+import { errorText } from '../../../model/error-text.ts';
 
 /** Flags and positionals of a `berth job` command that reads a job file. */
 export interface JobFileArgs {
@@ -33,7 +34,7 @@ export function parseJobFileArgs(command: string, argv: string[], extra: Record<
       strict: true,
     });
   } catch (err) {
-    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ''), command);
+    throw new UsageError(errorText(err).replace(/\. To specify a positional argument.*$/s, ''), command);
   }
   const vars: Record<string, string> = {};
   for (const kv of (parsed.values.var as string[] | undefined) ?? []) {

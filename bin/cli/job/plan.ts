@@ -10,6 +10,7 @@ import { AgentApi } from '../nomad/api.ts';
 import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
 import { short, table } from '../nomad/table.ts';
 import { readJobFile } from './run.ts';
+import { errorText } from '../../../model/error-text.ts';
 
 const HELP = `usage: berth job plan [-var key=value]... [-json] FILE
 
@@ -35,7 +36,7 @@ export const jobPlanCommand: Command = {
     try {
       plan = (await api.json<Obj>('POST', `/v1/job/${encodeURIComponent(job.ID)}/plan`, { Job: job, Diff: true })).body;
     } catch (e) {
-      writeLine(io.stderr, `berth: ${(e as Error).message}`);
+      writeLine(io.stderr, `berth: ${errorText(e)}`);
       return 255;
     }
     if (flags.json) {

@@ -12,6 +12,7 @@ import { writeLine } from '../io.ts';
 import { AgentApi } from '../nomad/api.ts';
 import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
 import { followAllocs, followDeployment, monitorEval } from './monitor.ts';
+import { errorText } from '../../../model/error-text.ts';
 
 const HELP = `usage: berth job run [-detach] [-var key=value]... [-check-index N] FILE
 
@@ -31,7 +32,7 @@ export async function readJobFile(file: string, vars: Record<string, string>): P
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    throw new InputError(file, `cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new InputError(file, `cannot read: ${(e as NodeJS.ErrnoException).code ?? errorText(e)}`);
   }
   try {
     return await parseJobFile(text, { filename: file, vars });

@@ -55,11 +55,11 @@ describe('alloc chart reducers (pure, alone)', () => {
     expect(next.send!.map(([t]) => t)).to.deep.equal(['other']);
   });
 
-  it('updateGates: once stopping, a gate opening is sent only to poststop tasks', () => {
+  it('updateStoppingGates: once stopping, a gate opening is sent only to poststop tasks', () => {
     const tasks = [mockTask('main'), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })];
     const c = ctx(tasks, {}, { spawned: true, coordinator: 'main' });
     const states = { main: dead(), post: c.taskStates.post! };
-    const step = R.updateGates({ ...c, taskStates: states, stopping: true });
+    const step = R.updateStoppingGates({ ...c, taskStates: states });
     expect(step.patch).to.deep.equal({ coordinator: 'poststop' });
     // The main gate closes (that is always sent); the poststop one opens.
     expect(step.send).to.deep.equal([
@@ -70,7 +70,7 @@ describe('alloc chart reducers (pure, alone)', () => {
     const pre = ctx([mockTask('init', {}, { lifecycle: { hook: 'prestart' } }), mockTask('app')], {}, { spawned: true, coordinator: 'prestart' });
     const initDone = { ...pre, taskStates: { ...pre.taskStates, init: dead() } };
     expect(R.updateGates(initDone).send).to.deep.include(['app', { type: 'gate', open: true }]);
-    expect(R.updateGates({ ...initDone, stopping: true }).send).to.not.deep.include(['app', { type: 'gate', open: true }]);
+    expect(R.updateStoppingGates(initDone).send).to.not.deep.include(['app', { type: 'gate', open: true }]);
   });
 
   it('applyTaskChanges: a dropped task is killed with "update missing task"; a changed kill timeout is handed on', () => {

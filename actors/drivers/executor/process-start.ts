@@ -1,0 +1,146 @@
+/**
+ * A raw_exec/exec start, step by step: clear the task's state dir, make its cgroup (on record
+ * before anything runs in it), write the executor's spec, launch the executor, and make the
+ * handle from its ready line. A step that fails leaves nothing behind (the cgroup is removed).
+ *
+ * ```
+ *  prepareStateDir ─► createTaskCgroup ─► executorSpec ─► launch ─► startedHandle
+ * ```
+ * @module
+ */
+import fs from 'node:fs';
+import { DriverStartError } from '../../../model/errors.ts';
+import { errorText } from '../../../model/error-text.ts';
+import { formatCpuList } from '../../../machines/policy/cgroup-limits.ts';
+import type { CgroupManager } from '../../cgroups/manager.ts';
+import type { TaskCgroup } from '../../cgroups/types.ts';
+import type { TaskConfig, TaskHandle } from '../driver.ts';
+import { interpolateEnv, withHostEnv } from '../env.ts';
+import { launchExecutor, socketPathFor, stateFiles, writeJsonAtomic } from './client.ts';
+import { cgroupFile, type ProcessHandleState } from './handle-state.ts';
+import type { ExecutorSpec, ReadyOk } from './protocol.ts';
+import { dropStartedCgroup, type CgroupDropper } from './starting.ts';
+
+/** A task's kill timeout when its spec gives none (Nomad's 5 s). */
+const DEFAULT_KILL_TIMEOUT_MS = 5000;
+
+/** What a start needs from its driver. */
+export interface StartSetup {
+  driverName: string;
+  /** Whether the task's resources become cgroup limits. */
+  applyLimits: boolean;
+  nodePath: string;
+  executorPath: string;
+  startTimeoutMs: number;
+  /** Where the task's cgroup is made; absent: no cgroup. */
+  cgroups?: CgroupManager;
+  /** Why there is no cgroup, said on the handle. */
+  cgroupNote?: string;
+  dropCgroup: CgroupDropper;
+  /** The command and arguments of the task's config, validated. */
+  command: { command: string; args: string[] };
+  /** The isolation part of the spec (the driver kind's). */
+  isolation: Pick<ExecutorSpec, 'mode' | 'chroot'>;
+}
+
+/** Makes the state and log dirs and clears a previous run's exit and state files. */
+export function prepareStateDir(config: TaskConfig): void {
+  const files = stateFiles(config.stateDir);
+  try {
+    fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(config.allocDir.logsDir, { recursive: true });
+    fs.rmSync(files.exit, { force: true }); // a previous run's
+    fs.rmSync(files.state, { force: true });
+  } catch (err) {
+    throw new DriverStartError(`failed to prepare task state dir ${config.stateDir}: ${errorText(err)}`, true);
+  }
+}
+
+/** Makes the task's cgroup and records it in the state dir at once. */
+export async function createTaskCgroup(cgroups: CgroupManager, config: TaskConfig, applyLimits: boolean): Promise<TaskCgroup> {
+  try {
+    const cgroup = await cgroups.create({ allocId: config.allocId, taskName: config.taskName, resources: config.task.resources, applyLimits });
+    // On record before anything can run in it: a host that dies before the executor starts
+    // leaves a cgroup a later restore must still find and remove.
+    writeJsonAtomic(cgroupFile(config.stateDir), cgroup);
+    return cgroup;
+  } catch (err) {
+    throw new DriverStartError(errorText(err), true);
+  }
+}
+
+/** The spec the executor runs the task by (command and args interpolated in its environment). */
+export function executorSpec(config: TaskConfig, setup: StartSetup, env: Record<string, string>, cgroup: TaskCgroup | undefined): ExecutorSpec {
+  return {
+    version: 1,
+    id: config.id,
+    taskName: config.taskName,
+    command: interpolateEnv(setup.command.command, env),
+    args: setup.command.args.map((a) => interpolateEnv(a, env)),
+    env,
+    taskDir: config.taskDir.dir,
+    lookupPath: process.env.PATH ?? '',
+    ...setup.isolation,
+    logs: {
+      dir: config.allocDir.logsDir,
+      maxFiles: config.logs.maxFiles,
+      maxFileSizeBytes: Math.max(1, Math.floor(config.logs.maxFileSizeMB * 1024 * 1024)),
+    },
+    stateDir: config.stateDir,
+    socketPath: socketPathFor(config.stateDir),
+    killSignal: config.task.killSignal ?? 'SIGINT',
+    killTimeoutMs: config.task.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS,
+    ...(cgroup ? { cgroup } : {}),
+  };
+}
+
+/**
+ * Launches the executor and waits for its ready line. Once launched, the start runs to its end
+ * even when `signal` aborts: the task may already exist, and returning its handle is the only
+ * way berth can kill it. The launch is bounded by the start timeout.
+ */
+export async function launch(spec: ExecutorSpec, setup: StartSetup, cgroup: TaskCgroup | undefined, signal: AbortSignal): Promise<ReadyOk> {
+  const dropOnFailure = () => (cgroup ? dropStartedCgroup(spec.stateDir, setup.dropCgroup) : Promise.resolve());
+  let ready;
+  try {
+    ready = await launchExecutor({ spec, nodePath: setup.nodePath, executorPath: setup.executorPath, timeoutMs: setup.startTimeoutMs });
+  } catch (err) {
+    await dropOnFailure();
+    if (signal.aborted) throw signal.reason;
+    throw new DriverStartError(`failed to launch command with executor: ${errorText(err)}`, true);
+  }
+  if (!ready.ok) {
+    await dropOnFailure();
+    throw new DriverStartError(`failed to launch command with executor: ${ready.error}`, ready.recoverable);
+  }
+  return ready;
+}
+
+/** The handle of a started task, from its executor's ready line. */
+export function startedHandle(config: TaskConfig, setup: StartSetup, ready: ReadyOk, cgroup: TaskCgroup | undefined): TaskHandle {
+  const state: ProcessHandleState = {
+    executorPid: ready.executorPid,
+    executorStartTime: ready.executorStartTime,
+    pid: ready.pid,
+    pgid: ready.pgid,
+    startTime: ready.startTime,
+    isolation: ready.isolation,
+    command: ready.command,
+    socketPath: ready.socketPath,
+    stateDir: config.stateDir,
+    ...(cgroup ? { cgroup } : {}),
+    ...(setup.cgroupNote ? { cgroupNote: setup.cgroupNote } : {}),
+  };
+  return { driver: setup.driverName, id: config.id, config, startedAt: Date.now(), pid: ready.pid, state };
+}
+
+/** Starts the task: every step above, in order. */
+export async function startProcessTask(config: TaskConfig, setup: StartSetup, signal: AbortSignal): Promise<TaskHandle> {
+  prepareStateDir(config);
+  const env = { ...withHostEnv(config) };
+  const cgroup = setup.cgroups ? await createTaskCgroup(setup.cgroups, config, setup.applyLimits) : undefined;
+  // Nomad's NOMAD_CPU_CORES: the cores the task is pinned to, in cpuset list notation.
+  if (cgroup?.cpuset?.length) env.NOMAD_CPU_CORES = formatCpuList(cgroup.cpuset);
+  const ready = await launch(executorSpec(config, setup, env, cgroup), setup, cgroup, signal);
+  return startedHandle(config, setup, ready, cgroup);
+}
