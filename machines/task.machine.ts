@@ -18,7 +18,8 @@
  * ```
  * A restored task starts in `boot`: dead stays dead; a saved exit the state still shows running
  * goes to `exited` (reported once); a saved exit already reported goes to `pending`; any other
- * saved handle (one saved before its start included) is reattached in `recovering`.
+ * saved handle (one saved before its start included) is reattached in `recovering`; a run the
+ * state shows open without a handle (a damaged store) gets "Failed Restoring Task" and starts again.
  * `signal` in `running` spawns a `signalTask` child; its done or error answers the caller.
  * Every change is reported to the parent alloc machine as a `task.state` event.
  *
@@ -181,6 +182,9 @@ const killInput = ({ context }: { context: TaskContext }) => ({
   timeoutMs: context.killTimeoutMs,
   signal: context.killSignal,
 });
+
+/** Why a restored run open in the task state but without a usable handle is started again. */
+const LOST_RUN = 'failed to restore task: the state store had no usable handle for it; starting it again';
 
 const withEvent = (c: Ctx, ev: TaskEvent): Partial<Ctx> => ({ state: appendEvent(c.state, ev), eventSeq: c.eventSeq + 1, now: Math.max(c.now, ev.time) });
 
@@ -470,6 +474,20 @@ export const taskMachine = setup({
         },
         { guard: 'hasExitedHandle', target: 'pending', actions: assign({ handle: undefined }) },
         { guard: 'hasRestoredHandle', target: 'recovering' },
+        {
+          // The state says a run is open but no usable handle of it was restored (a damaged
+          // store): the restore stopped whatever was left of it, so that run is over. Say so and
+          // start once more (Nomad's "Failed Restoring Task", pending, then a run).
+          guard: 'runOpen',
+          target: 'pending',
+          actions: [
+            assign(({ context }) => {
+              const c = { ...context, ...withEvent(context, taskEvent('Failed Restoring Task', context.now, { displayMessage: LOST_RUN })) };
+              return { ...c, state: { ...c.state, state: 'pending' as const } };
+            }),
+            'report',
+          ],
+        },
         { target: 'pending' },
       ],
     },
