@@ -10,7 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { secretMatches } from '../../model/secret.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 
 /** Options of {@link createSnapshotServer}. */
@@ -57,11 +57,7 @@ const ROUTE = /^\/v1\/client\/allocation\/([^/]+)\/snapshot$/;
  * Constant-time token check: both sides are hashed to 32 bytes first, so neither the content
  * nor the length of the expected token shows in the time taken.
  */
-export function tokenMatches(given: string, want: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(want).digest();
-  return timingSafeEqual(a, b);
-}
+export const tokenMatches: (given: string, want: string) => boolean = secretMatches;
 
 function reply(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
