@@ -4,12 +4,15 @@
  *
  * With `tls` it serves HTTPS and accepts only clients presenting a certificate signed by the
  * given CA (Nomad's `verify_https_client`). The token is compared in constant time, length
- * included (both sides are hashed first).
+ * included (both sides are hashed first). Beyond loopback it needs a token or TLS (or an
+ * explicit `trustedNetwork`): it serves every allocation's data.
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { SnapshotServerBindError } from '../../model/errors.ts';
+import { isLoopbackAddress } from '../../model/loopback.ts';
 import { secretMatches } from '../../model/secret.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 
@@ -23,6 +26,12 @@ export interface SnapshotServerOptions {
   port?: number;
   /** When set, requests must carry it in `X-Nomad-Token` (401 when missing, 403 when wrong). */
   token?: string;
+  /**
+   * Listen beyond loopback with neither `token` nor TLS: every peer that can reach the port may
+   * read every allocation's data. Refused (`SnapshotServerBindError`) unless this says the
+   * network is trusted.
+   */
+  trustedNetwork?: boolean;
   /** Told about snapshots that failed after the response started (the tar ends with the error entry). */
   onError?: (err: unknown, allocId: string) => void;
   /** Serve HTTPS with this certificate, and require client certificates signed by `ca`. */
@@ -117,6 +126,11 @@ export async function createSnapshotServer(opts: SnapshotServerOptions): Promise
     s.once('close', () => sockets.delete(s));
   });
   const host = opts.host ?? '127.0.0.1';
+  if (!isLoopbackAddress(host) && opts.token === undefined && !opts.tls && !opts.trustedNetwork) {
+    throw new SnapshotServerBindError(
+      `snapshot server: refusing to listen on ${host} without a token or TLS: any peer that reaches it could read every allocation's data. Set a token (the other clients' migrate token), TLS, or trustedNetwork: true if only trusted peers can reach ${host}`,
+    );
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => {
