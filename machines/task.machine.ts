@@ -30,7 +30,7 @@
  * @module
  */
 import { missingActor } from './missing-actor.ts';
-import { and, assign, fromCallback, fromPromise, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
+import { and, or, assign, fromCallback, fromPromise, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, newRestartTracker, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
@@ -54,6 +54,11 @@ export interface TaskMachineInput {
   now: number;
   /** A handle saved by an earlier client: reattach to the task instead of starting it. */
   restoredHandle?: TaskHandle;
+  /**
+   * The restore found this task's process alive without a usable handle and stopped it: its run
+   * is over even if the saved state never got as far as saying it started.
+   */
+  lostRun?: boolean;
   /**
    * Events appended so far (the state keeps only the last 10): the count continues from here, so
    * the alloc's per-task count and this one never disagree. Default `initialState.events.length`.
@@ -106,6 +111,8 @@ export interface TaskContext {
   hooks: TaskHooks;
   /** This attempt began in `prestart` (its "Task Setup" is appended). */
   prestarted: boolean;
+  /** See {@link TaskMachineInput.lostRun}. */
+  lostRun: boolean;
 }
 
 /**
@@ -433,6 +440,7 @@ export const taskMachine = setup({
     killRequested: false,
     hooks: input.hooks ?? {},
     prestarted: false,
+    lostRun: !!input.lostRun,
     ...(input.restoredHandle ? { handle: input.restoredHandle } : {}),
   }),
   initial: 'boot',
@@ -478,7 +486,7 @@ export const taskMachine = setup({
           // The state says a run is open but no usable handle of it was restored (a damaged
           // store): the restore stopped whatever was left of it, so that run is over. Say so and
           // start once more (Nomad's "Failed Restoring Task", pending, then a run).
-          guard: 'runOpen',
+          guard: or(['runOpen', ({ context }) => context.lostRun]),
           target: 'pending',
           actions: [
             assign(({ context }) => {

@@ -296,6 +296,14 @@ describe('task chart (pure, stub actors, simulated clock)', () => {
       await flush();
       expect(h.value()).to.equal('starting');
       expect(h.start.calls).to.have.length(1);
+      // A start the state never saw finish, whose process the restore stopped: the same.
+      const lost = harness({
+        initialState: { ...pending(), events: [...pending().events, { type: 'Task Setup', time: 0, displayMessage: '', details: {} }] },
+        lostRun: true,
+        gateOpen: false,
+      });
+      await flush();
+      expect(lost.events().at(-1)).to.equal('Failed Restoring Task');
       // A task that never ran (no run open) just waits for its gate, with no such event.
       const fresh = harness({ gateOpen: false });
       await flush();
