@@ -156,15 +156,13 @@ export class AllocDir implements AllocDirHandle {
     this.#building = undefined; // a build() called after this one must build again
     return this.lock.exclusive(async () => {
       const errors: Error[] = [];
-      for (const td of this.#tasks.values()) {
-        try {
-          errors.push(...(await td.unmountCollect()));
-        } catch (err) {
-          errors.push(err instanceof Error ? err : new BerthError(String(err)));
-        }
-      }
-      // Leftovers: tasks not registered in this process (restore), or anything else mounted.
-      const leftovers = await mountsUnder(this.dir);
+      // Every task's mounts (alloc/logs, alloc, secrets, private, dev, proc), tasks not registered
+      // in this process (restore) and anything else, in one pass: one read of the mount table,
+      // deepest (and most recently stacked) first, then one read to check. Unmounting task by
+      // task read the whole table, which lists every task's mounts, several times per task: a
+      // destroy then grew with the square of the task count.
+      for (const td of this.#tasks.values()) td.forgetBuilt();
+      const leftovers = [...new Set(await mountsUnder(this.dir))];
       for (const m of leftovers) {
         try {
           await unmountAll(m);
