@@ -18,7 +18,8 @@
  * ```
  * A restored task starts in `boot`: dead stays dead; a saved exit the state still shows running
  * goes to `exited` (reported once); a saved exit already reported goes to `pending`; any other
- * saved handle (one saved before its start included) is reattached in `recovering`.
+ * saved handle (one saved before its start included) is reattached in `recovering`; a run the
+ * state shows open without a handle (a damaged store) gets "Failed Restoring Task" and starts again.
  * `signal` in `running` spawns a `signalTask` child; its done or error answers the caller.
  * Every change is reported to the parent alloc machine as a `task.state` event.
  *
@@ -29,7 +30,7 @@
  * @module
  */
 import { missingActor } from './missing-actor.ts';
-import { and, assign, fromCallback, fromPromise, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
+import { and, or, assign, fromCallback, fromPromise, sendParent, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TaskEvent, TaskState } from '../model/types.ts';
 import type { ExitResult, TaskHandle } from '../model/task-handle.ts';
 import { decideRestart, newRestartTracker, type RestartDecision, type RestartInput, type RestartSubject, type RestartTrackerState } from './policy/restarts.ts';
@@ -53,6 +54,11 @@ export interface TaskMachineInput {
   now: number;
   /** A handle saved by an earlier client: reattach to the task instead of starting it. */
   restoredHandle?: TaskHandle;
+  /**
+   * The restore found this task's process alive without a usable handle and stopped it: its run
+   * is over even if the saved state never got as far as saying it started.
+   */
+  lostRun?: boolean;
   /**
    * Events appended so far (the state keeps only the last 10): the count continues from here, so
    * the alloc's per-task count and this one never disagree. Default `initialState.events.length`.
@@ -105,6 +111,8 @@ export interface TaskContext {
   hooks: TaskHooks;
   /** This attempt began in `prestart` (its "Task Setup" is appended). */
   prestarted: boolean;
+  /** See {@link TaskMachineInput.lostRun}. */
+  lostRun: boolean;
 }
 
 /**
@@ -181,6 +189,9 @@ const killInput = ({ context }: { context: TaskContext }) => ({
   timeoutMs: context.killTimeoutMs,
   signal: context.killSignal,
 });
+
+/** Why a restored run open in the task state but without a usable handle is started again. */
+const LOST_RUN = 'failed to restore task: the state store had no usable handle for it; starting it again';
 
 const withEvent = (c: Ctx, ev: TaskEvent): Partial<Ctx> => ({ state: appendEvent(c.state, ev), eventSeq: c.eventSeq + 1, now: Math.max(c.now, ev.time) });
 
@@ -429,6 +440,7 @@ export const taskMachine = setup({
     killRequested: false,
     hooks: input.hooks ?? {},
     prestarted: false,
+    lostRun: !!input.lostRun,
     ...(input.restoredHandle ? { handle: input.restoredHandle } : {}),
   }),
   initial: 'boot',
@@ -470,6 +482,20 @@ export const taskMachine = setup({
         },
         { guard: 'hasExitedHandle', target: 'pending', actions: assign({ handle: undefined }) },
         { guard: 'hasRestoredHandle', target: 'recovering' },
+        {
+          // The state says a run is open but no usable handle of it was restored (a damaged
+          // store): the restore stopped whatever was left of it, so that run is over. Say so and
+          // start once more (Nomad's "Failed Restoring Task", pending, then a run).
+          guard: or(['runOpen', ({ context }) => context.lostRun]),
+          target: 'pending',
+          actions: [
+            assign(({ context }) => {
+              const c = { ...context, ...withEvent(context, taskEvent('Failed Restoring Task', context.now, { displayMessage: LOST_RUN })) };
+              return { ...c, state: { ...c.state, state: 'pending' as const } };
+            }),
+            'report',
+          ],
+        },
         { target: 'pending' },
       ],
     },

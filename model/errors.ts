@@ -54,6 +54,12 @@ export class AllocDirNotBuiltError extends BerthError {
 export class SnapshotEscapeError extends BerthError {}
 
 /**
+ * A snapshot server asked to listen beyond loopback with nothing to authenticate its peers (no
+ * token, no TLS client certificates) and without `trustedNetwork`.
+ */
+export class SnapshotServerBindError extends BerthError {}
+
+/**
  * A snapshot (or a migration's response) went past a bound: total bytes (the group's ephemeral
  * disk size), entry count, name or link length, or header size. `limit` names the bound.
  */

@@ -157,21 +157,22 @@ export class AllocDir implements AllocDirHandle {
     this.#building = undefined; // a build() called after this one must build again
     return this.lock.exclusive(async () => {
       const errors: Error[] = [];
-      for (const td of this.#tasks.values()) {
-        try {
-          errors.push(...(await td.unmountCollect()));
-        } catch (err) {
-          errors.push(err instanceof Error ? err : new BerthError(String(err)));
-        }
-      }
-      // Leftovers: tasks not registered in this process (restore), or anything else mounted.
-      const leftovers = await mountsUnder(this.dir);
-      for (const m of leftovers) {
-        try {
-          await unmountAll(m);
-        } catch (err) {
-          errors.push(err as Error);
-        }
+      // Every task's mounts (alloc/logs, alloc, secrets, private, dev, proc), tasks not registered
+      // in this process (restore) and anything else, in one pass: one read of the mount table,
+      // deepest (and most recently stacked) first, then one read to check. Unmounting task by
+      // task read the whole table, which lists every task's mounts, several times per task: a
+      // destroy then grew with the square of the task count.
+      for (const td of this.#tasks.values()) td.forgetBuilt();
+      const leftovers = [...new Set(await mountsUnder(this.dir))];
+      // Mounts of one depth are never inside one another: each depth's unmounts are in flight
+      // together (a bounded batch), deeper depths first.
+      for (let i = 0; i < leftovers.length;) {
+        const depth = leftovers[i]!.split('/').length;
+        let j = i;
+        while (j < leftovers.length && leftovers[j]!.split('/').length === depth && j - i < UNMOUNT_BATCH) j++;
+        const settled = await Promise.allSettled(leftovers.slice(i, j).map((m) => unmountAll(m)));
+        for (const s of settled) if (s.status === 'rejected') errors.push(s.reason as Error);
+        i = j;
       }
       // Read the table again only when something was unmounted since the read above.
       const left = leftovers.length ? await mountsUnder(this.dir) : leftovers;
@@ -251,6 +252,9 @@ export class AllocDir implements AllocDirHandle {
     return this.lock.shared(() => writeSnapshot(this, out));
   }
 }
+
+/** Unmounts a destroy has in flight at once. */
+const UNMOUNT_BATCH = 32;
 
 /** Best-effort rm -r that keeps going past failures (collected) and never follows links. */
 async function removeTree(p: string, errors: Error[]): Promise<void> {

@@ -115,9 +115,10 @@ export type TreeResolution = 'inside' | 'outside' | 'loop';
 /**
  * Resolves `rel` under `base` (a real, symlink-free path) the way the kernel will, one component
  * at a time: `..` steps up, every symlink met (the last component included) is replaced by its
- * target text, absolute targets restart at `/`. Once a component is missing the rest is resolved
+ * target text, absolute targets restart at `/`. Below a missing component the rest is resolved
  * lexically (a later mkdir could make it exist), so a dangling link is judged by where it *would*
- * point. Reports `'outside'` as soon as the walk leaves `base`, `'loop'` past
+ * point; a `..` back out of the missing part resumes the walk of what exists (so
+ * `missing/../out` follows `out`). Reports `'outside'` as soon as the walk leaves `base`, `'loop'` past
  * {@link MAX_SYMLINK_HOPS} links. Judges what the tree holds now, not the link's text: a chain
  * like `b -> .`, `a -> b/b/../../x` is seen for what it is.
  */
@@ -125,24 +126,28 @@ export async function resolveInTree(base: string, rel: string): Promise<TreeReso
   const queue = rel.split('/');
   const cur: string[] = [];
   let hops = 0;
-  let missing = false;
+  // Depth of the first component that is missing (or a file used as a dir); -1 while every
+  // component so far exists. A `..` back above it lands on real components again, which may be
+  // links (`missing/../out` is `out` once `missing` is made).
+  let missingAt = -1;
   while (queue.length) {
     const c = queue.shift()!;
     if (c === '' || c === '.') continue;
     if (c === '..') {
       if (cur.length === 0) return 'outside';
       cur.pop();
+      if (missingAt >= 0 && cur.length <= missingAt) missingAt = -1;
       continue;
     }
     cur.push(c);
-    if (missing) continue;
+    if (missingAt >= 0) continue;
     const abs = path.join(base, ...cur);
     let st;
     try {
       st = await lstat(abs);
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      missing = true;
+      missingAt = cur.length - 1;
       continue;
     }
     if (st.isSymbolicLink()) {
@@ -158,7 +163,7 @@ export async function resolveInTree(base: string, rel: string): Promise<TreeReso
         queue.unshift(...target.split('/'));
       }
     } else if (!st.isDirectory() && queue.some((q) => q !== '' && q !== '.')) {
-      missing = true; // a file used as a directory: the kernel says ENOTDIR; judge the rest by text
+      missingAt = cur.length; // a file used as a directory: the kernel says ENOTDIR; judge the rest by text
     }
   }
   return 'inside';

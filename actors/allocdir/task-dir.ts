@@ -194,7 +194,12 @@ export class TaskDir implements TaskDirHandle {
     if (errors.length) throw new MultiError(`failed to unmount task dir ${JSON.stringify(this.dir)}`, errors);
   }
 
-  /** @internal like {@link unmount} but returns the errors (used by `AllocDir.destroy`). */
+  /** @internal Its alloc dir unmounts and removes it (`AllocDir.destroy`): build again next time. */
+  forgetBuilt(): void {
+    this.#built = false;
+  }
+
+  /** @internal like {@link unmount} but returns the errors. */
   async unmountCollect(): Promise<Error[]> {
     const errors: Error[] = [];
     const step = async (fn: () => Promise<void>) => {

@@ -238,7 +238,10 @@ export function createClient(options: ClientOptions): Client {
   });
 
   /** Creates, registers and starts a runner. */
-  const startRunner = (alloc: Allocation, extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles' | 'destroyRequested'>) => {
+  const startRunner = (
+    alloc: Allocation,
+    extra: Pick<AllocRunnerOptions, 'previousRunner' | 'preemptedRunners' | 'restoredHandles' | 'destroyRequested' | 'lostRuns'>,
+  ) => {
     const runner = new AllocRunnerImpl({
       rt,
       logic,
@@ -332,7 +335,7 @@ export function createClient(options: ClientOptions): Client {
       }
       // Every live executor is accounted for before any alloc starts: adopted through its handle,
       // or stopped and reported (never left unowned, never started beside itself).
-      await stopUnownedExecutors(
+      const stopped = await stopUnownedExecutors(
         dataDir,
         parsed.map((p) => ({ allocId: p.alloc.id, handles: p.saved.handles })),
         (id) => runners.has(id),
@@ -343,9 +346,11 @@ export function createClient(options: ClientOptions): Client {
         // its chart's decision; a destroy that had begun is finished before restore returns.
         // An alloc restored before its tasks ever started waits for its victims again: it gets
         // their runners (restored first) as addAlloc would.
+        const lostRuns = stopped.filter((e) => e.allocId === alloc.id).map((e) => e.task);
         const runner = startRunner(alloc, {
           ...watchedRunners(alloc),
           restoredHandles: { ...saved.handles },
+          ...(lostRuns.length ? { lostRuns } : {}),
           ...(saved.destroying ? { destroyRequested: true } : {}),
         });
         if (saved.destroying) destroying.push(runner.destroy());

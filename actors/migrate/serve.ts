@@ -24,6 +24,12 @@ export interface ServeSnapshotsOptions {
   /** When set, requests must carry it in `X-Nomad-Token` (the other clients' `migrateToken`). */
   token?: string;
   /**
+   * Listen beyond loopback with neither `token` nor TLS: every peer that can reach the port may
+   * read every allocation's data. Refused (`SnapshotServerBindError`) unless this says the
+   * network is trusted.
+   */
+  trustedNetwork?: boolean;
+  /**
    * Serve HTTPS, requiring client certificates signed by `caFile`. Default: the client's
    * `ClientOptions.tls` when it has one; `false` serves plain HTTP regardless.
    */
@@ -47,6 +53,7 @@ export async function serveRuntimeSnapshots(rt: MigrateEnv, opts: ServeSnapshots
     ...(opts.host !== undefined ? { host: opts.host } : {}),
     ...(opts.port !== undefined ? { port: opts.port } : {}),
     ...(opts.token !== undefined ? { token: opts.token } : {}),
+    ...(opts.trustedNetwork ? { trustedNetwork: true } : {}),
     lookup: (allocId) => {
       const r = rt.registry.get(allocId);
       if (!r || r.destroySignal.aborted) return undefined;

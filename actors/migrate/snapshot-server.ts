@@ -4,13 +4,16 @@
  *
  * With `tls` it serves HTTPS and accepts only clients presenting a certificate signed by the
  * given CA (Nomad's `verify_https_client`). The token is compared in constant time, length
- * included (both sides are hashed first).
+ * included (both sides are hashed first). Beyond loopback it needs a token or TLS (or an
+ * explicit `trustedNetwork`): it serves every allocation's data.
  * @module
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { SnapshotServerBindError } from '../../model/errors.ts';
+import { isLoopbackAddress } from '../../model/loopback.ts';
+import { secretMatches } from '../../model/secret.ts';
 import type { AllocDirHandle } from '../allocdir/handle.ts';
 import { errorText } from '../../model/error-text.ts';
 
@@ -24,6 +27,12 @@ export interface SnapshotServerOptions {
   port?: number;
   /** When set, requests must carry it in `X-Nomad-Token` (401 when missing, 403 when wrong). */
   token?: string;
+  /**
+   * Listen beyond loopback with neither `token` nor TLS: every peer that can reach the port may
+   * read every allocation's data. Refused (`SnapshotServerBindError`) unless this says the
+   * network is trusted.
+   */
+  trustedNetwork?: boolean;
   /** Told about snapshots that failed after the response started (the tar ends with the error entry). */
   onError?: (err: unknown, allocId: string) => void;
   /** Serve HTTPS with this certificate, and require client certificates signed by `ca`. */
@@ -58,11 +67,7 @@ const ROUTE = /^\/v1\/client\/allocation\/([^/]+)\/snapshot$/;
  * Constant-time token check: both sides are hashed to 32 bytes first, so neither the content
  * nor the length of the expected token shows in the time taken.
  */
-export function tokenMatches(given: string, want: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(want).digest();
-  return timingSafeEqual(a, b);
-}
+export const tokenMatches: (given: string, want: string) => boolean = secretMatches;
 
 function reply(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
@@ -122,6 +127,11 @@ export async function createSnapshotServer(opts: SnapshotServerOptions): Promise
     s.once('close', () => sockets.delete(s));
   });
   const host = opts.host ?? '127.0.0.1';
+  if (!isLoopbackAddress(host) && opts.token === undefined && !opts.tls && !opts.trustedNetwork) {
+    throw new SnapshotServerBindError(
+      `snapshot server: refusing to listen on ${host} without a token or TLS: any peer that reaches it could read every allocation's data. Set a token (the other clients' migrate token), TLS, or trustedNetwork: true if only trusted peers can reach ${host}`,
+    );
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => {

@@ -71,6 +71,8 @@ export interface AllocRunnerOptions {
   restoredHandles?: Record<string, TaskHandle>;
   /** Restoring an alloc whose destroy had begun: the chart finishes it. */
   destroyRequested?: boolean;
+  /** Restoring: tasks whose live process had no usable handle and was stopped. */
+  lostRuns?: string[];
 }
 
 /** One allocation's runner. Create through `client.addAlloc`. */
@@ -106,7 +108,7 @@ export class AllocRunnerImpl implements AllocRunner {
     const { input, group, pastWait } = allocMachineInput(
       alloc,
       opts.restoredHandles
-        ? { restoredHandles: opts.restoredHandles, destroyRequested: opts.destroyRequested }
+        ? { restoredHandles: opts.restoredHandles, destroyRequested: opts.destroyRequested, ...(opts.lostRuns?.length ? { lostRuns: opts.lostRuns } : {}) }
         : opts.destroyRequested
           ? { destroyRequested: true }
           : undefined,

@@ -5,7 +5,6 @@
  * `?token=`, an `X-Berth-Token` header, or the cookie the page gets when opened with `?token=`).
  * @module
  */
-import { timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -13,6 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkHostHeader, isLoopbackAddress } from '../../model/loopback.ts';
+import { secretMatches } from '../../model/secret.ts';
 import { logFileIndices } from '../drivers/logs/reader.ts';
 import { InvalidViewerOptionsError } from './errors.ts';
 import type { ViewerFeed } from './feed.ts';
@@ -131,11 +131,9 @@ function drained(res: ServerResponse): Promise<boolean> {
   });
 }
 
+/** Digests compared, so a wrong guess's length does not change the time the check takes. */
 function sameSecret(given: string | undefined, token: string): boolean {
-  if (given === undefined) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return given !== undefined && secretMatches(given, token);
 }
 
 function cookie(req: IncomingMessage, name: string): string | undefined {

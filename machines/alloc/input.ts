@@ -17,6 +17,8 @@ export interface SavedAlloc {
   restoredHandles?: Record<string, TaskHandle>;
   /** Its destroy had begun when the client stopped. */
   destroyRequested?: boolean;
+  /** Tasks whose process the restore found alive without a usable handle, and stopped. */
+  lostRuns?: string[];
 }
 
 /** What the client can reach and how it is set up, as plain facts. */
@@ -64,6 +66,8 @@ export function allocMachineInput(alloc: Allocation, saved: SavedAlloc | undefin
     orphans.length ? { ...alloc, job: { ...alloc.job, taskGroups: alloc.job.taskGroups.map((g) => (g === serverGroup ? group : g)) } } : alloc,
     sources.maxKillTimeoutMs,
   );
+  // A run the restore had to stop is started again with an event saying so (see the task chart).
+  for (const name of saved?.lostRuns ?? []) if (tasks[name]) tasks[name] = { ...tasks[name]!, lostRun: true };
   const hasWatched = !pastWait && (!!alloc.previousAllocation || (alloc.preemptedAllocations?.length ?? 0) > 0);
   // Task states come from this client's own records only (a restore), never from the servers.
   const machineAlloc: Allocation = { ...alloc };

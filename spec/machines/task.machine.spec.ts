@@ -285,6 +285,31 @@ describe('task chart (pure, stub actors, simulated clock)', () => {
       expect(bad.events().slice(-2)).to.deep.equal(['Failed Restoring Task', 'Restarting']);
     });
 
+    it('a run the state shows open without a handle (a damaged store) is Failed Restoring Task, pending, then started once', async () => {
+      const run = { ...pending(), state: 'running' as const, events: [...pending().events, { type: 'Started', time: 0, displayMessage: '', details: {} }] };
+      const h = harness({ initialState: run, gateOpen: false });
+      await flush();
+      expect(h.value()).to.equal('pending');
+      expect(h.events().at(-1)).to.equal('Failed Restoring Task');
+      expect(h.reports.at(-1)!.state, 'the state no longer claims a run').to.equal('pending');
+      h.send({ type: 'gate', open: true });
+      await flush();
+      expect(h.value()).to.equal('starting');
+      expect(h.start.calls).to.have.length(1);
+      // A start the state never saw finish, whose process the restore stopped: the same.
+      const lost = harness({
+        initialState: { ...pending(), events: [...pending().events, { type: 'Task Setup', time: 0, displayMessage: '', details: {} }] },
+        lostRun: true,
+        gateOpen: false,
+      });
+      await flush();
+      expect(lost.events().at(-1)).to.equal('Failed Restoring Task');
+      // A task that never ran (no run open) just waits for its gate, with no such event.
+      const fresh = harness({ gateOpen: false });
+      await flush();
+      expect(fresh.events()).to.deep.equal(['Received']);
+    });
+
     it('a handle saved before its start that never got a process starts the task again', async () => {
       const h = harness({ restoredHandle: { ...handle(), starting: true } });
       h.recover.last().resolve({ ok: false, time: 1, error: 'not started', notStarted: true });

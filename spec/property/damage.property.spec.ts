@@ -28,6 +28,8 @@ describe('property: a damaged store after kill -9 never orphans or duplicates a 
           let seed = seed0;
           DAMAGE[damageName]!(join(dataDir, 'client', 'state.db'), ids, () => (seed = (seed * 16807) % 2147483647) / 2147483647);
           const first = await restoreOnce(dataDir, ids, opened);
+          for (const label of Object.keys(ids))
+            if (!first.restored.includes(ids[label]!)) expect(first.reported, `${label}: lost alloc reported`).to.include(label);
           await opened.pop()!.shutdown();
           const second = await restoreOnce(dataDir, ids, opened);
           expect(second.restored).to.deep.equal(first.restored);

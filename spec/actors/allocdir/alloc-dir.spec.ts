@@ -5,6 +5,7 @@ import path from 'node:path';
 import { AllocDirNotBuiltError, InvalidTaskNameError, MultiError } from '../../../model/errors.ts';
 import type { Task } from '../../../model/types.ts';
 import { AllocDir, TaskDirBuildError, listMountPoints, mountsUnder, SECRET_MOUNT_MARKER, unmount } from '../../../actors/allocdir/index.ts';
+import { mountTableReads } from '../../../actors/allocdir/mounts.ts';
 import { errCode, needRoot, tempDirs } from './helpers.ts';
 
 const mode = async (p: string) => (await stat(p)).mode & 0o7777;
@@ -149,6 +150,22 @@ describe('AllocDir / TaskDir', () => {
       expect((await mountsUnder(ad.dir)).length).to.equal(6);
       await ad.destroy();
       expect(await mountsUnder(ad.dir)).to.deep.equal([]);
+    });
+
+    it('reads the mount table a bounded number of times, however many tasks (root)', async function () {
+      needRoot(this);
+      const ad = await newAllocDir();
+      const tds = Array.from({ length: 40 }, (_, i) => ad.newTaskDir(`t${i}`));
+      await ad.build();
+      for (const td of tds) await td.build({ chroot: {} });
+      expect((await mountsUnder(ad.dir)).length).to.equal(40 * 4);
+      const before = mountTableReads();
+      await ad.destroy();
+      // One read to list, one to check: a read per task (each listing every task's mounts) made
+      // a destroy of n tasks cost n^2.
+      expect(mountTableReads() - before).to.be.at.most(2);
+      expect(await mountsUnder(ad.dir)).to.deep.equal([]);
+      expect(errCode(await lstat(ad.dir).catch((e) => e))).to.equal('ENOENT');
     });
 
     it('unmounts everything, removes the tree, and is idempotent', async () => {

@@ -117,6 +117,11 @@ describe('allocdir escape checks', () => {
       ['missing/x/../..', 'inside'],
       ['d/file/../../..', 'outside'], // a file used as a dir: the rest judged by text
       ['d/file/x', 'inside'],
+      // Back out of the missing part, the walk is real again: the link there is followed.
+      ['missing/../d/up', 'outside'],
+      ['missing/x/../../a', 'outside'],
+      ['d/file/../up', 'outside'],
+      ['missing/../d/toE/new', 'inside'],
     ];
     for (const [rel, want] of cases) {
       it(`${JSON.stringify(rel)} is ${want}`, async () => {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AllocDir, restoreSnapshot } from '../../../actors/allocdir/index.ts';
 import { createSnapshotServer, type SnapshotServer } from '../../../actors/migrate/snapshot-server.ts';
+import { SnapshotServerBindError } from '../../../model/errors.ts';
 
 function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer; res: IncomingMessage }> {
   return new Promise((resolve, reject) => {
@@ -97,6 +98,26 @@ describe('snapshot server', () => {
       expect(failed).to.be.instanceOf(Error);
     } finally {
       await s2.close();
+    }
+  });
+
+  it('beyond loopback it needs a token, TLS or an explicit trustedNetwork: any peer could read every alloc', async () => {
+    for (const host of ['0.0.0.0', '::']) {
+      try {
+        const open = await createSnapshotServer({ lookup: () => undefined, host });
+        await open.close();
+        expect.fail(`listened on ${host} with nothing to authenticate peers`);
+      } catch (e) {
+        expect(e).to.be.instanceOf(SnapshotServerBindError);
+        expect((e as Error).message)
+          .to.match(/token/)
+          .and.match(/trustedNetwork/);
+      }
+    }
+    // Loopback spelled any way needs nothing; a token or the explicit trust lets it bind.
+    for (const opts of [{ host: '127.000.000.001' }, { host: '0.0.0.0', token: 't' }, { host: '0.0.0.0', trustedNetwork: true }]) {
+      const s3 = await createSnapshotServer({ lookup: () => undefined, ...opts });
+      await s3.close();
     }
   });
 });

@@ -39,6 +39,8 @@ describe('state store damage: no task orphaned, none duplicated, nothing untyped
       let seed = 7;
       damage(join(dataDir, 'client', 'state.db'), ids, () => (seed = (seed * 16807) % 2147483647) / 2147483647);
       const first = await restoreOnce(dataDir, ids, opened);
+      for (const label of Object.keys(ids))
+        if (!first.restored.includes(ids[label]!)) expect(first.reported, `task ${label}'s alloc was lost: its stop is reported`).to.include(label);
       // A second restore (after a clean shutdown that leaves tasks running) sees the same.
       const c1 = opened.pop()!;
       await c1.shutdown();
