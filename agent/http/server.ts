@@ -42,6 +42,8 @@ export interface ServeApiOptions {
   /** Where `/ui` sends the browser (berth's viewer). */
   viewerUrl?: () => Promise<string | undefined>;
   drivers: () => string[];
+  /** How often an idle follow or event stream sends its empty heartbeat frame (Nomad: 10 s). */
+  streamHeartbeatMs?: number;
 }
 
 const sameToken = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -62,9 +64,9 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   const self: AgentSelf = { httpAddr: () => addr, managementToken: () => opts.token, bootstrap: opts.bootstrap };
   jobRoutes(router, core);
   allocRoutes(router, core, opts.drivers);
-  clientRoutes(router, core);
+  clientRoutes(router, core, opts.streamHeartbeatMs);
   miscRoutes(router, core, self);
-  eventRoutes(router, core);
+  eventRoutes(router, core, opts.streamHeartbeatMs);
   snapshotRoute(router, core, opts.token);
   router.on('GET', '/ui', async (req) => {
     const url = await opts.viewerUrl?.();
