@@ -1,7 +1,8 @@
 /**
  * The agent's own actors in berth's viewer: every evaluation the broker processes is an
  * `eval-<id>` actor the client's viewer feed shows (here through the feed's recording, the same
- * records a `/ui` page gets), from `scheduling` to its final state.
+ * records a `/ui` page gets), from `scheduling` to its final state; every deployment is a
+ * `deployment-<id>` watcher actor from `running` to how it ended.
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -53,5 +54,57 @@ describe('agent: evaluations in the viewer', function () {
     expect(actor, 'an actor record for the evaluation').to.include({ name: `eval-${EvalID}` });
     const states = records.filter((r) => r.k === 'state').map((r) => `${(r as { state: string }).state}:${(r as { status: string }).status}`);
     expect(states).to.deep.equal(['scheduling:active', 'complete:done']);
+  });
+
+  it('shows each deployment as a deployment-<id> watcher actor until it ends', async () => {
+    const file = join(dir, 'feed.ndjson');
+    agent = await startAgent(resolveAgentConfig([], { dev: true, port: 0 }), { log: () => undefined, client: { record: file } });
+    const job = (version: string) => ({
+      Job: {
+        ID: 'roll',
+        Type: 'service',
+        TaskGroups: [
+          {
+            Name: 'g',
+            Count: 2,
+            Update: { MaxParallel: 1, HealthCheck: 'task_states', MinHealthyTime: 100e6, HealthyDeadline: 60e9 },
+            Tasks: [
+              {
+                Name: 't',
+                Driver: 'raw_exec',
+                Env: { VERSION: version },
+                Config: { command: '/bin/sh', args: ['-c', "trap 'exit 0' TERM; while :; do sleep 0.1; done"] },
+                KillTimeout: 1e9,
+                Resources: { CPU: 20, MemoryMB: 16 },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const post = (body: unknown) => fetch(`${agent!.url}/v1/jobs`, { method: 'POST', body: JSON.stringify(body) });
+    const until = async (path: string, test: (json: any) => boolean) => {
+      for (let index = 0; ;) {
+        const r = await fetch(`${agent!.url}${path}${path.includes('?') ? '&' : '?'}index=${index}&wait=5s`);
+        index = Number(r.headers.get('x-nomad-index'));
+        const json = await r.json();
+        if (test(json)) return json;
+      }
+    };
+    await post(job('1'));
+    await until('/v1/job/roll/allocations', (l: any[]) => l.length === 2 && l.every((a) => a.ClientStatus === 'running'));
+    await post(job('2'));
+    const [d] = await until('/v1/job/roll/deployments', (l: any[]) => l[0]?.Status === 'successful');
+    expect(agent.core.deploymentWatchers.watching).to.deep.equal([]);
+    await agent.close();
+    agent = undefined;
+
+    const records = readRecording(file).records.filter((r: ViewerRecord) => 'id' in r && r.id === `deployment-${d.ID}`);
+    expect(
+      records.find((r) => r.k === 'actor'),
+      'an actor record for the deployment',
+    ).to.include({ name: `deployment-${d.ID}` });
+    const states = records.filter((r) => r.k === 'state').map((r) => `${(r as { state: string }).state}:${(r as { status: string }).status}`);
+    expect(states).to.deep.equal(['running:active', 'successful:done']);
   });
 });
