@@ -79,10 +79,12 @@ export class AgentCore {
     }
     const prev = this.state.jobs.get(apiJob.ID);
     if (opts.enforceIndex) {
+      // Nomad's three refusals, in its words.
       const want = opts.jobModifyIndex ?? 0;
-      const have = prev ? prev.jobModifyIndex : 0;
-      if (want !== have)
-        throw new ApiError(400, `Enforcing job modify index ${want}: job ${want === 0 ? 'exists' : 'modify index'} with job modify index ${have}`);
+      const prefix = `Enforcing job modify index ${want}`;
+      if (prev && want === 0) throw new ApiError(400, `${prefix}: job already exists`);
+      if (prev && want !== prev.jobModifyIndex) throw new ApiError(400, `${prefix}: job exists with conflicting job modify index: ${prev.jobModifyIndex}`);
+      if (!prev && want !== 0) throw new ApiError(400, `${prefix}: job does not exist`);
     }
     const result = this.state.commit((txn) => {
       const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
