@@ -48,6 +48,8 @@ export interface StartAgentOptions {
   log?: (line: string) => void;
   /** Extra client options (drivers for specs, an inspector). */
   client?: Partial<ClientOptions>;
+  /** How often idle follow and event streams send a heartbeat frame (default 10 s, Nomad's). */
+  streamHeartbeatMs?: number;
 }
 
 /** Starts an agent with `config` (see `resolveAgentConfig`). */
@@ -111,6 +113,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         return (await viewer).url;
       },
       drivers: () => ['raw_exec', 'exec', 'mock_driver'],
+      ...(opts.streamHeartbeatMs !== undefined ? { streamHeartbeatMs: opts.streamHeartbeatMs } : {}),
     });
     const apiAddr = api.addr;
     state.commit((txn) => {

@@ -8,6 +8,7 @@
 import { BerthError, type Allocation, type Client } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { recordHealth } from './deploy/deployments.ts';
+import { DeploymentWatchers } from './deploy/watchers.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
@@ -38,6 +39,8 @@ const CLIENT_FIELDS = ['clientStatus', 'clientDescription', 'taskStates'] as con
 /** The agent's operations over its state, client and broker. */
 export class AgentCore {
   readonly broker: EvalBroker;
+  /** One actor per running deployment, for the viewer. */
+  readonly deploymentWatchers: DeploymentWatchers;
 
   constructor(
     readonly config: AgentConfig,
@@ -46,6 +49,7 @@ export class AgentCore {
     readonly log: (line: string) => void,
   ) {
     this.broker = new EvalBroker({ state, client, node: () => this.node(), log });
+    this.deploymentWatchers = new DeploymentWatchers(state, client);
   }
 
   /** The node as the scheduler sees it: its totals and its reserved part. */
@@ -75,10 +79,12 @@ export class AgentCore {
     }
     const prev = this.state.jobs.get(apiJob.ID);
     if (opts.enforceIndex) {
+      // Nomad's three refusals, in its words.
       const want = opts.jobModifyIndex ?? 0;
-      const have = prev ? prev.jobModifyIndex : 0;
-      if (want !== have)
-        throw new ApiError(400, `Enforcing job modify index ${want}: job ${want === 0 ? 'exists' : 'modify index'} with job modify index ${have}`);
+      const prefix = `Enforcing job modify index ${want}`;
+      if (prev && want === 0) throw new ApiError(400, `${prefix}: job already exists`);
+      if (prev && want !== prev.jobModifyIndex) throw new ApiError(400, `${prefix}: job exists with conflicting job modify index: ${prev.jobModifyIndex}`);
+      if (!prev && want !== 0) throw new ApiError(400, `${prefix}: job does not exist`);
     }
     const result = this.state.commit((txn) => {
       const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
@@ -331,6 +337,7 @@ export class AgentCore {
     for (const t of this.#healthTimers.values()) clearTimeout(t);
     this.#healthTimers.clear();
     await this.broker.stop();
+    this.deploymentWatchers.stop();
   }
 
   /** Pending evaluations left by an earlier run, queued again in order. */

@@ -28,6 +28,12 @@ export interface Allocation {
   previousAllocation?: string;
   /** Allocations evicted to make room for this one. */
   preemptedAllocations?: string[];
+  /**
+   * The token this alloc's client presents to the node holding `previousAllocation` for its data
+   * (Nomad's `MigrateToken`: the servers set it, with ACLs on, when the previous alloc is on
+   * another node). It takes the place of the client's `migrateToken` for this alloc.
+   */
+  migrateToken?: string;
   /** Server-side version; higher is newer. */
   allocModifyIndex: number;
   createTime?: number;

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { map } from 'rxjs';
-import { createActor, setup } from 'xstate';
+import { createActor, setup, type AnyActorRef } from 'xstate';
 import { createBus } from '../../bus/bus.ts';
 import { allocMachine } from '../../machines/alloc/index.ts';
 import { taskMachine } from '../../machines/task.machine.ts';
@@ -194,11 +194,13 @@ export function createClient(options: ClientOptions): Client {
     options.statsIntervalMs && options.statsIntervalMs > 0
       ? startStatsPublisher({ bus, clock, intervalMs: options.statsIntervalMs, runners: () => [...runners.values()] })
       : undefined;
+  // A host's own actors (attachActor), shown until they stop.
+  const hostActors = new Map<AnyActorRef, { unsubscribe(): void }>();
   // berth's own viewer and recorder: nothing is hooked until one is asked for.
   const viewers = new ClientViewers({
     bus,
     now: () => clock.now(),
-    roots: () => [clientActor, ...[...runners.values()].map((r) => r.actor)],
+    roots: () => [clientActor, ...[...runners.values()].map((r) => r.actor), ...hostActors.keys()],
     logSource: (id) => {
       const r = runners.get(id);
       return (
@@ -376,6 +378,19 @@ export function createClient(options: ClientOptions): Client {
         },
       };
     },
+    attachActor(actor) {
+      if (shut || hostActors.has(actor)) return () => undefined;
+      const detach = () => {
+        hostActors.get(actor)?.unsubscribe();
+        hostActors.delete(actor);
+      };
+      hostActors.set(actor, { unsubscribe: () => undefined });
+      viewers.attach(actor);
+      const sub = actor.subscribe({ complete: detach, error: detach });
+      if (hostActors.has(actor)) hostActors.set(actor, sub);
+      else sub.unsubscribe();
+      return detach;
+    },
     async serveViewer(opts) {
       if (shut) throw new ClientShutdownError();
       return viewers.serve(opts);
@@ -391,6 +406,8 @@ export function createClient(options: ClientOptions): Client {
       await Promise.all([...runners.values()].map((r) => r.shutdown()));
       runners.clear();
       rt.registry.clear();
+      for (const sub of hostActors.values()) sub.unsubscribe();
+      hostActors.clear();
       clientActor.send({ type: 'shutdown' });
       clientActor.stop();
       await viewers.close();

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Observable } from 'rxjs';
+import type { AnyActorRef } from 'xstate';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation, ServiceRegistration } from '../../model/types.ts';
@@ -160,6 +161,13 @@ export interface Client {
     /** Stops serving and disconnects every page. */
     close(): Promise<void>;
   }>;
+  /**
+   * Shows a host's own actor in this client's viewer and recording beside the client's (the
+   * agent's evaluations and deployment watchers). Call it before starting the actor; it is shown
+   * until it stops (a final state, an error, `stop()`) or the returned function is called.
+   * Costs nothing while no viewer or recording is on.
+   */
+  attachActor(actor: AnyActorRef): () => void;
   /** Stops every actor and leaves running tasks alone. */
   shutdown(): Promise<void>;
   /**

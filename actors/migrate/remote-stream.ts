@@ -5,7 +5,7 @@
  * ```
  * getNodeAddr(nodeId)                     retried on RPC errors; unknown node: error
  *   └─ build <clientAllocDir>/.migrate/<prevAllocId>/<newAllocId>     a fresh, private AllocDir
- *      └─ GET <addr>/v1/client/allocation/<prevAllocId>/snapshot   (X-Nomad-Token: migrateToken)
+ *      └─ GET <addr>/v1/client/allocation/<prevAllocId>/snapshot   (X-Nomad-Token: the alloc's migrateToken, else the client's)
  *         ├─ not 200 ──► error getting snapshot from previous alloc "<id>": ...
  *         └─ restoreSnapshot(body) into the temp dir (escape-checked, undone on failure),
  *            bounded by the group's ephemeral disk size; gunzipped only when the response says
@@ -92,7 +92,9 @@ export async function remoteMigrate(rt: MigrateEnv, r: MigrationTarget, prevId: 
     }
     signal.throwIfAborted();
     const tls = rt.tls ? await loadTls(rt.tls, clientServerName(r.serverAlloc().job.region)) : undefined;
-    const { bytes, result } = await fetchSnapshotInto(`${base}${snapshotPath(prevId)}`, prevId, tmp, rt.migrateToken, signal, {
+    // The alloc's own migrate token (handed out by the servers with it), else the client's.
+    const token = r.serverAlloc().migrateToken ?? rt.migrateToken;
+    const { bytes, result } = await fetchSnapshotInto(`${base}${snapshotPath(prevId)}`, prevId, tmp, token, signal, {
       maxBytes: migrationByteLimit(r.group.ephemeralDisk?.sizeMB),
       taskOwners: await taskOwners(r.group.tasks),
       ...(tls ? { tls } : {}),

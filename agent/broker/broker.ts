@@ -12,6 +12,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import { createActor, fromPromise, toPromise } from 'xstate';
 import type { Allocation, Client, Job } from '../../index.ts';
 import { apiJobToJob } from '../jobs/jobspec.ts';
 import {
@@ -27,6 +28,7 @@ import {
 import type { AgentState, Txn } from '../state/store.ts';
 import type { Evaluation, JobRecord, ServerAlloc } from '../state/types.ts';
 import { applyPlanToDeployment } from '../deploy/deployments.ts';
+import { evalMachine } from './eval-machine.ts';
 
 /** What the broker needs from the agent. */
 export interface BrokerDeps {
@@ -150,26 +152,47 @@ export class EvalBroker {
       // One evaluation per macrotask: HTTP answers and client updates interleave.
       await new Promise((r) => setImmediate(r));
       if (this.#stopped) break;
-      try {
-        this.#process(id);
-      } catch (e) {
-        this.#deps.log(`evaluation ${id.slice(0, 8)} failed: ${(e as Error).message}`);
-        const { state } = this.#deps;
-        const ev = state.evals.get(id);
-        if (ev)
-          state.commit((txn) => {
-            const failed: Evaluation = { ...ev, status: 'failed', statusDescription: (e as Error).message, modifyIndex: txn.index, modifyTime: Date.now() };
-            txn.putEval(failed);
-            txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: id, object: failed });
-          });
-      }
+      await this.#run(id);
     }
   }
 
-  #process(evalId: string): void {
+  /** Processes one evaluation as an `eval-<id>` actor (eval-machine.ts), shown in the client's viewer. */
+  async #run(id: string): Promise<void> {
+    const { state, client } = this.#deps;
+    const ev = state.evals.get(id);
+    const actor = createActor(
+      evalMachine.provide({
+        actors: {
+          schedule: fromPromise(async ({ input }) => this.#process(input.evalId)),
+          recordFailure: fromPromise(async ({ input }) => {
+            this.#deps.log(`evaluation ${input.evalId.slice(0, 8)} failed: ${input.error}`);
+            const cur = state.evals.get(input.evalId);
+            if (cur)
+              state.commit((txn) => {
+                const failed: Evaluation = { ...cur, status: 'failed', statusDescription: input.error ?? '', modifyIndex: txn.index, modifyTime: Date.now() };
+                txn.putEval(failed);
+                txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: input.evalId, object: failed });
+              });
+            return '';
+          }),
+        },
+      }),
+      { id: `eval-${id}`, input: { evalId: id, jobId: ev?.jobId ?? '', triggeredBy: ev?.triggeredBy ?? '' } },
+    );
+    const detach = client.attachActor(actor);
+    try {
+      actor.start();
+      await toPromise(actor);
+    } finally {
+      detach();
+    }
+  }
+
+  /** Plans `evalId`, commits the plan and hands the client its allocs; returns the outcome line. */
+  #process(evalId: string): string {
     const { state, client } = this.#deps;
     const ev = state.evals.get(evalId);
-    if (!ev || (ev.status !== 'pending' && ev.status !== 'blocked')) return;
+    if (!ev || (ev.status !== 'pending' && ev.status !== 'blocked')) return 'nothing to do';
     const plan = planFor(state, this.#deps.node(), ev);
     const toStop: Allocation[] = [];
     const toUpdate: Allocation[] = [];
@@ -244,6 +267,7 @@ export class EvalBroker {
     if (plan.inPlace.length) parts.push(`${plan.inPlace.length} updated in place`);
     if (Object.keys(plan.failedTgAllocs).length) parts.push('blocked');
     this.#deps.log(`evaluation ${evalId.slice(0, 8)} (${ev.triggeredBy}, job ${ev.jobId}): ${parts.join(', ')}`);
+    return parts.join(', ');
   }
 
   #client(fn: () => unknown): void {

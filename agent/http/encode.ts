@@ -126,6 +126,7 @@ export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unkn
     ...stub,
     Job: job,
     DeploymentID: s.alloc.deploymentId ?? '',
+    MigrateToken: s.alloc.migrateToken ?? '',
     AllocatedResources: resources(s.alloc),
     AllocModifyIndex: s.alloc.allocModifyIndex,
     Resources: null,

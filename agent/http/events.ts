@@ -94,8 +94,8 @@ class EventHub {
   }
 }
 
-/** Adds `/v1/event/stream`. */
-export function eventRoutes(r: Router, core: AgentCore): void {
+/** Adds `/v1/event/stream`; an idle stream gets `{}` every `heartbeatMs` (Nomad: 10 s). */
+export function eventRoutes(r: Router, core: AgentCore, heartbeatMs: number = STREAM_HEARTBEAT_MS): void {
   const hub = new EventHub(core);
   r.on('GET', '/v1/event/stream', async (req) => {
     const wanted = new Map<string, Set<string>>();
@@ -128,7 +128,7 @@ export function eventRoutes(r: Router, core: AgentCore): void {
     const stop = hub.listen((e) => {
       if (matches(e)) push(line(e));
     });
-    const heartbeat = setInterval(() => push('{}\n'), STREAM_HEARTBEAT_MS);
+    const heartbeat = setInterval(() => push('{}\n'), heartbeatMs);
     signal.addEventListener('abort', () => wake?.(), { once: true });
     try {
       while (!signal.aborted && !res.destroyed) {

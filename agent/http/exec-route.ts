@@ -1,6 +1,6 @@
 /**
  * `GET /v1/client/allocation/:id/exec`: Nomad's `alloc exec` over a WebSocket. Query:
- * `task`, `command` (a JSON array), `tty` (berth runs without a terminal). Frames are Nomad's:
+ * `task`, `command` (a JSON array), `tty` (berth runs without a terminal: `tty=true` is refused). Frames are Nomad's:
  *
  * ```
  * client → agent  {"stdin":{"data":"<base64>"}}   {"stdin":{"close":true}}   {"tty_size":{...}} (ignored)
@@ -55,6 +55,8 @@ async function session(core: AgentCore, ws: WebSocket, allocId: string, q: URLSe
     argv = undefined;
   }
   if (!task) return fail(1008, 'missing task parameter');
+  // Nomad would give the command a pseudo-terminal; berth has none to give, so it says so.
+  if (q.get('tty') === 'true') return fail(1008, 'tty is not supported: berth runs commands without a terminal; ask with tty=false');
   if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== 'string')) return fail(1008, 'command must be a JSON array of strings');
 
   // stdin: frames queue up here and are taken as the command reads them.

@@ -55,7 +55,7 @@ function fsError(e: unknown): never {
 }
 
 /** Adds the client routes. */
-export function clientRoutes(r: Router, core: AgentCore): void {
+export function clientRoutes(r: Router, core: AgentCore, heartbeatMs: number = STREAM_HEARTBEAT_MS): void {
   const runner = (id: string): AllocRunner => {
     const run = core.client.runner(id);
     if (!run) throw new ApiError(404, core.state.allocs.has(id) ? `alloc ${id} has been garbage collected or is not on this node` : 'Unknown allocation');
@@ -114,7 +114,7 @@ export function clientRoutes(r: Router, core: AgentCore): void {
       return fsError(e);
     }
     const { offset, plain, follow } = streamOpts(req, size);
-    await pump(req, p, plain, offset, fs.stream(p, { follow, offset, signal: req.signal }), follow);
+    await pump(req, p, plain, offset, fs.stream(p, { follow, offset, signal: req.signal }), follow, heartbeatMs);
   });
   r.on('GET', '/v1/client/fs/logs/:alloc', async (req) => {
     const run = runner(req.params.alloc!);
@@ -129,7 +129,7 @@ export function clientRoutes(r: Router, core: AgentCore): void {
       // no logs yet
     }
     const { offset, plain, follow } = streamOpts(req, total);
-    await pump(req, `alloc/logs/${task}.${type}`, plain, offset, run.logs(task, type, { follow, offset, signal: req.signal }), follow);
+    await pump(req, `alloc/logs/${task}.${type}`, plain, offset, run.logs(task, type, { follow, offset, signal: req.signal }), follow, heartbeatMs);
   });
   r.on('GET', '/v1/client/allocation/:id/stats', async (req) => {
     const u = await runner(req.params.id!).stats();
@@ -186,12 +186,20 @@ function streamOpts(req: Req, size: number): { offset: number; plain: boolean; f
 }
 
 /** Copies `chunks` to the response, framed unless `plain`, with heartbeats while following. */
-async function pump(req: Req, file: string, plain: boolean, offset: number, chunks: AsyncIterable<Buffer>, follow: boolean): Promise<void> {
+async function pump(
+  req: Req,
+  file: string,
+  plain: boolean,
+  offset: number,
+  chunks: AsyncIterable<Buffer>,
+  follow: boolean,
+  heartbeatMs: number,
+): Promise<void> {
   const { res, signal } = req;
   res.writeHead(200, { 'Content-Type': plain ? 'text/plain; charset=utf-8' : 'application/json' });
   res.flushHeaders();
   let pos = offset;
-  const heartbeat = follow && !plain ? setInterval(() => res.write('{}\n'), STREAM_HEARTBEAT_MS) : undefined;
+  const heartbeat = follow && !plain ? setInterval(() => res.write('{}\n'), heartbeatMs) : undefined;
   try {
     for await (const chunk of chunks) {
       const out = plain ? chunk : JSON.stringify({ Offset: pos + chunk.length, Data: chunk.toString('base64'), File: file, FileEvent: '' }) + '\n';

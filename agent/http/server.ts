@@ -42,6 +42,8 @@ export interface ServeApiOptions {
   /** Where `/ui` sends the browser (berth's viewer). */
   viewerUrl?: () => Promise<string | undefined>;
   drivers: () => string[];
+  /** How often an idle follow or event stream sends its empty heartbeat frame (Nomad: 10 s). */
+  streamHeartbeatMs?: number;
 }
 
 /** Digests compared, so a guess's length does not change the time the check takes. */
@@ -63,9 +65,9 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   const self: AgentSelf = { httpAddr: () => addr, managementToken: () => opts.token, bootstrap: opts.bootstrap };
   jobRoutes(router, core);
   allocRoutes(router, core, opts.drivers);
-  clientRoutes(router, core);
+  clientRoutes(router, core, opts.streamHeartbeatMs);
   miscRoutes(router, core, self);
-  eventRoutes(router, core);
+  eventRoutes(router, core, opts.streamHeartbeatMs);
   snapshotRoute(router, core, opts.token);
   router.on('GET', '/ui', async (req) => {
     const url = await opts.viewerUrl?.();

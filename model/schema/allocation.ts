@@ -403,6 +403,7 @@ export const allocationSchema = strict(
     clientStatus: oneOf(['pending', 'running', 'complete', 'failed', 'lost', 'unknown']).default('pending'),
     clientDescription: z.string().optional(),
     previousAllocation: z.string().optional(),
+    migrateToken: z.string().optional().describe("Presented to the previous alloc's node for its data"),
     preemptedAllocations: z.array(z.unknown(), { error: 'must be an array of allocation ids' }).optional(),
     allocModifyIndex: nonNegInt().default(0),
     createTime: epochMs('Creation').optional(),

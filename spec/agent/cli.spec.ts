@@ -65,6 +65,16 @@ describe('agent: the command line', function () {
     const allocId = /Allocation "(\w+)" created/.exec(run.stdout)![1]!;
     const evalId = /Monitoring evaluation "(\w+)"/.exec(run.stdout)![1]!;
 
+    // -check-index: Nomad's refusal when the index is not the job's, success when it is.
+    const stale = await agent.main(['job', 'run', '-detach', '-check-index', '0', '-var', 'greeting=hi-there', file]);
+    expect(stale.code).to.equal(1);
+    expect(stale.stderr).to.match(/Enforcing job modify index 0: job already exists/);
+    const jmi = (await agent.req('GET', '/v1/job/cli')).json.JobModifyIndex as number;
+    const wrong = await agent.main(['job', 'run', '-detach', '-check-index', String(jmi + 7), '-var', 'greeting=hi-there', file]);
+    expect(wrong.stderr).to.match(new RegExp(`Enforcing job modify index ${jmi + 7}: job exists with conflicting job modify index: ${jmi}`));
+    const right = await agent.main(['job', 'run', '-detach', '-check-index', String(jmi), '-var', 'greeting=hi-there', file]);
+    expect(right.code, right.stderr).to.equal(0);
+
     const status = await agent.main(['job', 'status', 'cli']);
     expect(status.stdout).to.match(/Status\s+= running/);
     expect(status.stdout).to.match(new RegExp(`${allocId}\\s+\\w+\\s+g\\s+0\\s+run\\s+running`));

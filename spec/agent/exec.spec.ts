@@ -3,6 +3,8 @@
  * Nomad's exec WebSocket, stdin in, stdout and stderr out, the command's exit code back.
  */
 import { expect } from 'chai';
+import { once } from 'node:events';
+import WebSocket from 'ws';
 import { AgentProcess, waitFor } from '../support/agent.ts';
 import { CliProcess, stopCliProcesses } from '../support/cli.ts';
 
@@ -54,5 +56,16 @@ describe('agent: alloc exec', function () {
     expect(r.stdout).to.equal('got hello in t\n');
     expect(r.stderr).to.equal('oops\n');
     expect(r.code).to.equal(3);
+
+    // A terminal is refused clearly, over the WebSocket and by the CLI's -t.
+    const ws = new WebSocket(
+      `${agent.url.replace(/^http/, 'ws')}/v1/client/allocation/${alloc.ID}/exec?task=t&command=${encodeURIComponent('["/bin/true"]')}&tty=true`,
+    );
+    const [code, reason] = (await once(ws, 'close')) as [number, Buffer];
+    expect(code).to.equal(1008);
+    expect(String(reason)).to.match(/tty is not supported: berth runs commands without a terminal/);
+    const t = await agent.cli(['alloc', 'exec', '-t', alloc.ID, '/bin/true']);
+    expect(t.code).to.equal(2);
+    expect(t.stderr).to.match(/-t: berth runs commands without a terminal/);
   });
 });

@@ -6,6 +6,7 @@
  * the address) and starts with it. Also: `NomadHttpRPC` against A alone (404 → null, 403 →
  * PermissionDeniedError), and A's per-alloc migrate tokens with ACLs on.
  */
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -99,28 +100,65 @@ describe('agent: NomadHttpRPC and a remote previous alloc on another agent', fun
     expect(readFileSync(join(runner.allocDir.dir, 'alloc', 'data', 'kept'), 'utf8')).to.equal('precious\n');
   });
 
-  it('checks per-alloc migrate tokens with ACLs on, and NomadHttpRPC reports 403 as PermissionDeniedError', async () => {
+  it("checks per-alloc migrate tokens with ACLs on: B migrates with its alloc's token, not the client's static one", async () => {
     const cfg = join(dir, 'acl.hcl');
     writeFileSync(cfg, 'acl {\n  enabled = true\n}\n');
-    a = await new AgentProcess(['-dev', '-config', cfg]).ready();
+    const dataDir = join(dir, 'a-data');
+    a = await new AgentProcess(['-dev', '-config', cfg, '-data-dir', dataDir]).ready();
     writeFileSync(join(dir, 'data.nomad.hcl'), JOB);
     expect((await a.cli(['job', 'run', join(dir, 'data.nomad.hcl')])).code).to.equal(0);
     const prev = (await a.req('GET', '/v1/job/data/allocations')).json[0];
+    await waitFor(a, `/v1/client/fs/stat/${prev.ID}?path=alloc/data/kept`, (s) => s.Size > 0, 'the data written');
 
     const anonymous = new NomadHttpRPC({ address: a.url });
     const err = await anonymous.getAlloc({ allocId: prev.ID, minQueryIndex: 0, allowStale: true }, AbortSignal.timeout(5000)).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(PermissionDeniedError);
-    const withToken = new NomadHttpRPC({ address: a.url, token: a.token! });
+    const withToken = new NomadHttpRPC({ address: a.url, token: a.token!, waitMs: 20_000 });
     expect((await withToken.getAlloc({ allocId: prev.ID, minQueryIndex: 0, allowStale: true }, AbortSignal.timeout(5000))).alloc!.id).to.equal(prev.ID);
 
-    // The snapshot route: the alloc's own migrate token opens it, another alloc's does not.
+    // What a server placing B's alloc would hand out with it: the HMAC of the previous alloc's id
+    // under its node's secret (read from A's store; the API never shows the secret).
     const node = (await a.req('GET', `/v1/node/${prev.NodeID}`)).json;
-    expect(node.SecretID).to.equal(''); // never shown
+    expect(node.SecretID).to.equal('');
+    const db = new Database(join(dataDir, 'server', 'state.db'), { readonly: true });
+    const secret = (JSON.parse((db.prepare("SELECT json FROM objects WHERE kind = 'node'").get() as { json: string }).json) as { secretId: string }).secretId;
+    db.close();
+    const right = migrateTokenFor(secret, prev.ID);
+
+    // The snapshot route: the alloc's own migrate token opens it; a wrong one, another alloc's,
+    // or one made with another node's secret does not.
     const snap = (token: string) => http('GET', `${a!.url}/v1/client/allocation/${prev.ID}/snapshot`, undefined, { headers: { 'X-Nomad-Token': token } });
     expect((await snap('wrong')).status).to.equal(403);
+    expect((await snap(migrateTokenFor(secret, randomUUID()))).status).to.equal(403);
     expect((await snap(migrateTokenFor('another-secret', prev.ID))).status).to.equal(403);
-    const ok = await snap(a.token!);
+    const ok = await snap(right);
     expect(ok.status).to.equal(200);
     expect(ok.headers['content-type']).to.match(/tar/);
+
+    // B: its client's static token is wrong on purpose; the alloc's own token is what it sends.
+    const b = tempClient({ nodeId: 'node-b', rpc: withToken, migrateToken: 'not-the-one-to-use', retry: { baseMs: 50, staggerMs: 0 } });
+    const full = (await a.req('GET', `/v1/allocation/${prev.ID}`)).json;
+    const replacement = {
+      ...(await withToken.getAlloc({ allocId: prev.ID, minQueryIndex: 0, allowStale: true }, AbortSignal.timeout(5000))).alloc!,
+      id: randomUUID(),
+      nodeId: 'node-b',
+      name: full.Name,
+      previousAllocation: prev.ID,
+      migrateToken: right,
+      desiredStatus: 'run' as const,
+      clientStatus: 'pending' as const,
+      allocModifyIndex: 1,
+    };
+    delete replacement.taskStates;
+    const migrated = nextMessage(b, 'migration.done');
+    const failed = nextMessage(b, 'migration.failed').then((m) => {
+      throw new Error(`migration failed: ${JSON.stringify(m)}`);
+    });
+    const runner = b.addAlloc(replacement);
+    await a.req('DELETE', '/v1/job/data');
+    const done = await Promise.race([migrated, failed]);
+    expect(done.mode).to.equal('remote');
+    await runner.waitFor('running');
+    expect(readFileSync(join(runner.allocDir.dir, 'alloc', 'data', 'kept'), 'utf8')).to.equal('precious\n');
   });
 });

@@ -10,10 +10,10 @@ import { UsageError } from '../errors.ts';
 import { AgentApi, ApiRequestError } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 
-const HELP = `usage: berth alloc exec [-task TASK] [-i=false] ALLOC COMMAND [ARGS...]
+const HELP = `usage: berth alloc exec [-task TASK] [-i=false] [-t=false] ALLOC COMMAND [ARGS...]
 
 Runs COMMAND inside TASK of the allocation (TASK may be left out when the group has one task):
-for exec tasks inside their chroot, namespaces and user. stdin is passed on unless -i=false.
+for exec tasks inside their chroot, namespaces and user. stdin is passed on unless -i=false. There is no terminal: -t is refused.
 Exit codes: the command's own; 1 no such allocation or task, or an error; 2 usage error.`;
 
 type Obj = Record<string, unknown>;
@@ -28,6 +28,7 @@ export const allocExecCommand: Command = {
     const idAt = argv.findIndex((a, i) => !a.startsWith('-') && !(i > 0 && argv[i - 1] === '-task'));
     const { flags } = parseNomadFlags('alloc exec', idAt < 0 ? argv : argv.slice(0, idAt), { task: 'string', i: 'boolean', t: 'boolean' });
     if (flags.help) return printHelp(io, HELP);
+    if (flags.t === true) throw new UsageError('-t: berth runs commands without a terminal; leave -t off (or give -t=false)', 'alloc exec');
     if (idAt < 0 || argv.length < idAt + 2) throw new UsageError('expects an allocation id and a command', 'alloc exec');
     const api = new AgentApi();
     const a = await api.resolveAlloc(argv[idAt]!);
