@@ -7,7 +7,8 @@
  *              non-2xx refused; bounded in bytes and time
  *     file:    a regular file, bounded in bytes
  *  ─► checksum (md5/sha1/sha256/sha512, or looked up in a `file:` checksum file)
- *  ─► unpack (.tar, .tar.gz/.tgz, .zip, .gz) or place the file, always as a tar stream through
+ *  ─► unpack (.tar, .tar.gz/.tgz, .tar.bz2/.tbz2, .tar.xz/.txz, .zip, .gz, .bz2, .xz) or place
+ *     the file, always as a tar stream through
  *     the snapshot restore's staging: nothing outside the task dir, no setuid, size bounded
  *  ─► temp file removed
  * ```
@@ -21,11 +22,14 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createGunzip } from 'node:zlib';
+import { BerthError } from '../../model/errors.ts';
 import type { Artifact } from '../../model/types.ts';
+import { isRoot } from '../allocdir/perms.ts';
 import { restoreSnapshot, type RestoreDest } from '../allocdir/restore.ts';
 import { interpolateEnv } from '../drivers/env.ts';
 import { ArtifactDownloadError, ArtifactError, ArtifactLimitError } from './errors.ts';
 import { CHECKSUM_TYPES, planArtifact, type ArtifactPlan, type ChecksumSpec } from './source.ts';
+import { bzip2Stream, xzStream } from './decompress.ts';
 import { singleFileTar, zipAsTar } from './tar-stream.ts';
 
 /** Most redirects followed (go-getter's client follows 10). */
@@ -173,12 +177,15 @@ async function expectedChecksum(spec: ChecksumSpec, plan: ArtifactPlan, ctx: Fet
   throw new ArtifactDownloadError(`no checksum for ${plan.fileName} found in checksum file ${spec.file}`);
 }
 
+/** The task's user to run a helper process as: only when berth is root (it cannot switch otherwise). */
+const asUser = (ctx: FetchArtifactContext) => (isRoot() ? ctx.owner : undefined);
+
 /** Unpacks or places the downloaded file through the restore staging. */
 async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchArtifactContext, signal: AbortSignal): Promise<void> {
   let under = plan.destination;
   let input: NodeJS.ReadableStream & { destroy?(): void };
   let gzip = false;
-  if (plan.mode === 'file' && (plan.archive === 'tar' || plan.archive === 'tgz' || plan.archive === 'zip')) {
+  if (plan.mode === 'file' && plan.archive && !['gz', 'bz2', 'xz'].includes(plan.archive)) {
     throw new ArtifactError(`mode "file" cannot hold a .${plan.archive} archive: use mode "any" or "dir", or options.archive = "false"`);
   }
   // mode file: the destination is the file itself; otherwise a dir the file goes into.
@@ -201,15 +208,26 @@ async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchAr
     case 'zip':
       input = await zipAsTar(file);
       break;
-    case 'gz': {
-      const out = path.join(tmp, 'gunzipped');
-      await pipeline(createReadStream(file), createGunzip(), bounded(ctx.maxBytes), createWriteStream(out, { flags: 'wx', mode: 0o600 }), { signal }).catch(
-        (e) => {
-          if (e instanceof ArtifactLimitError || signal.aborted) throw e;
-          throw new ArtifactDownloadError(`bad gzip file: ${(e as Error).message}`);
-        },
-      );
-      input = await single(out, plan.fileName.replace(/\.gz$/i, '') || 'file');
+    case 'tbz2':
+      input = bzip2Stream(file, asUser(ctx));
+      break;
+    case 'txz':
+      input = xzStream(file);
+      break;
+    case 'gz':
+    case 'bz2':
+    case 'xz': {
+      // A single compressed file: decompressed (bounded) into the temp dir, then placed.
+      const out = path.join(tmp, 'decompressed');
+      const decoded =
+        plan.archive === 'gz' ? [createReadStream(file), createGunzip()] : [plan.archive === 'bz2' ? bzip2Stream(file, asUser(ctx)) : xzStream(file)];
+      await pipeline([...decoded, bounded(ctx.maxBytes), createWriteStream(out, { flags: 'wx', mode: 0o600 })] as unknown as Parameters<typeof pipeline>, {
+        signal,
+      }).catch((e) => {
+        if (e instanceof ArtifactLimitError || e instanceof BerthError || signal.aborted) throw e;
+        throw new ArtifactDownloadError(`bad ${plan.archive === 'gz' ? 'gzip' : plan.archive} file: ${(e as Error).message}`);
+      });
+      input = await single(out, plan.fileName.replace(new RegExp(`\\.${plan.archive}$`, 'i'), '') || 'file');
       break;
     }
     default:
