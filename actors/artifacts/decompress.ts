@@ -5,6 +5,7 @@
  *
  * - xz: `xz-decompress` (xz-embedded compiled to WebAssembly: no native code, no install step;
  *   its dictionary is capped, and it decodes one buffer at a time as the stream is pulled).
+ * - reading a `file` source as the task's user: `cat`, run as that user.
  * - bzip2: the system's `bzip2 -dc` as a child process, fed on stdin, read from stdout (a pipe:
  *   when nobody reads, it blocks). No npm decoder fits: `unbzip2-stream` decodes every block
  *   it holds as soon as it arrives, whatever the reader, and keeps each block's output as a
@@ -92,6 +93,35 @@ export function bzip2Stream(file: string, user?: { uid: number; gid: number }): 
       if (code !== 0) throw new ArtifactDownloadError(`bad bzip2 file: ${stderr.trim().replace(/^bzip2: /, '') || `bzip2 exited with ${code}`}`);
     } finally {
       input.destroy();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    }
+  }
+  return Readable.from(gen(), { objectMode: false });
+}
+
+/**
+ * The file at `file` as `user` reads it: `cat` running as that user (berth must be root), so a
+ * `file` source or checksum file the task's user may not read is refused as it would be for
+ * the task (`cat: <path>: Permission denied`). Killed when the stream is destroyed.
+ */
+export function readFileAs(file: string, user: { uid: number; gid: number }): Readable {
+  const child = spawn('cat', ['--', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: '/usr/local/bin:/usr/bin:/bin' }, uid: user.uid, gid: user.gid });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => {
+    if (stderr.length < MAX_STDERR) stderr += c.toString('utf8').slice(0, MAX_STDERR - stderr.length);
+  });
+  const exited = new Promise<{ code: number | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => resolve({ code: null, error }));
+    child.once('close', (code) => resolve({ code }));
+  });
+  child.stdout.on('readable', () => undefined); // see bzip2Stream
+  async function* gen() {
+    try {
+      for await (const c of child.stdout) yield c as Buffer;
+      const { code, error } = await exited;
+      if (error || code !== 0) throw new ArtifactDownloadError(`source path error: ${stderr.trim() || error?.message || `cat exited with ${code}`}`);
+    } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     }

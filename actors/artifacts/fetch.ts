@@ -29,7 +29,7 @@ import { restoreSnapshot, type RestoreDest } from '../allocdir/restore.ts';
 import { interpolateEnv } from '../drivers/env.ts';
 import { ArtifactDownloadError, ArtifactError, ArtifactLimitError } from './errors.ts';
 import { CHECKSUM_TYPES, planArtifact, type ArtifactPlan, type ChecksumSpec } from './source.ts';
-import { bzip2Stream, xzStream } from './decompress.ts';
+import { bzip2Stream, readFileAs, xzStream } from './decompress.ts';
 import { singleFileTar, zipAsTar } from './tar-stream.ts';
 
 /** Most redirects followed (go-getter's client follows 10). */
@@ -79,7 +79,10 @@ async function download(plan: ArtifactPlan, file: string, ctx: FetchArtifactCont
     });
     if (!st.isFile()) throw new ArtifactError(`source ${plan.url} is not a regular file (berth fetches files, not directories)`);
     if (st.size > ctx.maxBytes) throw new ArtifactLimitError(`source ${plan.url} is ${st.size} bytes, over the limit of ${ctx.maxBytes}`);
-    await pipeline(createReadStream(plan.url), bounded(ctx.maxBytes), createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal });
+    // As root, the file is read as the task's user: what that user may not read is not fetched.
+    const user = asUser(ctx);
+    const from = user ? readFileAs(plan.url, user) : createReadStream(plan.url);
+    await pipeline(from, bounded(ctx.maxBytes), createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal });
     return;
   }
   const res = await httpGet(plan.url, signal, plan.headers);
@@ -144,26 +147,24 @@ async function expectedChecksum(spec: ChecksumSpec, plan: ArtifactPlan, ctx: Fet
   let text: string;
   if (spec.file.startsWith('/') || spec.file.startsWith('file:')) {
     const p = spec.file.startsWith('file:') ? decodeURIComponent(new URL(spec.file).pathname) : spec.file;
-    const fh = await open(p, 'r').catch((e: Error) => {
-      throw new ArtifactDownloadError(`checksum file ${p}: ${e.message}`);
-    });
-    try {
-      const buf = Buffer.alloc(MAX_CHECKSUM_FILE);
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      text = buf.subarray(0, bytesRead).toString('utf8');
-    } finally {
-      await fh.close();
+    const user = asUser(ctx);
+    if (user) {
+      text = (await readBounded(readFileAs(p, user), MAX_CHECKSUM_FILE, `checksum file ${p}`)).toString('utf8');
+    } else {
+      const fh = await open(p, 'r').catch((e: Error) => {
+        throw new ArtifactDownloadError(`checksum file ${p}: ${e.message}`);
+      });
+      try {
+        const buf = Buffer.alloc(MAX_CHECKSUM_FILE);
+        const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+        text = buf.subarray(0, bytesRead).toString('utf8');
+      } finally {
+        await fh.close();
+      }
     }
   } else {
     if (!/^https?:\/\//.test(spec.file)) throw new ArtifactError(`checksum file ${JSON.stringify(spec.file)} must be an http(s) URL or a file path`);
-    const parts: Buffer[] = [];
-    let n = 0;
-    for await (const c of await httpGet(spec.file, signal)) {
-      n += (c as Buffer).length;
-      if (n > MAX_CHECKSUM_FILE) throw new ArtifactLimitError(`checksum file ${spec.file} is over ${MAX_CHECKSUM_FILE} bytes`);
-      parts.push(c as Buffer);
-    }
-    text = Buffer.concat(parts).toString('utf8');
+    text = (await readBounded(await httpGet(spec.file, signal), MAX_CHECKSUM_FILE, `checksum file ${spec.file}`)).toString('utf8');
   }
   for (const line of text.split('\n')) {
     // GNU style "<hex>  <name>" (a '*' marks binary mode), or BSD style "SHA256 (<name>) = <hex>".
@@ -177,8 +178,27 @@ async function expectedChecksum(spec: ChecksumSpec, plan: ArtifactPlan, ctx: Fet
   throw new ArtifactDownloadError(`no checksum for ${plan.fileName} found in checksum file ${spec.file}`);
 }
 
-/** The task's user to run a helper process as: only when berth is root (it cannot switch otherwise). */
-const asUser = (ctx: FetchArtifactContext) => (isRoot() ? ctx.owner : undefined);
+/** All of `from`, at most `max` bytes; `what` names it when it is larger. */
+async function readBounded(from: AsyncIterable<unknown> & { destroy?(): void }, max: number, what: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let n = 0;
+  try {
+    for await (const c of from) {
+      n += (c as Buffer).length;
+      if (n > max) throw new ArtifactLimitError(`${what} is over ${max} bytes`);
+      parts.push(c as Buffer);
+    }
+  } finally {
+    from.destroy?.();
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * The task's user that reads sources and writes artifacts, when berth is root (it cannot switch
+ * otherwise) and the task's user is not root (a raw_exec task runs as berth).
+ */
+const asUser = (ctx: FetchArtifactContext) => (isRoot() && ctx.owner && ctx.owner.uid !== 0 ? ctx.owner : undefined);
 
 /** Unpacks or places the downloaded file through the restore staging. */
 async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchArtifactContext, signal: AbortSignal): Promise<void> {
@@ -219,11 +239,12 @@ async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchAr
     case 'xz': {
       // A single compressed file: decompressed (bounded) into the temp dir, then placed.
       const out = path.join(tmp, 'decompressed');
-      const decoded =
-        plan.archive === 'gz' ? [createReadStream(file), createGunzip()] : [plan.archive === 'bz2' ? bzip2Stream(file, asUser(ctx)) : xzStream(file)];
-      await pipeline([...decoded, bounded(ctx.maxBytes), createWriteStream(out, { flags: 'wx', mode: 0o600 })] as unknown as Parameters<typeof pipeline>, {
-        signal,
-      }).catch((e) => {
+      const write = createWriteStream(out, { flags: 'wx', mode: 0o600 });
+      const run =
+        plan.archive === 'gz'
+          ? pipeline(createReadStream(file), createGunzip(), bounded(ctx.maxBytes), write, { signal })
+          : pipeline(plan.archive === 'bz2' ? bzip2Stream(file, asUser(ctx)) : xzStream(file), bounded(ctx.maxBytes), write, { signal });
+      await run.catch((e) => {
         if (e instanceof ArtifactLimitError || e instanceof BerthError || signal.aborted) throw e;
         throw new ArtifactDownloadError(`bad ${plan.archive === 'gz' ? 'gzip' : plan.archive} file: ${(e as Error).message}`);
       });
@@ -236,7 +257,7 @@ async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchAr
   try {
     await restoreSnapshot(input, ctx.dest, {
       prevAllocId: '',
-      artifact: { under, label: plan.url },
+      artifact: { under, label: plan.url, ...(asUser(ctx) ? { writableBy: asUser(ctx) } : {}) },
       maxBytes: ctx.maxBytes,
       maxEntries: 100_000,
       gzip,
