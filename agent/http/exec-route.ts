@@ -1,6 +1,7 @@
 /**
  * `GET /v1/client/allocation/:id/exec`: Nomad's `alloc exec` over a WebSocket. Query:
- * `task`, `command` (a JSON array), `tty` (berth runs without a terminal). Frames are Nomad's:
+ * `task`, `command` (a JSON array), `tty` (`true` is refused by the driver: berth allocates no
+ * terminal; the session closes with that message). Frames are Nomad's:
  *
  * ```
  * client → agent  {"stdin":{"data":"<base64>"}}   {"stdin":{"close":true}}   {"tty_size":{...}} (ignored)
@@ -21,7 +22,7 @@ import type { AgentCore } from '../core.ts';
 type ExecFn = (
   task: string,
   argv: string[],
-  opts: { stdin?: AsyncIterable<Buffer>; signal?: AbortSignal; onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void },
+  opts: { stdin?: AsyncIterable<Buffer>; tty?: boolean; signal?: AbortSignal; onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void },
 ) => Promise<{ exitCode: number }>;
 
 /** The exec path, for the server's upgrade handler. */
@@ -90,6 +91,7 @@ async function session(core: AgentCore, ws: WebSocket, allocId: string, q: URLSe
   try {
     const result = await exec.call(runner, task, argv as string[], {
       stdin: stdin(),
+      tty: q.get('tty') === 'true',
       signal: ac.signal,
       onOutput: (stream, chunk) => send({ [stream]: { data: chunk.toString('base64') } }),
     });

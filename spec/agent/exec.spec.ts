@@ -3,6 +3,7 @@
  * Nomad's exec WebSocket, stdin in, stdout and stderr out, the command's exit code back.
  */
 import { expect } from 'chai';
+import { WebSocket } from 'ws';
 import { AgentProcess, waitFor } from '../support/agent.ts';
 import { CliProcess, stopCliProcesses } from '../support/cli.ts';
 
@@ -54,5 +55,15 @@ describe('agent: alloc exec', function () {
     expect(r.stdout).to.equal('got hello in t\n');
     expect(r.stderr).to.equal('oops\n');
     expect(r.code).to.equal(3);
+
+    // Nomad's CLI asks for a tty when its stdin is a terminal: berth allocates none and says so.
+    const url = `${agent.url.replace(/^http/, 'ws')}/v1/client/allocation/${alloc.ID}/exec?task=t&command=${encodeURIComponent('["/bin/sh"]')}&tty=true`;
+    const closed = await new Promise<{ code: number; reason: string }>((resolve, reject) => {
+      const ws = new WebSocket(url);
+      ws.on('error', reject);
+      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+    });
+    expect(closed.code).to.equal(1011);
+    expect(closed.reason).to.match(/a tty is not supported by berth; run without one/);
   });
 });
