@@ -62,7 +62,8 @@ describe('runner.exec: a command inside a running task', function () {
     const client = newClient();
     const r = client.addAlloc(makeAlloc([{ name: 'main', driver: 'raw_exec', config: { command: '/bin/sleep', args: ['30'] } }]));
     await viewWhere(client, r, () => running(r));
-    const e = await rejection(r.exec('main', ['/bin/sh'], { tty: true }));
+    // The public options have no tty; the agent's endpoint passes Nomad's `tty` through to the driver.
+    const e = await rejection(r.exec('main', ['/bin/sh'], { tty: true } as Parameters<AllocRunner['exec']>[2]));
     expect(e).to.be.instanceOf(ExecError);
     expect((e as Error).message).to.match(/a tty is not supported by berth; run without one/);
   });
