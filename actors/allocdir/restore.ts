@@ -42,6 +42,7 @@ import {
   lchownSync,
   symlinkSync,
   unlinkSync,
+  type Stats,
 } from 'node:fs';
 import { mkdtemp, open, realpath, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -100,9 +101,12 @@ export interface RestoreSnapshotOptions {
   /**
    * Unpack an artifact instead of a snapshot: every entry goes below this path relative to
    * `dest.dir` (a task dir), whatever its name, with the same staging, bounds and refusals;
-   * `label` names it in errors. Snapshot roots and the error log are not looked for.
+   * `label` names it in errors. Snapshot roots and the error log are not looked for. With
+   * `writableBy` (the task's user, when berth is root), an entry is only created or replaced in
+   * a dir of dest that user could write in (Unix permissions, sticky bit included): a root-owned
+   * dir of the chroot is not written into on the user's behalf.
    */
-  artifact?: { under: string; label: string };
+  artifact?: { under: string; label: string; writableBy?: { uid: number; gid: number } };
 }
 
 /** What {@link restoreSnapshot} restored. */
@@ -662,6 +666,7 @@ class Restore {
       if (st?.isSymbolicLink()) throw new SnapshotEscapeError(OBJECT_ESCAPES);
       if (st && !st.isDirectory()) throw this.#streamError(new Error(`${top} exists in ${this.#dest.dir} and is not a directory`));
       if (!st) {
+        this.#mayWrite('', undefined);
         // A task dir the dest has not built yet: made as the alloc dir makes its own (0777, the
         // owner's); an artifact's new top-level dir in a task dir: 0755.
         this.#fsStep(() => mkdirSync(d, { mode: 0o700 }), top);
@@ -683,6 +688,7 @@ class Restore {
         await this.#mergeDir(r);
         continue;
       }
+      this.#mayWrite(rel, st);
       if (st) {
         // Replacing a link in dest is fine (it is not followed) unless it points outside: then
         // the archive is trying to write where the link leads.
@@ -693,6 +699,18 @@ class Restore {
       }
       this.#fsStep(() => renameSync(path.join(this.#tree, r), d), r);
       this.#journal.push({ op: 'in', dest: d });
+    }
+  }
+
+  /** Refuses to create or replace (`existing`) an entry in dest's dir `rel` that the artifact's user could not. */
+  #mayWrite(rel: string, existing: Stats | undefined): void {
+    const who = this.#opts.artifact?.writableBy;
+    if (!who) return;
+    const dir = lstatSync(path.join(this.#base, rel));
+    const bits = dir.uid === who.uid ? dir.mode >> 6 : dir.gid === who.gid ? dir.mode >> 3 : dir.mode;
+    const sticky = (dir.mode & 0o1000) !== 0 && existing !== undefined && existing.uid !== who.uid && dir.uid !== who.uid;
+    if ((bits & 0o3) !== 0o3 || sticky) {
+      throw this.#streamError(new Error(`permission denied: uid ${who.uid} may not write in ${rel || 'the task dir'}`));
     }
   }
 

@@ -7,7 +7,8 @@
  *              non-2xx refused; bounded in bytes and time
  *     file:    a regular file, bounded in bytes
  *  ─► checksum (md5/sha1/sha256/sha512, or looked up in a `file:` checksum file)
- *  ─► unpack (.tar, .tar.gz/.tgz, .zip, .gz) or place the file, always as a tar stream through
+ *  ─► unpack (.tar, .tar.gz/.tgz, .tar.bz2/.tbz2, .tar.xz/.txz, .zip, .gz, .bz2, .xz) or place
+ *     the file, always as a tar stream through
  *     the snapshot restore's staging: nothing outside the task dir, no setuid, size bounded
  *  ─► temp file removed
  * ```
@@ -21,11 +22,14 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createGunzip } from 'node:zlib';
+import { BerthError } from '../../model/errors.ts';
 import type { Artifact } from '../../model/types.ts';
+import { isRoot } from '../allocdir/perms.ts';
 import { restoreSnapshot, type RestoreDest } from '../allocdir/restore.ts';
 import { interpolateEnv } from '../drivers/env.ts';
 import { ArtifactDownloadError, ArtifactError, ArtifactLimitError } from './errors.ts';
 import { CHECKSUM_TYPES, planArtifact, type ArtifactPlan, type ChecksumSpec } from './source.ts';
+import { bzip2Stream, readFileAs, xzStream } from './decompress.ts';
 import { singleFileTar, zipAsTar } from './tar-stream.ts';
 import { errorText } from '../../model/error-text.ts';
 
@@ -76,7 +80,10 @@ async function download(plan: ArtifactPlan, file: string, ctx: FetchArtifactCont
     });
     if (!st.isFile()) throw new ArtifactError(`source ${plan.url} is not a regular file (berth fetches files, not directories)`);
     if (st.size > ctx.maxBytes) throw new ArtifactLimitError(`source ${plan.url} is ${st.size} bytes, over the limit of ${ctx.maxBytes}`);
-    await pipeline(createReadStream(plan.url), bounded(ctx.maxBytes), createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal });
+    // As root, the file is read as the task's user: what that user may not read is not fetched.
+    const user = asUser(ctx);
+    const from = user ? readFileAs(plan.url, user) : createReadStream(plan.url);
+    await pipeline(from, bounded(ctx.maxBytes), createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal });
     return;
   }
   const res = await httpGet(plan.url, signal, plan.headers);
@@ -141,26 +148,24 @@ async function expectedChecksum(spec: ChecksumSpec, plan: ArtifactPlan, ctx: Fet
   let text: string;
   if (spec.file.startsWith('/') || spec.file.startsWith('file:')) {
     const p = spec.file.startsWith('file:') ? decodeURIComponent(new URL(spec.file).pathname) : spec.file;
-    const fh = await open(p, 'r').catch((e: Error) => {
-      throw new ArtifactDownloadError(`checksum file ${p}: ${e.message}`);
-    });
-    try {
-      const buf = Buffer.alloc(MAX_CHECKSUM_FILE);
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      text = buf.subarray(0, bytesRead).toString('utf8');
-    } finally {
-      await fh.close();
+    const user = asUser(ctx);
+    if (user) {
+      text = (await readBounded(readFileAs(p, user), MAX_CHECKSUM_FILE, `checksum file ${p}`)).toString('utf8');
+    } else {
+      const fh = await open(p, 'r').catch((e: Error) => {
+        throw new ArtifactDownloadError(`checksum file ${p}: ${e.message}`);
+      });
+      try {
+        const buf = Buffer.alloc(MAX_CHECKSUM_FILE);
+        const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+        text = buf.subarray(0, bytesRead).toString('utf8');
+      } finally {
+        await fh.close();
+      }
     }
   } else {
     if (!/^https?:\/\//.test(spec.file)) throw new ArtifactError(`checksum file ${JSON.stringify(spec.file)} must be an http(s) URL or a file path`);
-    const parts: Buffer[] = [];
-    let n = 0;
-    for await (const c of await httpGet(spec.file, signal)) {
-      n += (c as Buffer).length;
-      if (n > MAX_CHECKSUM_FILE) throw new ArtifactLimitError(`checksum file ${spec.file} is over ${MAX_CHECKSUM_FILE} bytes`);
-      parts.push(c as Buffer);
-    }
-    text = Buffer.concat(parts).toString('utf8');
+    text = (await readBounded(await httpGet(spec.file, signal), MAX_CHECKSUM_FILE, `checksum file ${spec.file}`)).toString('utf8');
   }
   for (const line of text.split('\n')) {
     // GNU style "<hex>  <name>" (a '*' marks binary mode), or BSD style "SHA256 (<name>) = <hex>".
@@ -174,12 +179,34 @@ async function expectedChecksum(spec: ChecksumSpec, plan: ArtifactPlan, ctx: Fet
   throw new ArtifactDownloadError(`no checksum for ${plan.fileName} found in checksum file ${spec.file}`);
 }
 
+/** All of `from`, at most `max` bytes; `what` names it when it is larger. */
+async function readBounded(from: AsyncIterable<unknown> & { destroy?(): void }, max: number, what: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let n = 0;
+  try {
+    for await (const c of from) {
+      n += (c as Buffer).length;
+      if (n > max) throw new ArtifactLimitError(`${what} is over ${max} bytes`);
+      parts.push(c as Buffer);
+    }
+  } finally {
+    from.destroy?.();
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * The task's user that reads sources and writes artifacts, when berth is root (it cannot switch
+ * otherwise) and the task's user is not root (a raw_exec task runs as berth).
+ */
+const asUser = (ctx: FetchArtifactContext) => (isRoot() && ctx.owner && ctx.owner.uid !== 0 ? ctx.owner : undefined);
+
 /** Unpacks or places the downloaded file through the restore staging. */
 async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchArtifactContext, signal: AbortSignal): Promise<void> {
   let under = plan.destination;
   let input: NodeJS.ReadableStream & { destroy?(): void };
   let gzip = false;
-  if (plan.mode === 'file' && (plan.archive === 'tar' || plan.archive === 'tgz' || plan.archive === 'zip')) {
+  if (plan.mode === 'file' && plan.archive && !['gz', 'bz2', 'xz'].includes(plan.archive)) {
     throw new ArtifactError(`mode "file" cannot hold a .${plan.archive} archive: use mode "any" or "dir", or options.archive = "false"`);
   }
   // mode file: the destination is the file itself; otherwise a dir the file goes into.
@@ -202,15 +229,27 @@ async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchAr
     case 'zip':
       input = await zipAsTar(file);
       break;
-    case 'gz': {
-      const out = path.join(tmp, 'gunzipped');
-      await pipeline(createReadStream(file), createGunzip(), bounded(ctx.maxBytes), createWriteStream(out, { flags: 'wx', mode: 0o600 }), { signal }).catch(
-        (e) => {
-          if (e instanceof ArtifactLimitError || signal.aborted) throw e;
-          throw new ArtifactDownloadError(`bad gzip file: ${errorText(e)}`);
-        },
-      );
-      input = await single(out, plan.fileName.replace(/\.gz$/i, '') || 'file');
+    case 'tbz2':
+      input = bzip2Stream(file, asUser(ctx));
+      break;
+    case 'txz':
+      input = xzStream(file);
+      break;
+    case 'gz':
+    case 'bz2':
+    case 'xz': {
+      // A single compressed file: decompressed (bounded) into the temp dir, then placed.
+      const out = path.join(tmp, 'decompressed');
+      const write = createWriteStream(out, { flags: 'wx', mode: 0o600 });
+      const run =
+        plan.archive === 'gz'
+          ? pipeline(createReadStream(file), createGunzip(), bounded(ctx.maxBytes), write, { signal })
+          : pipeline(plan.archive === 'bz2' ? bzip2Stream(file, asUser(ctx)) : xzStream(file), bounded(ctx.maxBytes), write, { signal });
+      await run.catch((e) => {
+        if (e instanceof ArtifactLimitError || e instanceof BerthError || signal.aborted) throw e;
+        throw new ArtifactDownloadError(`bad ${plan.archive === 'gz' ? 'gzip' : plan.archive} file: ${errorText(e)}`);
+      });
+      input = await single(out, plan.fileName.replace(new RegExp(`\\.${plan.archive}$`, 'i'), '') || 'file');
       break;
     }
     default:
@@ -219,7 +258,7 @@ async function place(plan: ArtifactPlan, file: string, tmp: string, ctx: FetchAr
   try {
     await restoreSnapshot(input, ctx.dest, {
       prevAllocId: '',
-      artifact: { under, label: plan.url },
+      artifact: { under, label: plan.url, ...(asUser(ctx) ? { writableBy: asUser(ctx) } : {}) },
       maxBytes: ctx.maxBytes,
       maxEntries: 100_000,
       gzip,

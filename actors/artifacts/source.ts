@@ -9,11 +9,29 @@ import path from 'node:path';
 import type { Artifact } from '../../model/types.ts';
 import { ArtifactError } from './errors.ts';
 
-/** Archive formats berth unpacks. */
-export type ArchiveFormat = 'tar' | 'tgz' | 'zip' | 'gz';
+/**
+ * Archive formats berth unpacks: tar, tar compressed with gzip (`tgz`), bzip2 (`tbz2`) or xz
+ * (`txz`), zip, and a single file compressed with gzip, bzip2 or xz.
+ */
+export type ArchiveFormat = 'tar' | 'tgz' | 'tbz2' | 'txz' | 'zip' | 'gz' | 'bz2' | 'xz';
 
 /** Formats go-getter knows that berth refuses (no maintained decoder chosen). */
-const REFUSED_FORMATS = ['tar.bz2', 'tbz2', 'tar.xz', 'txz', 'bz2', 'xz', 'tar.zst', 'zst'];
+const REFUSED_FORMATS = ['tar.zst', 'tzst', 'zst'];
+
+/** Extensions (and `archive` option values) to formats, longest first, as go-getter matches them. */
+const EXTENSIONS: [string, ArchiveFormat][] = [
+  ['tar.gz', 'tgz'],
+  ['tgz', 'tgz'],
+  ['tar.bz2', 'tbz2'],
+  ['tbz2', 'tbz2'],
+  ['tar.xz', 'txz'],
+  ['txz', 'txz'],
+  ['tar', 'tar'],
+  ['zip', 'zip'],
+  ['gz', 'gz'],
+  ['bz2', 'bz2'],
+  ['xz', 'xz'],
+];
 
 /** Hash algorithms of `options.checksum`, by the hex length a digest has. */
 export const CHECKSUM_TYPES = { md5: 32, sha1: 40, sha256: 64, sha512: 128 } as const;
@@ -114,14 +132,11 @@ export function archiveFormat(option: string | undefined, urlPath: string): Arch
   for (const ext of REFUSED_FORMATS) {
     if (name.endsWith(`.${ext}`)) {
       throw new ArtifactError(
-        `archive format .${ext} is not supported by berth (it unpacks .tar, .tar.gz, .tgz, .zip and .gz); set options.archive = "false" to fetch the file as it is`,
+        `archive format .${ext} is not supported by berth (it unpacks .tar, .tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz, .txz, .zip, .gz, .bz2 and .xz); set options.archive = "false" to fetch the file as it is`,
       );
     }
   }
-  if (name.endsWith('.tar.gz') || name.endsWith('.tgz')) return 'tgz';
-  if (name.endsWith('.tar')) return 'tar';
-  if (name.endsWith('.zip')) return 'zip';
-  if (name.endsWith('.gz')) return 'gz';
+  for (const [ext, format] of EXTENSIONS) if (name.endsWith(`.${ext}`)) return format;
   if (o && o !== 'true') throw new ArtifactError(`unknown archive format ${JSON.stringify(option)}`);
   return undefined;
 }

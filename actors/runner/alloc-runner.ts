@@ -98,6 +98,8 @@ export class AllocRunnerImpl implements AllocRunner {
   readonly #streams = new AllocStreams();
   /** Set once by the health tracker (Nomad's alloc health for deployments). */
   #deploymentStatus: AllocDeploymentStatus | undefined;
+  /** The deployment the verdict was for: a later deployment's view does not carry it. */
+  #deploymentStatusFor: string | undefined;
 
   constructor(opts: AllocRunnerOptions) {
     const { rt, alloc } = opts;
@@ -171,7 +173,7 @@ export class AllocRunnerImpl implements AllocRunner {
 
   #computeView(s: AllocSnapshot): Allocation {
     const view = this.#computeChartView(s);
-    if (!this.#deploymentStatus) return view;
+    if (!this.#deploymentStatus || view.deploymentId !== this.#deploymentStatusFor) return view;
     return { ...view, deploymentStatus: { ...view.deploymentStatus, ...this.#deploymentStatus } };
   }
 
@@ -198,6 +200,7 @@ export class AllocRunnerImpl implements AllocRunner {
   #setDeploymentStatus(status: AllocDeploymentStatus): void {
     if (this.#stopped || this.#state === 'destroyed') return;
     this.#deploymentStatus = { ...status };
+    this.#deploymentStatusFor = this.#actor.getSnapshot().context.alloc.deploymentId;
     this.#view = this.#computeView(this.#actor.getSnapshot());
     if (!this.#broadcaster.closed) this.#broadcaster.send(this.#view);
     this.#rt.bus.publish('alloc.updated', { allocId: this.allocId, alloc: this.#view });

@@ -13,7 +13,7 @@ import type { Subscription } from 'rxjs';
 import { healthNow, healthParams, unhealthyTaskText, type CheckView, type HealthParams } from '../../machines/policy/alloc-health.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import { taskGroupOf } from '../../model/status.ts';
-import type { TaskGroup, TaskState } from '../../model/types.ts';
+import type { Allocation, TaskGroup, TaskState } from '../../model/types.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
 import type { RunnerInternals, Runtime } from '../runner/runtime.ts';
 
@@ -94,21 +94,34 @@ function watchHealth(rt: Runtime, r: RunnerInternals, group: TaskGroup, p: Healt
   return stop;
 }
 
-/** The alloc runner hook that tracks health (prerun starts it; the alloc entering `stopping`, a destroy or a shutdown ends it). */
+/**
+ * The alloc runner hook that tracks health (prerun starts it; the alloc entering `stopping`, a
+ * destroy or a shutdown ends it). An update that moves the running alloc to another deployment
+ * starts the tracker again for it, as Nomad's health hook does (the earlier verdict belonged to
+ * the earlier deployment and is no longer part of the alloc's view).
+ */
 export function allocHealthHook(rt: Runtime): RunnerHook {
-  const watches = new Map<string, () => void>();
+  const watches = new Map<string, { deploymentId: string | undefined; stop: () => void }>();
   const stop = async ({ alloc }: { alloc: { id: string } }) => {
-    watches.get(alloc.id)?.();
+    watches.get(alloc.id)?.stop();
     watches.delete(alloc.id);
+  };
+  const start = (alloc: Allocation) => {
+    const group = taskGroupOf(alloc);
+    const p = healthParams(alloc, group);
+    const r = rt.registry.get(alloc.id);
+    watches.set(alloc.id, { deploymentId: alloc.deploymentId, stop: p && r ? watchHealth(rt, r, group, p) : () => undefined });
   };
   return {
     name: 'alloc_health',
     async prerun({ alloc }) {
-      const group = taskGroupOf(alloc);
-      const p = healthParams(alloc, group);
-      const r = rt.registry.get(alloc.id);
-      if (!p || !r || watches.has(alloc.id)) return;
-      watches.set(alloc.id, watchHealth(rt, r, group, p));
+      if (!watches.has(alloc.id)) start(alloc);
+    },
+    async update({ alloc }) {
+      const w = watches.get(alloc.id);
+      if (!w || w.deploymentId === alloc.deploymentId) return;
+      w.stop();
+      start(alloc);
     },
     destroy: stop,
     shutdown: stop,

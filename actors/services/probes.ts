@@ -8,6 +8,8 @@
  * Each resolves with a status and an output; none rejects (a failure is `critical`).
  * @module
  */
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import { httpCheckStatus, scriptCheckStatus, type CheckStatus } from '../../machines/policy/check-status.ts';
 import type { ServiceCheck } from '../../model/types.ts';
@@ -32,22 +34,59 @@ export type TaskExec = (
 
 const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-/** An HTTP check. */
-export async function probeHttp(check: ServiceCheck, ep: Endpoint, signal: AbortSignal): Promise<ProbeResult> {
+/**
+ * An HTTP check. Through node:http (not fetch, which drops a `Host` header): a `Host` header
+ * value becomes the request's host, as Nomad's checker sets it; no connection is kept.
+ */
+export function probeHttp(check: ServiceCheck, ep: Endpoint, signal: AbortSignal): Promise<ProbeResult> {
   const method = (check.method ?? 'GET').toUpperCase();
   const url = `${check.protocol ?? 'http'}://${joinHostPort(ep.address, ep.port)}${check.path?.startsWith('/') ? check.path : `/${check.path ?? ''}`}`;
-  const headers = new Headers();
-  for (const [k, vs] of Object.entries(check.header ?? {})) for (const v of vs) headers.append(k, v);
-  const timeout = AbortSignal.timeout(check.timeoutMs);
-  try {
-    const res = await fetch(url, { method, headers, redirect: 'manual', signal: AbortSignal.any([signal, timeout]) });
-    const body = await readBounded(res.body, MAX_CHECK_OUTPUT);
-    return { status: httpCheckStatus(res.status), output: `HTTP ${method} ${url}: ${res.status} ${res.statusText} Output: ${body}` };
-  } catch (e) {
-    if (timeout.aborted) return { status: 'critical', output: `Get ${JSON.stringify(url)}: context deadline exceeded (timeout ${check.timeoutMs} ms)` };
-    const cause = (e as { cause?: unknown }).cause;
-    return { status: 'critical', output: `${method} ${JSON.stringify(url)}: ${cause ? text(cause) : text(e)}` };
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, vs] of Object.entries(check.header ?? {})) {
+    if (!vs.length) continue;
+    // One Host: the first value (Go's Header.Get); every value of any other header.
+    headers[k] = k.toLowerCase() === 'host' ? vs[0]! : [...vs];
   }
+  const timeout = AbortSignal.timeout(check.timeoutMs);
+  const mod = check.protocol === 'https' ? https : http;
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (r: ProbeResult) => {
+      if (settled) return;
+      settled = true;
+      resolve(r);
+    };
+    const fail = (e: unknown) => {
+      if (timeout.aborted) return done({ status: 'critical', output: `Get ${JSON.stringify(url)}: context deadline exceeded (timeout ${check.timeoutMs} ms)` });
+      done({ status: 'critical', output: `${method} ${JSON.stringify(url)}: ${text(e)}` });
+    };
+    let req: http.ClientRequest;
+    try {
+      req = mod.request(url, { method, headers, agent: false, signal: AbortSignal.any([signal, timeout]) }, (res) => {
+        const parts: Buffer[] = [];
+        let n = 0;
+        const finish = () => {
+          res.destroy();
+          const code = res.statusCode ?? 0;
+          done({
+            status: httpCheckStatus(code),
+            output: `HTTP ${method} ${url}: ${code} ${res.statusMessage ?? ''} Output: ${Buffer.concat(parts).toString('utf8')}`,
+          });
+        };
+        res.on('data', (c: Buffer) => {
+          parts.push(c.subarray(0, MAX_CHECK_OUTPUT - n));
+          n += c.length;
+          if (n >= MAX_CHECK_OUTPUT) finish();
+        });
+        res.on('end', finish);
+        res.on('error', fail);
+      });
+    } catch (e) {
+      return fail(e);
+    }
+    req.on('error', fail);
+    req.end();
+  });
 }
 
 /** A TCP check. */
@@ -79,23 +118,4 @@ export async function probeScript(check: ServiceCheck, task: string, exec: TaskE
   } catch (e) {
     return { status: 'critical', output: /timed out/.test(text(e)) ? `Timed out (${check.timeoutMs} ms) running check` : text(e) };
   }
-}
-
-async function readBounded(body: ReadableStream<Uint8Array> | null, max: number): Promise<string> {
-  if (!body) return '';
-  const reader = body.getReader();
-  const parts: Buffer[] = [];
-  let n = 0;
-  try {
-    while (n < max) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const b = Buffer.from(value);
-      parts.push(b.subarray(0, max - n));
-      n += b.length;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return Buffer.concat(parts).toString('utf8');
 }

@@ -10,8 +10,8 @@
 import { fromCallback } from 'xstate';
 import type { TaskMachineEvent } from '../../machines/task.machine.ts';
 import { taskGroupOf } from '../../model/status.ts';
-import type { Service } from '../../model/types.ts';
-import { interpolateEnv } from '../drivers/env.ts';
+import type { Allocation, Service, Task } from '../../model/types.ts';
+import { buildTaskEnv, interpolateEnv } from '../drivers/env.ts';
 import { taskEnvironment } from '../runner/task-actors.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
 import type { Runtime } from '../runner/runtime.ts';
@@ -26,7 +26,28 @@ function depsOf(rt: Runtime): ServiceSetDeps {
   };
 }
 
-/** A task service with `${VAR}` replaced from the task's environment, as Nomad interpolates it. */
+/**
+ * The environment a group service is interpolated with, as Nomad builds it for the alloc
+ * without a task: the alloc's, job's and group's variables, the ports, job and group meta, the
+ * node's attributes; no task name, task dirs, limits or task env.
+ */
+export function groupEnvironment(rt: Runtime, alloc: Allocation): Record<string, string> {
+  const noTask: Task = { name: '', driver: '', config: {} };
+  const env = buildTaskEnv({
+    alloc,
+    task: noTask,
+    taskDir: { dir: '', localDir: '', secretsDir: '' },
+    allocDir: { dir: '', sharedDir: '' },
+    nodeId: rt.nodeId,
+    nodeName: rt.nodeName,
+    datacenter: rt.datacenter,
+    region: rt.region,
+  });
+  for (const k of ['NOMAD_TASK_NAME', 'NOMAD_TASK_DIR', 'NOMAD_SECRETS_DIR', 'NOMAD_ALLOC_DIR']) delete env[k];
+  return env;
+}
+
+/** A service with `${VAR}` replaced from its task's (or, for a group service, the alloc's) environment, as Nomad interpolates it. */
 export function interpolateService(s: Service, env: Record<string, string>): Service {
   const i = (t: string) => interpolateEnv(t, env);
   return {
@@ -91,10 +112,11 @@ export function groupServicesHook(rt: Runtime): RunnerHook {
       const group = taskGroupOf(alloc);
       if (!group.services?.length || sets.has(alloc.id)) return;
       const r = rt.registry.get(alloc.id);
+      const env = groupEnvironment(rt, alloc);
       const set = startServiceSet(depsOf(rt), {
         alloc,
         owner: { group: group.name },
-        services: group.services,
+        services: group.services.map((s) => interpolateService(s, env)),
         startedAt: rt.clock.now(),
         ...(r
           ? {

@@ -21,7 +21,7 @@ import type { AgentCore } from '../core.ts';
 type ExecFn = (
   task: string,
   argv: string[],
-  opts: { stdin?: AsyncIterable<Buffer>; signal?: AbortSignal; onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void },
+  opts: { stdin?: AsyncIterable<Buffer>; tty?: boolean; signal?: AbortSignal; onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void },
 ) => Promise<{ exitCode: number }>;
 
 /** The exec path, for the server's upgrade handler. */
@@ -92,6 +92,7 @@ async function session(core: AgentCore, ws: WebSocket, allocId: string, q: URLSe
   try {
     const result = await exec.call(runner, task, argv as string[], {
       stdin: stdin(),
+      tty: q.get('tty') === 'true',
       signal: ac.signal,
       onOutput: (stream, chunk) => send({ [stream]: { data: chunk.toString('base64') } }),
     });

@@ -250,12 +250,15 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
 
     /**
      * Runs `command` inside the running task: in its cgroup, and for exec in its chroot,
-     * namespaces and user (see {@link runExec}). TaskNotRunningError once the task exited.
+     * namespaces and user (see {@link runExec}). TaskNotRunningError once the task exited;
+     * ExecError for `tty` (no terminal is allocated).
      */
     async exec(handle: TaskHandle, command: string[], opts: ExecOptions = {}): Promise<ExecResult> {
       const st = stateOf(handle);
       if (readExitRecord(st.stateDir) || !isSameProcess(st.pid, st.startTime)) throw new TaskNotRunningError();
       if (!command.length || !command[0]) throw new ExecError('exec: no command given');
+      // No pseudo-terminal is allocated: refused rather than run as if there were one.
+      if (opts.tty) throw new ExecError('exec: a tty is not supported by berth; run without one (nomad alloc exec -t=false)');
       const target = kind.execTarget
         ? await kind.execTarget(handle, command)
         : { file: command[0], args: command.slice(1), cwd: handle.config.taskDir.dir, env: withHostEnv(handle.config) };

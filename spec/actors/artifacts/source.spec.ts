@@ -25,19 +25,26 @@ describe('artifacts: reading an artifact block as go-getter does', () => {
     });
   });
 
-  it('archive formats by extension, archive=false, a named format; bzip2 and xz refused with what to do', () => {
-    expect(['/a.tar', '/a.tar.gz', '/a.tgz', '/a.zip', '/a.gz', '/a.bin'].map((p) => archiveFormat(undefined, p))).to.deep.equal([
+  it('archive formats by extension, archive=false, a named format; zstd refused with what to do', () => {
+    const paths = ['/a.tar', '/a.tar.gz', '/a.tgz', '/a.tar.bz2', '/a.tbz2', '/a.tar.xz', '/a.txz', '/a.zip', '/a.gz', '/a.bz2', '/a.xz', '/a.bin'];
+    expect(paths.map((p) => archiveFormat(undefined, p))).to.deep.equal([
       'tar',
       'tgz',
       'tgz',
+      'tbz2',
+      'tbz2',
+      'txz',
+      'txz',
       'zip',
       'gz',
+      'bz2',
+      'xz',
       undefined,
     ]);
     expect(archiveFormat('false', '/a.zip')).to.equal(undefined);
     expect(archiveFormat('zip', '/download')).to.equal('zip');
-    expect(() => archiveFormat(undefined, '/a.tar.xz')).to.throw(ArtifactError, /\.tar\.xz is not supported by berth .* options\.archive = "false"/);
-    expect(() => archiveFormat(undefined, '/a.tar.bz2')).to.throw(ArtifactError);
+    expect(archiveFormat('tar.xz', '/download')).to.equal('txz');
+    expect(() => archiveFormat(undefined, '/a.tar.zst')).to.throw(ArtifactError, /\.tar\.zst is not supported by berth .* options\.archive = "false"/);
   });
 
   it('refuses bad checksums, other schemes and getters, unknown options, escaping destinations', () => {

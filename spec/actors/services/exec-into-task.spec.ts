@@ -4,6 +4,7 @@ import { makeAlloc } from '../../support/fixtures.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 import { TaskNotRunningError, TaskNotFoundError, TimeoutError } from '../../../model/errors.ts';
 import type { AllocRunner } from '../../../actors/client/types.ts';
+import { ExecError } from '../../../actors/drivers/exec-process.ts';
 
 const running = (r: AllocRunner) => r.alloc().taskStates?.main?.state === 'running';
 
@@ -55,6 +56,16 @@ describe('runner.exec: a command inside a running task', function () {
     const res = await r.exec('main', ['/bin/sh', '-c', 'head -c 3000000 /dev/zero'], { onOutput: (_s, c) => (streamed += c.length) });
     expect(streamed).to.equal(3_000_000);
     expect(res.stdout.length).to.equal(1024 * 1024);
+  });
+
+  it('a tty is refused by name (no terminal is allocated)', async () => {
+    const client = newClient();
+    const r = client.addAlloc(makeAlloc([{ name: 'main', driver: 'raw_exec', config: { command: '/bin/sleep', args: ['30'] } }]));
+    await viewWhere(client, r, () => running(r));
+    // The public options have no tty; the agent's endpoint passes Nomad's `tty` through to the driver.
+    const e = await rejection(r.exec('main', ['/bin/sh'], { tty: true } as Parameters<AllocRunner['exec']>[2]));
+    expect(e).to.be.instanceOf(ExecError);
+    expect((e as Error).message).to.match(/a tty is not supported by berth; run without one/);
   });
 
   it('a task that is not running: TaskNotRunningError', async () => {

@@ -104,4 +104,32 @@ describe('group services: tcp and script checks, deregistered before the shutdow
     clock.advance(SHUTDOWN_DELAY_MS);
     await viewWhere(client, r, (a) => a.taskStates?.main?.state === 'dead');
   });
+
+  it("interpolates a group service's name, tags, port label and address from the alloc's environment (no task variables)", async () => {
+    const client = newClient({ clock: new AdvancingClock(new Set()) });
+    const port = await freePort();
+    const alloc: Allocation = makeAlloc([{ name: 'main', driver: 'raw_exec', config: { command: '/bin/sleep', args: ['30'] }, killTimeoutMs: 1000 }], {
+      group: {
+        meta: { tier: 'gold', portName: 'http' },
+        networks: [{ mode: 'host', reservedPorts: [], dynamicPorts: [{ label: 'http' }] }],
+        services: [
+          {
+            name: '${NOMAD_JOB_ID}-${NOMAD_GROUP_NAME}',
+            portLabel: '${NOMAD_META_portName}',
+            address: '${NOMAD_IP_http}',
+            tags: ['alloc-${NOMAD_ALLOC_INDEX}', '${NOMAD_META_tier}', 'task-${NOMAD_TASK_NAME}'],
+          },
+        ],
+      },
+      allocatedResources: { tasks: {}, shared: { diskMB: 300, ports: [{ label: 'http', value: port, to: 0, hostIp: '127.0.0.2' }] } },
+    });
+    const r = client.addAlloc(alloc);
+    await viewWhere(client, r, (a) => a.taskStates?.main?.state === 'running');
+    const [reg] = client.services();
+    expect([reg!.serviceName, reg!.address, reg!.port]).to.deep.equal([`${alloc.jobId}-web`, '127.0.0.2', port]);
+    // A group service has no task: ${NOMAD_TASK_NAME} stays as written, as in Nomad.
+    expect(reg!.tags).to.deep.equal(['alloc-0', 'gold', 'task-${NOMAD_TASK_NAME}']);
+    client.updateAlloc({ ...alloc, desiredStatus: 'stop', allocModifyIndex: 2 });
+    await viewWhere(client, r, (a) => a.taskStates?.main?.state === 'dead');
+  });
 });
