@@ -17,6 +17,9 @@ const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: Benc
   P6: { title: 'snapshot migration', load: () => import('./p6-migration.ts') },
   P7: { title: 'viewer overhead', load: () => import('./p7-viewer.ts') },
   P8: { title: 'cgroups', load: () => import('./p8-cgroups.ts') },
+  P9: { title: 'agent throughput', load: () => import('./p9-agent-throughput.ts') },
+  P10: { title: 'blocking queries', load: () => import('./p10-blocking.ts') },
+  P11: { title: 'restore after kill -9', load: () => import('./p11-restore.ts') },
   P12: { title: 'tasks per alloc', load: () => import('./p12-tasks-per-alloc.ts') },
   S1: { title: 'service jobs', load: () => import('./s1-services.ts') },
 };
