@@ -12,6 +12,8 @@ export class ServerChild<Hello = unknown> {
     readonly hello: Hello,
   ) {
     this.exited = new Promise((r) => proc.once('exit', (code) => r(code)));
+    // A send racing the child's exit fails with EPIPE: the exit itself is what callers see.
+    proc.on('error', () => {});
     proc.on('message', (m) => {
       const p = this.pending;
       this.pending = undefined;
@@ -59,11 +61,7 @@ export class ServerChild<Hello = unknown> {
   async close(ms = 30_000): Promise<void> {
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
     const t = setTimeout(() => this.proc.kill('SIGKILL'), ms);
-    try {
-      this.proc.send({ cmd: 'exit' });
-    } catch {
-      this.proc.kill('SIGKILL');
-    }
+    if (this.proc.connected) this.proc.send({ cmd: 'exit' }, (err) => err && this.proc.kill('SIGKILL'));
     await this.exited;
     clearTimeout(t);
   }
