@@ -71,7 +71,12 @@ async function side(mode: 'agent' | 'bare', n: number, rounds: number, bodyBytes
       if (bad) throw new Error(`${mode}: a parked query answered ${bad.status} at index ${bad.index} (parked at ${first.index})`);
       if (r >= 0) {
         lastMs.push(Math.max(...answers.map((a) => a.at)) - t0);
-        medianEachMs.push(quantile(answers.map((a) => a.at - t0), 0.5));
+        medianEachMs.push(
+          quantile(
+            answers.map((a) => a.at - t0),
+            0.5,
+          ),
+        );
       }
     }
     return {
