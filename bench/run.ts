@@ -18,6 +18,9 @@ const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: Benc
   P6: { title: 'snapshot migration', load: () => import('./p6-migration.ts') },
   P7: { title: 'viewer overhead', load: () => import('./p7-viewer.ts') },
   P8: { title: 'cgroups', load: () => import('./p8-cgroups.ts') },
+  P9: { title: 'agent throughput', load: () => import('./p9-agent-throughput.ts') },
+  P10: { title: 'blocking queries', load: () => import('./p10-blocking.ts') },
+  P11: { title: 'restore after kill -9', load: () => import('./p11-restore.ts') },
   P12: { title: 'tasks per alloc', load: () => import('./p12-tasks-per-alloc.ts') },
   S1: { title: 'service jobs', load: () => import('./s1-services.ts') },
 };
@@ -40,7 +43,7 @@ function parseArgs(argv: string[]): { quick: boolean; only?: string[]; args: Rec
     else if (flag === '--out') out = value();
     else if (flag === '--help' || flag === '-h') {
       console.log(
-        'usage: npm run bench -- [--quick] [--only P1,P3] [--out file] [--p1-n N] [--p2-n N] [--p3-k 10,100,1000] [--p3-rounds R] [--p4-sends N] [--p5-map default|small] [--p6-mb MB] [--p6-small N] [--p7-n N] [--p7-rounds R] [--p8-n N] [--p8-rounds R] [--p9-files N] [--p9-rounds R]',
+        'usage: npm run bench -- [--quick] [--only P1,P3] [--out file] [--p1-n N] [--p2-n N] [--p3-k 10,100,1000] [--p3-rounds R] [--p4-sends N] [--p5-map default|small] [--p6-mb MB] [--p6-small N] [--p7-n N] [--p7-rounds R] [--p8-n N] [--p8-rounds R] [--p9-files N] [--p9-rounds R] (S1) [--p9-n N] [--p9-lat-rounds R] [--p10-n N] [--p10-rounds R] [--p11-n N]',
       );
       process.exit(0);
     } else if (flag.startsWith('--p')) args[flag.slice(2)] = value();

@@ -43,7 +43,7 @@ export function blocking(state: AgentState, tables: readonly Table[], read: (req
     if (!Number.isFinite(min) || min < 0) throw new ApiError(400, `Invalid index: ${raw}`);
     if (min > 0) {
       const wait = waitMs(req.query);
-      await state.waiters.wait(tables, min, Date.now() + wait + Math.random() * (wait / 16), req.signal);
+      await state.waiters.wait(tables, min, Date.now() + wait + Math.random() * (wait / 16), req.onClose);
     }
     const index = state.waiters.indexOf(tables);
     const q = [...req.query].filter(([k]) => k !== 'index' && k !== 'wait' && k !== 'stale').sort();

@@ -7,6 +7,12 @@
  */
 import type { Table } from './types.ts';
 
+/**
+ * Tells of a reader gone away without an AbortSignal: called with `gone` (call it when the reader
+ * leaves), returns what stops listening. A parked HTTP query uses its response's `close` event.
+ */
+export type GoneWatch = (gone: () => void) => () => void;
+
 interface Waiter {
   tables: readonly Table[];
   minIndex: number;
@@ -69,22 +75,35 @@ export class IndexWaiters {
 
   /**
    * Resolves once one of `tables` has an index above `minIndex`, or at `deadline` (ms since the
-   * epoch), or when `signal` aborts (a client that hung up); never rejects.
+   * epoch), or when the reader goes away (`signal` aborts, or `gone` from a {@link GoneWatch});
+   * never rejects.
    */
-  wait(tables: readonly Table[], minIndex: number, deadline: number, signal?: AbortSignal): Promise<void> {
-    if (this.indexOf(tables) > minIndex || deadline <= Date.now() || signal?.aborted) return Promise.resolve();
+  wait(tables: readonly Table[], minIndex: number, deadline: number, signal?: AbortSignal | GoneWatch): Promise<void> {
+    const aborted = typeof signal === 'object' && signal.aborted;
+    if (this.indexOf(tables) > minIndex || deadline <= Date.now() || aborted) return Promise.resolve();
     return new Promise((resolve) => {
+      let unwatch: (() => void) | undefined;
       const w: Waiter = {
         tables,
         minIndex,
         deadline,
         resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
+          unwatch?.();
           resolve();
         },
       };
-      const onAbort = () => this.#release(w);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      let goneEarly = false;
+      const onGone = () => {
+        if (this.#waiters.has(w)) this.#release(w);
+        else goneEarly = true;
+      };
+      if (typeof signal === 'function') unwatch = signal(onGone);
+      else if (signal) {
+        signal.addEventListener('abort', onGone, { once: true });
+        unwatch = () => signal.removeEventListener('abort', onGone);
+      }
+      // A watch may tell at once that the reader has already gone.
+      if (goneEarly) return w.resolve();
       this.#waiters.add(w);
       if (deadline < this.#timerAt) this.#arm(deadline);
     });

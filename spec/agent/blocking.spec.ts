@@ -4,7 +4,11 @@
  * at its own deadline.
  */
 import { expect } from 'chai';
-import { IndexWaiters } from '../../agent/state/blocking.ts';
+import { EventEmitter } from 'node:events';
+import { request, type ClientRequest } from 'node:http';
+import { startAgent, type Agent } from '../../agent/agent.ts';
+import { resolveAgentConfig } from '../../agent/config/config.ts';
+import { IndexWaiters, type GoneWatch } from '../../agent/state/blocking.ts';
 
 const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
@@ -62,5 +66,87 @@ describe('agent: blocking query waiters', () => {
     await b;
     expect(w.waiting).to.equal(0);
     expect(w.timers).to.equal(0);
+  });
+});
+
+describe('agent: blocking queries over HTTP, without an AbortSignal per parked query', function () {
+  this.timeout(60_000);
+  let agent: Agent;
+  before(async () => {
+    agent = await startAgent(resolveAgentConfig([], { dev: true, port: 0 }), { log: () => {} });
+  });
+  after(() => agent?.close());
+
+  /** Resolves when the agent's waiter set holds `n` readers (checked after each macrotask). */
+  async function waiting(n: number): Promise<void> {
+    for (let i = 0; agent.core.state.waiters.waiting !== n; i++) {
+      if (i > 10_000) throw new Error(`waiters: ${agent.core.state.waiters.waiting}, expected ${n}`);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  function park(index: number): { req: ClientRequest; answer: Promise<{ status: number; index: number }> } {
+    let req!: ClientRequest;
+    const answer = new Promise<{ status: number; index: number }>((resolve, reject) => {
+      req = request(`${agent.url}/v1/allocations?index=${index}&wait=5m`, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, index: Number(res.headers['x-nomad-index']) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    return { req, answer };
+  }
+
+  it('lets a parked query go when its client hangs up, and answers the others on a change', async () => {
+    const { state } = agent.core;
+    const at = state.waiters.indexOf(['allocs']);
+    const gone = park(at);
+    const stays = park(at);
+    await waiting(2);
+    const hungUp = new Promise<void>((r) => gone.req.on('error', () => r()));
+    gone.req.destroy();
+    await hungUp;
+    await waiting(1);
+    expect(state.waiters.timers).to.equal(1);
+    // One alloc changes: the query left parked is answered past the index it waited on.
+    state.waiters.changed(['allocs'], state.waiters.next());
+    const a = await stays.answer;
+    expect(a.status).to.equal(200);
+    expect(a.index).to.be.greaterThan(at);
+    expect([state.waiters.waiting, state.waiters.timers]).to.deep.equal([0, 0]);
+  });
+});
+
+describe('agent: a waiter told of its reader leaving by a watch function', () => {
+  const watch =
+    (e: EventEmitter): GoneWatch =>
+    (gone) => {
+      e.once('close', gone);
+      return () => e.off('close', gone);
+    };
+
+  it('is released when the reader leaves and stops listening when woken', async () => {
+    const w = new IndexWaiters();
+    const leaves = new EventEmitter();
+    const stays = new EventEmitter();
+    const a = w.wait(['allocs'], 5, Date.now() + 60_000, watch(leaves));
+    const b = w.wait(['allocs'], 5, Date.now() + 60_000, watch(stays));
+    expect(w.waiting).to.equal(2);
+    leaves.emit('close');
+    await a;
+    expect(w.waiting).to.equal(1);
+    w.changed(['allocs'], 10);
+    await b;
+    expect([w.waiting, w.timers, stays.listenerCount('close'), leaves.listenerCount('close')]).to.deep.equal([0, 0, 0, 0]);
+  });
+
+  it('does not park a reader the watch says has already gone', async () => {
+    const w = new IndexWaiters();
+    await w.wait(['allocs'], 5, Date.now() + 60_000, (gone) => {
+      gone();
+      return () => {};
+    });
+    expect([w.waiting, w.timers]).to.deep.equal([0, 0]);
   });
 });
