@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { gateOpen, nextCoordinatorState, type CoordinatorState } from '../../../machines/policy/lifecycle-gates.ts';
 import { getClientStatus, reportedClientStatus } from '../../../machines/policy/client-status.ts';
+import { groupKillEvent, killPhases } from '../../../machines/policy/kill-order.ts';
 import { MAX_RUN_DURATION_REASON, maxRunDeadline, maxRunDurationOf } from '../../../machines/policy/max-run-duration.ts';
 import { taskSettingsFor } from '../../../machines/policy/task-settings.ts';
 import { stageOf, taskRoles, type TaskRole, type TaskStage } from '../../../machines/policy/task-roles.ts';
@@ -155,5 +156,40 @@ describe('policy: task settings', () => {
     expect(tasks.web).to.include({ killSignal: 'SIGINT', killTimeoutMs: 5000, shutdownDelayMs: 0 });
     expect(tasks.slow).to.include({ killSignal: 'SIGTERM', killTimeoutMs: 20_000, shutdownDelayMs: 7 });
     expect(taskSettingsFor(a).tasks.slow!.killTimeoutMs).to.equal(30_000);
+  });
+});
+
+describe('policy: group kill event and kill phases (poststop tasks aside)', () => {
+  const leader: TaskRole = { ...role('lead', 'main'), leader: true };
+  const flush = role('flush', 'poststop');
+  const flushSidecar: TaskRole = { ...role('flushlog', 'poststop'), sidecar: true };
+
+  it('a dead poststop task (failed or not) triggers nothing and is never live', () => {
+    const roles = [role('web', 'main'), flush];
+    expect(groupKillEvent(roles, { web: ts('running'), flush: ts('dead', true) })).to.equal(undefined);
+    expect(groupKillEvent([role('web', 'main'), role('api', 'main'), flush], { web: ts('running'), api: ts('dead'), flush: ts('pending') })).to.equal(
+      undefined,
+    );
+  });
+
+  it('nothing live (poststop left aside): no kill', () => {
+    expect(groupKillEvent([role('web', 'main'), flush], { web: ts('dead', true), flush: ts('pending') })).to.equal(undefined);
+  });
+
+  it('only sidecars left: Main Tasks Dead; a poststop sidecar is not such a sidecar', () => {
+    expect(groupKillEvent([role('web', 'main'), role('log', 'poststart-sidecar')], { web: ts('dead'), log: ts('running') })).to.deep.equal({
+      type: 'Main Tasks Dead',
+    });
+    expect(groupKillEvent([role('web', 'main'), role('api', 'main'), flushSidecar], { web: ts('dead'), api: ts('running'), flushlog: ts('pending') })).to.equal(
+      undefined,
+    );
+  });
+
+  it('kill phases: leader, then mains, then sidecars; poststop tasks are not killed; empty phases dropped', () => {
+    expect(killPhases([role('log', 'poststart-sidecar'), role('web', 'main'), leader, flush, flushSidecar])).to.deep.equal([['lead'], ['web'], ['log']]);
+    expect(killPhases([role('web', 'main'), flush])).to.deep.equal([['web']]);
+    expect(killPhases([{ ...flush, leader: true }, role('web', 'main')]), 'a poststop leader is no leader').to.deep.equal([['web']]);
+    expect(killPhases([role('log', 'poststart-sidecar')])).to.deep.equal([['log']]);
+    expect(killPhases([flush])).to.deep.equal([]);
   });
 });
