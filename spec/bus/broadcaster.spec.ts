@@ -321,6 +321,19 @@ describe('AllocBroadcaster', () => {
     expect(late).to.deep.equal(['complete']);
   });
 
+  it('state$: unsubscribing lets go of the subject (before or after the first send)', () => {
+    const b = new AllocBroadcaster();
+    const early = b.state$.subscribe(() => undefined);
+    early.unsubscribe();
+    b.send(v(1));
+    const subject = b.subject as BehaviorSubject<Allocation>;
+    expect(subject.observed, 'an early subscriber that left is never subscribed').to.equal(false);
+    const late = b.state$.subscribe(() => undefined);
+    expect(subject.observed).to.equal(true);
+    late.unsubscribe();
+    expect(subject.observed, 'a late subscriber that left').to.equal(false);
+  });
+
   it('state$ after the first send: unsubscribing stops delivery', () => {
     const b = new AllocBroadcaster();
     b.send(v(1));

@@ -68,12 +68,12 @@ describe('model: status predicates', () => {
   });
 
   it('shouldMigrate: a previous alloc, not stopping, and a group whose ephemeral disk migrates', () => {
-    const base = makeAlloc([mockTask('web')], { group: { ephemeralDisk: { sticky: true, migrate: true, sizeMb: 10 } } });
+    const base = makeAlloc([mockTask('web')], { group: { ephemeralDisk: { sticky: true, migrate: true, sizeMB: 10 } } });
     expect(shouldMigrate({ ...base, previousAllocation: 'p' })).to.equal(true);
     expect(shouldMigrate({ ...base, previousAllocation: undefined })).to.equal(false);
     expect(shouldMigrate({ ...base, previousAllocation: 'p', desiredStatus: 'stop' })).to.equal(false);
     expect(shouldMigrate({ ...base, previousAllocation: 'p', taskGroup: 'other' })).to.equal(false);
-    const noMigrate = makeAlloc([mockTask('web')], { group: { ephemeralDisk: { sticky: true, migrate: false, sizeMb: 10 } } });
+    const noMigrate = makeAlloc([mockTask('web')], { group: { ephemeralDisk: { sticky: true, migrate: false, sizeMB: 10 } } });
     expect(shouldMigrate({ ...noMigrate, previousAllocation: 'p' })).to.equal(false);
   });
 

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { AllocDir } from '../../actors/allocdir/index.ts';
 import type { Allocation } from '../../model/types.ts';
 import type { RunnerHook } from '../../actors/runner/hooks.ts';
+import type { AllocDirHandle } from '../../actors/allocdir/handle.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -180,7 +181,7 @@ export async function until(pred: () => boolean | Promise<boolean>, ms = 5000, w
 export function watchDirDestroy(): {
   hook: RunnerHook;
   hooksRan: (allocId: string) => Promise<void>;
-  watch: (ad: AllocDir) => void;
+  watch: (ad: AllocDirHandle) => void;
   removing: () => boolean;
 } {
   let removing = false;
@@ -199,7 +200,8 @@ export function watchDirDestroy(): {
       },
     },
     hooksRan: wait,
-    watch(ad) {
+    watch(handle) {
+      const ad = handle as AllocDir; // the runner's handle is an AllocDir, whose lock this watches
       const destroy = ad.destroy.bind(ad);
       const lock = ad.lock;
       const exclusive = lock.exclusive;
