@@ -156,6 +156,17 @@ describe('policy: task settings', () => {
     expect(tasks.web).to.include({ killSignal: 'SIGINT', killTimeoutMs: 5000, shutdownDelayMs: 0 });
     expect(tasks.slow).to.include({ killSignal: 'SIGTERM', killTimeoutMs: 20_000, shutdownDelayMs: 7 });
     expect(taskSettingsFor(a).tasks.slow!.killTimeoutMs).to.equal(30_000);
+    expect(tasks.web).not.to.have.property('hooks');
+  });
+
+  it('a task with artifacts runs the prestart hook (to fetch them); an empty list does not', () => {
+    const a = makeAlloc([
+      mockTask('fetch', undefined, { artifacts: [{ source: 'https://example.com/x.tgz' }] }),
+      mockTask('none', undefined, { artifacts: [] }),
+    ]);
+    const { tasks } = taskSettingsFor(a);
+    expect(tasks.fetch!.hooks).to.deep.equal({ prestart: true });
+    expect(tasks.none).not.to.have.property('hooks');
   });
 });
 
