@@ -48,6 +48,7 @@ describe('policy: cgroup limits from task resources', () => {
   it('picks the least used cores, and says when the node has too few', () => {
     expect(pickCores([0, 1, 2, 3], { 0: 2, 1: 1 }, 2)).to.deep.equal([2, 3]);
     expect(pickCores([0, 1], { 0: 1, 1: 1 }, 1)).to.deep.equal([0]);
+    expect(pickCores([5, 4, 3, 2, 1, 0], {}, 2), 'all unused: the lowest numbers').to.deep.equal([0, 1]);
     expect(pickCores([0, 1], {}, 3)).to.deep.equal({ error: 'task asks for 3 cores but only 2 are available (0-1)' });
   });
 
@@ -59,6 +60,8 @@ describe('policy: cgroup limits from task resources', () => {
     expect(cgroupLimits({ memoryMB: 0, memoryMaxMB: 512 })).to.deep.equal({ memoryMaxBytes: 512 * MB });
     expect(cgroupLimits({ cores: 2.7 }, 99.9)).to.deep.equal({ cores: 2, pidsMax: 99 });
     expect(cgroupLimits(undefined, 1)).to.deep.equal({ pidsMax: 1 });
+    expect(cgroupLimits({ memoryMB: -5, memoryMaxMB: -1 })).to.deep.equal({});
+    expect(cgroupLimits({ memoryMB: -5, memoryMaxMB: 0 })).to.deep.equal({});
   });
 
   it('shares to weight: zero and below are 0; 1 share clamps to the minimum', () => {
@@ -82,6 +85,7 @@ describe('policy: cgroup limits from task resources', () => {
     expect(pickCores([0, 1, 2, 3], { 0: 2, 1: 1, 2: 1, 3: 0 }, 2)).to.deep.equal([1, 3]); // 3 unused, then 1 before 2 on the tie
     expect(pickCores([0, 1, 2, 3], { 0: 5, 3: 1 }, 2)).to.deep.equal([1, 2]);
     expect(pickCores([10, 2, 7], { 10: 0, 2: 3, 7: 0 }, 2)).to.deep.equal([7, 10]);
+    expect(pickCores([5, 4, 3, 2, 1, 0], {}, 2), 'all unused: the lowest numbers').to.deep.equal([0, 1]);
     expect(pickCores([0, 1], {}, 3)).to.deep.equal({ error: 'task asks for 3 cores but only 2 are available (0-1)' });
   });
 });

@@ -202,5 +202,9 @@ describe('policy: group kill event and kill phases (poststop tasks aside)', () =
     expect(killPhases([{ ...flush, leader: true }, role('web', 'main')]), 'a poststop leader is no leader').to.deep.equal([['web']]);
     expect(killPhases([role('log', 'poststart-sidecar')])).to.deep.equal([['log']]);
     expect(killPhases([flush])).to.deep.equal([]);
+    expect(killPhases([{ ...role('log', 'poststart-sidecar'), leader: true }, role('web', 'main')]), 'a sidecar leader goes first, once').to.deep.equal([
+      ['log'],
+      ['web'],
+    ]);
   });
 });
