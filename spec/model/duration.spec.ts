@@ -52,6 +52,10 @@ describe('Go durations', () => {
     expect(() => parseGoDuration('.s')).to.throw(InvalidDurationError, 'time: invalid duration ".s"');
     expect(() => parseGoDuration('1d')).to.throw(InvalidDurationError, 'time: invalid duration "1d"');
     expect(() => parseGoDuration('1 s')).to.throw(InvalidDurationError, 'time: invalid duration "1 s"');
+    expect(() => parseGoDuration('ab1s')).to.throw(InvalidDurationError, 'time: invalid duration "ab1s"');
+    expect(() => parseGoDuration('1sx5')).to.throw(InvalidDurationError, 'time: invalid duration "1sx5"');
+    expect(() => parseGoDuration('1.55')).to.throw(InvalidDurationError, 'time: missing unit in duration "1.55"');
+    expect(parseGoDuration('.25s')).to.equal(250);
   });
 
   it('toMs: absent is 0; a negative or non-finite value is refused with the field name', () => {

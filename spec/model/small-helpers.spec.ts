@@ -27,6 +27,7 @@ describe('model: allocResult', () => {
       withStates('failed', {
         web: dead({ failed: true, exitCode: 137, signal: 9, oomKilled: true, restarts: 2, startedAt: 10, finishedAt: 20 }),
         api: dead({ exitCode: 0 }),
+        never: dead(),
       }),
     );
     expect(r).to.deep.equal({
@@ -34,6 +35,7 @@ describe('model: allocResult', () => {
       tasks: {
         web: { state: 'dead', failed: true, exitCode: 137, signal: 9, oomKilled: true, restarts: 2, startedAt: 10, finishedAt: 20 },
         api: { state: 'dead', failed: false, exitCode: 0, oomKilled: false, restarts: 0 },
+        never: { state: 'dead', failed: false, oomKilled: false, restarts: 0 },
       },
     });
   });
@@ -73,6 +75,7 @@ describe('model: status predicates', () => {
     expect(shouldMigrate({ ...base, previousAllocation: undefined })).to.equal(false);
     expect(shouldMigrate({ ...base, previousAllocation: 'p', desiredStatus: 'stop' })).to.equal(false);
     expect(shouldMigrate({ ...base, previousAllocation: 'p', taskGroup: 'other' })).to.equal(false);
+    expect(shouldMigrate({ ...makeAlloc([mockTask('web')]), previousAllocation: 'p' }), 'no ephemeral disk').to.equal(false);
     const noMigrate = makeAlloc([mockTask('web')], { group: { ephemeralDisk: { sticky: true, migrate: false, sizeMB: 10 } } });
     expect(shouldMigrate({ ...noMigrate, previousAllocation: 'p' })).to.equal(false);
   });
