@@ -33,6 +33,6 @@ export default {
   jsonReporter: { fileName: `reports/mutation/${name}.json` },
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
-  ignorePatterns: ['dist', 'docs', 'reports', 'sim/tmp', 'bench/results*.json', '.git'],
+  ignorePatterns: ['dist', 'reports', 'sim/tmp', 'bench/results*.json', '.git'],
   disableTypeChecks: '{machines,bus,model,actors}/**/*.ts',
 };

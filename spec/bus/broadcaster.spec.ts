@@ -126,11 +126,22 @@ describe('AllocBroadcaster', () => {
   /** A signal whose abort listeners are counted as they are added and removed. */
   function countedSignal() {
     const ctl = new AbortController();
-    const live = { n: 0 };
+    // Counts the listeners really registered: a remove for another type or function removes nothing.
+    const registered = new Set<string>();
+    const fns = new Map<unknown, number>();
+    const key = (type: string, fn: unknown) => {
+      if (!fns.has(fn)) fns.set(fn, fns.size);
+      return `${type}#${fns.get(fn)}`;
+    };
+    const live = {
+      get n() {
+        return registered.size;
+      },
+    };
     const add = ctl.signal.addEventListener.bind(ctl.signal);
     const remove = ctl.signal.removeEventListener.bind(ctl.signal);
-    ctl.signal.addEventListener = ((...a: Parameters<typeof add>) => (live.n++, add(...a))) as typeof add;
-    ctl.signal.removeEventListener = ((...a: Parameters<typeof remove>) => (live.n--, remove(...a))) as typeof remove;
+    ctl.signal.addEventListener = ((...a: Parameters<typeof add>) => (registered.add(key(a[0], a[1])), add(...a))) as typeof add;
+    ctl.signal.removeEventListener = ((...a: Parameters<typeof remove>) => (registered.delete(key(a[0], a[1])), remove(...a))) as typeof remove;
     return { ctl, live };
   }
 
@@ -235,5 +246,102 @@ describe('AllocBroadcaster', () => {
     expect((subject as unknown as { observers: unknown[] }).observers).to.have.length(0);
     b.close();
     expect(subject.isStopped).to.equal(true);
+  });
+
+  it('a close wakes a next() waiting without a signal with undefined', async () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    const p = l.next();
+    l.close();
+    expect(await p).to.equal(undefined);
+    const l2 = b.listen();
+    const q = l2.next();
+    b.close();
+    expect(await q).to.equal(undefined);
+  });
+
+  it('after an aborted next(signal), the listener takes a new next() (the waiter is cleared)', async () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    const ac = new AbortController();
+    const p = l.next(ac.signal);
+    ac.abort(new Error('gave up'));
+    expect(((await p.catch((e) => e)) as Error).message).to.equal('gave up');
+    const q = l.next();
+    b.send(v(3));
+    expect((await q)!.allocModifyIndex).to.equal(3);
+    l.close();
+  });
+
+  it('a listener of a closed broadcaster closes cleanly, keeping its primed value', async () => {
+    const b = new AllocBroadcaster();
+    b.send(v(2));
+    b.close();
+    const l = b.listen();
+    expect((await l.next())!.allocModifyIndex).to.equal(2);
+    expect(() => l.close()).not.to.throw();
+    expect(await l.next()).to.equal(undefined);
+  });
+
+  it('a send from inside a listener callback is accepted (true), and a stale one refused (false)', () => {
+    const b = new AllocBroadcaster();
+    const l = b.listen();
+    const results: boolean[] = [];
+    l.updates$.subscribe((a) => {
+      if (a.allocModifyIndex === 1) results.push(b.send(v(2)), b.send(v(0)));
+    });
+    b.send(v(1));
+    expect(results).to.deep.equal([true, false]);
+    expect(b.last!.allocModifyIndex).to.equal(2);
+    l.close();
+  });
+
+  it('state$: a subscriber before the first send gets it; unsubscribed, it gets nothing more; one after close of a never-sent broadcaster just completes', () => {
+    const b = new AllocBroadcaster();
+    const seen: number[] = [];
+    let completed = 0;
+    const sub = b.state$.subscribe({ next: (a) => seen.push(a.allocModifyIndex), complete: () => completed++ });
+    const gone = b.state$.subscribe({ next: (a) => seen.push(-a.allocModifyIndex), complete: () => completed++ });
+    gone.unsubscribe(); // before the first send
+    b.send(v(1));
+    sub.unsubscribe();
+    b.send(v(2));
+    expect(seen).to.deep.equal([1]);
+    expect(completed).to.equal(0);
+
+    const c = new AllocBroadcaster();
+    const early: string[] = [];
+    c.state$.subscribe({ next: () => early.push('next'), complete: () => early.push('complete') });
+    const left = c.state$.subscribe({ complete: () => early.push('left completed') });
+    left.unsubscribe();
+    c.close();
+    expect(early, 'an early subscriber is completed by close, an unsubscribed one is not').to.deep.equal(['complete']);
+    const late: string[] = [];
+    c.state$.subscribe({ next: () => late.push('next'), complete: () => late.push('complete') });
+    expect(late).to.deep.equal(['complete']);
+  });
+
+  it('state$: unsubscribing lets go of the subject (before or after the first send)', () => {
+    const b = new AllocBroadcaster();
+    const early = b.state$.subscribe(() => undefined);
+    early.unsubscribe();
+    b.send(v(1));
+    const subject = b.subject as BehaviorSubject<Allocation>;
+    expect(subject.observed, 'an early subscriber that left is never subscribed').to.equal(false);
+    const late = b.state$.subscribe(() => undefined);
+    expect(subject.observed).to.equal(true);
+    late.unsubscribe();
+    expect(subject.observed, 'a late subscriber that left').to.equal(false);
+  });
+
+  it('state$ after the first send: unsubscribing stops delivery', () => {
+    const b = new AllocBroadcaster();
+    b.send(v(1));
+    const seen: number[] = [];
+    const sub = b.state$.subscribe((a) => seen.push(a.allocModifyIndex));
+    b.send(v(2));
+    sub.unsubscribe();
+    b.send(v(3));
+    expect(seen).to.deep.equal([1, 2]);
   });
 });

@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { checkArchive, type Entry } from './restore-check.ts';
+import { rootOnly } from '../support/skips.ts';
 
 const cases: Array<{ name: string; entries: Entry[] }> = [
   {
@@ -85,4 +86,9 @@ describe('restore property: shrunk counterexamples (#10)', () => {
   after(() => rm(root, { recursive: true, force: true }));
 
   for (const c of cases) it(c.name, () => checkArchive(root, outside, c.entries));
+
+  it('no case leaves a restored entry owned by root (root)', async function () {
+    rootOnly(this, 'to restore as root and chown the pre-populated files');
+    for (const c of cases) await checkArchive(root, outside, c.entries, { owners: true });
+  });
 });

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { checkArchive, type Entry, type Kind } from './restore-check.ts';
 import { propertyRuns, propertyTimeout } from './settings.ts';
+import { rootOnly } from '../support/skips.ts';
 
 // Names from a small alphabet, so that paths collide, nest under links and climb with `..`.
 const component = fc.constantFrom('alloc', 'data', 'web', 'local', 'a', 'b', '.', '..', 'logs', 'x'.repeat(120));
@@ -69,6 +70,14 @@ describe('property: restoreSnapshot of random archives (#10)', function () {
     await fc.assert(
       fc.asyncProperty(archiveEntries, (entries) => checkArchive(root, outside, entries)),
       propertyRuns(50),
+    );
+  });
+
+  it('never leaves a restored entry owned by root (root)', async function () {
+    rootOnly(this, 'to restore as root and chown the pre-populated files');
+    await fc.assert(
+      fc.asyncProperty(archiveEntries, (entries) => checkArchive(root, outside, entries, { owners: true })),
+      propertyRuns(25),
     );
   });
 });

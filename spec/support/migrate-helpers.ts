@@ -14,6 +14,8 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { AllocDir } from '../../actors/allocdir/index.ts';
 import type { Allocation } from '../../model/types.ts';
+import type { RunnerHook } from '../../actors/runner/hooks.ts';
+import type { AllocDirHandle } from '../../actors/allocdir/handle.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -168,4 +170,55 @@ export async function until(pred: () => boolean | Promise<boolean>, ms = 5000, w
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * Watches an alloc's destroy with no sleep: `hook` (give it to the client) resolves `hooksRan`
+ * when the destroy hooks of `allocId` ran, the step just before the runner removes the alloc dir;
+ * `removing()` turns true once the dir's `destroy` holds the dir's lock and starts removing.
+ * After `hooksRan` and one loop turn, a removal not held off by copies in flight has begun.
+ */
+export function watchDirDestroy(): {
+  hook: RunnerHook;
+  hooksRan: (allocId: string) => Promise<void>;
+  watch: (ad: AllocDirHandle) => void;
+  removing: () => boolean;
+} {
+  let removing = false;
+  const ran = new Map<string, () => void>();
+  const waits = new Map<string, Promise<void>>();
+  const wait = (id: string) => {
+    if (!waits.has(id)) waits.set(id, new Promise<void>((r) => ran.set(id, r)));
+    return waits.get(id)!;
+  };
+  return {
+    hook: {
+      name: 'destroy-watch',
+      destroy: async (ctx) => {
+        void wait(ctx.alloc.id);
+        ran.get(ctx.alloc.id)!();
+      },
+    },
+    hooksRan: wait,
+    watch(handle) {
+      const ad = handle as AllocDir; // the runner's handle is an AllocDir, whose lock this watches
+      const destroy = ad.destroy.bind(ad);
+      const lock = ad.lock;
+      const exclusive = lock.exclusive;
+      ad.destroy = () => {
+        // destroy() asks for the lock synchronously: wrap only that call's critical section.
+        lock.exclusive = <T>(fn: () => Promise<T>) =>
+          exclusive.call(lock, () => {
+            removing = true;
+            return fn();
+          }) as Promise<T>;
+        try {
+          return destroy();
+        } finally {
+          lock.exclusive = exclusive;
+        }
+      };
+    },
+    removing: () => removing,
+  };
 }

@@ -150,4 +150,35 @@ describe('allocdir escape checks', () => {
     expect(isNotFound({ code: 'EACCES' })).to.equal(false);
     expect(isNotFound(undefined)).to.equal(false);
   });
+
+  describe('edge cases of the walk (mutation testing)', () => {
+    it('"." and empty components never stand in for a real one that ".." must climb out of', async () => {
+      const base = await realpath(await tmp.make());
+      await mkdir(path.join(base, 'a'));
+      expect(await resolveInTree(base, './..')).to.equal('outside');
+      expect(await resolveInTree(base, 'a//../..')).to.equal('outside');
+      expect(await resolveInTree(base, 'a/./../..')).to.equal('outside');
+      expect(await resolveInTree(base, 'a//./..')).to.equal('inside');
+    });
+
+    it('an absolute link inside the tree is followed from the tree, not from /', async () => {
+      const base = await realpath(await tmp.make());
+      await symlink(`${base}/x/../../..`, path.join(base, 'abs'));
+      expect(await resolveInTree(base, 'abs')).to.equal('outside');
+      await symlink(`${base}/x/..`, path.join(base, 'abs-in'));
+      expect(await resolveInTree(base, 'abs-in')).to.equal('inside');
+    });
+
+    it('an error other than "not found" is thrown, never judged (a 300-byte name: ENAMETOOLONG)', async () => {
+      const base = await realpath(await tmp.make());
+      const long = 'x'.repeat(300);
+      const code = (p: Promise<unknown>) => p.then(
+        () => 'resolved',
+        (e: NodeJS.ErrnoException) => e.code,
+      );
+      expect(await code(resolveInTree(base, `${long}/..`))).to.equal('ENAMETOOLONG');
+      expect(await code(symlinkInParentChain(base, `${long}/f`))).to.equal('ENAMETOOLONG');
+      expect(await code(exists(path.join(base, long)))).to.equal('ENAMETOOLONG');
+    });
+  });
 });

@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { Header, Pax } from 'tar';
 import { SnapshotEscapeError, SnapshotLimitError } from '../../../model/errors.ts';
 import { AllocDir, SnapshotStreamError, restoreSnapshot } from '../../../actors/allocdir/index.ts';
-import { isRoot, streamOf, tarOf, tempDirs, type TarEntry } from './helpers.ts';
+import { needRoot, streamOf, tarOf, tempDirs, type TarEntry } from './helpers.ts';
 import { fingerprint } from './tree.ts';
 
 /** Header blocks with a pax header in front (for names past 100 bytes). */
@@ -158,18 +158,30 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
       expect((await stat(path.join(dest.dataDir, 'd'))).mode & 0o7777).to.equal(0o1775);
       expect((await stat(path.join(dest.dataDir, 'plain'))).mode & 0o7777).to.equal(0o640);
       expect(res.setuidStripped).to.deep.equal(['alloc/data/su', 'alloc/data/sg', 'alloc/data/d']);
-      if (isRoot()) {
-        for (const f of ['su', 'sg', 'd', 'plain']) expect((await stat(path.join(dest.dataDir, f))).uid, f).to.equal(65534);
-      }
+    });
+
+    it('gives the stripped files to nobody, never to root (root)', async function () {
+      needRoot(this);
+      const dest = await newAllocDir();
+      await restoreSnapshot(
+        streamOf(
+          tarOf([
+            { path: 'alloc/data/su', body: '#!/bin/sh\nid -u\n', mode: 0o4755 },
+            { path: 'alloc/data/sg', body: 'x', mode: 0o2711 },
+            { path: 'alloc/data/d', type: 'Directory', mode: 0o3775 },
+            { path: 'alloc/data/plain', body: 'x', mode: 0o640 },
+          ]),
+        ),
+        dest,
+        { prevAllocId: 'p' },
+      );
+      for (const f of ['su', 'sg', 'd', 'plain']) expect((await stat(path.join(dest.dataDir, f))).uid, f).to.equal(65534);
     });
   });
 
   describe('owners are mapped, never kept', () => {
     it("a task's local/ goes to the task's user, alloc/data to nobody, and root is never used (root)", async function () {
-      if (!isRoot()) {
-        this.test!.title += ' (skipped: needs root to chown)';
-        return this.skip();
-      }
+      needRoot(this);
       const dest = await newAllocDir();
       await restoreSnapshot(
         streamOf(
@@ -250,20 +262,28 @@ describe('restoreSnapshot against hostile archives (#10)', () => {
       expect(err).to.be.instanceOf(SnapshotEscapeError);
     });
 
-    it('alloc/logs cannot be replaced, and alloc/ keeps its owner', async () => {
-      const err = await refused(
-        tarOf([
-          { path: 'alloc', type: 'Directory', mode: 0o700 },
-          { path: 'alloc/data/x', body: 'x' },
-          { path: 'alloc/logs', body: 'not a dir any more' },
-        ]),
-        async (ad) => {
-          await prep(ad);
-          if (isRoot()) await chown(ad.sharedDir, 65534, 65534);
-        },
-      );
+    const replacesLogs = tarOf([
+      { path: 'alloc', type: 'Directory', mode: 0o700 },
+      { path: 'alloc/data/x', body: 'x' },
+      { path: 'alloc/logs', body: 'not a dir any more' },
+    ]);
+
+    it('alloc/logs cannot be replaced', async () => {
+      const err = await refused(replacesLogs, prep);
       expect(err).to.be.instanceOf(SnapshotStreamError);
       expect((err as Error).message).to.match(/not under alloc\/data or a task's local/);
+    });
+
+    it('alloc/ keeps its owner when an archive tries to replace it (root)', async function () {
+      needRoot(this);
+      let shared = '';
+      const err = await refused(replacesLogs, async (ad) => {
+        await prep(ad);
+        shared = ad.sharedDir;
+        await chown(ad.sharedDir, 65534, 65534);
+      });
+      expect(err).to.be.instanceOf(SnapshotStreamError);
+      expect((await stat(shared)).uid).to.equal(65534);
     });
 
     it('a merge into a populated dest replaces files and keeps the rest on success', async () => {

@@ -206,8 +206,8 @@ describe('client: host kill -9, then restore on the same data dir (checked again
     opened.push(client);
     const [r] = await client.restore();
     expect(r!.allocId).to.equal(ids.exited);
+    // complete is terminal: a second run would have come before it, not after.
     await viewWhere(client, r!, (a) => a.clientStatus === 'complete');
-    await new Promise((res) => setTimeout(res, 50));
     expect(runs(dataDir, 'exited')).to.equal(1);
     expect(r!.alloc().taskStates!.web!.events.filter((e) => e.type === 'Terminated')).to.have.length(1);
     await expectNothingLeft(client, dataDir);

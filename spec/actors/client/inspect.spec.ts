@@ -1,8 +1,12 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer } from 'ws';
+import { Subject } from 'rxjs';
 import { Actor, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { connectInspector } from '../../../actors/inspect/ws-inspector.ts';
 import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
@@ -82,6 +86,63 @@ describe('inspection', () => {
       }
     });
 
+    /**
+     * Watches the client's bus from inside: `messages$` is the bus Subject's `asObservable()`, whose
+     * `source` is the Subject itself. Counts the messages built (each `next`) and the most
+     * observers it ever had at a publish.
+     */
+    function busProbe(bus: { messages$: unknown }): { built: () => number; observers: () => number } {
+      const subject = (bus.messages$ as { source: Subject<unknown> & { observers: unknown[] } }).source;
+      expect(subject).to.be.instanceOf(Subject);
+      let built = 0;
+      let most = 0;
+      const next = subject.next.bind(subject);
+      subject.next = (m: unknown) => {
+        built++;
+        most = Math.max(most, subject.observers.length);
+        next(m);
+      };
+      return { built: () => built, observers: () => most };
+    }
+
+    it('the bus keeps only berth’s own listener (the GC) when inspection, viewer and recording are off, and when only the inspect option is on', async () => {
+      const probe = probeInspect();
+      try {
+        const off = newClient();
+        const offBus = busProbe(off.bus);
+        const r = off.addAlloc(makeAlloc([mockTask('web', { run_for: '5ms' })], { jobType: 'batch' }));
+        await r.waitFor('stopping');
+        await r.destroy();
+        expect(r.alloc().clientStatus).to.equal('complete');
+        expect(offBus.built(), 'messages published (the GC listens to alloc.state)').to.be.greaterThan(0);
+        expect(offBus.observers(), 'bus listeners at any publish: the GC collector only').to.equal(1);
+        expect(probe.attached(), 'system.inspect calls').to.equal(0);
+      } finally {
+        probe.restore();
+      }
+      const inspected = newClient({ inspect: () => {} });
+      const inspectedBus = busProbe(inspected.bus);
+      const r2 = inspected.addAlloc(makeAlloc([mockTask('web', { run_for: '5ms' })], { jobType: 'batch' }));
+      await r2.waitFor('stopping');
+      await r2.destroy();
+      expect(inspectedBus.observers(), 'the inspect option adds no bus listener').to.equal(1);
+    });
+
+    it('the bus probe sees the recorder’s listener (so the test above can fail)', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'berth-rec-'));
+      try {
+        const client = newClient({ record: join(dir, 'rec.jsonl') });
+        const bus = busProbe(client.bus);
+        const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '5ms' })], { jobType: 'batch' }));
+        await r.waitFor('stopping');
+        await r.destroy();
+        await client.shutdown();
+        expect(bus.observers()).to.equal(2);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('the probe sees the observer the inspect option attaches (so the test above can fail)', async () => {
       const probe = probeInspect();
       try {
@@ -108,7 +169,9 @@ describe('inspection', () => {
     const runners = allocs.map((a) => client.addAlloc(a));
     await insp.ready;
     await Promise.all(runners.map((r) => r.waitFor('stopping')));
-    await new Promise((res) => setTimeout(res, 50)); // let the inspector's setTimeout(0) conversions flush
+    // The inspector converts events on setTimeout(0): wait until every task's actor event arrived.
+    const arrived = () => allocs.every((a) => received.some((m) => m.type === '@xstate.actor' && m.name === `task-${a.id}-web`));
+    for (const end = Date.now() + 5000; !arrived() && Date.now() < end;) await new Promise((res) => setTimeout(res, 10));
     const actorEvents = received.filter((m) => m.type === '@xstate.actor');
     for (const a of allocs) {
       const allocEv = actorEvents.find((m) => m.name === `alloc-${a.id}`);

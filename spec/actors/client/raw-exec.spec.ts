@@ -3,6 +3,7 @@ import type { Allocation, Task } from '../../../model/types.ts';
 import { TaskNotRunningError, TaskNotFoundError } from '../../../model/errors.ts';
 import type { AllocRunner, Client } from '../../../actors/client/types.ts';
 import { createClient } from '../../../actors/client/client.ts';
+import { readTaskLogs } from '../../../actors/drivers/logs/reader.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
 
@@ -138,7 +139,17 @@ describe('client: real processes (raw_exec)', function () {
     const pid = pidOf(r, 'web')!;
     await client.shutdown();
     expect(alive(pid)).to.equal(true);
-    await new Promise((res) => setTimeout(res, 120)); // it keeps logging with no host attached
+    // It keeps logging with no host attached: a tick newer than any logged at shutdown appears.
+    let atShutdown = '';
+    for await (const c of readTaskLogs(r.allocDir.logsDir, 'web', 'stdout')) atShutdown += c.toString();
+    const last = Math.max(-1, ...[...atShutdown.matchAll(/tick (\d+)/g)].map((m) => Number(m[1])));
+    const signal = AbortSignal.timeout(5000);
+    let detached = '';
+    for await (const c of readTaskLogs(r.allocDir.logsDir, 'web', 'stdout', { follow: true, offset: Buffer.byteLength(atShutdown), signal })) {
+      detached += c.toString();
+      if (/tick \d+\n/.test(detached)) break;
+    }
+    expect(Number(/tick (\d+)\n/.exec(detached)?.[1]), 'a tick logged after shutdown').to.equal(last + 1);
 
     const again = createClient({ dataDir: client.dataDir });
     try {

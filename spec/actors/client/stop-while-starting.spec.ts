@@ -49,6 +49,27 @@ function slowStartDriver(): Driver {
   };
 }
 
+/**
+ * `inner` with every driver call that returns a promise kept in `calls` until it settles: after a
+ * destroy, waiting for them all is waiting for the last thing that could still write the alloc dir.
+ */
+function tracked(inner: Driver, calls: Set<Promise<unknown>>): Driver {
+  const out: Record<string, unknown> = { ...inner };
+  for (const [k, v] of Object.entries(inner)) {
+    if (typeof v !== 'function') continue;
+    out[k] = (...args: unknown[]) => {
+      const r: unknown = (v as (...a: unknown[]) => unknown).apply(inner, args);
+      if (r instanceof Promise) {
+        calls.add(r);
+        const drop = () => void calls.delete(r);
+        r.then(drop, drop);
+      }
+      return r;
+    };
+  }
+  return out as unknown as Driver;
+}
+
 const writesPids = (file: string, driver = 'raw_exec'): Task => ({
   name: 'web',
   driver,
@@ -118,7 +139,8 @@ describe('client: stop or destroy while a task is starting (raw_exec)', function
     ['slow_exec', 100],
   ] as const) {
     it(`${driver}: destroy ${delayMs} ms after addAlloc resolves with nothing left: no process, no dir, no late logs`, async () => {
-      const client = newClient({ drivers: { slow_exec: slowStartDriver() } });
+      const calls = new Set<Promise<unknown>>();
+      const client = newClient({ drivers: { raw_exec: tracked(createRawExecDriver(), calls), slow_exec: tracked(slowStartDriver(), calls) } });
       const file = join(client.dataDir, 'pids');
       const alloc = makeAlloc([writesPids(file, driver)]);
       let pids: number[] = [];
@@ -133,7 +155,8 @@ describe('client: stop or destroy while a task is starting (raw_exec)', function
       // Whatever got started is gone by now, and stays gone.
       for (const pid of pids) expect(procAlive(pid), `pid ${pid} alive after destroy`).to.equal(false);
       expect(existsSync(r.allocDir.dir)).to.equal(false);
-      await new Promise((res) => setTimeout(res, 100));
+      // Whatever could still write the dir is a driver call in flight: wait for every one to settle.
+      while (calls.size) await Promise.allSettled([...calls]);
       expect(existsSync(r.allocDir.dir), 'alloc dir re-created after destroy').to.equal(false);
       const stateDir = join(client.dataDir, 'client', 'tasks', alloc.id, 'web');
       expect(existsSync(stateDir) ? readdirSync(stateDir) : [], 'executor state left behind').to.deep.equal([]);

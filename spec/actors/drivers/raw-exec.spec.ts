@@ -120,7 +120,7 @@ describe('raw_exec driver', () => {
       const before = handles();
       const ac = new AbortController();
       const p = driver.wait(h, ac.signal);
-      await new Promise((r) => setTimeout(r, 20));
+      await until(() => handles().length > before.length, 3000, 'the wait to connect to its executor');
       ac.abort(new Error('gave up'));
       const err = await p.catch((e) => e);
       expect(err.message).to.equal('gave up');
@@ -300,8 +300,8 @@ describe('raw_exec driver', () => {
       const next = it.next();
       setTimeout(() => ac.abort(), 20);
       expect((await next).done).to.equal(true); // a reader that ignored the abort would hang here
-      await new Promise((r) => setTimeout(r, 10)); // uv handles finish closing on the next loop turn
-      await new Promise((r) => setImmediate(r));
+      // uv handles finish closing on a later loop turn: wait for that, then compare.
+      await until(() => handles().filter((r) => r !== 'Timeout').length <= before.length, 3000, 'the watcher to close');
       expect(handles().filter((r) => r !== 'Timeout')).to.deep.equal(before);
       expect(before).not.to.include('FSEventWrap');
     });

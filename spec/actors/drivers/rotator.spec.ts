@@ -17,8 +17,7 @@ describe('FileRotator', () => {
     const r = new FileRotator({ dir, baseName: 't.stdout', maxFiles: 2, fileSize: 4 });
     r.open();
     await r.write(Buffer.from('abcdefghij'));
-    await r.close();
-    await new Promise((res) => setTimeout(res, 10)); // purge is fire-and-forget
+    await r.close(); // waits for the purge of the older files
     expect(fs.readdirSync(dir).sort()).to.deep.equal(['t.stdout.1', 't.stdout.2']);
     expect(read(1)).to.equal('efgh');
     expect(read(2)).to.equal('ij');

@@ -147,17 +147,21 @@ describe('client gc', () => {
     let inFlight = 0;
     let peak = 0;
     const order: string[] = [];
+    // Each destroy is held until the next one starts (the last one is not held): with no limit all
+    // five would be in flight at once; with a limit of 2 the second start frees the first, and so on.
+    let held: (() => void) | undefined;
     const client = newClient({
       gcIntervalMs: 0,
       gcParallelDestroys: 2,
       hooks: [
         {
-          name: 'slow-destroy',
+          name: 'held-destroy',
           destroy: async (ctx) => {
             inFlight++;
             peak = Math.max(peak, inFlight);
             order.push(ctx.alloc.id);
-            await new Promise((r) => setTimeout(r, 15));
+            held?.();
+            if (order.length < 5) await new Promise<void>((r) => (held = r));
             inFlight--;
           },
         },

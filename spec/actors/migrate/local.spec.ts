@@ -5,7 +5,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { Allocation, TaskGroup } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
-import { entries } from '../../support/migrate-helpers.ts';
+import { entries, watchDirDestroy } from '../../support/migrate-helpers.ts';
 import { nextMessage, record, useTempClients, viewWhere } from '../../support/temp-client.ts';
 
 const tasks = () => [mockTask('web', { run_for: '10s' })];
@@ -75,7 +75,8 @@ describe('migrate_disk: local previous allocation', () => {
   });
 
   it('a previous alloc being migrated from is not destroyed until the copy is done', async () => {
-    const client = newClient();
+    const dirDestroy = watchDirDestroy();
+    const client = newClient({ hooks: [dirDestroy.hook] });
     const a = makeAlloc(tasks(), { group: sticky() });
     const ra = client.addAlloc(a);
     await ra.waitFor('running');
@@ -93,8 +94,11 @@ describe('migrate_disk: local previous allocation', () => {
     const rb = client.addAlloc(b);
     await started;
 
+    dirDestroy.watch(ra.allocDir);
     const destroyed = ra.destroy().then(() => order.push('previous destroyed'));
-    await new Promise((r) => setTimeout(r, 100));
+    await dirDestroy.hooksRan(a.id); // A's destroy got to the step before removing its dir…
+    await new Promise((r) => setImmediate(r)); // …so a removal not held off would have begun
+    expect(dirDestroy.removing(), 'the dir removal waits for the copies').to.equal(false);
     expect(rb.isMigrating()).to.equal(true);
     expect(ra.isDestroyed()).to.equal(false);
     expect(order).to.deep.equal([]);

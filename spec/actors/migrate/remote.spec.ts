@@ -10,7 +10,7 @@ import type { ClientOptions } from '../../../actors/client/types.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { FakeRPC } from '../../support/fake-rpc.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
-import { entries, startPeer, type Peer } from '../../support/migrate-helpers.ts';
+import { entries, startPeer, watchDirDestroy, type Peer } from '../../support/migrate-helpers.ts';
 import { PEER_FILES, PEER_LOCAL, peerAlloc } from '../../support/migrate-peer.ts';
 import { nextMessage, useTempClients, viewWhere } from '../../support/temp-client.ts';
 
@@ -121,7 +121,8 @@ describe('Client.serveSnapshots', () => {
   });
 
   it('a snapshot in flight holds off its alloc’s destroy until the copy is done', async () => {
-    const client = newClient();
+    const dirDestroy = watchDirDestroy();
+    const client = newClient({ hooks: [dirDestroy.hook] });
     const a = peerAlloc();
     const ra = client.addAlloc(a);
     await ra.waitFor('running');
@@ -134,8 +135,11 @@ describe('Client.serveSnapshots', () => {
     expect(res.statusCode).to.equal(200);
     res.pause(); // a slow reader: the snapshot blocks on backpressure
     let destroyed = false;
+    dirDestroy.watch(ra.allocDir);
     const destroying = ra.destroy().then(() => (destroyed = true));
-    await new Promise((r) => setTimeout(r, 150));
+    await dirDestroy.hooksRan(a.id); // the destroy got to the step before removing the dir…
+    await new Promise((r) => setImmediate(r)); // …so a removal not held off would have begun
+    expect(dirDestroy.removing(), 'the dir removal waits for the snapshot').to.equal(false);
     expect(destroyed).to.equal(false);
     expect(existsSync(path.join(ra.allocDir.dataDir, 'big.bin'))).to.equal(true);
     // A new request for an alloc being destroyed is refused.

@@ -48,6 +48,44 @@ describe('policy: cgroup limits from task resources', () => {
   it('picks the least used cores, and says when the node has too few', () => {
     expect(pickCores([0, 1, 2, 3], { 0: 2, 1: 1 }, 2)).to.deep.equal([2, 3]);
     expect(pickCores([0, 1], { 0: 1, 1: 1 }, 1)).to.deep.equal([0]);
+    expect(pickCores([5, 4, 3, 2, 1, 0], {}, 2), 'all unused: the lowest numbers').to.deep.equal([0, 1]);
+    expect(pickCores([0, 1], {}, 3)).to.deep.equal({ error: 'task asks for 3 cores but only 2 are available (0-1)' });
+  });
+
+  it('boundaries: zero or negative asks limit nothing; memoryMaxMB not above memoryMB is ignored', () => {
+    expect(cgroupLimits({ memoryMB: 0, memoryMaxMB: 0, cpu: 0, cores: 0 }, 0)).to.deep.equal({});
+    expect(cgroupLimits({ memoryMB: -1, memoryMaxMB: -5, cpu: -3, cores: -1 }, -2)).to.deep.equal({});
+    expect(cgroupLimits({ memoryMB: 256, memoryMaxMB: 256 })).to.deep.equal({ memoryMaxBytes: 256 * MB });
+    expect(cgroupLimits({ memoryMB: 256, memoryMaxMB: 128 })).to.deep.equal({ memoryMaxBytes: 256 * MB });
+    expect(cgroupLimits({ memoryMB: 0, memoryMaxMB: 512 })).to.deep.equal({ memoryMaxBytes: 512 * MB });
+    expect(cgroupLimits({ cores: 2.7 }, 99.9)).to.deep.equal({ cores: 2, pidsMax: 99 });
+    expect(cgroupLimits(undefined, 1)).to.deep.equal({ pidsMax: 1 });
+    expect(cgroupLimits({ memoryMB: -5, memoryMaxMB: -1 })).to.deep.equal({});
+    expect(cgroupLimits({ memoryMB: -5, memoryMaxMB: 0 })).to.deep.equal({});
+  });
+
+  it('shares to weight: zero and below are 0; 1 share clamps to the minimum', () => {
+    expect(sharesToWeight(0)).to.equal(0);
+    expect(sharesToWeight(-10)).to.equal(0);
+    expect(sharesToWeight(1)).to.equal(1);
+  });
+
+  it('cpu lists: spaces, empty parts, junk and single cores', () => {
+    expect(parseCpuList(' 0-2,,5 \n')).to.deep.equal([0, 1, 2, 5]);
+    expect(parseCpuList('x,3')).to.deep.equal([3]);
+    expect(parseCpuList('')).to.deep.equal([]);
+    expect(formatCpuList([])).to.equal('');
+    expect(formatCpuList([7])).to.equal('7');
+    expect(formatCpuList([5, 3, 4, 4, 9, 10, 0])).to.equal('0,3-5,9-10');
+    expect(formatCpuList([1, 3, 5])).to.equal('1,3,5');
+  });
+
+  it('picking exactly as many cores as there are; ties by number; result sorted', () => {
+    expect(pickCores([3, 1, 2], {}, 3)).to.deep.equal([1, 2, 3]);
+    expect(pickCores([0, 1, 2, 3], { 0: 2, 1: 1, 2: 1, 3: 0 }, 2)).to.deep.equal([1, 3]); // 3 unused, then 1 before 2 on the tie
+    expect(pickCores([0, 1, 2, 3], { 0: 5, 3: 1 }, 2)).to.deep.equal([1, 2]);
+    expect(pickCores([10, 2, 7], { 10: 0, 2: 3, 7: 0 }, 2)).to.deep.equal([7, 10]);
+    expect(pickCores([5, 4, 3, 2, 1, 0], {}, 2), 'all unused: the lowest numbers').to.deep.equal([0, 1]);
     expect(pickCores([0, 1], {}, 3)).to.deep.equal({ error: 'task asks for 3 cores but only 2 are available (0-1)' });
   });
 });

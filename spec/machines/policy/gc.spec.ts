@@ -93,6 +93,19 @@ describe('gc policy', () => {
     expect(pickVictims(cs, 2)).to.deep.equal(['a', 'b']);
     expect(pickVictims(cs, 0)).to.deep.equal([]);
     expect([cand('x', 2), cand('y', 1)].sort(byTerminalAge).map((c) => c.allocId)).to.deep.equal(['y', 'x']);
+    expect(pickVictims(cs, -1), 'a negative count takes none').to.deep.equal([]);
+    expect(byTerminalAge(cand('same', 5), cand('same', 5)), 'the same alloc sorts equal').to.equal(0);
+    expect(byTerminalAge(cand('b', 5), cand('a', 5))).to.equal(1);
+    expect(byTerminalAge(cand('a', 5), cand('b', 5))).to.equal(-1);
+  });
+
+  it('terminal time is the latest finish whatever the order; tasks with no finish time are skipped', () => {
+    expect(terminalTime({ taskStates: { a: dead(50), b: dead(20), c: dead(undefined) } }, 7)).to.equal(50);
+    expect(terminalTime({ taskStates: { a: dead(20), b: dead(50), c: dead(50) } }, 7)).to.equal(50);
+  });
+
+  it('desired run with every task dead is not GC-terminal until the client status says so', () => {
+    expect(isGcTerminal({ desiredStatus: 'run', clientStatus: 'running', taskStates: { a: dead(1) } })).to.equal(false);
   });
 
   it('a forced collection refuses a non-terminal or still-needed alloc, not an unsettled one', () => {

@@ -173,3 +173,65 @@ describe("restart tracker: the interval starts when the tracker is made (Nomad's
     expect(decideRestart(subject, tracker, fail, 33 * 60_000, () => 0).decision.state).to.equal('Not Restarting');
   });
 });
+
+describe('restart tracker: success, windows, delays and messages', () => {
+  it('success is an exit with code 0, signal 0 and no error: anything else is a failure', () => {
+    const batch: RestartSubject = { policy: policy(), onSuccess: false };
+    const at = (input: RestartInput) => decideRestart(batch, fresh, input, 1, () => 0).decision;
+    expect(at(ok)).to.deep.include({ state: 'Terminated', reason: ReasonTerminatedSuccessfully });
+    for (const failure of [
+      { kind: 'exit', exitCode: 1, signal: 0 },
+      { kind: 'exit', exitCode: 0, signal: 9 },
+      { kind: 'exit', exitCode: 0, signal: 0, err: 'wait failed' },
+      { kind: 'startError', recoverable: true, message: 'boom' },
+      { kind: 'restartTriggered', failure: true },
+    ] as RestartInput[])
+      expect(at(failure), JSON.stringify(failure)).to.deep.include({ state: 'Restarting', reason: ReasonWithinPolicy });
+    const none: RestartSubject = { policy: policy({ attempts: 0 }), onSuccess: false };
+    expect(decideRestart(none, fresh, { kind: 'exit', exitCode: 0, signal: 15 }, 1).decision).to.deep.equal({
+      state: 'Not Restarting',
+      reason: ReasonNoRestartsAllowed,
+    });
+    expect(decideRestart({ policy: policy({ attempts: 0 }), onSuccess: true }, fresh, ok, 1).decision).to.deep.equal({
+      state: 'Not Restarting',
+      reason: ReasonNoRestartsAllowed,
+    });
+  });
+
+  it('a triggered restart keeps the tracker and gives an empty reason', () => {
+    const t = { count: 1, intervalStart: 5 };
+    expect(decideRestart({ policy: policy(), onSuccess: true }, t, { kind: 'restartTriggered', failure: false }, 10)).to.deep.equal({
+      decision: { state: 'Restarting', delayMs: 0, reason: '' },
+      next: t,
+    });
+  });
+
+  it('the interval resets only once strictly more than intervalMs has passed', () => {
+    const subject: RestartSubject = { policy: policy({ attempts: 1, intervalMs: 1000, mode: 'fail' }), onSuccess: true };
+    const t = { count: 1, intervalStart: 0 };
+    expect(decideRestart(subject, t, fail, 1000).decision.state, 'exactly at the interval: same window').to.equal('Not Restarting');
+    expect(decideRestart(subject, t, fail, 1001).next).to.deep.equal({ count: 1, intervalStart: 1001 });
+  });
+
+  it('delay 0 still jitters from a tiny base; the jitter is up to a quarter of the delay', () => {
+    const zero: RestartSubject = { policy: policy({ delayMs: 0 }), onSuccess: true };
+    const d = decideRestart(zero, fresh, fail, 1, () => 0.5).decision as { delayMs: number };
+    expect(d.delayMs).to.be.greaterThan(0).and.below(1e-5);
+    const one: RestartSubject = { policy: policy({ delayMs: 1000 }), onSuccess: true };
+    expect((decideRestart(one, fresh, fail, 1, () => 0.999).decision as { delayMs: number }).delayMs).to.be.closeTo(1249.75, 1e-9);
+  });
+
+  it('the "fail" message prints the interval as Go does', () => {
+    const msg = (intervalMs: number) =>
+      (
+        decideRestart({ policy: policy({ attempts: 1, intervalMs, mode: 'fail' }), onSuccess: true }, { count: 1, intervalStart: 0 }, fail, 1).decision as {
+          reason: string;
+        }
+      ).reason;
+    expect(msg(1_800_000)).to.equal('Exceeded allowed attempts 1 in interval 30m0s and mode is "fail"');
+    expect(msg(5_400_000)).to.equal('Exceeded allowed attempts 1 in interval 1h30m0s and mode is "fail"');
+    expect(msg(3_600_000)).to.equal('Exceeded allowed attempts 1 in interval 1h0m0s and mode is "fail"');
+    expect(msg(90_000)).to.equal('Exceeded allowed attempts 1 in interval 1m30s and mode is "fail"');
+    expect(msg(1500)).to.equal('Exceeded allowed attempts 1 in interval 1.5s and mode is "fail"');
+  });
+});
