@@ -62,6 +62,7 @@ export {
 export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
 export { realClock, sleep, type Clock } from './model/clock.ts';
 export * from './model/errors.ts';
+export { errorText } from './model/error-text.ts';
 export { addUsage, emptyUsage, type AllocResourceUsage, type CpuStats, type MemoryStats, type ResourceUsage, type TaskResourceUsage } from './model/usage.ts';
 
 // 2. Bus and broadcaster

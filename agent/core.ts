@@ -5,7 +5,7 @@
  * durably before it returns.
  * @module
  */
-import { BerthError, type Allocation, type Client } from '../index.ts';
+import { BerthError, type Allocation, type Client, errorText } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { recordHealth } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
@@ -75,7 +75,7 @@ export class AgentCore {
     try {
       job = apiJobToJob(apiJob);
     } catch (e) {
-      throw new ApiError(400, (e as Error).message);
+      throw new ApiError(400, errorText(e));
     }
     const prev = this.state.jobs.get(apiJob.ID);
     if (opts.enforceIndex) {
@@ -179,7 +179,7 @@ export class AgentCore {
     try {
       this.client.updateAlloc(out.alloc);
     } catch (e) {
-      this.log(`alloc stop: ${(e as Error).message}`);
+      this.log(`alloc stop: ${errorText(e)}`);
     }
     this.broker.enqueue(out.evalId);
     return { evalId: out.evalId, index: out.index };
@@ -203,7 +203,7 @@ export class AgentCore {
     try {
       job = apiJobToJob(apiJob);
     } catch (e) {
-      throw new ApiError(400, (e as Error).message);
+      throw new ApiError(400, errorText(e));
     }
     const prev = this.state.jobs.get(apiJob.ID);
     const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createActor, fromPromise, toPromise } from 'xstate';
+import { errorText } from '../../index.ts';
 import type { Allocation, Client, Job } from '../../index.ts';
 import { apiJobToJob } from '../jobs/jobspec.ts';
 import {
@@ -274,7 +275,7 @@ export class EvalBroker {
     try {
       fn();
     } catch (e) {
-      this.#deps.log(`client refused an allocation: ${(e as Error).message}`);
+      this.#deps.log(`client refused an allocation: ${errorText(e)}`);
     }
   }
 }
@@ -302,7 +303,7 @@ export function reconcileClient(state: AgentState, client: Client, log: (line: s
         client.updateAlloc({ ...r.alloc(), ...serverFields(s.alloc), allocModifyIndex: s.alloc.allocModifyIndex });
       }
     } catch (e) {
-      log(`cannot reconcile allocation ${s.alloc.id.slice(0, 8)}: ${(e as Error).message}`);
+      log(`cannot reconcile allocation ${s.alloc.id.slice(0, 8)}: ${errorText(e)}`);
     }
   }
 }

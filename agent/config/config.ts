@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseHcl } from '@cdktf/hcl2json';
-import { BerthError, parseGoDuration } from '../../index.ts';
+import { BerthError, parseGoDuration, errorText } from '../../index.ts';
 
 /** The agent's configuration file (or a flag) is wrong; the message names the key. */
 export class AgentConfigError extends BerthError {}
@@ -142,7 +142,7 @@ function duration(o: Obj, key: string, path: string): number | undefined {
   try {
     return parseGoDuration(v);
   } catch (e) {
-    throw new AgentConfigError(`${path}${key}: ${(e as Error).message}`);
+    throw new AgentConfigError(`${path}${key}: ${errorText(e)}`);
   }
 }
 
@@ -252,18 +252,18 @@ export async function loadAgentConfigFile(file: string): Promise<AgentConfigPatc
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    throw new AgentConfigError(`cannot read agent config ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new AgentConfigError(`cannot read agent config ${file}: ${(e as NodeJS.ErrnoException).code ?? errorText(e)}`);
   }
   let doc: unknown;
   try {
     doc = file.endsWith('.json') ? JSON.parse(text) : await parseHcl(file, text);
   } catch (e) {
-    throw new AgentConfigError(`${file}: ${(e as Error).message.replace(/^parse config: /, '')}`);
+    throw new AgentConfigError(`${file}: ${errorText(e).replace(/^parse config: /, '')}`);
   }
   try {
     return readAgentConfig(doc);
   } catch (e) {
-    throw new AgentConfigError(`${file}: ${(e as Error).message}`);
+    throw new AgentConfigError(`${file}: ${errorText(e)}`);
   }
 }
 

@@ -17,6 +17,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AgentCore } from '../core.ts';
+import { errorText } from '../../index.ts';
 
 type ExecFn = (
   task: string,
@@ -99,6 +100,6 @@ async function session(core: AgentCore, ws: WebSocket, allocId: string, q: URLSe
     send({ exited: true, result: { exit_code: result.exitCode } });
     ws.close(1000);
   } catch (e) {
-    if (!ac.signal.aborted) fail(1011, (e as Error).message);
+    if (!ac.signal.aborted) fail(1011, errorText(e));
   }
 }

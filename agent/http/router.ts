@@ -5,7 +5,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BerthError } from '../../index.ts';
+import { BerthError, errorText } from '../../index.ts';
 import { ApiError } from '../core.ts';
 
 /** Largest request body accepted (a job with many groups fits many times over). */
@@ -174,6 +174,6 @@ async function readJson(raw: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new ApiError(400, `failed to parse request body: ${(e as Error).message}`);
+    throw new ApiError(400, `failed to parse request body: ${errorText(e)}`);
   }
 }

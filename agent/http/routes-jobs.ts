@@ -9,6 +9,7 @@ import type { ApiJob } from '../state/types.ts';
 import { blocking } from './blocking.ts';
 import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, jobSummary } from './encode.ts';
 import type { Req, Router } from './router.ts';
+import { errorText } from '../../index.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -74,7 +75,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     try {
       return { body: await parseJobFile(body.JobHCL, { vars }) };
     } catch (e) {
-      throw new ApiError(400, (e as Error).message);
+      throw new ApiError(400, errorText(e));
     }
   });
   r.on(
@@ -197,6 +198,6 @@ async function canonicalJob(job: ApiJob): Promise<ApiJob> {
   try {
     return await parseJobFile(JSON.stringify(job), { filename: `job ${JSON.stringify(job.ID)}` });
   } catch (e) {
-    throw new ApiError(400, (e as Error).message);
+    throw new ApiError(400, errorText(e));
   }
 }

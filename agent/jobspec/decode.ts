@@ -4,7 +4,7 @@
  * name and path; every problem carries the line of the block it is in.
  * @module
  */
-import { didYouMean, parseGoDuration, type UnsupportedStanza } from '../../index.ts';
+import { didYouMean, parseGoDuration, type UnsupportedStanza, errorText } from '../../index.ts';
 import { BLOCKS, type Decode } from './blocks.ts';
 import { labelOrder, locate, positionOf, type Position } from './hcl.ts';
 
@@ -83,7 +83,7 @@ function decodeValue(d: Decode, v: unknown, path: string, ctx: DecodeContext, st
         try {
           return Math.round(parseGoDuration(v) * 1e6);
         } catch (e) {
-          return bad((e as Error).message);
+          return bad(errorText(e));
         }
       case 'strings':
         if (Array.isArray(v) && v.every((x) => ['string', 'number', 'boolean'].includes(typeof x))) return v.map(String);

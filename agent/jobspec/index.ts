@@ -7,7 +7,7 @@
  * @module
  */
 import { readFile } from 'node:fs/promises';
-import { checkJob, JobspecError, jobToNomad, type Job, type UnsupportedStanza } from '../../index.ts';
+import { checkJob, JobspecError, jobToNomad, type Job, type UnsupportedStanza, errorText } from '../../index.ts';
 import { canonicalizeJob } from './canonicalize.ts';
 import { decodeBlock, type DecodeContext } from './decode.ts';
 import { labelOrder, parseHcl, type Position } from './hcl.ts';
@@ -110,9 +110,9 @@ function parseJsonText(text: string, filename: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    const pos = /position (\d+)/.exec((e as Error).message);
+    const pos = /position (\d+)/.exec(errorText(e));
     const at = pos ? text.slice(0, Number(pos[1])) : undefined;
-    throw new JobspecError(`invalid JSON: ${(e as Error).message.replace(/ in JSON at position \d+.*$/s, '')}`, {
+    throw new JobspecError(`invalid JSON: ${errorText(e).replace(/ in JSON at position \d+.*$/s, '')}`, {
       file: filename,
       ...(at !== undefined ? { line: at.split('\n').length, column: at.length - at.lastIndexOf('\n') } : {}),
     });

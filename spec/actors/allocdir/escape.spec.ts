@@ -172,10 +172,11 @@ describe('allocdir escape checks', () => {
     it('an error other than "not found" is thrown, never judged (a 300-byte name: ENAMETOOLONG)', async () => {
       const base = await realpath(await tmp.make());
       const long = 'x'.repeat(300);
-      const code = (p: Promise<unknown>) => p.then(
-        () => 'resolved',
-        (e: NodeJS.ErrnoException) => e.code,
-      );
+      const code = (p: Promise<unknown>) =>
+        p.then(
+          () => 'resolved',
+          (e: NodeJS.ErrnoException) => e.code,
+        );
       expect(await code(resolveInTree(base, `${long}/..`))).to.equal('ENAMETOOLONG');
       expect(await code(symlinkInParentChain(base, `${long}/f`))).to.equal('ENAMETOOLONG');
       expect(await code(exists(path.join(base, long)))).to.equal('ENAMETOOLONG');
