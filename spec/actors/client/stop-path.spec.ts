@@ -142,7 +142,20 @@ describe('client: task changes on update', () => {
 
   it('update hooks see the new alloc; a kept task takes its new definition at its next start', async () => {
     const seen: Allocation[] = [];
-    const client = newClient({ hooks: [{ name: 'watch', update: async (ctx) => void seen.push(ctx.alloc) }] });
+    // The hook tells when it ran: it runs after the view that carries the update was sent.
+    let hookRan!: () => void;
+    const ran = new Promise<void>((resolve) => (hookRan = resolve));
+    const client = newClient({
+      hooks: [
+        {
+          name: 'watch',
+          update: async (ctx) => {
+            seen.push(ctx.alloc);
+            hookRan();
+          },
+        },
+      ],
+    });
     const alloc = makeAlloc([mockTask('web', { run_for: '1h', stdout_string: 'v1\n' })]);
     const r = client.addAlloc(alloc);
     await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running');
@@ -153,7 +166,8 @@ describe('client: task changes on update', () => {
       job: { ...alloc.job, meta: { v: '2' }, taskGroups: [{ ...alloc.job.taskGroups[0]!, tasks: [v2] }] },
     };
     client.updateAlloc(next);
-    await viewWhere(client, r, () => seen.length === 1);
+    await ran;
+    expect(seen).to.have.length(1);
     expect(seen[0]!.allocModifyIndex).to.equal(2);
     expect(seen[0]!.job.meta).to.deep.equal({ v: '2' });
     expect(r.alloc().taskStates!.web!.restarts).to.equal(0); // running process left alone
@@ -316,7 +330,19 @@ describe('client: disconnected clients', () => {
 
   it('an update marking the alloc unknown with a higher index reconnects it: Reconnected, tasks untouched, real status back', async () => {
     const calls: string[] = [];
-    const client = newClient({ hooks: [{ name: 'u', update: async () => void calls.push('update') }] });
+    let hookRan!: () => void;
+    const ran = new Promise<void>((resolve) => (hookRan = resolve));
+    const client = newClient({
+      hooks: [
+        {
+          name: 'u',
+          update: async () => {
+            calls.push('update');
+            hookRan();
+          },
+        },
+      ],
+    });
     const updates = record(client, 'alloc.updated');
     const alloc = makeAlloc([mockTask('web', { run_for: '1h' })], { group: { disconnect: { lostAfterMs: 60_000 } } });
     const r = client.addAlloc(alloc);
@@ -333,7 +359,8 @@ describe('client: disconnected clients', () => {
     expect(calls).to.deep.equal([]); // a reconnect is not an update
     // A stale "unknown" is an ordinary update (and never stops anything).
     client.updateAlloc({ ...alloc, clientStatus: 'unknown', allocModifyIndex: 5 });
-    await viewWhere(client, r, () => calls.length === 1);
+    await ran;
+    expect(calls).to.deep.equal(['update']);
     expect(r.alloc().taskStates!.web!.state).to.equal('running');
   });
 });
