@@ -5,7 +5,7 @@
  * @module
  */
 import { createRequire } from 'node:module';
-import { JobspecError } from '../../index.ts';
+import { errorText, JobspecError } from '../../index.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -19,7 +19,7 @@ export async function parseHcl(text: string, filename: string): Promise<Record<s
   try {
     return await parser.parse(filename, text);
   } catch (err) {
-    const msg = (err as Error).message ?? String(err);
+    const msg = errorText(err);
     // "parse config: [file.hcl:3,12-4,1: Invalid expression; Expected the start of an expression ...]"
     // Several errors come joined; the first is the one to fix first.
     const m = /\[?([^\s[]+):(\d+),(\d+)(?:-\d+(?:,\d+)?)?: (.*?)(?= [^\s[]+:\d+,\d+(?:-\d+(?:,\d+)?)?: |\]|$)/s.exec(msg);
