@@ -42,7 +42,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       value: b.perAllocBytes / 1024,
       floor: f.perAllocBytes / 1024,
       better: 'lower',
-      limit: 25,
+      limit: 20,
       extraTarget: 'heap back within 5% of start after destroy',
       extraMet: Math.abs(ret - 1) <= 0.05,
       details: { n, berth: b, floor: f, heapReturnPct: (ret - 1) * 100 },

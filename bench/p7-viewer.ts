@@ -112,7 +112,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       value: best.page!.cpuMs!,
       floor: floor.cpuMs!,
       better: 'lower',
-      limit: 1.3,
+      limit: 1.2,
       details: { n, rounds, page: pageKind, withPage: best.page, noViewer: floor, pageBytes: bytes },
     }),
     ratioResult({
@@ -122,7 +122,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       value: best.page!.totalMs!,
       floor: floor.totalMs!,
       better: 'lower',
-      limit: 1.3,
+      limit: 1.2,
       details: { n, rounds, page: pageKind, note: 'the page runs on the same cores' },
     }),
     ratioResult({
@@ -132,7 +132,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       value: best.idle!.cpuMs!,
       floor: floor.cpuMs!,
       better: 'lower',
-      limit: 1.3,
+      limit: 1.1,
       details: { n, rounds, noPage: best.idle, noViewer: floor },
     }),
   ];
