@@ -39,7 +39,7 @@ async function side(mode: 'berth' | 'floor', n: number, asNobody: boolean, tool:
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  const n = size(opts, 'p1-n', 300, 10_000);
+  const n = size(opts, 'p1-n', 100, 10_000);
   const isRoot = process.geteuid?.() === 0;
   const toolDir = tempDir('p1-tool');
   const out: BenchResult[] = [];

@@ -82,8 +82,8 @@ async function side(viewer: Viewer, n: number, browser: TestBrowser | undefined,
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  const n = size(opts, 'p7-n', 300, 10_000);
-  const rounds = size(opts, 'p7-rounds', 2, 1);
+  const n = size(opts, 'p7-n', 150, 10_000);
+  const rounds = size(opts, 'p7-rounds', 1, 1);
   const why = await browserUnavailable();
   const browser = why ? undefined : await launchBrowser();
   const pageKind = browser ? 'headless Chromium' : `SSE reader (${why})`;
