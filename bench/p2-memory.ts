@@ -16,7 +16,7 @@ interface Out {
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  const n = size(opts, 'p2-n', 300, 10_000);
+  const n = size(opts, 'p2-n', 200, 10_000);
   const side = async (mode: 'berth' | 'floor') => {
     const dir = tempDir('p2');
     try {

@@ -19,7 +19,7 @@ interface ChildOut {
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  const ks = (opts.args['p3-k'] ?? (opts.quick ? '100,300' : '10,100,1000')).split(',').map(Number);
+  const ks = (opts.args['p3-k'] ?? (opts.quick ? '300' : '10,100,1000')).split(',').map(Number);
   const rounds = size(opts, 'p3-rounds', 2, 20);
   const isRoot = process.geteuid?.() === 0;
   const out: BenchResult[] = [];
