@@ -95,7 +95,7 @@ async function side(mode: 'agent' | 'bare', n: number, rounds: number, bodyBytes
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
   const n = size(opts, 'p10-n', 1000, 1000);
-  const rounds = size(opts, 'p10-rounds', 5, 20);
+  const rounds = size(opts, 'p10-rounds', 2, 20);
   opts.log(`P10 blocking queries: agent, ${n} parked queries, ${rounds} rounds`);
   const agent = await side('agent', n, rounds, 0, opts);
   opts.log(`P10 blocking queries: bare node:http floor (${agent.bodyBytes} B answers)`);

@@ -3,7 +3,7 @@ import { createActor } from 'xstate';
 import { createClient } from '../actors/client/client.ts';
 import { shutdownMountHelper } from '../actors/allocdir/mounts.ts';
 import type { AllocRunner } from '../actors/client/types.ts';
-import { mockAlloc, waitStopped } from './lib/allocs.ts';
+import { mockAlloc, waitStopped, waitTasksRunning } from './lib/allocs.ts';
 import { childDone, childPayload } from './lib/proc.ts';
 import { five } from './lib/five-machine.ts';
 import { gcHeap, sleep } from './lib/stats.ts';
@@ -29,7 +29,7 @@ if (mode === 'floor') {
   // already in `start`: the heap-return check is about leaks, not code caches.
   const warm = Array.from({ length: Math.min(1000, Math.max(100, Math.round(n / 10))) }, () => mockAlloc());
   const wr = warm.map((a) => client.addAlloc(a));
-  await Promise.all(wr.map((r) => r.waitFor('running')));
+  await Promise.all(wr.map(waitTasksRunning));
   for (const a of warm) client.updateAlloc({ ...a, desiredStatus: 'stop', allocModifyIndex: 2 });
   await Promise.all(wr.map(waitStopped));
   await Promise.all(wr.map((r) => r.destroy()));
@@ -38,7 +38,7 @@ if (mode === 'floor') {
   const start = await gcHeap();
   const allocs = Array.from({ length: n }, () => mockAlloc());
   let runners: AllocRunner[] = allocs.map((a) => client.addAlloc(a));
-  await Promise.all(runners.map((r) => r.waitFor('running')));
+  await Promise.all(runners.map(waitTasksRunning));
   await sleep(200); // idle: pending store writes flushed
   const mid = await gcHeap();
   for (const a of allocs) client.updateAlloc({ ...a, desiredStatus: 'stop', allocModifyIndex: 2 });

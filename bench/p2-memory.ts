@@ -16,7 +16,7 @@ interface Out {
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  const n = size(opts, 'p2-n', 500, 10_000);
+  const n = size(opts, 'p2-n', 200, 10_000);
   const side = async (mode: 'berth' | 'floor') => {
     const dir = tempDir('p2');
     try {
@@ -42,7 +42,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       value: b.perAllocBytes / 1024,
       floor: f.perAllocBytes / 1024,
       better: 'lower',
-      limit: 25,
+      limit: 20,
       extraTarget: 'heap back within 5% of start after destroy',
       extraMet: Math.abs(ret - 1) <= 0.05,
       details: { n, berth: b, floor: f, heapReturnPct: (ret - 1) * 100 },

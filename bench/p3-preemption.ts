@@ -19,8 +19,8 @@ interface ChildOut {
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  const ks = (opts.args['p3-k'] ?? '10,100,1000').split(',').map(Number);
-  const rounds = size(opts, 'p3-rounds', 3, 20);
+  const ks = (opts.args['p3-k'] ?? (opts.quick ? '300' : '10,100,1000')).split(',').map(Number);
+  const rounds = size(opts, 'p3-rounds', 2, 20);
   const isRoot = process.geteuid?.() === 0;
   const out: BenchResult[] = [];
   for (const k of ks) {

@@ -66,7 +66,7 @@ async function floorRate(sends: number): Promise<number> {
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  const sends = size(opts, 'p4-sends', 100_000, 1_000_000);
+  const sends = size(opts, 'p4-sends', 50_000, 1_000_000);
   const reps = opts.quick ? 3 : 5;
   const b: number[] = [];
   const f: number[] = [];

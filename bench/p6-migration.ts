@@ -97,7 +97,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
         value: mb / (r.ms / 1000),
         floor: mb / (tarMs / 1000),
         better: 'higher',
-        limit: 0.7,
+        limit: 0.8,
         extraTarget: 'data intact',
         extraMet: check,
         details: {

@@ -82,8 +82,8 @@ async function side(viewer: Viewer, n: number, browser: TestBrowser | undefined,
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  const n = size(opts, 'p7-n', 300, 10_000);
-  const rounds = size(opts, 'p7-rounds', 2, 1);
+  const n = size(opts, 'p7-n', 150, 10_000);
+  const rounds = size(opts, 'p7-rounds', 1, 1);
   const why = await browserUnavailable();
   const browser = why ? undefined : await launchBrowser();
   const pageKind = browser ? 'headless Chromium' : `SSE reader (${why})`;
@@ -112,7 +112,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       value: best.page!.cpuMs!,
       floor: floor.cpuMs!,
       better: 'lower',
-      limit: 1.3,
+      limit: 1.2,
       details: { n, rounds, page: pageKind, withPage: best.page, noViewer: floor, pageBytes: bytes },
     }),
     ratioResult({
@@ -122,7 +122,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       value: best.page!.totalMs!,
       floor: floor.totalMs!,
       better: 'lower',
-      limit: 1.3,
+      limit: 1.2,
       details: { n, rounds, page: pageKind, note: 'the page runs on the same cores' },
     }),
     ratioResult({
@@ -132,7 +132,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       value: best.idle!.cpuMs!,
       floor: floor.cpuMs!,
       better: 'lower',
-      limit: 1.3,
+      limit: 1.1,
       details: { n, rounds, noPage: best.idle, noViewer: floor },
     }),
   ];

@@ -5,6 +5,7 @@
  * files raw (the floor: what the kernel charges for the reads). Root with a writable hierarchy
  * only; elsewhere the results say why they are missing.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,6 +62,21 @@ function taskConfig(base: string, n: number): TaskConfig {
   };
 }
 
+/**
+ * The floor of a start with a cgroup: `sh` writes its own pid into the task cgroup's `tasks` /
+ * `cgroup.procs` file of every hierarchy, then execs `/bin/true`; timed from the spawn request to
+ * its exit. Without `files`, the same `sh` and exec with no cgroup write.
+ */
+function shellStart(files: string[]): Promise<number> {
+  const t0 = now();
+  const script = 'for f; do echo $$ > "$f" || exit 1; done; exec /bin/true';
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', script, 'sh', ...files], { stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(now() - t0) : reject(new Error(`P8 floor: sh exited ${code} writing ${files.join(' ')}`))));
+  });
+}
+
 async function cycle(driver: Driver, config: TaskConfig): Promise<{ start: number; stop: number }> {
   const t0 = now();
   const h = await driver.start(config, new AbortController().signal);
@@ -84,6 +100,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
     const without = createRawExecDriver();
     const a = { start: [] as number[], stop: [] as number[] };
     const b = { start: [] as number[], stop: [] as number[] };
+    const bare = { with: [] as number[], without: [] as number[] };
+    const procsFile = d.layout.version === 'v1' ? 'tasks' : 'cgroup.procs';
     await cycle(without, taskConfig(base, 0)); // warm up the executor's module cache
     for (let i = 1; i <= n; i++) {
       // Interleaved, so load from other work on the machine falls on both sides alike.
@@ -93,6 +111,12 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
       a.stop.push(x.stop);
       b.start.push(y.start);
       b.stop.push(y.stop);
+      // The kernel's floor, in the same rhythm: a fresh task cgroup (made untimed, as the
+      // executor's cgroup is made before the spawn is timed there too), joined by a bare `sh`.
+      const cg = await mgr.create({ allocId: `p8-floor-${process.pid}`, taskName: `f${i}`, resources: { memoryMB: 128, cpu: 100 }, applyLimits: true });
+      bare.with.push(await shellStart(Object.values(cg.paths).map((p) => path.join(p, procsFile))));
+      bare.without.push(await shellStart([]));
+      await mgr.remove(cg);
     }
     opts.log(`P8 ${n} start/stop cycles each, with and without cgroups (${d.layout.version})`);
     results.push(
@@ -105,6 +129,33 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
         better: 'lower',
         limit: 1.2,
         details: { with: a.start, without: b.start },
+      }),
+    );
+    // What the kernel alone charges for joining a cgroup at spawn, and berth's start against a
+    // floor that includes it: berth's start without a cgroup plus the bare shell's added ms.
+    const bareAdded = median(bare.with) - median(bare.without);
+    results.push(
+      ratioResult({
+        id: 'P8',
+        name: `floor: sh joining the task cgroup (${Object.keys(d.layout.parents).length} ${procsFile} writes) then exec, vs no cgroup (median of ${n})`,
+        unit: 'ms',
+        value: median(bare.with),
+        floor: median(bare.without),
+        better: 'lower',
+        limit: 1.2,
+        details: { with: bare.with, without: bare.without, note: 'the kernel floor: no berth code; if this misses 1.2, so must any start that joins a cgroup' },
+      }),
+    );
+    results.push(
+      ratioResult({
+        id: 'P8',
+        name: 'raw_exec start with a cgroup vs start without + what the bare sh pays for the cgroup',
+        unit: 'ms',
+        value: median(a.start),
+        floor: median(b.start) + Math.max(0, bareAdded),
+        better: 'lower',
+        limit: 1.2,
+        details: { berthWith: median(a.start), berthWithout: median(b.start), shWith: median(bare.with), shWithout: median(bare.without) },
       }),
     );
     results.push(

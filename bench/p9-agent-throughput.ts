@@ -163,7 +163,7 @@ async function clientLatency(rounds: number): Promise<number[]> {
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult[]> {
-  const n = size(opts, 'p9-n', 100, 1000);
+  const n = size(opts, 'p9-n', 50, 1000);
   const rounds = size(opts, 'p9-lat-rounds', 10, 50);
   // Warm-up (JIT, first agent and client), discarded.
   await clientThroughput(10);

@@ -1,12 +1,15 @@
 /**
  * `npm run bench [-- --quick] [--only P1,P3] [--p1-n 2000 ...]`: runs the benchmark suite, prints
- * a table and writes bench/results.json. Each figure sits beside a floor measured in the same run.
+ * a table and writes bench/results.json (`--quick`: bench/results.quick.json). Each figure sits
+ * beside a floor measured in the same run. `npm run bench -- --table [--out file]` runs nothing:
+ * it rewrites the table in docs/performance.md from bench/results.json (or `file`).
  */
 import { writeFileSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import { benchPath } from './lib/proc.ts';
 import type { BenchOptions, BenchResult } from './lib/results.ts';
 import { renderTable } from './lib/table.ts';
+import { updateDocTable } from './lib/markdown.ts';
 import { errorText } from '../model/error-text.ts';
 
 const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: BenchOptions): Promise<BenchResult[]> }> }> = {
@@ -25,16 +28,18 @@ const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: Benc
   S1: { title: 'service jobs', load: () => import('./s1-services.ts') },
 };
 
-function parseArgs(argv: string[]): { quick: boolean; only?: string[]; args: Record<string, string>; out: string } {
+function parseArgs(argv: string[]): { quick: boolean; table: boolean; only?: string[]; args: Record<string, string>; out: string } {
   let quick = false;
+  let table = false;
   let only: string[] | undefined;
-  let out = benchPath('results.json');
+  let out: string | undefined;
   const args: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     const value = () => inline ?? argv[++i] ?? '';
     if (flag === '--quick') quick = true;
+    else if (flag === '--table') table = true;
     else if (flag === '--only')
       only = value()
         .split(',')
@@ -43,17 +48,24 @@ function parseArgs(argv: string[]): { quick: boolean; only?: string[]; args: Rec
     else if (flag === '--out') out = value();
     else if (flag === '--help' || flag === '-h') {
       console.log(
-        'usage: npm run bench -- [--quick] [--only P1,P3] [--out file] [--p1-n N] [--p2-n N] [--p3-k 10,100,1000] [--p3-rounds R] [--p4-sends N] [--p5-map default|small] [--p6-mb MB] [--p6-small N] [--p7-n N] [--p7-rounds R] [--p8-n N] [--p8-rounds R] [--p9-files N] [--p9-rounds R] (S1) [--p9-n N] [--p9-lat-rounds R] [--p10-n N] [--p10-rounds R] [--p11-n N]',
+        'usage: npm run bench -- [--table] [--quick] [--only P1,P3] [--out file] [--p1-n N] [--p2-n N] [--p3-k 10,100,1000] [--p3-rounds R] [--p4-sends N] [--p5-map default|small] [--p6-mb MB] [--p6-small N] [--p7-n N] [--p7-rounds R] [--p8-n N] [--p8-rounds R] [--p9-files N] [--p9-rounds R] (S1) [--p9-n N] [--p9-lat-rounds R] [--p10-n N] [--p10-rounds R] [--p11-n N]',
       );
       process.exit(0);
     } else if (flag.startsWith('--p')) args[flag.slice(2)] = value();
     else throw new Error(`unknown argument ${a}`);
   }
   for (const id of only ?? []) if (!BENCHES[id]) throw new Error(`--only: unknown benchmark ${id} (have ${Object.keys(BENCHES).join(', ')})`);
-  return { quick, only, args, out };
+  // A quick run never overwrites the full run's results (the documented table comes from those).
+  return { quick, table, only, args, out: out ?? benchPath(quick ? 'results.quick.json' : 'results.json') };
 }
 
-const { quick, only, args, out } = parseArgs(process.argv.slice(2));
+const { quick, table, only, args, out } = parseArgs(process.argv.slice(2));
+if (table) {
+  const docFile = benchPath('../docs/performance.md');
+  console.log(await updateDocTable(out, docFile));
+  console.log(`\ntable from ${out} written into ${docFile}`);
+  process.exit(0);
+}
 const t0 = performance.now();
 const results: BenchResult[] = [];
 const log = (line: string) => console.error(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);

@@ -1,7 +1,8 @@
 /** Plain-text table of results. @module */
 import type { BenchResult } from './results.ts';
 
-function fmt(n: number): string {
+/** A number in 3-4 significant figures, `-` when not finite. */
+export function fmt(n: number): string {
   if (!Number.isFinite(n)) return '-';
   const a = Math.abs(n);
   if (a >= 100_000) return n.toExponential(2);
