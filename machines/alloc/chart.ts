@@ -26,20 +26,23 @@ import { skipsShutdownDelay } from '../policy/shutdown-delay.ts';
 import { taskActorId, type MigrateDataInput, type AllocContext, type AllocMachineEvent, type AllocMachineInput, type RunHooksInput } from './context.ts';
 import { hooksOf, killPipeline } from './kill-pipeline.ts';
 import * as R from './reducers.ts';
-import { isDead, type Step } from './reducers.ts';
+import { isDead, isUpdate, type Step } from './reducers.ts';
+import { updateQueueMachine } from './update-queue.ts';
 
 type Ctx = AllocContext;
 type Ev = AllocMachineEvent;
+
+/** Actor id of the update queue child (`update-queue.ts`). */
+const UPDATES = 'updates';
 
 /** The few enqueue calls a {@link Step} needs (xstate's own type is generic over the whole setup). */
 interface Enqueue {
   assign(patch: Partial<Ctx>): void;
   sendTo(to: string, event: unknown): void;
   spawnChild(src: string, opts: { id: string; input: unknown }): void;
-  raise(event: Ev): void;
 }
 
-/** Applies a reducer's {@link Step}: spawn, send, timer, hooks, assign, raise (in that order). */
+/** Applies a reducer's {@link Step}: spawn, send, timer, hooks, update queue, assign (in that order). */
 const run = (reduce: (c: Ctx, e: Ev) => Step) =>
   enqueueActions<Ctx, Ev, undefined, Ev, never, never, never, never, never>(({ context, event, enqueue: q }) => {
     const enqueue = q as unknown as Enqueue;
@@ -49,8 +52,8 @@ const run = (reduce: (c: Ctx, e: Ev) => Step) =>
     if (step.timer && 'spawn' in step.timer) enqueue.spawnChild('maxRunTimer', { id: 'max-run', input: { deadline: step.timer.spawn } });
     else if (step.timer) enqueue.sendTo('max-run', { type: 'arm', deadline: step.timer.arm });
     if (step.hooks) enqueue.spawnChild('runHooks', { id: `${step.hooks}-hooks`, input: { allocId: context.allocId, kind: step.hooks } });
+    if (step.updates) enqueue.sendTo(UPDATES, step.updates);
     if (step.patch) enqueue.assign(step.patch);
-    if (step.raise) enqueue.raise(step.raise);
   });
 
 /** Assigns what a pure reducer returns. */
@@ -69,6 +72,31 @@ const MAX_RUN = {
   on: { 'maxRunDuration.elapsed': { guard: 'maxRunDue', target: '#alloc.stopping', actions: 'maxRunExceeded' } },
 } as const;
 
+/** An update's turn has come (before the alloc stops): applied, and its hooks run unless it stops or reconnects. */
+const APPLY_UPDATE = [
+  // Nomad's client reconnects (not updates) an alloc the servers marked unknown meanwhile.
+  { guard: 'reconnect', actions: 'reconnect' },
+  // Nomad hands a stop's update to its task runners before it kills them: a task the stop
+  // drops is killed first, with "update missing task".
+  { guard: 'terminalUpdate', target: '.stopping', actions: ['applyUpdate', 'noteSkipDelays', 'applyTaskChanges'] },
+  // noShutdownDelay on any update cancels the delays, one in progress too (Nomad's Update).
+  { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges', 'startUpdateHooks'] },
+  { actions: ['applyUpdate', 'applyTaskChanges', 'startUpdateHooks'] },
+] as const;
+
+/** An update while stopping: it never waits, runs no hooks, and never stops the alloc again. */
+const STOPPING_UPDATE = [
+  { guard: 'staleUpdate' },
+  { guard: 'reconnect', actions: 'reconnect' },
+  { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges'] },
+  // Nomad hands every update to its task runners, stopping or not: a task a stop's
+  // update drops is killed ("update missing task") and never restarts.
+  { actions: ['applyUpdate', 'applyTaskChanges'] },
+] as const;
+
+/** An update while destroying (the delays are already skipped). */
+const DESTROYING_UPDATE = [{ guard: 'staleUpdate' }, { guard: 'reconnect', actions: 'reconnect' }, { actions: ['applyUpdate', 'applyTaskChanges'] }] as const;
+
 /** The allocation statechart. Provide the named actors to run it (see actors/runner). */
 export const allocMachine = setup({
   types: {
@@ -85,6 +113,8 @@ export const allocMachine = setup({
     runHooks: missingActor<PromiseActorLogic<void, RunHooksInput>>('alloc', 'runHooks'),
     maxRunTimer: missingActor('alloc', 'maxRunTimer'),
     task: missingActor('alloc', 'task'),
+    // Pure: the chart's own, never provided by the runtime.
+    updateQueue: updateQueueMachine,
   },
   delays: {
     poststopBound: ({ context }) => context.maxKillTimeoutMs,
@@ -97,8 +127,8 @@ export const allocMachine = setup({
     stopRequested: ({ context }) => isServerTerminal(context.alloc),
     arrivedTerminal: ({ context }) => context.arrivedTerminal,
     destroyRequested: ({ context }) => context.destroyRequested,
-    updating: ({ context }) => context.updating,
-    terminalUpdate: ({ event }) => event.type === 'update' && isServerTerminal(event.alloc),
+    hasUpdateHooks: ({ context }) => context.hasUpdateHooks,
+    terminalUpdate: ({ event }) => isUpdate(event) && isServerTerminal(event.alloc),
     /** Older than the alloc applied (Nomad's client drops those): listeners never go back. */
     staleUpdate: ({ context, event }) => R.isStaleUpdate(context, event),
     allMainDead: ({ context }) => context.roles.filter((r) => !r.poststop).every((r) => isDead(context, r.name)),
@@ -116,8 +146,8 @@ export const allocMachine = setup({
     needsPostrun: ({ context }) => (context.spawned || context.arrivedTerminal) && !context.postrunDone,
     /** The restored alloc's dir is gone (not any other build failure: that is a setup failure). */
     dirInaccessible: ({ event }) => (event as { error?: unknown }).error instanceof AllocDirInaccessibleError,
-    reconnect: ({ context, event }) => event.type === 'update' && isReconnect(context.alloc, event.alloc),
-    skipsDelays: ({ event }) => event.type === 'update' && skipsShutdownDelay(event.alloc),
+    reconnect: ({ context, event }) => isUpdate(event) && isReconnect(context.alloc, event.alloc),
+    skipsDelays: ({ event }) => isUpdate(event) && skipsShutdownDelay(event.alloc),
     maxRunDue: ({ context, event }) =>
       event.type === 'maxRunDuration.elapsed' &&
       context.maxRunDeadline !== undefined &&
@@ -129,9 +159,13 @@ export const allocMachine = setup({
   actions: {
     recordTaskState: set(R.recordTaskState),
     applyUpdate: set(R.applyUpdate),
-    queueUpdate: set(R.queueUpdate),
+    queueUpdate: run(R.queueUpdate),
     startUpdateHooks: run(R.startUpdateHooks),
-    nextUpdate: run(R.nextUpdate),
+    updateHooksDone: run(R.updateHooksDone),
+    // Without update hooks nothing ever waits: no queue child (an idle child per alloc costs memory).
+    startUpdateQueue: enqueueActions(({ context, enqueue }) => {
+      if (context.hasUpdateHooks) enqueue.spawnChild('updateQueue', { id: UPDATES });
+    }),
     spawnTasks: run(R.spawnTasks),
     spawnRestoredTasks: run(R.spawnRestoredTasks),
     updateGates: run(R.updateGates),
@@ -171,22 +205,14 @@ export const allocMachine = setup({
   id: 'alloc',
   context: ({ input }) => R.initialContext(input),
   initial: 'pending',
+  entry: 'startUpdateQueue',
   on: {
-    // Updates apply one at a time: while update hooks run, the newest waits in a single slot.
-    update: [
-      { guard: 'staleUpdate' },
-      { guard: 'updating', actions: 'queueUpdate' },
-      // Nomad's client reconnects (not updates) an alloc the servers marked unknown meanwhile.
-      { guard: 'reconnect', actions: 'reconnect' },
-      // Nomad hands a stop's update to its task runners before it kills them: a task the stop
-      // drops is killed first, with "update missing task".
-      { guard: 'terminalUpdate', target: '.stopping', actions: ['applyUpdate', 'noteSkipDelays', 'applyTaskChanges'] },
-      // noShutdownDelay on any update cancels the delays, one in progress too (Nomad's Update).
-      { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges', 'startUpdateHooks'] },
-      { actions: ['applyUpdate', 'applyTaskChanges', 'startUpdateHooks'] },
-    ],
-    'xstate.done.actor.update-hooks': { actions: 'nextUpdate' },
-    'xstate.error.actor.update-hooks': { actions: 'nextUpdate' },
+    // Updates apply one at a time: while update hooks run, the newest waits in the update
+    // queue's single slot; the queue hands each back as `update.apply` when its turn comes.
+    update: [{ guard: 'staleUpdate' }, { guard: 'hasUpdateHooks', actions: 'queueUpdate' }, ...APPLY_UPDATE],
+    'update.apply': [{ guard: 'staleUpdate' }, ...APPLY_UPDATE],
+    'xstate.done.actor.update-hooks': { actions: 'updateHooksDone' },
+    'xstate.error.actor.update-hooks': { actions: 'updateHooksDone' },
     destroy: { target: '.stopping.destroying', actions: 'stampNow' },
     'task.state': { actions: ['recordTaskState', 'updateGates'] },
     toTask: { actions: 'forwardToTask' },
@@ -310,14 +336,9 @@ export const allocMachine = setup({
       // Already stopping: a later update only replaces the alloc (no re-entry, no hooks), or
       // says to skip the shutdown delays, or reconnects.
       on: {
-        update: [
-          { guard: 'staleUpdate' },
-          { guard: 'reconnect', actions: 'reconnect' },
-          { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges'] },
-          // Nomad hands every update to its task runners, stopping or not: a task a stop's
-          // update drops is killed ("update missing task") and never restarts.
-          { actions: ['applyUpdate', 'applyTaskChanges'] },
-        ],
+        // One the update queue held while update hooks ran is applied the same way.
+        update: STOPPING_UPDATE,
+        'update.apply': STOPPING_UPDATE,
         'maxRunDuration.elapsed': { guard: 'maxRunDue', actions: 'maxRunExceeded' },
         // Being in `stopping` is what closes the gates of all but the poststop tasks.
         'task.state': { actions: ['recordTaskState', 'updateStoppingGates'] },
@@ -352,7 +373,8 @@ export const allocMachine = setup({
           entry: ['skipDelays', 'lastRuns', 'disarmMaxRun'],
           on: {
             destroy: {},
-            update: [{ guard: 'staleUpdate' }, { guard: 'reconnect', actions: 'reconnect' }, { actions: ['applyUpdate', 'applyTaskChanges'] }],
+            update: DESTROYING_UPDATE,
+            'update.apply': DESTROYING_UPDATE,
           },
           states: {
             ...killPipeline('destroy'),

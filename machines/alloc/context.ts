@@ -13,6 +13,7 @@ import type { TaskSettings } from '../policy/task-settings.ts';
 import type { TaskRole } from '../policy/task-roles.ts';
 import type { TaskMachineEvent } from '../task.machine.ts';
 import type { MigrationPlan } from '../policy/migration-plan.ts';
+import type { ApplyUpdateEvent } from './update-queue.ts';
 
 export type { AllocHookKind } from '../../model/hook-kind.ts';
 export type { TaskSettings } from '../policy/task-settings.ts';
@@ -118,16 +119,15 @@ export interface AllocContext {
   /** Tasks an update dropped: killed, and never started again (not even by restartAll). */
   removedTasks: string[];
   maxKillTimeoutMs: number;
+  /** The host has update hooks: updates go through the update queue child (`update-queue.ts`). */
   hasUpdateHooks: boolean;
-  /** Update hooks are running for the last applied update; later updates wait in the slot. */
-  updating: boolean;
-  /** The single-slot update queue (Nomad's AllocRunner.Update): the update applied next. */
-  queuedUpdate?: Allocation;
 }
 
 /** Events the alloc machine accepts. */
 export type AllocMachineEvent =
   | { type: 'update'; alloc: Allocation; time: number }
+  /** From the update queue child: apply this update now (an `update` that waited its turn). */
+  | ApplyUpdateEvent
   | { type: 'destroy'; time: number }
   | { type: 'task.state'; taskName: string; state: TaskState; eventSeq: number }
   /** Forwards an event to one task's actor (restart, signal events). */

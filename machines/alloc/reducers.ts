@@ -9,7 +9,6 @@ import type { ClientStatus, TaskEvent, TaskState } from '../../model/types.ts';
 import { errorText } from '../../model/error-text.ts';
 import { groupKillEvent, killPhases } from '../policy/kill-order.ts';
 import { gateOpen, nextCoordinatorState, type CoordinatorState } from '../policy/lifecycle-gates.ts';
-import { pickQueuedUpdate } from '../policy/update-queue.ts';
 import { appendEvent, taskEvent } from '../policy/task-events.ts';
 import { MAX_RUN_DURATION_REASON, maxRunDeadline } from '../policy/max-run-duration.ts';
 import { skipsShutdownDelay } from '../policy/shutdown-delay.ts';
@@ -18,13 +17,14 @@ import { taskSettingsFor } from '../policy/task-settings.ts';
 import { migrationPlan, type MigrationPlan } from '../policy/migration-plan.ts';
 import type { TaskMachineEvent, TaskMachineInput } from '../task.machine.ts';
 import type { AllocContext, AllocHookKind, AllocMachineEvent, AllocMachineInput } from './context.ts';
+import type { UpdateQueueEvent } from './update-queue.ts';
 
 type Ctx = AllocContext;
 type Ev = AllocMachineEvent;
 
 /**
  * What one action does, as data. The chart applies it in this order: spawn task actors, send
- * to tasks, spawn or arm the max_run_duration timer, start hooks, assign `patch`, raise.
+ * to tasks, spawn or arm the max_run_duration timer, start hooks, tell the update queue, assign `patch`.
  */
 export interface Step {
   /** Context fields to assign. */
@@ -37,8 +37,8 @@ export interface Step {
   timer?: { spawn: number } | { arm: number | undefined };
   /** Hooks to start as a child (the update hooks). */
   hooks?: AllocHookKind;
-  /** An event to raise after the step. */
-  raise?: Ev;
+  /** An event for the update queue child (`update-queue.ts`). */
+  updates?: UpdateQueueEvent;
 }
 
 const NONE: Step = {};
@@ -94,7 +94,6 @@ export function initialContext(input: AllocMachineInput): Ctx {
     restoring: !!input.restoring,
     maxKillTimeoutMs: input.maxKillTimeoutMs ?? 30_000,
     hasUpdateHooks: !!input.hasUpdateHooks,
-    updating: false,
     ...(input.restoredHandles ? { restoredHandles: input.restoredHandles } : {}),
   };
 }
@@ -162,21 +161,21 @@ export const recordTaskState = (c: Ctx, e: Ev): Partial<Ctx> =>
     ? {}
     : { taskStates: { ...c.taskStates, [e.taskName]: e.state }, eventSeq: { ...c.eventSeq, [e.taskName]: e.eventSeq }, version: c.version + 1 };
 
+/** An update to handle now: from outside, or released by the update queue (`update.apply`). */
+export const isUpdate = (e: Ev): e is Extract<Ev, { type: 'update' | 'update.apply' }> => e.type === 'update' || e.type === 'update.apply';
+
 /** Takes a newer server alloc (never an older one). */
 export const applyUpdate = (c: Ctx, e: Ev): Partial<Ctx> =>
-  e.type === 'update' && e.alloc.allocModifyIndex >= c.alloc.allocModifyIndex ? { alloc: e.alloc, version: c.version + 1, now: Math.max(c.now, e.time) } : {};
+  isUpdate(e) && e.alloc.allocModifyIndex >= c.alloc.allocModifyIndex ? { alloc: e.alloc, version: c.version + 1, now: Math.max(c.now, e.time) } : {};
 
-/** An update arrived while update hooks run: it takes the slot (see `pickQueuedUpdate`). */
-export const queueUpdate = (c: Ctx, e: Ev): Partial<Ctx> => (e.type === 'update' ? { queuedUpdate: pickQueuedUpdate(c.queuedUpdate, e.alloc) } : {});
+/** Hands an update to the update queue child, which applies it now or holds it while update hooks run. */
+export const queueUpdate = (_c: Ctx, e: Ev): Step => (e.type === 'update' ? { updates: { type: 'update', alloc: e.alloc, time: e.time } } : NONE);
 
-/** A non-terminal update: the host's update hooks run (one update at a time). */
-export const startUpdateHooks = (c: Ctx): Step => (c.hasUpdateHooks ? { hooks: 'update', patch: { updating: true } } : NONE);
+/** A non-terminal update: the host's update hooks run, and the update queue holds later updates meanwhile. */
+export const startUpdateHooks = (c: Ctx): Step => (c.hasUpdateHooks ? { hooks: 'update', updates: { type: 'hooks.started' } } : NONE);
 
-/** The update hooks finished: apply the update waiting in the slot, if any. */
-export const nextUpdate = (c: Ctx): Step => ({
-  patch: { updating: false, queuedUpdate: undefined },
-  ...(c.queuedUpdate ? { raise: { type: 'update', alloc: c.queuedUpdate, time: c.now } } : {}),
-});
+/** The update hooks ended (done or failed): the update queue applies the update it holds, if any. */
+export const updateHooksDone = (c: Ctx): Step => ({ updates: { type: 'hooks.done', time: c.now } });
 
 function taskInput(c: Ctx, name: string, gate: boolean): TaskMachineInput {
   const restoredHandle = c.restoredHandles?.[name];
@@ -284,7 +283,7 @@ export const restoreFailed = (c: Ctx, e: unknown): Partial<Ctx> => ({
 });
 
 /** A terminal update that says to skip shutdown delays. */
-export const noteSkipDelays = (c: Ctx, e: Ev): Partial<Ctx> => ({ delaysSkipped: c.delaysSkipped || (e.type === 'update' && skipsShutdownDelay(e.alloc)) });
+export const noteSkipDelays = (c: Ctx, e: Ev): Partial<Ctx> => ({ delaysSkipped: c.delaysSkipped || (isUpdate(e) && skipsShutdownDelay(e.alloc)) });
 
 /** A destroy: every task's current run is its last (poststop tasks run once, then it ends). */
 export const lastRuns = (c: Ctx): Step => (c.spawned ? { send: c.roles.map((r) => [r.name, { type: 'finalRun' }]) } : NONE);
@@ -304,7 +303,7 @@ export const armMaxRun = (c: Ctx): Step =>
  * added task is not run; a changed max_run_duration re-arms its timer.
  */
 export function applyTaskChanges(c: Ctx, e: Ev): Step {
-  if (e.type !== 'update') return NONE;
+  if (!isUpdate(e)) return NONE;
   const patch: Partial<Ctx> = {};
   const send: Array<[string, TaskMachineEvent]> = [];
   const step: Step = { patch, send };
@@ -364,7 +363,7 @@ export function applyTaskChanges(c: Ctx, e: Ev): Step {
  * kept running while the servers called the alloc unknown).
  */
 export function reconnect(c: Ctx, e: Ev): Step {
-  if (e.type !== 'update') return NONE;
+  if (!isUpdate(e)) return NONE;
   const ev = taskEvent('Reconnected', e.time);
   const patch: Partial<Ctx> = {
     alloc: { ...c.alloc, allocModifyIndex: e.alloc.allocModifyIndex },
@@ -436,4 +435,4 @@ export const planMigration = (c: Ctx): MigrationPlan =>
 export const stampNow = (c: Ctx, e: Ev): Partial<Ctx> => ('time' in e && typeof e.time === 'number' ? { now: Math.max(c.now, e.time) } : {});
 
 /** A stale update (older than the alloc applied): Nomad's client drops those. */
-export const isStaleUpdate = (c: Ctx, e: Ev): boolean => e.type === 'update' && e.alloc.allocModifyIndex < c.alloc.allocModifyIndex;
+export const isStaleUpdate = (c: Ctx, e: Ev): boolean => isUpdate(e) && e.alloc.allocModifyIndex < c.alloc.allocModifyIndex;
