@@ -12,6 +12,8 @@
  *  update(terminal) from pending / waiting-prev / running ────────► stopping
  *  destroy from anywhere ──────────────────────────────────────────► stopping.destroying ─► destroyed
  * ```
+ * Updates before `stopping` go through the child `updates` (`update-queue.ts`, only with update
+ * hooks): it hands each back as `update.apply` when no update hooks run, holding the newest meanwhile.
  * @module
  */
 import { missingActor } from '../missing-actor.ts';
