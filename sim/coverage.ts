@@ -6,7 +6,7 @@
  */
 import { getStateNodes, toDirectedGraph } from '@xstate/graph';
 import type { AnyStateMachine, InspectionEvent } from 'xstate';
-import { allocMachine } from '../machines/alloc/index.ts';
+import { allocMachine, updateQueueMachine } from '../machines/alloc/index.ts';
 import { taskMachine } from '../machines/task.machine.ts';
 import { watcherMachine } from '../machines/watcher.machine.ts';
 
@@ -18,7 +18,7 @@ interface TransitionLike {
 }
 
 /** The charts coverage is kept for. */
-export const COVERED_MACHINES: readonly AnyStateMachine[] = [allocMachine, taskMachine, watcherMachine];
+export const COVERED_MACHINES: readonly AnyStateMachine[] = [allocMachine, updateQueueMachine, taskMachine, watcherMachine];
 
 const guardName = (g: unknown): string => {
   if (!g) return '';

@@ -13,7 +13,7 @@
  *  destroy from anywhere ──────────────────────────────────────────► stopping.destroying ─► destroyed
  * ```
  * Updates before `stopping` go through the child `updates` (`update-queue.ts`, only with update
- * hooks): it hands each back as `update.apply` when no update hooks run, holding the newest meanwhile.
+ * hooks): it hands each back (`released`) when no update hooks run, holding the newest meanwhile.
  * @module
  */
 import { missingActor } from '../missing-actor.ts';
@@ -28,7 +28,7 @@ import { skipsShutdownDelay } from '../policy/shutdown-delay.ts';
 import { taskActorId, type MigrateDataInput, type AllocContext, type AllocMachineEvent, type AllocMachineInput, type RunHooksInput } from './context.ts';
 import { hooksOf, killPipeline } from './kill-pipeline.ts';
 import * as R from './reducers.ts';
-import { isDead, isUpdate, type Step } from './reducers.ts';
+import { isDead, type Step } from './reducers.ts';
 import { updateQueueMachine } from './update-queue.ts';
 
 type Ctx = AllocContext;
@@ -74,31 +74,6 @@ const MAX_RUN = {
   on: { 'maxRunDuration.elapsed': { guard: 'maxRunDue', target: '#alloc.stopping', actions: 'maxRunExceeded' } },
 } as const;
 
-/** An update's turn has come (before the alloc stops): applied, and its hooks run unless it stops or reconnects. */
-const APPLY_UPDATE = [
-  // Nomad's client reconnects (not updates) an alloc the servers marked unknown meanwhile.
-  { guard: 'reconnect', actions: 'reconnect' },
-  // Nomad hands a stop's update to its task runners before it kills them: a task the stop
-  // drops is killed first, with "update missing task".
-  { guard: 'terminalUpdate', target: '.stopping', actions: ['applyUpdate', 'noteSkipDelays', 'applyTaskChanges'] },
-  // noShutdownDelay on any update cancels the delays, one in progress too (Nomad's Update).
-  { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges', 'startUpdateHooks'] },
-  { actions: ['applyUpdate', 'applyTaskChanges', 'startUpdateHooks'] },
-] as const;
-
-/** An update while stopping: it never waits, runs no hooks, and never stops the alloc again. */
-const STOPPING_UPDATE = [
-  { guard: 'staleUpdate' },
-  { guard: 'reconnect', actions: 'reconnect' },
-  { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges'] },
-  // Nomad hands every update to its task runners, stopping or not: a task a stop's
-  // update drops is killed ("update missing task") and never restarts.
-  { actions: ['applyUpdate', 'applyTaskChanges'] },
-] as const;
-
-/** An update while destroying (the delays are already skipped). */
-const DESTROYING_UPDATE = [{ guard: 'staleUpdate' }, { guard: 'reconnect', actions: 'reconnect' }, { actions: ['applyUpdate', 'applyTaskChanges'] }] as const;
-
 /** The allocation statechart. Provide the named actors to run it (see actors/runner). */
 export const allocMachine = setup({
   types: {
@@ -129,8 +104,9 @@ export const allocMachine = setup({
     stopRequested: ({ context }) => isServerTerminal(context.alloc),
     arrivedTerminal: ({ context }) => context.arrivedTerminal,
     destroyRequested: ({ context }) => context.destroyRequested,
-    hasUpdateHooks: ({ context }) => context.hasUpdateHooks,
-    terminalUpdate: ({ event }) => isUpdate(event) && isServerTerminal(event.alloc),
+    /** An update waits its turn in the update queue (only with update hooks; one it released does not). */
+    mustQueue: ({ context, event }) => context.hasUpdateHooks && event.type === 'update' && !event.released,
+    terminalUpdate: ({ event }) => event.type === 'update' && isServerTerminal(event.alloc),
     /** Older than the alloc applied (Nomad's client drops those): listeners never go back. */
     staleUpdate: ({ context, event }) => R.isStaleUpdate(context, event),
     allMainDead: ({ context }) => context.roles.filter((r) => !r.poststop).every((r) => isDead(context, r.name)),
@@ -148,8 +124,8 @@ export const allocMachine = setup({
     needsPostrun: ({ context }) => (context.spawned || context.arrivedTerminal) && !context.postrunDone,
     /** The restored alloc's dir is gone (not any other build failure: that is a setup failure). */
     dirInaccessible: ({ event }) => (event as { error?: unknown }).error instanceof AllocDirInaccessibleError,
-    reconnect: ({ context, event }) => isUpdate(event) && isReconnect(context.alloc, event.alloc),
-    skipsDelays: ({ event }) => isUpdate(event) && skipsShutdownDelay(event.alloc),
+    reconnect: ({ context, event }) => event.type === 'update' && isReconnect(context.alloc, event.alloc),
+    skipsDelays: ({ event }) => event.type === 'update' && skipsShutdownDelay(event.alloc),
     maxRunDue: ({ context, event }) =>
       event.type === 'maxRunDuration.elapsed' &&
       context.maxRunDeadline !== undefined &&
@@ -209,10 +185,21 @@ export const allocMachine = setup({
   initial: 'pending',
   entry: 'startUpdateQueue',
   on: {
-    // Updates apply one at a time: while update hooks run, the newest waits in the update
-    // queue's single slot; the queue hands each back as `update.apply` when its turn comes.
-    update: [{ guard: 'staleUpdate' }, { guard: 'hasUpdateHooks', actions: 'queueUpdate' }, ...APPLY_UPDATE],
-    'update.apply': [{ guard: 'staleUpdate' }, ...APPLY_UPDATE],
+    // Updates apply one at a time: while update hooks run, the newest waits in the update queue's
+    // single slot; the queue hands each back (`released`) when its turn comes. Once stopping, an
+    // update never waits (the states below take it), and one released then is taken the same way.
+    update: [
+      { guard: 'staleUpdate' },
+      { guard: 'mustQueue', actions: 'queueUpdate' },
+      // Nomad's client reconnects (not updates) an alloc the servers marked unknown meanwhile.
+      { guard: 'reconnect', actions: 'reconnect' },
+      // Nomad hands a stop's update to its task runners before it kills them: a task the stop
+      // drops is killed first, with "update missing task".
+      { guard: 'terminalUpdate', target: '.stopping', actions: ['applyUpdate', 'noteSkipDelays', 'applyTaskChanges'] },
+      // noShutdownDelay on any update cancels the delays, one in progress too (Nomad's Update).
+      { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges', 'startUpdateHooks'] },
+      { actions: ['applyUpdate', 'applyTaskChanges', 'startUpdateHooks'] },
+    ],
     'xstate.done.actor.update-hooks': { actions: 'updateHooksDone' },
     'xstate.error.actor.update-hooks': { actions: 'updateHooksDone' },
     destroy: { target: '.stopping.destroying', actions: 'stampNow' },
@@ -338,9 +325,14 @@ export const allocMachine = setup({
       // Already stopping: a later update only replaces the alloc (no re-entry, no hooks), or
       // says to skip the shutdown delays, or reconnects.
       on: {
-        // One the update queue held while update hooks ran is applied the same way.
-        update: STOPPING_UPDATE,
-        'update.apply': STOPPING_UPDATE,
+        update: [
+          { guard: 'staleUpdate' },
+          { guard: 'reconnect', actions: 'reconnect' },
+          { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges'] },
+          // Nomad hands every update to its task runners, stopping or not: a task a stop's
+          // update drops is killed ("update missing task") and never restarts.
+          { actions: ['applyUpdate', 'applyTaskChanges'] },
+        ],
         'maxRunDuration.elapsed': { guard: 'maxRunDue', actions: 'maxRunExceeded' },
         // Being in `stopping` is what closes the gates of all but the poststop tasks.
         'task.state': { actions: ['recordTaskState', 'updateStoppingGates'] },
@@ -375,8 +367,7 @@ export const allocMachine = setup({
           entry: ['skipDelays', 'lastRuns', 'disarmMaxRun'],
           on: {
             destroy: {},
-            update: DESTROYING_UPDATE,
-            'update.apply': DESTROYING_UPDATE,
+            update: [{ guard: 'staleUpdate' }, { guard: 'reconnect', actions: 'reconnect' }, { actions: ['applyUpdate', 'applyTaskChanges'] }],
           },
           states: {
             ...killPipeline('destroy'),

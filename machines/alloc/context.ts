@@ -13,7 +13,6 @@ import type { TaskSettings } from '../policy/task-settings.ts';
 import type { TaskRole } from '../policy/task-roles.ts';
 import type { TaskMachineEvent } from '../task.machine.ts';
 import type { MigrationPlan } from '../policy/migration-plan.ts';
-import type { ApplyUpdateEvent } from './update-queue.ts';
 
 export type { AllocHookKind } from '../../model/hook-kind.ts';
 export type { TaskSettings } from '../policy/task-settings.ts';
@@ -119,15 +118,14 @@ export interface AllocContext {
   /** Tasks an update dropped: killed, and never started again (not even by restartAll). */
   removedTasks: string[];
   maxKillTimeoutMs: number;
-  /** The host has update hooks: updates go through the update queue child (`update-queue.ts`). */
+  /** The host has update hooks: updates wait their turn in the update queue child (`update-queue.ts`). */
   hasUpdateHooks: boolean;
 }
 
 /** Events the alloc machine accepts. */
 export type AllocMachineEvent =
-  | { type: 'update'; alloc: Allocation; time: number }
-  /** From the update queue child: apply this update now (an `update` that waited its turn). */
-  | ApplyUpdateEvent
+  /** `released`: the update queue child hands it back, its turn come (it is applied, not queued again). */
+  | { type: 'update'; alloc: Allocation; time: number; released?: true }
   | { type: 'destroy'; time: number }
   | { type: 'task.state'; taskName: string; state: TaskState; eventSeq: number }
   /** Forwards an event to one task's actor (restart, signal events). */

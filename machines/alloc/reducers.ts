@@ -161,20 +161,18 @@ export const recordTaskState = (c: Ctx, e: Ev): Partial<Ctx> =>
     ? {}
     : { taskStates: { ...c.taskStates, [e.taskName]: e.state }, eventSeq: { ...c.eventSeq, [e.taskName]: e.eventSeq }, version: c.version + 1 };
 
-/** An update to handle now: from outside, or released by the update queue (`update.apply`). */
-export const isUpdate = (e: Ev): e is Extract<Ev, { type: 'update' | 'update.apply' }> => e.type === 'update' || e.type === 'update.apply';
-
 /** Takes a newer server alloc (never an older one). */
 export const applyUpdate = (c: Ctx, e: Ev): Partial<Ctx> =>
-  isUpdate(e) && e.alloc.allocModifyIndex >= c.alloc.allocModifyIndex ? { alloc: e.alloc, version: c.version + 1, now: Math.max(c.now, e.time) } : {};
+  e.type === 'update' && e.alloc.allocModifyIndex >= c.alloc.allocModifyIndex ? { alloc: e.alloc, version: c.version + 1, now: Math.max(c.now, e.time) } : {};
 
-/** Hands an update to the update queue child, which applies it now or holds it while update hooks run. */
-export const queueUpdate = (_c: Ctx, e: Ev): Step => (e.type === 'update' ? { updates: { type: 'update', alloc: e.alloc, time: e.time } } : NONE);
+/** Hands an update to the update queue child: it hands it back at once, or holds it while update hooks run. */
+export const queueUpdate = (_c: Ctx, e: Ev): Step =>
+  e.type === 'update' && !e.released ? { updates: { type: 'update', alloc: e.alloc, time: e.time } } : NONE;
 
 /** A non-terminal update: the host's update hooks run, and the update queue holds later updates meanwhile. */
 export const startUpdateHooks = (c: Ctx): Step => (c.hasUpdateHooks ? { hooks: 'update', updates: { type: 'hooks.started' } } : NONE);
 
-/** The update hooks ended (done or failed): the update queue applies the update it holds, if any. */
+/** The update hooks ended (done or failed): the update queue releases the update it holds, if any. */
 export const updateHooksDone = (c: Ctx): Step => ({ updates: { type: 'hooks.done', time: c.now } });
 
 function taskInput(c: Ctx, name: string, gate: boolean): TaskMachineInput {
@@ -283,7 +281,7 @@ export const restoreFailed = (c: Ctx, e: unknown): Partial<Ctx> => ({
 });
 
 /** A terminal update that says to skip shutdown delays. */
-export const noteSkipDelays = (c: Ctx, e: Ev): Partial<Ctx> => ({ delaysSkipped: c.delaysSkipped || (isUpdate(e) && skipsShutdownDelay(e.alloc)) });
+export const noteSkipDelays = (c: Ctx, e: Ev): Partial<Ctx> => ({ delaysSkipped: c.delaysSkipped || (e.type === 'update' && skipsShutdownDelay(e.alloc)) });
 
 /** A destroy: every task's current run is its last (poststop tasks run once, then it ends). */
 export const lastRuns = (c: Ctx): Step => (c.spawned ? { send: c.roles.map((r) => [r.name, { type: 'finalRun' }]) } : NONE);
@@ -303,7 +301,7 @@ export const armMaxRun = (c: Ctx): Step =>
  * added task is not run; a changed max_run_duration re-arms its timer.
  */
 export function applyTaskChanges(c: Ctx, e: Ev): Step {
-  if (!isUpdate(e)) return NONE;
+  if (e.type !== 'update') return NONE;
   const patch: Partial<Ctx> = {};
   const send: Array<[string, TaskMachineEvent]> = [];
   const step: Step = { patch, send };
@@ -363,7 +361,7 @@ export function applyTaskChanges(c: Ctx, e: Ev): Step {
  * kept running while the servers called the alloc unknown).
  */
 export function reconnect(c: Ctx, e: Ev): Step {
-  if (!isUpdate(e)) return NONE;
+  if (e.type !== 'update') return NONE;
   const ev = taskEvent('Reconnected', e.time);
   const patch: Partial<Ctx> = {
     alloc: { ...c.alloc, allocModifyIndex: e.alloc.allocModifyIndex },
@@ -435,4 +433,4 @@ export const planMigration = (c: Ctx): MigrationPlan =>
 export const stampNow = (c: Ctx, e: Ev): Partial<Ctx> => ('time' in e && typeof e.time === 'number' ? { now: Math.max(c.now, e.time) } : {});
 
 /** A stale update (older than the alloc applied): Nomad's client drops those. */
-export const isStaleUpdate = (c: Ctx, e: Ev): boolean => isUpdate(e) && e.alloc.allocModifyIndex < c.alloc.allocModifyIndex;
+export const isStaleUpdate = (c: Ctx, e: Ev): boolean => e.type === 'update' && e.alloc.allocModifyIndex < c.alloc.allocModifyIndex;

@@ -11,7 +11,7 @@
  *
  * The alloc chart spawns it as its child `updates` (only when the host has update hooks: without
  * them nothing ever waits) and forwards it each update it does not drop; this chart answers
- * with {@link ApplyUpdateEvent} when the update is to be applied. The alloc chart decides
+ * with the update itself, marked {@link ReleasedUpdateEvent | released}, when it is to be applied. The alloc chart decides
  * whether that update runs hooks (a stop or a reconnect runs none) and says so with
  * `hooks.started`; it reports the hooks' end (done or failed) with `hooks.done`.
  * @module
@@ -34,24 +34,30 @@ export type UpdateQueueEvent =
   /** The update hooks ended (done or failed) at the alloc chart's `time`. */
   | { type: 'hooks.done'; time: number };
 
-/** The queue's answer: apply this update now (the alloc chart handles it as it would an `update`). */
-export interface ApplyUpdateEvent {
-  type: 'update.apply';
+/** The queue's answer to the alloc chart: this update's turn has come, apply it now. */
+export interface ReleasedUpdateEvent {
+  type: 'update';
   alloc: Allocation;
   time: number;
+  released: true;
 }
 
 /** The update queue chart (pure: it only holds data and sends events to its parent). */
 export const updateQueueMachine = setup({
   types: { context: {} as UpdateQueueContext, events: {} as UpdateQueueEvent },
   actions: {
-    apply: sendParent(({ event }): ApplyUpdateEvent => {
+    apply: sendParent(({ event }): ReleasedUpdateEvent => {
       const e = event as Extract<UpdateQueueEvent, { type: 'update' }>;
-      return { type: 'update.apply', alloc: e.alloc, time: e.time };
+      return { type: 'update', alloc: e.alloc, time: e.time, released: true };
     }),
     hold: assign(({ context, event }) => ({ queued: pickQueuedUpdate(context.queued, (event as Extract<UpdateQueueEvent, { type: 'update' }>).alloc) })),
     // The slot's update is applied at the time the hooks ended (the alloc chart's clock).
-    release: sendParent(({ context, event }): ApplyUpdateEvent => ({ type: 'update.apply', alloc: context.queued!, time: (event as { time: number }).time })),
+    release: sendParent(({ context, event }): ReleasedUpdateEvent => ({
+      type: 'update',
+      alloc: context.queued!,
+      time: (event as { time: number }).time,
+      released: true,
+    })),
     clear: assign({ queued: undefined }),
   },
   guards: {

@@ -117,14 +117,16 @@ describe('alloc chart reducers (pure, alone)', () => {
     expect(c).to.not.have.property('queuedUpdate');
     const next = { ...c.alloc, allocModifyIndex: c.alloc.allocModifyIndex + 1 };
     expect(R.queueUpdate(c, { type: 'update', alloc: next, time: 20 })).to.deep.equal({ updates: { type: 'update', alloc: next, time: 20 } });
-    // What the queue hands back is applied, never queued again.
-    expect(R.queueUpdate(c, { type: 'update.apply', alloc: next, time: 20 })).to.deep.equal({});
-    expect(R.applyUpdate(c, { type: 'update.apply', alloc: next, time: 20 })).to.include({ alloc: next, now: 20, version: c.version + 1 });
+    // What the queue hands back (released) is applied, never queued again.
+    expect(R.queueUpdate(c, { type: 'update', alloc: next, time: 20, released: true })).to.deep.equal({});
+    expect(R.applyUpdate(c, { type: 'update', alloc: next, time: 20, released: true })).to.include({ alloc: next, now: 20, version: c.version + 1 });
     expect(R.startUpdateHooks(c)).to.deep.equal({}); // no update hooks registered: nothing runs, nothing waits
     const hooked = { ...c, hasUpdateHooks: true };
     expect(R.startUpdateHooks(hooked)).to.deep.equal({ hooks: 'update', updates: { type: 'hooks.started' } });
     expect(R.updateHooksDone({ ...hooked, now: 42 })).to.deep.equal({ updates: { type: 'hooks.done', time: 42 } });
-    expect(R.isStaleUpdate(c, { type: 'update.apply', alloc: { ...c.alloc, allocModifyIndex: c.alloc.allocModifyIndex - 1 }, time: 0 })).to.equal(true);
+    expect(R.isStaleUpdate(c, { type: 'update', alloc: { ...c.alloc, allocModifyIndex: c.alloc.allocModifyIndex - 1 }, time: 0, released: true })).to.equal(
+      true,
+    );
   });
 
   it('restartOne: a single task restarts at once, no hooks queued', () => {

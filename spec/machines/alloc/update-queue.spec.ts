@@ -1,19 +1,19 @@
 import { expect } from 'chai';
 import { assign, createActor, setup, type AnyActorRef } from 'xstate';
-import { updateQueueMachine, type ApplyUpdateEvent, type UpdateQueueEvent } from '../../../machines/alloc/update-queue.ts';
+import { updateQueueMachine, type ReleasedUpdateEvent, type UpdateQueueEvent } from '../../../machines/alloc/update-queue.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 
 /** A parent that holds the queue as the alloc chart does and records what it is told to apply. */
 function harness() {
   const parent = setup({
-    types: { context: {} as { applied: ApplyUpdateEvent[] }, events: {} as ApplyUpdateEvent | { type: 'toQueue'; event: UpdateQueueEvent } },
+    types: { context: {} as { applied: ReleasedUpdateEvent[] }, events: {} as ReleasedUpdateEvent | { type: 'toQueue'; event: UpdateQueueEvent } },
     actors: { updateQueue: updateQueueMachine },
   }).createMachine({
     context: { applied: [] },
     invoke: { id: 'updates', src: 'updateQueue' },
     on: {
-      'update.apply': { actions: assign(({ context, event }) => ({ applied: [...context.applied, event as ApplyUpdateEvent] })) },
+      update: { actions: assign(({ context, event }) => ({ applied: [...context.applied, event as ReleasedUpdateEvent] })) },
       toQueue: { actions: ({ event, self }) => (self.getSnapshot().children.updates as AnyActorRef).send((event as { event: UpdateQueueEvent }).event) },
     },
   });
