@@ -1,6 +1,7 @@
 /**
- * Transition coverage of the alloc, task and watcher charts. `@xstate/graph` enumerates each
- * chart's transitions (plus the eventless `always` ones, which its directed graph leaves out);
+ * Transition coverage of the alloc chart (and its update queue), the task and watcher charts.
+ * `@xstate/graph` enumerates each chart's transitions (plus the eventless `always` ones, which its
+ * directed graph leaves out);
  * xstate's `@xstate.microstep` inspection events say which ones a run took.
  * @module
  */
