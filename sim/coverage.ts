@@ -1,12 +1,13 @@
 /**
- * Transition coverage of the alloc, task and watcher charts. `@xstate/graph` enumerates each
- * chart's transitions (plus the eventless `always` ones, which its directed graph leaves out);
+ * Transition coverage of the alloc chart (and its update queue), the task and watcher charts.
+ * `@xstate/graph` enumerates each chart's transitions (plus the eventless `always` ones, which its
+ * directed graph leaves out);
  * xstate's `@xstate.microstep` inspection events say which ones a run took.
  * @module
  */
 import { getStateNodes, toDirectedGraph } from '@xstate/graph';
 import type { AnyStateMachine, InspectionEvent } from 'xstate';
-import { allocMachine } from '../machines/alloc/index.ts';
+import { allocMachine, updateQueueMachine } from '../machines/alloc/index.ts';
 import { taskMachine } from '../machines/task.machine.ts';
 import { watcherMachine } from '../machines/watcher.machine.ts';
 
@@ -18,7 +19,7 @@ interface TransitionLike {
 }
 
 /** The charts coverage is kept for. */
-export const COVERED_MACHINES: readonly AnyStateMachine[] = [allocMachine, taskMachine, watcherMachine];
+export const COVERED_MACHINES: readonly AnyStateMachine[] = [allocMachine, updateQueueMachine, taskMachine, watcherMachine];
 
 const guardName = (g: unknown): string => {
   if (!g) return '';

@@ -12,6 +12,8 @@
  *  update(terminal) from pending / waiting-prev / running ────────► stopping
  *  destroy from anywhere ──────────────────────────────────────────► stopping.destroying ─► destroyed
  * ```
+ * Updates before `stopping` go through the child `updates` (`update-queue.ts`, only with update
+ * hooks): it hands each back (`released`) when no update hooks run, holding the newest meanwhile.
  * @module
  */
 import { missingActor } from '../missing-actor.ts';
@@ -27,19 +29,22 @@ import { taskActorId, type MigrateDataInput, type AllocContext, type AllocMachin
 import { hooksOf, killPipeline } from './kill-pipeline.ts';
 import * as R from './reducers.ts';
 import { isDead, type Step } from './reducers.ts';
+import { updateQueueMachine } from './update-queue.ts';
 
 type Ctx = AllocContext;
 type Ev = AllocMachineEvent;
+
+/** Actor id of the update queue child (`update-queue.ts`). */
+const UPDATES = 'updates';
 
 /** The few enqueue calls a {@link Step} needs (xstate's own type is generic over the whole setup). */
 interface Enqueue {
   assign(patch: Partial<Ctx>): void;
   sendTo(to: string, event: unknown): void;
   spawnChild(src: string, opts: { id: string; input: unknown }): void;
-  raise(event: Ev): void;
 }
 
-/** Applies a reducer's {@link Step}: spawn, send, timer, hooks, assign, raise (in that order). */
+/** Applies a reducer's {@link Step}: spawn, send, timer, hooks, update queue, assign (in that order). */
 const run = (reduce: (c: Ctx, e: Ev) => Step) =>
   enqueueActions<Ctx, Ev, undefined, Ev, never, never, never, never, never>(({ context, event, enqueue: q }) => {
     const enqueue = q as unknown as Enqueue;
@@ -49,8 +54,8 @@ const run = (reduce: (c: Ctx, e: Ev) => Step) =>
     if (step.timer && 'spawn' in step.timer) enqueue.spawnChild('maxRunTimer', { id: 'max-run', input: { deadline: step.timer.spawn } });
     else if (step.timer) enqueue.sendTo('max-run', { type: 'arm', deadline: step.timer.arm });
     if (step.hooks) enqueue.spawnChild('runHooks', { id: `${step.hooks}-hooks`, input: { allocId: context.allocId, kind: step.hooks } });
+    if (step.updates) enqueue.sendTo(UPDATES, step.updates);
     if (step.patch) enqueue.assign(step.patch);
-    if (step.raise) enqueue.raise(step.raise);
   });
 
 /** Assigns what a pure reducer returns. */
@@ -85,6 +90,8 @@ export const allocMachine = setup({
     runHooks: missingActor<PromiseActorLogic<void, RunHooksInput>>('alloc', 'runHooks'),
     maxRunTimer: missingActor('alloc', 'maxRunTimer'),
     task: missingActor('alloc', 'task'),
+    // Pure: the chart's own, never provided by the runtime.
+    updateQueue: updateQueueMachine,
   },
   delays: {
     poststopBound: ({ context }) => context.maxKillTimeoutMs,
@@ -97,7 +104,8 @@ export const allocMachine = setup({
     stopRequested: ({ context }) => isServerTerminal(context.alloc),
     arrivedTerminal: ({ context }) => context.arrivedTerminal,
     destroyRequested: ({ context }) => context.destroyRequested,
-    updating: ({ context }) => context.updating,
+    /** An update waits its turn in the update queue (only with update hooks; one it released does not). */
+    mustQueue: ({ context, event }) => context.hasUpdateHooks && event.type === 'update' && !event.released,
     terminalUpdate: ({ event }) => event.type === 'update' && isServerTerminal(event.alloc),
     /** Older than the alloc applied (Nomad's client drops those): listeners never go back. */
     staleUpdate: ({ context, event }) => R.isStaleUpdate(context, event),
@@ -129,9 +137,13 @@ export const allocMachine = setup({
   actions: {
     recordTaskState: set(R.recordTaskState),
     applyUpdate: set(R.applyUpdate),
-    queueUpdate: set(R.queueUpdate),
+    queueUpdate: run(R.queueUpdate),
     startUpdateHooks: run(R.startUpdateHooks),
-    nextUpdate: run(R.nextUpdate),
+    updateHooksDone: run(R.updateHooksDone),
+    // Without update hooks nothing ever waits: no queue child (an idle child per alloc costs memory).
+    startUpdateQueue: enqueueActions(({ context, enqueue }) => {
+      if (context.hasUpdateHooks) enqueue.spawnChild('updateQueue', { id: UPDATES });
+    }),
     spawnTasks: run(R.spawnTasks),
     spawnRestoredTasks: run(R.spawnRestoredTasks),
     updateGates: run(R.updateGates),
@@ -171,11 +183,14 @@ export const allocMachine = setup({
   id: 'alloc',
   context: ({ input }) => R.initialContext(input),
   initial: 'pending',
+  entry: 'startUpdateQueue',
   on: {
-    // Updates apply one at a time: while update hooks run, the newest waits in a single slot.
+    // Updates apply one at a time: while update hooks run, the newest waits in the update queue's
+    // single slot; the queue hands each back (`released`) when its turn comes. Once stopping, an
+    // update never waits (the states below take it), and one released then is taken the same way.
     update: [
       { guard: 'staleUpdate' },
-      { guard: 'updating', actions: 'queueUpdate' },
+      { guard: 'mustQueue', actions: 'queueUpdate' },
       // Nomad's client reconnects (not updates) an alloc the servers marked unknown meanwhile.
       { guard: 'reconnect', actions: 'reconnect' },
       // Nomad hands a stop's update to its task runners before it kills them: a task the stop
@@ -185,8 +200,8 @@ export const allocMachine = setup({
       { guard: 'skipsDelays', actions: ['applyUpdate', 'skipDelays', 'applyTaskChanges', 'startUpdateHooks'] },
       { actions: ['applyUpdate', 'applyTaskChanges', 'startUpdateHooks'] },
     ],
-    'xstate.done.actor.update-hooks': { actions: 'nextUpdate' },
-    'xstate.error.actor.update-hooks': { actions: 'nextUpdate' },
+    'xstate.done.actor.update-hooks': { actions: 'updateHooksDone' },
+    'xstate.error.actor.update-hooks': { actions: 'updateHooksDone' },
     destroy: { target: '.stopping.destroying', actions: 'stampNow' },
     'task.state': { actions: ['recordTaskState', 'updateGates'] },
     toTask: { actions: 'forwardToTask' },

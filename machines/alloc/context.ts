@@ -118,16 +118,14 @@ export interface AllocContext {
   /** Tasks an update dropped: killed, and never started again (not even by restartAll). */
   removedTasks: string[];
   maxKillTimeoutMs: number;
+  /** The host has update hooks: updates wait their turn in the update queue child (`update-queue.ts`). */
   hasUpdateHooks: boolean;
-  /** Update hooks are running for the last applied update; later updates wait in the slot. */
-  updating: boolean;
-  /** The single-slot update queue (Nomad's AllocRunner.Update): the update applied next. */
-  queuedUpdate?: Allocation;
 }
 
 /** Events the alloc machine accepts. */
 export type AllocMachineEvent =
-  | { type: 'update'; alloc: Allocation; time: number }
+  /** `released`: the update queue child hands it back, its turn come (it is applied, not queued again). */
+  | { type: 'update'; alloc: Allocation; time: number; released?: true }
   | { type: 'destroy'; time: number }
   | { type: 'task.state'; taskName: string; state: TaskState; eventSeq: number }
   /** Forwards an event to one task's actor (restart, signal events). */

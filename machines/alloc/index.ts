@@ -11,4 +11,5 @@ export {
   type RunHooksInput,
   type TaskSettings,
 } from './context.ts';
+export { updateQueueMachine, type ReleasedUpdateEvent, type UpdateQueueContext, type UpdateQueueEvent } from './update-queue.ts';
 export { allocMachineInput, type AllocSources, type AllocStart, type SavedAlloc } from './input.ts';

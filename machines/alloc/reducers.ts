@@ -9,7 +9,6 @@ import type { ClientStatus, TaskEvent, TaskState } from '../../model/types.ts';
 import { errorText } from '../../model/error-text.ts';
 import { groupKillEvent, killPhases } from '../policy/kill-order.ts';
 import { gateOpen, nextCoordinatorState, type CoordinatorState } from '../policy/lifecycle-gates.ts';
-import { pickQueuedUpdate } from '../policy/update-queue.ts';
 import { appendEvent, taskEvent } from '../policy/task-events.ts';
 import { MAX_RUN_DURATION_REASON, maxRunDeadline } from '../policy/max-run-duration.ts';
 import { skipsShutdownDelay } from '../policy/shutdown-delay.ts';
@@ -18,13 +17,14 @@ import { taskSettingsFor } from '../policy/task-settings.ts';
 import { migrationPlan, type MigrationPlan } from '../policy/migration-plan.ts';
 import type { TaskMachineEvent, TaskMachineInput } from '../task.machine.ts';
 import type { AllocContext, AllocHookKind, AllocMachineEvent, AllocMachineInput } from './context.ts';
+import type { UpdateQueueEvent } from './update-queue.ts';
 
 type Ctx = AllocContext;
 type Ev = AllocMachineEvent;
 
 /**
  * What one action does, as data. The chart applies it in this order: spawn task actors, send
- * to tasks, spawn or arm the max_run_duration timer, start hooks, assign `patch`, raise.
+ * to tasks, spawn or arm the max_run_duration timer, start hooks, tell the update queue, assign `patch`.
  */
 export interface Step {
   /** Context fields to assign. */
@@ -37,8 +37,8 @@ export interface Step {
   timer?: { spawn: number } | { arm: number | undefined };
   /** Hooks to start as a child (the update hooks). */
   hooks?: AllocHookKind;
-  /** An event to raise after the step. */
-  raise?: Ev;
+  /** An event for the update queue child (`update-queue.ts`). */
+  updates?: UpdateQueueEvent;
 }
 
 const NONE: Step = {};
@@ -94,7 +94,6 @@ export function initialContext(input: AllocMachineInput): Ctx {
     restoring: !!input.restoring,
     maxKillTimeoutMs: input.maxKillTimeoutMs ?? 30_000,
     hasUpdateHooks: !!input.hasUpdateHooks,
-    updating: false,
     ...(input.restoredHandles ? { restoredHandles: input.restoredHandles } : {}),
   };
 }
@@ -166,17 +165,15 @@ export const recordTaskState = (c: Ctx, e: Ev): Partial<Ctx> =>
 export const applyUpdate = (c: Ctx, e: Ev): Partial<Ctx> =>
   e.type === 'update' && e.alloc.allocModifyIndex >= c.alloc.allocModifyIndex ? { alloc: e.alloc, version: c.version + 1, now: Math.max(c.now, e.time) } : {};
 
-/** An update arrived while update hooks run: it takes the slot (see `pickQueuedUpdate`). */
-export const queueUpdate = (c: Ctx, e: Ev): Partial<Ctx> => (e.type === 'update' ? { queuedUpdate: pickQueuedUpdate(c.queuedUpdate, e.alloc) } : {});
+/** Hands an update to the update queue child: it hands it back at once, or holds it while update hooks run. */
+export const queueUpdate = (_c: Ctx, e: Ev): Step =>
+  e.type === 'update' && !e.released ? { updates: { type: 'update', alloc: e.alloc, time: e.time } } : NONE;
 
-/** A non-terminal update: the host's update hooks run (one update at a time). */
-export const startUpdateHooks = (c: Ctx): Step => (c.hasUpdateHooks ? { hooks: 'update', patch: { updating: true } } : NONE);
+/** A non-terminal update: the host's update hooks run, and the update queue holds later updates meanwhile. */
+export const startUpdateHooks = (c: Ctx): Step => (c.hasUpdateHooks ? { hooks: 'update', updates: { type: 'hooks.started' } } : NONE);
 
-/** The update hooks finished: apply the update waiting in the slot, if any. */
-export const nextUpdate = (c: Ctx): Step => ({
-  patch: { updating: false, queuedUpdate: undefined },
-  ...(c.queuedUpdate ? { raise: { type: 'update', alloc: c.queuedUpdate, time: c.now } } : {}),
-});
+/** The update hooks ended (done or failed): the update queue releases the update it holds, if any. */
+export const updateHooksDone = (c: Ctx): Step => ({ updates: { type: 'hooks.done', time: c.now } });
 
 function taskInput(c: Ctx, name: string, gate: boolean): TaskMachineInput {
   const restoredHandle = c.restoredHandles?.[name];

@@ -84,15 +84,18 @@ describe('alloc chart (pure, stub actors, simulated clock)', () => {
 
   it('update hooks run one update at a time: later updates wait in one slot; a failed hook only moves on', async () => {
     const h = harness(alloc(), { hasUpdateHooks: true });
+    // "Update hooks running" is the update queue child's state, not a flag of the alloc chart.
+    const queue = () => (h.actor.getSnapshot().children.updates as AnyActorRef).getSnapshot() as { value: string; context: { queued?: Allocation } };
     await h.toRunning();
+    expect(queue().value).to.equal('idle');
     h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 6 }), time: 2 });
     await flush();
     expect(h.hook('update').input).to.deep.equal({ allocId: ID, kind: 'update' });
-    expect(h.ctx().updating).to.equal(true);
+    expect(queue().value).to.equal('hooking');
     h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 8 }), time: 3 });
     h.actor.send({ type: 'update', alloc: alloc(undefined, { allocModifyIndex: 7 }), time: 3 }); // lower than the queued one
     expect(h.ctx().alloc.allocModifyIndex).to.equal(6);
-    expect(h.ctx().queuedUpdate?.allocModifyIndex).to.equal(8);
+    expect(queue().context.queued?.allocModifyIndex).to.equal(8);
     const first = h.hook('update');
     first.resolve();
     await flush();
@@ -100,7 +103,7 @@ describe('alloc chart (pure, stub actors, simulated clock)', () => {
     expect(h.hook('update')).to.not.equal(first); // the queued update ran its own hooks
     h.hook('update').reject(new Error('reported, not fatal'));
     await flush();
-    expect(h.ctx().updating).to.equal(false);
+    expect(queue().value).to.equal('idle');
     expect(h.value()).to.equal('{"running":"tasks"}');
     h.actor.send({ type: 'update', alloc: alloc(undefined, { desiredStatus: 'stop', allocModifyIndex: 9 }), time: 4 });
     await flush();

@@ -111,6 +111,24 @@ describe('alloc chart reducers (pure, alone)', () => {
     expect(step.patch).to.deep.equal({ pendingRestarts: [], coordinator: 'init' });
   });
 
+  it('update steps: the update queue child gets each update, hears when hooks start and end; no flag in the context', () => {
+    const c = ctx([mockTask('web')]);
+    expect(c).to.not.have.property('updating');
+    expect(c).to.not.have.property('queuedUpdate');
+    const next = { ...c.alloc, allocModifyIndex: c.alloc.allocModifyIndex + 1 };
+    expect(R.queueUpdate(c, { type: 'update', alloc: next, time: 20 })).to.deep.equal({ updates: { type: 'update', alloc: next, time: 20 } });
+    // What the queue hands back (released) is applied, never queued again.
+    expect(R.queueUpdate(c, { type: 'update', alloc: next, time: 20, released: true })).to.deep.equal({});
+    expect(R.applyUpdate(c, { type: 'update', alloc: next, time: 20, released: true })).to.include({ alloc: next, now: 20, version: c.version + 1 });
+    expect(R.startUpdateHooks(c)).to.deep.equal({}); // no update hooks registered: nothing runs, nothing waits
+    const hooked = { ...c, hasUpdateHooks: true };
+    expect(R.startUpdateHooks(hooked)).to.deep.equal({ hooks: 'update', updates: { type: 'hooks.started' } });
+    expect(R.updateHooksDone({ ...hooked, now: 42 })).to.deep.equal({ updates: { type: 'hooks.done', time: 42 } });
+    expect(R.isStaleUpdate(c, { type: 'update', alloc: { ...c.alloc, allocModifyIndex: c.alloc.allocModifyIndex - 1 }, time: 0, released: true })).to.equal(
+      true,
+    );
+  });
+
   it('restartOne: a single task restarts at once, no hooks queued', () => {
     const c = ctx([mockTask('a')], {}, { spawned: true });
     expect(R.restartOne(c, { type: 'restartTask', taskName: 'a', time: 5 })).to.deep.equal({
