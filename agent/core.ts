@@ -71,12 +71,7 @@ export class AgentCore {
     opts: { enforceIndex?: boolean; jobModifyIndex?: number } = {},
     trigger: 'job-register' | 'job-scaling' = 'job-register',
   ): RegisterResult {
-    let job;
-    try {
-      job = apiJobToJob(apiJob);
-    } catch (e) {
-      throw new ApiError(400, errorText(e));
-    }
+    const job = decodeJob(apiJob);
     const prev = this.state.jobs.get(apiJob.ID);
     if (opts.enforceIndex) {
       // Nomad's three refusals, in its words.
@@ -199,12 +194,7 @@ export class AgentCore {
    * allocs would be placed, stopped, updated in place, and which allocs would be preempted.
    */
   planJob(apiJob: ApiJob): Record<string, unknown> {
-    let job;
-    try {
-      job = apiJobToJob(apiJob);
-    } catch (e) {
-      throw new ApiError(400, errorText(e));
-    }
+    const job = decodeJob(apiJob);
     const prev = this.state.jobs.get(apiJob.ID);
     const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
     const next = { ...job, version };
@@ -363,4 +353,13 @@ function sameSpec(a: ApiJob, b: ApiJob): boolean {
     return JSON.stringify(rest);
   };
   return strip(a) === strip(b);
+}
+
+/** The API job as berth's job; a job berth cannot take is Nomad's 400 with the reason. */
+function decodeJob(apiJob: ApiJob): ReturnType<typeof apiJobToJob> {
+  try {
+    return apiJobToJob(apiJob);
+  } catch (e) {
+    throw new ApiError(400, errorText(e));
+  }
 }

@@ -13,8 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createActor, fromPromise, toPromise } from 'xstate';
-import { errorText } from '../../index.ts';
-import type { Allocation, Client, Job } from '../../index.ts';
+import { errorText, type Allocation, type Client, type Job } from '../../index.ts';
 import { apiJobToJob } from '../jobs/jobspec.ts';
 import {
   blockedEvalsToRetry,
