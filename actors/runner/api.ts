@@ -32,7 +32,10 @@ export interface AllocRunner extends PrevAllocSource {
   update(alloc: Allocation): void;
   /** From any state; resolves once destroyed, even when destroy hooks failed (errors go on the bus). */
   destroy(): Promise<void>;
-  /** Resolves when the machine reaches `state`, or at once if it already passed it. */
+  /**
+   * Resolves when the machine reaches `state`, or at once if it already passed it. The
+   * allocation's state, not its tasks': `running` is entered (prerun hooks) before any task starts.
+   */
   waitFor(state: AllocState, signal?: AbortSignal): Promise<void>;
   /** Sends a signal to one task, or to every running task when `task` is omitted. */
   signal(task: string | undefined, signal: string): Promise<void>;
