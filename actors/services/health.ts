@@ -9,7 +9,7 @@
  * and a healthy verdict needs the min_healthy_time timer to fire with nothing broken meanwhile.
  * @module
  */
-import type { Subscription } from 'rxjs';
+import { byAlloc, type AllocRoute } from '../../bus/by-alloc.ts';
 import { healthNow, healthParams, unhealthyTaskText, type CheckView, type HealthParams } from '../../machines/policy/alloc-health.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import { taskGroupOf } from '../../model/status.ts';
@@ -20,6 +20,13 @@ import type { RunnerInternals, Runtime } from '../runner/runtime.ts';
 /** Nomad's event type for an unhealthy alloc's task. */
 export const ALLOC_UNHEALTHY = 'Alloc Unhealthy';
 
+/** The per-alloc routes a health tracker listens on. */
+interface HealthRoutes {
+  taskState: AllocRoute<'task.state'>;
+  checkStatus: AllocRoute<'check.status'>;
+  allocState: AllocRoute<'alloc.state'>;
+}
+
 /** When the task's current run started (its last "Started"), else its first start. */
 function lastStart(s: TaskState): number | undefined {
   for (let i = s.events.length - 1; i >= 0; i--) if (s.events[i]!.type === 'Started') return s.events[i]!.time;
@@ -27,11 +34,11 @@ function lastStart(s: TaskState): number | undefined {
 }
 
 /** Watches one alloc until its health is decided or the watch is stopped; returns the stop. */
-function watchHealth(rt: Runtime, r: RunnerInternals, group: TaskGroup, p: HealthParams): () => void {
+function watchHealth(rt: Runtime, routes: HealthRoutes, r: RunnerInternals, group: TaskGroup, p: HealthParams): () => void {
   const allocId = r.allocId;
   let done = false;
   let minTimer: unknown;
-  const subs: Subscription[] = [];
+  const offs: (() => void)[] = [];
   const checks = (): CheckView[] =>
     rt.services.entriesOf(allocId).flatMap((e) => [...e.checks.values()].map((c) => ({ ...(e.task ? { task: e.task } : {}), status: c.status })));
 
@@ -40,7 +47,7 @@ function watchHealth(rt: Runtime, r: RunnerInternals, group: TaskGroup, p: Healt
     if (minTimer !== undefined) rt.clock.clearTimeout(minTimer);
     minTimer = undefined;
     rt.clock.clearTimeout(deadline);
-    for (const s of subs) s.unsubscribe();
+    for (const off of offs) off();
   };
 
   const decide = (healthy: boolean) => {
@@ -86,10 +93,10 @@ function watchHealth(rt: Runtime, r: RunnerInternals, group: TaskGroup, p: Healt
   };
 
   const deadline = rt.clock.setTimeout(() => decide(false), p.healthyDeadlineMs);
-  subs.push(rt.bus.of('task.state').subscribe((m) => m.allocId === allocId && evaluate()));
-  subs.push(rt.bus.of('check.status').subscribe((m) => m.allocId === allocId && evaluate()));
+  offs.push(routes.taskState.on(allocId, evaluate));
+  offs.push(routes.checkStatus.on(allocId, evaluate));
   // A stopping alloc's health is not decided (its tasks are being killed on purpose).
-  subs.push(rt.bus.of('alloc.state').subscribe((m) => m.allocId === allocId && (m.to === 'stopping' || m.to === 'destroyed') && stop()));
+  offs.push(routes.allocState.on(allocId, (m) => (m.to === 'stopping' || m.to === 'destroyed') && stop()));
   evaluate();
   return stop;
 }
@@ -101,6 +108,12 @@ function watchHealth(rt: Runtime, r: RunnerInternals, group: TaskGroup, p: Healt
  * the earlier deployment and is no longer part of the alloc's view).
  */
 export function allocHealthHook(rt: Runtime): RunnerHook {
+  // One bus subscription per kind for every tracked alloc (see byAlloc: one each would be quadratic).
+  const routes: HealthRoutes = {
+    taskState: byAlloc(rt.bus, 'task.state'),
+    checkStatus: byAlloc(rt.bus, 'check.status'),
+    allocState: byAlloc(rt.bus, 'alloc.state'),
+  };
   const watches = new Map<string, { deploymentId: string | undefined; stop: () => void }>();
   const stop = async ({ alloc }: { alloc: { id: string } }) => {
     watches.get(alloc.id)?.stop();
@@ -110,7 +123,7 @@ export function allocHealthHook(rt: Runtime): RunnerHook {
     const group = taskGroupOf(alloc);
     const p = healthParams(alloc, group);
     const r = rt.registry.get(alloc.id);
-    watches.set(alloc.id, { deploymentId: alloc.deploymentId, stop: p && r ? watchHealth(rt, r, group, p) : () => undefined });
+    watches.set(alloc.id, { deploymentId: alloc.deploymentId, stop: p && r ? watchHealth(rt, routes, r, group, p) : () => undefined });
   };
   return {
     name: 'alloc_health',

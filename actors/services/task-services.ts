@@ -7,6 +7,7 @@
  * A check_restart restarts its task through the task chart ("Restart Signaled", a failure).
  * @module
  */
+import { byAlloc } from '../../bus/by-alloc.ts';
 import { fromCallback } from 'xstate';
 import type { TaskMachineEvent } from '../../machines/task.machine.ts';
 import { taskGroupOf } from '../../model/status.ts';
@@ -102,6 +103,8 @@ export function taskServicesLogic(rt: Runtime) {
  */
 export function groupServicesHook(rt: Runtime): RunnerHook {
   const sets = new Map<string, { stop(): void }>();
+  // One bus subscription for every alloc's services (see byAlloc).
+  const allocStates = byAlloc(rt.bus, 'alloc.state');
   const stop = async ({ alloc }: { alloc: { id: string } }) => {
     sets.get(alloc.id)?.stop();
     sets.delete(alloc.id);
@@ -125,12 +128,12 @@ export function groupServicesHook(rt: Runtime): RunnerHook {
             }
           : {}),
       });
-      const sub = rt.bus.of('alloc.state').subscribe((m) => {
-        if (m.allocId === alloc.id && (m.to === 'stopping' || m.to === 'destroyed')) void stop({ alloc });
+      const off = allocStates.on(alloc.id, (m) => {
+        if (m.to === 'stopping' || m.to === 'destroyed') void stop({ alloc });
       });
       sets.set(alloc.id, {
         stop: () => {
-          sub.unsubscribe();
+          off();
           set.stop();
         },
       });
