@@ -59,6 +59,13 @@ function parseArgs(argv: string[]): { quick: boolean; table: boolean; only?: str
   return { quick, table, only, args, out: out ?? benchPath(quick ? 'results.quick.json' : 'results.json') };
 }
 
+/** A failure's message without the stack a child process sent along with it. */
+const firstLine = (text: string) =>
+  text
+    .replace(/^(Error: )+/, '')
+    .split(/\n|\s+at\s/)[0]!
+    .trim();
+
 const { quick, table, only, args, out } = parseArgs(process.argv.slice(2));
 if (table) {
   const docFile = benchPath('../docs/performance.md');
@@ -88,7 +95,8 @@ for (const [id, b] of Object.entries(BENCHES)) {
       value: NaN,
       floor: NaN,
       ratio: NaN,
-      target: `error: ${errorText(err)}`,
+      // The table gets the message; the stack (often a child's) stays in details.
+      target: `error: ${firstLine(errorText(err))}`,
       met: false,
       details: { error: errorText(err) },
     });
