@@ -69,8 +69,9 @@ const firstLine = (text: string) =>
 const { quick, table, only, args, out } = parseArgs(process.argv.slice(2));
 if (table) {
   const docFile = benchPath('../docs/performance.md');
-  console.log(await updateDocTable(out, docFile));
-  console.log(`\ntable from ${out} written into ${docFile}`);
+  const readme = benchPath('../README.md');
+  console.log(await updateDocTable(out, docFile, readme));
+  console.log(`\ntable from ${out} written into ${docFile}, its summary into ${readme}`);
   process.exit(0);
 }
 const t0 = performance.now();

@@ -43,21 +43,60 @@ export function markdownTable(doc: ResultsDoc): string {
   return [head, '', '| id | benchmark | value | floor | ratio | target | met |', '| --- | --- | --- | --- | --- | --- | --- |', ...rows].join('\n');
 }
 
-/** Replaces what stands between the markers in `text` with `table`. Throws without both markers. */
-export function replaceTable(text: string, table: string): string {
-  const a = text.indexOf(TABLE_BEGIN);
-  const b = text.indexOf(TABLE_END);
-  if (a < 0 || b < a) throw new Error(`no "${TABLE_BEGIN}" ... "${TABLE_END}" markers to put the table between`);
-  return `${text.slice(0, a + TABLE_BEGIN.length)}\n\n${table}\n\n${text.slice(b)}`;
+/** The README's markers around its summary of the same run. */
+export const SUMMARY_BEGIN = '<!-- bench-summary:begin (npm run bench -- --table) -->';
+export const SUMMARY_END = '<!-- bench-summary:end -->';
+
+/**
+ * The README's summary of one run: a row per figure (P1, P2, ...) with its first row's ratio and
+ * target, and how many of its rows met their targets; the full table and the analysis of every
+ * miss live in docs/performance.md.
+ */
+export function markdownSummary(doc: ResultsDoc): string {
+  const m = doc.machine;
+  const date = m.date.replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
+  const ids = [...new Set(doc.benchmarks.map((b) => b.id))];
+  const rows = ids.map((id) => {
+    const all = doc.benchmarks.filter((b) => b.id === id);
+    const first = all[0]!;
+    const met = all.filter((b) => b.met).length;
+    const failed = all.some((b) => b.details?.error);
+    return `| ${cell(id)} | ${cell(first.name)} | ${num(first.value, first.unit)} | ${num(first.ratio)} | ${cell(first.target)} | ${failed ? 'error' : `${met} of ${all.length}`} |`;
+  });
+  return [
+    `\`npm run bench\`${m.quick ? ' (quick)' : ''} of ${date} (${Math.round(m.totalSeconds)} s, ${m.cpus} cores, ${m.root ? 'as root' : 'not root'}): each figure's first row;`,
+    'every row and what stands between each miss and its target: [docs/performance.md](docs/performance.md).',
+    '',
+    '| id | figure (first row) | value | ratio | target | rows met |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }
 
-/** Rewrites the table in `docFile` from `resultsFile`, formatted as the repo's prettier does. Returns the table. */
-export async function updateDocTable(resultsFile: string, docFile: string): Promise<string> {
+/** Replaces what stands between the markers in `text` with `table`. Throws without both markers. */
+export function replaceTable(text: string, table: string, begin = TABLE_BEGIN, end = TABLE_END): string {
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`no "${begin}" ... "${end}" markers to put the table between`);
+  return `${text.slice(0, a + begin.length)}\n\n${table}\n\n${text.slice(b)}`;
+}
+
+/**
+ * Rewrites the table in `docFile` from `resultsFile` (and the summary in `readmeFile`, when
+ * given), formatted as the repo's prettier does. Returns the table.
+ */
+export async function updateDocTable(resultsFile: string, docFile: string, readmeFile?: string): Promise<string> {
   const doc = JSON.parse(readFileSync(resultsFile, 'utf8')) as ResultsDoc;
   const table = markdownTable(doc);
   const prettier = await import('prettier');
-  const options = (await prettier.resolveConfig(docFile)) ?? {};
-  const text = await prettier.format(replaceTable(readFileSync(docFile, 'utf8'), table), { ...options, filepath: docFile });
-  writeFileSync(docFile, text);
+  const write = async (file: string, text: string) => {
+    const options = (await prettier.resolveConfig(file)) ?? {};
+    writeFileSync(file, await prettier.format(text, { ...options, filepath: file }));
+  };
+  // Both are checked before either is written: no half-updated pair.
+  const docText = replaceTable(readFileSync(docFile, 'utf8'), table);
+  const readmeText = readmeFile ? replaceTable(readFileSync(readmeFile, 'utf8'), markdownSummary(doc), SUMMARY_BEGIN, SUMMARY_END) : undefined;
+  await write(docFile, docText);
+  if (readmeFile && readmeText !== undefined) await write(readmeFile, readmeText);
   return table;
 }
