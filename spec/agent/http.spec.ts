@@ -147,7 +147,9 @@ describe('agent: the HTTP API', function () {
       wokeAt = Date.now();
       return r;
     });
-    await new Promise((r) => setTimeout(r, 100)); // the query is parked before the change
+    // Give the query time to park. Not a proof: had it not parked yet, it would answer at once
+    // with the newer index and the assertions below would still hold.
+    await new Promise((r) => setTimeout(r, 100));
     const extra = (await agent.req('GET', '/v1/job/web/allocations')).json.find((a: any) => a.DesiredStatus === 'run');
     const stop = await agent.req('POST', `/v1/allocation/${extra.ID}/stop`);
     const changedAt = Date.now();
@@ -209,9 +211,11 @@ describe('agent: the HTTP API', function () {
   });
 
   it('streams events by topic', async () => {
-    const stream = readStream(`${agent.url}/v1/event/stream?topic=Job:web`, (t) => t.includes('JobRegistered'));
-    await new Promise((r) => setTimeout(r, 100));
-    const job = (await agent.req('GET', '/v1/job/web')).json;
+    // Opened from the job's current index, the stream replays anything newer, so it sees the
+    // registration below whether or not it is attached by then (no pause needed).
+    const current = await agent.req('GET', '/v1/job/web');
+    const job = current.json;
+    const stream = readStream(`${agent.url}/v1/event/stream?topic=Job:web&index=${current.headers['x-nomad-index']}`, (t) => t.includes('JobRegistered'));
     await agent.req('POST', '/v1/job/web', { Job: { ...job, Meta: { v: '2' } } });
     const text = await stream;
     const ev = frames(text).find((f) => f.Events)!.Events[0];
