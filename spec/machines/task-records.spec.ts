@@ -177,5 +177,13 @@ describe('task chart: what it records (stub effects, simulated clock)', () => {
     await flush();
     expect(h.value()).to.equal('killing');
     expect(h.ctx().now).to.equal(3050);
+    // A kill that appends nothing of its own still dates the wait at the kill.
+    const quiet = taskHarness({ shutdownDelayMs: 3000 });
+    quiet.start.last().resolve({ ok: true, handle: taskHandle(), time: 10 });
+    await flush();
+    quiet.send({ type: 'kill', time: 50, noKillingEvent: true });
+    await flush();
+    expect(quiet.events().at(-1)).to.equal('Waiting for shutdown delay');
+    expect(quiet.last('Waiting for shutdown delay')!.time).to.equal(50);
   });
 });
