@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import type { RestartPolicy } from '../../model/types.ts';
 import { flush } from './support/charts.ts';
-import { taskHandle, taskHarness } from './support/task-harness.ts';
+import { taskHandle, taskHarness, stopTaskHarnesses } from './support/task-harness.ts';
 
 const twice: RestartPolicy = { attempts: 2, intervalMs: 60_000, delayMs: 1000, mode: 'fail' };
 const never: RestartPolicy = { attempts: 0, intervalMs: 60_000, delayMs: 1000, mode: 'fail' };
@@ -19,6 +19,8 @@ async function runningHarness(policy: RestartPolicy) {
 }
 
 describe('task chart: the last run and a revival (stub effects, simulated clock)', () => {
+  afterEach(stopTaskHarnesses);
+
   it('a last run that the policy would restart ends dead, not failed, with no Restarting', async () => {
     const h = await runningHarness(twice);
     h.send({ type: 'finalRun' });

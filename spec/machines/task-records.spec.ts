@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { flush } from './support/charts.ts';
-import { ev, pendingState, taskHandle, taskHarness } from './support/task-harness.ts';
+import { ev, pendingState, taskHandle, taskHarness, stopTaskHarnesses } from './support/task-harness.ts';
 
 /** Every report's count equals the events it carries (fewer than ten here, so none dropped). */
 function countsAgree(reports: Array<{ state: { events: unknown[] }; eventSeq: number }>) {
@@ -13,6 +13,8 @@ function countsAgree(reports: Array<{ state: { events: unknown[] }; eventSeq: nu
 }
 
 describe('task chart: what it records (stub effects, simulated clock)', () => {
+  afterEach(stopTaskHarnesses);
+
   it('counts every event it appends, one by one and several at once, and reports the count', async () => {
     const h = taskHarness();
     h.start.last().resolve({ ok: true, handle: taskHandle(), time: 10, setupEvents: [ev('Driver', 9)] });

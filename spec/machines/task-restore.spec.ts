@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import type { TaskState } from '../../model/types.ts';
 import { flush } from './support/charts.ts';
-import { ev, taskHandle, taskHarness } from './support/task-harness.ts';
+import { ev, taskHandle, taskHarness, stopTaskHarnesses } from './support/task-harness.ts';
 
 const saved = (state: TaskState['state'], types: string[], over: Partial<TaskState> = {}): TaskState => ({
   state,
@@ -16,6 +16,8 @@ const saved = (state: TaskState['state'], types: string[], over: Partial<TaskSta
 });
 
 describe('task chart: reattaching a saved handle (stub effects)', () => {
+  afterEach(stopTaskHarnesses);
+
   it('asks the recovery for the saved handle and then watches the handle it got back', async () => {
     const h = taskHarness({ restoredHandle: taskHandle(1), initialState: saved('running', ['Received', 'Task Setup', 'Started']) });
     expect(h.value()).to.equal('recovering');

@@ -31,6 +31,13 @@ export const ev = (type: string, time = 0): TaskEvent => ({ type, time, displayM
 /** A fresh task state: pending, with its Received event. */
 export const pendingState = (): TaskState => ({ state: 'pending', failed: false, restarts: 0, events: [ev('Received')] });
 
+const running: Array<{ stop(): void }> = [];
+
+/** Stops every harness started so far (call it in `afterEach`): no chart outlives its test. */
+export function stopTaskHarnesses(): void {
+  for (const a of running.splice(0)) a.stop();
+}
+
 /** One report the chart sent its parent. */
 export interface TaskReport {
   state: TaskState;
@@ -91,6 +98,7 @@ export function taskHarness(
   });
   const clock = new SimulatedClock();
   const actor = createActor(parent, { clock, inspect: chartCoverage.observe }).start();
+  running.push(actor);
   const child = () => actor.getSnapshot().children.task as AnyActorRef;
   const ctx = () => child().getSnapshot().context as TaskContext;
   return {
