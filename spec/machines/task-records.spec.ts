@@ -3,8 +3,18 @@
  * alloc republishes from, start and finish times, and the clock the chart carries between events.
  */
 import { expect } from 'chai';
+import { createActor, fromPromise, sendTo, setup } from 'xstate';
+import {
+  taskMachine,
+  type ExitOutput,
+  type RecoverOutput,
+  type StartOutput,
+  type TaskMachineEvent,
+  type TaskMachineInput,
+} from '../../machines/task.machine.ts';
+import { MissingActorError } from '../../model/errors.ts';
 import { flush } from './support/charts.ts';
-import { ev, pendingState, taskHandle, taskHarness, stopTaskHarnesses } from './support/task-harness.ts';
+import { ev, mainRole, pendingState, taskHandle, taskHarness, stopTaskHarnesses } from './support/task-harness.ts';
 
 /** Every report's count equals the events it carries (fewer than ten here, so none dropped). */
 function countsAgree(reports: Array<{ state: { events: unknown[] }; eventSeq: number }>) {
@@ -188,4 +198,63 @@ describe('task chart: what it records (stub effects, simulated clock)', () => {
     expect(quiet.events().at(-1)).to.equal('Waiting for shutdown delay');
     expect(quiet.last('Waiting for shutdown delay')!.time).to.equal(50);
   });
+});
+
+describe('task chart: an effect the runtime did not provide', () => {
+  const effects = ['startTask', 'waitTask', 'killTask', 'recoverTask', 'signalTask'] as const;
+  type Effect = (typeof effects)[number];
+  /** Runs the chart with every effect but `missing` settling at once, driven to where `missing` is needed. */
+  async function errorFor(missing: Effect): Promise<unknown[]> {
+    const errors: unknown[] = [];
+    const all = {
+      startTask: fromPromise<StartOutput>(async () => ({ ok: true, handle: taskHandle(), time: 1 })),
+      waitTask: fromPromise<ExitOutput>(() => new Promise<ExitOutput>(() => undefined)),
+      killTask: fromPromise<ExitOutput>(async () => ({ result: { exitCode: 0, signal: 2 }, time: 2 })),
+      recoverTask: fromPromise<RecoverOutput>(async () => ({ ok: true, time: 1 })),
+      signalTask: fromPromise<void>(async () => undefined),
+    };
+    const { [missing]: _left, ...provided } = all;
+    const task = taskMachine.provide({ actors: provided as never });
+    const input: TaskMachineInput = {
+      allocId: 'a',
+      taskName: 'web',
+      role: mainRole,
+      restart: { policy: { attempts: 0, intervalMs: 1, delayMs: 1, mode: 'fail' }, onSuccess: true },
+      killTimeoutMs: 1,
+      killSignal: 'SIGINT',
+      initialState: pendingState(),
+      gateOpen: true,
+      now: 0,
+      ...(missing === 'recoverTask' ? { restoredHandle: taskHandle() } : {}),
+    };
+    const parent = setup({
+      types: { events: {} as { type: 'toTask'; event: TaskMachineEvent } },
+      actors: { task },
+    }).createMachine({
+      invoke: { id: 'task', src: 'task', input, onError: { actions: ({ event }) => void errors.push(event.error) } },
+      on: { toTask: { actions: sendTo('task', ({ event }) => event.event) } },
+    });
+    // A signal's error answers its caller, not the chart: read it off the event the task gets.
+    const actor = createActor(parent, {
+      inspect: (e) => {
+        if (e.type === '@xstate.event' && e.event.type.startsWith('xstate.error.actor.signal.')) errors.push((e.event as { error: unknown }).error);
+      },
+    }).start();
+    await flush();
+    if (missing === 'killTask') actor.send({ type: 'toTask', event: { type: 'kill', time: 2 } });
+    if (missing === 'signalTask') actor.send({ type: 'toTask', event: { type: 'signal', time: 2, signal: 'SIGHUP', requestId: '1' } });
+    await flush();
+    actor.stop();
+    return errors;
+  }
+
+  for (const missing of effects) {
+    it(`${missing}: MissingActorError naming it`, async () => {
+      const errors = await errorFor(missing);
+      const err = errors.find((e) => e instanceof MissingActorError) as MissingActorError | undefined;
+      expect(err, `errors: ${errors.map(String).join(', ')}`).to.be.instanceOf(MissingActorError);
+      expect(err!.actor).to.equal(missing);
+      expect(err!.message).to.include(`task chart: actor "${missing}" was not provided`);
+    });
+  }
 });

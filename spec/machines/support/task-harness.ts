@@ -2,7 +2,7 @@
  * The task chart alone for the chart specs: stub effects (each call settles when the spec says),
  * a simulated clock, and a parent that records every `task.state` report with its event count.
  */
-import { createActor, fromCallback, sendTo, setup, SimulatedClock, type AnyActorRef } from 'xstate';
+import { createActor, fromCallback, sendTo, setup, SimulatedClock, type AnyActorRef, type PromiseActorLogic } from 'xstate';
 import type { TaskRole } from '../../../machines/policy/task-roles.ts';
 import {
   taskMachine,
@@ -33,6 +33,17 @@ export const pendingState = (): TaskState => ({ state: 'pending', failed: false,
 
 const running: Array<{ stop(): void }> = [];
 
+/** `logic`, also noting the name of each `abort` event it receives (the chart's `abortEffect`). */
+function notingAborts<O>(logic: PromiseActorLogic<O, any>, name: string, aborts: string[]): PromiseActorLogic<O, any> {
+  return {
+    ...logic,
+    transition: (snapshot, event, scope) => {
+      if ((event as { type: string }).type === 'abort') aborts.push(name);
+      return logic.transition(snapshot, event, scope);
+    },
+  };
+}
+
 /** Stops every harness started so far (call it in `afterEach`): no chart outlives its test. */
 export function stopTaskHarnesses(): void {
   for (const a of running.splice(0)) a.stop();
@@ -47,7 +58,8 @@ export interface TaskReport {
 /**
  * Runs the task chart with stub effects under a recording parent. `prestart` stubs the prestart
  * hook too (give `hooks: { prestart: true }` for the chart to call it) unless `defaultPrestart`
- * keeps the chart's own; `services` records each `taskServices` input.
+ * keeps the chart's own; `services` records each `taskServices` input, `aborts` each abort the
+ * start or the reattach was sent.
  */
 export function taskHarness(
   over: Partial<TaskMachineInput> = {},
@@ -61,6 +73,7 @@ export function taskHarness(
   const signal = stub<void>();
   const prestart = stub<PrestartOutput>();
   const reports: TaskReport[] = [];
+  const aborts: string[] = [];
   const services: Array<{ allocId: string; taskName: string; startedAt: number }> = [];
   const taskServices = fromCallback<TaskMachineEvent, { allocId: string; taskName: string; startedAt: number }>(({ input }) => void services.push(input));
   const input: TaskMachineInput = {
@@ -77,10 +90,10 @@ export function taskHarness(
   };
   const task = taskMachine.provide({
     actors: {
-      startTask: start.logic,
+      startTask: notingAborts(start.logic, 'startTask', aborts),
       waitTask: wait.logic,
       killTask: kill.logic,
-      recoverTask: recover.logic,
+      recoverTask: notingAborts(recover.logic, 'recoverTask', aborts),
       signalTask: signal.logic,
       taskServices,
       ...(opts.defaultPrestart ? {} : { prestartTask: prestart.logic }),
@@ -109,6 +122,7 @@ export function taskHarness(
     signal,
     prestart,
     services,
+    aborts,
     reports,
     clock,
     actor,
