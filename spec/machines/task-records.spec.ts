@@ -237,7 +237,7 @@ describe('task chart: an effect the runtime did not provide', () => {
     // A signal's error answers its caller, not the chart: read it off the event the task gets.
     const actor = createActor(parent, {
       inspect: (e) => {
-        if (e.type === '@xstate.event' && e.event.type.startsWith('xstate.error.actor.signal.')) errors.push((e.event as { error: unknown }).error);
+        if (e.type === '@xstate.event' && e.event.type.startsWith('xstate.error.actor.signal.')) errors.push((e.event as unknown as { error: unknown }).error);
       },
     }).start();
     await flush();
