@@ -33,6 +33,15 @@ describe('watcher chart (pure)', () => {
     expect(errors).to.have.length(1);
     expect(errors[0]).to.be.instanceOf(WatcherEffectMissingError);
     expect((errors[0] as Error).message).to.equal('watcher effect "startWatchers" not provided: use allocWatcherLogic from actors/watchers');
+    // Starting provided, forgetting a released child not: the first release fails naming it.
+    const half = createActor(watcherMachine.provide({ actions: { startWatchers: () => undefined } }), {
+      input: { alloc: makeAlloc([], { previousAllocation: 'old' }), rpc: {} },
+    });
+    half.subscribe({ error: (e) => void errors.push(e) });
+    half.start();
+    half.send({ type: 'xstate.done.actor.old', actorId: 'old', output: {} } as unknown as DoneActorEvent<WatchResult>);
+    expect(errors).to.have.length(2);
+    expect((errors[1] as Error).message).to.equal('watcher effect "reapChild" not provided: use allocWatcherLogic from actors/watchers');
   });
 
   it('a previous alloc released without a result is released all the same, with no node', () => {
