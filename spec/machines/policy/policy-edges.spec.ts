@@ -4,7 +4,8 @@
  * ephemeral_disk block.
  */
 import { expect } from 'chai';
-import { parseCpuList } from '../../../machines/policy/cgroup-limits.ts';
+import { enforceableLimits, parseCpuList } from '../../../machines/policy/cgroup-limits.ts';
+import { decideRestart, newRestartTracker } from '../../../machines/policy/restarts.ts';
 import { applyCheckRestart, type CheckRestartRule } from '../../../machines/policy/check-restart.ts';
 import { applyThresholds, httpCheckStatus } from '../../../machines/policy/check-status.ts';
 import { migrationPlan } from '../../../machines/policy/migration-plan.ts';
@@ -51,5 +52,22 @@ describe('policy edges', () => {
       previousAllocId: 'p',
       reason: 'ephemeral disk is neither sticky nor migrate',
     });
+  });
+
+  it('restart reasons: Nomad’s texts for each way the policy ends or delays', () => {
+    const policy = { attempts: 1, intervalMs: 60_000, delayMs: 1000, mode: 'delay' as const };
+    const t = newRestartTracker(0);
+    const reason = (p: typeof policy, onSuccess: boolean, input: Parameters<typeof decideRestart>[2], tracker = t) =>
+      (decideRestart({ policy: p, onSuccess }, tracker, input, 10, () => 0).decision as { reason: string }).reason;
+    expect(reason({ ...policy, attempts: 0 }, true, { kind: 'exit', exitCode: 1, signal: 0 })).to.equal('Policy allows no restarts');
+    expect(reason(policy, true, { kind: 'startError', recoverable: false, message: 'bad' })).to.equal('Error was unrecoverable');
+    expect(reason(policy, false, { kind: 'exit', exitCode: 0, signal: 0 })).to.equal('Restart unnecessary as task terminated successfully');
+    expect(reason(policy, true, { kind: 'exit', exitCode: 1, signal: 0 }, { count: 1, intervalStart: 0 })).to.equal(
+      'Exceeded allowed attempts, applying a delay',
+    );
+  });
+
+  it('cgroup limits: a memory floor needs the memory controller', () => {
+    expect(enforceableLimits({ memoryLowBytes: 1 }, ['memory'])).to.deep.equal({ limits: { memoryLowBytes: 1 }, dropped: [] });
   });
 });
