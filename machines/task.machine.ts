@@ -518,7 +518,8 @@ export const taskMachine = setup({
           {
             guard: { type: 'recoverOk', params: ({ event }) => event.output },
             target: 'running',
-            actions: ['takeRecovered', assign(({ context }) => ({ state: { ...context.state, state: 'running' as const } })), 'report'],
+            // takeRecovered leaves the state running (its own or the saved one).
+            actions: ['takeRecovered', 'report'],
           },
           // Saved before a start that never got as far as a process: start it now.
           { guard: { type: 'notStarted', params: ({ event }) => event.output }, target: 'pending', actions: assign({ handle: undefined }) },
