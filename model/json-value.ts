@@ -33,9 +33,8 @@ function pathOf(parts: Array<string | number>): string {
   return out || '(root)';
 }
 
-function describe(v: unknown): string {
-  if (typeof v === 'number') return String(v);
-  if (typeof v !== 'object' || v === null) return typeof v;
+/** What a non-plain object is ("a Date"); only objects reach here, primitives are named inline. */
+function describe(v: object): string {
   const name = (Object.getPrototypeOf(v) as { constructor?: { name?: string } } | null)?.constructor?.name;
   return name ? `a ${name}` : 'an object with an unusual prototype';
 }
