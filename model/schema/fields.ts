@@ -6,10 +6,11 @@ import { z } from 'zod';
 import { ARG_MAX, argStringProblem, envEntryBytes, MAX_EXACT_MB } from './limits.ts';
 
 /** A whole number >= 0. */
-export const nonNegInt = () => z.int({ error: (iss) => (iss.code === 'invalid_type' ? 'must be an integer' : undefined) }).min(0);
+// A missing value keeps zod's own text, which issueLines words "is required".
+export const nonNegInt = () => z.int({ error: (iss) => (iss.code === 'invalid_type' && iss.input !== undefined ? 'must be an integer' : undefined) }).min(0);
 
 /** A finite number >= 0. */
-export const nonNegNum = () => z.number({ error: (iss) => (iss.code === 'invalid_type' ? 'must be a number' : undefined) }).min(0);
+export const nonNegNum = () => z.number({ error: (iss) => (iss.code === 'invalid_type' && iss.input !== undefined ? 'must be a number' : undefined) }).min(0);
 
 /** A duration in milliseconds. */
 export const ms = (what: string) => nonNegNum().describe(`${what}, in milliseconds`);
