@@ -35,7 +35,7 @@ function pathOf(parts: Array<string | number>): string {
 
 /** What a non-plain object is ("a Date"); only objects reach here, primitives are named inline. */
 function describe(v: object): string {
-  const name = (Object.getPrototypeOf(v) as { constructor?: { name?: string } } | null)?.constructor?.name;
+  const name = (Object.getPrototypeOf(v) as { constructor?: { name?: string } }).constructor?.name; // never null: a null prototype is plain
   return name ? `a ${name}` : 'an object with an unusual prototype';
 }
 
