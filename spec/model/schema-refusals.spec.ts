@@ -37,6 +37,11 @@ function issues(json: unknown): string[] {
 
 const http = (over: object) => ({ type: 'http', path: '/', intervalMs: 1000, timeoutMs: 1000, ...over });
 const port = (over: object) => ({ label: 'p', ...over });
+/** 16 entries of exactly MAX_ARG_STRLEN bytes each (ARG_MAX in all), plus `extra` 3-byte ones. */
+const argMax = (extra: number) => ({
+  ...Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`K${String(i).padStart(2, '0')}`, 'v'.repeat(131072 - 5)])),
+  ...Object.fromEntries(Array.from({ length: extra }, (_, i) => [`Z${i}`.slice(0, 1), ''])),
+});
 const group2 = (name: string) => ({ name, tasks: [{ name: 'u', driver: 'mock_driver', config: {} }] });
 
 /**
@@ -84,6 +89,47 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
   ['env value 1', { 'T.env': { A: 1 } }, [`${T}.env.A: must be a string`]],
   ['env "x"', { 'T.env': 'x' }, [`${T}.env: must be an object of strings`]],
   ['env key ""', { 'T.env': { '': 'x' } }, [`${T}.env[""]: keys must not be empty`]],
+  ['env and meta', { 'T.env': { A: 'b', EMPTY: '' }, 'T.meta': { k: 'v' }, 'G.meta': { g: 'v' }, 'job.meta': { j: 'v' } }, []],
+  [
+    'env key with NUL',
+    { 'T.env': { 'A\0B': 'x' } },
+    [`${T}.env["A\\u0000B"]: the key must not contain NUL`, `${T}.env["A\\u0000B"]: the entry must not contain NUL`],
+  ],
+  [
+    'env key past one argument (the entry is named, not the key)',
+    { 'T.env': { ['K '.repeat(65536)]: '' } },
+    [`${T}.env["${'K '.repeat(20)}..."]: the entry is 131074 bytes, past the kernel's 131072-byte limit for one argument (MAX_ARG_STRLEN)`],
+  ],
+  ['env exactly ARG_MAX', { 'T.env': argMax(0) }, []],
+  [
+    'env 3 bytes past ARG_MAX',
+    { 'T.env': argMax(1) },
+    [
+      `${T}.env: is 2097155 bytes as environment variables, past the kernel's 2097152-byte limit (ARG_MAX)`,
+      `${T}.env: with job, group and task meta the environment is 2097155 bytes, past the kernel's 2097152-byte limit (ARG_MAX)`,
+    ],
+  ],
+  // The shipped drivers' configs.
+  ['raw_exec', { 'T.driver': 'raw_exec', 'T.config': { command: '/bin/echo', args: ['a', 1] } }, []],
+  [
+    'raw_exec command of spaces',
+    { 'T.driver': 'raw_exec', 'T.config': { command: '  ' } },
+    [`${T}.config.command: missing required config "command" (a non-empty string)`],
+  ],
+  ['exec command with NUL', { 'T.driver': 'exec', 'T.config': { command: 'a\0b' } }, [`${T}.config.command: command must not contain NUL`]],
+  [
+    'exec argument with NUL',
+    { 'T.driver': 'exec', 'T.config': { command: 'x', args: ['ok', 'a\0b'] } },
+    [`${T}.config.args[1]: argument must not contain NUL`],
+  ],
+  ['exec unknown key', { 'T.driver': 'exec', 'T.config': { command: 'x', arg: [] } }, [`${T}.config.arg: unknown field "arg" (did you mean "args"?)`]],
+  ['mock durations', { 'T.config': { run_for: '', kill_after: 1500, start_block_for: '0s', exit_code: 3 } }, []],
+  ['mock negative duration', { 'T.config': { run_for: '-1s' } }, [`${T}.config.run_for: must not be negative`]],
+  ['mock bad duration', { 'T.config': { kill_after: 'soon' } }, [`${T}.config.kill_after: time: invalid duration "soon"`]],
+  ['mock duration of the wrong type', { 'T.config': { run_for: true } }, [`${T}.config.run_for: must be a duration string like "10s" or a number of ms`]],
+  ['mock exit code 1.5', { 'T.config': { exit_code: 1.5 } }, [`${T}.config.exit_code: must be an integer`]],
+  ['mock exec_command', { 'T.config': { exec_command: [{ run_for: '1s' }] } }, []],
+  ['a driver berth does not ship keeps its config unchecked', { 'T.driver': 'custom', 'T.config': { anything: [1] } }, []],
   ['user 1', { 'T.user': 1 }, [`${T}.user: must be a string`]],
   ['leader "yes"', { 'T.leader': 'yes' }, [`${T}.leader: must be a boolean`]],
   ['restart mode', { 'T.restartPolicy': { mode: 'retry' } }, [`${T}.restartPolicy.mode: must be one of "fail", "delay"`]],
