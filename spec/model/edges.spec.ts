@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { completeReschedulePolicy, defaultReschedulePolicy } from '../../model/job-defaults.ts';
 import { jsonValueProblems } from '../../model/json-value.ts';
 import { isLoopbackAddress, normaliseHost } from '../../model/loopback.ts';
 import { isUUID } from '../../model/names.ts';
@@ -15,6 +16,22 @@ describe('model: edges of the small helpers', () => {
     expect(defaultRestartPolicy('system')).to.deep.equal(service);
     expect(completeRestartPolicy(defaultRestartPolicy('service'), { attempts: undefined, mode: 'delay' })).to.deep.equal({ ...service, mode: 'delay' });
     expect(completeRestartPolicy(defaultRestartPolicy('service'), undefined)).to.equal(undefined);
+  });
+
+  it("Nomad's default reschedule policy per job type, and a partial one completed over it", () => {
+    const service = { attempts: 0, intervalMs: 0, delayMs: 30_000, delayFunction: 'exponential', maxDelayMs: 3_600_000, unlimited: true };
+    const batch = { attempts: 1, intervalMs: 24 * 3_600_000, delayMs: 5000, delayFunction: 'constant', maxDelayMs: 0, unlimited: false };
+    const none = { attempts: 0, intervalMs: 0, delayMs: 0, delayFunction: 'constant', maxDelayMs: 0, unlimited: false };
+    expect(defaultReschedulePolicy('service')).to.deep.equal(service);
+    expect(defaultReschedulePolicy('batch')).to.deep.equal(batch);
+    expect(defaultReschedulePolicy('system')).to.equal(undefined);
+    expect(defaultReschedulePolicy('sysbatch')).to.equal(undefined);
+    expect(completeReschedulePolicy('service', undefined)).to.deep.equal(service);
+    expect(completeReschedulePolicy('system', undefined)).to.equal(undefined);
+    // Unset ('' or undefined, as Nomad JSON that was not canonicalised has them) keeps the default.
+    expect(completeReschedulePolicy('service', { attempts: 5, delayFunction: '' as never, delayMs: undefined })).to.deep.equal({ ...service, attempts: 5 });
+    expect(completeReschedulePolicy('batch', { unlimited: true })).to.deep.equal({ ...batch, unlimited: true });
+    expect(completeReschedulePolicy('system', { attempts: 2 })).to.deep.equal({ ...none, attempts: 2 });
   });
 
   it('the kernel bounds on argv and envp: one string with its NUL, one KEY=value with its = and NUL', () => {

@@ -42,6 +42,11 @@ const argMax = (extra: number) => ({
   ...Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`K${String(i).padStart(2, '0')}`, 'v'.repeat(131072 - 5)])),
   ...Object.fromEntries(Array.from({ length: extra }, (_, i) => [`Z${i}`.slice(0, 1), ''])),
 });
+/** 8 meta entries whose NOMAD_META_ forms take 131072 bytes each, twice (ARG_MAX in all), plus `extra` small ones. */
+const metaMax = (extra: number) => ({
+  ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}`, 'm'.repeat(131072 - 15)])),
+  ...Object.fromEntries(Array.from({ length: extra }, () => ['x', ''])),
+});
 const group2 = (name: string) => ({ name, tasks: [{ name: 'u', driver: 'mock_driver', config: {} }] });
 
 /**
@@ -109,6 +114,20 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
       `${T}.env: with job, group and task meta the environment is 2097155 bytes, past the kernel's 2097152-byte limit (ARG_MAX)`,
     ],
   ],
+  ['task meta counted twice, to ARG_MAX exactly', { 'T.meta': metaMax(0) }, []],
+  [
+    'task meta counted twice, past ARG_MAX',
+    { 'T.meta': metaMax(1) },
+    [`${T}.env: with job, group and task meta the environment is 2097180 bytes, past the kernel's 2097152-byte limit (ARG_MAX)`],
+  ],
+  ['group meta counted twice, to ARG_MAX exactly', { 'G.meta': metaMax(0) }, []],
+  [
+    'job and group meta counted twice, past ARG_MAX',
+    { 'G.meta': metaMax(0), 'job.meta': { x: '' } },
+    [`${T}.env: with job, group and task meta the environment is 2097180 bytes, past the kernel's 2097152-byte limit (ARG_MAX)`],
+  ],
+  ['a check that is null', { 'T.services': [{ name: 's', checks: [null] }] }, [`${T}.services[0].checks[0]: must be an object`]],
+  ['an artifact that is null', { 'T.artifacts': [null] }, [`${T}.artifacts[0]: must be an object`]],
   // The shipped drivers' configs.
   ['raw_exec', { 'T.driver': 'raw_exec', 'T.config': { command: '/bin/echo', args: ['a', 1] } }, []],
   [
@@ -356,6 +375,17 @@ describe('parseAllocation: stanzas berth does not run are refused by name, with 
       expect(() => parseAllocation(alloc(patch), { unsupported: 'warn', onWarning: (w) => warned.push(w) })).not.to.throw();
       expect(warned).to.deep.equal([stanza]);
     });
+
+  it('only a stanza that says something is refused by name (an empty one is no field of berth JSON either)', () => {
+    for (const set of [true, 'x', 1, [1], { a: 1 }])
+      expect(refused(alloc({ 'T.vault': set })), JSON.stringify(set)).to.deep.equal([[{ stanza: 'vault', path: `${T}.vault` }], []]);
+    for (const empty of [false, '', 0, [], {}]) {
+      const [stanzas, other] = refused(alloc({ 'T.vault': empty }));
+      expect(stanzas, JSON.stringify(empty)).to.deep.equal([]);
+      expect(other, JSON.stringify(empty)).to.have.length(1);
+      expect(other[0], JSON.stringify(empty)).to.match(/^job\.taskGroups\[0\]\.tasks\[0\]\.vault: unknown field "vault" \(known: /);
+    }
+  });
 
   it('a container driver is refused even when the host asks for warnings; its config is not checked', () => {
     const docker = alloc({ 'T.driver': 'docker', 'T.config': { image: 'redis' } });
