@@ -4,6 +4,7 @@ import { jsonValueProblems } from '../../model/json-value.ts';
 import { isLoopbackAddress, normaliseHost } from '../../model/loopback.ts';
 import { isUUID } from '../../model/names.ts';
 import { completeRestartPolicy, defaultRestartPolicy } from '../../model/restart-defaults.ts';
+import { driverConfigIssues } from '../../model/schema/driver-config.ts';
 import { ARG_MAX, argStringProblem, envEntryBytes, MAX_ARG_STRLEN, MAX_EXACT_MB } from '../../model/schema/limits.ts';
 
 describe('model: edges of the small helpers', () => {
@@ -43,6 +44,13 @@ describe('model: edges of the small helpers', () => {
     );
     expect(argStringProblem('a\0b', 'the key')).to.equal('the key must not contain NUL');
     expect([MAX_ARG_STRLEN, ARG_MAX, MAX_EXACT_MB]).to.deep.equal([131072, 2097152, 2 ** 33]);
+  });
+
+  it("driverConfigIssues: a shipped driver's config problems, none for a driver berth does not ship", () => {
+    expect(driverConfigIssues('custom', { anything: 1 })).to.deep.equal([]);
+    expect(driverConfigIssues('raw_exec', undefined)).to.deep.equal(['command: missing required config "command" (a non-empty string)']);
+    expect(driverConfigIssues('mock_driver', { exec_command: 'x' })).to.deep.equal(['exec_command: must be a block']);
+    expect(driverConfigIssues('mock_driver', { run_for: '1s' })).to.deep.equal([]);
   });
 
   it('a host with a path, query, fragment, user or backslash is not a host (not loopback)', () => {

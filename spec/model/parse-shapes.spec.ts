@@ -183,16 +183,17 @@ describe("parseAllocation: berth's JSON as given", () => {
 
   it('copies what it keeps: changing the input afterwards changes nothing parsed', () => {
     const a = berth();
-    a.job.taskGroups[0].tasks[0].config = { run_for: '1s', stdout_string: 'x', exec_command: { run_for: '1s' } };
+    a.job.taskGroups[0].tasks[0].config = { run_for: '1s', stdout_string: 'x', exec_command: [{ run_for: '1s' }] };
     a.job.taskGroups[0].tasks[0].env = { A: 'b' };
     a.job.datacenters = ['dc1'];
     const parsed = parseAllocation(a);
-    a.job.taskGroups[0].tasks[0].config.exec_command.run_for = '9s';
+    a.job.taskGroups[0].tasks[0].config.exec_command[0].run_for = '9s';
+    a.job.taskGroups[0].tasks[0].config.exec_command.push({});
     a.job.taskGroups[0].tasks[0].config.stdout_string = 'changed';
     a.job.taskGroups[0].tasks[0].env.A = 'changed';
     a.job.datacenters.push('dc2');
     const t = parsed.job.taskGroups[0]!.tasks[0]!;
-    expect(t.config).to.deep.equal({ run_for: '1s', stdout_string: 'x', exec_command: { run_for: '1s' } });
+    expect(t.config).to.deep.equal({ run_for: '1s', stdout_string: 'x', exec_command: [{ run_for: '1s' }] });
     expect(t.env).to.deep.equal({ A: 'b' });
     expect(parsed.job.datacenters).to.deep.equal(['dc1']);
   });
@@ -240,6 +241,7 @@ describe("parseAllocation: berth's JSON as given", () => {
     const p = parseAllocation(a);
     expect(p.preemptedAllocations).to.deep.equal([OTHER]);
     expect(p).not.to.have.property('desiredTransition');
+    expect(parseAllocation(berth())).not.to.have.property('preemptedAllocations');
     a.preemptedAllocations = [];
     a.desiredTransition = { migrate: true };
     const q = parseAllocation(a);
@@ -295,6 +297,26 @@ describe('parseAllocation options: the drivers a client has, its cores, warnings
     ]);
   });
 
+  it('with the group not in the job, every refusal is reported and the driver and core checks are left out', () => {
+    const a = berth();
+    a.taskGroup = 'db';
+    a.job.taskGroups[0].volumes = { v: {} };
+    a.job.taskGroups[0].tasks[0].driver = 'docker';
+    const err = thrown(() => parseAllocation(a, { drivers: ['raw_exec'], nodeCores: 1 })) as UnsupportedStanzaError;
+    expect(err).to.be.instanceOf(UnsupportedStanzaError);
+    expect(err.unsupported).to.deep.equal([
+      { stanza: 'driver "docker"', path: 'job.taskGroups[0].tasks[0].driver' },
+      { stanza: 'volume', path: 'job.taskGroups[0].volumes' },
+    ]);
+    expect(err.issues.slice(2)).to.deep.equal(['taskGroup: failed to lookup task group "db"']);
+  });
+
+  it("another group's container driver is not this alloc's refusal", () => {
+    const a = berth();
+    a.job.taskGroups.push({ name: 'db', tasks: [{ name: 'x', driver: 'docker', config: {} }] });
+    expect(() => parseAllocation(a)).not.to.throw();
+  });
+
   it('counts reserved cores task by task; tasks without cores reserve none', () => {
     const a = berth();
     a.job.taskGroups[0].tasks = [
@@ -304,7 +326,14 @@ describe('parseAllocation options: the drivers a client has, its cores, warnings
       { name: 'd', driver: 'mock_driver', config: {}, resources: { cores: 0 } },
     ];
     expect(() => parseAllocation(a, { nodeCores: 2 })).not.to.throw();
-    expect(() => parseAllocation(a, { nodeCores: 0 })).to.throw(InvalidAllocationError, "the group's tasks reserve 2 cores up to here; this node has 0");
+    expect((thrown(() => parseAllocation(a, { nodeCores: 1 })) as InvalidAllocationError).issues).to.deep.equal([
+      "job.taskGroups[0].tasks[0].resources.cores: the group's tasks reserve 2 cores up to here; this node has 1",
+    ]);
+    // A task without cores before one with them.
+    a.job.taskGroups[0].tasks.reverse();
+    expect((thrown(() => parseAllocation(a, { nodeCores: 1 })) as InvalidAllocationError).issues).to.deep.equal([
+      "job.taskGroups[0].tasks[3].resources.cores: the group's tasks reserve 2 cores up to here; this node has 1",
+    ]);
   });
 
   it('in warn mode the refused stanzas are returned and reported, without a callback too', () => {
@@ -337,6 +366,15 @@ describe('parseJob / checkJob / jobToNomad', () => {
     expect((thrown(() => parseJob(nomadJob)) as JobspecError).issues).to.deep.equal(['job.taskGroups: is required']);
   });
 
+  it("tells Nomad's job JSON (ID or TaskGroups) from berth's (taskGroups), and reports Nomad's unknown keys", () => {
+    expect((thrown(() => parseJob({ id: 'x' })) as JobspecError).issues).to.deep.equal(['job.taskGroups: is required']);
+    const groups = [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'mock_driver' }] }];
+    expect((thrown(() => parseJob({ TaskGroups: groups })) as JobspecError).issues).to.deep.equal(['job.id: is required']);
+    const e = thrown(() => parseJob({ ID: 'x', Nme: 'y', TaskGroups: groups })) as JobspecError;
+    expect(e.issues).to.deep.equal(['job.Nme: unknown field "Nme" (did you mean "Name"?)']);
+    expect(e.path).to.equal('job.Nme');
+  });
+
   it('one problem is the message; several are listed under a count; the first path is kept', () => {
     const one = job();
     one.priority = 0;
@@ -360,10 +398,10 @@ describe('parseJob / checkJob / jobToNomad', () => {
     const e = thrown(() => parseJob('job')) as JobspecError;
     expect([e.message, e.path]).to.deep.equal(['job: must be an object', 'job']);
     const bad = job();
-    bad.meta = { n: NaN };
+    bad.meta = { n: NaN, i: Infinity };
     const e2 = thrown(() => parseJob(bad)) as JobspecError;
-    expect(e2.message).to.equal('invalid job: meta.n: must be a JSON value (got NaN)');
-    expect(e2.issues).to.deep.equal(['meta.n: must be a JSON value (got NaN)']);
+    expect(e2.message).to.equal('invalid job: meta.n: must be a JSON value (got NaN); meta.i: must be a JSON value (got Infinity)');
+    expect(e2.issues).to.deep.equal(['meta.n: must be a JSON value (got NaN)', 'meta.i: must be a JSON value (got Infinity)']);
   });
 
   it('in warn mode leaves a stanza out with a warning, but still refuses a container driver', () => {

@@ -49,10 +49,13 @@ describe('model: schema issue text (paths, did-you-mean, wording)', () => {
       ['ab', ['cd'], undefined],
       ['cat', ['bat', 'hat'], 'bat'],
       ['abcdef', ['abcxyz', 'abcdxy'], 'abcdxy'],
+      // The bound is a third of the shorter word: 5 letters allow 1 edit, even against 6.
+      ['dxivr', ['driver'], undefined],
       // A prefix either way (the known key at least 3 letters when it is the shorter).
       ['hea', ['name', 'healthCheck'], 'healthCheck'],
       ['commandline', ['args', 'command'], 'command'],
       ['abcdefgh', ['ab'], undefined],
+      ['cpuxyz', ['cpu'], 'cpu'],
       ['ab', [], undefined],
     ];
     for (const [key, known, want] of cases) expect(didYouMean(key, known), `${key} in ${known.join(',')}`).to.equal(want);

@@ -141,6 +141,11 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
     { 'T.driver': 'exec', 'T.config': { command: 'x', args: ['ok', 'a\0b'] } },
     [`${T}.config.args[1]: argument must not contain NUL`],
   ],
+  [
+    'exec argument true (each kind an argument may be is named)',
+    { 'T.driver': 'exec', 'T.config': { command: 'x', args: ['a', true] } },
+    [`${T}.config.args[1]: must be a string`, `${T}.config.args[1]: must be a number`],
+  ],
   ['exec unknown key', { 'T.driver': 'exec', 'T.config': { command: 'x', arg: [] } }, [`${T}.config.arg: unknown field "arg" (did you mean "args"?)`]],
   ['mock durations', { 'T.config': { run_for: '', kill_after: 1500, start_block_for: '0s', exit_code: 3 } }, []],
   ['mock negative duration', { 'T.config': { run_for: '-1s' } }, [`${T}.config.run_for: must not be negative`]],
