@@ -146,6 +146,12 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
     { 'T.driver': 'exec', 'T.config': { command: 'x', args: ['a', true] } },
     [`${T}.config.args[1]: must be a string`, `${T}.config.args[1]: must be a number`],
   ],
+  [
+    'exec eleventh argument with NUL',
+    { 'T.driver': 'exec', 'T.config': { command: 'x', args: [...'abcdefghij', 'a\0'] } },
+    [`${T}.config.args[10]: argument must not contain NUL`],
+  ],
+  ['mock unknown key ending in a digit', { 'T.config': { run_for2: '1s' } }, [`${T}.config.run_for2: unknown field "run_for2" (did you mean "run_for"?)`]],
   ['exec unknown key', { 'T.driver': 'exec', 'T.config': { command: 'x', arg: [] } }, [`${T}.config.arg: unknown field "arg" (did you mean "args"?)`]],
   ['mock durations', { 'T.config': { run_for: '', kill_after: 1500, start_block_for: '0s', exit_code: 3 } }, []],
   ['mock negative duration', { 'T.config': { run_for: '-1s' } }, [`${T}.config.run_for: must not be negative`]],
@@ -231,6 +237,13 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
   ['update health check', { 'G.update': { healthCheck: 'none' } }, [`${G}.update.healthCheck: must be one of "checks", "task_states", "manual"`]],
   ['group count -1', { 'G.count': -1 }, [`${G}.count: must not be negative`]],
   ['group meta 1', { 'G.meta': { k: 1 } }, [`${G}.meta.k: must be a string`]],
+  ['a task that is null', { 'G.tasks': [null, { name: 't', driver: 'mock_driver' }] }, [`${G}.tasks[0]: must be an object`]],
+  [
+    'two tasks without names (no duplicate is claimed)',
+    { 'G.tasks': [{ driver: 'mock_driver' }, { driver: 'mock_driver' }] },
+    [`${G}.tasks[0].name: must be a non-empty string`, `${G}.tasks[1].name: must be a non-empty string`],
+  ],
+  ['tasks "x"', { 'G.tasks': 'x' }, [`${G}.tasks: must be an array`]],
   // The job.
   ['priority 1', { 'job.priority': 1 }, []],
   ['priority 100', { 'job.priority': 100 }, []],
@@ -274,6 +287,8 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
     { taskStates: { t: { events: [{ type: 'Started', time: 1 }, { time: 1 }, 'x'] } } },
     ['taskStates.t.events[1]: must be an event with a type', 'taskStates.t.events[2]: must be an event with a type'],
   ],
+  ['task events "x"', { taskStates: { t: { events: 'x' } } }, ['taskStates.t.events: must be an array']],
+  ["a group that is null, before the alloc's", { 'job.taskGroups': [null, group2('web')] }, ['job.taskGroups[0]: must be an object']],
   ['desiredTransition', { desiredTransition: { migrate: 'yes' } }, ['desiredTransition.migrate: must be a boolean']],
   [
     'allocated task without its cpu',
