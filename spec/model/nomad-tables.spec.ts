@@ -343,7 +343,7 @@ describe("model: Nomad's API JSON, key by key", () => {
             fromNomad({ [k]: set }, type, 'p', r);
             expect(r, `${type}.${k} = ${JSON.stringify(set)}`).to.deep.equal({ issues: [], unsupported: [{ stanza, path: `p.${camel(k)}` }] });
           }
-          for (const empty of [null, false, '', 0, [], {}]) {
+          for (const empty of [undefined, null, false, '', 0, [], {}]) {
             const r = report();
             fromNomad({ [k]: empty }, type, 'p', r);
             expect(r, `${type}.${k} = ${JSON.stringify(empty)}`).to.deep.equal(report());
@@ -371,6 +371,12 @@ describe("model: Nomad's API JSON, key by key", () => {
     expect(fromNomad({ Tasks: 'x' }, 'TaskGroup', 'p', report())).to.deep.equal({ tasks: 'x' });
     expect(toNomad({ tasks: 'x', shutdownDelayMs: 'soon' }, 'TaskGroup')).to.deep.equal({ Tasks: 'x', ShutdownDelay: 'soon' });
     expect(unsupportedCamelKeys('NoSuchBlock')).to.deep.equal({});
+    // A value of the wrong type is passed on as it is, for the schema to name.
+    expect(fromNomad({ ShutdownDelay: '5s', KillTimeout: true }, 'Task', 'p', report())).to.deep.equal({
+      config: {},
+      shutdownDelayMs: '5s',
+      killTimeoutMs: true,
+    });
   });
 
   it("Nomad's times: zero time and 0 are unset, RFC 3339 and UnixNano become ms, anything else is left for the schema to refuse", () => {
