@@ -203,6 +203,17 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
   ],
   ['service name ""', { 'T.services': [{ name: '' }] }, [`${T}.services[0].name: must not be empty`]],
   ['service provider nomad', { 'T.services': [{ name: 's', provider: 'nomad' }] }, []],
+  ['a service that is null', { 'T.services': [null] }, [`${T}.services[0]: must be an object`]],
+  [
+    'service provider ""',
+    { 'T.services': [{ name: 's', provider: '' }] },
+    [`${T}.services[0].provider: only the "nomad" service provider is supported by berth`],
+  ],
+  [
+    'check without a type',
+    { 'T.services': [{ name: 's', checks: [http({ type: undefined })] }] },
+    [`${T}.services[0].checks[0].type: must be one of "http", "tcp", "script"`],
+  ],
   // The group.
   ['no tasks', { 'G.tasks': [] }, [`${G}.tasks: must be a non-empty array`]],
   ['two tasks named alike', { 'G.tasks': [mockTask('t'), mockTask('u'), mockTask('t')] }, [`${G}.tasks[2].name: duplicate task name "t"`]],
@@ -225,6 +236,7 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
     [`${G}.disconnect.reconcile: must be one of "best_score", "keep_original", "keep_replacement", "longest_running"`],
   ],
   ['port 65535, to -1', { 'G.networks': [{ dynamicPorts: [port({ value: 65535, to: -1 })] }] }, []],
+  ['network mode ""', { 'G.networks': [{ mode: '' }] }, [`${G}.networks[0].mode: only "host" networking is supported by berth`]],
   ['port 65536', { 'G.networks': [{ reservedPorts: [port({ value: 65536 })] }] }, [`${G}.networks[0].reservedPorts[0].value: must be at most 65535`]],
   ['port to -2', { 'G.networks': [{ dynamicPorts: [port({ to: -2 })] }] }, [`${G}.networks[0].dynamicPorts[0].to: must be at least -1`]],
   ['port label ""', { 'G.networks': [{ dynamicPorts: [port({ label: '' })] }] }, [`${G}.networks[0].dynamicPorts[0].label: must not be empty`]],
@@ -374,6 +386,11 @@ describe('parseAllocation: stanzas berth does not run are refused by name, with 
       'a port ignoring collisions',
       { 'G.networks': [{ reservedPorts: [{ label: 'p', ignoreCollision: true }] }] },
       { stanza: 'port.ignore_collision', path: `${G}.networks[0].reservedPorts[0].ignoreCollision` },
+    ],
+    [
+      'a dynamic port ignoring collisions',
+      { 'G.networks': [{ dynamicPorts: [{ label: 'p', ignoreCollision: true }] }] },
+      { stanza: 'port.ignore_collision', path: `${G}.networks[0].dynamicPorts[0].ignoreCollision` },
     ],
     ['the consul service provider', { 'G.services': svc({ provider: 'consul' }) }, { stanza: 'service provider "consul"', path: `${G}.services[0].provider` }],
     ['consul connect', { 'T.services': svc({ connect: { native: true } }) }, { stanza: 'connect', path: `${T}.services[0].connect` }],
