@@ -61,6 +61,30 @@ describe('model: schema issue text (paths, did-you-mean, wording)', () => {
     for (const [key, known, want] of cases) expect(didYouMean(key, known), `${key} in ${known.join(',')}`).to.equal(want);
   });
 
+  it('knows the misspellings people make of each key (Nomad HCL names, short forms)', () => {
+    const ALIASES: Record<string, string[]> = {
+      env: ['environment', 'enviroment', 'environ', 'envs', 'environmentvariables'],
+      memoryMB: ['memory', 'mem', 'memorymb', 'memory_mb'],
+      memoryMaxMB: ['memory_max', 'memorymax', 'memorymaxmb'],
+      cpu: ['cpus', 'mhz'],
+      args: ['arg', 'argv', 'arguments'],
+      killTimeoutMs: ['kill_timeout', 'killtimeout', 'killTimeout'],
+      restartPolicy: ['restart', 'restart_policy'],
+      reschedulePolicy: ['reschedule'],
+      ephemeralDisk: ['ephemeral_disk', 'disk'],
+      taskGroups: ['groups', 'group', 'task_groups'],
+      tasks: ['task'],
+      shutdownDelayMs: ['shutdown_delay', 'shutdownDelay'],
+      networks: ['network'],
+      services: ['service'],
+      artifacts: ['artifact'],
+      checks: ['check'],
+    };
+    // Among unrelated keys, so only the alias can find it.
+    const decoys = ['zz1', 'zz2', 'zz3'];
+    for (const [key, aliases] of Object.entries(ALIASES)) for (const a of aliases) expect(didYouMean(a, [...decoys, key]), `${a} -> ${key}`).to.equal(key);
+  });
+
   it('words an unknown key with the guess, else the known keys', () => {
     expect(unknownKeyProblem('drvier', ['name', 'driver'])).to.equal('unknown field "drvier" (did you mean "driver"?)');
     expect(unknownKeyProblem('zzzzzzzz', ['hook', 'sidecar'])).to.equal('unknown field "zzzzzzzz" (known: hook, sidecar)');
