@@ -138,8 +138,8 @@ export class AllocListener {
   readonly updates$: Observable<Allocation>;
   readonly #source: AllocBroadcaster;
   #slot: Allocation | undefined;
-  /** No more values will arrive (the broadcaster or this listener closed). */
-  #done = false;
+  /** No more values will arrive (the broadcaster or this listener closed). Set by the constructor. */
+  #done: boolean;
   #closed = false;
   #waiter: Waiter | undefined;
   /** Live `updates$` subscribers, fed from this listener's one subscription. */
@@ -219,8 +219,9 @@ export class AllocListener {
     return new Promise((resolve, reject) => {
       const w: Waiter = { resolve, reject, signal };
       if (signal) {
+        // Only a waiting `w` can hear the abort: a value or a close removes this listener first.
         w.onAbort = () => {
-          if (this.#waiter === w) this.#waiter = undefined;
+          this.#waiter = undefined;
           reject(signal.reason);
         };
         signal.addEventListener('abort', w.onAbort, { once: true });

@@ -34,7 +34,7 @@ export function createBus(now: () => number = Date.now): Bus {
       return messages$.pipe(filter((m): m is BusMessage<T> => m.type === type));
     },
     publish(type, payload) {
-      if (subject.closed || subject.isStopped) return;
+      // Also ignores publishes after close: a completed Subject lets go of its observers and takes no new ones.
       if (!subject.observed) return;
       subject.next({ type, time: now(), ...payload } as unknown as BusMessage);
     },

@@ -46,7 +46,8 @@ export function byAlloc<T extends AllocMessageType>(bus: Bus, type: T): AllocRou
         if (removed) return;
         removed = true;
         set.delete(fn);
-        if (!set.size && listeners.get(allocId) === set) listeners.delete(allocId);
+        // `set` is still the map's: it leaves the map only when its last listener is removed.
+        if (!set.size) listeners.delete(allocId);
         if (--count === 0) {
           sub?.unsubscribe();
           sub = undefined;

@@ -33,10 +33,9 @@ function pathOf(parts: Array<string | number>): string {
   return out || '(root)';
 }
 
-function describe(v: unknown): string {
-  if (typeof v === 'number') return String(v);
-  if (typeof v !== 'object' || v === null) return typeof v;
-  const name = (Object.getPrototypeOf(v) as { constructor?: { name?: string } } | null)?.constructor?.name;
+/** What a non-plain object is ("a Date"); only objects reach here, primitives are named inline. */
+function describe(v: object): string {
+  const name = (Object.getPrototypeOf(v) as { constructor?: { name?: string } }).constructor?.name; // never null: a null prototype is plain
   return name ? `a ${name}` : 'an object with an unusual prototype';
 }
 

@@ -17,6 +17,10 @@ const always = { when: () => true };
 
 const custom = (ctx: z.RefinementCtx, path: PropertyKey[], message: string) => ctx.addIssue({ code: 'custom', message, path });
 
+/** A required string's type problems; its other checks (min length) keep berth's usual wording. */
+const requiredString = (iss: { code: string; input?: unknown }) =>
+  iss.input === undefined ? 'is required' : iss.code === 'invalid_type' ? 'must be a string' : undefined;
+
 const uuid = (what: string) => z.string({ error: 'must be a string' }).refine(isUUID, { error: 'must be a 36-character UUID' }).describe(what);
 
 /** Nomad's restart policy. */
@@ -292,7 +296,7 @@ export const taskGroupSchema = strict(
 export const jobSchema = strict(
   {
     $schema: z.string().optional().describe('The JSON Schema this file follows (for editors; ignored)'),
-    id: z.string({ error: (iss) => (iss.input === undefined ? 'is required' : 'must be a string') }).min(1),
+    id: z.string({ error: requiredString }).min(1),
     name: z.string().optional(),
     namespace: z.string().optional(),
     type: oneOf(['service', 'batch', 'system', 'sysbatch']).default('service'),
@@ -398,7 +402,7 @@ export const allocationSchema = strict(
     nodeId: z.string().optional().describe("The node; the client's own when left out"),
     jobId: z.string().optional().describe('Defaults to job.id'),
     job: jobSchema,
-    taskGroup: z.string({ error: (iss) => (iss.input === undefined ? 'is required' : 'must be a string') }).min(1),
+    taskGroup: z.string({ error: requiredString }).min(1),
     desiredStatus: oneOf(['run', 'stop', 'evict']).default('run'),
     clientStatus: oneOf(['pending', 'running', 'complete', 'failed', 'lost', 'unknown']).default('pending'),
     clientDescription: z.string().optional(),

@@ -5,11 +5,11 @@
 import { z } from 'zod';
 import { ARG_MAX, argStringProblem, envEntryBytes, MAX_EXACT_MB } from './limits.ts';
 
-/** A whole number >= 0. */
-export const nonNegInt = () => z.int({ error: (iss) => (iss.code === 'invalid_type' ? 'must be an integer' : undefined) }).min(0);
+/** A whole number >= 0. zod says "expected number" of a string here; a missing one keeps "is required". */
+export const nonNegInt = () => z.int({ error: (iss) => (iss.code === 'invalid_type' && iss.input !== undefined ? 'must be an integer' : undefined) }).min(0);
 
-/** A finite number >= 0. */
-export const nonNegNum = () => z.number({ error: (iss) => (iss.code === 'invalid_type' ? 'must be a number' : undefined) }).min(0);
+/** A finite number >= 0 (issueLines words its type issues: "must be a number", "is required"). */
+export const nonNegNum = () => z.number().min(0);
 
 /** A duration in milliseconds. */
 export const ms = (what: string) => nonNegNum().describe(`${what}, in milliseconds`);
@@ -37,7 +37,6 @@ export const envMap = (what: string, prefix = '') =>
     .superRefine((m, ctx) => {
       let total = 0;
       for (const [k, v] of Object.entries(m)) {
-        if (typeof v !== 'string') continue;
         if (k === '') ctx.addIssue({ code: 'custom', message: 'keys must not be empty', path: [k] });
         const kp = argStringProblem(k, 'the key');
         if (kp && k.includes('\0')) ctx.addIssue({ code: 'custom', message: kp, path: [k] });

@@ -408,7 +408,6 @@ function fixUps(type: string, v: Obj, out: Obj): void {
     const base = fromNomad(v.CheckRestart, 'CheckRestart', '', { issues: [], unsupported: [] }) as Obj;
     for (const c of out.checks as Obj[]) if (isObj(c)) c.checkRestart = { ...base, ...((c.checkRestart as Obj) ?? {}) };
   }
-  if (type === 'Disconnect' && out.reconcile === undefined) delete out.reconcile;
 }
 
 /** Converts berth camelCase of table `type` back to Nomad's API JSON (ms to ns). */
