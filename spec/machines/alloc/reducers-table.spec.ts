@@ -156,12 +156,14 @@ describe('alloc chart reducers: each branch (table-driven)', () => {
       ['no handle: dead', { restoredHandles: {} }, st('running'), false],
       ['no handles at all: dead', {}, st('running'), false],
       ['already dead: stays dead', { restoredHandles: { a: handle() } }, dead(3), false],
+      ['dead with no finish time: stamped now', { restoredHandles: { a: handle() } }, st('dead'), false],
     ];
     for (const [name, patch, s, live] of liveCases)
       it(`a restored run: ${name}`, () => {
         const c = ctx([mockTask('a')], {}, { ...patch, taskStates: { a: s } });
         const out = R.markSetupFailed(c, reason, 7).taskStates!.a!;
         expect(out.state).to.equal(live ? s.state : 'dead');
+        expect(out.finishedAt).to.equal(live ? undefined : (s.finishedAt ?? 7));
         expect(out.events.at(-1)).to.deep.equal(failure(7));
       });
 
