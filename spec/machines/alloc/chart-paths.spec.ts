@@ -1,0 +1,145 @@
+import { expect } from 'chai';
+import { taskEvent } from '../../../machines/policy/task-events.ts';
+import type { Allocation } from '../../../model/types.ts';
+import { makeAlloc, mockTask } from '../../support/fixtures.ts';
+import { flush } from '../support/charts.ts';
+import { harness } from './harness.ts';
+
+/**
+ * Alloc chart paths whose actions only show in what they leave behind (the context, the hooks
+ * run, the events tasks get): stub effects, simulated clock.
+ */
+const stop = (a: Allocation, over: Partial<Allocation> = {}): Allocation => ({
+  ...a,
+  desiredStatus: 'stop',
+  allocModifyIndex: a.allocModifyIndex + 1,
+  ...over,
+});
+
+describe('alloc chart paths (stub effects, simulated clock)', () => {
+  it("a stop whose update says noShutdownDelay skips the group's shutdown_delay: straight to the preKill hooks", async () => {
+    const a = makeAlloc([mockTask('web')], { group: { shutdownDelayMs: 1000 } });
+    const h = harness(a);
+    await h.toRunning();
+    h.actor.send({ type: 'update', alloc: stop(a, { desiredTransition: { noShutdownDelay: true } }), time: 2 });
+    await flush();
+    expect(h.value()).to.equal('{"stopping":"preKillHooks"}');
+    expect(h.ctx().delaysSkipped).to.equal(true);
+    expect(h.ctx().alloc.desiredStatus).to.equal('stop');
+    h.actor.stop();
+  });
+
+  it('a non-terminal noShutdownDelay update still runs the update hooks, and takes the alloc', async () => {
+    const a = makeAlloc([mockTask('web')]);
+    const h = harness(a, { hasUpdateHooks: true });
+    await h.toRunning();
+    const next = { ...a, allocModifyIndex: 2, desiredTransition: { noShutdownDelay: true } };
+    h.actor.send({ type: 'update', alloc: next, time: 2 });
+    await flush();
+    expect(h.hookKinds()).to.deep.equal(['prerun', 'update']);
+    expect(h.ctx().alloc).to.deep.equal(next);
+    expect(h.ctx().delaysSkipped).to.equal(true);
+    h.actor.stop();
+  });
+
+  it("a destroy moves the chart's clock to its time: the kills it sends are stamped with it", async () => {
+    const a = makeAlloc([mockTask('web')]);
+    const h = harness(a);
+    await h.toRunning();
+    h.actor.send({ type: 'destroy', time: 500 });
+    await flush();
+    expect(h.ctx().now).to.equal(500);
+    h.hook('preKill').resolve();
+    await flush();
+    expect(h.value()).to.equal('{"stopping":{"destroying":"killing"}}');
+    expect(h.kill.calls).to.have.length(1);
+    h.actor.stop();
+  });
+
+  it('toTask hands the event to the running task (an appended event reaches its state)', async () => {
+    const a = makeAlloc([mockTask('web')]);
+    const h = harness(a);
+    // Before the tasks exist nothing is sent (and nothing fails).
+    h.actor.send({ type: 'toTask', taskName: 'web', event: { type: 'append', event: taskEvent('Early', 0) } });
+    await h.toRunning();
+    h.actor.send({ type: 'toTask', taskName: 'web', event: { type: 'append', event: taskEvent('Hook Message', 3, { displayMessage: 'hello' }) } });
+    await flush();
+    const types = h.ctx().taskStates.web!.events.map((e) => e.type);
+    expect(types).to.include('Hook Message');
+    expect(types).to.not.include('Early');
+    h.actor.stop();
+  });
+
+  it('a stop before the tasks ran: each task dead, not failed; postrun still runs; no preKill hook (nothing to kill)', async () => {
+    const a = makeAlloc([mockTask('web'), mockTask('api')], { previousAllocation: 'prev-1' });
+    const h = harness(a);
+    h.build.last().resolve();
+    await flush();
+    expect(h.value()).to.equal('{"waiting-prev":{"waiting":"unbounded"}}');
+    h.actor.send({ type: 'update', alloc: stop(a), time: 7 });
+    await flush();
+    expect(h.value()).to.equal('{"stopping":"postrun"}');
+    for (const name of ['web', 'api']) expect(h.ctx().taskStates[name], name).to.deep.include({ state: 'dead', failed: false, finishedAt: 7 });
+    h.hook('postrun').resolve();
+    await flush();
+    expect(h.value()).to.equal('{"stopping":"stopped"}');
+    expect(h.hookKinds()).to.deep.equal(['postrun']);
+    expect(h.start.calls).to.have.length(0);
+    h.actor.stop();
+  });
+
+  it('a destroy after a stop runs neither the preKill nor the postrun hooks again: only the destroy hooks', async () => {
+    const a = makeAlloc([mockTask('web')]);
+    const h = harness(a);
+    await h.toRunning();
+    h.actor.send({ type: 'update', alloc: stop(a), time: 2 });
+    await flush();
+    h.hook('preKill').resolve();
+    await flush();
+    h.kill.last().resolve({ result: { exitCode: 130, signal: 2 }, time: 3 });
+    await flush();
+    h.hook('postrun').resolve();
+    await flush();
+    expect(h.value()).to.equal('{"stopping":"stopped"}');
+    expect(h.ctx()).to.deep.include({ preKillDone: true, postrunDone: true });
+    h.actor.send({ type: 'destroy', time: 4 });
+    await flush();
+    expect(h.value()).to.equal('{"stopping":{"destroying":"hooks"}}');
+    expect(h.hookKinds()).to.deep.equal(['prerun', 'preKill', 'postrun', 'destroy']);
+    h.hook('destroy').resolve();
+    await flush();
+    expect(h.value()).to.equal('"destroyed"');
+  });
+
+  it("a group restart's shutdown_delay moves the chart's clock by the delay before the preTaskRestart hooks", async () => {
+    const a = makeAlloc([mockTask('web')], { group: { shutdownDelayMs: 1000 } });
+    const h = harness(a);
+    await h.toRunning();
+    const before = h.ctx().now;
+    h.actor.send({ type: 'restartAll', time: before });
+    await flush();
+    expect(h.value()).to.equal('{"running":{"preRestart":"delay"}}');
+    h.clock.increment(1000);
+    await flush();
+    expect(h.value()).to.equal('{"running":{"preRestart":"hooks"}}');
+    expect(h.ctx().now).to.equal(before + 1000);
+    h.actor.stop();
+  });
+
+  it('a sibling that fails kills the group with the reason: the other task is killed with "Sibling Task Failed"', async () => {
+    const a = makeAlloc([mockTask('web'), mockTask('api')], { group: { restartPolicy: { attempts: 0, intervalMs: 1000, delayMs: 10, mode: 'fail' } } });
+    const h = harness(a);
+    await h.toRunning();
+    expect(h.wait.calls).to.have.length(2);
+    const api = h.wait.calls.find((c) => (c.input as { taskName?: string }).taskName === 'api')!;
+    api.resolve({ result: { exitCode: 1, signal: 0 }, time: 5 });
+    await flush();
+    expect(h.ctx().killEvent).to.deep.equal({ type: 'Sibling Task Failed', failedSibling: 'api' });
+    expect(h.value()).to.equal('{"stopping":"preKillHooks"}');
+    h.hook('preKill').resolve();
+    await flush();
+    const reasons = h.ctx().taskStates.web!.events.map((e) => e.type);
+    expect(reasons).to.include('Sibling Task Failed');
+    h.actor.stop();
+  });
+});
