@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { taskActorId } from '../../../machines/alloc/index.ts';
 import { taskEvent } from '../../../machines/policy/task-events.ts';
+import type { TaskHandle } from '../../../model/task-handle.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { flush } from '../support/charts.ts';
@@ -88,28 +90,30 @@ describe('alloc chart paths (stub effects, simulated clock)', () => {
     h.actor.stop();
   });
 
-  it('a destroy after a stop runs neither the preKill nor the postrun hooks again: only the destroy hooks', async () => {
-    const a = makeAlloc([mockTask('web')]);
-    const h = harness(a);
-    await h.toRunning();
-    h.actor.send({ type: 'update', alloc: stop(a), time: 2 });
-    await flush();
-    h.hook('preKill').resolve();
-    await flush();
-    h.kill.last().resolve({ result: { exitCode: 130, signal: 2 }, time: 3 });
-    await flush();
-    h.hook('postrun').resolve();
-    await flush();
-    expect(h.value()).to.equal('{"stopping":"stopped"}');
-    expect(h.ctx()).to.deep.include({ preKillDone: true, postrunDone: true });
-    h.actor.send({ type: 'destroy', time: 4 });
-    await flush();
-    expect(h.value()).to.equal('{"stopping":{"destroying":"hooks"}}');
-    expect(h.hookKinds()).to.deep.equal(['prerun', 'preKill', 'postrun', 'destroy']);
-    h.hook('destroy').resolve();
-    await flush();
-    expect(h.value()).to.equal('"destroyed"');
-  });
+  for (const ends of ['done', 'failed'] as const)
+    it(`a destroy after a stop runs neither the preKill nor the postrun hooks again (${ends} the first time): only the destroy hooks`, async () => {
+      const a = makeAlloc([mockTask('web')]);
+      const h = harness(a);
+      const settle = (kind: 'preKill' | 'postrun') => (ends === 'done' ? h.hook(kind).resolve() : h.hook(kind).reject(new Error(`${kind} broke`)));
+      await h.toRunning();
+      h.actor.send({ type: 'update', alloc: stop(a), time: 2 });
+      await flush();
+      settle('preKill');
+      await flush();
+      h.kill.last().resolve({ result: { exitCode: 130, signal: 2 }, time: 3 });
+      await flush();
+      settle('postrun');
+      await flush();
+      expect(h.value()).to.equal('{"stopping":"stopped"}');
+      expect(h.ctx()).to.deep.include({ preKillDone: true, postrunDone: true });
+      h.actor.send({ type: 'destroy', time: 4 });
+      await flush();
+      expect(h.value()).to.equal('{"stopping":{"destroying":"hooks"}}');
+      expect(h.hookKinds()).to.deep.equal(['prerun', 'preKill', 'postrun', 'destroy']);
+      h.hook('destroy').resolve();
+      await flush();
+      expect(h.value()).to.equal('"destroyed"');
+    });
 
   it("a group restart's shutdown_delay moves the chart's clock by the delay before the preTaskRestart hooks", async () => {
     const a = makeAlloc([mockTask('web')], { group: { shutdownDelayMs: 1000 } });
@@ -140,6 +144,71 @@ describe('alloc chart paths (stub effects, simulated clock)', () => {
     await flush();
     const reasons = h.ctx().taskStates.web!.events.map((e) => e.type);
     expect(reasons).to.include('Sibling Task Failed');
+    h.actor.stop();
+  });
+
+  it('a non-terminal noShutdownDelay update that drops a task still kills it ("update missing task")', async () => {
+    const a = makeAlloc([mockTask('web'), mockTask('api')]);
+    const h = harness(a);
+    await h.toRunning();
+    const next = makeAlloc([mockTask('web')], { id: a.id, allocModifyIndex: 2, desiredTransition: { noShutdownDelay: true } });
+    h.actor.send({ type: 'update', alloc: next, time: 3 });
+    await flush();
+    expect(h.ctx().removedTasks).to.deep.equal(['api']);
+    expect(h.kill.calls.map((c) => (c.input as { taskName?: string }).taskName)).to.deep.equal(['api']);
+    h.actor.stop();
+  });
+
+  it('an alloc that arrives to be destroyed, or already told to stop, builds nothing', async () => {
+    const a = makeAlloc([mockTask('web')]);
+    const destroyed = harness(a, { destroyRequested: true });
+    await flush();
+    expect(destroyed.build.calls).to.have.length(0);
+    expect(destroyed.hookKinds()).to.deep.equal(['destroy']);
+    destroyed.actor.stop();
+    const stopped = harness(stop(a));
+    await flush();
+    expect(stopped.build.calls).to.have.length(0);
+    expect(stopped.value()).to.equal('{"stopping":"postrun"}');
+    stopped.actor.stop();
+  });
+
+  it('a destroy before the tasks ran: each task dead, not failed; the destroy hooks run', async () => {
+    const a = makeAlloc([mockTask('web')], { previousAllocation: 'prev-1' });
+    const h = harness(a);
+    h.build.last().resolve();
+    await flush();
+    h.actor.send({ type: 'destroy', time: 9 });
+    await flush();
+    expect(h.ctx().taskStates.web).to.deep.include({ state: 'dead', failed: false, finishedAt: 9 });
+    expect(h.hookKinds()).to.deep.equal(['destroy']);
+    h.actor.stop();
+  });
+
+  it('a restored alloc stopped before its tasks were spawned spawns them (gates closed) so the kill reaches the saved run', async () => {
+    const a = makeAlloc([mockTask('web')]);
+    const handle = { driver: 'stub', id: `${a.id}/web/1`, config: {} as never, startedAt: 0, pid: 1, state: {} } as TaskHandle;
+    const h = harness(a, { restoredHandles: { web: handle }, restoring: true });
+    expect(h.child(taskActorId(a.id, 'web'))).to.equal(undefined);
+    h.actor.send({ type: 'update', alloc: stop(a), time: 2 });
+    await flush();
+    expect(h.ctx().spawned).to.equal(true);
+    expect(h.child(taskActorId(a.id, 'web'))).to.not.equal(undefined);
+    expect(h.recover.calls.map((c) => (c.input as { handle?: TaskHandle }).handle)).to.deep.equal([handle]);
+    expect(h.start.calls).to.have.length(0);
+    h.actor.stop();
+  });
+
+  it('a destroy while max_run_duration is armed stops its timer', async () => {
+    const a = makeAlloc([mockTask('web')], { jobType: 'batch', createTime: 1000, group: { maxRunDurationMs: 5000 } });
+    const h = harness(a);
+    await h.toRunning();
+    expect(h.child('max-run')).to.not.equal(undefined);
+    h.actor.send({ type: 'destroy', time: 3 });
+    await flush();
+    expect(h.child('max-run')).to.equal(undefined);
+    expect(h.ctx().maxRunTimer).to.equal('closed');
+    expect(h.timers.every((t) => t.stopped)).to.equal(true);
     h.actor.stop();
   });
 });

@@ -64,6 +64,7 @@ export function harness(a: Allocation, over: Partial<AllocMachineInput> = {}) {
     start,
     wait,
     kill,
+    recover,
     timers,
     value: () => JSON.stringify(actor.getSnapshot().value),
     ctx: () => actor.getSnapshot().context,
