@@ -211,4 +211,46 @@ describe('alloc chart paths (stub effects, simulated clock)', () => {
     expect(h.timers.every((t) => t.stopped)).to.equal(true);
     h.actor.stop();
   });
+
+  it("updates while stopping are applied and a dropped task noted; noShutdownDelay then cuts the group's delay", async () => {
+    const a = makeAlloc([mockTask('web'), mockTask('api')], { group: { shutdownDelayMs: 1000 } });
+    const h = harness(a);
+    await h.toRunning();
+    h.actor.send({ type: 'update', alloc: stop(a), time: 2 });
+    await flush();
+    expect(h.value()).to.equal('{"stopping":"groupDelay"}');
+    const dropped = makeAlloc([mockTask('web')], { id: a.id, desiredStatus: 'stop', allocModifyIndex: 3, group: { shutdownDelayMs: 1000 } });
+    h.actor.send({ type: 'update', alloc: dropped, time: 3 });
+    await flush();
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(3);
+    expect(h.ctx().removedTasks).to.deep.equal(['api']);
+    expect(h.value()).to.equal('{"stopping":"groupDelay"}');
+    const skipping = {
+      ...dropped,
+      allocModifyIndex: 4,
+      desiredTransition: { noShutdownDelay: true },
+      job: { ...a.job, taskGroups: [{ ...a.job.taskGroups[0]!, tasks: [] }] },
+    };
+    h.actor.send({ type: 'update', alloc: skipping, time: 4 });
+    await flush();
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(4);
+    expect(h.ctx().removedTasks).to.deep.equal(['api', 'web']);
+    expect(h.ctx().delaysSkipped).to.equal(true);
+    expect(h.value()).to.equal('{"stopping":"preKillHooks"}');
+    h.actor.stop();
+  });
+
+  it('an update while destroying is applied and a dropped task noted', async () => {
+    const a = makeAlloc([mockTask('web'), mockTask('api')]);
+    const h = harness(a);
+    await h.toRunning();
+    h.actor.send({ type: 'destroy', time: 2 });
+    await flush();
+    expect(h.value()).to.equal('{"stopping":{"destroying":"preKillHooks"}}');
+    h.actor.send({ type: 'update', alloc: makeAlloc([mockTask('web')], { id: a.id, allocModifyIndex: 3 }), time: 3 });
+    await flush();
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(3);
+    expect(h.ctx().removedTasks).to.deep.equal(['api']);
+    h.actor.stop();
+  });
 });
