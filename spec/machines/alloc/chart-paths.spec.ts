@@ -253,4 +253,28 @@ describe('alloc chart paths (stub effects, simulated clock)', () => {
     expect(h.ctx().removedTasks).to.deep.equal(['api']);
     h.actor.stop();
   });
+
+  it('a destroy during a stop kills a poststop task that already runs at once (no wait for it to end)', async () => {
+    const a = makeAlloc([mockTask('web'), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })]);
+    const h = harness(a);
+    await h.toRunning();
+    const named = (calls: Array<{ input: unknown }>) => calls.map((c) => (c.input as { taskName?: string }).taskName);
+    expect(named(h.start.calls)).to.deep.equal(['web']);
+    h.actor.send({ type: 'update', alloc: stop(a), time: 2 });
+    await flush();
+    h.hook('preKill').resolve();
+    await flush();
+    h.kill.last().resolve({ result: { exitCode: 130, signal: 2 }, time: 3 });
+    await flush();
+    expect(named(h.start.calls)).to.deep.equal(['web', 'post']);
+    h.start.calls[1]!.resolve({ ok: true, handle: { driver: 'stub', id: `${a.id}/post/1`, config: {} as never, startedAt: 3, pid: 2, state: {} }, time: 3 });
+    await flush();
+    expect(h.value()).to.equal('{"stopping":"poststop"}');
+    expect(h.ctx().taskStates.post!.state).to.equal('running');
+    h.actor.send({ type: 'destroy', time: 4 });
+    await flush();
+    expect(named(h.kill.calls)).to.deep.equal(['web', 'post']);
+    expect(h.value()).to.equal('{"stopping":{"destroying":"killing"}}');
+    h.actor.stop();
+  });
 });

@@ -243,7 +243,8 @@ describe('alloc chart reducers: each branch (table-driven)', () => {
 
   describe('gates and kill plans', () => {
     it('updateGates: nothing when the coordinator stays; before spawning, only the coordinator moves', () => {
-      const c = ctx([mockTask('init', {}, { lifecycle: { hook: 'prestart' } }), mockTask('main')], {}, { coordinator: 'prestart' });
+      // A poststop task's gate stays closed from prestart to main: it is told nothing.
+      const c = ctx([mockTask('init', {}, { lifecycle: { hook: 'prestart' } }), mockTask('main'), post('post')], {}, { coordinator: 'prestart' });
       expect(R.updateGates(c)).to.deep.equal({});
       expect(R.updateStoppingGates(c)).to.deep.equal({});
       const initDone = { ...c, taskStates: { ...c.taskStates, init: dead() } };
@@ -372,6 +373,24 @@ describe('alloc chart reducers: each branch (table-driven)', () => {
         ],
       });
       expect(R.skipDelays({ ...c, spawned: true, delaysSkipped: true })).to.deep.equal({});
+    });
+  });
+
+  it('spawnTasks without restored handles kills nothing (a removed task has no saved run)', () => {
+    const c = ctx([mockTask('a')], {}, { removedTasks: ['a'], taskStates: { a: st('pending') } });
+    expect(R.spawnTasks(c).send).to.deep.equal([]);
+  });
+
+  it("planMigration reads the alloc's own group's ephemeral disk (not the job's first group); no group, no disk", () => {
+    const c = ctx([mockTask('a')], { previousAllocation: 'prev' }, { watchSources: { previousRunner: true } });
+    const own = c.alloc.job.taskGroups[0]!;
+    const withGroups = (groups: (typeof own)[]) => ({ ...c, alloc: { ...c.alloc, job: { ...c.alloc.job, taskGroups: groups } } });
+    const first = { ...own, name: 'first', ephemeralDisk: {} };
+    expect(R.planMigration(withGroups([first, { ...own, ephemeralDisk: { sticky: true } }]))).to.deep.equal({ kind: 'local', previousAllocId: 'prev' });
+    expect(R.planMigration(withGroups([first]))).to.deep.equal({
+      kind: 'skip',
+      previousAllocId: 'prev',
+      reason: 'ephemeral disk is neither sticky nor migrate',
     });
   });
 
@@ -561,6 +580,15 @@ describe('alloc chart reducers: each branch (table-driven)', () => {
       expect(step2.patch).to.deep.include({ removedTasks: ['r'] });
       expect(step2.patch).to.not.have.property('taskStates');
       expect(step2.patch).to.not.have.property('version');
+    });
+
+    it('not spawned and nothing restored (an update during the prerun hooks): the dropped task is dead at once', () => {
+      const c = ctx([mockTask('a'), mockTask('b')], {}, { version: 1 });
+      expect(c.restoredHandles).to.equal(undefined);
+      const step = R.applyTaskChanges(c, update(makeAlloc([mockTask('a')], { id: c.allocId }), 20));
+      expect(step.send).to.deep.equal([]);
+      expect(step.patch!.taskStates!.b).to.deep.include({ state: 'dead', failed: true, finishedAt: 20 });
+      expect(step.patch!.taskStates!.a).to.equal(c.taskStates.a);
     });
 
     const settingCases: Array<[string, Partial<Task>]> = [
