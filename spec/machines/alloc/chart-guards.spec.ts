@@ -69,6 +69,7 @@ describe('alloc chart guards and delays (each case)', () => {
       ['main dead, poststop running', mainPost('dead', 'running', base), false],
       ['no delay', mainPost('running', 'pending', { groupShutdownDelayMs: 0 }), false],
       ['delays skipped', mainPost('running', 'pending', { ...base, delaysSkipped: true }), false],
+      ['no task state reported yet', mainPost('running', 'pending', { ...base, taskStates: {} }), false],
     ];
     for (const [name, c, due] of cases) expect(ask('restartDelayDue', c), name).to.equal(due);
   });
