@@ -277,4 +277,22 @@ describe('alloc chart paths (stub effects, simulated clock)', () => {
     expect(h.value()).to.equal('{"stopping":{"destroying":"killing"}}');
     h.actor.stop();
   });
+
+  it('while stopping, a later stop update does not restart the stop, and a reconnect is taken as one', async () => {
+    const a = makeAlloc([mockTask('web')]);
+    const h = harness(a);
+    await h.toRunning();
+    h.actor.send({ type: 'update', alloc: stop(a), time: 2 });
+    await flush();
+    expect(h.value()).to.equal('{"stopping":"preKillHooks"}');
+    h.actor.send({ type: 'update', alloc: stop(a, { allocModifyIndex: 3 }), time: 3 });
+    await flush();
+    expect(h.hookKinds()).to.deep.equal(['prerun', 'preKill']);
+    expect(h.ctx().alloc.allocModifyIndex).to.equal(3);
+    h.actor.send({ type: 'update', alloc: { ...a, allocModifyIndex: 4, clientStatus: 'unknown' }, time: 4 });
+    await flush();
+    expect(h.ctx().alloc).to.deep.include({ allocModifyIndex: 4, desiredStatus: 'stop' });
+    expect(h.ctx().taskStates.web!.events.map((e) => e.type)).to.include('Reconnected');
+    h.actor.stop();
+  });
 });
