@@ -39,6 +39,8 @@ export const GROUPS = {
       'spec/actors/allocfs/**/*.spec.ts',
       'spec/actors/client/alloc-fs.spec.ts',
       'spec/actors/viewer/viewer.spec.ts',
+      'spec/actors/viewer/loopback.spec.ts',
+      'spec/actors/viewer/server-hostile.spec.ts',
       'spec/actors/migrate/hostile-peer.spec.ts',
       'spec/actors/migrate/remote-stream.spec.ts',
       'spec/actors/migrate/snapshot-server.spec.ts',
