@@ -44,6 +44,7 @@ export const GROUPS = {
       'spec/actors/migrate/hostile-peer.spec.ts',
       'spec/actors/migrate/remote-stream.spec.ts',
       'spec/actors/migrate/snapshot-server.spec.ts',
+      'spec/actors/migrate/fetch-snapshot.spec.ts',
     ],
     threshold: 75,
   },
