@@ -11,6 +11,7 @@ import {
   SecretFileReadError,
   createAllocFS,
   goFileMode,
+  MAX_READ_AT_BYTES,
   type AllocFS,
 } from '../../../actors/allocfs/index.ts';
 import { tempDirs } from '../allocdir/helpers.ts';
@@ -158,6 +159,92 @@ describe('alloc fs (runner.fs)', () => {
     await mkdir(path.join(ad.dir, 'alloc', 'data', 'g'), { mode: 0o700 });
     await chmod(path.join(ad.dir, 'alloc', 'data', 'g'), 0o2750);
     expect((await afs.stat('alloc/data/g')).fileMode).to.equal('dgrwxr-x---');
+  });
+
+  describe('what a hostile caller meets (exact refusals)', () => {
+    it('secrets/ and private/ are refused however the name is cased, the dirs themselves included, before any lookup', async () => {
+      for (const p of ['web/SECRETS/token', 'web/Secrets', 'web/secrets', '/web/secrets/', 'web/secrets/none', 'web/local/../secrets/token']) {
+        await rejects(afs.readAt(p, 0, 1), SecretFileReadError, `Reading secret file prohibited: ${p}`);
+        await rejects(collect(afs.stream(p)), SecretFileReadError);
+      }
+      for (const p of ['web/PRIVATE/key', 'web/private']) await rejects(afs.readAt(p, 0, 1), PrivateFileReadError, `Reading private file prohibited: ${p}`);
+      // Only a task's own secrets/ and private/: a look-alike name or the alloc dir's are plain paths.
+      await writeFile(path.join(ad.dir, 'web', 'local', 'secrets'), 'not one');
+      expect((await afs.readAt('web/local/secrets', 0, 100)).toString()).to.equal('not one');
+      await mkdir(path.join(ad.dir, 'web', 'secretsX'));
+      await writeFile(path.join(ad.dir, 'web', 'secretsX', 'f'), 'x');
+      expect((await afs.readAt('web/secretsX/f', 0, 1)).toString()).to.equal('x');
+      await rejects(afs.readAt('web/privateer', 0, 1), AllocFileNotFoundError, 'no such file or directory in the alloc dir: web/privateer');
+      await mkdir(path.join(ad.dir, 'alloc', 'data', 'secrets'));
+      await writeFile(path.join(ad.dir, 'alloc', 'data', 'secrets', 't'), 'shared');
+      expect((await afs.readAt('alloc/data/secrets/t', 0, 6)).toString()).to.equal('shared');
+    });
+
+    it('a path that is not a string or holds a NUL is an argument error; so is a bad offset or limit, named', async () => {
+      await rejects(afs.stat(7 as never), AllocFSArgumentError, 'path must be a string');
+      await rejects(afs.list('web\0/local'), AllocFSArgumentError, 'path must not contain a NUL byte: "web\\u0000/local"');
+      for (const [offset, limit, text] of [
+        [-1, 1, 'offset must be a non-negative integer, got -1'],
+        [0.5, 1, 'offset must be a non-negative integer, got 0.5'],
+        [0, -2, 'limit must be a non-negative integer, got -2'],
+        [0, 2 ** 53, 'limit must be a non-negative integer, got 9007199254740992'],
+        [Number.NaN, 1, 'offset must be a non-negative integer, got NaN'],
+      ] as const)
+        await rejects(afs.readAt('web/local/app.conf', offset, limit), AllocFSArgumentError, text);
+      await rejects(collect(afs.stream('web/local/app.conf', { offset: -5 })), AllocFSArgumentError, 'offset must be a non-negative integer, got -5');
+    });
+
+    it('readAt: a window past one read is refused with what to do instead; bytes come whole from any offset', async () => {
+      const big = path.join(ad.dir, 'alloc', 'data', 'sparse');
+      await writeFile(big, '');
+      await truncate(big, MAX_READ_AT_BYTES + 10);
+      await rejects(
+        afs.readAt('alloc/data/sparse', 0, MAX_READ_AT_BYTES + 1),
+        AllocFSArgumentError,
+        `limit: ${MAX_READ_AT_BYTES + 1} bytes from alloc/data/sparse is more than one read returns (${MAX_READ_AT_BYTES}); stream the file instead`,
+      );
+      // The limit is cut to the file first: the last 10 bytes past the bound are fine.
+      expect((await afs.readAt('alloc/data/sparse', MAX_READ_AT_BYTES, 1000)).length).to.equal(10);
+      expect((await afs.readAt('web/local/app.conf', 0, 8)).toString()).to.equal('port=80\n');
+      expect((await afs.readAt('web/local/app.conf', 1, 3)).toString()).to.equal('ort');
+    });
+
+    it('stream yields 64 KiB chunks in order from the offset, and a directory or a missing dir is a named error', async () => {
+      const body = Buffer.alloc(150_000);
+      for (let i = 0; i < body.length; i++) body[i] = i % 251;
+      await writeFile(path.join(ad.dir, 'alloc', 'data', 'blob'), body);
+      const chunks: Buffer[] = [];
+      for await (const c of afs.stream('alloc/data/blob', { offset: 10 })) chunks.push(c);
+      expect(chunks.map((c) => c.length)).to.deep.equal([65536, 65536, 150_000 - 10 - 131072]);
+      expect(Buffer.concat(chunks).equals(body.subarray(10))).to.equal(true);
+      let err: unknown;
+      await collect(afs.stream('web/local')).catch((e) => (err = e));
+      expect(err).to.be.instanceOf(AllocFSError);
+      expect((err as AllocFSError).message).to.equal('web/local is a directory');
+      expect((err as AllocFSError).code).to.equal('EISDIR');
+      // With follow, a file in a dir that does not exist is not waited for.
+      await rejects(collect(afs.stream('alloc/nodir/f', { follow: true, signal: new AbortController().signal })), AllocFileNotFoundError, 'alloc/nodir/f');
+    });
+
+    it('errors carry the errno name; listing a file is "not found" with ENOTDIR; a destroyed alloc dir is not found', async () => {
+      let err: unknown;
+      await afs.list('web/local/app.conf').catch((e) => (err = e));
+      expect(err).to.be.instanceOf(AllocFileNotFoundError);
+      expect((err as AllocFSError).code).to.equal('ENOTDIR');
+      await afs.stat('nope').catch((e) => (err = e));
+      expect((err as AllocFSError).code).to.equal('ENOENT');
+      expect((err as Error).message).to.equal('no such file or directory in the alloc dir: nope');
+      expect((await afs.stat('web/local/')).name).to.equal('local');
+      expect(await afs.stat('web/local/app.conf')).to.include({
+        name: 'app.conf',
+        isDir: false,
+        size: 8,
+        fileMode: goFileMode(statSync(path.join(ad.dir, 'web/local/app.conf'))),
+      });
+      const gone = createAllocFS({ dir: path.join(ad.dir, 'no-such-alloc'), tasks: () => [] });
+      await rejects(gone.list('/'), AllocFileNotFoundError);
+      await rejects(gone.readAt('x', 0, 1), AllocFileNotFoundError);
+    });
   });
 });
 
