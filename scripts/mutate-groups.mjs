@@ -43,6 +43,7 @@ export const GROUPS = {
       'spec/actors/client/alloc-fs.spec.ts',
       'spec/actors/viewer/viewer.spec.ts',
       'spec/actors/viewer/loopback.spec.ts',
+      'spec/actors/viewer/backpressure.spec.ts',
       'spec/actors/viewer/server-hostile.spec.ts',
       'spec/actors/migrate/hostile-peer.spec.ts',
       'spec/actors/migrate/remote-stream.spec.ts',
