@@ -5,7 +5,10 @@
  * routes that exist only in one mode.
  */
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { createBus } from '../../../bus/bus.ts';
 import { InvalidViewerOptionsError } from '../../../actors/viewer/errors.ts';
@@ -262,6 +265,80 @@ describe('viewer server: what a hostile client meets', () => {
     const tail = await sseText(`${srv.url}api/logs?alloc=a1&task=web`, (t) => t.includes('event: start'));
     expect(tail.headers['content-type']).to.equal('text/event-stream');
     expect(tail.text).to.match(/^: berth viewer\n\nevent: start\ndata: \{"offset":0\}\n\n/);
+  });
+
+  it('a tail starts 64 KiB before the end of all the stream’s files, sends each chunk as JSON, and reports a failing source', async () => {
+    const logsDir = mkdtempSync(join(tmpdir(), 'berth-tail-'));
+    try {
+      writeFileSync(join(logsDir, 'web.stdout.0'), Buffer.alloc(50_000, 'a'));
+      writeFileSync(join(logsDir, 'web.stdout.1'), Buffer.alloc(30_000, 'b'));
+      writeFileSync(join(logsDir, 'web.stderr.0'), 'short');
+      const asked: Array<{ stream: string; follow?: boolean; offset?: number; signal: boolean }> = [];
+      const { srv } = await live(
+        {},
+        {
+          logSource: () => ({
+            logsDir,
+            tasks: ['web', 'bad'],
+            logs: (task, stream, o) => {
+              asked.push({ stream, follow: o.follow, offset: o.offset, signal: o.signal instanceof AbortSignal });
+              return (async function* () {
+                if (task === 'bad') throw new Error('the log files are gone');
+                yield Buffer.from('line "one"\n');
+                yield Buffer.from('two');
+              })();
+            },
+          }),
+        },
+      );
+      const out = await sseText(`${srv.url}api/logs?alloc=a&task=web`, (t) => t.includes('"two"'));
+      expect(out.text).to.equal(`: berth viewer\n\nevent: start\ndata: {"offset":${80_000 - 65_536}}\n\ndata: "line \\"one\\"\\n"\n\ndata: "two"\n\n`);
+      const err = await sseText(`${srv.url}api/logs?alloc=a&task=bad&stream=stderr`, (t) => t.includes('event: failed'));
+      expect(err.text).to.equal(': berth viewer\n\nevent: start\ndata: {"offset":0}\n\nevent: failed\ndata: "the log files are gone"\n\n');
+      expect(asked).to.deep.equal([
+        { stream: 'stdout', follow: true, offset: 80_000 - 65_536, signal: true },
+        { stream: 'stderr', follow: true, offset: 0, signal: true },
+      ]);
+    } finally {
+      rmSync(logsDir, { recursive: true, force: true });
+    }
+  });
+
+  it("an alloc's destroy ends a tail that is waiting for output", async () => {
+    const ended = new AbortController();
+    let stopped = false;
+    const { srv } = await live(
+      {},
+      {
+        logSource: () => ({
+          logsDir: '/nonexistent',
+          tasks: ['web'],
+          ended: ended.signal,
+          logs: (_t, _s, o) =>
+            (async function* () {
+              yield Buffer.from('hi');
+              await new Promise<void>((r) => o.signal!.addEventListener('abort', () => r()));
+              stopped = true;
+            })(),
+        }),
+      },
+    );
+    // Once the first chunk is out, the alloc is destroyed: the stream ends from the server's side.
+    const text = await new Promise<string>((resolve, reject) => {
+      const req = request(`${srv.url}api/logs?alloc=a&task=web`, { agent: false }, (res) => {
+        let got = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          got += d;
+          if (got.includes('data: "hi"')) ended.abort();
+        });
+        res.on('end', () => resolve(got));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(text.endsWith('data: "hi"\n\n')).to.equal(true);
+    expect(stopped, 'the source was told to stop').to.equal(true);
   });
 
   it('a tail of an alloc already destroyed ends at once', async () => {
