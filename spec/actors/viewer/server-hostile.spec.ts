@@ -5,7 +5,7 @@
  * routes that exist only in one mode.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { createBus } from '../../../bus/bus.ts';
 import { InvalidViewerOptionsError } from '../../../actors/viewer/errors.ts';
 import { ViewerFeed } from '../../../actors/viewer/feed.ts';
 import type { Recording } from '../../../actors/viewer/recording.ts';
-import { PAGE_FILES, startViewerServer, type ViewerServeOptions, type ViewerServer, type ViewerSource } from '../../../actors/viewer/server.ts';
+import { PAGE_FILES, pageSize, startViewerServer, type ViewerServeOptions, type ViewerServer, type ViewerSource } from '../../../actors/viewer/server.ts';
 
 interface Got {
   status: number;
@@ -190,6 +190,10 @@ describe('viewer server: what a hostile client meets', () => {
 
   it('serves the page files and nothing else from disk, each with its own type', async () => {
     const { srv } = await live();
+    // pageSize() is what those files weigh together.
+    const dir = join(import.meta.dirname, '../../../actors/viewer/static');
+    expect(pageSize()).to.equal(Object.keys(PAGE_FILES).reduce((n, f) => n + statSync(join(dir, f)).size, 0));
+    expect(Object.keys(PAGE_FILES).sort()).to.deep.equal(['app.js', 'index.html', 'model.mjs', 'style.css']);
     for (const [name, type] of Object.entries(PAGE_FILES)) {
       const g = await call(`${srv.url}static/${name}`);
       expect(g.status, name).to.equal(200);
