@@ -49,6 +49,7 @@ export const GROUPS = {
       'spec/actors/viewer/viewer.spec.ts',
       'spec/actors/migrate/snapshot-server.spec.ts',
       'spec/actors/migrate/fetch-snapshot.spec.ts',
+      'spec/actors/migrate/remote-migrate.spec.ts',
       'spec/actors/migrate/hostile-peer.spec.ts',
       'spec/actors/migrate/remote-stream.spec.ts',
     ],
