@@ -15,7 +15,9 @@ import {
   type AllocFS,
 } from '../../../actors/allocfs/index.ts';
 import { tempDirs } from '../allocdir/helpers.ts';
-import { lstatSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, statSync, type Stats } from 'node:fs';
+import net from 'node:net';
 
 /** Collects a stream's chunks until `until(text)` holds, then aborts it. */
 async function readUntil(it: AsyncIterable<Buffer>, ctl: AbortController, until: (s: string) => boolean): Promise<string> {
@@ -159,6 +161,40 @@ describe('alloc fs (runner.fs)', () => {
     await mkdir(path.join(ad.dir, 'alloc', 'data', 'g'), { mode: 0o700 });
     await chmod(path.join(ad.dir, 'alloc', 'data', 'g'), 0o2750);
     expect((await afs.stat('alloc/data/g')).fileMode).to.equal('dgrwxr-x---');
+  });
+
+  it("goFileMode: every type letter in Go's order, then the nine permission bits", async () => {
+    // Real files where the host has them; a Stats-shaped value for a block device (none to rely on).
+    const fifo = path.join(ad.dir, 'alloc', 'data', 'fifo');
+    execFileSync('mkfifo', ['-m', '0640', fifo]);
+    expect(goFileMode(lstatSync(fifo))).to.equal('prw-r-----');
+    expect(goFileMode(statSync('/dev/null'))).to.equal('Dcrw-rw-rw-');
+    const sock = path.join(ad.dir, 'alloc', 'data', 'sock');
+    const srv = net.createServer();
+    await new Promise<void>((r) => srv.listen(sock, r));
+    try {
+      await chmod(sock, 0o755);
+      expect(goFileMode(lstatSync(sock))).to.equal('Srwxr-xr-x');
+    } finally {
+      await new Promise((r) => srv.close(r));
+    }
+    await symlink('x', path.join(ad.dir, 'alloc', 'data', 'ln'));
+    expect(goFileMode(lstatSync(path.join(ad.dir, 'alloc', 'data', 'ln')))).to.equal('Lrwxrwxrwx');
+    const fake = (kind: 'block' | 'none', mode: number) =>
+      ({
+        mode,
+        isDirectory: () => false,
+        isSymbolicLink: () => false,
+        isBlockDevice: () => kind === 'block',
+        isCharacterDevice: () => false,
+        isFIFO: () => false,
+        isSocket: () => false,
+      }) as unknown as Stats;
+    expect(goFileMode(fake('block', 0o660))).to.equal('Drw-rw----');
+    expect(goFileMode(fake('none', 0o7777))).to.equal('ugtrwxrwxrwx');
+    expect(goFileMode(fake('none', 0o1001))).to.equal('t--------x');
+    expect(goFileMode(fake('none', 0o400))).to.equal('-r--------');
+    expect(goFileMode(fake('none', 0))).to.equal('----------');
   });
 
   describe('what a hostile caller meets (exact refusals)', () => {
