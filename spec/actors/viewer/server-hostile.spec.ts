@@ -396,6 +396,59 @@ describe('viewer server: what a hostile client meets', () => {
     expect((err as NodeJS.ErrnoException).code).to.equal('ECONNREFUSED');
   });
 
+  it('a page is resynchronised past 5000 queued records by default, not at 5000', async () => {
+    for (const [n, want] of [
+      [5000, 'records'],
+      [5001, 'init'],
+    ] as const) {
+      const { srv, bus } = await live();
+      let second = '';
+      const done = new Promise<void>((resolve, reject) => {
+        const req = request(`${srv.url}api/events`, { agent: false }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            text += d;
+            const events = [...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+            if (events.length >= 2) {
+              second = events[1]!;
+              req.destroy();
+              resolve();
+            }
+          });
+        });
+        req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' ? undefined : reject(e)));
+        req.end();
+      });
+      await srv.pageConnected();
+      for (let i = 0; i < n; i++) bus.publish('alloc.state', { allocId: `a${i}`, from: null, to: 'pending' });
+      await done;
+      expect(second, `${n} records`).to.equal(want);
+    }
+  });
+
+  it('serves the charts as JSON; a port in use is an error; close() does not wait for a half-sent request', async function () {
+    this.timeout(30_000); // elkjs loads on first use
+    const { srv } = await live();
+    const charts = await call(`${srv.url}api/charts`);
+    expect(charts.status).to.equal(200);
+    expect(charts.headers['content-type']).to.equal('application/json');
+    expect(Object.keys(JSON.parse(charts.body)).sort()).to.deep.equal(['alloc', 'task']);
+    let err: unknown;
+    await live({ port: Number(new URL(srv.url).port) }).catch((e) => (err = e));
+    expect((err as NodeJS.ErrnoException)?.code).to.equal('EADDRINUSE');
+    // A client that sent half a request and stopped: close() cuts it rather than waiting.
+    const { srv: other } = await live();
+    const { port } = new URL(other.url);
+    const half = connect(Number(port), '127.0.0.1');
+    half.on('error', () => undefined); // the reset is the point
+    await new Promise<void>((r) => half.once('connect', () => r()));
+    half.write('GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const cut = new Promise<void>((r) => half.once('close', () => r()));
+    await other.close();
+    await cut;
+  });
+
   it('refuses options that cannot work, each with a message that says what to change', async () => {
     const cases: Array<[ViewerServeOptions, RegExp]> = [
       [{ host: '' }, /^viewer: host must be a non-empty string$/],
@@ -418,6 +471,12 @@ describe('viewer server: what a hostile client meets', () => {
       expect((err as Error).message, JSON.stringify(opts)).to.match(message);
     }
     // The edges that are allowed.
+    // Port 0 is "any free port"; 65535 is a valid port (whether or not it is free here).
+    const any = await replay({ port: 0 });
+    expect(Number(new URL(any.url).port)).to.be.greaterThan(0);
+    const top = await startViewerServer({ mode: 'replay', recording: undefined as never }, { port: 65535 }).catch((e: Error) => e);
+    if (top instanceof Error) expect(top).to.not.be.instanceOf(InvalidViewerOptionsError);
+    else await top.close();
     for (const opts of [{ logMaxBehindBytes: 0 }, { host: 'localhost' }, { host: '::1' }]) {
       const srv = await replay(opts);
       expect(srv.url, JSON.stringify(opts)).to.match(opts.host === '::1' ? /^http:\/\/\[::1\]:\d+\/$/ : /^http:\/\/(localhost|127\.0\.0\.1):\d+\/$/);
