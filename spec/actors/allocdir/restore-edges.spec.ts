@@ -164,6 +164,10 @@ describe('restoreSnapshot: edges and exact refusals', () => {
     expect((e4 as SnapshotLimitError).limit).to.equal('name');
   });
 
+  it('an empty input is a stream error, not an empty restore', async () => {
+    await refused(Buffer.alloc(0), SnapshotStreamError, streamErr('TAR_BAD_ARCHIVE: Unrecognized archive format'));
+  });
+
   it("the peer's error entry is a SnapshotRemoteError carrying its text; only for this previous alloc", async () => {
     const err = await refused(
       data({ path: 'alloc/data/a', body: 'x' }, { path: 'NOMAD-p-ERROR.log', body: 'disk on fire\n' }),
