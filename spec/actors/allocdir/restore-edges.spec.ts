@@ -120,6 +120,22 @@ describe('restoreSnapshot: edges and exact refusals', () => {
     );
   });
 
+  it('a link whose text leaves the alloc dir is refused as such at once, before an entry below it is read', async () => {
+    for (const target of ['../../..', '../../../etc', '/etc', `${'x/'.repeat(3)}${'../'.repeat(6)}out`]) {
+      await refused(
+        data({ path: 'alloc/data/l', type: 'SymbolicLink', linkpath: target }, { path: 'alloc/data/l/x', body: 'through it' }),
+        SnapshotEscapeError,
+        'archive contains symlink that escapes alloc dir',
+      );
+    }
+    // Climbing to the alloc dir itself is inside; one more step is not.
+    const r = await restore(
+      data({ path: 'alloc/data/up', type: 'SymbolicLink', linkpath: '../..' }, { path: 'web/local/deep', type: 'SymbolicLink', linkpath: '../../alloc/data' }),
+    );
+    expect(r.entries).to.equal(3);
+    expect(await readlink(path.join(dest.dataDir, 'up'))).to.equal('../..');
+  });
+
   it('a later entry for the same path wins: file over file, link over file, link over link, file over link', async () => {
     const r = await restore(
       data(
