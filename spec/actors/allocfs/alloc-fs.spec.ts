@@ -1,9 +1,11 @@
 import { expect } from 'chai';
-import { appendFile, chmod, mkdir, rm, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, chown, link, mkdir, rm, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AllocDir } from '../../../actors/allocdir/index.ts';
 import {
   AllocFileNotFoundError,
+  AllocFileUnreadableError,
+  AllocSymlinkLoopError,
   AllocFSArgumentError,
   AllocFSError,
   AllocPathEscapeError,
@@ -197,6 +199,43 @@ describe('alloc fs (runner.fs)', () => {
     expect(goFileMode(fake('none', 0))).to.equal('----------');
   });
 
+  it('list sorts by name whatever order the directory gives; a symlink loop is its own error, named', async () => {
+    for (const n of ['zz', 'mm', 'aa', 'ZZ']) await writeFile(path.join(ad.dir, 'alloc', 'data', n), n);
+    expect((await afs.list('alloc/data')).map((e) => e.name)).to.deep.equal(['ZZ', 'aa', 'mm', 'zz']);
+    await symlink('loop-b', path.join(ad.dir, 'alloc', 'data', 'loop-a'));
+    await symlink('loop-a', path.join(ad.dir, 'alloc', 'data', 'loop-b'));
+    for (const call of [() => afs.stat('alloc/data/loop-a'), () => afs.readAt('alloc/data/loop-a', 0, 1), () => afs.list('alloc/data/loop-a')]) {
+      let err: unknown;
+      await call().catch((e) => (err = e));
+      expect(err).to.be.instanceOf(AllocSymlinkLoopError);
+      expect((err as AllocFSError).code).to.equal('ELOOP');
+      expect((err as Error).message).to.equal('alloc/data/loop-a: too many levels of symbolic links');
+    }
+  });
+
+  it('a host file is refused only when root-owned, hard-linked and unreadable by others (root)', async function () {
+    if (process.geteuid?.() !== 0) return this.skip();
+    const dir = path.join(ad.dir, 'web', 'local');
+    const other = await tmp.make('berth-links-');
+    const plant = async (name: string, mode: number, uid: number, linked: boolean) => {
+      const f = path.join(dir, name);
+      await writeFile(f, name);
+      await chmod(f, mode);
+      await chown(f, uid, uid);
+      if (linked) await link(f, path.join(other, name));
+    };
+    await plant('refused', 0o640, 0, true);
+    await plant('readable', 0o644, 0, true);
+    await plant('single', 0o600, 0, false);
+    await plant('users', 0o600, 65534, true);
+    await rejects(
+      afs.readAt('web/local/refused', 0, 10),
+      AllocFileUnreadableError,
+      'web/local/refused is a host file only root may read: the alloc fs does not serve it',
+    );
+    for (const name of ['readable', 'single', 'users']) expect((await afs.readAt(`web/local/${name}`, 0, 20)).toString(), name).to.equal(name);
+  });
+
   describe('what a hostile caller meets (exact refusals)', () => {
     it('secrets/ and private/ are refused however the name is cased, the dirs themselves included, before any lookup', async () => {
       for (const p of ['web/SECRETS/token', 'web/Secrets', 'web/secrets', '/web/secrets/', 'web/secrets/none', 'web/local/../secrets/token']) {
@@ -241,6 +280,8 @@ describe('alloc fs (runner.fs)', () => {
       );
       // The limit is cut to the file first: the last 10 bytes past the bound are fine.
       expect((await afs.readAt('alloc/data/sparse', MAX_READ_AT_BYTES, 1000)).length).to.equal(10);
+      // From the end on, nothing is left to read, whatever the limit asked.
+      expect((await afs.readAt('alloc/data/sparse', MAX_READ_AT_BYTES + 10, MAX_READ_AT_BYTES + 1)).length).to.equal(0);
       expect((await afs.readAt('web/local/app.conf', 0, 8)).toString()).to.equal('port=80\n');
       expect((await afs.readAt('web/local/app.conf', 1, 3)).toString()).to.equal('ort');
     });
