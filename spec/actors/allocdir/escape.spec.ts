@@ -186,6 +186,21 @@ describe('allocdir escape checks', () => {
       expect(await resolveInTree(base, 'a//./..')).to.equal('inside');
     });
 
+    it('a link below a real directory is followed (only a missing component or a file ends the real walk)', async () => {
+      const base = await realpath(await tmp.make());
+      await mkdir(path.join(base, 'd', 'e'), { recursive: true });
+      await symlink('../../..', path.join(base, 'd', 'e', 'up'));
+      await symlink('..', path.join(base, 'd', 'in'));
+      await writeFile(path.join(base, 'd', 'f'), '');
+      expect(await resolveInTree(base, 'd/e/up')).to.equal('outside');
+      expect(await resolveInTree(base, 'd/e/up/x')).to.equal('outside');
+      expect(await resolveInTree(base, 'd/in/d/e/up')).to.equal('outside');
+      expect(await resolveInTree(base, 'd/in/d/in')).to.equal('inside');
+      // Below a file the rest is judged by its text: f/../e/up is e/up once f is a dir.
+      expect(await resolveInTree(base, 'd/f/x/../../e/up')).to.equal('outside');
+      expect(await resolveInTree(base, 'd/f/x/..')).to.equal('inside');
+    });
+
     it('an absolute link inside the tree is followed from the tree, not from /', async () => {
       const base = await realpath(await tmp.make());
       await symlink(`${base}/x/../../..`, path.join(base, 'abs'));

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { AllocDir } from '../../../actors/allocdir/index.ts';
 import {
   AllocFileNotFoundError,
+  AllocFileTypeError,
   AllocFileUnreadableError,
   AllocSymlinkLoopError,
   AllocFSArgumentError,
@@ -170,6 +171,11 @@ describe('alloc fs (runner.fs)', () => {
     const fifo = path.join(ad.dir, 'alloc', 'data', 'fifo');
     execFileSync('mkfifo', ['-m', '0640', fifo]);
     expect(goFileMode(lstatSync(fifo))).to.equal('prw-r-----');
+    let err: unknown;
+    await afs.readAt('alloc/data/fifo', 0, 1).catch((e) => (err = e));
+    expect(err).to.be.instanceOf(AllocFileTypeError);
+    expect((err as AllocFSError).code).to.equal('EFTYPE');
+    expect((err as Error).message).to.equal('alloc/data/fifo is a FIFO (named pipe): the alloc fs reads only regular files');
     expect(goFileMode(statSync('/dev/null'))).to.equal('Dcrw-rw-rw-');
     const sock = path.join(ad.dir, 'alloc', 'data', 'sock');
     const srv = net.createServer();
