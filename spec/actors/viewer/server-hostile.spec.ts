@@ -114,6 +114,7 @@ describe('viewer server: what a hostile client meets', () => {
       const g = await call(`${srv.url}api/info`, { method });
       expect(g.status, method).to.equal(405);
       expect(g.body, method).to.equal('method not allowed');
+      expect(g.headers['content-type'], method).to.equal('text/plain');
       expectHardened(g, method);
     }
     expect((await call(`${srv.url}api/info`, { method: 'HEAD' })).status).to.equal(200);
@@ -131,6 +132,7 @@ describe('viewer server: what a hostile client meets', () => {
       const g = await call(`${srv.url}api/info`, { headers: { host } });
       expect(g.status, host).to.equal(403);
       expect(g.body, host).to.equal('forbidden host');
+      expect(g.headers['content-type'], host).to.equal('text/plain');
       expectHardened(g, host);
     }
     // No Host at all (HTTP/1.0 allows it): refused too.
@@ -158,6 +160,7 @@ describe('viewer server: what a hostile client meets', () => {
       const g = await call(`${srv.url}${path}`, { headers });
       expect(g.status, what).to.equal(401);
       expect(g.body, what).to.equal('this viewer needs its token: open it with ?token=…');
+      expect(g.headers['content-type'], what).to.equal('text/plain');
       expectHardened(g, what);
       expect(g.headers['set-cookie'], what).to.equal(undefined);
     };
@@ -170,6 +173,8 @@ describe('viewer server: what a hostile client meets', () => {
     await refused('api/info', { cookie: `berth_viewer_1${port}=${q}` }, 'cookie of another port');
     await refused('api/info', { cookie: `=${q}` }, 'cookie without a name');
     await refused('api/info', { cookie: `xberth_viewer_${port}=${q}` }, 'cookie with a longer name');
+    // The first cookie of that name decides: a malformed one is not skipped for a later good one.
+    await refused('api/info', { cookie: `berth_viewer_${port}=%E0%A4%A; berth_viewer_${port}=${q}` }, 'malformed, then right');
     // The query is looked at first, then the header, then the cookie: the first one given must be right.
     await refused('api/info?token=wrong', { 'x-berth-token': TOKEN }, 'wrong query, right header');
     expect((await call(`${srv.url}api/info`, { headers: { 'x-berth-token': TOKEN } })).status).to.equal(200);
@@ -214,6 +219,7 @@ describe('viewer server: what a hostile client meets', () => {
       const g = await call(`${srv.url}${path}`);
       expect(g.status, path).to.equal(404);
       expect(g.body, path).to.equal('not found');
+      expect(g.headers['content-type'], path).to.equal('text/plain');
     }
   });
 
