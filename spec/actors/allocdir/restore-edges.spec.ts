@@ -228,7 +228,7 @@ describe('restoreSnapshot: edges and exact refusals', () => {
 
   it('input split at every byte restores the same tree (the compression sniff waits for four bytes)', async () => {
     const tar = data({ path: 'alloc/data/a', body: 'hello' }, { path: 'web/local/l', type: 'SymbolicLink', linkpath: 'x' });
-    const bytes = [...tar].map((b) => Buffer.from([b]));
+    const bytes: Buffer[] = [...tar].map((b) => Buffer.from([b]));
     const r = await restore(Readable.from(bytes.slice(0, 600).concat([tar.subarray(600)])));
     expect(r).to.deep.include({ entries: 3, bytes: 5, setuidStripped: [] });
     expect(await readFile(path.join(dest.dataDir, 'a'), 'utf8')).to.equal('hello');

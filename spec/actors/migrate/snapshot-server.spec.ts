@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { request, type IncomingMessage, type RequestOptions } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { request, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -129,10 +129,7 @@ describe('snapshot server', () => {
 });
 
 /** A request with any method and headers; resolves with status, headers and body text, or the error code. */
-function ask(
-  url: string,
-  opts: RequestOptions & { ca?: Buffer } = {},
-): Promise<{ status?: number; headers?: IncomingMessage['headers']; body?: string; error?: string }> {
+function ask(url: string, opts: HttpsRequestOptions = {}): Promise<{ status?: number; headers?: IncomingMessage['headers']; body?: string; error?: string }> {
   const send = url.startsWith('https:') ? httpsRequest : request;
   return new Promise((resolve) => {
     const req = send(url, { agent: false, ...opts }, (res) => {
