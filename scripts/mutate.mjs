@@ -5,7 +5,7 @@
 // Static mutants (code run once, at import) are left out unless `--static` is given: each needs a
 // fresh process running every spec of its group, hours for the whole set on 2 cores.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -24,6 +24,8 @@ mkdirSync(join(root, 'reports', 'mutation'), { recursive: true });
 // What spec/support/leak-check.ts sets up for `npm test`, minus its end-of-suite check (a Stryker
 // worker runs the specs many times in one process): a temp dir and a cgroup parent of this run's own.
 const runTmp = mkdtempSync(join(tmpdir(), 'berth-mutate-'));
+// Traversable by others (not listable): specs that run work as the task user (nobody) reach their files in it.
+chmodSync(runTmp, 0o711);
 const env = { ...process.env, TMPDIR: runTmp, BERTH_CGROUP_PARENT: `berth-mutate-${process.pid}` };
 env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --require ${shim}`.trim();
 

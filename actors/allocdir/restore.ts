@@ -46,6 +46,7 @@ import {
 } from 'node:fs';
 import { mkdtemp, open, realpath, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { AllocDirNotBuiltError, BerthError, SnapshotEscapeError, SnapshotLimitError, SnapshotRemoteError } from '../../model/errors.ts';
@@ -361,6 +362,11 @@ class Restore {
     this.#source.on('data', this.#onData);
     this.#source.on('end', this.#onEnd);
     this.#source.resume();
+    // An input that failed or was cut before these listeners existed emits nothing more: say so
+    // now, or the restore would wait for data that never comes.
+    const early = this.#input as Partial<Readable>;
+    if (early.errored) this.#onInputError(early.errored);
+    else if (early.destroyed && !early.readableEnded) this.#onInputError(new Error('the input closed before the restore began'));
   }
 
   /** The next entry, undefined at the end; throws the failure (abort, parse error) if any. */

@@ -9,6 +9,7 @@ import {
   resolveInTree,
   pathEscapesAllocDir,
   pathEscapesAllocViaRelative,
+  pathEscapesBaseViaSymlink,
   pathEscapesSandbox,
   symlinkEscapes,
   symlinkInParentChain,
@@ -151,6 +152,30 @@ describe('allocdir escape checks', () => {
     expect(isNotFound(undefined)).to.equal(false);
   });
 
+  it("Nomad's quirks are kept where berth mirrors Nomad: a bare '..' prefix, case-blind and separator-blind symlink checks, the prefix joined", async () => {
+    expect(pathEscapesAllocViaRelative('', '..foo')).to.equal(true); // a string prefix, as Nomad
+    expect(pathEscapesAllocViaRelative('a', '..')).to.equal(false);
+    expect(pathEscapesAllocViaRelative('a', '../..')).to.equal(true);
+    const base = await realpath(await tmp.make());
+    await mkdir(path.join(base, 'in'));
+    await mkdir(path.join(base, 'b10'));
+    await symlink('/etc', path.join(base, 'in', 'out'));
+    await writeFile(path.join(base, 'in', 'f'), '');
+    expect(await pathEscapesBaseViaSymlink(base.toUpperCase(), path.join(base, 'in'))).to.equal(false); // case-insensitive
+    expect(await pathEscapesBaseViaSymlink(path.join(base, 'b1'), path.join(base, 'b10'))).to.equal(false); // no separator check
+    expect(await pathEscapesBaseViaSymlink(path.join(base, 'in'), path.join(base, 'b10'))).to.equal(true);
+    expect(await pathEscapesBaseViaSymlink(base, path.join(base, 'in', 'out'))).to.equal(true);
+    // The prefix is part of the path checked: in/out leads out, out alone does not exist.
+    expect(await pathEscapesAllocDir(base, 'in', 'out')).to.equal(true);
+    expect(await pathEscapesAllocDir(base, '', 'out')).to.equal(false);
+    expect(await pathEscapesAllocDir(base, 'in', 'f/under-a-file')).to.equal(false); // ENOTDIR: not found
+    expect(await pathEscapesAllocDir(base, 'in', '../../x')).to.equal(true); // lexical, relative to the alloc root
+    expect(pathEscapesSandbox('/a/b', '/a/b')).to.equal(false);
+    expect(pathEscapesSandbox('/a/b', '/a/b/../..x')).to.equal(true);
+    expect(symlinkEscapes('/a', '/a/x/l', '..')).to.equal(false); // /a itself
+    expect(symlinkEscapes('/a', '/a/l', '..')).to.equal(true);
+  });
+
   describe('edge cases of the walk (mutation testing)', () => {
     it('"." and empty components never stand in for a real one that ".." must climb out of', async () => {
       const base = await realpath(await tmp.make());
@@ -159,6 +184,21 @@ describe('allocdir escape checks', () => {
       expect(await resolveInTree(base, 'a//../..')).to.equal('outside');
       expect(await resolveInTree(base, 'a/./../..')).to.equal('outside');
       expect(await resolveInTree(base, 'a//./..')).to.equal('inside');
+    });
+
+    it('a link below a real directory is followed (only a missing component or a file ends the real walk)', async () => {
+      const base = await realpath(await tmp.make());
+      await mkdir(path.join(base, 'd', 'e'), { recursive: true });
+      await symlink('../../..', path.join(base, 'd', 'e', 'up'));
+      await symlink('..', path.join(base, 'd', 'in'));
+      await writeFile(path.join(base, 'd', 'f'), '');
+      expect(await resolveInTree(base, 'd/e/up')).to.equal('outside');
+      expect(await resolveInTree(base, 'd/e/up/x')).to.equal('outside');
+      expect(await resolveInTree(base, 'd/in/d/e/up')).to.equal('outside');
+      expect(await resolveInTree(base, 'd/in/d/in')).to.equal('inside');
+      // Below a file the rest is judged by its text: f/../e/up is e/up once f is a dir.
+      expect(await resolveInTree(base, 'd/f/x/../../e/up')).to.equal('outside');
+      expect(await resolveInTree(base, 'd/f/x/..')).to.equal('inside');
     });
 
     it('an absolute link inside the tree is followed from the tree, not from /', async () => {
