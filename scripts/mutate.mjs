@@ -83,6 +83,19 @@ for (const g of groups) {
   }
   rows.push(`${g.padEnd(9)} (threshold ${threshold} %, ${seconds} s, stryker exit ${r.status})`);
 }
-rmSync(runTmp, { recursive: true, force: true });
+// A worker killed on a timeout can leave an alloc dir's tmpfs mounts (secrets/, private/) under the
+// run's temp dir: unmount them (deepest first, lazily) so the dir can go, and never let cleanup
+// hide the scores.
+const leftover = readFileSync('/proc/self/mountinfo', 'utf8')
+  .split('\n')
+  .map((l) => l.split(' ')[4])
+  .filter((m) => m && (m === runTmp || m.startsWith(`${runTmp}/`)))
+  .sort((a, b) => b.length - a.length);
+for (const m of leftover) spawnSync('umount', ['-l', m]);
+try {
+  rmSync(runTmp, { recursive: true, force: true });
+} catch (e) {
+  process.stderr.write(`could not remove ${runTmp}: ${e.message}\n`);
+}
 process.stdout.write(`\nMutation scores\n${rows.join('\n')}\n`);
 process.exit(failed ? 1 : 0);
