@@ -219,6 +219,19 @@ describe('alloc fs (runner.fs)', () => {
     }
   });
 
+  it('a name too long is an AllocFSError with its errno, message and cause: not a symlink loop, not an escape', async () => {
+    const given = `alloc/data/${'x'.repeat(300)}`;
+    for (const call of [() => afs.stat(given), () => afs.readAt(given, 0, 1), () => afs.list(given)]) {
+      const err = (await call().catch((e: unknown) => e)) as AllocFSError;
+      expect(err).to.be.instanceOf(AllocFSError);
+      expect(err).to.not.be.instanceOf(AllocSymlinkLoopError);
+      expect(err).to.not.be.instanceOf(AllocPathEscapeError);
+      expect(err.code).to.equal('ENAMETOOLONG');
+      expect((err.cause as NodeJS.ErrnoException).code).to.equal('ENAMETOOLONG');
+      expect(err.message.startsWith(`${given}: ENAMETOOLONG: name too long, realpath `), err.message).to.equal(true);
+    }
+  });
+
   it('a host file is refused only when root-owned, hard-linked and unreadable by others (root)', async function () {
     if (process.geteuid?.() !== 0) return this.skip();
     const dir = path.join(ad.dir, 'web', 'local');
