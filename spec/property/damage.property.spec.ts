@@ -7,10 +7,11 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mountsUnder, unmount } from '../../actors/allocdir/mounts.ts';
+import { socketPathFor } from '../../actors/drivers/executor/client.ts';
 import type { Client } from '../../actors/client/types.ts';
 import { crashedHost, DAMAGE, procsWith, restoreOnce } from '../actors/state/support/damage.ts';
 import { propertyRuns, propertyTimeout } from './settings.ts';
@@ -25,6 +26,9 @@ describe('property: a damaged store after kill -9 never orphans or duplicates a 
         const opened: Client[] = [];
         try {
           const ids = await crashedHost(dataDir);
+          // Every executor's socket; a long state dir puts it under /tmp, outside the data dir.
+          const tasksRoot = join(dataDir, 'client', 'tasks');
+          const sockets = readdirSync(tasksRoot).flatMap((a) => readdirSync(join(tasksRoot, a)).map((t) => socketPathFor(join(tasksRoot, a, t))));
           let seed = seed0;
           DAMAGE[damageName]!(join(dataDir, 'client', 'state.db'), ids, () => (seed = (seed * 16807) % 2147483647) / 2147483647);
           const first = await restoreOnce(dataDir, ids, opened);
@@ -40,6 +44,10 @@ describe('property: a damaged store after kill -9 never orphans or duplicates a 
           await c.shutdown();
           for (let i = 0; i < 100 && procsWith(dataDir).length; i++) await new Promise((r) => setTimeout(r, 20));
           expect(procsWith(dataDir), 'processes left after destroying every alloc').to.deep.equal([]);
+          expect(
+            sockets.filter((f) => existsSync(f)),
+            'executor sockets left after destroying every alloc',
+          ).to.deep.equal([]);
           if (process.env.BERTH_SOAK_LOG) appendFileSync(process.env.BERTH_SOAK_LOG, `${++n} ok ${damageName}\n`);
         } catch (e) {
           if (process.env.BERTH_SOAK_LOG) appendFileSync(process.env.BERTH_SOAK_LOG, `${++n} FAIL ${damageName} seed ${seed0}: ${(e as Error).message}\n`);
