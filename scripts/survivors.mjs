@@ -1,0 +1,149 @@
+// The surviving mutants, one by one: every mutant the last `npm run mutate` left alive (survived or
+// not covered) must be named in docs/mutation-survivors.md with why, and every entry there must
+// still be a survivor. Reads the committed incremental reports (reports/mutation/<group>.incremental.json).
+//
+//   node scripts/survivors.mjs                 check: exit 1 on an unlisted survivor or a stale entry
+//   node scripts/survivors.mjs todo [file…]    the unlisted ones, as entries to fill in (with the
+//                                              original line under each)
+//   node scripts/survivors.mjs prune           drop entries whose mutant no longer survives
+//   --report <path>                            read this report (repeatable) instead of the committed ones
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GROUPS } from './mutate-groups.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const DOC = join(root, 'docs', 'mutation-survivors.md');
+/** The kinds an entry may have: the first word after the colon. */
+export const KINDS = ['equivalent', 'untestable', 'gap'];
+
+/** A mutant's replacement as the doc shows it: one line, at most 60 characters. */
+export function shown(replacement) {
+  const one = String(replacement ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return one.length > 60 ? `${one.slice(0, 59)}…` : one;
+}
+
+/** The key an entry and a report mutant share: file, line:column, mutator and replacement. */
+export function keyOf(file, line, column, mutator, replacement) {
+  return `${file} ${line}:${column} ${mutator} ${shown(replacement)}`;
+}
+
+/** Markdown code span for a text that may itself hold backticks. */
+function code(text) {
+  const runs = text.match(/`+/g) ?? [];
+  const fence = '`'.repeat(Math.max(0, ...runs.map((r) => r.length)) + 1);
+  return fence.length > 1 || text.startsWith('`') || text.endsWith('`') ? `${fence} ${text} ${fence}` : `${fence}${text}${fence}`;
+}
+
+/** One entry line (without its why). */
+export function entryHead(m) {
+  return `- ${m.line}:${m.column} ${m.mutator} → ${code(shown(m.replacement))}`;
+}
+
+/** The survivors (survived or no coverage) of one or more reports. */
+export function survivorsOf(reports) {
+  const out = new Map();
+  for (const report of reports) {
+    for (const [file, { source, mutants }] of Object.entries(report.files)) {
+      const lines = source.split('\n');
+      for (const m of mutants) {
+        if (m.status !== 'Survived' && m.status !== 'NoCoverage') continue;
+        const { line, column } = m.location.start;
+        const s = { file, line, column, mutator: m.mutatorName, replacement: m.replacement ?? '', status: m.status, original: lines[line - 1] ?? '' };
+        out.set(keyOf(file, line, column, s.mutator, s.replacement), s);
+      }
+    }
+  }
+  return out;
+}
+
+/** The committed reports (or the given paths). */
+export function loadReports(paths) {
+  const files = paths.length ? paths : Object.keys(GROUPS).map((g) => join(root, 'reports', 'mutation', `${g}.incremental.json`));
+  return files.filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
+}
+
+const ENTRY = /^- (\d+):(\d+) (\w+) → (`+) ?(.*?) ?\4(?::\s*(.*))?$/;
+const SECTION = /^## `([^`]+)`\s*$/;
+
+/** The doc's entries: key → { file, line, kind, why, lineNo }. Throws on a malformed entry. */
+export function parseDoc(text) {
+  const entries = new Map();
+  let file;
+  text.split('\n').forEach((raw, i) => {
+    const sec = SECTION.exec(raw);
+    if (sec) {
+      file = sec[1];
+      return;
+    }
+    if (!raw.startsWith('- ') || !file) return;
+    const e = ENTRY.exec(raw);
+    if (!e) throw new Error(`docs/mutation-survivors.md:${i + 1}: not an entry ("- line:col Mutator → \`replacement\`: kind: why")`);
+    const [, line, column, mutator, , replacement, why = ''] = e;
+    const kind = why.split(/[:\s]/)[0].trim();
+    // TODO marks an entry not triaged yet: allowed in the file, but the check fails on it.
+    if (kind !== 'TODO' && (!KINDS.includes(kind) || why.length < kind.length + 8))
+      throw new Error(`docs/mutation-survivors.md:${i + 1}: the why must start with one of ${KINDS.join(', ')} and say why`);
+    const key = keyOf(file, Number(line), Number(column), mutator, replacement);
+    if (entries.has(key)) throw new Error(`docs/mutation-survivors.md:${i + 1}: listed twice`);
+    entries.set(key, { file, kind, why, lineNo: i + 1 });
+  });
+  return entries;
+}
+
+/** Unlisted survivors and stale entries. */
+export function compare(survivors, entries) {
+  const unlisted = [...survivors.entries()].filter(([k]) => !entries.has(k)).map(([, s]) => s);
+  const stale = [...entries.entries()].filter(([k]) => !survivors.has(k)).map(([k, e]) => ({ key: k, ...e }));
+  return { unlisted, stale };
+}
+
+function main() {
+  const argv = process.argv.slice(2);
+  const reports = [];
+  const rest = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--report') reports.push(argv[++i]);
+    else rest.push(argv[i]);
+  }
+  const [cmd = 'check', ...files] = rest;
+  const survivors = survivorsOf(loadReports(reports));
+  const text = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '';
+  const entries = parseDoc(text);
+  const { unlisted, stale } = compare(survivors, entries);
+  if (cmd === 'todo') {
+    const byFile = new Map();
+    for (const s of unlisted) if (!files.length || files.some((f) => s.file.startsWith(f))) byFile.set(s.file, [...(byFile.get(s.file) ?? []), s]);
+    for (const [file, list] of byFile) {
+      console.log(`\n## \`${file}\`\n`);
+      for (const s of list.sort((a, b) => a.line - b.line || a.column - b.column)) {
+        console.log(`${entryHead(s)}: TODO${s.status === 'NoCoverage' ? ' (no coverage)' : ''}`);
+        console.log(`  ${code(s.original.trim().length > 110 ? `${s.original.trim().slice(0, 109)}…` : s.original.trim())}`);
+      }
+    }
+    return;
+  }
+  if (cmd === 'prune') {
+    const drop = new Set(stale.map((s) => s.lineNo));
+    writeFileSync(
+      DOC,
+      text
+        .split('\n')
+        .filter((_, i) => !drop.has(i + 1))
+        .join('\n'),
+    );
+    console.log(`dropped ${drop.size} entries whose mutant no longer survives`);
+    return;
+  }
+  const kinds = Object.fromEntries([...KINDS, 'TODO'].map((k) => [k, 0]));
+  for (const e of entries.values()) kinds[e.kind]++;
+  console.log(`${survivors.size} surviving mutants; listed: ${[...KINDS, 'TODO'].map((k) => `${kinds[k]} ${k}`).join(', ')}`);
+  for (const e of entries.values()) if (e.kind === 'TODO') console.log(`not triaged: docs/mutation-survivors.md:${e.lineNo}`);
+  for (const s of unlisted) console.log(`unlisted: ${s.file} ${entryHead(s).slice(2)}`);
+  for (const s of stale) console.log(`stale (no longer survives): docs/mutation-survivors.md:${s.lineNo} ${s.key}`);
+  if (unlisted.length || stale.length || kinds.TODO) process.exitCode = 1;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
