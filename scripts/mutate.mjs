@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CI_SUBSET, GROUPS } from './mutate-groups.mjs';
+import { compare, DOC, loadReports, parseDoc, survivorsOf } from './survivors.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const stryker = join(dirname(createRequire(import.meta.url).resolve('@stryker-mutator/core/package.json')), 'bin', 'stryker.js');
@@ -98,4 +99,13 @@ try {
   process.stderr.write(`could not remove ${runTmp}: ${e.message}\n`);
 }
 process.stdout.write(`\nMutation scores\n${rows.join('\n')}\n`);
+if (!ci) {
+  // Every survivor must be named, with why, in docs/mutation-survivors.md (a spec checks it too).
+  const { unlisted, stale } = compare(survivorsOf(loadReports([])), parseDoc(readFileSync(DOC, 'utf8')));
+  process.stdout.write(
+    unlisted.length || stale.length
+      ? `\ndocs/mutation-survivors.md: ${unlisted.length} survivors not listed, ${stale.length} entries whose mutant no longer survives (node scripts/survivors.mjs todo | prune)\n`
+      : '\ndocs/mutation-survivors.md lists every survivor\n',
+  );
+}
 process.exit(failed ? 1 : 0);

@@ -1,0 +1,37 @@
+/** Types of scripts/survivors.mjs, for the spec that runs its check. */
+
+/** A surviving (or uncovered) mutant of a report. */
+export interface Survivor {
+  file: string;
+  line: number;
+  column: number;
+  mutator: string;
+  replacement: string;
+  status: 'Survived' | 'NoCoverage';
+  original: string;
+}
+/** One entry of docs/mutation-survivors.md. */
+export interface Entry {
+  file: string;
+  kind: 'equivalent' | 'untestable' | 'gap' | 'TODO';
+  why: string;
+  lineNo: number;
+}
+/** Path of docs/mutation-survivors.md. */
+export const DOC: string;
+/** The kinds an entry may have. */
+export const KINDS: readonly string[];
+/** A replacement as the doc shows it. */
+export function shown(replacement: string): string;
+/** The key an entry and a report mutant share. */
+export function keyOf(file: string, line: number, column: number, mutator: string, replacement: string): string;
+/** One entry line, without its why. */
+export function entryHead(m: Pick<Survivor, 'line' | 'column' | 'mutator' | 'replacement'>): string;
+/** The survivors of some reports, by key. */
+export function survivorsOf(reports: unknown[]): Map<string, Survivor>;
+/** The committed reports, or the given paths. */
+export function loadReports(paths: string[]): unknown[];
+/** The doc's entries, by key; throws on a malformed entry. */
+export function parseDoc(text: string): Map<string, Entry>;
+/** Unlisted survivors and stale entries. */
+export function compare(survivors: Map<string, Survivor>, entries: Map<string, Entry>): { unlisted: Survivor[]; stale: (Entry & { key: string })[] };
