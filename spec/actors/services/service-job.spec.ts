@@ -149,9 +149,16 @@ describe('a service job on real processes: artifact, port, service, http check, 
     expect(health.items[0]).to.include({ allocId: r.allocId, healthy: true, reason: '' });
     expect(r.alloc().deploymentStatus?.healthy).to.equal(true);
     expect(updates.at(-1)?.deploymentStatus?.healthy).to.equal(true);
-    // Set once: more passing rounds change nothing.
+    // Set once: no health timer is left, and a further passing round changes nothing.
+    expect(clock.pending(MIN_HEALTHY_MS), 'min_healthy_time timer left').to.equal(0);
+    expect(clock.pending(DEADLINE_MS), 'healthy_deadline timer left').to.equal(0);
+    const rounds = checks.items.length;
     clock.advance(MIN_HEALTHY_MS);
-    await new Promise((res) => setTimeout(res, 50));
+    await eventually(
+      'another passing round',
+      () => checks.items.length > rounds,
+      () => clock.advance(CHECK_MS),
+    );
     expect(health.items).to.have.length(1);
     // Deregistered before the kill: gone from the catalog once the alloc is stopped.
     await r.destroy();

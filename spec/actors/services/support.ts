@@ -19,7 +19,7 @@ type Held = { held: number };
 export class AdvancingClock implements Clock {
   #offset = 0;
   #seq = 0;
-  readonly #timers = new Map<number, { due: number; fn: () => void }>();
+  readonly #timers = new Map<number, { due: number; period: number; fn: () => void }>();
   constructor(readonly heldMs: ReadonlySet<number>) {}
 
   now(): number {
@@ -29,7 +29,7 @@ export class AdvancingClock implements Clock {
   setTimeout(fn: () => void, ms: number): unknown {
     if (!this.heldMs.has(ms)) return realClock.setTimeout(fn, ms);
     const id = ++this.#seq;
-    this.#timers.set(id, { due: this.now() + ms, fn });
+    this.#timers.set(id, { due: this.now() + ms, period: ms, fn });
     return { held: id } satisfies Held;
   }
 
@@ -38,9 +38,9 @@ export class AdvancingClock implements Clock {
     else realClock.clearTimeout(h);
   }
 
-  /** Held timers waiting, by their period. */
-  pending(): number {
-    return this.#timers.size;
+  /** Held timers waiting; with `period`, only those set for that many ms. */
+  pending(period?: number): number {
+    return period === undefined ? this.#timers.size : [...this.#timers.values()].filter((t) => t.period === period).length;
   }
 
   /** Moves time on by `ms`, firing (in due order) every held timer that came due. */

@@ -191,18 +191,23 @@ describe('destroy ends every stream of the alloc', () => {
     const stalled = r.logs('web', 'stdout', { follow: true })[Symbol.asyncIterator]();
     await stalled.next();
     const tails: Array<Promise<number | undefined>> = [];
+    const reading: Array<Promise<void>> = [];
     for (let i = 0; i < 5; i++)
       tails.push(
         new Promise((resolve) => {
+          let sawHello: () => void;
+          reading.push(new Promise<void>((r) => (sawHello = r)));
           const req = request(`${v.url}api/logs?alloc=${a.id}&task=web`, { agent: false }, (res) => {
-            res.resume();
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => d.includes('hello') && sawHello());
             res.on('end', () => resolve(res.statusCode));
           });
           req.on('error', () => resolve(undefined));
           req.end();
         }),
       );
-    await new Promise((res) => setTimeout(res, 100)); // let the tails open their files
+    // Every tail has its file open: each has sent the task's first line.
+    await Promise.all(reading);
     await r.destroy();
     const after = deletedFds(client.dataDir);
     expect(after, 'fds on deleted files after destroy').to.deep.equal([]);
