@@ -243,6 +243,12 @@ describe('snapshot server: what a hostile peer meets', function () {
     expect(quiet.server.listening).to.equal(true);
   });
 
+  it('a server error after it listens is not swallowed by the listen step (no stale handler left)', async () => {
+    const srv = await createSnapshotServer({ lookup: () => undefined });
+    servers.push(srv);
+    expect(() => srv.server.emit('error', new Error('accept failed'))).to.throw('accept failed');
+  });
+
   it('a snapshot that throws at once after the headers cuts the connection; one failing after its whole body keeps the body', async () => {
     const failures: string[] = [];
     const body = Buffer.alloc(4 << 20, 1); // more than the socket takes at once: still queued when it fails
