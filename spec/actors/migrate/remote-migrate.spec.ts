@@ -218,7 +218,7 @@ describe('remoteMigrate: token, TLS name, bound, temp dir and notes', function (
     const p = await peer(snapshot({ path: 'alloc/data/db', body: 'rows' }));
     const m = await setup(p.httpAddr);
     await writeFile(path.join(m.clientAllocDir, MIGRATE_TMP_DIR), 'a file where the temp dirs go');
-    const errors: Array<{ allocId: string; error: string }> = [];
+    const errors: Array<{ allocId?: string; error: string }> = [];
     const sub = m.bus.of('client.error').subscribe((e) => errors.push(e));
     const err = await failure(m.run());
     sub.unsubscribe();
