@@ -206,6 +206,17 @@ describe('fetchSnapshotInto: what the fetching side accepts from a peer', functi
     expect((err as Error & { cause?: Error }).cause).to.be.instanceOf(Error);
   });
 
+  it('a hostile entry is refused as soon as it arrives, while the peer still holds the response open', async () => {
+    const p = await peer((_req, res) => {
+      res.writeHead(200);
+      res.write(tarOf([{ path: 'alloc/data/../../../evil', body: 'x'.repeat(1000) }], { end: false }));
+    });
+    const err = await failure(fetchFrom(p.url));
+    expect(err).to.be.instanceOf(BerthError);
+    expect(err.message).to.equal('archive contains object that escapes alloc dir');
+    await untouched();
+  });
+
   it('leaves no abort listener on the caller’s signal once the transfer is over', async () => {
     let closed!: () => void;
     const peerSawClose = new Promise<void>((r) => (closed = r));
