@@ -77,6 +77,10 @@ describe('allocdir escape checks', () => {
     expect(await symlinkInParentChain(base, 'd/f')).to.equal(undefined);
     expect(await symlinkInParentChain(base, 'nope/x/y')).to.equal(undefined);
     expect(await symlinkInParentChain(base, './d/./l/x')).to.equal(path.join(base, 'd', 'l')); // normalized first
+    // A trailing or doubled slash adds no component: the leaf stays the leaf, a leading one is the base.
+    expect(await symlinkInParentChain(base, 'd/l/')).to.equal(undefined);
+    expect(await symlinkInParentChain(base, 'd//l//')).to.equal(undefined);
+    expect(await symlinkInParentChain(base, '/d/l/x')).to.equal(path.join(base, 'd', 'l'));
   });
 
   describe('resolveInTree judges what the tree holds, as the kernel will walk it', () => {

@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { getEventListeners } from 'node:events';
+import type { TLSSocket } from 'node:tls';
 import { AllocDir } from '../../../actors/allocdir/index.ts';
 import { SnapshotStreamError } from '../../../actors/allocdir/errors.ts';
 import {
@@ -179,6 +181,83 @@ describe('fetchSnapshotInto: what the fetching side accepts from a peer', functi
     await untouched();
   });
 
+  it('an error body is cut at 4 KiB however it arrives; a peer stalling there is not waited for; one cut short gives no text', async () => {
+    const prefix = `error getting snapshot from previous alloc "${PREV}": unexpected response code: 500`;
+    // Two chunks (chunked encoding): the second crosses the bound.
+    const two = await peer((_req, res) => {
+      res.writeHead(500);
+      res.write('a'.repeat(100));
+      res.end('e'.repeat(10_000));
+    });
+    expect((await failure(fetchFrom(two.url))).message).to.equal(`${prefix} (${'a'.repeat(100)}${'e'.repeat(3996)})`);
+    // Exactly the bound, then nothing more and no end.
+    const stall = await peer((_req, res) => {
+      res.writeHead(500);
+      res.write('s'.repeat(4096));
+    });
+    expect((await failure(fetchFrom(stall.url))).message).to.equal(`${prefix} (${'s'.repeat(4096)})`);
+    // The connection cut in the middle of the body: the status, and the cut as the cause.
+    const cut = await peer((_req, res) => {
+      res.writeHead(500, { 'content-length': '10000' });
+      res.write('partial', () => setImmediate(() => res.socket?.destroy()));
+    });
+    const err = await failure(fetchFrom(cut.url));
+    expect(err.message).to.equal(prefix);
+    expect((err as Error & { cause?: Error }).cause).to.be.instanceOf(Error);
+  });
+
+  it('a hostile entry is refused as soon as it arrives, while the peer still holds the response open', async () => {
+    const p = await peer((_req, res) => {
+      res.writeHead(200);
+      res.write(tarOf([{ path: 'alloc/data/../../../evil', body: 'x'.repeat(1000) }], { end: false }));
+    });
+    const err = await failure(fetchFrom(p.url));
+    expect(err).to.be.instanceOf(BerthError);
+    expect(err.message).to.equal('archive contains object that escapes alloc dir');
+    await untouched();
+  });
+
+  it('leaves no abort listener on the caller’s signal once the transfer is over', async () => {
+    let closed!: () => void;
+    const peerSawClose = new Promise<void>((r) => (closed = r));
+    const p = await peer((req, res) => {
+      req.socket.on('close', closed);
+      res.end(TAR);
+    });
+    const ac = new AbortController();
+    await fetchFrom(p.url, undefined, {}, ac.signal);
+    await peerSawClose;
+    expect(getEventListeners(ac.signal, 'abort')).to.deep.equal([]);
+  });
+
+  it('a restore that fails mid-body closes the connection: an endless body is not read on', async () => {
+    let closed!: () => void;
+    const peerSawClose = new Promise<void>((r) => (closed = r));
+    // A file far larger than the bound, and more bytes after it for as long as the socket takes them.
+    const start = tarOf(
+      [
+        { path: 'alloc/data', type: 'Directory' },
+        { path: 'alloc/data/big', body: Buffer.alloc(8 << 20) },
+      ],
+      { end: false },
+    );
+    const p = await peer((req, res) => {
+      req.socket.on('close', closed);
+      res.writeHead(200);
+      res.write(start);
+      const more = () => {
+        while (!res.destroyed && res.write(Buffer.alloc(64 * 1024))) {
+          /* fill the socket */
+        }
+        if (!res.destroyed) res.once('drain', more);
+      };
+      more();
+    });
+    expect(await failure(fetchFrom(p.url, undefined, { maxBytes: 1024 }))).to.be.instanceOf(SnapshotLimitError);
+    await peerSawClose;
+    await untouched();
+  });
+
   it('a peer that is not there, or cuts the body, is a named error; the bound is the caller’s maxBytes', async () => {
     const gone = await peer(() => undefined);
     const url = gone.url;
@@ -269,6 +348,7 @@ describe('fetchSnapshotInto: what the fetching side accepts from a peer', functi
       const err = await failure(loadTls({ ...files, keyFile: path.join(pkiDir, 'nope.key') }, 'n'));
       expect(err).to.be.instanceOf(BerthError);
       expect(err.message).to.match(/^cannot read TLS files: .*nope\.key/);
+      expect((err.cause as NodeJS.ErrnoException).code).to.equal('ENOENT');
     });
 
     it('presents its certificate, trusts only the given CA, and checks the name when asked', async () => {
@@ -276,6 +356,7 @@ describe('fetchSnapshotInto: what the fetching side accepts from a peer', functi
       const good = await tlsPeer();
       const strict: ClientTls = await loadTls(files, clientServerName('global'));
       expect((await fetchFrom(good.url, undefined, { tls: strict })).result.entries).to.equal(2);
+      expect((good.seen[0]!.socket as TLSSocket).servername, 'sent as SNI').to.equal('client.global.nomad');
       await rm(path.join(dest.dataDir, 'db'));
       // A peer whose certificate names another role: refused with the name check, accepted without.
       const other = await tlsPeer(pki.otherNameCertFile, pki.otherNameKeyFile);
@@ -284,6 +365,7 @@ describe('fetchSnapshotInto: what the fetching side accepts from a peer', functi
       await untouched();
       const lax = await loadTls({ ...files, verifyServerHostname: false }, clientServerName('global'));
       expect((await fetchFrom(other.url, undefined, { tls: lax })).result.entries).to.equal(2);
+      expect((other.seen.at(-1)!.socket as TLSSocket).servername, 'no name, no SNI').to.equal(false);
       await rm(path.join(dest.dataDir, 'db'));
       // Another CA's client certificate is refused by the peer; trusting another CA refuses the peer.
       const stranger = { ...strict, cert: await readFile(pki.strangerCertFile), key: await readFile(pki.strangerKeyFile) };

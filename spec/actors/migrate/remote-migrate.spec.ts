@@ -214,6 +214,27 @@ describe('remoteMigrate: token, TLS name, bound, temp dir and notes', function (
     expect(await failure(plain.run())).to.be.instanceOf(BerthError);
   });
 
+  it('a temp dir that cannot be built is an error naming the previous alloc, with its cause; a removal that fails is reported', async () => {
+    const p = await peer(snapshot({ path: 'alloc/data/db', body: 'rows' }));
+    const m = await setup(p.httpAddr);
+    await writeFile(path.join(m.clientAllocDir, MIGRATE_TMP_DIR), 'a file where the temp dirs go');
+    const errors: Array<{ allocId?: string; error: string }> = [];
+    const sub = m.bus.of('client.error').subscribe((e) => errors.push(e));
+    const err = await failure(m.run());
+    sub.unsubscribe();
+    expect(err).to.be.instanceOf(BerthError);
+    expect(err.message).to.match(new RegExp(`^error building alloc dir for previous alloc "${PREV}": `));
+    expect(err.message).to.include('ENOTDIR');
+    expect(err.cause).to.be.instanceOf(Error);
+    expect(err.message.endsWith((err.cause as Error).message.split('\n').at(-1)!)).to.equal(true);
+    expect(p.seen).to.have.length(0);
+    // The removal in the end fails the same way: not thrown over the first error, but told.
+    const tmpDir = path.join(m.tempRoot, m.r.allocId);
+    expect(errors.map((e) => e.allocId)).to.deep.equal([m.r.allocId]);
+    expect(errors[0]!.error.startsWith(`failed to remove temporary migration dir ${JSON.stringify(tmpDir)}: `), errors[0]!.error).to.equal(true);
+    expect(errors[0]!.error).to.include('ENOTDIR');
+  });
+
   it('without a server RPC it says why it cannot find the node', async () => {
     const m = await setup('127.0.0.1:1');
     const err = await failure(remoteMigrate({ ...m.rt, rpc: undefined }, m.r, PREV, 'node-a', new AbortController().signal));

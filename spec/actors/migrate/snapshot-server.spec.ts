@@ -243,6 +243,42 @@ describe('snapshot server: what a hostile peer meets', function () {
     expect(quiet.server.listening).to.equal(true);
   });
 
+  it('a server error after it listens is not swallowed by the listen step (no stale handler left)', async () => {
+    const srv = await createSnapshotServer({ lookup: () => undefined });
+    servers.push(srv);
+    expect(() => srv.server.emit('error', new Error('accept failed'))).to.throw('accept failed');
+  });
+
+  it('a snapshot that throws at once after the headers cuts the connection; one failing after its whole body keeps the body', async () => {
+    const failures: string[] = [];
+    const body = Buffer.alloc(4 << 20, 1); // more than the socket takes at once: still queued when it fails
+    const srv = await createSnapshotServer({
+      lookup: (id) =>
+        id === 'sync'
+          ? {
+              snapshot: () => {
+                throw new Error('thrown, not rejected');
+              },
+            }
+          : {
+              snapshot: async (out) => {
+                out.end(body);
+                throw new Error('failed after the end');
+              },
+            },
+      onError: (err) => failures.push((err as Error).message),
+    });
+    servers.push(srv);
+    const cut = await ask(`${srv.url}/v1/client/allocation/sync/snapshot`);
+    expect(cut.error !== undefined || cut.body === '', JSON.stringify(cut).slice(0, 200)).to.equal(true);
+    expect(srv.server.listening).to.equal(true);
+    const whole = await ask(`${srv.url}/v1/client/allocation/late/snapshot`);
+    expect(whole.status).to.equal(200);
+    expect(whole.error).to.equal(undefined);
+    expect(whole.body?.length).to.equal(body.length);
+    expect(failures).to.deep.equal(['failed after the end']);
+  });
+
   it('names its address: IPv6 in brackets; a port in use is an error, not a hang', async () => {
     const { srv } = await serve({ host: '::1' });
     expect(srv.address.host).to.equal('::1');
@@ -307,6 +343,7 @@ describe('snapshot server: what a hostile peer meets', function () {
       );
       expect(err).to.be.instanceOf(BerthError);
       expect((err as Error).message).to.match(/^cannot read TLS files: .*missing\.pem/);
+      expect(((err as Error).cause as NodeJS.ErrnoException).code).to.equal('ENOENT');
       bus.close();
     });
   });
