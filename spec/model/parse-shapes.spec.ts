@@ -114,6 +114,13 @@ describe('parseAllocation: the allocation parts of Nomad JSON', () => {
     expect(a.desiredTransition).to.deep.equal({ migrate: true, forceReschedule: false, noShutdownDelay: true });
     j.RescheduleTracker = { Events: null };
     expect(parseAllocation(j).rescheduleTracker).to.deep.equal({ events: [] });
+    // A delay that is not a number of ns is refused, not divided into a tiny number of ms.
+    for (const Delay of [true, '5', [1]]) {
+      j.RescheduleTracker = { Events: [{ PrevAllocID: OTHER, PrevNodeID: 'n', Delay }] };
+      expect((thrown(() => parseAllocation(j)) as InvalidAllocationError).issues, JSON.stringify(Delay)).to.deep.equal([
+        'rescheduleTracker.events[0].delayMs: must be a number',
+      ]);
+    }
   });
 
   it("takes Nomad's empty strings for unset, and the job's version as the alloc's", () => {
