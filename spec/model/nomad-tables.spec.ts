@@ -447,6 +447,12 @@ describe("model: Nomad's API JSON, key by key", () => {
     expect(r.issues).to.deep.equal(['job.taskGroups[0].tasks[0].resources.CPUs: unknown field "CPUs" (did you mean "CPU"?)']);
   });
 
+  it('an unknown key with no close match lists every key the block knows, and only those', () => {
+    const r = report();
+    fromNomad({ S: 1 }, 'Port', 'p', r);
+    expect(r.issues).to.deep.equal(['p.S: unknown field "S" (known: Label, Value, To, HostNetwork, IgnoreCollision)']);
+  });
+
   it('a null group or check is left for the schema: the job-level defaults and check_restart skip it', () => {
     const job = fromNomad({ Reschedule: { Attempts: 5 }, TaskGroups: [null, { Name: 'a' }] }, 'Job', 'job', report());
     expect(job).to.deep.equal({ taskGroups: [undefined, { name: 'a', reschedulePolicy: { attempts: 5 } }] });
