@@ -446,4 +446,36 @@ describe("model: Nomad's API JSON, key by key", () => {
     expect(r.unsupported).to.deep.equal([{ stanza: 'template', path: 'job.taskGroups[0].tasks[0].templates' }]);
     expect(r.issues).to.deep.equal(['job.taskGroups[0].tasks[0].resources.CPUs: unknown field "CPUs" (did you mean "CPU"?)']);
   });
+
+  it('an unknown key with no close match lists every key the block knows, and only those', () => {
+    const r = report();
+    fromNomad({ S: 1 }, 'Port', 'p', r);
+    expect(r.issues).to.deep.equal(['p.S: unknown field "S" (known: Label, Value, To, HostNetwork, IgnoreCollision)']);
+  });
+
+  it('a null group or check is left for the schema: the job-level defaults and check_restart skip it', () => {
+    const job = fromNomad({ Reschedule: { Attempts: 5 }, TaskGroups: [null, { Name: 'a' }] }, 'Job', 'job', report());
+    expect(job).to.deep.equal({ taskGroups: [undefined, { name: 'a', reschedulePolicy: { attempts: 5 } }] });
+    const svc = fromNomad({ Name: 's', CheckRestart: { Limit: 3 }, Checks: [null, { Type: 'tcp' }] }, 'Service', 's', report());
+    expect(svc).to.deep.equal({ name: 's', checks: [undefined, { type: 'tcp', checkRestart: { limit: 3 } }] });
+  });
+
+  it('an old StopAfterClientDisconnect that is not a number of ns is ignored (not passed on as a duration)', () => {
+    for (const v of [true, '5', [1]]) expect(fromNomad({ StopAfterClientDisconnect: v }, 'TaskGroup', 'g', report()), JSON.stringify(v)).to.deep.equal({});
+  });
+
+  it('toNomad passes a time of the wrong type on as it is', () => {
+    expect(toNomad({ submitTime: 'yesterday' }, 'Job')).to.deep.equal({ SubmitTime: 'yesterday' });
+    expect(toNomad({ submitTime: 1.5 }, 'Job')).to.deep.equal({ SubmitTime: 1_500_000 });
+  });
+
+  it("toNomad's plain values are copies: nested configs come back whole, and changing the input later changes nothing", () => {
+    const task = { name: 't', config: { command: 'x', opts: { nested: { deep: [1, { a: 'b' }] } } }, meta: { k: 'v' } };
+    const out = toNomad(task, 'Task') as { Name: string; Config: Record<string, unknown>; Meta: Record<string, string> };
+    expect(out).to.deep.equal({ Name: 't', Config: { command: 'x', opts: { nested: { deep: [1, { a: 'b' }] } } }, Meta: { k: 'v' } });
+    task.config.command = 'y';
+    task.meta.k = 'w';
+    expect(out.Config.command).to.equal('x');
+    expect(out.Meta.k).to.equal('v');
+  });
 });

@@ -87,6 +87,8 @@ describe('parseAllocation: the allocation parts of Nomad JSON', () => {
     });
     j.AllocatedResources = { Tasks: 'x', Shared: { DiskMB: 10, Ports: ['x'] } };
     expect((thrown(() => parseAllocation(j)) as InvalidAllocationError).issues).to.deep.equal(['allocatedResources.shared.ports[0]: must be an object']);
+    j.AllocatedResources = { Tasks: {}, Shared: { DiskMB: 10 } };
+    expect(parseAllocation(j).allocatedResources).to.deep.equal({ tasks: {}, shared: { diskMB: 10, ports: [] } });
     j.AllocatedResources = 'x';
     expect(parseAllocation(j).allocatedResources).to.equal(undefined);
   });
@@ -112,6 +114,13 @@ describe('parseAllocation: the allocation parts of Nomad JSON', () => {
     expect(a.desiredTransition).to.deep.equal({ migrate: true, forceReschedule: false, noShutdownDelay: true });
     j.RescheduleTracker = { Events: null };
     expect(parseAllocation(j).rescheduleTracker).to.deep.equal({ events: [] });
+    // A delay that is not a number of ns is refused, not divided into a tiny number of ms.
+    for (const Delay of [true, '5', [1]]) {
+      j.RescheduleTracker = { Events: [{ PrevAllocID: OTHER, PrevNodeID: 'n', Delay }] };
+      expect((thrown(() => parseAllocation(j)) as InvalidAllocationError).issues, JSON.stringify(Delay)).to.deep.equal([
+        'rescheduleTracker.events[0].delayMs: must be a number',
+      ]);
+    }
   });
 
   it("takes Nomad's empty strings for unset, and the job's version as the alloc's", () => {
@@ -284,6 +293,16 @@ describe('parseAllocation options: the drivers a client has, its cores, warnings
     expect((thrown(() => parseAllocation(ok, { drivers: ['raw_exec'] })) as InvalidAllocationError).issues).to.deep.equal([
       'job.taskGroups[0].tasks[0].driver: must not be empty',
     ]);
+    // A driver of the wrong type, or none, is the schema's to name: no "unknown driver" line as well.
+    for (const [driver, issue] of [
+      [5, 'must be a string'],
+      [undefined, 'is required'],
+    ] as const) {
+      ok.job.taskGroups[0].tasks[0].driver = driver;
+      expect((thrown(() => parseAllocation(ok, { drivers: ['raw_exec'] })) as InvalidAllocationError).issues).to.deep.equal([
+        `job.taskGroups[0].tasks[0].driver: ${issue}`,
+      ]);
+    }
   });
 
   it("checks the drivers and cores of the alloc's own group only", () => {
@@ -392,6 +411,13 @@ describe('parseJob / checkJob / jobToNomad', () => {
     );
     expect(e2.path).to.equal('job.taskGroups[0].tasks[0].templates');
     expect(e2.unsupported).to.deep.equal([{ stanza: 'template', path: 'job.taskGroups[0].tasks[0].templates' }]);
+  });
+
+  it("a berth job (taskGroups) that also has Nomad's ID key is read as berth's, the ID refused by name", () => {
+    const j = { ...job(), ID: 'x' };
+    const e = thrown(() => parseJob(j)) as JobspecError;
+    expect(e.issues).to.have.length(1);
+    expect(e.issues![0]).to.match(/^job\.ID: unknown field "ID"/);
   });
 
   it('refuses what is not an object or not plain JSON, naming the job', () => {

@@ -312,6 +312,23 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
     { allocatedResources: { tasks: {}, shared: { diskMB: 10, ports: [{ label: 'p', value: 70000, to: 0, hostIp: '' }] } } },
     ['allocatedResources.shared.ports[0].value: must be at most 65535'],
   ],
+  // A bounded field of the wrong type is named once, for its type: no bound is compared with a
+  // string ('0' < 1 would be true), and no rule reads the fields of a block that is not an object.
+  ['cpu "0"', { 'T.resources': { cpu: '0' } }, [`${T}.resources.cpu: must be an integer`]],
+  ['memoryMB "5"', { 'T.resources': { memoryMB: '5' } }, [`${T}.resources.memoryMB: must be an integer`]],
+  ['memoryMaxMB "5" under memoryMB 20', { 'T.resources': { memoryMB: 20, memoryMaxMB: '5' } }, [`${T}.resources.memoryMaxMB: must be an integer`]],
+  ['memoryMaxMB 20 under memoryMB "30"', { 'T.resources': { memoryMB: '30', memoryMaxMB: 20 } }, [`${T}.resources.memoryMB: must be an integer`]],
+  [
+    'logs "0" files of "0" MB',
+    { 'T.logs': { maxFiles: '0', maxFileSizeMB: '0' } },
+    [`${T}.logs.maxFiles: must be an integer`, `${T}.logs.maxFileSizeMB: must be a number`],
+  ],
+  ['check interval "5"', { 'T.services': [{ name: 's', checks: [http({ intervalMs: '5' })] }] }, [`${T}.services[0].checks[0].intervalMs: must be a number`]],
+  ['disk "5" MB', { 'G.ephemeralDisk': { sizeMB: '5' } }, [`${G}.ephemeralDisk.sizeMB: must be an integer`]],
+  ['priority "0"', { 'job.priority': '0' }, ['job.priority: must be an integer']],
+  ['job id 5 with a jobId', { 'job.id': 5, jobId: 'x' }, ['job.id: must be a string']],
+  ['a task that is a string', { 'job.taskGroups.0.tasks': ['x'] }, [`${T}: must be an object`]],
+  ['raw_exec config "x"', { 'T.driver': 'raw_exec', 'T.config': 'x' }, [`${T}.config: must be an object`]],
 ];
 
 describe('parseAllocation: the refusals a user meets, field by field', () => {
