@@ -7,10 +7,10 @@
 import { expect } from 'chai';
 import { chmod, lstat, mkdir, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { Header, Pax } from 'tar';
-import { AllocDir, SnapshotStreamError, restoreSnapshot, type RestoreSnapshotOptions } from '../../../actors/allocdir/index.ts';
+import { AllocDir, RwLock, SnapshotStreamError, restoreSnapshot, type RestoreSnapshotOptions } from '../../../actors/allocdir/index.ts';
 import { BerthError, SnapshotEscapeError, SnapshotLimitError, SnapshotRemoteError } from '../../../model/errors.ts';
 import { streamOf, tarOf, tempDirs, type TarEntry } from './helpers.ts';
 import { fingerprint } from './tree.ts';
@@ -294,5 +294,55 @@ describe('restoreSnapshot: edges and exact refusals', () => {
     );
     expect(r.entries).to.equal(4);
     expect((await readdir(dest.dataDir)).sort()).to.deep.equal(['a']);
+  });
+
+  it('bytes that only partly match a magic number are a tar like any other, at every position of both magics', async () => {
+    const tar = data({ path: 'alloc/data/a', body: 'x' });
+    // Each lead matches all but one byte of gzip's (1f 8b) or zstd's (28 b5 2f fd) magic.
+    for (const lead of [
+      [0x00, 0x8b],
+      [0x00, 0x00, 0x00, 0xfd],
+      [0x00, 0x00, 0x2f, 0xfd],
+      [0x00, 0xb5, 0x2f, 0xfd],
+      [0x28, 0x00, 0x2f, 0xfd],
+      [0x28, 0xb5, 0x00, 0xfd],
+    ]) {
+      const odd = Buffer.from(tar);
+      Buffer.from(lead).copy(odd, 0);
+      await refused(odd, SnapshotStreamError, /^error streaming previous alloc "p" for new alloc "dest-alloc": TAR_/);
+    }
+  });
+
+  it('the sniff sees four bytes even when they come one at a time, and an input of exactly a magic number', async () => {
+    const gz = gzipSync(data({ path: 'alloc/data/a', body: 'x' }));
+    await refused(
+      Readable.from([...gz].map((b) => Buffer.from([b]))),
+      SnapshotStreamError,
+      streamErr('snapshot is compressed but was not declared so (Content-Encoding)'),
+    );
+    await refused(Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), SnapshotStreamError, streamErr('snapshot is compressed but was not declared so (Content-Encoding)'));
+  });
+
+  it('an input that delivers text (an encoding set on it) restores the same bytes', async () => {
+    const tar = data({ path: 'alloc/data/t', body: 'plain ascii' });
+    const text = new PassThrough();
+    text.setEncoding('latin1');
+    text.end(tar);
+    const r = await restore(text);
+    expect(r.bytes).to.equal(11);
+    expect(await readFile(path.join(dest.dataDir, 't'), 'utf8')).to.equal('plain ascii');
+  });
+
+  it('stream errors carry their cause, and an artifact names itself in them', async () => {
+    const err = await refused(Buffer.from('abc'), SnapshotStreamError, /TAR_/);
+    expect((err as Error).cause).to.be.instanceOf(Error);
+    const task = dest.taskDir('web')!.dir;
+    const art = { dir: task, allocId: ID, built: true, lock: new RwLock() };
+    const aerr = (await restoreSnapshot(streamOf(Buffer.from('abc')), art, { prevAllocId: '', artifact: { under: 'local', label: 'https://x/y.tar' } }).catch(
+      (e: Error) => e,
+    )) as Error;
+    expect(aerr).to.be.instanceOf(SnapshotStreamError);
+    expect(aerr.message).to.match(/^error unpacking artifact https:\/\/x\/y\.tar: TAR_/);
+    expect(aerr.cause).to.be.instanceOf(Error);
   });
 });
