@@ -5,14 +5,15 @@
  * kind, input split at every byte, and the modes and result it reports on success.
  */
 import { expect } from 'chai';
-import { chmod, lstat, mkdir, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { getEventListeners } from 'node:events';
+import { chmod, lstat, mkdir, readFile, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { Header, Pax } from 'tar';
 import { AllocDir, RwLock, SnapshotStreamError, restoreSnapshot, type RestoreSnapshotOptions } from '../../../actors/allocdir/index.ts';
 import { BerthError, SnapshotEscapeError, SnapshotLimitError, SnapshotRemoteError } from '../../../model/errors.ts';
-import { streamOf, tarOf, tempDirs, type TarEntry } from './helpers.ts';
+import { entryBlocks, streamOf, tarOf, tempDirs, type TarEntry } from './helpers.ts';
 import { fingerprint } from './tree.ts';
 
 const ID = 'dest-alloc';
@@ -25,6 +26,23 @@ function longNamed(p: string): Buffer {
   h.encode();
   return Buffer.concat([new Pax({ path: p, mtime, size: 1 }).encode(), h.block!, body, Buffer.alloc(511), Buffer.alloc(1024)]);
 }
+
+/** A header block with its checksum made right again after an edit. */
+function resummed(block: Buffer): Buffer {
+  block.fill(0x20, 148, 156);
+  let sum = 0;
+  for (const b of block) sum += b;
+  block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+  return block;
+}
+/** The header block with another type flag. */
+const withType = (block: Buffer, flag: string) => {
+  const b = Buffer.from(block);
+  b.write(flag, 156, 'latin1');
+  return resummed(b);
+};
+/** The header block with its mode field blank (tar then gives no mode). */
+const withoutMode = (block: Buffer) => resummed(Buffer.from(block).fill(0, 100, 108));
 
 describe('restoreSnapshot: edges and exact refusals', () => {
   const tmp = tempDirs();
@@ -344,5 +362,259 @@ describe('restoreSnapshot: edges and exact refusals', () => {
     expect(aerr).to.be.instanceOf(SnapshotStreamError);
     expect(aerr.message).to.match(/^error unpacking artifact https:\/\/x\/y\.tar: TAR_/);
     expect(aerr.cause).to.be.instanceOf(Error);
+  });
+
+  it('the stream bound counts headers, padding and ignored bodies: maxBytes + 64 MiB passes, one byte more is refused', async () => {
+    const MiB = 1024 * 1024;
+    const limit = 512 + 64 * MiB;
+    // One fifo whose (ignored) body fills the stream to the bound with its header and the end blocks.
+    const size = limit - 512 - 1024;
+    const input = (extra: number) => {
+      const h = new Header({ path: 'alloc/data/p', type: 'FIFO', mode: 0o644, size, mtime: new Date(), uid: 0, gid: 0 });
+      h.encode();
+      return Readable.from(
+        (function* () {
+          yield h.block!;
+          const zero = Buffer.alloc(MiB);
+          for (let left = size; left > 0; left -= MiB) yield zero.subarray(0, Math.min(left, MiB));
+          yield Buffer.alloc(1024 + extra);
+        })(),
+      );
+    };
+    expect(await restore(input(0), { maxBytes: 512 })).to.deep.include({ entries: 1, bytes: 0 });
+    const err = await refused(input(1), SnapshotLimitError, `snapshot stream exceeds ${limit} bytes (headers and padding included)`, { maxBytes: 512 });
+    expect((err as SnapshotLimitError).limit).to.equal('bytes');
+  });
+
+  it('an already aborted signal rejects with its reason without reading the input', async () => {
+    const ac = new AbortController();
+    ac.abort(new Error('gone before it began'));
+    let reads = 0;
+    const input = new Readable({
+      read() {
+        reads++;
+        this.push(null);
+      },
+    });
+    await refused(input, Error, 'gone before it began', { signal: ac.signal });
+    expect(reads).to.equal(0);
+  });
+
+  it('an input that fails part way, plain or declared gzip, is a stream error naming why; one closed before the restore began too', async () => {
+    const tar = data({ path: 'alloc/data/a', body: 'x'.repeat(5000) });
+    for (const [first, gzip] of [
+      [tar.subarray(0, 700), false],
+      [gzipSync(tar).subarray(0, 20), true],
+    ] as Array<[Buffer, boolean]>) {
+      let n = 0;
+      const input = new Readable({
+        read() {
+          if (n++ === 0) this.push(first);
+          else this.destroy(new Error('peer reset'));
+        },
+      });
+      const err = await refused(input, SnapshotStreamError, streamErr('peer reset'), { gzip });
+      expect((err as Error).cause).to.have.property('message', 'peer reset');
+    }
+    const gone = new PassThrough();
+    gone.destroy();
+    await refused(gone, SnapshotStreamError, streamErr('the input closed before the restore began'));
+  });
+
+  it('leaves no listener of its own on the input or the signal; a refused input is paused and unpiped, still its owner’s', async () => {
+    const ac = new AbortController();
+    const ok = streamOf(data({ path: 'alloc/data/a', body: 'x' }));
+    await restore(ok, { signal: ac.signal });
+    for (const ev of ['data', 'end', 'error']) expect(ok.listenerCount(ev), ev).to.equal(0);
+    expect(getEventListeners(ac.signal, 'abort')).to.have.length(0);
+    const bad = data({ path: 'alloc/data/l', type: 'SymbolicLink', linkpath: '/etc' }, { path: 'alloc/data/b', body: 'x'.repeat(100_000) });
+    for (const gzip of [false, true]) {
+      const open = new PassThrough();
+      open.write(gzip ? gzipSync(bad) : bad); // not ended: the caller still owns it
+      await refused(open, SnapshotEscapeError, 'archive contains symlink that escapes alloc dir', { gzip, signal: ac.signal });
+      for (const ev of ['data', 'end', 'error']) expect(open.listenerCount(ev), `${ev} (gzip: ${gzip})`).to.equal(0);
+      expect(open.isPaused(), `paused (gzip: ${gzip})`).to.equal(true);
+      expect(getEventListeners(ac.signal, 'abort')).to.have.length(0);
+      open.destroy();
+    }
+  });
+
+  it('an entry of a type tar does not know is skipped, the rest restored; a header past 64 KiB is refused naming its size', async () => {
+    const [h, ...body] = entryBlocks({ path: 'alloc/data/odd', body: 'odd' });
+    const r = await restore(Buffer.concat([withType(h!, 'Z'), ...body, ...entryBlocks({ path: 'alloc/data/a', body: 'a' }), Buffer.alloc(1024)]));
+    expect(r.entries, 'tar reads past it without handing it over').to.equal(1);
+    expect(await readdir(dest.dataDir)).to.deep.equal(['a']);
+    const p = `alloc/data/${'x/'.repeat(40_000)}f`;
+    const err = await refused(longNamed(p), SnapshotLimitError, /^archive header of \d+ bytes exceeds 65536$/);
+    expect((err as SnapshotLimitError).limit).to.equal('header');
+  });
+
+  it('a name is bounded by the staging path it is written at: at PATH_MAX less the NUL it passes, one byte more is refused', async () => {
+    const base = await realpath(dest.dir);
+    // <dest>/.restore-XXXXXX/t/<name> must fit in 4095 bytes.
+    const room = 4095 - Buffer.byteLength(base) - '/.restore-XXXXXX/t/'.length;
+    const nameOf = (len: number) => {
+      let s = 'alloc/data/';
+      while (len - s.length > 255) s += `${'d'.repeat(200)}/`;
+      return s + 'f'.repeat(len - s.length);
+    };
+    const ok = nameOf(room);
+    expect((await restore(longNamed(ok))).entries).to.equal(1);
+    expect(await readFile(path.join(dest.dir, ok), 'utf8')).to.equal('x');
+    await rm(path.join(dest.dataDir, 'd'.repeat(200)), { recursive: true });
+    for (const name of [nameOf(room + 1), nameOf(4095)]) {
+      const err = await refused(
+        longNamed(name),
+        SnapshotLimitError,
+        `archive entry ${JSON.stringify(name.slice(0, 64))}... is too long to restore under ${dest.dir}`,
+      );
+      expect((err as SnapshotLimitError).limit).to.equal('name');
+    }
+  });
+
+  it('".." as a whole name or after normalising is an escape; "." of any type is read past', async () => {
+    for (const e of [
+      { path: '..', type: 'Directory' },
+      { path: 'alloc/../../x', body: 'x' },
+    ] as TarEntry[])
+      await refused(tarOf([e]), SnapshotEscapeError, 'archive contains object that escapes alloc dir');
+    const r = await restore(
+      tarOf([
+        { path: '.', body: '' },
+        { path: 'alloc/data/a', body: 'a' },
+      ]),
+    );
+    expect(r.entries).to.equal(2);
+    expect(await readdir(dest.dataDir)).to.deep.equal(['a']);
+  });
+
+  it('GNU dump dirs are dirs, contiguous files are files; an entry without a mode gets 0644 (file) or 0755 (dir)', async () => {
+    const [dh] = entryBlocks({ path: 'alloc/data/dump', type: 'Directory', mode: 0o750 });
+    const [ch, ...cbody] = entryBlocks({ path: 'alloc/data/contig', body: 'contiguous', mode: 0o640 });
+    const [fh, ...fbody] = entryBlocks({ path: 'alloc/data/nomode', body: 'n' });
+    const [nh] = entryBlocks({ path: 'alloc/data/nomodedir', type: 'Directory' });
+    const r = await restore(
+      Buffer.concat([withType(dh!, 'D'), withType(ch!, '7'), ...cbody, withoutMode(fh!), ...fbody, withoutMode(nh!), Buffer.alloc(1024)]),
+    );
+    expect(r.entries).to.equal(4);
+    const st = (rel: string) => lstat(path.join(dest.dataDir, rel));
+    const own = process.geteuid?.() === 0 ? 0 : 0o700;
+    expect((await st('dump')).isDirectory()).to.equal(true);
+    expect(((await st('dump')).mode & 0o7777).toString(8)).to.equal((0o750 | own).toString(8));
+    expect(await readFile(path.join(dest.dataDir, 'contig'), 'utf8')).to.equal('contiguous');
+    expect(((await st('contig')).mode & 0o7777).toString(8)).to.equal('640');
+    expect(((await st('nomode')).mode & 0o7777).toString(8)).to.equal('644');
+    expect(((await st('nomodedir')).mode & 0o7777).toString(8)).to.equal('755');
+  });
+
+  it('the same dir twice is one dir (the later mode wins); a link entry never counts as setuid', async () => {
+    const r = await restore(
+      data(
+        { path: 'alloc/data/d', type: 'Directory', mode: 0o700 },
+        { path: 'alloc/data/d/f', body: 'f' },
+        { path: 'alloc/data/d', type: 'Directory', mode: 0o750 },
+        { path: 'alloc/data/l', type: 'SymbolicLink', linkpath: 'd/f', mode: 0o6777 },
+      ),
+    );
+    expect(r.setuidStripped).to.deep.equal([]);
+    expect(((await lstat(path.join(dest.dataDir, 'd'))).mode & 0o7777).toString(8)).to.equal('750');
+    expect(await readFile(path.join(dest.dataDir, 'l'), 'utf8')).to.equal('f');
+  });
+
+  it('a link target of 4095 bytes passes the text bound, 4096 is a SnapshotLimitError', async () => {
+    const linkTo = (target: string) => {
+      const mtime = new Date();
+      const h = new Header({ path: 'alloc/data/l', type: 'SymbolicLink', mode: 0o777, size: 0, mtime, uid: 0, gid: 0, linkpath: 'x' });
+      h.encode();
+      return Buffer.concat([new Pax({ path: 'alloc/data/l', linkpath: target, mtime, size: 0 }).encode(), h.block!, Buffer.alloc(1024)]);
+    };
+    const ok = `${'a/'.repeat(2047)}a`;
+    await restore(linkTo(ok));
+    expect(await readlink(path.join(dest.dataDir, 'l'))).to.equal(ok);
+    await rm(path.join(dest.dataDir, 'l'));
+    const err = await refused(linkTo(`${ok}a`), SnapshotLimitError, 'symlink alloc/data/l has a target of 4096 bytes (limit 4095)');
+    expect((err as SnapshotLimitError).limit).to.equal('name');
+  });
+
+  it('a task with a one-letter name gets its local/ (made in dest when missing)', async () => {
+    await restore(tarOf([{ path: 'w/local/f', body: 'w' }]));
+    expect(await readFile(path.join(dest.dir, 'w', 'local', 'f'), 'utf8')).to.equal('w');
+  });
+
+  it("the peer's error text is cut at 64 KiB, however its body is chunked", async () => {
+    const text = Buffer.alloc(100 * 1024, 'abcdefghij');
+    const tar = data({ path: 'NOMAD-p-ERROR.log', body: text });
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < tar.length; i += 4096) chunks.push(tar.subarray(i, i + 4096));
+    const err = await refused(Readable.from(chunks), SnapshotRemoteError, streamErr(text.subarray(0, 65536).toString()));
+    expect((err as SnapshotRemoteError).remoteMessage).to.have.length(65536);
+  });
+
+  it('an archive that adds nothing leaves dest as it was (only skipped entries, or only a dir dest has)', async () => {
+    const before = await fingerprint(dest.dir);
+    expect(
+      (
+        await restore(
+          tarOf([
+            { path: './', type: 'Directory' },
+            { path: 'alloc/data/h', type: 'Link', linkpath: 'x' },
+          ]),
+        )
+      ).entries,
+    ).to.equal(2);
+    expect(await fingerprint(dest.dir)).to.deep.equal(before);
+    expect((await restore(tarOf([{ path: 'web/local/', type: 'Directory' }]))).entries).to.equal(1);
+    expect(await fingerprint(dest.dir)).to.deep.equal(before);
+  });
+
+  it('a dest whose alloc/data is a link the kernel cannot follow: typed errors naming the path', async () => {
+    await rm(dest.dataDir, { recursive: true });
+    await symlink('data', dest.dataDir);
+    await refused(data({ path: 'alloc/data/a', body: 'x' }), SnapshotStreamError, streamErr('alloc/data: too many levels of symbolic links'));
+    await rm(dest.dataDir);
+    await symlink('n'.repeat(256), dest.dataDir);
+    const err = await refused(data({ path: 'alloc/data/a', body: 'x' }), SnapshotLimitError, 'alloc/data: name too long for this filesystem');
+    expect((err as SnapshotLimitError).limit).to.equal('name');
+  });
+
+  it("replacing in dest: a dir by a file, a link that stays inside by a file; a link already outside is dest's own business", async () => {
+    await mkdir(path.join(dest.dataDir, 'was-dir'));
+    await writeFile(path.join(dest.dataDir, 'was-dir', 'inner'), 'old');
+    await symlink('was-dir', path.join(dest.dataDir, 'was-link'));
+    await symlink('/etc', path.join(dest.dataDir, 'outside-already'));
+    await restore(data({ path: 'alloc/data/was-dir', body: 'file now' }, { path: 'alloc/data/was-link', body: 'file too' }));
+    expect(await readFile(path.join(dest.dataDir, 'was-dir'), 'utf8')).to.equal('file now');
+    expect((await lstat(path.join(dest.dataDir, 'was-link'))).isFile()).to.equal(true);
+    expect(await readFile(path.join(dest.dataDir, 'was-link'), 'utf8')).to.equal('file too');
+    expect(await readlink(path.join(dest.dataDir, 'outside-already'))).to.equal('/etc');
+  });
+
+  it('a link deep in dest that a new link would make lead outside is found and refused', async () => {
+    await mkdir(path.join(dest.dataDir, 'deep'));
+    await writeFile(path.join(dest.dataDir, 'plain'), 'p');
+    await symlink('../hop/hop/../../../../outside', path.join(dest.dataDir, 'deep', 'old'));
+    await refused(
+      data({ path: 'alloc/data/hop', type: 'SymbolicLink', linkpath: '.' }),
+      SnapshotEscapeError,
+      'archive contains symlink that escapes alloc dir',
+    );
+  });
+
+  it('a late escape (found in the finished tree) puts back every file and dir it replaced', async () => {
+    await writeFile(path.join(dest.dataDir, 'keep'), 'old contents');
+    await mkdir(path.join(dest.dataDir, 'dir'));
+    await writeFile(path.join(dest.dataDir, 'dir', 'inner'), 'old inner');
+    await refused(
+      data(
+        { path: 'alloc/data/keep', body: 'NEW' },
+        { path: 'alloc/data/dir', body: 'a file now' },
+        { path: 'alloc/data/added', body: 'x' },
+        { path: 'alloc/data/b', type: 'SymbolicLink', linkpath: '.' },
+        // Inside by its text (b/b climbs back), outside once b -> . is made.
+        { path: 'alloc/data/a', type: 'SymbolicLink', linkpath: 'b/b/../../../outside' },
+      ),
+      SnapshotEscapeError,
+      'archive contains symlink that escapes alloc dir',
+    );
   });
 });
