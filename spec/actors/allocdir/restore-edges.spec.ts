@@ -6,14 +6,15 @@
  */
 import { expect } from 'chai';
 import { getEventListeners } from 'node:events';
-import { chmod, lstat, mkdir, readFile, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { chmod, chown, lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { Header, Pax } from 'tar';
-import { AllocDir, RwLock, SnapshotStreamError, restoreSnapshot, type RestoreSnapshotOptions } from '../../../actors/allocdir/index.ts';
+import { AllocDir, RwLock, SnapshotStreamError, mountTmpfs, restoreSnapshot, type RestoreSnapshotOptions } from '../../../actors/allocdir/index.ts';
 import { BerthError, SnapshotEscapeError, SnapshotLimitError, SnapshotRemoteError } from '../../../model/errors.ts';
-import { entryBlocks, streamOf, tarOf, tempDirs, type TarEntry } from './helpers.ts';
+import { entryBlocks, needRoot, streamOf, tarOf, tempDirs, type TarEntry } from './helpers.ts';
 import { fingerprint } from './tree.ts';
 
 const ID = 'dest-alloc';
@@ -624,5 +625,143 @@ describe('restoreSnapshot: edges and exact refusals', () => {
       SnapshotEscapeError,
       'archive contains symlink that escapes alloc dir',
     );
+  });
+
+  it('modes of big and small files and of dirs are applied, and every handle it opened is closed', async () => {
+    const fds = () => readdirSync('/proc/self/fd').length;
+    const before = fds();
+    const small = Array.from({ length: 20 }, (_, i) => ({ path: `alloc/data/s${i}`, body: `small ${i}`, mode: 0o640 }));
+    const big = Buffer.alloc(3 * 1024 * 1024 + 17, 'big');
+    await restore(data({ path: 'alloc/data/big', body: big, mode: 0o640 }, ...small, { path: 'alloc/data/d', type: 'Directory', mode: 0o750 }));
+    expect(fds(), 'open fds').to.equal(before);
+    expect((await readFile(path.join(dest.dataDir, 'big'))).equals(big)).to.equal(true);
+    expect(((await lstat(path.join(dest.dataDir, 'big'))).mode & 0o777).toString(8)).to.equal('640');
+    expect(((await lstat(path.join(dest.dataDir, 's7'))).mode & 0o777).toString(8)).to.equal('640');
+    expect(await readFile(path.join(dest.dataDir, 's7'), 'utf8')).to.equal('small 7');
+  });
+
+  describe('as root', () => {
+    it("owners: a new task dir, its files and links go to the task's user; a task named alloc, or a user with uid or gid 0, never applies (root)", async function () {
+      needRoot(this);
+      await restore(
+        tarOf([
+          { path: 'db/local/f', body: 'd' },
+          { path: 'db/local/big', body: Buffer.alloc(300 * 1024) },
+          { path: 'db/local/l', type: 'SymbolicLink', linkpath: 'f' },
+          { path: 'web/local/w', body: 'w' },
+          { path: 'api/local/a', body: 'a' },
+          { path: 'alloc/data/x', body: 'x' },
+          { path: 'alloc/data/ro', type: 'Directory', mode: 0o555 },
+        ]),
+        {
+          taskOwners: {
+            db: { uid: 1234, gid: 2345 },
+            alloc: { uid: 1234, gid: 2345 },
+            web: { uid: 0, gid: 2345 },
+            api: { uid: 1234, gid: 0 },
+          },
+        },
+      );
+      const own = async (rel: string) => {
+        const st = await lstat(path.join(dest.dir, rel));
+        return `${st.uid}:${st.gid}`;
+      };
+      for (const rel of ['db', 'db/local', 'db/local/f', 'db/local/big', 'db/local/l']) expect(await own(rel), rel).to.equal('1234:2345');
+      for (const rel of ['web/local/w', 'api/local/a', 'alloc/data/x', 'alloc/data/ro']) expect(await own(rel), rel).to.equal('65534:65534');
+      expect(((await lstat(path.join(dest.dataDir, 'ro'))).mode & 0o7777).toString(8), 'exactly its mode as root').to.equal('555');
+    });
+
+    it('a write that fails (disk full, ten files of 200 KiB on 1 MiB) is a stream error naming the file, and dest is left as it was (root)', async function () {
+      needRoot(this);
+      const small = path.join(await tmp.make('berth-full-'), 'mnt');
+      await mkdir(small);
+      await mountTmpfs(small, 1);
+      const full = new AllocDir(small, 'full');
+      await full.build();
+      const before = await fingerprint(full.dir);
+      const err = await restoreSnapshot(
+        streamOf(tarOf(Array.from({ length: 10 }, (_, i) => ({ path: `alloc/data/f${i}`, body: Buffer.alloc(200 * 1024, i) })))),
+        full,
+        { prevAllocId: 'p' },
+      ).catch((e: Error) => e);
+      expect(err).to.be.instanceOf(SnapshotStreamError);
+      expect((err as Error).message).to.match(/^error streaming previous alloc "p" for new alloc "full": alloc\/data\/f\d: ENOSPC: no space left on device/);
+      expect(await fingerprint(full.dir)).to.deep.equal(before);
+      await full.destroy();
+    });
+  });
+
+  describe('as a user other than root (switches its effective uid to nobody for the restore)', () => {
+    let home: string;
+    let mine: AllocDir;
+    /** Runs `fn` with euid/egid nobody (the thread pool follows: glibc applies set*id to every thread). */
+    const asNobody = async <T>(fn: () => Promise<T>): Promise<T> => {
+      process.setegid(65534);
+      process.seteuid(65534);
+      try {
+        return await fn();
+      } finally {
+        process.seteuid(0);
+        process.setegid(0);
+      }
+    };
+    beforeEach(async function () {
+      needRoot(this);
+      // Under /tmp itself: the suite's own temp dir is private to root.
+      home = await mkdtemp('/tmp/berth-nonroot-');
+      await chmod(home, 0o755);
+      mine = new AllocDir(home, 'mine');
+      await mine.build();
+      // A non-root berth owns its alloc dirs.
+      for (const d of [mine.dir, mine.sharedDir, mine.dataDir, mine.logsDir, mine.tmpDir]) await chown(d, 65534, 65534);
+    });
+    afterEach(async () => {
+      // Whatever happened in a test, the process is root again before anything else runs.
+      if (process.geteuid?.() !== 0) process.seteuid(0);
+      if (process.getegid?.() !== 0) process.setegid(0);
+      if (home) await rm(home, { recursive: true, force: true });
+    });
+
+    it('owners are left to the restoring user (taskOwners ignored), dirs get their modes plus rwx for it after the merge, merged dirs keep theirs (root)', async function () {
+      needRoot(this);
+      await chmod(mine.dataDir, 0o751);
+      const r = await asNobody(() =>
+        restoreSnapshot(
+          streamOf(
+            tarOf([
+              { path: 'alloc/data/ro', type: 'Directory', mode: 0o555 },
+              { path: 'alloc/data/ro/f', body: 'f', mode: 0o640 },
+              { path: 'alloc/data/l', type: 'SymbolicLink', linkpath: 'ro/f' },
+              { path: 'web/local/w', body: 'w' },
+            ]),
+          ),
+          mine,
+          { prevAllocId: 'p', taskOwners: { web: { uid: 1234, gid: 2345 } } },
+        ),
+      );
+      expect(r.entries).to.equal(4);
+      const st = (rel: string) => lstat(path.join(mine.dir, rel));
+      for (const rel of ['alloc/data/ro', 'alloc/data/ro/f', 'alloc/data/l', 'web/local/w']) expect((await st(rel)).uid, rel).to.equal(65534);
+      expect(((await st('alloc/data/ro')).mode & 0o7777).toString(8)).to.equal('755');
+      expect(((await st('alloc/data/ro/f')).mode & 0o7777).toString(8)).to.equal('640');
+      expect(((await st('alloc/data')).mode & 0o7777).toString(8), 'merged into: kept').to.equal('751');
+      expect(await readFile(path.join(mine.dataDir, 'l'), 'utf8')).to.equal('f');
+    });
+
+    it('what it may not write or look through is a stream error naming the entry, and dest is left as it was (root)', async function () {
+      needRoot(this);
+      await mkdir(path.join(mine.dataDir, 'roots'), { mode: 0o755 });
+      await mkdir(path.join(mine.sharedDir, 'private'), { mode: 0o700 });
+      for (const [entries, message] of [
+        [[{ path: 'alloc/data/roots/x', body: 'x' }], /: alloc\/data\/roots\/x: EACCES: permission denied/],
+        [[{ path: 'alloc/data/l', type: 'SymbolicLink', linkpath: '../private/x' }], /: alloc\/data\/l: EACCES: permission denied/],
+      ] as Array<[TarEntry[], RegExp]>) {
+        const before = await fingerprint(mine.dir);
+        const err = await asNobody(() => restoreSnapshot(streamOf(tarOf(entries)), mine, { prevAllocId: 'p' }).catch((e: Error) => e));
+        expect(err).to.be.instanceOf(SnapshotStreamError);
+        expect((err as Error).message).to.match(message);
+        expect(await fingerprint(mine.dir)).to.deep.equal(before);
+      }
+    });
   });
 });
