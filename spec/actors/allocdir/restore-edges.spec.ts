@@ -689,6 +689,69 @@ describe('restoreSnapshot: edges and exact refusals', () => {
       expect(await fingerprint(full.dir)).to.deep.equal(before);
       await full.destroy();
     });
+    it("an artifact for a task's user is written only where that user could write: owner, group and other bits, the sticky bit (root)", async function () {
+      needRoot(this);
+      const who = { uid: 1234, gid: 2345 };
+      type Case = {
+        name: string;
+        top: [number, number, number];
+        local?: [number, number, number];
+        existing?: number;
+        under: string;
+        entry: string;
+        ok: boolean;
+      };
+      const cases: Case[] = [
+        { name: 'own dir, owner bits', top: [1234, 0, 0o755], under: 'newtop', entry: 'x', ok: true },
+        { name: "the user's group, group bits", top: [0, 2345, 0o770], under: 'newtop', entry: 'x', ok: true },
+        { name: 'anyone, other bits', top: [0, 0, 0o707], under: 'newtop', entry: 'x', ok: true },
+        { name: 'root 0755', top: [0, 0, 0o755], under: 'newtop', entry: 'x', ok: false },
+        { name: 'not sticky: replaces a file of root', top: [0, 0, 0o755], local: [0, 0, 0o777], existing: 0, under: 'local', entry: 'f', ok: true },
+        { name: 'sticky: a new entry', top: [0, 0, 0o755], local: [0, 0, 0o1777], under: 'local', entry: 'g', ok: true },
+        { name: "sticky: replaces the user's own file", top: [0, 0, 0o755], local: [0, 0, 0o1777], existing: 1234, under: 'local', entry: 'f', ok: true },
+        {
+          name: "sticky, the user's dir: replaces root's file",
+          top: [0, 0, 0o755],
+          local: [1234, 0, 0o1777],
+          existing: 0,
+          under: 'local',
+          entry: 'f',
+          ok: true,
+        },
+        { name: "sticky: root's file in root's dir", top: [0, 0, 0o755], local: [0, 0, 0o1777], existing: 0, under: 'local', entry: 'f', ok: false },
+      ];
+      for (const c of cases) {
+        const td = await tmp.make('berth-art-');
+        await chown(td, c.top[0], c.top[1]);
+        await chmod(td, c.top[2]);
+        if (c.local) {
+          await mkdir(path.join(td, 'local'));
+          if (c.existing !== undefined) {
+            await writeFile(path.join(td, 'local', 'f'), 'old');
+            await chown(path.join(td, 'local', 'f'), c.existing, 0);
+          }
+          await chown(path.join(td, 'local'), c.local[0], c.local[1]);
+          await chmod(path.join(td, 'local'), c.local[2]);
+        }
+        const art = { dir: td, allocId: ID, built: true, lock: new RwLock() };
+        const before = await fingerprint(td);
+        const r = await restoreSnapshot(streamOf(tarOf([{ path: c.entry, body: 'new' }])), art, {
+          prevAllocId: '',
+          artifact: { under: c.under, label: 'a.tar', writableBy: who },
+          owner: who, // as the artifact fetcher gives it: what is made belongs to the task's user
+        }).catch((e: Error) => e);
+        if (c.ok) {
+          expect(r, `${c.name}: ${(r as Error).message}`).to.not.be.instanceOf(Error);
+          expect(await readFile(path.join(td, c.under, c.entry), 'utf8'), c.name).to.equal('new');
+          if (c.under === 'newtop') expect(((await lstat(path.join(td, 'newtop'))).mode & 0o7777).toString(8), c.name).to.equal('755');
+        } else {
+          expect(r, c.name).to.be.instanceOf(SnapshotStreamError);
+          const where = c.under === 'newtop' ? 'the task dir' : 'local';
+          expect((r as Error).message, c.name).to.equal(`error unpacking artifact a.tar: permission denied: uid 1234 may not write in ${where}`);
+          expect(await fingerprint(td), c.name).to.deep.equal(before);
+        }
+      }
+    });
   });
 
   describe('as a user other than root (switches its effective uid to nobody for the restore)', () => {
