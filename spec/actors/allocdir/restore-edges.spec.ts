@@ -627,6 +627,13 @@ describe('restoreSnapshot: edges and exact refusals', () => {
     );
   });
 
+  it('a later entry for a path replaces a large earlier one whole, whatever the writes in flight', async () => {
+    const first = Buffer.alloc(5 * 1024 * 1024 + 3, 'first');
+    await restore(data({ path: 'alloc/data/a', body: first, mode: 0o600 }, { path: 'alloc/data/a', body: 'second', mode: 0o640 }));
+    expect(await readFile(path.join(dest.dataDir, 'a'), 'utf8')).to.equal('second');
+    expect(((await lstat(path.join(dest.dataDir, 'a'))).mode & 0o777).toString(8)).to.equal('640');
+  });
+
   it('modes of big and small files and of dirs are applied, and every handle it opened is closed', async () => {
     const fds = () => readdirSync('/proc/self/fd').length;
     const before = fds();
