@@ -766,13 +766,13 @@ describe('restoreSnapshot: edges and exact refusals', () => {
     let mine: AllocDir;
     /** Runs `fn` with euid/egid nobody (the thread pool follows: glibc applies set*id to every thread). */
     const asNobody = async <T>(fn: () => Promise<T>): Promise<T> => {
-      process.setegid(65534);
-      process.seteuid(65534);
+      process.setegid!(65534);
+      process.seteuid!(65534);
       try {
         return await fn();
       } finally {
-        process.seteuid(0);
-        process.setegid(0);
+        process.seteuid!(0);
+        process.setegid!(0);
       }
     };
     beforeEach(async function () {
@@ -787,8 +787,8 @@ describe('restoreSnapshot: edges and exact refusals', () => {
     });
     afterEach(async () => {
       // Whatever happened in a test, the process is root again before anything else runs.
-      if (process.geteuid?.() !== 0) process.seteuid(0);
-      if (process.getegid?.() !== 0) process.setegid(0);
+      if (process.geteuid?.() !== 0) process.seteuid!(0);
+      if (process.getegid?.() !== 0) process.setegid!(0);
       if (home) await rm(home, { recursive: true, force: true });
     });
 
