@@ -314,5 +314,15 @@ function wrap(err: unknown, given: string): Error {
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ELOOP' && e.syscall === 'realpath') return new AllocSymlinkLoopError(given);
   if (e?.code === 'ELOOP') return new AllocPathEscapeError(); // O_NOFOLLOW met a symlink swapped in
-  return new AllocFSError(`${given}: ${e?.message ?? String(err)}`, e?.code, { cause: err });
+  return new AllocFSError(`${given}: ${errnoText(e, err)}`, e?.code, { cause: err });
+}
+
+/**
+ * Node's errno message without its tail (`, <syscall> '<host path>'`): the message reaches API
+ * clients, and the host path of the data dir is not theirs to see (the cause keeps it).
+ */
+function errnoText(e: NodeJS.ErrnoException | undefined, err: unknown): string {
+  if (!e?.message) return String(err);
+  const cut = e.syscall ? e.message.indexOf(`, ${e.syscall}`) : -1;
+  return cut >= 0 ? e.message.slice(0, cut) : e.message;
 }

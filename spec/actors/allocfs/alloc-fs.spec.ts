@@ -228,7 +228,7 @@ describe('alloc fs (runner.fs)', () => {
       expect(err).to.not.be.instanceOf(AllocPathEscapeError);
       expect(err.code).to.equal('ENAMETOOLONG');
       expect((err.cause as NodeJS.ErrnoException).code).to.equal('ENAMETOOLONG');
-      expect(err.message.startsWith(`${given}: ENAMETOOLONG: name too long, realpath `), err.message).to.equal(true);
+      expect(err.message).to.equal(`${given}: ENAMETOOLONG: name too long`);
     }
   });
 
