@@ -560,7 +560,7 @@ class Restore {
       this.#track(rel, size, async () => {
         const fh = await open(abs, flags, 0o600);
         try {
-          if (parts.length) await fh.writev(parts);
+          if (parts.length) await writeAll(fh, parts);
           await this.#finishFile(fh, mode, owner);
         } finally {
           await fh.close();
@@ -584,7 +584,7 @@ class Restore {
       await this.#room(bytes);
       this.#bytesInFlight += bytes;
       const prev = chain;
-      chain = prev.then(async () => (await opened!).writev(parts)).finally(() => (this.#bytesInFlight -= bytes));
+      chain = prev.then(async () => writeAll(await opened!, parts)).finally(() => (this.#bytesInFlight -= bytes));
       chain.catch(() => undefined); // judged once, below
     };
     try {
@@ -851,4 +851,30 @@ async function readAll(entry: AsyncIterable<Buffer>, max: number): Promise<Buffe
     n += c.length;
   }
   return Buffer.concat(parts);
+}
+
+/**
+ * Writes every byte of `parts`: `writev` may write less than asked and still succeed (a short
+ * write, as when the disk fills), so the rest is written again until done; the call after a
+ * short write on a full disk fails with ENOSPC, which fails the restore (a write of nothing
+ * fails it too, rather than loop).
+ */
+async function writeAll(fh: FileHandle, parts: Buffer[]): Promise<void> {
+  let left = parts;
+  let total = left.reduce((n, b) => n + b.length, 0);
+  while (total > 0) {
+    const { bytesWritten } = await fh.writev(left);
+    if (bytesWritten === 0) throw new SnapshotStreamError('a write wrote nothing (no space left on device?)');
+    total -= bytesWritten;
+    let skip = bytesWritten;
+    while (skip > 0 && left.length) {
+      if (left[0]!.length <= skip) {
+        skip -= left[0]!.length;
+        left = left.slice(1);
+      } else {
+        left = [left[0]!.subarray(skip), ...left.slice(1)];
+        skip = 0;
+      }
+    }
+  }
 }

@@ -696,6 +696,22 @@ describe('restoreSnapshot: edges and exact refusals', () => {
       expect(await fingerprint(full.dir)).to.deep.equal(before);
       await full.destroy();
     });
+    it('one file larger than the disk (3 MiB on 1 MiB) is a stream error, never a short file (root)', async function () {
+      needRoot(this);
+      const small = path.join(await tmp.make('berth-full-'), 'mnt');
+      await mkdir(small);
+      await mountTmpfs(small, 1);
+      const full = new AllocDir(small, 'full');
+      await full.build();
+      const before = await fingerprint(full.dir);
+      const err = await restoreSnapshot(streamOf(tarOf([{ path: 'alloc/data/big', body: Buffer.alloc(3 * 1024 * 1024, 7) }])), full, {
+        prevAllocId: 'p',
+      }).catch((e: Error) => e);
+      expect(err, 'a short write taken for the whole file').to.be.instanceOf(SnapshotStreamError);
+      expect((err as Error).message).to.match(/alloc\/data\/big: ENOSPC: no space left on device/);
+      expect(await fingerprint(full.dir)).to.deep.equal(before);
+      await full.destroy();
+    });
     it("an artifact for a task's user is written only where that user could write: owner, group and other bits, the sticky bit (root)", async function () {
       needRoot(this);
       const who = { uid: 1234, gid: 2345 };
