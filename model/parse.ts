@@ -210,13 +210,13 @@ function copyJson(v: unknown): unknown {
 /** Maps whose values are data (a null there is a value, reported by the schema), not fields. */
 const DATA_KEYS = new Set(['config', 'env', 'meta', 'details', 'options', 'headers', 'header']);
 
-/** berth's JSON with `null` fields removed (null means absent, as in Nomad's JSON). */
+/** berth's JSON with `null` (and `undefined`) fields removed: both mean absent, as in Nomad's JSON. */
 function dropNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dropNulls);
   if (!isObj(v)) return v;
   const out: Obj = {};
   for (const [k, x] of Object.entries(v)) {
-    if (x === null) continue;
+    if (x === null || x === undefined) continue; // absent, as JSON would have it
     out[k] = DATA_KEYS.has(k) ? copyJson(x) : dropNulls(x);
   }
   return out;

@@ -231,9 +231,10 @@ export const taskSchema = strict(
           'config',
           ...line
             .slice(0, i)
-            .split(/\.|\[(\d+)\]/)
+            // renderPath's parts: `.key`, `[index]`, `["any other key"]` (JSON-quoted).
+            .split(/\.|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/)
             .filter(Boolean)
-            .map((s) => (/^\d+$/.test(s) ? Number(s) : s)),
+            .map((s) => (/^\d+$/.test(s) ? Number(s) : s.startsWith('"') ? (JSON.parse(s) as string) : s)),
         ],
       });
     }

@@ -430,6 +430,16 @@ describe('parseJob / checkJob / jobToNomad', () => {
     expect(e2.issues).to.deep.equal(['meta.n: must be a JSON value (got NaN)', 'meta.i: must be a JSON value (got Infinity)']);
   });
 
+  it('a field set to undefined by a JavaScript caller is absent, like null: a refused stanza so set is not refused', () => {
+    const j = job();
+    j.constraints = undefined;
+    j.taskGroups[0].tasks[0].affinities = undefined;
+    const r = checkJob(j);
+    expect(r.warnings).to.deep.equal([]);
+    expect(r.job).not.to.have.property('constraints');
+    expect(parseJob(j).taskGroups[0]!.tasks[0]).not.to.have.property('affinities');
+  });
+
   it('in warn mode leaves a stanza out with a warning, but still refuses a container driver', () => {
     const j = job();
     j.constraints = [{ attribute: 'x' }];

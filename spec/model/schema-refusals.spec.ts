@@ -135,6 +135,11 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
     { 'T.driver': 'raw_exec', 'T.config': { command: '  ' } },
     [`${T}.config.command: missing required config "command" (a non-empty string)`],
   ],
+  [
+    'raw_exec config key that is not an identifier',
+    { 'T.driver': 'raw_exec', 'T.config': { command: 'x', '9lives': 1 } },
+    [`${T}.config["9lives"]: unknown field "9lives" (known: command, args)`],
+  ],
   ['exec command with NUL', { 'T.driver': 'exec', 'T.config': { command: 'a\0b' } }, [`${T}.config.command: command must not contain NUL`]],
   [
     'exec argument with NUL',
