@@ -368,7 +368,7 @@ export function fromNomad(v: unknown, type: string, path: string, report: FromNo
     else m = isObj(val) ? Object.fromEntries(Object.entries(val).map(([k, x]) => [k, fromNomad(x, kind.map, renderPath([k], p), report)])) : val;
     if (m !== undefined) out[b] = m;
   }
-  fixUps(type, v, out);
+  fixUps(type, v, out, path, report);
   return out;
 }
 
@@ -378,14 +378,16 @@ function camel(key: string): string {
   return special[key] ?? key[0]!.toLowerCase() + key.slice(1);
 }
 
-/** What a table alone cannot say. */
-function fixUps(type: string, v: Obj, out: Obj): void {
-  if (type === 'Job' && Array.isArray(out.taskGroups)) {
+/**
+ * What a table alone cannot say. Blocks merged as defaults (the job's reschedule and migrate, a
+ * service's check_restart) have their keys checked here, under the path they were written at.
+ */
+function fixUps(type: string, v: Obj, out: Obj, path: string, report: FromNomadReport): void {
+  if (type === 'Job') {
     // Job-level reschedule and migrate blocks are defaults for every group (Nomad's Merge).
-    const quiet = { issues: [], unsupported: [] };
-    const jr = isObj(v.Reschedule) ? (fromNomad(v.Reschedule, 'ReschedulePolicy', '', quiet) as Obj) : undefined;
-    const jm = isObj(v.Migrate) ? (fromNomad(v.Migrate, 'Migrate', '', quiet) as Obj) : undefined;
-    for (const g of out.taskGroups as Obj[]) {
+    const jr = isObj(v.Reschedule) ? (fromNomad(v.Reschedule, 'ReschedulePolicy', renderPath(['reschedule'], path), report) as Obj) : undefined;
+    const jm = isObj(v.Migrate) ? (fromNomad(v.Migrate, 'Migrate', renderPath(['migrate'], path), report) as Obj) : undefined;
+    for (const g of Array.isArray(out.taskGroups) ? (out.taskGroups as Obj[]) : []) {
       if (!isObj(g)) continue;
       if (jr) g.reschedulePolicy = { ...jr, ...((g.reschedulePolicy as Obj) ?? {}) };
       if (jm) g.migrate = { ...jm, ...((g.migrate as Obj) ?? {}) };
@@ -403,10 +405,10 @@ function fixUps(type: string, v: Obj, out: Obj): void {
     // Nomad's Lifecycle with an empty hook means none.
     if (isObj(out.lifecycle) && !out.lifecycle.hook) delete out.lifecycle;
   }
-  if (type === 'Service' && isObj(v.CheckRestart) && Array.isArray(out.checks)) {
+  if (type === 'Service' && isObj(v.CheckRestart)) {
     // Nomad's Canonicalize: the service's check_restart is every check's default.
-    const base = fromNomad(v.CheckRestart, 'CheckRestart', '', { issues: [], unsupported: [] }) as Obj;
-    for (const c of out.checks as Obj[]) if (isObj(c)) c.checkRestart = { ...base, ...((c.checkRestart as Obj) ?? {}) };
+    const base = fromNomad(v.CheckRestart, 'CheckRestart', renderPath(['checkRestart'], path), report) as Obj;
+    for (const c of Array.isArray(out.checks) ? (out.checks as Obj[]) : []) if (isObj(c)) c.checkRestart = { ...base, ...((c.checkRestart as Obj) ?? {}) };
   }
 }
 

@@ -414,6 +414,17 @@ describe("model: Nomad's API JSON, key by key", () => {
     expect(fromNomad({ TaskGroups: [{ Name: 'a' }] }, 'Job', 'job', report())).to.deep.equal({ taskGroups: [{ name: 'a' }] });
   });
 
+  it("the keys of the blocks merged as defaults (the job's reschedule and migrate, a service's check_restart) are checked where they were written", () => {
+    const r = report();
+    fromNomad({ Reschedule: { Attemptz: 5 }, Migrate: { MaxParalel: 2 } }, 'Job', 'job', r);
+    fromNomad({ Name: 's', CheckRestart: { Limitt: 3 } }, 'Service', 'job.taskGroups[0].services[0]', r);
+    expect(r.issues).to.deep.equal([
+      'job.reschedule.Attemptz: unknown field "Attemptz" (did you mean "Attempts"?)',
+      'job.migrate.MaxParalel: unknown field "MaxParalel" (did you mean "MaxParallel"?)',
+      'job.taskGroups[0].services[0].checkRestart.Limitt: unknown field "Limitt" (did you mean "Limit"?)',
+    ]);
+  });
+
   it("a group's old StopAfterClientDisconnect becomes disconnect.stopOnClientAfterMs unless the disconnect block sets it", () => {
     const g = (v: object) => fromNomad(v, 'TaskGroup', 'g', report());
     expect(g({ StopAfterClientDisconnect: 3e9 })).to.deep.equal({ disconnect: { stopOnClientAfterMs: 3000 } });
