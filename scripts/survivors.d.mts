@@ -16,6 +16,10 @@ export interface Entry {
   kind: 'equivalent' | 'untestable' | 'gap' | 'TODO';
   why: string;
   lineNo: number;
+  mutator: string;
+  replacement: string;
+  /** The original source line written under the entry, if any. */
+  original?: string;
 }
 /** Path of docs/mutation-survivors.md. */
 export const DOC: string;
@@ -25,6 +29,8 @@ export const KINDS: readonly string[];
 export function shown(replacement: string): string;
 /** The key an entry and a report mutant share. */
 export function keyOf(file: string, line: number, column: number, mutator: string, replacement: string): string;
+/** A source line as shown under an entry. */
+export function shownLine(line: string): string;
 /** One entry line, without its why. */
 export function entryHead(m: Pick<Survivor, 'line' | 'column' | 'mutator' | 'replacement'>): string;
 /** The survivors of some reports, by key. */

@@ -5,6 +5,7 @@
 //   node scripts/survivors.mjs                 check: exit 1 on an unlisted survivor or a stale entry
 //   node scripts/survivors.mjs todo [file…]    the unlisted ones, as entries to fill in (with the
 //                                              original line under each)
+//   node scripts/survivors.mjs rekey           move entries whose code moved to its new line:column
 //   node scripts/survivors.mjs prune           drop entries whose mutant no longer survives
 //   --report <path>                            read this report (repeatable) instead of the committed ones
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,6 +29,12 @@ export function shown(replacement) {
 /** The key an entry and a report mutant share: file, line:column, mutator and replacement. */
 export function keyOf(file, line, column, mutator, replacement) {
   return `${file} ${line}:${column} ${mutator} ${shown(replacement)}`;
+}
+
+/** A source line as `todo` shows it under an entry: trimmed, at most 110 characters. */
+export function shownLine(line) {
+  const t = line.trim();
+  return t.length > 110 ? `${t.slice(0, 109)}…` : t;
 }
 
 /** Markdown code span for a text that may itself hold backticks. */
@@ -72,7 +79,8 @@ const SECTION = /^## `([^`]+)`\s*$/;
 export function parseDoc(text) {
   const entries = new Map();
   let file;
-  text.split('\n').forEach((raw, i) => {
+  const lines = text.split('\n');
+  lines.forEach((raw, i) => {
     const sec = SECTION.exec(raw);
     if (sec) {
       file = sec[1];
@@ -88,7 +96,9 @@ export function parseDoc(text) {
       throw new Error(`docs/mutation-survivors.md:${i + 1}: the why must start with one of ${KINDS.join(', ')} and say why`);
     const key = keyOf(file, Number(line), Number(column), mutator, replacement);
     if (entries.has(key)) throw new Error(`docs/mutation-survivors.md:${i + 1}: listed twice`);
-    entries.set(key, { file, kind, why, lineNo: i + 1 });
+    // The original source line, as `todo` wrote it under the entry (used to re-key moved code).
+    const under = /^ {2}(`+) ?(.*?) ?\1\s*$/.exec(lines[i + 1] ?? '');
+    entries.set(key, { file, kind, why, lineNo: i + 1, mutator, replacement, original: under?.[2] });
   });
   return entries;
 }
@@ -120,9 +130,33 @@ function main() {
       console.log(`\n## \`${file}\`\n`);
       for (const s of list.sort((a, b) => a.line - b.line || a.column - b.column)) {
         console.log(`${entryHead(s)}: TODO${s.status === 'NoCoverage' ? ' (no coverage)' : ''}`);
-        console.log(`  ${code(s.original.trim().length > 110 ? `${s.original.trim().slice(0, 109)}…` : s.original.trim())}`);
+        console.log(`  ${code(shownLine(s.original))}`);
       }
     }
+    return;
+  }
+  if (cmd === 'rekey') {
+    // Code moved (an edit above it): a stale entry whose file, mutator, replacement and original
+    // line match exactly one unlisted survivor takes that survivor's line:column.
+    const out = text.split('\n');
+    let moved = 0;
+    const taken = new Set();
+    for (const e of stale) {
+      const same = unlisted.filter(
+        (u) =>
+          !taken.has(u) &&
+          u.file === e.file &&
+          u.mutator === e.mutator &&
+          shown(u.replacement) === shown(e.replacement) &&
+          shownLine(u.original) === e.original,
+      );
+      if (same.length !== 1) continue;
+      taken.add(same[0]);
+      out[e.lineNo - 1] = out[e.lineNo - 1].replace(/^- \d+:\d+ /, `- ${same[0].line}:${same[0].column} `);
+      moved++;
+    }
+    writeFileSync(DOC, out.join('\n'));
+    console.log(`re-keyed ${moved} entries whose code moved`);
     return;
   }
   if (cmd === 'prune') {
