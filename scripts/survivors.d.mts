@@ -16,6 +16,8 @@ export interface Entry {
   kind: 'equivalent' | 'untestable' | 'gap' | 'TODO';
   why: string;
   lineNo: number;
+  line: number;
+  column: number;
   mutator: string;
   replacement: string;
   /** The original source line written under the entry, if any. */

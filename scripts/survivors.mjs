@@ -98,7 +98,7 @@ export function parseDoc(text) {
     if (entries.has(key)) throw new Error(`docs/mutation-survivors.md:${i + 1}: listed twice`);
     // The original source line, as `todo` wrote it under the entry (used to re-key moved code).
     const under = /^ {2}(`+) ?(.*?) ?\1\s*$/.exec(lines[i + 1] ?? '');
-    entries.set(key, { file, kind, why, lineNo: i + 1, mutator, replacement, original: under?.[2] });
+    entries.set(key, { file, kind, why, lineNo: i + 1, line: Number(line), column: Number(column), mutator, replacement, original: under?.[2] });
   });
   return entries;
 }
@@ -137,7 +137,7 @@ function main() {
   }
   if (cmd === 'rekey') {
     // Code moved (an edit above it): a stale entry whose file, mutator, replacement and original
-    // line match exactly one unlisted survivor takes that survivor's line:column.
+    // line match an unlisted survivor (the nearest, when several lines read the same) takes its line:column.
     const out = text.split('\n');
     let moved = 0;
     const taken = new Set();
@@ -150,9 +150,17 @@ function main() {
           shown(u.replacement) === shown(e.replacement) &&
           shownLine(u.original) === e.original,
       );
-      if (same.length !== 1) continue;
-      taken.add(same[0]);
-      out[e.lineNo - 1] = out[e.lineNo - 1].replace(/^- \d+:\d+ /, `- ${same[0].line}:${same[0].column} `);
+      // Several lines may read the same: take the nearest one in the same column, if only one is.
+      const near = same.filter((u) => u.column === e.column).sort((a, b) => Math.abs(a.line - e.line) - Math.abs(b.line - e.line));
+      const pick =
+        same.length === 1
+          ? same[0]
+          : near.length && (near.length === 1 || Math.abs(near[0].line - e.line) < Math.abs(near[1].line - e.line))
+            ? near[0]
+            : undefined;
+      if (!pick) continue;
+      taken.add(pick);
+      out[e.lineNo - 1] = out[e.lineNo - 1].replace(/^- \d+:\d+ /, `- ${pick.line}:${pick.column} `);
       moved++;
     }
     writeFileSync(DOC, out.join('\n'));
@@ -160,7 +168,9 @@ function main() {
     return;
   }
   if (cmd === 'prune') {
-    const drop = new Set(stale.map((s) => s.lineNo));
+    // Each entry and the original line written under it.
+    const lines = text.split('\n');
+    const drop = new Set(stale.flatMap((s) => (/^ {2}`/.test(lines[s.lineNo] ?? '') ? [s.lineNo, s.lineNo + 1] : [s.lineNo])));
     writeFileSync(
       DOC,
       text
@@ -168,7 +178,7 @@ function main() {
         .filter((_, i) => !drop.has(i + 1))
         .join('\n'),
     );
-    console.log(`dropped ${drop.size} entries whose mutant no longer survives`);
+    console.log(`dropped ${stale.length} entries whose mutant no longer survives`);
     return;
   }
   const kinds = Object.fromEntries([...KINDS, 'TODO'].map((k) => [k, 0]));

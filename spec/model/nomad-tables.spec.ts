@@ -425,6 +425,17 @@ describe("model: Nomad's API JSON, key by key", () => {
     ]);
   });
 
+  it("a group's own Migrate and a check's own CheckRestart are checked once, by their tables (no second pass as defaults)", () => {
+    const r = report();
+    fromNomad({ Name: 'a', Migrate: { MaxParalel: 2 }, ReschedulePolicy: { Attemptz: 1 } }, 'TaskGroup', 'g', r);
+    fromNomad({ Name: 'c', CheckRestart: { Limitt: 3 } }, 'Check', 'c', r);
+    expect(r.issues).to.deep.equal([
+      'g.reschedulePolicy.Attemptz: unknown field "Attemptz" (did you mean "Attempts"?)',
+      'g.migrate.MaxParalel: unknown field "MaxParalel" (did you mean "MaxParallel"?)',
+      'c.checkRestart.Limitt: unknown field "Limitt" (did you mean "Limit"?)',
+    ]);
+  });
+
   it("a group's old StopAfterClientDisconnect becomes disconnect.stopOnClientAfterMs unless the disconnect block sets it", () => {
     const g = (v: object) => fromNomad(v, 'TaskGroup', 'g', report());
     expect(g({ StopAfterClientDisconnect: 3e9 })).to.deep.equal({ disconnect: { stopOnClientAfterMs: 3000 } });
