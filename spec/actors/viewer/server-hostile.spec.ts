@@ -173,6 +173,11 @@ describe('viewer server: what a hostile client meets', () => {
     await refused('api/info', { cookie: `berth_viewer_1${port}=${q}` }, 'cookie of another port');
     await refused('api/info', { cookie: `=${q}` }, 'cookie without a name');
     await refused('api/info', { cookie: `xberth_viewer_${port}=${q}` }, 'cookie with a longer name');
+    // A part without `=` (a browser's nameless cookie) is no cookie of ours, however it is spelled.
+    expect(
+      (await call(`${srv.url}api/info`, { headers: { cookie: `berth_viewer_${port}x; berth_viewer_${port}=${q}` } })).status,
+      'nameless, then right',
+    ).to.equal(200);
     // The first cookie of that name decides: a malformed one is not skipped for a later good one.
     await refused('api/info', { cookie: `berth_viewer_${port}=%E0%A4%A; berth_viewer_${port}=${q}` }, 'malformed, then right');
     // The query is looked at first, then the header, then the cookie: the first one given must be right.
@@ -245,6 +250,8 @@ describe('viewer server: what a hostile client meets', () => {
     const logs = await call(`${rec.url}api/logs?alloc=a&task=t`);
     expect(logs.status).to.equal(404);
     expect(logs.body).to.equal('logs are not recorded: open a live viewer');
+    expect(logs.headers['content-type']).to.equal('text/plain');
+    expectHardened(logs, 'replay logs');
     expect(JSON.parse((await call(`${(await replay({}, 'mine')).url}api/info`)).body).title).to.equal('mine');
   });
 
@@ -263,17 +270,26 @@ describe('viewer server: what a hostile client meets', () => {
       const r = await g(`alloc=a1&task=web&stream=${stream}`);
       expect(r.status, stream).to.equal(400);
       expect(r.body).to.equal('stream must be stdout or stderr');
+      expect(r.headers['content-type'], stream).to.equal('text/plain');
     }
-    expect(await g('alloc=zz&task=web')).to.include({ status: 404, body: 'no allocation zz on this client' });
+    const noAlloc = await g('alloc=zz&task=web');
+    expect(noAlloc).to.include({ status: 404, body: 'no allocation zz on this client' });
+    expect(noAlloc.headers['content-type']).to.equal('text/plain');
     expect(await g('task=web')).to.include({ status: 404, body: 'no allocation  on this client' });
-    expect(await g('alloc=a1&task=db')).to.include({ status: 404, body: 'allocation a1 has no task db' });
+    const noTask = await g('alloc=a1&task=db');
+    expect(noTask).to.include({ status: 404, body: 'allocation a1 has no task db' });
+    expect(noTask.headers['content-type']).to.equal('text/plain');
     expect(await g('alloc=a1')).to.include({ status: 404, body: 'allocation a1 has no task ' });
     const broke = await g('alloc=boom&task=web');
     expect(broke.status).to.equal(500);
     expect(broke.body).to.include('the log source broke');
+    expect(broke.headers['content-type']).to.equal('text/plain');
+    expectHardened(broke, 'a failing source');
     // A known task: an event stream that starts at offset 0 (no files yet).
     const tail = await sseText(`${srv.url}api/logs?alloc=a1&task=web`, (t) => t.includes('event: start'));
     expect(tail.headers['content-type']).to.equal('text/event-stream');
+    expect(tail.headers.connection).to.equal('keep-alive');
+    expectHardened({ ...tail, status: 200, body: '' }, 'a tail');
     expect(tail.text).to.match(/^: berth viewer\n\nevent: start\ndata: \{"offset":0\}\n\n/);
   });
 
@@ -312,6 +328,14 @@ describe('viewer server: what a hostile client meets', () => {
     } finally {
       rmSync(logsDir, { recursive: true, force: true });
     }
+  });
+
+  it('a tail whose log directory cannot be read ends its stream once the headers are out', async () => {
+    // A file where the directory should be: listing it fails after the stream has started.
+    const { srv } = await live({}, { logSource: () => ({ logsDir: import.meta.filename, tasks: ['web'], logs: () => (async function* () {})() }) });
+    const tail = await sseText(`${srv.url}api/logs?alloc=a&task=web`, () => false);
+    expect(tail.headers['content-type']).to.equal('text/event-stream');
+    expect(tail.text).to.equal(': berth viewer\n\n');
   });
 
   it("an alloc's destroy ends a tail that is waiting for output", async () => {
