@@ -84,6 +84,100 @@ function expectHardened(g: Got, what: string): void {
   if (g.body) expect(g.headers['content-length'], what).to.equal(String(Buffer.byteLength(g.body)));
 }
 
+/**
+ * Holds the timers armed with one of `delays` (the server's flush delay, its 15 s heartbeat): they
+ * run only when the test fires them, so "what the page gets at each flush" needs no waiting.
+ * Every other timer runs as usual. `restore()` puts the real functions back.
+ */
+function holdTimers(...delays: number[]) {
+  const real = { setTimeout, clearTimeout, setInterval, clearInterval };
+  const held = new Map<NodeJS.Timeout, { ms: number; fn: () => void; repeat: boolean }>();
+  let onArm: (() => void) | undefined;
+  const hold =
+    (repeat: boolean) =>
+    (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      if (!delays.includes(ms ?? 0)) return (repeat ? real.setInterval : real.setTimeout)(fn, ms, ...args);
+      const t = real.setTimeout(() => undefined, 2 ** 31 - 1).unref();
+      held.set(t, { ms: ms!, fn: () => fn(...args), repeat });
+      onArm?.();
+      return t;
+    };
+  const release = (t: NodeJS.Timeout | string | number | undefined) => {
+    if (t !== undefined && typeof t === 'object') held.delete(t);
+    real.clearTimeout(t);
+  };
+  globalThis.setTimeout = hold(false) as unknown as typeof setTimeout;
+  globalThis.setInterval = hold(true) as unknown as typeof setInterval;
+  globalThis.clearTimeout = release as typeof clearTimeout;
+  globalThis.clearInterval = release as typeof clearInterval;
+  const pending = (ms: number) => [...held].filter(([, h]) => h.ms === ms);
+  return {
+    /** Timers of `ms` armed and not cleared (nor run, for a timeout). */
+    pending: (ms: number) => pending(ms).length,
+    /** Runs every timer of `ms` pending now, oldest first. */
+    fire(ms: number) {
+      for (const [t, h] of pending(ms)) {
+        if (!h.repeat) held.delete(t);
+        h.fn();
+      }
+    },
+    /** Resolves once a timer of `ms` is pending. */
+    armed: (ms: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!pending(ms).length) return;
+          onArm = undefined;
+          resolve();
+        };
+        onArm = check;
+        check();
+      }),
+    restore() {
+      Object.assign(globalThis, real);
+      for (const t of held.keys()) real.clearTimeout(t);
+      held.clear();
+    },
+  };
+}
+
+/** An SSE reader that keeps every event (`: ping` comments as event `ping`) and waits for one. */
+function page(url: string) {
+  const events: Array<{ event: string; data: string }> = [];
+  let buf = '';
+  let waiter: (() => void) | undefined;
+  const req = request(url, { agent: false }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (d: string) => {
+      buf += d;
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        if (block === ': ping') events.push({ event: 'ping', data: '' });
+        const m = /^event: (\w+)\ndata: (.*)$/s.exec(block);
+        if (m) events.push({ event: m[1]!, data: m[2]! });
+      }
+      waiter?.();
+    });
+  });
+  req.on('error', () => undefined); // hung up by the test
+  req.end();
+  return {
+    events,
+    req,
+    /** Resolves once `pred` holds of the events received. */
+    until: (pred: (e: typeof events) => boolean) =>
+      new Promise<void>((resolve) => {
+        waiter = () => {
+          if (!pred(events)) return;
+          waiter = undefined;
+          resolve();
+        };
+        waiter();
+      }),
+  };
+}
+
 describe('viewer server: what a hostile client meets', () => {
   const open: Array<() => Promise<void>> = [];
   afterEach(async () => {
@@ -424,6 +518,53 @@ describe('viewer server: what a hostile client meets', () => {
     let err: unknown;
     await call(srv.url).catch((e) => (err = e));
     expect((err as NodeJS.ErrnoException).code).to.equal('ECONNREFUSED');
+  });
+
+  it('a page that stops taking records is not written to until its socket drains, and is resynchronised past maxQueue', async () => {
+    const FLUSH = 4321;
+    const BEAT = 15_000;
+    const clock = holdTimers(FLUSH, BEAT);
+    try {
+      const { srv, bus } = await live({ flushMs: FLUSH, maxQueue: 2 });
+      const p = page(`${srv.url}api/events`);
+      await srv.pageConnected();
+      await p.until((e) => e.length === 1);
+      const err = (error: string) => bus.publish('client.error', { error });
+      const records = (i: number) => JSON.parse(p.events[i]!.data).map((r: { error: string }) => r.error.slice(0, 8));
+      const big = (c: string) => c.repeat(20_000); // past the socket's 16 KiB mark: the write says "wait for drain"
+      // A batch the socket cannot take at once: the flush that follows the drain finds nothing queued.
+      err(big('a'));
+      expect(clock.pending(FLUSH), 'one flush timer for what is queued').to.equal(1);
+      clock.fire(FLUSH);
+      await clock.armed(FLUSH); // armed by the drain
+      clock.fire(FLUSH);
+      // Blocked again: flushes before the drain write nothing, the queue outgrows maxQueue.
+      err(big('b'));
+      clock.fire(FLUSH);
+      for (const r of ['r2', 'r3', 'r4']) {
+        err(r);
+        clock.fire(FLUSH);
+      }
+      await clock.armed(FLUSH);
+      clock.fire(FLUSH); // the resync
+      err('r5');
+      clock.fire(FLUSH);
+      clock.fire(BEAT);
+      await p.until((e) => e.some((x) => x.event === 'ping'));
+      expect(p.events.map((e) => e.event)).to.deep.equal(['init', 'records', 'records', 'init', 'records', 'ping']);
+      expect(records(1)).to.deep.equal(['aaaaaaaa']);
+      expect(records(2)).to.deep.equal(['bbbbbbbb']);
+      expect(records(4), 'records flow again after a resync').to.deep.equal(['r5']);
+      // Records queued when the page goes leave no flush timer behind.
+      err('r6');
+      err('r7');
+      expect(clock.pending(FLUSH), 'one flush for records queued together').to.equal(1);
+      await srv.close();
+      expect(clock.pending(FLUSH), 'flush timer left after close').to.equal(0);
+      expect(clock.pending(BEAT), 'heartbeat left after close').to.equal(0);
+    } finally {
+      clock.restore();
+    }
   });
 
   it('a page is resynchronised past 5000 queued records by default, not at 5000', async () => {
