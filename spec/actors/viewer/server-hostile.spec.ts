@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { getEventListeners } from 'node:events';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -469,6 +470,19 @@ describe('viewer server: what a hostile client meets', () => {
     expect(stopped, 'the source was told to stop').to.equal(true);
   });
 
+  it("a tail that ended leaves no listener on its alloc's destroy signal", async () => {
+    const ended = new AbortController();
+    const { srv } = await live(
+      {},
+      { logSource: () => ({ logsDir: '/nonexistent', tasks: ['web'], logs: () => (async function* () {})(), ended: ended.signal }) },
+    );
+    for (let i = 0; i < 3; i++) {
+      const tail = await sseText(`${srv.url}api/logs?alloc=a&task=web`, () => false);
+      expect(tail.text).to.equal(': berth viewer\n\nevent: start\ndata: {"offset":0}\n\n');
+    }
+    expect(getEventListeners(ended.signal, 'abort')).to.have.length(0);
+  });
+
   it('a tail of an alloc already destroyed ends at once', async () => {
     const ended = new AbortController();
     ended.abort();
@@ -565,6 +579,16 @@ describe('viewer server: what a hostile client meets', () => {
     } finally {
       clock.restore();
     }
+  });
+
+  it('a page that hangs up is no longer counted', async () => {
+    const { srv } = await live();
+    const p = page(`${srv.url}api/events`);
+    await p.until((e) => e.length === 1);
+    expect(srv.pages()).to.equal(1);
+    p.req.destroy();
+    while (srv.pages() > 0) await new Promise((r) => setImmediate(r)); // the server sees the close a few turns later
+    expect(srv.pages()).to.equal(0);
   });
 
   it('a page is resynchronised past 5000 queued records by default, not at 5000', async () => {
