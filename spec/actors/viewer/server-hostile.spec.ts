@@ -483,6 +483,66 @@ describe('viewer server: what a hostile client meets', () => {
     expect(getEventListeners(ended.signal, 'abort')).to.have.length(0);
   });
 
+  it("a tail whose source ignores its stop signal: the alloc's destroy still ends it, and nothing is written after", async () => {
+    const ended = new AbortController();
+    let late = 0;
+    const { srv } = await live(
+      {},
+      {
+        logSource: () => ({
+          logsDir: '/nonexistent',
+          tasks: ['web'],
+          ended: ended.signal,
+          logs: () =>
+            (async function* () {
+              yield Buffer.from('hi');
+              await new Promise<void>((r) => ended.signal.addEventListener('abort', () => r()));
+              late++;
+              yield Buffer.from('late'); // written after the stream ended: refused by the response, not sent
+              late++;
+            })(),
+        }),
+      },
+    );
+    const tail = await sseText(`${srv.url}api/logs?alloc=a&task=web`, (t) => {
+      if (t.includes('data: "hi"')) ended.abort();
+      return false;
+    });
+    expect(tail.text).to.equal(': berth viewer\n\nevent: start\ndata: {"offset":0}\n\ndata: "hi"\n\n');
+    expect(late, 'pulled once past the destroy, then let go').to.equal(1);
+  });
+
+  it('a tail whose source ignores its stop signal is let go when its page hangs up', async () => {
+    let afterHangUp = 0;
+    let hungUp = false;
+    let released!: () => void;
+    const gone = new Promise<void>((r) => (released = r));
+    const { srv } = await live(
+      {},
+      {
+        logSource: () => ({
+          logsDir: '/nonexistent',
+          tasks: ['web'],
+          logs: () =>
+            (async function* () {
+              try {
+                for (let i = 0; afterHangUp < 1000; i++) {
+                  if (hungUp) afterHangUp++;
+                  yield Buffer.from(`line ${i}\n`);
+                  await new Promise((r) => setImmediate(r));
+                }
+              } finally {
+                released();
+              }
+            })(),
+        }),
+      },
+    );
+    await sseText(`${srv.url}api/logs?alloc=a&task=web`, (t) => (hungUp = t.includes('line 3')));
+    await gone;
+    expect(afterHangUp, 'chunks pulled after the page hung up').to.be.at.most(2);
+  });
+
   it('a tail of an alloc already destroyed ends at once', async () => {
     const ended = new AbortController();
     ended.abort();
