@@ -486,6 +486,8 @@ describe('viewer server: what a hostile client meets', () => {
   it("a tail whose source ignores its stop signal: the alloc's destroy still ends it, and nothing is written after", async () => {
     const ended = new AbortController();
     let late = 0;
+    let released!: () => void;
+    const gone = new Promise<void>((r) => (released = r));
     const { srv } = await live(
       {},
       {
@@ -495,11 +497,15 @@ describe('viewer server: what a hostile client meets', () => {
           ended: ended.signal,
           logs: () =>
             (async function* () {
-              yield Buffer.from('hi');
-              await new Promise<void>((r) => ended.signal.addEventListener('abort', () => r()));
-              late++;
-              yield Buffer.from('late'); // written after the stream ended: refused by the response, not sent
-              late++;
+              try {
+                yield Buffer.from('hi');
+                await new Promise<void>((r) => ended.signal.addEventListener('abort', () => r()));
+                late++;
+                yield Buffer.from('late'); // written after the stream ended: refused by the response, not sent
+                late++;
+              } finally {
+                released();
+              }
             })(),
         }),
       },
@@ -509,6 +515,7 @@ describe('viewer server: what a hostile client meets', () => {
       return false;
     });
     expect(tail.text).to.equal(': berth viewer\n\nevent: start\ndata: {"offset":0}\n\ndata: "hi"\n\n');
+    await gone; // the source is let go (its generator returned), not left waiting on a dead response
     expect(late, 'pulled once past the destroy, then let go').to.equal(1);
   });
 
