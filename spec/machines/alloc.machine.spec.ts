@@ -82,6 +82,12 @@ function harness(a: Allocation = alloc(), over: Partial<AllocMachineInput> = {})
 describe('alloc chart (pure, stub actors, simulated clock)', () => {
   before(() => coverageRan.add('alloc.machine'));
 
+  it('an alloc without update hooks has no update queue child (an idle child per alloc costs memory)', async () => {
+    const h = harness(alloc());
+    await h.toRunning();
+    expect(Object.keys(h.actor.getSnapshot().children)).to.not.include('updates');
+  });
+
   it('update hooks run one update at a time: later updates wait in one slot; a failed hook only moves on', async () => {
     const h = harness(alloc(), { hasUpdateHooks: true });
     // "Update hooks running" is the update queue child's state, not a flag of the alloc chart.

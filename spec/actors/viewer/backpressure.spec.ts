@@ -157,6 +157,93 @@ describe('viewer log tail: back-pressure', () => {
       await close();
     }
   });
+  it('by default a page may fall 1 MiB behind: 5000 bytes behind is no skip', async () => {
+    const logsDir = mkdtempSync(join(tmpdir(), 'berth-noskip-'));
+    dirs.push(logsDir);
+    const file = join(logsDir, 'web.stdout.0');
+    writeFileSync(file, Buffer.alloc(64 * 1024 + 10, 'x'));
+    const asked: number[] = [];
+    const src: ViewerLogSource = {
+      logsDir,
+      tasks: ['web'],
+      async *logs(_t, _s, o) {
+        asked.push(o.offset!);
+        appendFileSync(file, Buffer.alloc(5000, 'y'));
+        yield Buffer.alloc(64 * 1024, 'z'); // more than the socket takes at once: the lag is measured
+      },
+    };
+    const { srv, close } = await serveSource(src);
+    try {
+      const text = await new Promise<string>((resolve, reject) => {
+        const req = request(`${srv.url}api/logs?alloc=a&task=web`, { agent: false }, (res) => {
+          let got = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (got += d));
+          res.on('end', () => resolve(got));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(text === `: berth viewer\n\nevent: start\ndata: {"offset":10}\n\ndata: "${'z'.repeat(64 * 1024)}"\n\n`, 'no skipped event').to.equal(true);
+      expect(asked).to.deep.equal([10]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('the skip arithmetic: each pass skipped by exactly what it fell behind, to 64 KiB before the end; a lag of exactly logMaxBehindBytes is kept', async () => {
+    const logsDir = mkdtempSync(join(tmpdir(), 'berth-skips-'));
+    dirs.push(logsDir);
+    const file = join(logsDir, 'web.stdout.0');
+    writeFileSync(file, Buffer.alloc(64 * 1024 + 10, 'x')); // the tail starts at offset 10
+    const SKIPS = 12;
+    const asked: number[] = [];
+    const signals: AbortSignal[] = [];
+    const leaks: string[] = [];
+    const onWarning = (w: Error) => void (w.name === 'MaxListenersExceededWarning' && leaks.push(w.message));
+    process.on('warning', onWarning);
+    const src: ViewerLogSource = {
+      logsDir,
+      tasks: ['web'],
+      async *logs(_t, _s, o) {
+        asked.push(o.offset!);
+        signals.push(o.signal!);
+        // Each pass, the task writes 5000 bytes while a 64 KiB chunk (more than the socket takes
+        // at once) goes out; the last one writes exactly the bound.
+        appendFileSync(file, Buffer.alloc(asked.length <= SKIPS ? 5000 : 1000, 'y'));
+        yield Buffer.alloc(64 * 1024, String(asked.length % 10));
+      },
+    };
+    const { srv, close } = await serveSource(src, { logMaxBehindBytes: 1000 });
+    try {
+      const text = await new Promise<string>((resolve, reject) => {
+        const req = request(`${srv.url}api/logs?alloc=a&task=web`, { agent: false }, (res) => {
+          let got = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (got += d));
+          res.on('end', () => resolve(got));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      await new Promise((r) => setImmediate(r));
+      const chunk = (n: number) => `data: "${String(n % 10).repeat(64 * 1024)}"\n\n`;
+      let want = ': berth viewer\n\nevent: start\ndata: {"offset":10}\n\n';
+      for (let i = 1; i <= SKIPS; i++) want += chunk(i) + `event: skipped\ndata: {"bytes":5000,"offset":${10 + 5000 * i}}\n\n`;
+      want += chunk(SKIPS + 1);
+      expect(text.length).to.equal(want.length);
+      expect(text === want, 'the transcript').to.equal(true);
+      expect(asked).to.deep.equal(Array.from({ length: SKIPS + 1 }, (_, i) => 10 + 5000 * i));
+      expect(
+        signals.map((s) => s.aborted),
+        'each pass told to stop',
+      ).to.deep.equal(signals.map(() => true));
+      expect(leaks, 'listeners left behind by earlier passes').to.deep.equal([]);
+    } finally {
+      process.off('warning', onWarning);
+      await close();
+    }
+  });
 });
 
 describe('destroy ends every stream of the alloc', () => {

@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { getEventListeners } from 'node:events';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +83,100 @@ function expectHardened(g: Got, what: string): void {
   expect(g.headers['referrer-policy'], what).to.equal('no-referrer');
   expect(g.headers['cache-control'], what).to.equal('no-store');
   if (g.body) expect(g.headers['content-length'], what).to.equal(String(Buffer.byteLength(g.body)));
+}
+
+/**
+ * Holds the timers armed with one of `delays` (the server's flush delay, its 15 s heartbeat): they
+ * run only when the test fires them, so "what the page gets at each flush" needs no waiting.
+ * Every other timer runs as usual. `restore()` puts the real functions back.
+ */
+function holdTimers(...delays: number[]) {
+  const real = { setTimeout, clearTimeout, setInterval, clearInterval };
+  const held = new Map<NodeJS.Timeout, { ms: number; fn: () => void; repeat: boolean }>();
+  let onArm: (() => void) | undefined;
+  const hold =
+    (repeat: boolean) =>
+    (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      if (!delays.includes(ms ?? 0)) return (repeat ? real.setInterval : real.setTimeout)(fn, ms, ...args);
+      const t = real.setTimeout(() => undefined, 2 ** 31 - 1).unref();
+      held.set(t, { ms: ms!, fn: () => fn(...args), repeat });
+      onArm?.();
+      return t;
+    };
+  const release = (t: NodeJS.Timeout | string | number | undefined) => {
+    if (t !== undefined && typeof t === 'object') held.delete(t);
+    real.clearTimeout(t);
+  };
+  globalThis.setTimeout = hold(false) as unknown as typeof setTimeout;
+  globalThis.setInterval = hold(true) as unknown as typeof setInterval;
+  globalThis.clearTimeout = release as typeof clearTimeout;
+  globalThis.clearInterval = release as typeof clearInterval;
+  const pending = (ms: number) => [...held].filter(([, h]) => h.ms === ms);
+  return {
+    /** Timers of `ms` armed and not cleared (nor run, for a timeout). */
+    pending: (ms: number) => pending(ms).length,
+    /** Runs every timer of `ms` pending now, oldest first. */
+    fire(ms: number) {
+      for (const [t, h] of pending(ms)) {
+        if (!h.repeat) held.delete(t);
+        h.fn();
+      }
+    },
+    /** Resolves once a timer of `ms` is pending. */
+    armed: (ms: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!pending(ms).length) return;
+          onArm = undefined;
+          resolve();
+        };
+        onArm = check;
+        check();
+      }),
+    restore() {
+      Object.assign(globalThis, real);
+      for (const t of held.keys()) real.clearTimeout(t);
+      held.clear();
+    },
+  };
+}
+
+/** An SSE reader that keeps every event (`: ping` comments as event `ping`) and waits for one. */
+function page(url: string) {
+  const events: Array<{ event: string; data: string }> = [];
+  let buf = '';
+  let waiter: (() => void) | undefined;
+  const req = request(url, { agent: false }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (d: string) => {
+      buf += d;
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        if (block === ': ping') events.push({ event: 'ping', data: '' });
+        const m = /^event: (\w+)\ndata: (.*)$/s.exec(block);
+        if (m) events.push({ event: m[1]!, data: m[2]! });
+      }
+      waiter?.();
+    });
+  });
+  req.on('error', () => undefined); // hung up by the test
+  req.end();
+  return {
+    events,
+    req,
+    /** Resolves once `pred` holds of the events received. */
+    until: (pred: (e: typeof events) => boolean) =>
+      new Promise<void>((resolve) => {
+        waiter = () => {
+          if (!pred(events)) return;
+          waiter = undefined;
+          resolve();
+        };
+        waiter();
+      }),
+  };
 }
 
 describe('viewer server: what a hostile client meets', () => {
@@ -173,6 +268,11 @@ describe('viewer server: what a hostile client meets', () => {
     await refused('api/info', { cookie: `berth_viewer_1${port}=${q}` }, 'cookie of another port');
     await refused('api/info', { cookie: `=${q}` }, 'cookie without a name');
     await refused('api/info', { cookie: `xberth_viewer_${port}=${q}` }, 'cookie with a longer name');
+    // A part without `=` (a browser's nameless cookie) is no cookie of ours, however it is spelled.
+    expect(
+      (await call(`${srv.url}api/info`, { headers: { cookie: `berth_viewer_${port}x; berth_viewer_${port}=${q}` } })).status,
+      'nameless, then right',
+    ).to.equal(200);
     // The first cookie of that name decides: a malformed one is not skipped for a later good one.
     await refused('api/info', { cookie: `berth_viewer_${port}=%E0%A4%A; berth_viewer_${port}=${q}` }, 'malformed, then right');
     // The query is looked at first, then the header, then the cookie: the first one given must be right.
@@ -245,6 +345,8 @@ describe('viewer server: what a hostile client meets', () => {
     const logs = await call(`${rec.url}api/logs?alloc=a&task=t`);
     expect(logs.status).to.equal(404);
     expect(logs.body).to.equal('logs are not recorded: open a live viewer');
+    expect(logs.headers['content-type']).to.equal('text/plain');
+    expectHardened(logs, 'replay logs');
     expect(JSON.parse((await call(`${(await replay({}, 'mine')).url}api/info`)).body).title).to.equal('mine');
   });
 
@@ -263,17 +365,26 @@ describe('viewer server: what a hostile client meets', () => {
       const r = await g(`alloc=a1&task=web&stream=${stream}`);
       expect(r.status, stream).to.equal(400);
       expect(r.body).to.equal('stream must be stdout or stderr');
+      expect(r.headers['content-type'], stream).to.equal('text/plain');
     }
-    expect(await g('alloc=zz&task=web')).to.include({ status: 404, body: 'no allocation zz on this client' });
+    const noAlloc = await g('alloc=zz&task=web');
+    expect(noAlloc).to.include({ status: 404, body: 'no allocation zz on this client' });
+    expect(noAlloc.headers['content-type']).to.equal('text/plain');
     expect(await g('task=web')).to.include({ status: 404, body: 'no allocation  on this client' });
-    expect(await g('alloc=a1&task=db')).to.include({ status: 404, body: 'allocation a1 has no task db' });
+    const noTask = await g('alloc=a1&task=db');
+    expect(noTask).to.include({ status: 404, body: 'allocation a1 has no task db' });
+    expect(noTask.headers['content-type']).to.equal('text/plain');
     expect(await g('alloc=a1')).to.include({ status: 404, body: 'allocation a1 has no task ' });
     const broke = await g('alloc=boom&task=web');
     expect(broke.status).to.equal(500);
     expect(broke.body).to.include('the log source broke');
+    expect(broke.headers['content-type']).to.equal('text/plain');
+    expectHardened(broke, 'a failing source');
     // A known task: an event stream that starts at offset 0 (no files yet).
     const tail = await sseText(`${srv.url}api/logs?alloc=a1&task=web`, (t) => t.includes('event: start'));
     expect(tail.headers['content-type']).to.equal('text/event-stream');
+    expect(tail.headers.connection).to.equal('keep-alive');
+    expectHardened({ ...tail, status: 200, body: '' }, 'a tail');
     expect(tail.text).to.match(/^: berth viewer\n\nevent: start\ndata: \{"offset":0\}\n\n/);
   });
 
@@ -314,6 +425,14 @@ describe('viewer server: what a hostile client meets', () => {
     }
   });
 
+  it('a tail whose log directory cannot be read ends its stream once the headers are out', async () => {
+    // A file where the directory should be: listing it fails after the stream has started.
+    const { srv } = await live({}, { logSource: () => ({ logsDir: import.meta.filename, tasks: ['web'], logs: () => (async function* () {})() }) });
+    const tail = await sseText(`${srv.url}api/logs?alloc=a&task=web`, () => false);
+    expect(tail.headers['content-type']).to.equal('text/event-stream');
+    expect(tail.text).to.equal(': berth viewer\n\n');
+  });
+
   it("an alloc's destroy ends a tail that is waiting for output", async () => {
     const ended = new AbortController();
     let stopped = false;
@@ -349,6 +468,86 @@ describe('viewer server: what a hostile client meets', () => {
     });
     expect(text.endsWith('data: "hi"\n\n')).to.equal(true);
     expect(stopped, 'the source was told to stop').to.equal(true);
+  });
+
+  it("a tail that ended leaves no listener on its alloc's destroy signal", async () => {
+    const ended = new AbortController();
+    const { srv } = await live(
+      {},
+      { logSource: () => ({ logsDir: '/nonexistent', tasks: ['web'], logs: () => (async function* () {})(), ended: ended.signal }) },
+    );
+    for (let i = 0; i < 3; i++) {
+      const tail = await sseText(`${srv.url}api/logs?alloc=a&task=web`, () => false);
+      expect(tail.text).to.equal(': berth viewer\n\nevent: start\ndata: {"offset":0}\n\n');
+    }
+    expect(getEventListeners(ended.signal, 'abort')).to.have.length(0);
+  });
+
+  it("a tail whose source ignores its stop signal: the alloc's destroy still ends it, and nothing is written after", async () => {
+    const ended = new AbortController();
+    let late = 0;
+    let released!: () => void;
+    const gone = new Promise<void>((r) => (released = r));
+    const { srv } = await live(
+      {},
+      {
+        logSource: () => ({
+          logsDir: '/nonexistent',
+          tasks: ['web'],
+          ended: ended.signal,
+          logs: () =>
+            (async function* () {
+              try {
+                yield Buffer.from('hi');
+                await new Promise<void>((r) => ended.signal.addEventListener('abort', () => r()));
+                late++;
+                yield Buffer.from('late'); // written after the stream ended: refused by the response, not sent
+                late++;
+              } finally {
+                released();
+              }
+            })(),
+        }),
+      },
+    );
+    const tail = await sseText(`${srv.url}api/logs?alloc=a&task=web`, (t) => {
+      if (t.includes('data: "hi"')) ended.abort();
+      return false;
+    });
+    expect(tail.text).to.equal(': berth viewer\n\nevent: start\ndata: {"offset":0}\n\ndata: "hi"\n\n');
+    await gone; // the source is let go (its generator returned), not left waiting on a dead response
+    expect(late, 'pulled once past the destroy, then let go').to.equal(1);
+  });
+
+  it('a tail whose source ignores its stop signal is let go when its page hangs up', async () => {
+    let afterHangUp = 0;
+    let hungUp = false;
+    let released!: () => void;
+    const gone = new Promise<void>((r) => (released = r));
+    const { srv } = await live(
+      {},
+      {
+        logSource: () => ({
+          logsDir: '/nonexistent',
+          tasks: ['web'],
+          logs: () =>
+            (async function* () {
+              try {
+                for (let i = 0; afterHangUp < 1000; i++) {
+                  if (hungUp) afterHangUp++;
+                  yield Buffer.from(`line ${i}\n`);
+                  await new Promise((r) => setImmediate(r));
+                }
+              } finally {
+                released();
+              }
+            })(),
+        }),
+      },
+    );
+    await sseText(`${srv.url}api/logs?alloc=a&task=web`, (t) => (hungUp = t.includes('line 3')));
+    await gone;
+    expect(afterHangUp, 'chunks pulled after the page hung up').to.be.at.most(2);
   });
 
   it('a tail of an alloc already destroyed ends at once', async () => {
@@ -400,6 +599,63 @@ describe('viewer server: what a hostile client meets', () => {
     let err: unknown;
     await call(srv.url).catch((e) => (err = e));
     expect((err as NodeJS.ErrnoException).code).to.equal('ECONNREFUSED');
+  });
+
+  it('a page that stops taking records is not written to until its socket drains, and is resynchronised past maxQueue', async () => {
+    const FLUSH = 4321;
+    const BEAT = 15_000;
+    const clock = holdTimers(FLUSH, BEAT);
+    try {
+      const { srv, bus } = await live({ flushMs: FLUSH, maxQueue: 2 });
+      const p = page(`${srv.url}api/events`);
+      await srv.pageConnected();
+      await p.until((e) => e.length === 1);
+      const err = (error: string) => bus.publish('client.error', { error });
+      const records = (i: number) => JSON.parse(p.events[i]!.data).map((r: { error: string }) => r.error.slice(0, 8));
+      const big = (c: string) => c.repeat(20_000); // past the socket's 16 KiB mark: the write says "wait for drain"
+      // A batch the socket cannot take at once: the flush that follows the drain finds nothing queued.
+      err(big('a'));
+      expect(clock.pending(FLUSH), 'one flush timer for what is queued').to.equal(1);
+      clock.fire(FLUSH);
+      await clock.armed(FLUSH); // armed by the drain
+      clock.fire(FLUSH);
+      // Blocked again: flushes before the drain write nothing, the queue outgrows maxQueue.
+      err(big('b'));
+      clock.fire(FLUSH);
+      for (const r of ['r2', 'r3', 'r4']) {
+        err(r);
+        clock.fire(FLUSH);
+      }
+      await clock.armed(FLUSH);
+      clock.fire(FLUSH); // the resync
+      err('r5');
+      clock.fire(FLUSH);
+      clock.fire(BEAT);
+      await p.until((e) => e.some((x) => x.event === 'ping'));
+      expect(p.events.map((e) => e.event)).to.deep.equal(['init', 'records', 'records', 'init', 'records', 'ping']);
+      expect(records(1)).to.deep.equal(['aaaaaaaa']);
+      expect(records(2)).to.deep.equal(['bbbbbbbb']);
+      expect(records(4), 'records flow again after a resync').to.deep.equal(['r5']);
+      // Records queued when the page goes leave no flush timer behind.
+      err('r6');
+      err('r7');
+      expect(clock.pending(FLUSH), 'one flush for records queued together').to.equal(1);
+      await srv.close();
+      expect(clock.pending(FLUSH), 'flush timer left after close').to.equal(0);
+      expect(clock.pending(BEAT), 'heartbeat left after close').to.equal(0);
+    } finally {
+      clock.restore();
+    }
+  });
+
+  it('a page that hangs up is no longer counted', async () => {
+    const { srv } = await live();
+    const p = page(`${srv.url}api/events`);
+    await p.until((e) => e.length === 1);
+    expect(srv.pages()).to.equal(1);
+    p.req.destroy();
+    while (srv.pages() > 0) await new Promise((r) => setImmediate(r)); // the server sees the close a few turns later
+    expect(srv.pages()).to.equal(0);
   });
 
   it('a page is resynchronised past 5000 queued records by default, not at 5000', async () => {
@@ -485,7 +741,8 @@ describe('viewer server: what a hostile client meets', () => {
     else await top.close();
     for (const opts of [{ logMaxBehindBytes: 0 }, { host: 'localhost' }, { host: '::1' }]) {
       const srv = await replay(opts);
-      expect(srv.url, JSON.stringify(opts)).to.match(opts.host === '::1' ? /^http:\/\/\[::1\]:\d+\/$/ : /^http:\/\/(localhost|127\.0\.0\.1):\d+\/$/);
+      const shown = opts.host === '::1' ? '\\[::1\\]' : opts.host === 'localhost' ? 'localhost' : '127\\.0\\.0\\.1'; // the host as given (bracketed if IPv6)
+      expect(srv.url, JSON.stringify(opts)).to.match(new RegExp(`^http://${shown}:\\d+/$`));
     }
   });
 });
