@@ -43,3 +43,7 @@ export function loadReports(paths: string[]): unknown[];
 export function parseDoc(text: string): Map<string, Entry>;
 /** Unlisted survivors and stale entries. */
 export function compare(survivors: Map<string, Survivor>, entries: Map<string, Entry>): { unlisted: Survivor[]; stale: (Entry & { key: string })[] };
+/** Moves stale entries to the line:column their code moved to. */
+export function rekey(text: string, unlisted: Survivor[], stale: (Entry & { key: string })[]): { text: string; moved: number };
+/** The doc text without the stale entries and the lines under them. */
+export function prune(text: string, stale: (Entry & { key: string })[]): string;

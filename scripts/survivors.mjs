@@ -110,6 +110,42 @@ export function compare(survivors, entries) {
   return { unlisted, stale };
 }
 
+/**
+ * Code moved (an edit above it): a stale entry whose file, mutator, replacement and original line
+ * match an unlisted survivor (the nearest in the same column, when several lines read the same)
+ * takes its line:column. Returns the new doc text and how many entries moved.
+ */
+export function rekey(text, unlisted, stale) {
+  const out = text.split('\n');
+  let moved = 0;
+  const taken = new Set();
+  for (const e of stale) {
+    const same = unlisted.filter(
+      (u) =>
+        !taken.has(u) && u.file === e.file && u.mutator === e.mutator && shown(u.replacement) === shown(e.replacement) && shownLine(u.original) === e.original,
+    );
+    const near = same.filter((u) => u.column === e.column).sort((a, b) => Math.abs(a.line - e.line) - Math.abs(b.line - e.line));
+    const pick =
+      same.length === 1
+        ? same[0]
+        : near.length && (near.length === 1 || Math.abs(near[0].line - e.line) < Math.abs(near[1].line - e.line))
+          ? near[0]
+          : undefined;
+    if (!pick) continue;
+    taken.add(pick);
+    out[e.lineNo - 1] = out[e.lineNo - 1].replace(/^- \d+:\d+ /, `- ${pick.line}:${pick.column} `);
+    moved++;
+  }
+  return { text: out.join('\n'), moved };
+}
+
+/** The doc text without the stale entries (each with the original line written under it). */
+export function prune(text, stale) {
+  const lines = text.split('\n');
+  const drop = new Set(stale.flatMap((s) => (/^ {2}`/.test(lines[s.lineNo] ?? '') ? [s.lineNo, s.lineNo + 1] : [s.lineNo])));
+  return lines.filter((_, i) => !drop.has(i + 1)).join('\n');
+}
+
 function main() {
   const argv = process.argv.slice(2);
   const reports = [];
@@ -136,48 +172,13 @@ function main() {
     return;
   }
   if (cmd === 'rekey') {
-    // Code moved (an edit above it): a stale entry whose file, mutator, replacement and original
-    // line match an unlisted survivor (the nearest, when several lines read the same) takes its line:column.
-    const out = text.split('\n');
-    let moved = 0;
-    const taken = new Set();
-    for (const e of stale) {
-      const same = unlisted.filter(
-        (u) =>
-          !taken.has(u) &&
-          u.file === e.file &&
-          u.mutator === e.mutator &&
-          shown(u.replacement) === shown(e.replacement) &&
-          shownLine(u.original) === e.original,
-      );
-      // Several lines may read the same: take the nearest one in the same column, if only one is.
-      const near = same.filter((u) => u.column === e.column).sort((a, b) => Math.abs(a.line - e.line) - Math.abs(b.line - e.line));
-      const pick =
-        same.length === 1
-          ? same[0]
-          : near.length && (near.length === 1 || Math.abs(near[0].line - e.line) < Math.abs(near[1].line - e.line))
-            ? near[0]
-            : undefined;
-      if (!pick) continue;
-      taken.add(pick);
-      out[e.lineNo - 1] = out[e.lineNo - 1].replace(/^- \d+:\d+ /, `- ${pick.line}:${pick.column} `);
-      moved++;
-    }
-    writeFileSync(DOC, out.join('\n'));
+    const { text: next, moved } = rekey(text, unlisted, stale);
+    writeFileSync(DOC, next);
     console.log(`re-keyed ${moved} entries whose code moved`);
     return;
   }
   if (cmd === 'prune') {
-    // Each entry and the original line written under it.
-    const lines = text.split('\n');
-    const drop = new Set(stale.flatMap((s) => (/^ {2}`/.test(lines[s.lineNo] ?? '') ? [s.lineNo, s.lineNo + 1] : [s.lineNo])));
-    writeFileSync(
-      DOC,
-      text
-        .split('\n')
-        .filter((_, i) => !drop.has(i + 1))
-        .join('\n'),
-    );
+    writeFileSync(DOC, prune(text, stale));
     console.log(`dropped ${stale.length} entries whose mutant no longer survives`);
     return;
   }
