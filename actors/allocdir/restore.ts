@@ -44,7 +44,7 @@ import {
   unlinkSync,
   type Stats,
 } from 'node:fs';
-import { mkdtemp, open, realpath, rm, type FileHandle } from 'node:fs/promises';
+import { mkdtemp, open, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
@@ -322,7 +322,12 @@ class Restore {
       await this.#sweep(before);
       if (!this.#owner) this.#finalModes(this.#base, (rel) => !this.#merged.has(rel), 0o700);
       signal?.throwIfAborted();
-      await rm(this.#staging, { recursive: true, force: true }).catch(() => undefined); // replaced entries go with it
+      // Replaced entries go with it; as non-root a read-only dir kept aside needs its modes opened first.
+      try {
+        removeOurs(this.#staging);
+      } catch {
+        // best effort: the restore itself is done
+      }
       return { entries: this.#count, bytes: this.#bytes, setuidStripped: [...this.#stripped] };
     } catch (err) {
       this.#fail(err);
@@ -668,7 +673,7 @@ class Restore {
   async #merge(): Promise<void> {
     for (const top of this.#children.get('') ?? []) {
       const d = path.join(this.#base, top);
-      const st = lstatOrUndefined(d);
+      const st = this.#fsStep(() => lstatOrUndefined(d), top);
       if (st?.isSymbolicLink()) throw new SnapshotEscapeError(OBJECT_ESCAPES);
       if (st && !st.isDirectory()) throw this.#streamError(new Error(`${top} exists in ${this.#dest.dir} and is not a directory`));
       if (!st) {
@@ -688,7 +693,7 @@ class Restore {
     for (const name of this.#children.get(rel) ?? []) {
       const r = `${rel}/${name}`;
       const d = path.join(this.#base, r);
-      const st = lstatOrUndefined(d);
+      const st = this.#fsStep(() => lstatOrUndefined(d), r);
       if (st?.isDirectory() && this.#kinds.get(r) === 'dir') {
         this.#merged.add(r);
         await this.#mergeDir(r);

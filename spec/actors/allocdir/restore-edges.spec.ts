@@ -834,13 +834,35 @@ describe('restoreSnapshot: edges and exact refusals', () => {
       expect(await readFile(path.join(mine.dataDir, 'l'), 'utf8')).to.equal('f');
     });
 
+    it('a read-only dir it replaces goes with the staging dir: nothing of the restore is left in the alloc dir (root)', async function () {
+      needRoot(this);
+      const ro = path.join(mine.dataDir, 'ro');
+      await mkdir(path.join(ro, 'sub'), { recursive: true });
+      await writeFile(path.join(ro, 'sub', 'f'), 'old');
+      await chown(ro, 65534, 65534);
+      await chown(path.join(ro, 'sub'), 65534, 65534);
+      await chmod(path.join(ro, 'sub'), 0o555);
+      await asNobody(() => restoreSnapshot(streamOf(tarOf([{ path: 'alloc/data/ro', body: 'now a file' }])), mine, { prevAllocId: 'p' }));
+      expect(await readFile(ro, 'utf8')).to.equal('now a file');
+      expect((await readdir(mine.dir)).filter((n) => n.startsWith('.restore-'))).to.deep.equal([]);
+    });
+
     it('what it may not write or look through is a stream error naming the entry, and dest is left as it was (root)', async function () {
       needRoot(this);
       await mkdir(path.join(mine.dataDir, 'roots'), { mode: 0o755 });
       await mkdir(path.join(mine.sharedDir, 'private'), { mode: 0o700 });
+      await mkdir(path.join(mine.dataDir, 'nosearch'), { mode: 0o744 });
       for (const [entries, message] of [
         [[{ path: 'alloc/data/roots/x', body: 'x' }], /: alloc\/data\/roots\/x: EACCES: permission denied/],
         [[{ path: 'alloc/data/l', type: 'SymbolicLink', linkpath: '../private/x' }], /: alloc\/data\/l: EACCES: permission denied/],
+        // A dir of dest it may read but not search: the merge cannot even look inside.
+        [
+          [
+            { path: 'alloc/data/nosearch', type: 'Directory' },
+            { path: 'alloc/data/nosearch/x', body: 'x' },
+          ],
+          /: alloc\/data\/nosearch\/x: EACCES: permission denied/,
+        ],
       ] as Array<[TarEntry[], RegExp]>) {
         const before = await fingerprint(mine.dir);
         const err = await asNobody(() => restoreSnapshot(streamOf(tarOf(entries)), mine, { prevAllocId: 'p' }).catch((e: Error) => e));
