@@ -25,6 +25,7 @@ export const GROUPS = {
     mutate: [
       'actors/allocdir/escape.ts',
       'actors/allocdir/restore.ts',
+      'actors/allocdir/write-all.ts',
       'actors/allocfs/**/*.ts',
       'actors/viewer/server.ts',
       'actors/migrate/snapshot-server.ts',
@@ -35,6 +36,7 @@ export const GROUPS = {
     // stops at the first failure, so one a quick spec kills never waits for a slow one's timeout.
     spec: [
       'spec/actors/allocdir/escape.spec.ts',
+      'spec/actors/allocdir/write-all.spec.ts',
       'spec/actors/allocdir/restore-edges.spec.ts',
       'spec/actors/allocdir/restore-hostile.spec.ts',
       'spec/actors/allocdir/snapshot.spec.ts',

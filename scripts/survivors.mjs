@@ -37,6 +37,15 @@ export function shownLine(line) {
   return t.length > 110 ? `${t.slice(0, 109)}…` : t;
 }
 
+/**
+ * Whether the line written under an entry is this source line: equal, or (cut short with `…`)
+ * its beginning.
+ */
+export function sameLine(written, source) {
+  const t = source.trim();
+  return written.endsWith('…') ? t.startsWith(written.slice(0, -1)) : written === t;
+}
+
 /** Markdown code span for a text that may itself hold backticks. */
 function code(text) {
   const runs = text.match(/`+/g) ?? [];
@@ -98,15 +107,25 @@ export function parseDoc(text) {
     if (entries.has(key)) throw new Error(`docs/mutation-survivors.md:${i + 1}: listed twice`);
     // The original source line, as `todo` wrote it under the entry (used to re-key moved code).
     const under = /^ {2}(`+) ?(.*?) ?\1\s*$/.exec(lines[i + 1] ?? '');
-    entries.set(key, { file, kind, why, lineNo: i + 1, line: Number(line), column: Number(column), mutator, replacement, original: under?.[2] });
+    if (!under) throw new Error(`docs/mutation-survivors.md:${i + 2}: the mutated source line must be written under the entry (indented code span)`);
+    entries.set(key, { file, kind, why, lineNo: i + 1, line: Number(line), column: Number(column), mutator, replacement, original: under[2] });
   });
   return entries;
 }
 
-/** Unlisted survivors and stale entries. */
+/**
+ * Unlisted survivors and stale entries. An entry matches a survivor by key and by the source line
+ * written under it: the same mutant on a line whose code changed is a different mutant (its why
+ * may no longer hold), so it is both unlisted and stale until re-keyed or triaged again.
+ */
 export function compare(survivors, entries) {
-  const unlisted = [...survivors.entries()].filter(([k]) => !entries.has(k)).map(([, s]) => s);
-  const stale = [...entries.entries()].filter(([k]) => !survivors.has(k)).map(([k, e]) => ({ key: k, ...e }));
+  const matches = (k) => {
+    const s = survivors.get(k);
+    const e = entries.get(k);
+    return s !== undefined && e !== undefined && sameLine(e.original, s.original);
+  };
+  const unlisted = [...survivors.entries()].filter(([k]) => !matches(k)).map(([, s]) => s);
+  const stale = [...entries.entries()].filter(([k]) => !matches(k)).map(([k, e]) => ({ key: k, ...e }));
   return { unlisted, stale };
 }
 
@@ -122,7 +141,7 @@ export function rekey(text, unlisted, stale) {
   for (const e of stale) {
     const same = unlisted.filter(
       (u) =>
-        !taken.has(u) && u.file === e.file && u.mutator === e.mutator && shown(u.replacement) === shown(e.replacement) && shownLine(u.original) === e.original,
+        !taken.has(u) && u.file === e.file && u.mutator === e.mutator && shown(u.replacement) === shown(e.replacement) && sameLine(e.original, u.original),
     );
     const near = same.filter((u) => u.column === e.column).sort((a, b) => Math.abs(a.line - e.line) - Math.abs(b.line - e.line));
     const pick =

@@ -53,6 +53,7 @@ import { AllocDirNotBuiltError, BerthError, SnapshotEscapeError, SnapshotLimitEr
 import { taskNameProblem } from '../../model/parse.ts';
 import type { RwLock } from './lock.ts';
 import { SnapshotStreamError } from './errors.ts';
+import { writeAll } from './write-all.ts';
 import { isNotFound, resolveInTree } from './escape.ts';
 import { isRoot, nobodyIds } from './perms.ts';
 import { errorText } from '../../model/error-text.ts';
@@ -856,30 +857,4 @@ async function readAll(entry: AsyncIterable<Buffer>, max: number): Promise<Buffe
     n += c.length;
   }
   return Buffer.concat(parts);
-}
-
-/**
- * Writes every byte of `parts`: `writev` may write less than asked and still succeed (a short
- * write, as when the disk fills), so the rest is written again until done; the call after a
- * short write on a full disk fails with ENOSPC, which fails the restore (a write of nothing
- * fails it too, rather than loop).
- */
-async function writeAll(fh: FileHandle, parts: Buffer[]): Promise<void> {
-  let left = parts;
-  let total = left.reduce((n, b) => n + b.length, 0);
-  while (total > 0) {
-    const { bytesWritten } = await fh.writev(left);
-    if (bytesWritten === 0) throw new SnapshotStreamError('a write wrote nothing (no space left on device?)');
-    total -= bytesWritten;
-    let skip = bytesWritten;
-    while (skip > 0 && left.length) {
-      if (left[0]!.length <= skip) {
-        skip -= left[0]!.length;
-        left = left.slice(1);
-      } else {
-        left = [left[0]!.subarray(skip), ...left.slice(1)];
-        skip = 0;
-      }
-    }
-  }
 }

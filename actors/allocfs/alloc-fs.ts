@@ -35,6 +35,7 @@ import {
   SecretFileReadError,
 } from './errors.ts';
 import { goFileMode } from './file-mode.ts';
+import { errorTextWithoutPath } from '../../model/error-text.ts';
 
 /** One entry, as Nomad's `AllocFileInfo` (`modTime` in ms since the epoch). */
 export interface AllocFileInfo {
@@ -58,7 +59,10 @@ export interface AllocFSStreamOptions {
 
 /** Read access to one alloc dir (`AllocRunner.fs`). */
 export interface AllocFS {
-  /** The entries of a directory, sorted by name; symlinks are reported as such (`L...`). */
+  /**
+   * The entries of a directory, sorted by name in byte (UTF-8) order, as Nomad sorts them;
+   * symlinks are reported as such (`L...`).
+   */
   list(path: string): Promise<AllocFileInfo[]>;
   /** One entry, following symlinks (inside the alloc dir only). */
   stat(path: string): Promise<AllocFileInfo>;
@@ -148,7 +152,7 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
       if (real === undefined) throw new AllocFileNotFoundError(p);
       let names: string[];
       try {
-        names = (await fs.promises.readdir(real)).sort();
+        names = (await fs.promises.readdir(real)).sort(byteOrder);
       } catch (err) {
         throw wrap(err, p);
       }
@@ -294,6 +298,14 @@ async function realpathOr(p: string): Promise<string | undefined> {
   }
 }
 
+/**
+ * Byte order of the names' UTF-8, as Go compares strings (Nomad's listing): JavaScript's default
+ * sort compares UTF-16 units, which puts a name above U+FFFF before one in U+E000–U+FFFF.
+ */
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
 /** The path an open fd refers to (Linux `/proc/self/fd`); undefined where that is not available. */
 async function fdPath(fd: number): Promise<string | undefined> {
   try {
@@ -314,15 +326,5 @@ function wrap(err: unknown, given: string): Error {
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ELOOP' && e.syscall === 'realpath') return new AllocSymlinkLoopError(given);
   if (e?.code === 'ELOOP') return new AllocPathEscapeError(); // O_NOFOLLOW met a symlink swapped in
-  return new AllocFSError(`${given}: ${errnoText(e, err)}`, e?.code, { cause: err });
-}
-
-/**
- * Node's errno message without its tail (`, <syscall> '<host path>'`): the message reaches API
- * clients, and the host path of the data dir is not theirs to see (the cause keeps it).
- */
-function errnoText(e: NodeJS.ErrnoException | undefined, err: unknown): string {
-  if (!e?.message) return String(err);
-  const cut = e.syscall ? e.message.indexOf(`, ${e.syscall}`) : -1;
-  return cut >= 0 ? e.message.slice(0, cut) : e.message;
+  return new AllocFSError(`${given}: ${errorTextWithoutPath(err)}`, e?.code, { cause: err });
 }

@@ -208,6 +208,12 @@ describe('alloc fs (runner.fs)', () => {
   it('list sorts by name whatever order the directory gives; a symlink loop is its own error, named', async () => {
     for (const n of ['zz', 'mm', 'aa', 'ZZ']) await writeFile(path.join(ad.dir, 'alloc', 'data', n), n);
     expect((await afs.list('alloc/data')).map((e) => e.name)).to.deep.equal(['ZZ', 'aa', 'mm', 'zz']);
+    // Byte order, as Nomad (Go) sorts: U+FFFD (EF BF BD) before U+1F600 (F0 9F 98 80), where
+    // JavaScript's UTF-16 order puts the surrogate pair (D83D…) first.
+    const astral = path.join(ad.dir, 'alloc', 'data', 'astral');
+    await mkdir(astral);
+    for (const n of ['\u{1F600}', '\uFFFD', 'a']) await writeFile(path.join(astral, n), n);
+    expect((await afs.list('alloc/data/astral')).map((e) => e.name)).to.deep.equal(['a', '\uFFFD', '\u{1F600}']);
     await symlink('loop-b', path.join(ad.dir, 'alloc', 'data', 'loop-a'));
     await symlink('loop-a', path.join(ad.dir, 'alloc', 'data', 'loop-b'));
     for (const call of [() => afs.stat('alloc/data/loop-a'), () => afs.readAt('alloc/data/loop-a', 0, 1), () => afs.list('alloc/data/loop-a')]) {
