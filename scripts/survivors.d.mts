@@ -20,8 +20,8 @@ export interface Entry {
   column: number;
   mutator: string;
   replacement: string;
-  /** The original source line written under the entry, if any. */
-  original?: string;
+  /** The mutated source line written under the entry (cut short with `…` when long). */
+  original: string;
 }
 /** Path of docs/mutation-survivors.md. */
 export const DOC: string;
@@ -31,6 +31,10 @@ export const KINDS: readonly string[];
 export function shown(replacement: string): string;
 /** The key an entry and a report mutant share. */
 export function keyOf(file: string, line: number, column: number, mutator: string, replacement: string): string;
+/** Whether the line written under an entry is this source line (or, cut short with `…`, its start). */
+export function sameLine(written: string, source: string): boolean;
+/** References in whys to a `line:column` that is not an entry of the same file. */
+export function danglingRefs(entries: Map<string, Entry>): { lineNo: number; ref: string }[];
 /** A source line as shown under an entry. */
 export function shownLine(line: string): string;
 /** One entry line, without its why. */
@@ -41,9 +45,9 @@ export function survivorsOf(reports: unknown[]): Map<string, Survivor>;
 export function loadReports(paths: string[]): unknown[];
 /** The doc's entries, by key; throws on a malformed entry. */
 export function parseDoc(text: string): Map<string, Entry>;
-/** Unlisted survivors and stale entries. */
+/** Unlisted survivors and stale entries (matched by key and by the source line under the entry). */
 export function compare(survivors: Map<string, Survivor>, entries: Map<string, Entry>): { unlisted: Survivor[]; stale: (Entry & { key: string })[] };
-/** Moves stale entries to the line:column their code moved to. */
+/** Moves stale entries to the line:column their code moved to; references in whys follow. */
 export function rekey(text: string, unlisted: Survivor[], stale: (Entry & { key: string })[]): { text: string; moved: number };
 /** The doc text without the stale entries and the lines under them. */
 export function prune(text: string, stale: (Entry & { key: string })[]): string;

@@ -2,7 +2,8 @@
 // not covered) must be named in docs/mutation-survivors.md with why, and every entry there must
 // still be a survivor. Reads the committed incremental reports (reports/mutation/<group>.incremental.json).
 //
-//   node scripts/survivors.mjs                 check: exit 1 on an unlisted survivor or a stale entry
+//   node scripts/survivors.mjs                 check: exit 1 on an unlisted survivor, a stale entry, or
+//                                              a why naming a line:column that is not an entry
 //   node scripts/survivors.mjs todo [file…]    the unlisted ones, as entries to fill in (with the
 //                                              original line under each)
 //   node scripts/survivors.mjs rekey           move entries whose code moved to its new line:column
@@ -138,6 +139,7 @@ export function rekey(text, unlisted, stale) {
   const out = text.split('\n');
   let moved = 0;
   const taken = new Set();
+  const moves = new Map();
   for (const e of stale) {
     const same = unlisted.filter(
       (u) =>
@@ -153,9 +155,33 @@ export function rekey(text, unlisted, stale) {
     if (!pick) continue;
     taken.add(pick);
     out[e.lineNo - 1] = out[e.lineNo - 1].replace(/^- \d+:\d+ /, `- ${pick.line}:${pick.column} `);
+    moves.set(`${e.file} ${e.line}:${e.column}`, `${pick.line}:${pick.column}`);
     moved++;
   }
+  // References in whys (`as 315:7`) follow the entries they name, all in one pass (moves may swap).
+  let file;
+  out.forEach((raw, i) => {
+    const sec = SECTION.exec(raw);
+    if (sec) file = sec[1];
+    const head = /^- \d+:\d+ /.exec(raw);
+    if (!head || !file) return;
+    out[i] = head[0] + raw.slice(head[0].length).replace(REF, (ref) => moves.get(`${file} ${ref}`) ?? ref);
+  });
   return { text: out.join('\n'), moved };
+}
+
+/** `line:column` references inside a why (to another entry of the same file). */
+const REF = /(?<![\w:.])(\d+):(\d+)(?![\w:])/g;
+
+/**
+ * References in whys to an entry that is not in the same file's list (its code moved and the
+ * reference did not follow, or its mutant was killed): the why then points at nothing.
+ */
+export function danglingRefs(entries) {
+  const at = new Set([...entries.values()].map((e) => `${e.file} ${e.line}:${e.column}`));
+  const out = [];
+  for (const e of entries.values()) for (const [ref] of e.why.matchAll(REF)) if (!at.has(`${e.file} ${ref}`)) out.push({ lineNo: e.lineNo, ref });
+  return out;
 }
 
 /** The doc text without the stale entries (each with the original line written under it). */
@@ -207,7 +233,9 @@ function main() {
   for (const e of entries.values()) if (e.kind === 'TODO') console.log(`not triaged: docs/mutation-survivors.md:${e.lineNo}`);
   for (const s of unlisted) console.log(`unlisted: ${s.file} ${entryHead(s).slice(2)}`);
   for (const s of stale) console.log(`stale (no longer survives): docs/mutation-survivors.md:${s.lineNo} ${s.key}`);
-  if (unlisted.length || stale.length || kinds.TODO) process.exitCode = 1;
+  const dangling = danglingRefs(entries);
+  for (const d of dangling) console.log(`docs/mutation-survivors.md:${d.lineNo}: the why names ${d.ref}, which is not an entry of its file`);
+  if (unlisted.length || stale.length || kinds.TODO || dangling.length) process.exitCode = 1;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
