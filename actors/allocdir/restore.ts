@@ -56,7 +56,7 @@ import { SnapshotStreamError } from './errors.ts';
 import { writeAll } from './write-all.ts';
 import { isNotFound, resolveInTree } from './escape.ts';
 import { isRoot, nobodyIds } from './perms.ts';
-import { errorText } from '../../model/error-text.ts';
+import { errorText, errorTextWithoutPath } from '../../model/error-text.ts';
 
 const OBJECT_ESCAPES = 'archive contains object that escapes alloc dir';
 const SYMLINK_ESCAPES = 'archive contains symlink that escapes alloc dir';
@@ -233,7 +233,7 @@ class Restore {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENAMETOOLONG') return new SnapshotLimitError(`${what}: name too long for this filesystem`, 'name');
     if (code === 'ELOOP') return this.#streamError(new Error(`${what}: too many levels of symbolic links`));
-    return this.#streamError(new Error(`${what}: ${errorText(err)}`));
+    return this.#streamError(new Error(`${what}: ${errorTextWithoutPath(err)}`)); // no host path: the text reaches API clients
   }
 
   #fail = (err: unknown) => {
@@ -300,10 +300,14 @@ class Restore {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#base = await realpath(this.#dest.dir);
       this.#owner = isRoot() ? (this.#opts.owner ?? (await nobodyIds())) : undefined;
-      this.#staging = await mkdtemp(path.join(this.#base, '.restore-'));
-      this.#tree = path.join(this.#staging, TREE);
-      mkdirSync(this.#tree, { mode: 0o700 });
-      mkdirSync(path.join(this.#staging, KEPT), { mode: 0o700 });
+      try {
+        this.#staging = await mkdtemp(path.join(this.#base, '.restore-'));
+        this.#tree = path.join(this.#staging, TREE);
+        mkdirSync(this.#tree, { mode: 0o700 });
+        mkdirSync(path.join(this.#staging, KEPT), { mode: 0o700 });
+      } catch (err) {
+        throw this.#fsError(err, 'staging dir'); // a full disk (no space, no inodes) at the start
+      }
       this.#startInput();
       for (;;) {
         const entry = await this.#next();

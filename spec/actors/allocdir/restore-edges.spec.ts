@@ -5,6 +5,7 @@
  * kind, input split at every byte, and the modes and result it reports on success.
  */
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
@@ -711,6 +712,61 @@ describe('restoreSnapshot: edges and exact refusals', () => {
       expect((err as Error).message).to.match(/alloc\/data\/big: ENOSPC: no space left on device/);
       expect(await fingerprint(full.dir)).to.deep.equal(before);
       await full.destroy();
+    });
+    it('out of inodes at any step, a snapshot cut off in a large body is the stream error, and dest is left as it was (root)', async function () {
+      needRoot(this);
+      const mnt = path.join(await tmp.make('berth-inodes-'), 'mnt');
+      await mkdir(mnt);
+      // Few inodes, plenty of bytes: whatever the restore makes next (staging dir, dirs, the large
+      // file's open) fails with ENOSPC once the free inodes run out.
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,nr_inodes=96,nosuid,nodev', 'tmpfs', mnt]);
+      const ad = new AllocDir(mnt, 'inodes');
+      await ad.build();
+      const filler = path.join(mnt, 'filler');
+      await mkdir(filler);
+      let made = 0;
+      for (;;) {
+        try {
+          await writeFile(path.join(filler, String(made)), '');
+          made++;
+        } catch (err) {
+          expect((err as NodeJS.ErrnoException).code).to.equal('ENOSPC');
+          break;
+        }
+      }
+      const body = Buffer.alloc(2 * 1024 * 1024, 5); // large (one handle, batches), past one batch
+      const whole = tarOf([{ path: 'alloc/data/big', body }]);
+      // The header and 1.5 MiB of the body, then the connection resets while the body is read.
+      // Sent in 64 KiB pieces as the restore asks for them, so the reset meets it reading the body.
+      const cut = () => {
+        let at = 0;
+        const end = 512 + 1536 * 1024;
+        return new Readable({
+          read() {
+            if (at >= end) return this.destroy(new Error('connection reset by peer'));
+            this.push(whole.subarray(at, Math.min(end, (at += 64 * 1024))));
+          },
+        });
+      };
+      const before = await fingerprint(ad.dir);
+      const failedAt: string[] = [];
+      // One more free inode each round, until the whole snapshot fits: every step runs out once.
+      for (let free = 0; ; free++) {
+        if (free > 0) await rm(path.join(filler, String(made - free)));
+        const err = await restoreSnapshot(cut(), ad, { prevAllocId: 'p' }).catch((e: Error) => e);
+        expect(err, `${free} inodes free`).to.be.instanceOf(SnapshotStreamError);
+        expect((err as Error).message, `${free} inodes free: no host path`).to.not.include(mnt);
+        expect(await fingerprint(ad.dir), `${free} inodes free`).to.deep.equal(before);
+        const full = await restoreSnapshot(streamOf(whole), ad, { prevAllocId: 'p' }).catch((e: Error) => e);
+        if (!(full instanceof Error)) break;
+        expect(full, `${free} inodes free`).to.be.instanceOf(SnapshotStreamError);
+        expect(await fingerprint(ad.dir), `${free} inodes free`).to.deep.equal(before);
+        failedAt.push(/: ([^:]+): ENOSPC: no space left on device$/.exec(full.message)?.[1] ?? full.message);
+        expect(free, 'the whole snapshot fits in a few inodes').to.be.below(16);
+      }
+      expect(failedAt[0], 'the first step: the staging dir').to.equal('staging dir');
+      expect(failedAt, "a round where the large file's own open ran out").to.include('alloc/data/big');
+      expect((await readFile(path.join(ad.dataDir, 'big'))).equals(body)).to.equal(true);
     });
     it("an artifact for a task's user is written only where that user could write: owner, group and other bits, the sticky bit (root)", async function () {
       needRoot(this);
