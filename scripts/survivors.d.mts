@@ -5,6 +5,8 @@ export interface Survivor {
   file: string;
   line: number;
   column: number;
+  endLine: number;
+  endColumn: number;
   mutator: string;
   replacement: string;
   status: 'Survived' | 'NoCoverage';
@@ -18,6 +20,8 @@ export interface Entry {
   lineNo: number;
   line: number;
   column: number;
+  endLine: number;
+  endColumn: number;
   mutator: string;
   replacement: string;
   /** The mutated source line written under the entry (cut short with `…` when long). */
@@ -29,8 +33,10 @@ export const DOC: string;
 export const KINDS: readonly string[];
 /** A replacement as the doc shows it. */
 export function shown(replacement: string): string;
-/** The key an entry and a report mutant share. */
-export function keyOf(file: string, line: number, column: number, mutator: string, replacement: string): string;
+/** Where a mutant is: `line:column-endColumn`, or `line:column-endLine:endColumn`. */
+export function spanOf(m: { line: number; column: number; endLine: number; endColumn: number }): string;
+/** The key an entry and a report mutant share: file, span, mutator, replacement. */
+export function keyOf(file: string, span: string, mutator: string, replacement: string): string;
 /** Whether the line written under an entry is this source line (or, cut short with `…`, its start). */
 export function sameLine(written: string, source: string): boolean;
 /** References in whys to a `line:column` that is not an entry of the same file. */
@@ -38,7 +44,7 @@ export function danglingRefs(entries: Map<string, Entry>): { lineNo: number; ref
 /** A source line as shown under an entry. */
 export function shownLine(line: string): string;
 /** One entry line, without its why. */
-export function entryHead(m: Pick<Survivor, 'line' | 'column' | 'mutator' | 'replacement'>): string;
+export function entryHead(m: Pick<Survivor, 'line' | 'column' | 'endLine' | 'endColumn' | 'mutator' | 'replacement'>): string;
 /** The survivors of some reports, by key. */
 export function survivorsOf(reports: unknown[]): Map<string, Survivor>;
 /** The committed reports, or the given paths. */

@@ -27,9 +27,17 @@ export function shown(replacement) {
   return one.length > 60 ? `${one.slice(0, 59)}…` : one;
 }
 
-/** The key an entry and a report mutant share: file, line:column, mutator and replacement. */
-export function keyOf(file, line, column, mutator, replacement) {
-  return `${file} ${line}:${column} ${mutator} ${shown(replacement)}`;
+/**
+ * Where a mutant is: `line:column-endColumn`, or `line:column-endLine:endColumn` over several
+ * lines. The end tells apart mutants that start at the same place (`a && b` and `a` made `true`).
+ */
+export function spanOf(m) {
+  return `${m.line}:${m.column}-${m.endLine === m.line ? m.endColumn : `${m.endLine}:${m.endColumn}`}`;
+}
+
+/** The key an entry and a report mutant share: file, span, mutator and replacement. */
+export function keyOf(file, span, mutator, replacement) {
+  return `${file} ${span} ${mutator} ${shown(replacement)}`;
 }
 
 /** A source line as `todo` shows it under an entry: trimmed, at most 110 characters. */
@@ -56,7 +64,7 @@ function code(text) {
 
 /** One entry line (without its why). */
 export function entryHead(m) {
-  return `- ${m.line}:${m.column} ${m.mutator} → ${code(shown(m.replacement))}`;
+  return `- ${spanOf(m)} ${m.mutator} → ${code(shown(m.replacement))}`;
 }
 
 /** The survivors (survived or no coverage) of one or more reports. */
@@ -68,8 +76,9 @@ export function survivorsOf(reports) {
       for (const m of mutants) {
         if (m.status !== 'Survived' && m.status !== 'NoCoverage') continue;
         const { line, column } = m.location.start;
-        const s = { file, line, column, mutator: m.mutatorName, replacement: m.replacement ?? '', status: m.status, original: lines[line - 1] ?? '' };
-        out.set(keyOf(file, line, column, s.mutator, s.replacement), s);
+        const { line: endLine, column: endColumn } = m.location.end;
+        const s = { file, line, column, endLine, endColumn, mutator: m.mutatorName, replacement: m.replacement ?? '', status: m.status, original: lines[line - 1] ?? '' };
+        out.set(keyOf(file, spanOf(s), s.mutator, s.replacement), s);
       }
     }
   }
@@ -82,8 +91,10 @@ export function loadReports(paths) {
   return files.filter((f) => existsSync(f)).map((f) => JSON.parse(readFileSync(f, 'utf8')));
 }
 
-const ENTRY = /^- (\d+):(\d+) (\w+) → (`+) ?(.*?) ?\4(?::\s*(.*))?$/;
+const ENTRY = /^- (\d+):(\d+)-(?:(\d+):)?(\d+) (\w+) → (`+) ?(.*?) ?\6(?::\s*(.*))?$/;
 const SECTION = /^## `([^`]+)`\s*$/;
+/** An entry's span, as the line begins. */
+const HEAD = /^- \d+:\d+-(?:\d+:)?\d+ /;
 
 /** The doc's entries: key → { file, line, kind, why, lineNo }. Throws on a malformed entry. */
 export function parseDoc(text) {
@@ -98,18 +109,19 @@ export function parseDoc(text) {
     }
     if (!raw.startsWith('- ') || !file) return;
     const e = ENTRY.exec(raw);
-    if (!e) throw new Error(`docs/mutation-survivors.md:${i + 1}: not an entry ("- line:col Mutator → \`replacement\`: kind: why")`);
-    const [, line, column, mutator, , replacement, why = ''] = e;
+    if (!e) throw new Error(`docs/mutation-survivors.md:${i + 1}: not an entry ("- line:col-endCol Mutator → \`replacement\`: kind: why")`);
+    const [, line, column, endLine = line, endColumn, mutator, , replacement, why = ''] = e;
     const kind = why.split(/[:\s]/)[0].trim();
     // TODO marks an entry not triaged yet: allowed in the file, but the check fails on it.
     if (kind !== 'TODO' && (!KINDS.includes(kind) || why.length < kind.length + 8))
       throw new Error(`docs/mutation-survivors.md:${i + 1}: the why must start with one of ${KINDS.join(', ')} and say why`);
-    const key = keyOf(file, Number(line), Number(column), mutator, replacement);
+    const at = { line: Number(line), column: Number(column), endLine: Number(endLine), endColumn: Number(endColumn) };
+    const key = keyOf(file, spanOf(at), mutator, replacement);
     if (entries.has(key)) throw new Error(`docs/mutation-survivors.md:${i + 1}: listed twice`);
     // The original source line, as `todo` wrote it under the entry (used to re-key moved code).
     const under = /^ {2}(`+) ?(.*?) ?\1\s*$/.exec(lines[i + 1] ?? '');
     if (!under) throw new Error(`docs/mutation-survivors.md:${i + 2}: the mutated source line must be written under the entry (indented code span)`);
-    entries.set(key, { file, kind, why, lineNo: i + 1, line: Number(line), column: Number(column), mutator, replacement, original: under[2] });
+    entries.set(key, { file, kind, why, lineNo: i + 1, ...at, mutator, replacement, original: under[2] });
   });
   return entries;
 }
@@ -154,7 +166,7 @@ export function rekey(text, unlisted, stale) {
           : undefined;
     if (!pick) continue;
     taken.add(pick);
-    out[e.lineNo - 1] = out[e.lineNo - 1].replace(/^- \d+:\d+ /, `- ${pick.line}:${pick.column} `);
+    out[e.lineNo - 1] = out[e.lineNo - 1].replace(HEAD, `- ${spanOf(pick)} `);
     moves.set(`${e.file} ${e.line}:${e.column}`, `${pick.line}:${pick.column}`);
     moved++;
   }
@@ -163,7 +175,7 @@ export function rekey(text, unlisted, stale) {
   out.forEach((raw, i) => {
     const sec = SECTION.exec(raw);
     if (sec) file = sec[1];
-    const head = /^- \d+:\d+ /.exec(raw);
+    const head = HEAD.exec(raw);
     if (!head || !file) return;
     out[i] = head[0] + raw.slice(head[0].length).replace(REF, (ref) => moves.get(`${file} ${ref}`) ?? ref);
   });
