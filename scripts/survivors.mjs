@@ -77,7 +77,17 @@ export function survivorsOf(reports) {
         if (m.status !== 'Survived' && m.status !== 'NoCoverage') continue;
         const { line, column } = m.location.start;
         const { line: endLine, column: endColumn } = m.location.end;
-        const s = { file, line, column, endLine, endColumn, mutator: m.mutatorName, replacement: m.replacement ?? '', status: m.status, original: lines[line - 1] ?? '' };
+        const s = {
+          file,
+          line,
+          column,
+          endLine,
+          endColumn,
+          mutator: m.mutatorName,
+          replacement: m.replacement ?? '',
+          status: m.status,
+          original: lines[line - 1] ?? '',
+        };
         out.set(keyOf(file, spanOf(s), s.mutator, s.replacement), s);
       }
     }
@@ -154,8 +164,7 @@ export function rekey(text, unlisted, stale) {
   const moves = new Map();
   for (const e of stale) {
     const same = unlisted.filter(
-      (u) =>
-        !taken.has(u) && u.file === e.file && u.mutator === e.mutator && shown(u.replacement) === shown(e.replacement) && sameLine(e.original, u.original),
+      (u) => !taken.has(u) && u.file === e.file && u.mutator === e.mutator && shown(u.replacement) === shown(e.replacement) && sameLine(e.original, u.original),
     );
     const near = same.filter((u) => u.column === e.column).sort((a, b) => Math.abs(a.line - e.line) - Math.abs(b.line - e.line));
     const pick =

@@ -6,6 +6,9 @@
  *  path ─► lexical check (..) ─► realpath inside the alloc dir? ─► secrets/private? (reads only)
  *       ─► open ─► the open fd's real path checked again (a symlink swapped meanwhile)
  * ```
+ * `list` and `stat` go through the fd of the dir they look in (opened without following a link,
+ * its real path checked), so a dir swapped for a link out after the lookup is refused, and one
+ * swapped after the open is still the one read: never a name or size from outside.
  * Where berth is stricter than Nomad, on purpose: containment compares whole path components
  * (Nomad's prefix check lets `/a/b10` pass as inside `/a/b1`), and the secrets/private refusal
  * looks at the resolved path too, so a symlink in `local/` pointing at `../secrets/token` is
@@ -146,34 +149,74 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
     }
   };
 
+  /**
+   * Opens a dir of the alloc dir (never through a link swapped in at it) and checks where its fd
+   * really is; `via` (`/proc/self/fd/N`) reaches the opened dir whatever is renamed meanwhile, so
+   * a listing or stat through it never wanders out. Without /proc, `via` is the path as checked.
+   */
+  const openDir = async (given: string, base: string, dir: string): Promise<{ fh: FileHandle; via: string }> => {
+    let fh: FileHandle;
+    try {
+      fh = await fs.promises.open(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
+    } catch (err) {
+      // A link swapped in for the resolved dir fails as ENOTDIR (O_DIRECTORY) or ELOOP: an escape.
+      const swapped = await fs.promises.lstat(dir).then(
+        (st) => st.isSymbolicLink(),
+        () => false,
+      );
+      throw swapped ? new AllocPathEscapeError() : wrap(err, given);
+    }
+    try {
+      const at = await fdPath(fh.fd);
+      if (at === undefined) return { fh, via: dir };
+      if (!isWithin(base, at)) throw new AllocPathEscapeError();
+      return { fh, via: `/proc/self/fd/${fh.fd}` };
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  };
+
   return {
     async list(p) {
-      const { real } = await resolve(p);
+      const { base, real } = await resolve(p);
       if (real === undefined) throw new AllocFileNotFoundError(p);
-      let names: string[];
+      const { fh, via } = await openDir(p, base, real);
       try {
-        names = (await fs.promises.readdir(real)).sort(byteOrder);
-      } catch (err) {
-        throw wrap(err, p);
-      }
-      const out: AllocFileInfo[] = [];
-      for (const name of names) {
-        const st = await fs.promises.lstat(path.join(real, name)).catch((err) => {
-          if (isNotFound(err)) return undefined; // removed while listing
+        let names: string[];
+        try {
+          names = (await fs.promises.readdir(via)).sort(byteOrder);
+        } catch (err) {
           throw wrap(err, p);
-        });
-        if (st) out.push(info(name, st));
+        }
+        const out: AllocFileInfo[] = [];
+        for (const name of names) {
+          const st = await fs.promises.lstat(path.join(via, name)).catch((err) => {
+            if (isNotFound(err)) return undefined; // removed while listing
+            throw wrap(err, p);
+          });
+          if (st) out.push(info(name, st));
+        }
+        return out;
+      } finally {
+        await fh.close();
       }
-      return out;
     },
 
     async stat(p) {
-      const { real, full } = await resolve(p);
+      const { base, real, full } = await resolve(p);
       if (real === undefined) throw new AllocFileNotFoundError(p);
+      // Through its dir's fd: a parent swapped for a link out after the lookup is never followed.
+      const top = real === base;
+      const { fh, via } = await openDir(p, base, top ? real : path.dirname(real));
       try {
-        return info(path.basename(full), await fs.promises.stat(real));
+        const st = top ? await fh.stat() : await fs.promises.lstat(path.join(via, path.basename(real)));
+        if (st.isSymbolicLink()) throw new AllocPathEscapeError(); // resolved, so a link swapped in since
+        return info(path.basename(full), st);
       } catch (err) {
         throw wrap(err, p);
+      } finally {
+        await fh.close();
       }
     },
 

@@ -7,7 +7,11 @@ import { readFileSync } from 'node:fs';
 import { DOC, compare, danglingRefs, entryHead, keyOf, loadReports, parseDoc, prune, rekey, spanOf, survivorsOf } from '../../scripts/survivors.mjs';
 
 /** A report of one file with the given mutants, in Stryker's JSON shape. */
-function report(file: string, source: string, mutants: { line: number; column: number; end?: number; mutatorName: string; replacement: string; status: string }[]) {
+function report(
+  file: string,
+  source: string,
+  mutants: { line: number; column: number; end?: number; mutatorName: string; replacement: string; status: string }[],
+) {
   return {
     files: {
       [file]: {
@@ -123,13 +127,19 @@ describe('scripts/survivors.mjs', () => {
     // The code above moved down one line: the entry for 1:5 now sits on the line of the other.
     const doc = `## \`m/a.ts\`\n\n- 1:5-6 ConditionalExpression → \`true\`: equivalent: a is always set\n  \`if (a) f();\`\n- 3:15-16 ArithmeticOperator → \`1 - 1\`: equivalent: never read\n  \`${long.slice(0, 60)}…\`\n`;
     const { unlisted, stale } = compare(now, parseDoc(doc));
-    expect(stale.map((e) => e.line), 'a why written for other code does not count').to.deep.equal([1]);
+    expect(
+      stale.map((e) => e.line),
+      'a why written for other code does not count',
+    ).to.deep.equal([1]);
     expect(unlisted.map((u) => u.line).sort()).to.deep.equal([1, 2]);
     const moved = rekey(doc, unlisted, stale);
     expect(moved.moved).to.equal(1);
     const left = compare(now, parseDoc(moved.text));
     expect(left.stale).to.deep.equal([]);
-    expect(left.unlisted.map((u) => `${u.line}:${u.column}`), 'the other line still needs its own why').to.deep.equal(['1:5']);
+    expect(
+      left.unlisted.map((u) => `${u.line}:${u.column}`),
+      'the other line still needs its own why',
+    ).to.deep.equal(['1:5']);
   });
 
   it('a reference in a why follows the entry it names when rekey moves it; one to no entry is reported', () => {
@@ -163,7 +173,10 @@ describe('scripts/survivors.mjs', () => {
     expect([...now.values()].map((m) => spanOf(m))).to.deep.equal(['1:5-11', '1:5-6']);
     expect(spanOf({ line: 3, column: 9, endLine: 5, endColumn: 2 }), 'over several lines').to.equal('3:9-5:2');
     const one = '## `m/a.ts`\n\n- 1:5-11 ConditionalExpression → `true`: equivalent: f is idempotent\n  `if (a && b) f();`\n';
-    expect(compare(now, parseDoc(one)).unlisted.map((u) => spanOf(u)), 'the why for `a && b` says nothing of `a`').to.deep.equal(['1:5-6']);
+    expect(
+      compare(now, parseDoc(one)).unlisted.map((u) => spanOf(u)),
+      'the why for `a && b` says nothing of `a`',
+    ).to.deep.equal(['1:5-6']);
     const both = one + '- 1:5-6 ConditionalExpression → `true`: equivalent: b implies a\n  `if (a && b) f();`\n';
     expect(compare(now, parseDoc(both))).to.deep.equal({ unlisted: [], stale: [] });
   });

@@ -77,6 +77,30 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
     return seen;
   }
 
+  /** Runs `fn` once, right after the lookup (`realpath`) of `full` found it: the check-then-use window. */
+  function afterLookupOf(full: string, fn: () => void): void {
+    let done = false;
+    patch(
+      fs.promises,
+      'realpath',
+      (real) =>
+        (async (p: string, ...rest: never[]) => {
+          const found = await (real as Fn)(p as never, ...rest);
+          if (p === full && !done) {
+            done = true;
+            fn();
+          }
+          return found;
+        }) as never,
+    );
+  }
+
+  /** `data` becomes a link to `to` (the real dir kept aside as `data.old`). */
+  const swapData = (to: string) => {
+    fs.renameSync(data, data + '.old');
+    fs.symlinkSync(to, data);
+  };
+
   const fileHandleProto = async () => {
     const fh = await fs.promises.open(path.join(data, 'probe'), 'w');
     await fh.close();
@@ -179,16 +203,8 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
     it('stat of a file removed after the lookup is "not found"; a symlink loop swapped in is an escape', async () => {
       const f = path.join(data, 'f');
       await writeFile(f, 'x');
-      let swap: (() => void) | undefined = () => fs.rmSync(f);
-      patch(
-        fs.promises,
-        'stat',
-        (real) =>
-          (async (p: string, ...rest: never[]) => {
-            if (p === f) swap?.();
-            return (real as Fn)(p as never, ...rest);
-          }) as never,
-      );
+      let swap = () => fs.rmSync(f);
+      afterLookupOf(f, () => swap());
       let err = await afs.stat('alloc/data/f').catch((e: unknown) => e);
       expect(err).to.be.instanceOf(AllocFileNotFoundError);
       expect((err as Error).message).to.equal('no such file or directory in the alloc dir: alloc/data/f');
@@ -197,8 +213,18 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
         fs.rmSync(f);
         fs.symlinkSync('f', f);
       };
+      afterLookupOf(f, () => swap());
       err = await afs.stat('alloc/data/f').catch((e: unknown) => e);
       expect(err).to.be.instanceOf(AllocPathEscapeError);
+    });
+
+    it('stat: a parent swapped for a link out after the lookup is refused; nothing of the outside file is shown', async () => {
+      await writeFile(path.join(data, 'passwd'), 'x');
+      afterLookupOf(path.join(data, 'passwd'), () => swapData(outside)); // outside/passwd: 10 bytes
+      const err = await afs.stat('alloc/data/passwd').catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(AllocPathEscapeError);
+      const top = await afs.stat('/');
+      expect(top.isDir).to.equal(true);
     });
 
     it('an alloc dir that is itself a symlink loop is a loop error, not "not found"', async () => {
@@ -220,29 +246,54 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
         'lstat',
         (real) =>
           (async (p: string, ...rest: never[]) => {
-            if (p === gone) fs.rmSync(gone, { force: true });
+            if (path.basename(p) === 'gone') fs.rmSync(gone, { force: true });
             return (real as Fn)(p as never, ...rest);
           }) as never,
       );
       expect((await afs.list('alloc/data')).map((e) => e.name)).to.deep.equal(['ZZ', 'aa', 'b', 'mm', 'zz']);
     });
 
-    it('the dir swapped for a symlink loop while listing is refused, not listed as empty', async () => {
+    it('the dir swapped for a symlink loop while listing: what is listed is the dir opened, never the loop', async () => {
       await writeFile(path.join(data, 'a'), 'a');
       patch(
         fs.promises,
         'lstat',
         (real) =>
           (async (p: string, ...rest: never[]) => {
-            if (p === path.join(data, 'a') && !fs.lstatSync(data).isSymbolicLink()) {
-              fs.renameSync(data, data + '.old');
-              fs.symlinkSync('data', data);
+            if (path.basename(p) === 'a' && !fs.lstatSync(data).isSymbolicLink()) swapData('data');
+            return (real as Fn)(p as never, ...rest);
+          }) as never,
+      );
+      const list = await afs.list('alloc/data');
+      expect(list.map((e) => [e.name, e.size])).to.deep.equal([['a', 1]]);
+      expect(fs.lstatSync(data).isSymbolicLink(), 'the swap happened').to.equal(true);
+    });
+
+    it('the dir swapped for a link out after the lookup is refused at its open, not listed', async () => {
+      await writeFile(path.join(data, 'a'), 'a');
+      afterLookupOf(data, () => swapData(outside));
+      const err = await afs.list('alloc/data').catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(AllocPathEscapeError);
+    });
+
+    it('the dir swapped for a link out after its open is still the one listed: nothing of outside', async () => {
+      await writeFile(path.join(data, 'a'), 'a');
+      let swapped = false;
+      patch(
+        fs.promises,
+        'readdir',
+        (real) =>
+          (async (p: string, ...rest: never[]) => {
+            if (!swapped) {
+              swapped = true;
+              swapData(outside);
             }
             return (real as Fn)(p as never, ...rest);
           }) as never,
       );
-      const err = await afs.list('alloc/data').catch((e: unknown) => e);
-      expect(err).to.be.instanceOf(AllocPathEscapeError);
+      const list = await afs.list('alloc/data');
+      expect(swapped).to.equal(true);
+      expect(list.map((e) => e.name)).to.deep.equal(['a']);
     });
   });
 
