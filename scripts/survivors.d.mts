@@ -1,7 +1,7 @@
 /** Types of scripts/survivors.mjs, for the spec that runs its check. */
 
-/** A surviving (or uncovered) mutant of a report. */
-export interface Survivor {
+/** What a survivor and an entry both say of a mutant: where it is and what it does. */
+export interface Mutant {
   file: string;
   line: number;
   column: number;
@@ -9,21 +9,17 @@ export interface Survivor {
   endColumn: number;
   mutator: string;
   replacement: string;
+}
+/** A surviving (or uncovered) mutant of a report, with its source line. */
+export interface Survivor extends Mutant {
   status: 'Survived' | 'NoCoverage';
   original: string;
 }
 /** One entry of docs/mutation-survivors.md. */
-export interface Entry {
-  file: string;
+export interface Entry extends Mutant {
   kind: 'equivalent' | 'untestable' | 'gap' | 'TODO';
   why: string;
   lineNo: number;
-  line: number;
-  column: number;
-  endLine: number;
-  endColumn: number;
-  mutator: string;
-  replacement: string;
   /** The mutated source line written under the entry (cut short with `…` when long). */
   original: string;
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { Header, Pax } from 'tar';
-import { AllocDir, RwLock, SnapshotStreamError, mountTmpfs, restoreSnapshot, type RestoreSnapshotOptions } from '../../../actors/allocdir/index.ts';
+import { AllocDir, RwLock, SnapshotStreamError, restoreSnapshot, type RestoreSnapshotOptions } from '../../../actors/allocdir/index.ts';
 import { BerthError, SnapshotEscapeError, SnapshotLimitError, SnapshotRemoteError } from '../../../model/errors.ts';
 import { entryBlocks, needRoot, streamOf, tarOf, tempDirs, type TarEntry } from './helpers.ts';
 import { fingerprint } from './tree.ts';
@@ -649,6 +649,16 @@ describe('restoreSnapshot: edges and exact refusals', () => {
   });
 
   describe('as root', () => {
+    /** A built alloc dir on a tmpfs of its own (`opts`: tmpfs options such as `size=1m`). */
+    async function allocDirOnTmpfs(id: string, opts: string): Promise<AllocDir> {
+      const mnt = path.join(await tmp.make('berth-small-disk-'), 'mnt');
+      await mkdir(mnt);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `${opts},nosuid,nodev`, 'tmpfs', mnt]);
+      const ad = new AllocDir(mnt, id);
+      await ad.build();
+      return ad;
+    }
+
     it("owners: a new task dir, its files and links go to the task's user; a task named alloc, or a user with uid or gid 0, never applies (root)", async function () {
       needRoot(this);
       await restore(
@@ -681,11 +691,7 @@ describe('restoreSnapshot: edges and exact refusals', () => {
 
     it('a write that fails (disk full, ten files of 200 KiB on 1 MiB) is a stream error naming the file, and dest is left as it was (root)', async function () {
       needRoot(this);
-      const small = path.join(await tmp.make('berth-full-'), 'mnt');
-      await mkdir(small);
-      await mountTmpfs(small, 1);
-      const full = new AllocDir(small, 'full');
-      await full.build();
+      const full = await allocDirOnTmpfs('full', 'size=1m');
       const before = await fingerprint(full.dir);
       const err = await restoreSnapshot(
         streamOf(tarOf(Array.from({ length: 10 }, (_, i) => ({ path: `alloc/data/f${i}`, body: Buffer.alloc(200 * 1024, i) })))),
@@ -699,11 +705,7 @@ describe('restoreSnapshot: edges and exact refusals', () => {
     });
     it('one file larger than the disk (3 MiB on 1 MiB) is a stream error, never a short file (root)', async function () {
       needRoot(this);
-      const small = path.join(await tmp.make('berth-full-'), 'mnt');
-      await mkdir(small);
-      await mountTmpfs(small, 1);
-      const full = new AllocDir(small, 'full');
-      await full.build();
+      const full = await allocDirOnTmpfs('full', 'size=1m');
       const before = await fingerprint(full.dir);
       const err = await restoreSnapshot(streamOf(tarOf([{ path: 'alloc/data/big', body: Buffer.alloc(3 * 1024 * 1024, 7) }])), full, {
         prevAllocId: 'p',
@@ -715,13 +717,10 @@ describe('restoreSnapshot: edges and exact refusals', () => {
     });
     it('out of inodes at any step, a snapshot cut off in a large body is the stream error, and dest is left as it was (root)', async function () {
       needRoot(this);
-      const mnt = path.join(await tmp.make('berth-inodes-'), 'mnt');
-      await mkdir(mnt);
       // Few inodes, plenty of bytes: whatever the restore makes next (staging dir, dirs, the large
       // file's open) fails with ENOSPC once the free inodes run out.
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,nr_inodes=96,nosuid,nodev', 'tmpfs', mnt]);
-      const ad = new AllocDir(mnt, 'inodes');
-      await ad.build();
+      const ad = await allocDirOnTmpfs('inodes', 'size=16m,nr_inodes=96');
+      const mnt = path.dirname(ad.dir);
       const filler = path.join(mnt, 'filler');
       await mkdir(filler);
       let made = 0;

@@ -391,23 +391,29 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
       expect(err).to.be.instanceOf(AllocSymlinkLoopError);
     });
 
-    /** Follows `alloc/data/log` (holding "one"); `idle(n)` runs after the n-th look at its size once it is idle. */
-    async function followIdle(idle: (n: number, ctl: AbortController) => void) {
-      await writeFile(path.join(data, 'log'), 'one\n');
-      const proto = await fileHandleProto();
-      const ctl = new AbortController();
-      let started = false;
-      let stats = 0;
+    /** Runs `after()` after each `FileHandle.stat` (a follower's look at its file's size). */
+    async function afterEachHandleStat(after: () => void): Promise<void> {
       patch(
-        proto,
+        await fileHandleProto(),
         'stat',
         (real) =>
           async function (this: unknown, ...a: never[]) {
             const st = await (real as Fn).apply(this, a);
-            if (started) idle(++stats, ctl);
+            after();
             return st as fs.Stats;
           },
       );
+    }
+
+    /** Follows `alloc/data/log` (holding "one"); `idle(n)` runs after the n-th look at its size once it is idle. */
+    async function followIdle(idle: (n: number, ctl: AbortController) => void) {
+      await writeFile(path.join(data, 'log'), 'one\n');
+      const ctl = new AbortController();
+      let started = false;
+      let stats = 0;
+      await afterEachHandleStat(() => {
+        if (started) idle(++stats, ctl);
+      });
       const text = await collect(afs.stream('alloc/data/log', { follow: true, signal: ctl.signal }), () => void (started = true));
       return { text, stats };
     }
@@ -472,24 +478,16 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
       this.timeout(5000); // a follower watching the new name instead never wakes
       const f = path.join(data, 'log');
       await writeFile(f, 'one\n');
-      const proto = await fileHandleProto();
       onTasks.set(2, () => {
         fs.renameSync(f, f + '.1');
         fs.writeFileSync(f, 'new file\n');
       });
       let started = false;
       let stats = 0;
-      patch(
-        proto,
-        'stat',
-        (real) =>
-          async function (this: unknown, ...a: never[]) {
-            const st = await (real as Fn).apply(this, a);
-            // Appended once the stream is asleep: only its watcher can tell it.
-            if (started && ++stats === 1) setImmediate(() => fs.appendFileSync(f + '.1', 'two\n'));
-            return st as fs.Stats;
-          },
-      );
+      await afterEachHandleStat(() => {
+        // Appended once the stream is asleep: only its watcher can tell it.
+        if (started && ++stats === 1) setImmediate(() => fs.appendFileSync(f + '.1', 'two\n'));
+      });
       const text = await collect(afs.stream('alloc/data/log', { follow: true }), (t) => {
         started = true;
         return t === 'one\ntwo\n';
