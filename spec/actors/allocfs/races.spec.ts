@@ -95,6 +95,19 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
     );
   }
 
+  /** As where /proc is not mounted: an open fd's path cannot be read. */
+  function noProc(): void {
+    patch(
+      fs.promises,
+      'readlink',
+      (real) =>
+        (async (p: string, ...rest: never[]) => {
+          if (String(p).startsWith('/proc/self/fd/')) throw Object.assign(new Error('ENOENT: no /proc'), { code: 'ENOENT' });
+          return (real as Fn)(p as never, ...rest);
+        }) as never,
+    );
+  }
+
   /** `data` becomes a link to `to` (the real dir kept aside as `data.old`). */
   const swapData = (to: string) => {
     fs.renameSync(data, data + '.old');
@@ -188,15 +201,7 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
 
     it('where the open fd’s path cannot be read (no /proc), the file is still read', async () => {
       await writeFile(path.join(data, 'f'), 'plain');
-      patch(
-        fs.promises,
-        'readlink',
-        (real) =>
-          (async (p: string, ...rest: never[]) => {
-            if (String(p).startsWith('/proc/self/fd/')) throw Object.assign(new Error('ENOENT: no /proc'), { code: 'ENOENT' });
-            return (real as Fn)(p as never, ...rest);
-          }) as never,
-      );
+      noProc();
       expect((await afs.readAt('alloc/data/f', 0, 100)).toString()).to.equal('plain');
     });
 
@@ -267,6 +272,80 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
       const list = await afs.list('alloc/data');
       expect(list.map((e) => [e.name, e.size])).to.deep.equal([['a', 1]]);
       expect(fs.lstatSync(data).isSymbolicLink(), 'the swap happened').to.equal(true);
+    });
+
+    it('a parent swapped for a link out after the lookup is caught by the opened dir’s own path: refused, nothing listed or stat’ed', async () => {
+      await fs.promises.mkdir(path.join(data, 'sub'));
+      await writeFile(path.join(data, 'sub', 'f'), 'x');
+      await fs.promises.mkdir(path.join(outside, 'sub'));
+      await writeFile(path.join(outside, 'sub', 'f'), 'outside!!!');
+      afterLookupOf(path.join(data, 'sub'), () => swapData(outside)); // the open follows a parent link: O_NOFOLLOW is for the last part
+      expect(await afs.list('alloc/data/sub').catch((e: unknown) => e)).to.be.instanceOf(AllocPathEscapeError);
+      fs.rmSync(data);
+      fs.renameSync(data + '.old', data);
+      afterLookupOf(path.join(data, 'sub', 'f'), () => swapData(outside));
+      expect(await afs.stat('alloc/data/sub/f').catch((e: unknown) => e)).to.be.instanceOf(AllocPathEscapeError);
+      expect(await fdsOn(path.join(outside, 'sub')), 'the dir opened outside is closed').to.deep.equal([]);
+    });
+
+    it('a dir removed after the lookup is "not found", for list and stat', async () => {
+      await fs.promises.mkdir(path.join(data, 'gone'));
+      afterLookupOf(path.join(data, 'gone'), () => fs.rmSync(path.join(data, 'gone'), { recursive: true }));
+      const err = await afs.list('alloc/data/gone').catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(AllocFileNotFoundError);
+      await fs.promises.mkdir(path.join(data, 'gone'));
+      await writeFile(path.join(data, 'gone', 'f'), 'x');
+      afterLookupOf(path.join(data, 'gone', 'f'), () => fs.rmSync(path.join(data, 'gone'), { recursive: true }));
+      expect(await afs.stat('alloc/data/gone/f').catch((e: unknown) => e)).to.be.instanceOf(AllocFileNotFoundError);
+    });
+
+    it('no fd is left on the dir after a list or a stat, answered or refused', async () => {
+      await writeFile(path.join(data, 'a'), 'a');
+      await afs.list('alloc/data');
+      await afs.stat('alloc/data/a');
+      await afs.stat('/');
+      await afs.stat('alloc/data/nope').catch(() => undefined);
+      expect(await fdsOn(data)).to.deep.equal([]);
+      expect(await fdsOn(ad.dir)).to.deep.equal([]);
+    });
+
+    describe('where an open fd’s path cannot be read (no /proc)', () => {
+      beforeEach(() => noProc());
+
+      it('list and stat work by the path as checked', async () => {
+        await writeFile(path.join(data, 'a'), 'abc');
+        expect((await afs.list('alloc/data')).map((e) => [e.name, e.size])).to.deep.equal([['a', 3]]);
+        expect((await afs.stat('alloc/data/a')).size).to.equal(3);
+        expect((await afs.stat('/')).isDir).to.equal(true);
+      });
+
+      it('the dir removed after its open is "not found"', async () => {
+        patch(
+          fs.promises,
+          'readdir',
+          (real) =>
+            (async (p: string, ...rest: never[]) => {
+              if (p === data) fs.rmSync(data, { recursive: true });
+              return (real as Fn)(p as never, ...rest);
+            }) as never,
+        );
+        expect(await afs.list('alloc/data').catch((e: unknown) => e)).to.be.instanceOf(AllocFileNotFoundError);
+      });
+
+      it('the dir swapped for a symlink loop while listing is an escape, not a short listing', async () => {
+        await writeFile(path.join(data, 'a'), 'a');
+        await writeFile(path.join(data, 'b'), 'b');
+        patch(
+          fs.promises,
+          'lstat',
+          (real) =>
+            (async (p: string, ...rest: never[]) => {
+              if (p === path.join(data, 'a') && !fs.lstatSync(data).isSymbolicLink()) swapData('data');
+              return (real as Fn)(p as never, ...rest);
+            }) as never,
+        );
+        expect(await afs.list('alloc/data').catch((e: unknown) => e)).to.be.instanceOf(AllocPathEscapeError);
+      });
     });
 
     it('the dir swapped for a link out after the lookup is refused at its open, not listed', async () => {
