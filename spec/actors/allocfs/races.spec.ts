@@ -319,6 +319,12 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
         expect((await afs.stat('/')).isDir).to.equal(true);
       });
 
+      it('a symlink out is refused by its resolved path alone: not listed, stat’ed or read', async () => {
+        await symlink(outside, path.join(data, 'out'));
+        for (const call of [() => afs.list('alloc/data/out'), () => afs.stat('alloc/data/out/passwd'), () => afs.readAt('alloc/data/out/passwd', 0, 100)])
+          expect(await call().catch((e: unknown) => e)).to.be.instanceOf(AllocPathEscapeError);
+      });
+
       it('the dir removed after its open is "not found"', async () => {
         patch(
           fs.promises,
