@@ -174,16 +174,7 @@ describe('viewer log tail: back-pressure', () => {
     };
     const { srv, close } = await serveSource(src);
     try {
-      const text = await new Promise<string>((resolve, reject) => {
-        const req = request(`${srv.url}api/logs?alloc=a&task=web`, { agent: false }, (res) => {
-          let got = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (got += d));
-          res.on('end', () => resolve(got));
-        });
-        req.on('error', reject);
-        req.end();
-      });
+      const text = await fetchText(`${srv.url}api/logs?alloc=a&task=web`);
       expect(text === `: berth viewer\n\nevent: start\ndata: {"offset":10}\n\ndata: "${'z'.repeat(64 * 1024)}"\n\n`, 'no skipped event').to.equal(true);
       expect(asked).to.deep.equal([10]);
     } finally {
@@ -216,16 +207,7 @@ describe('viewer log tail: back-pressure', () => {
     };
     const { srv, close } = await serveSource(src, { logMaxBehindBytes: 1000 });
     try {
-      const text = await new Promise<string>((resolve, reject) => {
-        const req = request(`${srv.url}api/logs?alloc=a&task=web`, { agent: false }, (res) => {
-          let got = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (got += d));
-          res.on('end', () => resolve(got));
-        });
-        req.on('error', reject);
-        req.end();
-      });
+      const text = await fetchText(`${srv.url}api/logs?alloc=a&task=web`);
       await new Promise((r) => setImmediate(r));
       const chunk = (n: number) => `data: "${String(n % 10).repeat(64 * 1024)}"\n\n`;
       let want = ': berth viewer\n\nevent: start\ndata: {"offset":10}\n\n';
