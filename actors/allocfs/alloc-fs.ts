@@ -137,11 +137,8 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
     const { fh, st } = opened;
     try {
       if (hostOnlyFile(st)) throw new AllocFileUnreadableError(given);
-      const at = await fdPath(fh.fd);
-      if (at !== undefined) {
-        if (!isWithin(base, at)) throw new AllocPathEscapeError();
-        refuseSecrets(given, base, at);
-      }
+      const at = await fdPathInside(fh, base);
+      if (at !== undefined) refuseSecrets(given, base, at);
       return { fh, size: st.size };
     } catch (err) {
       await fh.close();
@@ -167,10 +164,8 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
       throw swapped ? new AllocPathEscapeError() : wrap(err, given);
     }
     try {
-      const at = await fdPath(fh.fd);
-      if (at === undefined) return { fh, via: dir };
-      if (!isWithin(base, at)) throw new AllocPathEscapeError();
-      return { fh, via: `/proc/self/fd/${fh.fd}` };
+      const at = await fdPathInside(fh, base);
+      return { fh, via: at === undefined ? dir : `/proc/self/fd/${fh.fd}` };
     } catch (err) {
       await fh.close();
       throw err;
@@ -347,6 +342,16 @@ async function realpathOr(p: string): Promise<string | undefined> {
  */
 function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * Where an open fd really is, refused as an escape when outside `base` (a link swapped in between
+ * the check and the open); undefined where that cannot be read (no /proc).
+ */
+async function fdPathInside(fh: FileHandle, base: string): Promise<string | undefined> {
+  const at = await fdPath(fh.fd);
+  if (at !== undefined && !isWithin(base, at)) throw new AllocPathEscapeError();
+  return at;
 }
 
 /** The path an open fd refers to (Linux `/proc/self/fd`); undefined where that is not available. */
