@@ -95,6 +95,19 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
     );
   }
 
+  /** Runs `act(path)` just before each `fs.promises[name]` call, then the real call goes ahead. */
+  function beforeCall(name: 'open' | 'lstat' | 'readdir', act: (p: string) => void): void {
+    patch(
+      fs.promises,
+      name,
+      (real) =>
+        (async (p: string, ...rest: never[]) => {
+          act(p);
+          return (real as Fn)(p as never, ...rest);
+        }) as never,
+    );
+  }
+
   /** As where /proc is not mounted: an open fd's path cannot be read. */
   function noProc(): void {
     patch(
@@ -170,18 +183,12 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
       const f = path.join(data, 'f');
       await writeFile(f, 'was here');
       await writeFile(path.join(data, 'g'), 'inside');
-      patch(
-        fs.promises,
-        'open',
-        (real) =>
-          (async (p: string, ...rest: never[]) => {
-            if (p === f) {
-              fs.rmSync(f);
-              fs.symlinkSync('g', f);
-            }
-            return (real as Fn)(p as never, ...rest);
-          }) as never,
-      );
+      beforeCall('open', (p) => {
+        if (p === f) {
+          fs.rmSync(f);
+          fs.symlinkSync('g', f);
+        }
+      });
       const err = await afs.readAt('alloc/data/f', 0, 100).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(AllocPathEscapeError);
       expect(err).to.not.be.instanceOf(AllocSymlinkLoopError);
@@ -246,29 +253,17 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
     it('an entry removed between the listing and its lstat is left out; the rest come sorted', async () => {
       for (const n of ['mm', 'ZZ', 'zz', 'aa', 'gone', 'b']) await writeFile(path.join(data, n), n);
       const gone = path.join(data, 'gone');
-      patch(
-        fs.promises,
-        'lstat',
-        (real) =>
-          (async (p: string, ...rest: never[]) => {
-            if (path.basename(p) === 'gone') fs.rmSync(gone, { force: true });
-            return (real as Fn)(p as never, ...rest);
-          }) as never,
-      );
+      beforeCall('lstat', (p) => {
+        if (path.basename(p) === 'gone') fs.rmSync(gone, { force: true });
+      });
       expect((await afs.list('alloc/data')).map((e) => e.name)).to.deep.equal(['ZZ', 'aa', 'b', 'mm', 'zz']);
     });
 
     it('the dir swapped for a symlink loop while listing: what is listed is the dir opened, never the loop', async () => {
       await writeFile(path.join(data, 'a'), 'a');
-      patch(
-        fs.promises,
-        'lstat',
-        (real) =>
-          (async (p: string, ...rest: never[]) => {
-            if (path.basename(p) === 'a' && !fs.lstatSync(data).isSymbolicLink()) swapData('data');
-            return (real as Fn)(p as never, ...rest);
-          }) as never,
-      );
+      beforeCall('lstat', (p) => {
+        if (path.basename(p) === 'a' && !fs.lstatSync(data).isSymbolicLink()) swapData('data');
+      });
       const list = await afs.list('alloc/data');
       expect(list.map((e) => [e.name, e.size])).to.deep.equal([['a', 1]]);
       expect(fs.lstatSync(data).isSymbolicLink(), 'the swap happened').to.equal(true);
@@ -326,30 +321,18 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
       });
 
       it('the dir removed after its open is "not found"', async () => {
-        patch(
-          fs.promises,
-          'readdir',
-          (real) =>
-            (async (p: string, ...rest: never[]) => {
-              if (p === data) fs.rmSync(data, { recursive: true });
-              return (real as Fn)(p as never, ...rest);
-            }) as never,
-        );
+        beforeCall('readdir', (p) => {
+          if (p === data) fs.rmSync(data, { recursive: true });
+        });
         expect(await afs.list('alloc/data').catch((e: unknown) => e)).to.be.instanceOf(AllocFileNotFoundError);
       });
 
       it('the dir swapped for a symlink loop while listing is an escape, not a short listing', async () => {
         await writeFile(path.join(data, 'a'), 'a');
         await writeFile(path.join(data, 'b'), 'b');
-        patch(
-          fs.promises,
-          'lstat',
-          (real) =>
-            (async (p: string, ...rest: never[]) => {
-              if (p === path.join(data, 'a') && !fs.lstatSync(data).isSymbolicLink()) swapData('data');
-              return (real as Fn)(p as never, ...rest);
-            }) as never,
-        );
+        beforeCall('lstat', (p) => {
+          if (p === path.join(data, 'a') && !fs.lstatSync(data).isSymbolicLink()) swapData('data');
+        });
         expect(await afs.list('alloc/data').catch((e: unknown) => e)).to.be.instanceOf(AllocPathEscapeError);
       });
     });
@@ -364,18 +347,12 @@ describe('alloc fs: races a task can win, and how a follower waits', () => {
     it('the dir swapped for a link out after its open is still the one listed: nothing of outside', async () => {
       await writeFile(path.join(data, 'a'), 'a');
       let swapped = false;
-      patch(
-        fs.promises,
-        'readdir',
-        (real) =>
-          (async (p: string, ...rest: never[]) => {
-            if (!swapped) {
-              swapped = true;
-              swapData(outside);
-            }
-            return (real as Fn)(p as never, ...rest);
-          }) as never,
-      );
+      beforeCall('readdir', () => {
+        if (!swapped) {
+          swapped = true;
+          swapData(outside);
+        }
+      });
       const list = await afs.list('alloc/data');
       expect(swapped).to.equal(true);
       expect(list.map((e) => e.name)).to.deep.equal(['a']);
