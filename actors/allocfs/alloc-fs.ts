@@ -137,8 +137,7 @@ export function createAllocFS(allocDir: AllocFSSource): AllocFS {
     const { fh, st } = opened;
     try {
       if (hostOnlyFile(st)) throw new AllocFileUnreadableError(given);
-      const at = await fdPathInside(fh, base);
-      if (at !== undefined) refuseSecrets(given, base, at);
+      refuseSecrets(given, base, await fdPathInside(fh, base)); // an unknown path (no /proc) is skipped
       return { fh, size: st.size };
     } catch (err) {
       await fh.close();
