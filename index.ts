@@ -148,7 +148,7 @@ export {
   type TaskContext,
   type TaskMachineEvent,
   type TaskMachineInput,
-} from './machines/task.machine.ts';
+} from './machines/task/index.ts';
 export type {
   AllocWatcherOutput,
   WatchChildInput,

@@ -8,7 +8,7 @@
 import { getStateNodes, toDirectedGraph } from '@xstate/graph';
 import type { AnyStateMachine, InspectionEvent } from 'xstate';
 import { allocMachine, updateQueueMachine } from '../machines/alloc/index.ts';
-import { taskMachine } from '../machines/task.machine.ts';
+import { taskMachine } from '../machines/task/index.ts';
 import { watcherMachine } from '../machines/watcher.machine.ts';
 
 interface TransitionLike {

@@ -7,7 +7,7 @@
  * @module
  */
 import { fromPromise } from 'xstate';
-import type { PrestartOutput } from '../../machines/task.machine.ts';
+import type { PrestartOutput } from '../../machines/task/index.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import { AllocNotFoundError, TaskNotFoundError } from '../../model/errors.ts';
 import { taskGroupOf } from '../../model/status.ts';

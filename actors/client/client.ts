@@ -10,7 +10,7 @@ import { map } from 'rxjs';
 import { createActor, setup, type AnyActorRef } from 'xstate';
 import { createBus } from '../../bus/bus.ts';
 import { allocMachine } from '../../machines/alloc/index.ts';
-import { taskMachine } from '../../machines/task.machine.ts';
+import { taskMachine } from '../../machines/task/index.ts';
 import { realClock } from '../../model/clock.ts';
 import { AllocExistsError, AllocNotFoundError, BerthError, ClientShutdownError, InvalidAllocationError, unsupportedText } from '../../model/errors.ts';
 import { checkAllocation, parseAllocation } from '../../model/parse.ts';

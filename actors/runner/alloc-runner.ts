@@ -9,7 +9,7 @@ import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
 import { ALLOC_STATES, allocMachineInput, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc/index.ts';
 import { reportedClientStatus } from '../../machines/policy/client-status.ts';
-import type { TaskContext } from '../../machines/task.machine.ts';
+import type { TaskContext } from '../../machines/task/index.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
 import type { AllocDeploymentStatus, Allocation } from '../../model/types.ts';
 import { errorText } from '../../model/error-text.ts';

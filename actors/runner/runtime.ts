@@ -8,7 +8,7 @@ import { BerthError } from '../../model/errors.ts';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { AllocDeploymentStatus, Allocation, TaskEvent, TaskGroup } from '../../model/types.ts';
-import type { TaskMachineEvent } from '../../machines/task.machine.ts';
+import type { TaskMachineEvent } from '../../machines/task/index.ts';
 import type { ExecOptions } from '../drivers/driver.ts';
 import type { ServiceCatalog } from '../services/catalog.ts';
 import type { AllocDirFactory, AllocDirHandle } from '../allocdir/handle.ts';

@@ -9,7 +9,7 @@ import { errorText } from '../../model/error-text.ts';
 import { DriverConfigError, DriverStartError } from '../../model/errors.ts';
 import type { Allocation, Task, TaskEvent } from '../../model/types.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
-import type { StartOutput } from '../../machines/task.machine.ts';
+import type { StartOutput } from '../../machines/task/index.ts';
 import type { TaskDirHandle } from '../allocdir/handle.ts';
 import type { ChrootProgress } from '../allocdir/chroot.ts';
 import { cgroupEventMessage } from '../cgroups/describe.ts';

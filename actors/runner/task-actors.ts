@@ -1,6 +1,6 @@
 /**
- * The task machine's effect actors: start (build the task dir, then the driver), wait, kill.
- * Each is a promise actor whose signal aborts when the task machine leaves the invoking state.
+ * The task chart's (`machines/task/`) effect actors: start (build the task dir, then the driver), wait, kill.
+ * Each is a promise actor whose signal aborts when the task chart leaves the invoking state.
  * @module
  */
 import { dirname, join } from 'node:path';
@@ -9,7 +9,7 @@ import { fromAbortablePromise } from './abortable.ts';
 import { sleep, type Clock } from '../../model/clock.ts';
 import { BerthError, TaskNotStartedError } from '../../model/errors.ts';
 import type { TaskEvent } from '../../model/types.ts';
-import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task.machine.ts';
+import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task/index.ts';
 import type { Driver, ExitResult, TaskHandle } from '../drivers/driver.ts';
 import { runnerOf, type Runtime } from './runtime.ts';
 import { buildTaskDir, startedEvents, startFailure, startWithIntent, takeSetupNotes, taskConfig } from './start-steps.ts';

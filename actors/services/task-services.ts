@@ -9,7 +9,7 @@
  */
 import { byAlloc } from '../../bus/by-alloc.ts';
 import { fromCallback } from 'xstate';
-import type { TaskMachineEvent } from '../../machines/task.machine.ts';
+import type { TaskMachineEvent } from '../../machines/task/index.ts';
 import { taskGroupOf } from '../../model/status.ts';
 import type { Allocation, Service, Task } from '../../model/types.ts';
 import { buildTaskEnv, interpolateEnv } from '../drivers/env.ts';

@@ -1,9 +1,9 @@
 /**
- * berth's own charts (the alloc and task machines), laid out once per process.
+ * berth's own charts (the alloc and task charts, `machines/alloc/` and `machines/task/`), laid out once per process.
  * @module
  */
 import { allocMachine } from '../../machines/alloc/index.ts';
-import { taskMachine } from '../../machines/task.machine.ts';
+import { taskMachine } from '../../machines/task/index.ts';
 import { chartOf } from './chart.ts';
 import { layoutChart, type PlacedChart } from './layout.ts';
 

@@ -11,7 +11,7 @@ import type { GroupKillEvent } from '../policy/kill-order.ts';
 import type { CoordinatorState } from '../policy/lifecycle-gates.ts';
 import type { TaskSettings } from '../policy/task-settings.ts';
 import type { TaskRole } from '../policy/task-roles.ts';
-import type { TaskMachineEvent } from '../task.machine.ts';
+import type { TaskMachineEvent } from '../task/index.ts';
 import type { MigrationPlan } from '../policy/migration-plan.ts';
 
 export type { AllocHookKind } from '../../model/hook-kind.ts';

@@ -15,7 +15,8 @@ import { skipsShutdownDelay } from '../policy/shutdown-delay.ts';
 import { missingTaskEvent, taskChanges } from '../policy/task-changes.ts';
 import { taskSettingsFor } from '../policy/task-settings.ts';
 import { migrationPlan, type MigrationPlan } from '../policy/migration-plan.ts';
-import type { TaskMachineEvent, TaskMachineInput } from '../task.machine.ts';
+import type { TaskMachineEvent, TaskMachineInput } from '../task/index.ts';
+import { taskMachineInput } from '../task/input.ts';
 import type { AllocContext, AllocHookKind, AllocMachineEvent, AllocMachineInput } from './context.ts';
 import type { UpdateQueueEvent } from './update-queue.ts';
 
@@ -176,15 +177,13 @@ export const startUpdateHooks = (c: Ctx): Step => (c.hasUpdateHooks ? { hooks: '
 export const updateHooksDone = (c: Ctx): Step => ({ updates: { type: 'hooks.done', time: c.now } });
 
 function taskInput(c: Ctx, name: string, gate: boolean): TaskMachineInput {
-  const restoredHandle = c.restoredHandles?.[name];
-  return {
-    ...c.tasks[name]!,
+  return taskMachineInput(c.tasks[name]!, {
     initialState: c.taskStates[name]!,
-    eventSeq: c.eventSeq[name] ?? c.taskStates[name]!.events.length,
+    eventSeq: c.eventSeq[name],
     gateOpen: gate,
     now: c.now,
-    ...(restoredHandle ? { restoredHandle } : {}),
-  };
+    restoredHandle: c.restoredHandles?.[name],
+  });
 }
 
 /** Spawns every task, each gate as the coordinator says. */

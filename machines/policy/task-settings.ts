@@ -4,7 +4,7 @@
  */
 import type { Allocation } from '../../model/types.ts';
 import { taskGroupOf } from '../../model/status.ts';
-import type { TaskMachineInput } from '../task.machine.ts';
+import type { TaskMachineInput } from '../task/index.ts';
 
 /** Per-task static settings the runtime computes once (plain data). */
 export type TaskSettings = Omit<TaskMachineInput, 'initialState' | 'gateOpen' | 'now'>;

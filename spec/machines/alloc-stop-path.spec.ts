@@ -3,7 +3,7 @@ import { chartCoverage } from '../support/chart-coverage.ts';
 import { createActor, fromCallback, fromPromise, SimulatedClock, type Actor } from 'xstate';
 import { allocMachine, type AllocMachineInput } from '../../machines/alloc/index.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
-import { taskMachine, type ExitOutput, type StartOutput } from '../../machines/task.machine.ts';
+import { taskMachine, type ExitOutput, type StartOutput } from '../../machines/task/index.ts';
 import type { TaskHandle } from '../../model/task-handle.ts';
 import type { Allocation } from '../../model/types.ts';
 import { AllocDirInaccessibleError } from '../../model/errors.ts';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createActor, fromPromise, SimulatedClock, type AnyActorRef } from 'xstate';
 import { allocMachine, taskActorId, type AllocHookKind, type AllocMachineInput } from '../../machines/alloc/index.ts';
 import { taskSettingsFor } from '../../machines/policy/task-settings.ts';
-import { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput } from '../../machines/task.machine.ts';
+import { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput } from '../../machines/task/index.ts';
 import type { Allocation, Task } from '../../model/types.ts';
 import { chartCoverage, coverageRan } from '../support/chart-coverage.ts';
 import { flush, stub } from './support/charts.ts';

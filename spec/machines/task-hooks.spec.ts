@@ -13,7 +13,7 @@ import {
   type StartOutput,
   type TaskMachineEvent,
   type TaskMachineInput,
-} from '../../machines/task.machine.ts';
+} from '../../machines/task/index.ts';
 import type { TaskHandle } from '../../model/task-handle.ts';
 import type { RestartPolicy, TaskState } from '../../model/types.ts';
 import { chartCoverage } from '../support/chart-coverage.ts';

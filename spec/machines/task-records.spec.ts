@@ -4,14 +4,7 @@
  */
 import { expect } from 'chai';
 import { createActor, fromPromise, sendTo, setup } from 'xstate';
-import {
-  taskMachine,
-  type ExitOutput,
-  type RecoverOutput,
-  type StartOutput,
-  type TaskMachineEvent,
-  type TaskMachineInput,
-} from '../../machines/task.machine.ts';
+import { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput, type TaskMachineEvent, type TaskMachineInput } from '../../machines/task/index.ts';
 import { MissingActorError } from '../../model/errors.ts';
 import { flush } from './support/charts.ts';
 import { ev, mainRole, pendingState, taskHandle, taskHarness, stopTaskHarnesses } from './support/task-harness.ts';

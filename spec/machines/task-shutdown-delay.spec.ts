@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { chartCoverage } from '../support/chart-coverage.ts';
 import { createActor, createMachine, fromPromise, sendTo, SimulatedClock, type AnyActorRef } from 'xstate';
-import { taskMachine, type ExitOutput, type StartOutput, type TaskMachineEvent, type TaskMachineInput } from '../../machines/task.machine.ts';
+import { taskMachine, type ExitOutput, type StartOutput, type TaskMachineEvent, type TaskMachineInput } from '../../machines/task/index.ts';
 import type { TaskHandle } from '../../model/task-handle.ts';
 import type { TaskState } from '../../model/types.ts';
 

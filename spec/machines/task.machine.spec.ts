@@ -2,14 +2,7 @@ import { expect } from 'chai';
 import { createActor, sendTo, setup, SimulatedClock, type AnyActorRef } from 'xstate';
 import { RESTART_JITTER } from '../../machines/policy/restarts.ts';
 import type { TaskRole } from '../../machines/policy/task-roles.ts';
-import {
-  taskMachine,
-  type ExitOutput,
-  type RecoverOutput,
-  type StartOutput,
-  type TaskMachineEvent,
-  type TaskMachineInput,
-} from '../../machines/task.machine.ts';
+import { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput, type TaskMachineEvent, type TaskMachineInput } from '../../machines/task/index.ts';
 import { MissingActorError } from '../../model/errors.ts';
 import type { TaskHandle } from '../../model/task-handle.ts';
 import type { RestartPolicy, TaskState } from '../../model/types.ts';

@@ -9,7 +9,11 @@ import { Coverage } from '../../sim/coverage.ts';
 /** The suite's coverage counter. */
 export const chartCoverage = new Coverage();
 
-/** Which contributors ran (the check needs all of them, so single-file runs skip it). */
+/**
+ * Which contributors ran (the check needs all of them, so single-file runs skip it): the alloc and
+ * task chart specs (`spec/machines/alloc.machine.spec.ts`, `spec/machines/task.machine.spec.ts`,
+ * charts in `machines/alloc/` and `machines/task/`) and the simulator spec.
+ */
 export const coverageRan = new Set<string>();
 const CONTRIBUTORS = ['alloc.machine', 'task.machine', 'sim'];
 

@@ -1,7 +1,7 @@
 import { createActor, fromCallback, SimulatedClock, type AnyActorRef } from 'xstate';
 import { allocMachine, type AllocHookKind, type AllocMachineInput } from '../../../machines/alloc/index.ts';
 import { taskSettingsFor } from '../../../machines/policy/task-settings.ts';
-import { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput } from '../../../machines/task.machine.ts';
+import { taskMachine, type ExitOutput, type RecoverOutput, type StartOutput } from '../../../machines/task/index.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { chartCoverage } from '../../support/chart-coverage.ts';
 import { flush, stub } from '../support/charts.ts';
