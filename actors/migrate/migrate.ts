@@ -14,7 +14,7 @@ import { trackInFlight } from '../allocdir/in-flight.ts';
 import { errorText } from '../../model/error-text.ts';
 
 /** An AbortSignal that aborts after `ms` on the runtime's clock, or with `parent`. */
-function deadline(rt: MigrateEnv, parent: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
+function deadline(rt: Pick<MigrateEnv, 'clock'>, parent: AbortSignal, ms: number): { signal: AbortSignal; clear(): void } {
   const ctl = new AbortController();
   const t = rt.clock.setTimeout(() => ctl.abort(new TimeoutError(`migration timed out after ${ms}ms`)), ms);
   (t as { unref?: () => void })?.unref?.();

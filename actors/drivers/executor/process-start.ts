@@ -43,8 +43,8 @@ export interface StartSetup {
   isolation: Pick<ExecutorSpec, 'mode' | 'chroot'>;
 }
 
-/** Makes the state and log dirs and clears a previous run's exit and state files. */
-export function prepareStateDir(config: TaskConfig): void {
+/** Makes the state and log dirs and clears a previous run's exit and state files. Each step takes only the fields it reads. */
+export function prepareStateDir(config: Pick<TaskConfig, 'stateDir' | 'allocDir'>): void {
   const files = stateFiles(config.stateDir);
   try {
     fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
@@ -57,7 +57,11 @@ export function prepareStateDir(config: TaskConfig): void {
 }
 
 /** Makes the task's cgroup and records it in the state dir at once. */
-export async function createTaskCgroup(cgroups: CgroupManager, config: TaskConfig, applyLimits: boolean): Promise<TaskCgroup> {
+export async function createTaskCgroup(
+  cgroups: Pick<CgroupManager, 'create'>,
+  config: Pick<TaskConfig, 'allocId' | 'taskName' | 'stateDir'> & { task: Pick<TaskConfig['task'], 'resources'> },
+  applyLimits: boolean,
+): Promise<TaskCgroup> {
   try {
     const cgroup = await cgroups.create({ allocId: config.allocId, taskName: config.taskName, resources: config.task.resources, applyLimits });
     // On record before anything can run in it: a host that dies before the executor starts
@@ -70,7 +74,12 @@ export async function createTaskCgroup(cgroups: CgroupManager, config: TaskConfi
 }
 
 /** The spec the executor runs the task by (command and args interpolated in its environment). */
-export function executorSpec(config: TaskConfig, setup: StartSetup, env: Record<string, string>, cgroup: TaskCgroup | undefined): ExecutorSpec {
+export function executorSpec(
+  config: Pick<TaskConfig, 'id' | 'taskName' | 'taskDir' | 'allocDir' | 'logs' | 'stateDir' | 'task'>,
+  setup: Pick<StartSetup, 'command' | 'isolation'>,
+  env: Record<string, string>,
+  cgroup: TaskCgroup | undefined,
+): ExecutorSpec {
   return {
     version: 1,
     id: config.id,
@@ -99,7 +108,12 @@ export function executorSpec(config: TaskConfig, setup: StartSetup, env: Record<
  * even when `signal` aborts: the task may already exist, and returning its handle is the only
  * way berth can kill it. The launch is bounded by the start timeout.
  */
-export async function launch(spec: ExecutorSpec, setup: StartSetup, cgroup: TaskCgroup | undefined, signal: AbortSignal): Promise<ReadyOk> {
+export async function launch(
+  spec: ExecutorSpec,
+  setup: Pick<StartSetup, 'nodePath' | 'executorPath' | 'startTimeoutMs' | 'dropCgroup'>,
+  cgroup: TaskCgroup | undefined,
+  signal: AbortSignal,
+): Promise<ReadyOk> {
   const dropOnFailure = () => (cgroup ? dropStartedCgroup(spec.stateDir, setup.dropCgroup) : Promise.resolve());
   let ready;
   try {
@@ -117,7 +131,12 @@ export async function launch(spec: ExecutorSpec, setup: StartSetup, cgroup: Task
 }
 
 /** The handle of a started task, from its executor's ready line. */
-export function startedHandle(config: TaskConfig, setup: StartSetup, ready: ReadyOk, cgroup: TaskCgroup | undefined): TaskHandle {
+export function startedHandle(
+  config: TaskConfig,
+  setup: Pick<StartSetup, 'driverName' | 'cgroupNote'>,
+  ready: ReadyOk,
+  cgroup: TaskCgroup | undefined,
+): TaskHandle {
   const state: ProcessHandleState = {
     executorPid: ready.executorPid,
     executorStartTime: ready.executorStartTime,
