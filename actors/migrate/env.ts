@@ -57,3 +57,9 @@ export interface MigrationTarget {
   /** Local runner of its previous alloc, captured when it was added. */
   previousRunner?: PrevAllocSource;
 }
+
+/** What a remote migration reads of its client: finding the node, fetching, reporting. */
+export type RemoteMigrateEnv = Pick<MigrateEnv, 'bus' | 'clock' | 'random' | 'clientAllocDir' | 'rpc' | 'retry' | 'migrateToken' | 'tls'>;
+
+/** What a remote migration reads of its runner: the dir it fills and what it tells the tasks. */
+export type RemoteMigrateTarget = Pick<MigrationTarget, 'allocId' | 'allocDir' | 'group' | 'serverAlloc' | 'setupNotes'>;

@@ -37,7 +37,7 @@ import type { Task } from '../../model/types.ts';
 import { AllocDir } from '../allocdir/alloc-dir.ts';
 import { userIds } from '../allocdir/perms.ts';
 import { restoreSnapshot, type RestoreSnapshotResult } from '../allocdir/snapshot.ts';
-import type { MigrateEnv, MigrationTarget, TlsFiles } from './env.ts';
+import type { RemoteMigrateEnv, RemoteMigrateTarget, TlsFiles } from './env.ts';
 import { getNodeAddr } from './node-addr.ts';
 import { errorText } from '../../model/error-text.ts';
 
@@ -75,7 +75,7 @@ export function migrateTempRoot(clientAllocDir: string, prevId: string): string 
  * received. Rejects with a {@link BerthError} saying what failed, or with `signal.reason` once
  * `signal` aborts.
  */
-export async function remoteMigrate(rt: MigrateEnv, r: MigrationTarget, prevId: string, nodeId: string, signal: AbortSignal): Promise<number> {
+export async function remoteMigrate(rt: RemoteMigrateEnv, r: RemoteMigrateTarget, prevId: string, nodeId: string, signal: AbortSignal): Promise<number> {
   if (!rt.rpc)
     throw new BerthError(
       `cannot migrate previous alloc ${JSON.stringify(prevId)} from node ${JSON.stringify(nodeId)}: this client has no server RPC to find the node`,
@@ -156,7 +156,7 @@ export async function loadTls(files: TlsFiles, serverName: string): Promise<Clie
 }
 
 /** Tells each task (a "Task Setup" event at its start) which migrated paths lost setuid/setgid. */
-function noteStripped(rt: MigrateEnv, r: MigrationTarget, result: RestoreSnapshotResult): void {
+function noteStripped(rt: RemoteMigrateEnv, r: RemoteMigrateTarget, result: RestoreSnapshotResult): void {
   const n = result.setuidStripped.length;
   if (!n) return;
   const shown = result.setuidStripped.slice(0, 5).join(', ') + (n > 5 ? `, and ${n - 5} more` : '');
