@@ -21,7 +21,9 @@ import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
 import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
 import { AgentCore } from './core.ts';
+import { PortInUseError, portHolder } from './http/port-owner.ts';
 import { serveApi, type ApiServer } from './http/server.ts';
+import { lockDataDir, type DataDirLock } from './state/data-dir-lock.ts';
 import { AgentState } from './state/store.ts';
 import type { NodeRecord } from './state/types.ts';
 
@@ -57,7 +59,18 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
   const log = opts.log ?? ((line: string) => process.stderr.write(`${new Date().toISOString()} [agent] ${line}\n`));
   const tempDir = config.dev && !config.dataDir ? mkdtempSync(join(tmpdir(), 'berth-dev-')) : undefined;
   const cfg: AgentConfig = tempDir ? { ...config, dataDir: tempDir } : config;
-  const state = new AgentState(join(cfg.dataDir, 'server', 'state.db'));
+  // The lock comes before any state is opened: a second agent on this dir must touch nothing.
+  let dirLock: DataDirLock | undefined;
+  let state: AgentState;
+  try {
+    dirLock = lockDataDir(cfg.dataDir);
+    state = new AgentState(join(cfg.dataDir, 'server', 'state.db'));
+  } catch (e) {
+    dirLock?.release();
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    throw e;
+  }
+  const lock = dirLock;
   let client: Client | undefined;
   let api: ApiServer | undefined;
   const subs: Subscription[] = [];
@@ -114,6 +127,9 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       },
       drivers: () => ['raw_exec', 'exec', 'mock_driver'],
       ...(opts.streamHeartbeatMs !== undefined ? { streamHeartbeatMs: opts.streamHeartbeatMs } : {}),
+    }).catch((e: unknown) => {
+      if ((e as { code?: string }).code === 'EADDRINUSE') throw new PortInUseError(cfg.bindAddr, cfg.httpPort, portHolder(cfg.httpPort));
+      throw e;
     });
     const apiAddr = api.addr;
     state.commit((txn) => {
@@ -159,6 +175,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
           for (const s of subs) s.unsubscribe();
           await theClient.shutdown();
           state.close();
+          lock.release();
           if (tempDir) rmSync(tempDir, { recursive: true, force: true });
         })()),
     };
@@ -167,6 +184,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     await api?.close();
     await client?.shutdown();
     state.close();
+    lock.release();
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     throw e;
   }

@@ -41,7 +41,7 @@ try {
   const low = [alloc('batch-low', 20), alloc('batch-low', 20)];
   low.forEach((a, i) => names.set(a.id, `low[${i}]`));
   const lowRunners = low.map((a) => client.addAlloc(a));
-  await Promise.all(lowRunners.map((r) => r.waitFor('running')));
+  await Promise.all(lowRunners.map((r) => r.waitForTasks('running')));
 
   const high = alloc(
     'web-high',
@@ -55,7 +55,7 @@ try {
 
   // The servers evict the victims: an update with a terminal desired status stops each one.
   for (const a of low) client.updateAlloc({ ...a, desiredStatus: 'evict', allocModifyIndex: 2 });
-  await highRunner.waitFor('running');
+  await highRunner.waitForTasks('running');
   console.log(`high is running; victims: ${lowRunners.map((r) => r.alloc().clientStatus).join(', ')}`);
   await Promise.all(client.runners().map((r) => r.destroy()));
 } finally {

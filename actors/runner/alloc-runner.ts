@@ -9,6 +9,7 @@ import { AllocBroadcaster, type AllocListener } from '../../bus/broadcaster.ts';
 import type { AllocState } from '../../model/alloc-state.ts';
 import { ALLOC_STATES, allocMachineInput, taskActorId, type allocMachine, type AllocContext } from '../../machines/alloc/index.ts';
 import { reportedClientStatus } from '../../machines/policy/client-status.ts';
+import { stageOf, type TaskStage } from '../../machines/policy/task-roles.ts';
 import type { TaskContext } from '../../machines/task/index.ts';
 import { AllocNotRunningError, BerthError, MultiError, TaskNotFoundError, TaskNotRunningError } from '../../model/errors.ts';
 import type { AllocDeploymentStatus, Allocation } from '../../model/types.ts';
@@ -25,6 +26,9 @@ import { allocResult, type AllocResult } from '../../model/alloc-result.ts';
 import type { RunnerHook } from './hooks.ts';
 import { runHooks } from './hooks.ts';
 import { AllocStreams } from './alloc-streams.ts';
+
+/** Stages whose tasks run for the alloc's whole life (what `waitForTasks('running')` waits for). */
+const LASTING_STAGES = new Set<TaskStage>(['main', 'prestart-sidecar', 'poststart-sidecar']);
 import type { Runtime, RunnerInternals } from './runtime.ts';
 
 type AllocLogic = typeof allocMachine;
@@ -346,6 +350,35 @@ export class AllocRunnerImpl implements AllocRunner {
       const done = () => {
         this.#waiters.delete(check);
         signal?.removeEventListener('abort', onAbort);
+      };
+      if (signal?.aborted) return reject(signal.reason);
+      if (check()) return;
+      this.#waiters.add(check);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  waitForTasks(state: 'running' | 'dead', signal?: AbortSignal): Promise<void> {
+    // The tasks that run for the alloc's life; ephemeral lifecycle tasks and poststop ones come and go.
+    const lasting = this.#internals.group.tasks.filter((t) => LASTING_STAGES.has(stageOf(t))).map((t) => t.name);
+    return new Promise<void>((resolve, reject) => {
+      const check = () => {
+        const states = this.alloc().taskStates ?? {};
+        const reached =
+          state === 'dead'
+            ? this.#taskNames().every((n) => states[n]?.state === 'dead')
+            : lasting.every((n) => states[n]?.state === 'running' || states[n]?.startedAt !== undefined);
+        if (reached) return finish(resolve);
+        if (this.#stopped || this.#state === 'destroyed' || this.#actor.getSnapshot().status === 'error' || (state === 'running' && allocResult(this.alloc())))
+          return finish(() => reject(new BerthError(`allocation ${this.allocId} ended before its tasks were ${state}`)));
+        return false;
+      };
+      const onAbort = () => finish(() => reject(signal!.reason));
+      const finish = (settle: () => void) => {
+        this.#waiters.delete(check);
+        signal?.removeEventListener('abort', onAbort);
+        settle();
+        return true;
       };
       if (signal?.aborted) return reject(signal.reason);
       if (check()) return;

@@ -37,6 +37,15 @@ export interface AllocRunner extends PrevAllocSource {
    * allocation's state, not its tasks': `running` is entered (prerun hooks) before any task starts.
    */
   waitFor(state: AllocState, signal?: AbortSignal): Promise<void>;
+  /**
+   * Resolves when the tasks reach `state`: `'running'` once every main and sidecar task has
+   * started (at once if they already did, even if they have exited since); `'dead'` once every
+   * task is dead. Rejects if the alloc ends first (a task that never started, a destroy, client
+   * shutdown), or with `signal`'s reason.
+   * @example
+   * await runner.waitForTasks('running'); // the service answers from here on
+   */
+  waitForTasks(state: 'running' | 'dead', signal?: AbortSignal): Promise<void>;
   /** Sends a signal to one task, or to every running task when `task` is omitted. */
   signal(task: string | undefined, signal: string): Promise<void>;
   /** Restarts one running task at once, no restart hook ("Task not running" otherwise). */

@@ -41,6 +41,26 @@ describe('berth job validate (in-process)', () => {
     expect(t.stderr).to.include('template is not supported by berth (job.taskGroups[0].tasks[0].templates)');
   });
 
+  it('a refused stanza names the file once, gives a way forward, and -unsupported=warn leaves it out with a warning', async () => {
+    const f = join(dir, 'vault.nomad.hcl');
+    writeFileSync(
+      f,
+      'job "v" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config { command = "/bin/true" }\n      vault {\n        policies = ["p"]\n      }\n    }\n  }\n}\n',
+    );
+    const r = await runMain(['job', 'validate', f]);
+    expect(r.code).to.equal(2);
+    expect(r.stderr.split(f).length - 1, r.stderr).to.equal(2); // the error line and the -unsupported hint
+    expect(r.stderr).to.include('vault: berth has no Vault');
+    expect(r.stderr).to.include(`berth job validate -unsupported=warn ${f}`);
+    const w = await runMain(['job', 'validate', '-unsupported', 'warn', f]);
+    expect(w.code, w.stderr).to.equal(0);
+    expect(w.stderr).to.match(/1 warning:\n\n\* vault is not supported by berth.*: left out/);
+    expect(w.stdout).to.include('Job validation successful');
+    const bad = await runMain(['job', 'validate', '-unsupported', 'maybe', f]);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include('-unsupported takes warn or refuse');
+  });
+
   it('a raw_exec task with config {} is refused as berth validate and run refuse it', async () => {
     const f = join(dir, 'j.nomad.hcl');
     writeFileSync(f, 'job "j" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {}\n    }\n  }\n}\n');

@@ -5,6 +5,8 @@
  * @module
  */
 import { startAgent } from '../../../agent/agent.ts';
+import { PortInUseError } from '../../../agent/http/port-owner.ts';
+import { DataDirLockedError } from '../../../agent/state/data-dir-lock.ts';
 import { AgentConfigError, loadAgentConfigFile, resolveAgentConfig, type AgentFlags } from '../../../agent/config/config.ts';
 import { printHelp, type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
@@ -24,7 +26,8 @@ allocations, and Nomad's HTTP API on ADDR:N (default 127.0.0.1:4646). Stop it wi
   -bind ADDR    address to listen on (default 127.0.0.1)
   -port N       HTTP port (default 4646; 0 picks a free one)
 The first line on stdout is "berth agent listening on <url>".
-Exit codes: 0 stopped by a signal; 1 failed to start; 2 usage or config error.`;
+Exit codes: 0 stopped by a signal; 1 failed to start; 2 usage or config error, the data dir
+held by another agent, or the port in use.`;
 
 /** `berth agent`. */
 export const agentCommand: Command = {
@@ -53,7 +56,14 @@ export const agentCommand: Command = {
       if (e instanceof AgentConfigError) throw new InputError('agent config', e.message);
       throw e;
     }
-    const agent = await startAgent(config, { log: (line) => writeLine(io.stderr, `${new Date().toISOString()} [agent] ${line}`) });
+    let agent;
+    try {
+      agent = await startAgent(config, { log: (line) => writeLine(io.stderr, `${new Date().toISOString()} [agent] ${line}`) });
+    } catch (e) {
+      // What the user can fix (another agent on the dir or the port) is an input error: exit 2.
+      if (e instanceof DataDirLockedError || e instanceof PortInUseError) throw new InputError('agent', e.message, [], { cause: e });
+      throw e;
+    }
     writeLine(io.stdout, `berth agent listening on ${agent.url}`);
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));

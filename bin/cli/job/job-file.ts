@@ -6,7 +6,8 @@
  */
 import { parseArgs } from 'node:util';
 import { parseJobspec, type ApiJob } from '../../../agent/jobspec/index.ts';
-import { JobspecError } from '../../../model/errors.ts';
+import { JobspecError, unsupportedText, type UnsupportedStanza } from '../../../model/errors.ts';
+import { refusalHintLines } from './refusal-hints.ts';
 import { readInput } from '../alloc-file.ts';
 import { InputError, UsageError } from '../errors.ts';
 import type { CliIO } from '../io.ts';
@@ -22,9 +23,11 @@ export interface JobFileArgs {
   values: Record<string, string | boolean | undefined>;
 }
 
-/** Parses `-var`/`-var-file` (single or double dash) plus `extra` flags. */
+/** Parses `-var`/`-var-file` plus `extra` flags, each with one dash or two. */
 export function parseJobFileArgs(command: string, argv: string[], extra: Record<string, { type: 'string' | 'boolean' }> = {}): JobFileArgs {
-  const norm = argv.map((a) => (/^-var(-file)?(=|$)/.test(a) ? `-${a}` : a));
+  // Nomad spells long flags with one dash (`-var-file`, `-unsupported=warn`): take both.
+  const long = new Set(['var', 'var-file', 'help', ...Object.keys(extra)]);
+  const norm = argv.map((a) => (/^-[^-]/.test(a) && long.has(a.slice(1).split('=')[0]!) ? `-${a}` : a));
   let parsed;
   try {
     parsed = parseArgs({
@@ -52,18 +55,61 @@ export function parseJobFileArgs(command: string, argv: string[], extra: Record<
   };
 }
 
-/** Reads and parses a job file (`-` for stdin) into Nomad's API job; problems are an InputError. */
-export async function loadJobFile(path: string, args: JobFileArgs, io: CliIO): Promise<{ api: ApiJob; source: string }> {
+/** How {@link loadJobFile} reads a job file. */
+export interface JobFileOptions {
+  vars: Record<string, string>;
+  varFiles: string[];
+  /** A stanza berth does not run: refused (the default) or left out with a warning. */
+  unsupported?: 'refuse' | 'warn';
+  /** The command that reads it, for the hint (`job run`). */
+  command?: string;
+}
+
+/**
+ * Reads and parses a job file (`-` for stdin) into Nomad's API job. Problems are an InputError
+ * (exit 2) naming the file once, with a hint per refused stanza; in `warn` mode the refused
+ * stanzas come back in `leftOut`.
+ */
+export async function loadJobFile(
+  path: string,
+  opts: JobFileOptions,
+  io: CliIO,
+): Promise<{ api: ApiJob & { ID: string }; source: string; leftOut: UnsupportedStanza[] }> {
   const { text, source } = await readInput(path, io.stdin);
+  const leftOut: UnsupportedStanza[] = [];
   try {
-    const api = await parseJobspec(text, { filename: source, vars: args.vars, varFiles: args.varFiles });
-    return { api, source };
+    const api = await parseJobspec(text, {
+      filename: source,
+      vars: opts.vars,
+      varFiles: opts.varFiles,
+      ...(opts.unsupported ? { unsupported: opts.unsupported } : {}),
+      onWarning: (w) => leftOut.push(w),
+    });
+    if (typeof api.ID !== 'string' || api.ID === '') throw new InputError(source, 'the job needs an ID');
+    return { api: api as ApiJob & { ID: string }, source, leftOut };
   } catch (err) {
     if (err instanceof JobspecError) {
       const loc = err.line ? `:${err.line}${err.column ? `:${err.column}` : ''}` : '';
-      const message = err.message.startsWith(`${source}${loc}: `) ? err.message.slice(`${source}${loc}: `.length) : err.message;
-      throw new InputError(`${source}${loc}`, message, err.issues, { cause: err });
+      // The error names the file (and the first problem's line) itself: say it once.
+      const own = [`${source}${loc}: `, `${source}: `].find((p) => err.message.startsWith(p));
+      const message = own ? err.message.slice(own.length) : err.message;
+      const hints = refusalHintLines(err.unsupported, opts.command ?? 'job run', path);
+      throw new InputError(`${source}${loc}`, hints.length ? `${message}\n${hints.map((h) => `  ${h}`).join('\n')}` : message, err.issues, { cause: err });
     }
     throw err;
   }
+}
+
+/** `-unsupported warn|refuse`, checked. */
+export function unsupportedMode(value: unknown, command: string): 'refuse' | 'warn' | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'warn' || value === 'refuse') return value;
+  throw new UsageError(`-unsupported takes warn or refuse, got ${JSON.stringify(value)}`, command);
+}
+
+/** Nomad's warning list (`1 warning:` then `* ...` lines) for the stanzas left out. */
+export function leftOutWarnings(leftOut: UnsupportedStanza[]): string | undefined {
+  if (!leftOut.length) return undefined;
+  const n = leftOut.length;
+  return `${n} warning${n === 1 ? '' : 's'}:\n\n${leftOut.map((u) => `* ${unsupportedText(u)}: left out`).join('\n')}`;
 }

@@ -9,10 +9,10 @@ import { writeLine } from '../io.ts';
 import { AgentApi } from '../nomad/api.ts';
 import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
 import { short, table } from '../nomad/table.ts';
-import { readJobFile } from './run.ts';
+import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
 import { errorText } from '../../../model/error-text.ts';
 
-const HELP = `usage: berth job plan [-var key=value]... [-json] FILE
+const HELP = `usage: berth job plan [-var key=value]... [-var-file FILE]... [-unsupported warn] [-json] FILE
 
 A dry run of berth job run FILE: per task group how many allocations would be placed,
 updated (in place or by replacement) or stopped, and which allocations would be preempted.
@@ -27,10 +27,28 @@ export const jobPlanCommand: Command = {
   summary: 'show what running a job file would change',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job plan', argv, { var: 'multi', json: 'boolean', diff: 'boolean', verbose: 'boolean' });
+    const { flags, positionals } = parseNomadFlags('job plan', argv, {
+      var: 'multi',
+      'var-file': 'multi',
+      json: 'boolean',
+      diff: 'boolean',
+      verbose: 'boolean',
+      unsupported: 'string',
+    });
     if (flags.help) return printHelp(io, HELP);
     if (positionals.length !== 1) throw new UsageError('expects one job file', 'job plan');
-    const job = await readJobFile(positionals[0]!, keyValues('job plan', flags.var as string[] | undefined));
+    const { api: job, leftOut } = await loadJobFile(
+      positionals[0]!,
+      {
+        vars: keyValues('job plan', flags.var as string[] | undefined),
+        varFiles: (flags['var-file'] as string[] | undefined) ?? [],
+        unsupported: unsupportedMode(flags.unsupported, 'job plan'),
+        command: 'job plan',
+      },
+      io,
+    );
+    const leftOutText = leftOutWarnings(leftOut);
+    if (leftOutText) writeLine(io.stderr, `Job Warnings:\n${leftOutText}\n`);
     const api = new AgentApi();
     let plan: Obj;
     try {

@@ -4,43 +4,28 @@
  * follows the new allocations until they run, unless `-detach`.
  * @module
  */
-import { readFile } from 'node:fs/promises';
-import { JobFileError, parseJobFile } from '../../../agent/jobs/jobspec.ts';
 import { printHelp, type Command } from '../command.ts';
-import { InputError, UsageError } from '../errors.ts';
+import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi } from '../nomad/api.ts';
 import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
 import { followAllocs, followDeployment, monitorEval } from './monitor.ts';
-import { errorText } from '../../../model/error-text.ts';
+import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
 
-const HELP = `usage: berth job run [-detach] [-var key=value]... [-check-index N] FILE
+const HELP = `usage: berth job run [-detach] [-var key=value]... [-var-file FILE]... [-check-index N] [-unsupported warn] FILE
 
 Registers the job in FILE (HCL2 or JSON) with the agent, shows the evaluation (placements,
 preemptions, placement failures), then follows the new allocations until they run (a batch
 job's: until they end), printing which allocations each one waits for.
   -detach          print the evaluation id and return at once
   -var key=value   a value for the job file's variable (repeatable)
+  -var-file FILE   variable values from an HCL or JSON file (repeatable)
+  -unsupported warn  leave out (with a warning) the stanzas berth does not run, instead of
+                   refusing the job; a task whose driver berth lacks is refused either way
   -check-index N   register only if the job's modify index is N (0: only if it is new)
   -json            print the job as the API receives it, register nothing
 Exit codes: 0 placed and running; 1 error or an allocation failed; 2 usage or input error,
 or some allocations could not be placed.`;
-
-/** Reads and parses a job file for the CLI (InputError on a bad file). */
-export async function readJobFile(file: string, vars: Record<string, string>): Promise<Record<string, unknown> & { ID: string }> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    throw new InputError(file, `cannot read: ${(e as NodeJS.ErrnoException).code ?? errorText(e)}`);
-  }
-  try {
-    return await parseJobFile(text, { filename: file, vars });
-  } catch (e) {
-    if (e instanceof JobFileError) throw new InputError(file, e.message.replace(`${file}: `, ''));
-    throw e;
-  }
-}
 
 /** `berth job run`. */
 export const jobRunCommand: Command = {
@@ -51,13 +36,26 @@ export const jobRunCommand: Command = {
     const { flags, positionals } = parseNomadFlags('job run', argv, {
       detach: 'boolean',
       var: 'multi',
+      'var-file': 'multi',
       'check-index': 'string',
       json: 'boolean',
       verbose: 'boolean',
+      unsupported: 'string',
     });
     if (flags.help) return printHelp(io, HELP);
     if (positionals.length !== 1) throw new UsageError('expects one job file', 'job run');
-    const job = await readJobFile(positionals[0]!, keyValues('job run', flags.var as string[] | undefined));
+    const { api: job, leftOut } = await loadJobFile(
+      positionals[0]!,
+      {
+        vars: keyValues('job run', flags.var as string[] | undefined),
+        varFiles: (flags['var-file'] as string[] | undefined) ?? [],
+        unsupported: unsupportedMode(flags.unsupported, 'job run'),
+        command: 'job run',
+      },
+      io,
+    );
+    const leftOutText = leftOutWarnings(leftOut);
+    if (leftOutText) writeLine(io.stderr, `Job Warnings:\n${leftOutText}\n`);
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify({ Job: job }, null, 2));
       return 0;
