@@ -8,7 +8,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -24,29 +24,17 @@ interface LockEntry {
   [k: string]: unknown;
 }
 
-/** Newest mtime of the files under `dir` whose names pass `keep` (node_modules, dist, .git skipped). */
-function newest(dir: string, keep: (name: string) => boolean): number {
-  let max = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (['node_modules', 'dist', '.git', 'spec', 'bench', 'docs'].includes(e.name)) continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory()) max = Math.max(max, newest(p, keep));
-    else if (keep(e.name)) max = Math.max(max, statSync(p).mtimeMs);
-  }
-  return max;
-}
-
 /**
- * Builds dist/ unless it is newer than every source (CI's `npm ci` ran `prepare`, which built
- * it), then packs without running the build again. Returns the tarball's path.
+ * Packs berth as `npm publish` would: `npm pack` with its hooks, so `prepack` builds dist/ and
+ * writes the manifest to publish (no checkout-only scripts), and `postpack` restores the
+ * checkout's. Returns the tarball's path.
  */
 export async function packBerth(dest: string): Promise<string> {
-  const built = join(REPO, 'dist', 'index.js');
-  const sources = newest(REPO, (n) => /\.(ts|mts|mjs|json)$/.test(n) && !n.endsWith('.d.ts'));
-  if (!existsSync(built) || statSync(built).mtimeMs < sources) await run(process.execPath, [join(REPO, 'scripts', 'build.mjs')], { cwd: REPO });
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dest], { cwd: REPO });
-  const [info] = JSON.parse(stdout) as Array<{ filename: string }>;
-  return join(dest, info!.filename);
+  // Not --json: the hooks' own output shares stdout. The tarball is the one file in `dest`.
+  await run('npm', ['pack', '--pack-destination', dest], { cwd: REPO, maxBuffer: 16 << 20 });
+  const tgz = readdirSync(dest).filter((f) => f.endsWith('.tgz'));
+  if (tgz.length !== 1) throw new Error(`npm pack left ${tgz.length} tarballs in ${dest}: ${tgz.join(', ')}`);
+  return join(dest, tgz[0]!);
 }
 
 /** Writes package.json and package-lock.json for a project depending on `tarball` only. */

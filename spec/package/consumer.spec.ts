@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -84,6 +84,14 @@ describe('the packed package, installed offline into a project of its own', func
     };
     expect(manifest.name).to.equal('berth-runtime'); // npm's 'berth' is someone else's empty placeholder
     expect(manifest.bin).to.have.keys('berth');
+    // no build at a user's install (npm would warn of install scripts); the checkout keeps its own
+    expect(Object.keys((manifest.scripts as Record<string, string> | undefined) ?? {})).to.not.include.any.members(['prepare', 'prepack', 'postpack']);
+    expect((JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts).to.include.keys(
+      'prepare',
+      'prepack',
+      'postpack',
+    );
+    expect(existsSync(join(REPO, '.package.json.checkout'))).to.equal(false);
     expect(manifest).to.include.keys('repository', 'homepage', 'bugs');
     // a range with an upper bound: '>=20.19' would pull in whatever @types/node major is newest
     expect(manifest.dependencies['@types/node']).to.match(/^\^20\.|<\s*\d/);
