@@ -7,7 +7,7 @@
 import WebSocket from 'ws';
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { AgentApi, ApiRequestError } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS, ApiRequestError } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 
 const HELP = `usage: berth alloc exec [-task TASK] [-i=false] [-t=false] ALLOC COMMAND [ARGS...]
@@ -25,22 +25,21 @@ export const allocExecCommand: Command = {
   help: HELP,
   async run(argv, io) {
     // Flags end at the alloc id: everything after it is the command.
-    const idAt = argv.findIndex((a, i) => !a.startsWith('-') && !(i > 0 && argv[i - 1] === '-task'));
-    const { flags } = parseNomadFlags('alloc exec', idAt < 0 ? argv : argv.slice(0, idAt), { task: 'string', i: 'boolean', t: 'boolean' });
+    const spec = { ...API_FLAGS, task: 'string', i: 'boolean', t: 'boolean' } as const;
+    const takesValue = (a: string) => /^--?[^=]+$/.test(a) && (spec as Record<string, string>)[a.replace(/^--?/, '')] === 'string';
+    const idAt = argv.findIndex((a, i) => !a.startsWith('-') && !(i > 0 && takesValue(argv[i - 1]!)));
+    const { flags } = parseNomadFlags('alloc exec', idAt < 0 ? argv : argv.slice(0, idAt), spec);
     if (flags.help) return printHelp(io, HELP);
     if (flags.t === true) throw new UsageError('-t: berth runs commands without a terminal; leave -t off (or give -t=false)', 'alloc exec');
     if (idAt < 0 || argv.length < idAt + 2) throw new UsageError('expects an allocation id and a command', 'alloc exec');
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(argv[idAt]!);
     const tasks = (((a.Job as Obj).TaskGroups as Obj[]).find((g) => g.Name === a.TaskGroup)!.Tasks as Obj[]).map((t) => String(t.Name));
     const task = (flags.task as string | undefined) ?? (tasks.length === 1 ? tasks[0]! : undefined);
     if (!task) throw new UsageError(`allocation has ${tasks.length} tasks (${tasks.join(', ')}); give -task`, 'alloc exec');
     const q = new URLSearchParams({ task, command: JSON.stringify(argv.slice(idAt + 1)), tty: 'false' });
-    const url = `${api.addr.replace(/^http/, 'ws')}/v1/client/allocation/${a.ID}/exec?${q}`;
-    const headers: Record<string, string> = {};
-    const token = process.env.BERTH_TOKEN || process.env.NOMAD_TOKEN;
-    if (token) headers['X-Nomad-Token'] = token;
-    const ws = new WebSocket(url, { headers, ...(process.env.NOMAD_CACERT ? { ca: (await import('node:fs')).readFileSync(process.env.NOMAD_CACERT) } : {}) });
+    const url = api.url(`/v1/client/allocation/${a.ID}/exec?${q}`).href.replace(/^http/, 'ws');
+    const ws = new WebSocket(url, api.socketOptions());
     return await new Promise<number>((resolve, reject) => {
       let code: number | undefined;
       ws.on('open', () => {

@@ -6,7 +6,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { table } from '../nomad/table.ts';
 
@@ -24,10 +24,15 @@ export const allocFsCommand: Command = {
   summary: "list or read files in an allocation's directory",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc fs', argv, { stat: 'boolean', json: 'boolean', verbose: 'boolean' });
+    const { flags, positionals } = parseNomadFlags('alloc fs', argv, {
+      ...API_FLAGS,
+      stat: 'boolean',
+      json: 'boolean',
+      verbose: 'boolean',
+    });
     if (flags.help) return printHelp(io, HELP);
     if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expects an allocation id and optionally a path', 'alloc fs');
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const path = positionals[1] ?? '/';
     const q = `path=${encodeURIComponent(path)}`;

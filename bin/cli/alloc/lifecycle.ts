@@ -6,7 +6,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { short } from '../nomad/table.ts';
 import { monitorEval } from '../job/monitor.ts';
@@ -17,10 +17,14 @@ export const allocStopCommand: Command = {
   summary: 'stop an allocation (the scheduler places a replacement)',
   help: `usage: berth alloc stop [-detach] ALLOC\n\nStops the allocation; its job's evaluation places a replacement.\nExit codes: 0 stopped; 1 no such allocation or an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc stop', argv, { detach: 'boolean', verbose: 'boolean' });
+    const { flags, positionals } = parseNomadFlags('alloc stop', argv, {
+      ...API_FLAGS,
+      detach: 'boolean',
+      verbose: 'boolean',
+    });
     if (flags.help) return printHelp(io, this.help);
     if (positionals.length !== 1) throw new UsageError('expects one allocation id', 'alloc stop');
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const { body } = await api.json<{ EvalID: string }>('POST', `/v1/allocation/${a.ID}/stop`);
     if (flags.detach) writeLine(io.stdout, body.EvalID);
@@ -35,10 +39,15 @@ export const allocRestartCommand: Command = {
   summary: "restart an allocation's tasks",
   help: `usage: berth alloc restart [-all-tasks] ALLOC [TASK]\n\nRestarts TASK, or every task.\nExit codes: 0 restarted; 1 no such allocation or task, or an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc restart', argv, { 'all-tasks': 'boolean', task: 'string', verbose: 'boolean' });
+    const { flags, positionals } = parseNomadFlags('alloc restart', argv, {
+      ...API_FLAGS,
+      'all-tasks': 'boolean',
+      task: 'string',
+      verbose: 'boolean',
+    });
     if (flags.help) return printHelp(io, this.help);
     if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expects an allocation id and optionally a task', 'alloc restart');
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const task = (flags.task as string | undefined) ?? positionals[1];
     await api.json('POST', `/v1/client/allocation/${a.ID}/restart`, task ? { TaskName: task } : { AllTasks: true });
@@ -53,10 +62,15 @@ export const allocSignalCommand: Command = {
   summary: "signal an allocation's tasks",
   help: `usage: berth alloc signal [-s SIGNAL] ALLOC [TASK]\n\nSends SIGNAL (default SIGKILL) to TASK, or to every running task.\nExit codes: 0 sent; 1 no such allocation or task, or an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc signal', argv, { s: 'string', task: 'string', verbose: 'boolean' });
+    const { flags, positionals } = parseNomadFlags('alloc signal', argv, {
+      ...API_FLAGS,
+      s: 'string',
+      task: 'string',
+      verbose: 'boolean',
+    });
     if (flags.help) return printHelp(io, this.help);
     if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expects an allocation id and optionally a task', 'alloc signal');
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const task = (flags.task as string | undefined) ?? positionals[1];
     await api.json('POST', `/v1/client/allocation/${a.ID}/signal`, { Signal: (flags.s as string | undefined) ?? 'SIGKILL', ...(task ? { Task: task } : {}) });

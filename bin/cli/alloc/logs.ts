@@ -6,7 +6,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 
 const HELP = `usage: berth alloc logs [-f] [-stderr] [-tail] [-n LINES] [-c BYTES] ALLOC [TASK]
@@ -25,6 +25,7 @@ export const allocLogsCommand: Command = {
   help: HELP,
   async run(argv, io) {
     const { flags, positionals } = parseNomadFlags('alloc logs', argv, {
+      ...API_FLAGS,
       f: 'boolean',
       stderr: 'boolean',
       tail: 'boolean',
@@ -34,7 +35,7 @@ export const allocLogsCommand: Command = {
     });
     if (flags.help) return printHelp(io, HELP);
     if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expects an allocation id and optionally a task', 'alloc logs');
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const group = ((a.Job as Obj).TaskGroups as Obj[]).find((g) => g.Name === a.TaskGroup)!;
     const tasks = (group.Tasks as Obj[]).map((t) => String(t.Name));

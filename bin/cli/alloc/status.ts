@@ -6,7 +6,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { kv, nanoTime, short, table } from '../nomad/table.ts';
 
@@ -24,10 +24,14 @@ export const allocStatusCommand: Command = {
   summary: 'show an allocation',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc status', argv, { json: 'boolean', verbose: 'boolean' });
+    const { flags, positionals } = parseNomadFlags('alloc status', argv, {
+      ...API_FLAGS,
+      json: 'boolean',
+      verbose: 'boolean',
+    });
     if (flags.help) return printHelp(io, HELP);
     if (positionals.length !== 1) throw new UsageError('expects one allocation id', 'alloc status');
-    const a = await new AgentApi().resolveAlloc(positionals[0]!);
+    const a = await new AgentApi(flags).resolveAlloc(positionals[0]!);
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(a, null, 2));
       return 0;

@@ -5,7 +5,7 @@
 import { printHelp } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, ApiRequestError } from '../nomad/api.ts';
+import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv, nanoTime, short } from '../nomad/table.ts';
@@ -19,10 +19,15 @@ export const evalCommand = commandGroup('eval', 'inspect evaluations', [
     summary: 'show an evaluation',
     help: 'usage: berth eval status [-json] EVAL\n\nExit codes: 0 shown; 1 no such evaluation or an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, positionals } = parseNomadFlags('eval status', argv, { json: 'boolean', verbose: 'boolean', monitor: 'boolean' });
+      const { flags, positionals } = parseNomadFlags('eval status', argv, {
+        ...API_FLAGS,
+        json: 'boolean',
+        verbose: 'boolean',
+        monitor: 'boolean',
+      });
       if (flags.help) return printHelp(io, this.help);
       if (positionals.length !== 1) throw new UsageError('expects one evaluation id', 'eval status');
-      const api = new AgentApi();
+      const api = new AgentApi(flags);
       const matches = (await api.get<Obj[]>(`/v1/evaluations?prefix=${encodeURIComponent(positionals[0]!)}`)).body;
       if (matches.length === 0) throw new ApiRequestError(404, `No evaluation(s) with prefix or id "${positionals[0]}" found`);
       if (matches.length > 1) throw new ApiRequestError(400, `Prefix matched multiple evaluations: ${matches.map((e) => short(e.ID)).join(', ')}`);

@@ -5,7 +5,7 @@
 import { printHelp } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv, short, table } from '../nomad/table.ts';
@@ -19,10 +19,15 @@ export const nodeCommand = commandGroup('node', "show the agent's node", [
     summary: 'list nodes, or show one',
     help: 'usage: berth node status [-json] [NODE]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, positionals } = parseNomadFlags('node status', argv, { json: 'boolean', self: 'boolean', verbose: 'boolean' });
+      const { flags, positionals } = parseNomadFlags('node status', argv, {
+        ...API_FLAGS,
+        json: 'boolean',
+        self: 'boolean',
+        verbose: 'boolean',
+      });
       if (flags.help) return printHelp(io, this.help);
       if (positionals.length > 1) throw new UsageError('expects at most one node id', 'node status');
-      const api = new AgentApi();
+      const api = new AgentApi(flags);
       const nodes = (await api.get<Obj[]>('/v1/nodes')).body;
       if (positionals.length === 0 && !flags.self) {
         if (flags.json) writeLine(io.stdout, JSON.stringify(nodes, null, 2));

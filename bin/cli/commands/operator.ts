@@ -5,7 +5,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv } from '../nomad/table.ts';
@@ -23,9 +23,12 @@ const getConfig: Command = {
   summary: "show the scheduler's configuration",
   help: 'usage: berth operator scheduler get-config [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
   async run(argv, io) {
-    const { flags } = parseNomadFlags('operator scheduler get-config', argv, { json: 'boolean' });
+    const { flags } = parseNomadFlags('operator scheduler get-config', argv, {
+      ...API_FLAGS,
+      json: 'boolean',
+    });
     if (flags.help) return printHelp(io, this.help);
-    const { body } = await new AgentApi().get<{ SchedulerConfig: Obj }>('/v1/operator/scheduler/configuration');
+    const { body } = await new AgentApi(flags).get<{ SchedulerConfig: Obj }>('/v1/operator/scheduler/configuration');
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(body, null, 2));
       return 0;
@@ -53,17 +56,16 @@ const setConfig: Command = {
 
 Exit codes: 0 updated; 1 an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags(
-      'operator scheduler set-config',
-      argv,
-      Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])),
-    );
+    const { flags, positionals } = parseNomadFlags('operator scheduler set-config', argv, {
+      ...API_FLAGS,
+      ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])),
+    });
     if (flags.help) return printHelp(io, this.help);
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'operator scheduler set-config');
     const pre: Record<string, boolean> = {};
     for (const [flag, key] of Object.entries(FLAGS)) if (flags[flag] !== undefined) pre[key] = flags[flag] as boolean;
     if (Object.keys(pre).length === 0) throw new UsageError('give at least one -preempt-*-scheduler flag', 'operator scheduler set-config');
-    await new AgentApi().json('POST', '/v1/operator/scheduler/configuration', { PreemptionConfig: pre });
+    await new AgentApi(flags).json('POST', '/v1/operator/scheduler/configuration', { PreemptionConfig: pre });
     writeLine(io.stdout, 'Scheduler configuration updated!');
     return 0;
   },

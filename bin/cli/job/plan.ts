@@ -6,7 +6,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
 import { short, table } from '../nomad/table.ts';
 import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
@@ -28,6 +28,7 @@ export const jobPlanCommand: Command = {
   help: HELP,
   async run(argv, io) {
     const { flags, positionals } = parseNomadFlags('job plan', argv, {
+      ...API_FLAGS,
       var: 'multi',
       'var-file': 'multi',
       json: 'boolean',
@@ -49,7 +50,7 @@ export const jobPlanCommand: Command = {
     );
     const leftOutText = leftOutWarnings(leftOut);
     if (leftOutText) writeLine(io.stderr, `Job Warnings:\n${leftOutText}\n`);
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     let plan: Obj;
     try {
       plan = (await api.json<Obj>('POST', `/v1/job/${encodeURIComponent(job.ID)}/plan`, { Job: job, Diff: true })).body;

@@ -7,7 +7,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
 import { followAllocs, followDeployment, monitorEval } from './monitor.ts';
 import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
@@ -34,6 +34,7 @@ export const jobRunCommand: Command = {
   help: HELP,
   async run(argv, io) {
     const { flags, positionals } = parseNomadFlags('job run', argv, {
+      ...API_FLAGS,
       detach: 'boolean',
       var: 'multi',
       'var-file': 'multi',
@@ -62,7 +63,7 @@ export const jobRunCommand: Command = {
     }
     const checkIndex = flags['check-index'];
     if (checkIndex !== undefined && !/^\d+$/.test(checkIndex as string)) throw new UsageError('-check-index takes a number', 'job run');
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     const { body } = await api.json<{ EvalID: string; Warnings: string }>('POST', '/v1/jobs', {
       Job: job,
       ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),

@@ -6,7 +6,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { kv, nanoTime, short, table } from '../nomad/table.ts';
 
@@ -24,10 +24,14 @@ export const jobStatusCommand: Command = {
   summary: 'list jobs, or show one',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job status', argv, { json: 'boolean', verbose: 'boolean' });
+    const { flags, positionals } = parseNomadFlags('job status', argv, {
+      ...API_FLAGS,
+      json: 'boolean',
+      verbose: 'boolean',
+    });
     if (flags.help) return printHelp(io, HELP);
     if (positionals.length > 1) throw new UsageError('expects at most one job id', 'job status');
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     if (positionals.length === 0) {
       const jobs = (await api.get<Obj[]>('/v1/jobs')).body;
       if (flags.json) writeLine(io.stdout, JSON.stringify(jobs, null, 2));

@@ -6,7 +6,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi } from '../nomad/api.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { monitorEval } from './monitor.ts';
 
@@ -21,10 +21,15 @@ export const jobStopCommand: Command = {
   summary: "stop a job's allocations",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job stop', argv, { purge: 'boolean', detach: 'boolean', yes: 'boolean' });
+    const { flags, positionals } = parseNomadFlags('job stop', argv, {
+      ...API_FLAGS,
+      purge: 'boolean',
+      detach: 'boolean',
+      yes: 'boolean',
+    });
     if (flags.help) return printHelp(io, HELP);
     if (positionals.length !== 1) throw new UsageError('expects one job id', 'job stop');
-    const api = new AgentApi();
+    const api = new AgentApi(flags);
     const { body } = await api.json<{ EvalID: string }>('DELETE', `/v1/job/${encodeURIComponent(positionals[0]!)}${flags.purge ? '?purge=true' : ''}`);
     if (flags.detach) {
       writeLine(io.stdout, body.EvalID);

@@ -1,7 +1,10 @@
 /**
- * The CLI's HTTP client for a berth (or Nomad) agent: `$BERTH_ADDR` (or `$NOMAD_ADDR`, default
- * `http://127.0.0.1:4646`), `$BERTH_TOKEN` / `$NOMAD_TOKEN` as `X-Nomad-Token`, and for HTTPS
- * `$NOMAD_CACERT`, `$NOMAD_CLIENT_CERT`, `$NOMAD_CLIENT_KEY`.
+ * The CLI's HTTP client for a berth (or Nomad) agent, set as `nomad`'s is: each of `-address`,
+ * `-token`, `-region`, `-namespace`, `-ca-cert`, `-client-cert`, `-client-key` and
+ * `-tls-skip-verify` wins over its environment variable (`BERTH_ADDR` or `NOMAD_ADDR`, default
+ * `http://127.0.0.1:4646`; `BERTH_TOKEN` or `NOMAD_TOKEN` as `X-Nomad-Token`; `NOMAD_REGION`,
+ * `NOMAD_NAMESPACE` as query parameters; `NOMAD_CACERT`, `NOMAD_CLIENT_CERT`,
+ * `NOMAD_CLIENT_KEY`, `NOMAD_SKIP_VERIFY` for HTTPS).
  * @module
  */
 import { readFileSync } from 'node:fs';
@@ -28,26 +31,66 @@ export interface ApiAnswer<T> {
   index: number;
 }
 
+/** The flags every command that talks to an agent takes, as `nomad`'s commands do. */
+export const API_FLAGS = {
+  address: 'string',
+  token: 'string',
+  region: 'string',
+  namespace: 'string',
+  'ca-cert': 'string',
+  'client-cert': 'string',
+  'client-key': 'string',
+  'tls-skip-verify': 'boolean',
+} as const;
+
+/** Parsed flags, of which {@link AgentApi} reads the {@link API_FLAGS}. */
+export type ApiFlags = Record<string, string | boolean | string[] | undefined>;
+
 /** Talks to one agent. */
 export class AgentApi {
   readonly addr: string;
   readonly #token: string | undefined;
-  readonly #tls: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  readonly #query: URLSearchParams;
+  readonly #tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean };
 
-  constructor(env: NodeJS.ProcessEnv = process.env) {
-    this.addr = (env.BERTH_ADDR || env.NOMAD_ADDR || 'http://127.0.0.1:4646').replace(/\/+$/, '');
-    this.#token = env.BERTH_TOKEN || env.NOMAD_TOKEN || undefined;
+  /** `flags` (the {@link API_FLAGS} a command parsed) win over `env`. */
+  constructor(flags: ApiFlags = {}, env: NodeJS.ProcessEnv = process.env) {
+    const flag = (name: keyof typeof API_FLAGS) => (typeof flags[name] === 'string' && flags[name] !== '' ? (flags[name] as string) : undefined);
+    this.addr = (flag('address') || env.BERTH_ADDR || env.NOMAD_ADDR || 'http://127.0.0.1:4646').replace(/\/+$/, '');
+    this.#token = flag('token') || env.BERTH_TOKEN || env.NOMAD_TOKEN || undefined;
+    this.#query = new URLSearchParams();
+    const region = flag('region') || env.NOMAD_REGION;
+    const namespace = flag('namespace') || env.NOMAD_NAMESPACE;
+    if (region) this.#query.set('region', region);
+    if (namespace) this.#query.set('namespace', namespace);
     const read = (p: string | undefined) => (p ? readFileSync(p) : undefined);
+    const ca = flag('ca-cert') || env.NOMAD_CACERT;
+    const cert = flag('client-cert') || env.NOMAD_CLIENT_CERT;
+    const key = flag('client-key') || env.NOMAD_CLIENT_KEY;
+    const skip = flags['tls-skip-verify'] === true || /^(1|true)$/i.test(env.NOMAD_SKIP_VERIFY ?? '');
     this.#tls = {
-      ...(env.NOMAD_CACERT ? { ca: read(env.NOMAD_CACERT)! } : {}),
-      ...(env.NOMAD_CLIENT_CERT ? { cert: read(env.NOMAD_CLIENT_CERT)! } : {}),
-      ...(env.NOMAD_CLIENT_KEY ? { key: read(env.NOMAD_CLIENT_KEY)! } : {}),
+      ...(ca ? { ca: read(ca)! } : {}),
+      ...(cert ? { cert: read(cert)! } : {}),
+      ...(key ? { key: read(key)! } : {}),
+      ...(skip ? { rejectUnauthorized: false } : {}),
     };
+  }
+
+  /** `path` with the region and namespace parameters, when set. */
+  url(path: string): URL {
+    const url = new URL(this.addr + path);
+    for (const [k, v] of this.#query) if (!url.searchParams.has(k)) url.searchParams.set(k, v);
+    return url;
+  }
+
+  /** What a WebSocket to the agent needs: the token header and the TLS options. */
+  socketOptions(): { headers: Record<string, string>; ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean } {
+    return { headers: this.#token ? { 'X-Nomad-Token': this.#token } : {}, ...this.#tls };
   }
 
   /** Sends one request; resolves with the raw response (status checked). */
   async raw(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<IncomingMessage> {
-    const url = new URL(this.addr + path);
+    const url = this.url(path);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string | number> = {};
     if (this.#token) headers['X-Nomad-Token'] = this.#token;
@@ -60,7 +103,7 @@ export class AgentApi {
           signal?.aborted
             ? e
             : new AgentUnreachableError(
-                `cannot reach the agent at ${this.addr}: ${(e as NodeJS.ErrnoException).code ?? e.message} (is berth agent running? set BERTH_ADDR)`,
+                `cannot reach the agent at ${this.addr}: ${(e as NodeJS.ErrnoException).code ?? e.message} (is berth agent running? give -address or set BERTH_ADDR or NOMAD_ADDR)`,
               ),
         ),
       );
