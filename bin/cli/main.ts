@@ -8,6 +8,7 @@ import { BerthError } from '../../model/errors.ts';
 import type { Command } from './command.ts';
 import { agentCommand } from './commands/agent.ts';
 import { allocCommand } from './commands/alloc.ts';
+import { deploymentCommand } from './commands/deployment.ts';
 import { evalCommand } from './commands/eval.ts';
 import { nodeCommand } from './commands/node.ts';
 import { operatorCommand } from './commands/operator.ts';
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   allocCommand,
   nodeCommand,
   evalCommand,
+  deploymentCommand,
   operatorCommand,
 ];
 

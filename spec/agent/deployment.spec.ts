@@ -72,6 +72,21 @@ describe('agent: deployments', function () {
     const d = (await agent.req('GET', `/v1/deployment/${deps[0].ID}`)).json;
     expect([d.Status, d.JobVersion, d.TaskGroups.g.DesiredTotal, d.TaskGroups.g.HealthyAllocs]).to.deep.equal(['successful', 1, 3, 3]);
 
+    // berth deployment list|status show it as nomad does, by id prefix.
+    const list = await agent.main(['deployment', 'list']);
+    expect(list.code, list.stderr).to.equal(0);
+    expect(list.stdout).to.match(
+      new RegExp(
+        `^ID\\s+Job ID\\s+Job Version\\s+Status\\s+Description\\n${d.ID.slice(0, 8)}\\s+roll\\s+1\\s+successful\\s+Deployment completed successfully$`,
+        'm',
+      ),
+    );
+    const status = await agent.main(['deployment', 'status', d.ID.slice(0, 5)]);
+    expect(status.code, status.stderr).to.equal(0);
+    expect(status.stdout).to.match(/^ID\s+= \w{8}\nJob ID\s+= roll\nJob Version\s+= 1\nStatus\s+= successful\n/);
+    expect(status.stdout).to.match(/\nDeployed\nTask Group\s+Desired\s+Placed\s+Healthy\s+Unhealthy\s+Progress Deadline\ng\s+3\s+3\s+3\s+0\s+/);
+    expect((await agent.main(['deployment', 'status', 'ffffffff'])).stderr).to.include('No deployment(s) with prefix or id "ffffffff" found');
+
     // berth job run follows a rolling update to its end.
     const dir = mkdtempSync(join(tmpdir(), 'berth-agent-deploy-'));
     try {

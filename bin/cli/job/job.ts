@@ -6,14 +6,30 @@
 import type { Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
+import { jobAllocsCommand } from './allocs.ts';
+import { jobHistoryCommand } from './history.ts';
+import { jobInitCommand } from './init.ts';
+import { jobInspectCommand } from './inspect.ts';
 import { jobPlanCommand } from './plan.ts';
+import { jobScaleCommand } from './scale.ts';
 import { jobRunCommand } from './run.ts';
 import { jobStatusCommand } from './status.ts';
 import { jobStopCommand } from './stop.ts';
 import { jobValidateCommand } from './validate.ts';
 
 /** Every `berth job` subcommand, in the order `berth job --help` lists them. */
-export const JOB_SUBCOMMANDS: Command[] = [jobRunCommand, jobStopCommand, jobStatusCommand, jobPlanCommand, jobValidateCommand];
+export const JOB_SUBCOMMANDS: Command[] = [
+  jobInitCommand,
+  jobRunCommand,
+  jobStopCommand,
+  jobStatusCommand,
+  jobAllocsCommand,
+  jobHistoryCommand,
+  jobInspectCommand,
+  jobScaleCommand,
+  jobPlanCommand,
+  jobValidateCommand,
+];
 
 function help(): string {
   const width = Math.max(...JOB_SUBCOMMANDS.map((c) => c.name.length));

@@ -1,0 +1,34 @@
+/**
+ * `berth job allocs [-json] JOB`: a job's allocations as `nomad job allocs` lists them.
+ * @module
+ */
+import { printHelp, type Command } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { writeLine } from '../io.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
+import { parseNomadFlags } from '../nomad/flags.ts';
+import { allocTable } from './alloc-table.ts';
+
+const HELP = `usage: berth job allocs [-json] JOB
+
+The allocations of JOB, newest first.
+Exit codes: 0 shown; 1 no such job or an error; 2 usage error.`;
+
+/** `berth job allocs`. */
+export const jobAllocsCommand: Command = {
+  name: 'allocs',
+  summary: "list a job's allocations",
+  help: HELP,
+  async run(argv, io) {
+    const { flags, positionals } = parseNomadFlags('job allocs', argv, { ...API_FLAGS, json: 'boolean', all: 'boolean', verbose: 'boolean' });
+    if (flags.help) return printHelp(io, HELP);
+    if (positionals.length !== 1) throw new UsageError('expects one job id', 'job allocs');
+    const api = new AgentApi(flags);
+    const id = encodeURIComponent(positionals[0]!);
+    await api.get(`/v1/job/${id}`); // a 404 names a missing job, rather than an empty list
+    const allocs = (await api.get<Array<Record<string, unknown>>>(`/v1/job/${id}/allocations`)).body;
+    if (flags.json) writeLine(io.stdout, JSON.stringify(allocs, null, 4));
+    else writeLine(io.stdout, allocs.length ? allocTable(allocs) : 'No allocations placed');
+    return 0;
+  },
+};

@@ -1,0 +1,104 @@
+/**
+ * nomad's job subcommands beyond run/stop/status/plan, against a real agent: `job init` writes a
+ * job that runs as it is (its HTTP port answers), then `job allocs`, `job history`,
+ * `job inspect` (whose output `job run` takes back) and `job scale`.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentProcess, waitFor } from '../support/agent.ts';
+import { runMain, stopCliProcesses } from '../support/cli.ts';
+
+describe('agent: job init, allocs, history, inspect and scale', function () {
+  this.timeout(120_000);
+  let agent: AgentProcess;
+  let dir: string;
+  const cwd = process.cwd();
+
+  before(async function () {
+    this.timeout(60_000);
+    dir = mkdtempSync(join(tmpdir(), 'berth-job-cmds-'));
+    agent = await new AgentProcess(['-dev']).ready();
+  });
+  after(async () => {
+    process.chdir(cwd);
+    await agent?.stop();
+    await stopCliProcesses();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('job init writes an example that validates, with and without comments, and never overwrites', async () => {
+    process.chdir(dir);
+    try {
+      const r = await runMain(['job', 'init']);
+      expect([r.code, r.stdout.trim()]).to.deep.equal([0, 'Example job file written to example.nomad.hcl']);
+      const full = readFileSync(join(dir, 'example.nomad.hcl'), 'utf8');
+      expect(full).to.match(/^\s*# /m);
+      const again = await runMain(['job', 'init']);
+      expect(again.code).to.equal(2);
+      expect(again.stderr).to.include('example.nomad.hcl: already exists');
+      expect(readFileSync(join(dir, 'example.nomad.hcl'), 'utf8')).to.equal(full);
+      const short = await runMain(['job', 'init', '-short', 'short.nomad.hcl']);
+      expect(short.code, short.stderr).to.equal(0);
+      expect(readFileSync(join(dir, 'short.nomad.hcl'), 'utf8')).not.to.match(/#/);
+      const v = await runMain(['job', 'validate', 'short.nomad.hcl']);
+      expect(v.code, v.stderr).to.equal(0);
+      expect(v.stdout).to.include('job example (service, priority 50): web (1 x server/raw_exec)');
+      const json = await runMain(['job', 'init', '-json']);
+      expect(json.code, json.stderr).to.equal(0);
+      expect(JSON.parse(readFileSync(join(dir, 'example.nomad.json'), 'utf8')).Job.TaskGroups[0].Name).to.equal('web');
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it('the example runs on berth as it is: its port answers; allocs, history, inspect and scale show and change it', async () => {
+    const run = await agent.main(['job', 'run', join(dir, 'example.nomad.hcl')]);
+    expect(run.code, run.stdout + run.stderr).to.equal(0);
+    const alloc = await waitFor(agent, '/v1/job/example/allocations', (a) => a.length === 1 && a[0].ClientStatus === 'running', 'the example running');
+    const full = await waitFor(agent, `/v1/allocation/${alloc[0].ID}`, (a) => a.AllocatedResources?.Shared?.Ports?.length === 1, 'its port');
+    const port = full.AllocatedResources.Shared.Ports[0];
+    let answer = '';
+    for (let i = 0; i < 100 && !answer; i++) {
+      answer = await fetch(`http://${port.HostIP}:${port.Value}/`).then(
+        (r) => r.text(),
+        () => new Promise<string>((r) => setTimeout(() => r(''), 50)),
+      );
+    }
+    expect(answer.trim()).to.equal(`hello from ${alloc[0].ID}`);
+
+    const allocs = await agent.main(['job', 'allocs', 'example']);
+    expect(allocs.code, allocs.stderr).to.equal(0);
+    expect(allocs.stdout).to.match(/^ID\s+Node ID\s+Task Group\s+Version\s+Desired\s+Status\s+Created\s+Modified$/m);
+    expect(allocs.stdout).to.include(alloc[0].ID.slice(0, 8));
+    expect((await agent.main(['job', 'allocs', 'nosuch'])).code).to.equal(1);
+
+    const inspect = await agent.main(['job', 'inspect', 'example']);
+    expect(inspect.code, inspect.stderr).to.equal(0);
+    const job = JSON.parse(inspect.stdout) as { Job: { ID: string; TaskGroups: Array<{ Count: number }> } };
+    expect(job.Job.ID).to.equal('example');
+    // inspect's output is a job file: change the count and run it back
+    job.Job.TaskGroups[0]!.Count = 2;
+    writeFileSync(join(dir, 'inspected.json'), JSON.stringify(job));
+    const rerun = await agent.main(['job', 'run', '-detach', join(dir, 'inspected.json')]);
+    expect(rerun.code, rerun.stderr).to.equal(0);
+
+    const history = await agent.main(['job', 'history', 'example']);
+    expect(history.code, history.stderr).to.equal(0);
+    expect(history.stdout).to.match(/^Version\s+= 1\nStable\s+= (true|false)\nSubmit Date\s+= .+\n\nVersion\s+= 0\n/);
+    const v0 = await agent.main(['job', 'inspect', '-version', '0', 'example']);
+    expect(JSON.parse(v0.stdout).Job.TaskGroups[0].Count).to.equal(1);
+    expect((await agent.main(['job', 'inspect', '-version', '9', 'example'])).stderr).to.include('has no version 9');
+
+    const scale = await agent.main(['job', 'scale', '-detach', 'example', '1']);
+    expect(scale.code, scale.stderr).to.equal(0);
+    expect(scale.stdout).to.match(/^Job scale successful\nEvaluation ID: [0-9a-f-]{36}$/m);
+    await waitFor(agent, '/v1/job/example/scale', (s) => s.TaskGroups.web.Desired === 1, 'the count back at 1');
+    const bad = await agent.main(['job', 'scale', 'example', 'web', 'many']);
+    expect([bad.code, bad.stderr]).to.deep.equal([2, 'berth job scale: COUNT must be a whole number, got "many" (see berth job scale --help)\n']);
+
+    const stop = await agent.main(['job', 'stop', '-purge', 'example']);
+    expect(stop.code, stop.stderr).to.equal(0);
+  });
+});
