@@ -30,6 +30,7 @@ export type {
   Service,
   ServiceCheck,
   ServiceRegistration,
+  CheckResult,
   Task,
   TaskEvent,
   TaskGroup,

@@ -133,6 +133,27 @@ export interface ServiceRegistration {
   modifyIndex?: number;
 }
 
+/**
+ * The latest result of one Nomad-provider service check of an alloc (what Nomad's client serves
+ * at `/v1/client/allocation/<id>/checks`). `status` is berth's (Consul's) word; `pending` is true
+ * until the check has been run once.
+ */
+export interface CheckResult {
+  allocId: string;
+  group: string;
+  /** The task of a task service (or the task a group service's script check runs in). */
+  task?: string;
+  service: string;
+  check: string;
+  status: 'passing' | 'warning' | 'critical';
+  pending: boolean;
+  output: string;
+  /** An HTTP check's answer status. */
+  statusCode?: number;
+  /** When the status was last set, ms since the epoch. */
+  timestamp: number;
+}
+
 /** Nomad's `DesiredTransition`; only `noShutdownDelay` changes what the client does. */
 export interface DesiredTransition {
   migrate?: boolean;

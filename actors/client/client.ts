@@ -279,6 +279,10 @@ export function createClient(options: ClientOptions): Client {
     bus,
     updates$: bus.of('alloc.updated').pipe(map((m) => m.alloc)),
     services: () => rt.services.list(),
+    checks(allocId) {
+      const r = runners.get(allocId);
+      return r ? rt.services.checksOf(allocId, r.alloc().taskGroup) : [];
+    },
     addAlloc(input) {
       if (shut) throw new ClientShutdownError();
       // A missing node id is this client's; a driver the client lacks is an issue of the parse.

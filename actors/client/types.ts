@@ -7,7 +7,7 @@ import type { Observable } from 'rxjs';
 import type { AnyActorRef } from 'xstate';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
-import type { Allocation, ServiceRegistration } from '../../model/types.ts';
+import type { Allocation, CheckResult, ServiceRegistration } from '../../model/types.ts';
 import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
 import type { RetryPolicy, ServerRPC } from '../watchers/index.ts';
@@ -132,6 +132,11 @@ export interface Client {
   readonly updates$: Observable<Allocation>;
   /** The client's Nomad-native service catalog: every registered group and task service. */
   services(): ServiceRegistration[];
+  /**
+   * The latest result of each Nomad-provider check of an alloc's services (empty for an alloc
+   * without checks, or one this client does not have), by service then check name.
+   */
+  checks(allocId: string): CheckResult[];
   /**
    * Serves `GET /v1/client/allocation/<id>/snapshot` for this client's allocs, so a replacement
    * on another client (`migrate: true`) can pull their data. Default 127.0.0.1 on a free port;

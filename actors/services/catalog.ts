@@ -5,7 +5,7 @@
  * Nomad's `CreateIndex` / `ModifyIndex` do.
  * @module
  */
-import type { ServiceRegistration } from '../../model/types.ts';
+import type { CheckResult, ServiceRegistration } from '../../model/types.ts';
 import type { CheckStatus } from '../../machines/policy/check-status.ts';
 
 /** The latest result of one check of a registration. */
@@ -15,6 +15,12 @@ export interface CatalogCheck {
   output: string;
   /** When the status was last set, ms since the epoch. */
   timestamp: number;
+  /** The status is the initial one: the check has not run yet. */
+  pending?: boolean;
+  /** An HTTP check's answer status. */
+  statusCode?: number;
+  /** The task the check runs for (a task service's, or a script check's own). */
+  task?: string;
 }
 
 /** A registration as the catalog holds it: the public entry, its task, its checks. */
@@ -64,6 +70,29 @@ export class ServiceCatalog {
   /** The entries of one alloc (for its health tracker). */
   entriesOf(allocId: string): CatalogEntry[] {
     return [...this.#entries.values()].filter((e) => e.registration.allocId === allocId);
+  }
+
+  /** The latest result of each check of one alloc's services, by service then check name. */
+  checksOf(allocId: string, group: string): CheckResult[] {
+    return this.entriesOf(allocId)
+      .flatMap((e) =>
+        [...e.checks.values()].map((c) => {
+          const task = c.task ?? e.task;
+          return {
+            allocId,
+            group,
+            ...(task ? { task } : {}),
+            service: e.registration.serviceName,
+            check: c.name,
+            status: c.status,
+            pending: c.pending === true,
+            output: c.output,
+            ...(c.statusCode !== undefined ? { statusCode: c.statusCode } : {}),
+            timestamp: c.timestamp,
+          };
+        }),
+      )
+      .sort((a, b) => a.service.localeCompare(b.service) || a.check.localeCompare(b.check));
   }
 
   /** The catalog's current index. */

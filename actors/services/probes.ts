@@ -23,6 +23,8 @@ export const MAX_CHECK_OUTPUT = 4096;
 export interface ProbeResult {
   status: CheckStatus;
   output: string;
+  /** An HTTP check's answer status. */
+  statusCode?: number;
 }
 
 /** Runs a command inside a task (the runner's exec). */
@@ -70,6 +72,7 @@ export function probeHttp(check: ServiceCheck, ep: Endpoint, signal: AbortSignal
           const code = res.statusCode ?? 0;
           done({
             status: httpCheckStatus(code),
+            statusCode: code,
             output: `HTTP ${method} ${url}: ${code} ${res.statusMessage ?? ''} Output: ${Buffer.concat(parts).toString('utf8')}`,
           });
         };

@@ -85,12 +85,20 @@ export function startServiceSet(deps: ServiceSetDeps, spec: ServiceSetSpec): { s
     const rule: CheckRestartRule | undefined = check.checkRestart ? { ...check.checkRestart, intervalMs: check.intervalMs } : undefined;
     let restartState: CheckRestartState | undefined = rule ? initialCheckRestart(rule, spec.startedAt) : undefined;
     let thresholds: CheckThresholdState = { status: check.initialStatus ?? 'critical', successes: 0, failures: 0 };
-    const publish = (r: ProbeResult) => {
+    const publish = (r: ProbeResult, pending = false) => {
       if (ctl.signal.aborted) return;
-      catalog.setCheck(regId, { name, status: r.status, output: r.output, timestamp: clock.now() });
+      catalog.setCheck(regId, {
+        name,
+        status: r.status,
+        output: r.output,
+        timestamp: clock.now(),
+        ...(pending ? { pending } : {}),
+        ...(r.statusCode !== undefined ? { statusCode: r.statusCode } : {}),
+        ...(task ? { task } : {}),
+      });
       bus.publish('check.status', { allocId, ...(task ? { task } : {}), service: service.name, check: name, status: r.status, output: r.output });
     };
-    publish({ status: thresholds.status, output: '' });
+    publish({ status: thresholds.status, output: '' }, true);
 
     const probe = (): Promise<ProbeResult> => {
       if (check.type === 'http') return probeHttp(check, ep, ctl.signal);
@@ -103,7 +111,7 @@ export function startServiceSet(deps: ServiceSetDeps, spec: ServiceSetSpec): { s
       const r = await probe();
       if (ctl.signal.aborted) return;
       thresholds = applyThresholds(thresholds, r.status, check);
-      publish({ status: thresholds.status, output: r.output });
+      publish({ status: thresholds.status, output: r.output, ...(r.statusCode !== undefined ? { statusCode: r.statusCode } : {}) });
       if (rule && restartState && task && spec.restart) {
         const now = clock.now();
         const step = applyCheckRestart(rule, restartState, now, thresholds.status);

@@ -20,6 +20,7 @@ import {
   type AllocRunner,
 } from '../../index.ts';
 import { ApiError, type AgentCore } from '../core.ts';
+import { apiChecks } from './checks.ts';
 import { ZERO_TIME } from './encode.ts';
 import type { Req, Router } from './router.ts';
 
@@ -130,6 +131,10 @@ export function clientRoutes(r: Router, core: AgentCore, heartbeatMs: number = S
     }
     const { offset, plain, follow } = streamOpts(req, total);
     await pump(req, `alloc/logs/${task}.${type}`, plain, offset, run.logs(task, type, { follow, offset, signal: req.signal }), follow, heartbeatMs);
+  });
+  r.on('GET', '/v1/client/allocation/:id/checks', (req) => {
+    runner(req.params.id!); // a 404 for an alloc this client does not have
+    return { body: apiChecks(core.client.checks(req.params.id!)) };
   });
   r.on('GET', '/v1/client/allocation/:id/stats', async (req) => {
     const u = await runner(req.params.id!).stats();

@@ -68,6 +68,19 @@ describe('agent: job init, allocs, history, inspect and scale', function () {
     }
     expect(answer.trim()).to.equal(`hello from ${alloc[0].ID}`);
 
+    // its check passes (the first round may race the server's start; the next is 10 s on, so
+    // read the endpoint until it says success or the alloc's health is decided)
+    const checks = await agent.main(['alloc', 'checks', alloc[0].ID.slice(0, 6)]);
+    expect(checks.code, checks.stderr).to.equal(0);
+    expect(checks.stdout).to.match(
+      /^Status of 1 Nomad Service Checks\n\nID\s+= [0-9a-f]{32}\nService\s+= example-web\nGroup\s+= web\nTask\s+= \(group\)\nCheck\s+= service: "example-web" check\nMode\s+= healthiness\nStatus\s+= (success|failure|pending)\n/,
+    );
+    const status = await agent.main(['alloc', 'status', alloc[0].ID]);
+    expect(status.stdout).to.match(
+      /\nNomad Service Checks:\nService\s+Task\s+Name\s+Mode\s+Status\nexample-web\s+\(group\)\s+service: "example-web" check\s+healthiness\s+(success|failure|pending)\n/,
+    );
+    if (full.DeploymentID) expect(status.stdout).to.match(/\nDeployment Health\s+= (healthy|unhealthy|unset)\n/);
+
     const allocs = await agent.main(['job', 'allocs', 'example']);
     expect(allocs.code, allocs.stderr).to.equal(0);
     expect(allocs.stdout).to.match(/^ID\s+Node ID\s+Task Group\s+Version\s+Desired\s+Status\s+Created\s+Modified$/m);
@@ -100,5 +113,56 @@ describe('agent: job init, allocs, history, inspect and scale', function () {
 
     const stop = await agent.main(['job', 'stop', '-purge', 'example']);
     expect(stop.code, stop.stderr).to.equal(0);
+  });
+
+  it("GET /v1/client/allocation/:id/checks: pending, then the check's result in Nomad's shape; failures say so", async () => {
+    const SERVE = `require('http').createServer((q, s) => { s.statusCode = q.url === '/ok' ? 200 : 503; s.end('r:' + q.url) }).listen(+process.env.NOMAD_PORT_http, process.env.NOMAD_IP_http)`;
+    const job = {
+      Job: {
+        ID: 'checked',
+        TaskGroups: [
+          {
+            Name: 'g',
+            Networks: [{ DynamicPorts: [{ Label: 'http' }] }],
+            Services: [
+              {
+                Name: 'checked-web',
+                PortLabel: 'http',
+                Provider: 'nomad',
+                Checks: [
+                  { Name: 'ok', Type: 'http', Path: '/ok', Interval: 1e9, Timeout: 1e9 },
+                  { Name: 'bad', Type: 'http', Path: '/bad', Interval: 1e9, Timeout: 1e9 },
+                ],
+              },
+            ],
+            Tasks: [{ Name: 's', Driver: 'raw_exec', Config: { command: process.execPath, args: ['-e', SERVE] }, Resources: { CPU: 50, MemoryMB: 32 } }],
+          },
+        ],
+      },
+    };
+    expect((await agent.req('POST', '/v1/jobs', job)).status).to.equal(200);
+    const [a] = await waitFor(agent, '/v1/job/checked/allocations', (l) => l.length === 1 && l[0].ClientStatus === 'running', 'running');
+    const results = await waitFor(
+      agent,
+      `/v1/client/allocation/${a.ID}/checks`,
+      (c) => Object.values(c).some((r: any) => r.Check === 'ok' && r.Status === 'success'),
+      'the ok check passing',
+    );
+    const byName = Object.fromEntries(Object.values(results).map((r: any) => [r.Check, r]));
+    expect(byName.ok).to.include({ Mode: 'healthiness', Status: 'success', StatusCode: 200, Group: 'g', Service: 'checked-web' });
+    expect(byName.ok.ID).to.match(/^[0-9a-f]{32}$/);
+    expect(results[byName.ok.ID]).to.deep.equal(byName.ok);
+    expect(byName.ok.Output).to.include('r:/ok');
+    expect(byName.ok.Timestamp).to.be.within(Math.floor(Date.now() / 1000) - 60, Math.floor(Date.now() / 1000) + 1);
+    expect(byName.bad.Status).to.be.oneOf(['failure', 'pending']);
+    const bad = await waitFor(
+      agent,
+      `/v1/client/allocation/${a.ID}/checks`,
+      (c) => Object.values(c).some((r: any) => r.Check === 'bad' && r.Status === 'failure'),
+      'bad failing',
+    );
+    expect(Object.values(bad).find((r: any) => r.Check === 'bad')).to.include({ StatusCode: 503 });
+    expect((await agent.req('GET', '/v1/client/allocation/00000000-0000-0000-0000-000000000000/checks')).status).to.equal(404);
+    await agent.req('DELETE', '/v1/job/checked?purge=true');
   });
 });

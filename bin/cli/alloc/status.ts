@@ -6,7 +6,7 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
+import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { kv, nanoTime, short, table } from '../nomad/table.ts';
 
@@ -17,6 +17,24 @@ state and recent events.
 Exit codes: 0 shown; 1 no such allocation or an error; 2 usage error.`;
 
 type Obj = Record<string, unknown>;
+
+/** Nomad's words for an alloc's deployment health. */
+function deploymentHealth(s: Obj | null): string {
+  if (s?.Healthy === true) return 'healthy';
+  if (s?.Healthy === false) return 'unhealthy';
+  return 'unset';
+}
+
+/** The alloc's check results, by service then name; none for an alloc the client no longer has. */
+export async function checkResults(api: AgentApi, allocId: string): Promise<Obj[]> {
+  try {
+    const { body } = await api.get<Record<string, Obj>>(`/v1/client/allocation/${allocId}/checks`);
+    return Object.values(body).sort((x, y) => String(x.Service).localeCompare(String(y.Service)) || String(x.Check).localeCompare(String(y.Check)));
+  } catch (e) {
+    if (e instanceof ApiRequestError && e.status === 404) return [];
+    throw e;
+  }
+}
 
 /** `berth alloc status`. */
 export const allocStatusCommand: Command = {
@@ -31,7 +49,8 @@ export const allocStatusCommand: Command = {
     });
     if (flags.help) return printHelp(io, HELP);
     if (positionals.length !== 1) throw new UsageError('expects one allocation id', 'alloc status');
-    const a = await new AgentApi(flags).resolveAlloc(positionals[0]!);
+    const api = new AgentApi(flags);
+    const a = await api.resolveAlloc(positionals[0]!);
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(a, null, 2));
       return 0;
@@ -57,8 +76,23 @@ export const allocStatusCommand: Command = {
           ? [['Preempted Allocations', (a.PreemptedAllocations as string[]).map(short).join(', ')]]
           : []) as Array<[string, unknown]>),
         ...((a.PreemptedByAllocation ? [['Preempted By Allocation', short(a.PreemptedByAllocation)]] : []) as Array<[string, unknown]>),
+        ...((a.DeploymentID
+          ? [
+              ['Deployment ID', short(a.DeploymentID)],
+              ['Deployment Health', deploymentHealth(a.DeploymentStatus as Obj | null)],
+            ]
+          : []) as Array<[string, unknown]>),
       ]),
     );
+    const checks = await checkResults(api, String(a.ID));
+    if (checks.length)
+      writeLine(
+        io.stdout,
+        `\nNomad Service Checks:\n${table(
+          ['Service', 'Task', 'Name', 'Mode', 'Status'],
+          checks.map((c) => [c.Service, c.Task ?? '(group)', c.Check, c.Mode, c.Status]),
+        )}`,
+      );
     for (const [name, t] of Object.entries((a.TaskStates as Record<string, Obj> | null) ?? {})) {
       writeLine(io.stdout, `\nTask "${name}" is "${t.State}"`);
       const events = ((t.Events as Obj[]) ?? []).slice(-10).reverse();

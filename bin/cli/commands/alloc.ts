@@ -1,8 +1,9 @@
 /**
- * `berth alloc <status|logs|stop|restart|signal|fs>`: allocations on a berth agent, as
+ * `berth alloc <status|logs|stop|restart|signal|fs|exec|checks>`: allocations on a berth agent, as
  * `nomad alloc` does them. Ids may be unique prefixes.
  * @module
  */
+import { allocChecksCommand } from '../alloc/checks.ts';
 import { allocExecCommand } from '../alloc/exec.ts';
 import { allocFsCommand } from '../alloc/fs.ts';
 import { allocRestartCommand, allocSignalCommand, allocStopCommand } from '../alloc/lifecycle.ts';
@@ -19,4 +20,5 @@ export const allocCommand = commandGroup('alloc', 'inspect and control allocatio
   allocSignalCommand,
   allocFsCommand,
   allocExecCommand,
+  allocChecksCommand,
 ]);

@@ -1,0 +1,56 @@
+/**
+ * `berth alloc checks [-json] ID`: the latest result of each Nomad-provider service check of an
+ * allocation, as `nomad alloc checks` prints them.
+ * @module
+ */
+import { printHelp, type Command } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { writeLine } from '../io.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
+import { parseNomadFlags } from '../nomad/flags.ts';
+import { kv } from '../nomad/table.ts';
+import { checkResults } from './status.ts';
+
+const HELP = `usage: berth alloc checks [-json] ALLOC
+
+The latest result of each Nomad-provider service check of ALLOC (an id or a unique prefix):
+its status (success, failure or pending), the HTTP status code and the output.
+Exit codes: 0 shown; 1 no such allocation or an error; 2 usage error.`;
+
+/** `berth alloc checks`. */
+export const allocChecksCommand: Command = {
+  name: 'checks',
+  summary: "show an allocation's service check results",
+  help: HELP,
+  async run(argv, io) {
+    const { flags, positionals } = parseNomadFlags('alloc checks', argv, { ...API_FLAGS, json: 'boolean', verbose: 'boolean' });
+    if (flags.help) return printHelp(io, HELP);
+    if (positionals.length !== 1) throw new UsageError('expects one allocation id', 'alloc checks');
+    const api = new AgentApi(flags);
+    const a = await api.resolveAlloc(positionals[0]!);
+    const checks = await checkResults(api, String(a.ID));
+    if (flags.json) {
+      writeLine(io.stdout, JSON.stringify(checks, null, 4));
+      return 0;
+    }
+    writeLine(io.stdout, `Status of ${checks.length} Nomad Service Checks`);
+    for (const c of checks) {
+      writeLine(
+        io.stdout,
+        `\n${kv([
+          ['ID', c.ID],
+          ['Service', c.Service],
+          ['Group', c.Group],
+          ['Task', c.Task ?? '(group)'],
+          ['Check', c.Check],
+          ['Mode', c.Mode],
+          ['Status', c.Status],
+          ...((c.StatusCode !== undefined ? [['StatusCode', c.StatusCode]] : []) as Array<[string, unknown]>),
+          ['Timestamp', new Date(Number(c.Timestamp) * 1000).toISOString()],
+          ['Output', String(c.Output ?? '').trim()],
+        ])}`,
+      );
+    }
+    return 0;
+  },
+};
