@@ -115,7 +115,7 @@ describe('agent: job init, allocs, history, inspect and scale', function () {
     expect(stop.code, stop.stderr).to.equal(0);
   });
 
-  it("GET /v1/client/allocation/:id/checks: pending, then the check's result in Nomad's shape; failures say so", async () => {
+  it("GET /v1/client/allocation/:id/checks: each check's result in Nomad's shape (success with its status code, failure)", async () => {
     const SERVE = `require('http').createServer((q, s) => { s.statusCode = q.url === '/ok' ? 200 : 503; s.end('r:' + q.url) }).listen(+process.env.NOMAD_PORT_http, process.env.NOMAD_IP_http)`;
     const job = {
       Job: {
