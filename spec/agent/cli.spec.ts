@@ -64,6 +64,13 @@ describe('agent: the command line', function () {
     expect(run.code, run.stderr).to.equal(0);
     const allocId = /Allocation "(\w+)" created/.exec(run.stdout)![1]!;
     const evalId = /Monitoring evaluation "(\w+)"/.exec(run.stdout)![1]!;
+    // the task's events as they come, each once, in order
+    const events = [...run.stdout.matchAll(new RegExp(`Task "t" of allocation "${allocId}": ([^:\\n]+)`, 'g'))].map((m) => m[1]);
+    expect(events.slice(0, 2), run.stdout).to.deep.equal(['Received', 'Task Setup']);
+    expect(
+      events.filter((e) => e === 'Started'),
+      run.stdout,
+    ).to.have.length(1);
 
     // -check-index: Nomad's refusal when the index is not the job's, success when it is.
     const stale = await agent.main(['job', 'run', '-detach', '-check-index', '0', '-var', 'greeting=hi-there', file]);

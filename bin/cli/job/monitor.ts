@@ -62,6 +62,7 @@ export async function followAllocs(api: AgentApi, io: CliIO, allocIds: string[],
   const ac = new AbortController();
   const watching = followWatchers(api, io, new Set(allocIds), sinceIndex, ac.signal);
   const seen = new Map<string, string>();
+  const shownEvents = new Map<string, number>();
   let index = 0;
   try {
     for (;;) {
@@ -77,6 +78,13 @@ export async function followAllocs(api: AgentApi, io: CliIO, allocIds: string[],
           out(`    ${now()}: Allocation "${short(id)}" status "${seen.get(id) ?? 'created'}" -> "${status}"`);
           seen.set(id, status);
         }
+        // Task events as they come, so a long step (a chroot build, a download) is not silence.
+        for (const [task, ts] of Object.entries((a.TaskStates as Record<string, Obj> | null) ?? {})) {
+          const events = (ts.Events as Obj[] | null) ?? [];
+          const key = `${id}/${task}`;
+          for (const e of events.slice(shownEvents.get(key) ?? 0)) out(`    ${now()}: Task "${task}" of allocation "${short(id)}": ${taskEventText(e)}`);
+          shownEvents.set(key, events.length);
+        }
         const terminal = ['complete', 'failed', 'lost'].includes(status);
         if (status === 'failed' || status === 'lost') failed++;
         if (terminal || (status === 'running' && a.JobType !== 'batch' && a.JobType !== 'sysbatch')) done++;
@@ -87,6 +95,12 @@ export async function followAllocs(api: AgentApi, io: CliIO, allocIds: string[],
     ac.abort();
     await watching;
   }
+}
+
+/** A task event as one line: its type, and its message when that says more. */
+export function taskEventText(e: Obj): string {
+  const msg = String(e.DisplayMessage ?? '');
+  return msg && msg !== e.Type ? `${e.Type}: ${msg}` : String(e.Type);
 }
 
 /** Prints the watcher lines of the event stream's `Client` topic for `allocs` until `signal`. */
