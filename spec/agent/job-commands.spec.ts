@@ -11,6 +11,19 @@ import { AgentProcess, waitFor } from '../support/agent.ts';
 import { runMain, stopCliProcesses } from '../support/cli.ts';
 
 describe('agent: job init, allocs, history, inspect and scale', function () {
+  /**
+   * Reads a check endpoint until `test` passes. It is no blocking query (nor is Nomad's), so
+   * this polls, 50 ms apart; checks run each second at the least.
+   */
+  const pollChecks = async (path: string, test: (c: Record<string, any>) => boolean, what: string): Promise<Record<string, any>> => {
+    for (let i = 0; i < 200; i++) {
+      const r = await agent.req('GET', path);
+      if (r.status === 200 && test(r.json)) return r.json;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    throw new Error(`gave up waiting for ${what}`);
+  };
+
   this.timeout(120_000);
   let agent: AgentProcess;
   let dir: string;
@@ -142,8 +155,7 @@ describe('agent: job init, allocs, history, inspect and scale', function () {
     };
     expect((await agent.req('POST', '/v1/jobs', job)).status).to.equal(200);
     const [a] = await waitFor(agent, '/v1/job/checked/allocations', (l) => l.length === 1 && l[0].ClientStatus === 'running', 'running');
-    const results = await waitFor(
-      agent,
+    const results = await pollChecks(
       `/v1/client/allocation/${a.ID}/checks`,
       (c) => Object.values(c).some((r: any) => r.Check === 'ok' && r.Status === 'success'),
       'the ok check passing',

@@ -21,7 +21,7 @@ that berth runs as it is: berth job run example.nomad.hcl.
 Exit codes: 0 written; 2 usage error, or FILE exists or cannot be written.`;
 
 /** The server the example runs: answers every request on the port Nomad gave it. */
-const SERVER = `require('http').createServer((q, s) => s.end('hello from ' + process.env.NOMAD_ALLOC_ID + '\\n')).listen(+process.env.NOMAD_PORT_http, process.env.NOMAD_IP_http)`;
+const SERVER = `const { NOMAD_ALLOC_ID: id, NOMAD_IP_http: ip, NOMAD_PORT_http: port } = process.env; require('http').createServer((q, s) => { console.log(q.method, q.url); s.end('hello from ' + id + '\\n') }).listen(+port, ip, () => console.log('listening on ' + ip + ':' + port))`;
 
 /** The example job, with comments saying what each block does (left out by `-short`). */
 const EXAMPLE: Array<[line: string, comment?: string]> = [
@@ -30,7 +30,7 @@ const EXAMPLE: Array<[line: string, comment?: string]> = [
   [''],
   ['  update {', 'How a new version replaces the running one: one alloc at a time, each healthy first.'],
   ['    max_parallel     = 1'],
-  ['    min_healthy_time = "5s"'],
+  ['    min_healthy_time = "2s"'],
   ['    healthy_deadline = "1m"'],
   ['    auto_revert      = true'],
   ['  }'],
@@ -50,7 +50,7 @@ const EXAMPLE: Array<[line: string, comment?: string]> = [
   ['      check {'],
   ['        type     = "http"'],
   ['        path     = "/"'],
-  ['        interval = "10s"'],
+  ['        interval = "3s"'],
   ['        timeout  = "2s"'],
   ['      }'],
   ['    }'],
