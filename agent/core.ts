@@ -180,6 +180,18 @@ export class AgentCore {
     return { evalId: out.evalId, index: out.index };
   }
 
+  /** Nomad's job evaluate: a new evaluation of the job as it is (`job-eval`). */
+  evaluate(jobId: string): { evalId: string; evalCreateIndex: number; jobModifyIndex: number; index: number } {
+    const job = this.state.jobs.get(jobId);
+    if (!job) throw new ApiError(404, 'job not found');
+    const out = this.state.commit((txn) => {
+      const ev = newEval(txn, this.state, jobId, 'job-eval');
+      return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: job.jobModifyIndex, index: txn.index };
+    });
+    this.broker.enqueue(out.evalId);
+    return out;
+  }
+
   /** Sets the scheduler's preemption settings. */
   setPreemption(p: Partial<PreemptionConfig>): number {
     return this.state.commit((txn) => {

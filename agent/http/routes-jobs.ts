@@ -187,6 +187,12 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     if (typeof body.Count !== 'number' || !Number.isInteger(body.Count) || body.Count < 0) throw new ApiError(400, "scaling action count can't be negative");
     return registerReply(core.scale(req.params.id!, body.Target.Group, body.Count));
   });
+  r.on('POST', '/v1/job/:id/evaluate', (req) => {
+    const r = core.evaluate(req.params.id!);
+    return {
+      body: { EvalID: r.evalId, EvalCreateIndex: r.evalCreateIndex, JobModifyIndex: r.jobModifyIndex, Index: r.index, LastContact: 0, KnownLeader: true },
+    };
+  });
   r.on('POST', '/v1/job/:id/plan', async (req) => {
     const { job: apiJobIn } = await jobFromBody(req);
     return { body: core.planJob(await canonicalJob(apiJobIn)) };

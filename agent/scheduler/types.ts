@@ -78,6 +78,7 @@ export type EvalTrigger =
   | 'queued-allocs'
   | 'preemption'
   | 'job-scaling'
+  | 'job-eval'
   | 'alloc-reschedule';
 
 /** Nomad's `EvalStatus*` values. */

@@ -124,6 +124,13 @@ describe('agent: job init, allocs, history, inspect and scale', function () {
     const bad = await agent.main(['job', 'scale', 'example', 'web', 'many']);
     expect([bad.code, bad.stderr]).to.deep.equal([2, 'berth job scale: COUNT must be a whole number, got "many" (see berth job scale --help)\n']);
 
+    const evaluated = await agent.main(['job', 'eval', 'example']);
+    expect(evaluated.code, evaluated.stderr).to.equal(0);
+    const evalId = /Monitoring evaluation "(\w+)"/.exec(evaluated.stdout)![1]!;
+    const ev = (await agent.req('GET', `/v1/evaluations?prefix=${evalId}`)).json[0];
+    expect([ev.TriggeredBy, ev.JobID, ev.Status]).to.deep.equal(['job-eval', 'example', 'complete']);
+    expect((await agent.req('POST', '/v1/job/nosuch/evaluate', {})).status).to.equal(404);
+
     const stop = await agent.main(['job', 'stop', '-purge', 'example']);
     expect(stop.code, stop.stderr).to.equal(0);
   });
