@@ -7,7 +7,7 @@
  */
 import { BerthError, type Allocation, type Client, errorText } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
-import { recordHealth } from './deploy/deployments.ts';
+import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
@@ -192,6 +192,26 @@ export class AgentCore {
     return out;
   }
 
+  /**
+   * An operator's pause, resume, fail or promote of a deployment (Nomad's deployment endpoints).
+   * A resumed rollout, or a failed one, gets a `deployment-watcher` evaluation of its job.
+   */
+  deploymentAction(id: string, action: DeploymentAction): { evalId?: string; evalCreateIndex?: number; deploymentModifyIndex: number; index: number } {
+    const d = this.state.deployments.get(id);
+    if (!d) throw new ApiError(404, 'deployment not found');
+    const after = deploymentAfter(d, action);
+    if (typeof after === 'string') throw new ApiError(400, after);
+    const out = this.state.commit((txn) => {
+      const next = { ...after.next, modifyIndex: txn.index, modifyTime: Date.now() };
+      txn.putDeployment(next);
+      txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: id, object: next });
+      const ev = after.evaluate && this.state.jobs.has(d.jobId) ? newEval(txn, this.state, d.jobId, 'deployment-watcher') : undefined;
+      return { ...(ev ? { evalId: ev.id, evalCreateIndex: txn.index } : {}), deploymentModifyIndex: txn.index, index: txn.index };
+    });
+    if (out.evalId) this.broker.enqueue(out.evalId);
+    return out;
+  }
+
   /** Sets the scheduler's preemption settings. */
   setPreemption(p: Partial<PreemptionConfig>): number {
     return this.state.commit((txn) => {
@@ -298,7 +318,7 @@ export class AgentCore {
   readonly #healthTimers = new Map<string, NodeJS.Timeout>();
 
   /**
-   * Health from task states, for an alloc of a running deployment whose client reports none and
+   * Health from task states, for an alloc of a running (or paused) deployment whose client reports none and
    * whose group's checks do not decide: healthy once every task has run `min_healthy_time`,
    * unhealthy when the alloc fails first.
    */
@@ -311,7 +331,7 @@ export class AgentCore {
     const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup);
     const byChecks =
       group?.update?.healthCheck === 'checks' && [...(group.services ?? []), ...group.tasks.flatMap((t) => t.services ?? [])].some((s) => s.checks?.length);
-    if (!d || d.status !== 'running' || alloc.deploymentStatus?.healthy !== undefined || byChecks || group?.update?.healthCheck === 'manual') return clear();
+    if (!d || (d.status !== 'running' && d.status !== 'paused') || alloc.deploymentStatus?.healthy !== undefined || byChecks || group?.update?.healthCheck === 'manual') return clear();
     const decide = (healthy: boolean) => {
       clear();
       const cur = this.state.allocs.get(alloc.id);

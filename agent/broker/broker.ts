@@ -93,6 +93,7 @@ export function planFor(state: AgentState, node: SchedulerNode, ev: Evaluation, 
     now: Date.now(),
     newId: randomUUID,
     index: state.waiters.index + 1,
+    heldRollouts: [...state.deployments.values()].filter((d) => d.status === 'paused' || d.status === 'failed').map((d) => `${d.jobId}@${d.jobVersion}`),
   });
 }
 

@@ -24,9 +24,9 @@ import type { Deployment } from '../state/types.ts';
 
 type Group = Deployment['taskGroups'][string];
 
-/** The running deployment of `jobId` at `version`, if any. */
+/** The deployment of `jobId` at `version` still under way (running or paused), if any. */
 export function runningDeployment(state: AgentState, jobId: string, version: number): Deployment | undefined {
-  return [...state.deployments.values()].find((d) => d.jobId === jobId && d.jobVersion === version && d.status === 'running');
+  return [...state.deployments.values()].find((d) => d.jobId === jobId && d.jobVersion === version && (d.status === 'running' || d.status === 'paused'));
 }
 
 /**
@@ -86,13 +86,14 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
  */
 export function recordHealth(state: AgentState, alloc: Allocation, txn: Txn, now: number): 'next-batch' | 'done' {
   const d = alloc.deploymentId ? state.deployments.get(alloc.deploymentId) : undefined;
-  if (!d || d.status !== 'running') return 'done';
+  // A paused deployment still counts health (its resume goes on from there); no batch follows.
+  if (!d || (d.status !== 'running' && d.status !== 'paused')) return 'done';
   const g = d.taskGroups[alloc.taskGroup];
   if (!g) return 'done';
   const healthy = alloc.deploymentStatus?.healthy === true;
   const tg = { ...g, healthyAllocs: g.healthyAllocs + (healthy ? 1 : 0), unhealthyAllocs: g.unhealthyAllocs + (healthy ? 0 : 1) };
   const taskGroups = { ...d.taskGroups, [alloc.taskGroup]: tg };
-  let status: Deployment['status'] = 'running';
+  let status: Deployment['status'] = d.status;
   let statusDescription = d.statusDescription;
   if (!healthy) {
     status = 'failed';
@@ -105,4 +106,35 @@ export function recordHealth(state: AgentState, alloc: Allocation, txn: Txn, now
   txn.putDeployment(next);
   txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
   return status === 'running' ? 'next-batch' : 'done';
+}
+
+/** What an operator may do to a deployment (`nomad deployment pause|resume|fail|promote`). */
+export type DeploymentAction = 'pause' | 'resume' | 'fail' | 'promote';
+
+/** Nomad's refusal texts for each action on a deployment that has ended. */
+const TERMINAL_REFUSAL: Record<DeploymentAction, string> = {
+  pause: "can't pause terminal deployment",
+  resume: "can't resume terminal deployment",
+  fail: "can't fail terminal deployment",
+  promote: "can't promote terminal deployment",
+};
+
+/**
+ * The deployment after `action` (pure): its new status and description, and whether the
+ * scheduler should look at the job again (a resumed rollout places its next batch; a failed one
+ * stops what it was placing). A refusal is a string, Nomad's text for it.
+ */
+export function deploymentAfter(d: Deployment, action: DeploymentAction): { next: Deployment; evaluate: boolean } | string {
+  if (d.status !== 'running' && d.status !== 'paused') return TERMINAL_REFUSAL[action];
+  switch (action) {
+    case 'pause':
+      return { next: { ...d, status: 'paused', statusDescription: 'Deployment is paused' }, evaluate: false };
+    case 'resume':
+      return { next: { ...d, status: 'running', statusDescription: 'Deployment is running' }, evaluate: d.status === 'paused' };
+    case 'fail':
+      return { next: { ...d, status: 'failed', statusDescription: 'Deployment marked as failed' }, evaluate: true };
+    case 'promote':
+      // berth places no canaries (update.canary is refused), so there is never one to promote.
+      return 'no canaries to promote';
+  }
 }

@@ -6,7 +6,9 @@
  *  running ──deployment.updated (successful)──► successful
  *     │ ▲ ──deployment.updated (failed)────────► failed
  *     └─┘ ──deployment.updated (cancelled)─────► cancelled
- *   (counts)
+ *   (counts)  ▲  │ (paused)
+ *             │  ▼
+ *   (resumed: running) paused ──(failed / cancelled)──► failed / cancelled
  * ```
  *
  * It follows the deployment's committed record: the batch decisions (count an alloc's health,
@@ -59,6 +61,17 @@ export const deploymentMachine = setup({
       on: {
         'deployment.updated': [
           { guard: ({ event }) => event.status === 'successful', target: 'successful', actions: 'counts' },
+          { guard: ({ event }) => event.status === 'failed', target: 'failed', actions: 'counts' },
+          { guard: ({ event }) => event.status === 'cancelled', target: 'cancelled', actions: 'counts' },
+          { guard: ({ event }) => event.status === 'paused', target: 'paused', actions: 'counts' },
+          { actions: 'counts' },
+        ],
+      },
+    },
+    paused: {
+      on: {
+        'deployment.updated': [
+          { guard: ({ event }) => event.status === 'running', target: 'running', actions: 'counts' },
           { guard: ({ event }) => event.status === 'failed', target: 'failed', actions: 'counts' },
           { guard: ({ event }) => event.status === 'cancelled', target: 'cancelled', actions: 'counts' },
           { actions: 'counts' },

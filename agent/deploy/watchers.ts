@@ -30,7 +30,7 @@ export class DeploymentWatchers {
 
   constructor(state: AgentState, client: Client) {
     this.#client = client;
-    for (const d of state.deployments.values()) if (d.status === 'running') this.#update(d);
+    for (const d of state.deployments.values()) if (d.status === 'running' || d.status === 'paused') this.#update(d);
     this.#sub = state.events$.subscribe((e) => {
       if (e.topic === 'Deployment') this.#update(e.object as Deployment);
     });
@@ -44,7 +44,7 @@ export class DeploymentWatchers {
   #update(d: Deployment): void {
     let w = this.#actors.get(d.id);
     if (!w) {
-      if (d.status !== 'running') return;
+      if (d.status !== 'running' && d.status !== 'paused') return;
       const actor = createActor(deploymentMachine, {
         id: `deployment-${d.id}`,
         input: { deploymentId: d.id, jobId: d.jobId, jobVersion: d.jobVersion, ...countsOf(d) },

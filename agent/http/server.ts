@@ -13,6 +13,7 @@ import { ApiError, type AgentCore } from '../core.ts';
 import { eventRoutes } from './events.ts';
 import { Router, sendError } from './router.ts';
 import { allocRoutes } from './routes-allocs.ts';
+import { deploymentActionRoutes } from './routes-deployment-actions.ts';
 import { clientRoutes } from './routes-client.ts';
 import { jobRoutes } from './routes-jobs.ts';
 import { miscRoutes, type AgentSelf } from './routes-misc.ts';
@@ -65,6 +66,7 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   const self: AgentSelf = { httpAddr: () => addr, managementToken: () => opts.token, bootstrap: opts.bootstrap };
   jobRoutes(router, core);
   allocRoutes(router, core, opts.drivers);
+  deploymentActionRoutes(router, core);
   clientRoutes(router, core, opts.streamHeartbeatMs);
   miscRoutes(router, core, self);
   eventRoutes(router, core, opts.streamHeartbeatMs);

@@ -76,6 +76,8 @@ export function reconcileGroup(opts: {
   now: number;
   /** The node is in one of the job's datacenters (if not, a new version cannot update in place). */
   nodeEligible?: boolean;
+  /** The operator paused or failed this job version's rollout: no replacement is placed. */
+  held?: boolean;
 }): GroupResult {
   const { job, group, now } = opts;
   const count = desiredCount(job, group);
@@ -183,8 +185,8 @@ export function reconcileGroup(opts: {
     const current = untainted.filter((a) => versionOf(a) === job.version && !destructive.includes(a));
     const failed = current.some((a) => a.deploymentStatus?.healthy === false);
     const inFlight = current.filter((a) => a.deploymentStatus?.healthy !== true).length;
-    budget = failed ? 0 : Math.max(0, update.maxParallel - inFlight);
-    deployment = { maxParallel: update.maxParallel, replaced: 0, remaining: destructive.length, inFlight, failed };
+    budget = failed || opts.held ? 0 : Math.max(0, update.maxParallel - inFlight);
+    if (!opts.held) deployment = { maxParallel: update.maxParallel, replaced: 0, remaining: destructive.length, inFlight, failed };
   }
 
   // Placements: reschedules first (same name), then missing names.

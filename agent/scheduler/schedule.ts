@@ -99,7 +99,21 @@ export function schedule(input: ScheduleInput): Plan {
     const group = job && !job.stop ? job.taskGroups.find((g) => g.name === name) : undefined;
     const allocs = jobAllocs.filter((a) => a.taskGroup === name);
     const nodeEligible = !!job && nodeInDatacenters(node.datacenter ?? 'dc1', job.datacenters);
-    results.set(name, job && group ? reconcileGroup({ job, group, allocs, all: jobAllocs, evalId: ev.id, now, nodeEligible }) : stopAll(allocs));
+    results.set(
+      name,
+      job && group
+        ? reconcileGroup({
+            job,
+            group,
+            allocs,
+            all: jobAllocs,
+            evalId: ev.id,
+            now,
+            nodeEligible,
+            held: input.heldRollouts?.includes(`${job.id}@${job.version ?? 0}`) === true,
+          })
+        : stopAll(allocs),
+    );
   }
 
   // Stops first: they free room for what follows.

@@ -178,6 +178,11 @@ export interface ScheduleInput {
   random?: () => number;
   /** The `allocModifyIndex` the plan's allocs carry. Default: one more than the highest given. */
   index?: number;
+  /**
+   * Rollouts the operator paused or failed, as `<jobId>@<version>`: no destructive replacement
+   * toward that job version is placed until it is resumed (or a new version is submitted).
+   */
+  heldRollouts?: readonly string[];
 }
 
 /** What the scheduler decided. The agent applies it to its store and hands allocs to the client. */

@@ -107,4 +107,48 @@ describe('agent: deployments', function () {
     expect(allocs.filter((a) => a.JobVersion === 3)).to.have.length(1);
     expect(allocs.filter((a) => a.JobVersion === 2 && a.ClientStatus === 'running')).to.have.length(2);
   });
+
+  it('pause holds a rollout after its batch (health still counted), resume goes on to success; fail stops it; ended ones refuse', async () => {
+    agent = await new AgentProcess(['-dev']).ready();
+    await agent.req('POST', '/v1/jobs', job('1', SLEEP));
+    await waitFor(agent, '/v1/job/roll/allocations', (l: any[]) => l.length === 3 && l.every((a) => a.ClientStatus === 'running'), 'v0 running');
+    await agent.req('POST', '/v1/jobs', job('2', SLEEP));
+    const [d] = await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l.length === 1, 'the v1 deployment');
+    const paused = await agent.main(['deployment', 'pause', d.ID.slice(0, 8)]);
+    expect([paused.code, paused.stdout.trim()], paused.stderr).to.deep.equal([0, `Deployment "${d.ID.slice(0, 8)}" paused`]);
+    // the first batch's alloc still becomes healthy, and is counted; no second batch follows it
+    const held = await waitFor(agent, `/v1/deployment/${d.ID}`, (x) => x.TaskGroups.g.HealthyAllocs === 1, 'one healthy while paused');
+    expect([held.Status, held.StatusDescription]).to.deep.equal(['paused', 'Deployment is paused']);
+    const evals = (await agent.req('GET', '/v1/job/roll/evaluations')).json as any[];
+    expect(evals.filter((e) => e.TriggeredBy === 'deployment-watcher')).to.deep.equal([]);
+    const v1 = ((await agent.req('GET', '/v1/job/roll/allocations')).json as any[]).filter((a) => a.JobVersion === 1);
+    expect(v1).to.have.length(1);
+
+    const resumed = await agent.main(['deployment', 'resume', '-detach', d.ID]);
+    expect([resumed.code, resumed.stdout.trim()], resumed.stderr).to.deep.equal([0, `Deployment "${d.ID.slice(0, 8)}" resumed`]);
+    const done = await waitFor(agent, `/v1/deployment/${d.ID}`, (x) => x.Status !== 'running', 'the v1 deployment ended');
+    expect([done.Status, done.TaskGroups.g.HealthyAllocs]).to.deep.equal(['successful', 3]);
+
+    // ended: each action is refused with Nomad's words
+    const again = await agent.req('POST', `/v1/deployment/pause/${d.ID}`, { DeploymentID: d.ID, Pause: true });
+    expect([again.status, again.text.trim()]).to.deep.equal([400, "can't pause terminal deployment"]);
+    const failEnded = await agent.main(['deployment', 'fail', d.ID]);
+    expect(failEnded.code).to.equal(1);
+    expect(failEnded.stderr).to.include("can't fail terminal deployment");
+
+    // a new version's rollout, failed by the operator: no further batch; promote has no canaries
+    await agent.req('POST', '/v1/jobs', job('3', SLEEP));
+    const [d2] = await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l[0]?.JobVersion === 2, 'the v2 deployment');
+    const promote = await agent.req('POST', `/v1/deployment/promote/${d2.ID}`, { DeploymentID: d2.ID, All: true });
+    expect([promote.status, promote.text.trim()]).to.deep.equal([400, 'no canaries to promote']);
+    const failed = await agent.main(['deployment', 'fail', d2.ID]);
+    expect(failed.code, failed.stderr).to.equal(0);
+    expect(failed.stdout).to.match(/^Deployment "\w{8}" failed\n==> .*Monitoring evaluation/);
+    const f = (await agent.req('GET', `/v1/deployment/${d2.ID}`)).json;
+    expect([f.Status, f.StatusDescription]).to.deep.equal(['failed', 'Deployment marked as failed']);
+    // the fail's evaluation (which the CLI followed to its end) placed nothing more
+    const v2 = ((await agent.req('GET', '/v1/job/roll/allocations')).json as any[]).filter((a) => a.JobVersion === 2);
+    expect(v2).to.have.length(1);
+    expect((await agent.req('POST', '/v1/deployment/fail/nosuch')).status).to.equal(404);
+  });
 });

@@ -2,7 +2,8 @@
  * `berth deployment list|status`: a job version's rollout, as `nomad deployment` shows it.
  * @module
  */
-import { printHelp } from '../command.ts';
+import { printHelp, type Command } from '../command.ts';
+import { monitorEval } from '../job/monitor.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
@@ -12,6 +13,49 @@ import { commandGroup } from '../nomad/group.ts';
 import { short, table } from '../nomad/table.ts';
 
 type Obj = Record<string, unknown>;
+
+/** The one deployment whose id is `prefix` or starts with it. */
+async function resolveDeployment(api: AgentApi, prefix: string): Promise<Obj> {
+  const matches = (await api.get<Obj[]>('/v1/deployments')).body.filter((d) => String(d.ID).startsWith(prefix));
+  if (matches.length === 0) throw new ApiRequestError(404, `No deployment(s) with prefix or id "${prefix}" found`);
+  const d = matches.find((m) => m.ID === prefix) ?? (matches.length === 1 ? matches[0]! : undefined);
+  if (!d) throw new ApiRequestError(400, `Prefix matched multiple deployments: ${matches.map((m) => short(m.ID)).join(', ')}`);
+  return d;
+}
+
+/**
+ * `berth deployment <pause|resume|fail|promote>`: one action on a deployment, then (unless
+ * `-detach`) the evaluation it made, as nomad's do.
+ */
+function actionCommand(name: 'pause' | 'resume' | 'fail' | 'promote', summary: string, done: string): Command {
+  const help = `usage: berth deployment ${name} [-detach] DEPLOYMENT\n\n${summary[0]!.toUpperCase()}${summary.slice(1)}. DEPLOYMENT is an id or a unique prefix.\nExit codes: 0 done; 1 no such deployment, a refusal or an error; 2 usage error.`;
+  return {
+    name,
+    summary,
+    help,
+    async run(argv, io) {
+      const { flags, positionals } = parseNomadFlags(`deployment ${name}`, argv, {
+        ...API_FLAGS,
+        detach: 'boolean',
+        verbose: 'boolean',
+        all: 'boolean',
+        group: 'multi',
+      });
+      if (flags.help) return printHelp(io, help);
+      if (positionals.length !== 1) throw new UsageError('expects one deployment id', `deployment ${name}`);
+      const api = new AgentApi(flags);
+      const d = await resolveDeployment(api, positionals[0]!);
+      const id = encodeURIComponent(String(d.ID));
+      const { body } =
+        name === 'pause' || name === 'resume'
+          ? await api.json<{ EvalID: string }>('POST', `/v1/deployment/pause/${id}`, { DeploymentID: d.ID, Pause: name === 'pause' })
+          : await api.json<{ EvalID: string }>('POST', `/v1/deployment/${name}/${id}`, { DeploymentID: d.ID, All: true });
+      writeLine(io.stdout, `Deployment "${short(d.ID)}" ${done}`);
+      if (body.EvalID && !flags.detach) await monitorEval(api, io, body.EvalID);
+      return 0;
+    },
+  };
+}
 
 /** `berth deployment`. */
 export const deploymentCommand = commandGroup('deployment', 'inspect deployments (the rollouts of job versions)', [
@@ -45,13 +89,13 @@ export const deploymentCommand = commandGroup('deployment', 'inspect deployments
       const { flags, positionals } = parseNomadFlags('deployment status', argv, { ...API_FLAGS, json: 'boolean', verbose: 'boolean' });
       if (flags.help) return printHelp(io, this.help);
       if (positionals.length !== 1) throw new UsageError('expects one deployment id', 'deployment status');
-      const prefix = positionals[0]!;
-      const matches = (await new AgentApi(flags).get<Obj[]>('/v1/deployments')).body.filter((d) => String(d.ID).startsWith(prefix));
-      if (matches.length === 0) throw new ApiRequestError(404, `No deployment(s) with prefix or id "${prefix}" found`);
-      const d = matches.find((m) => m.ID === prefix) ?? (matches.length === 1 ? matches[0]! : undefined);
-      if (!d) throw new ApiRequestError(400, `Prefix matched multiple deployments: ${matches.map((m) => short(m.ID)).join(', ')}`);
+      const d = await resolveDeployment(new AgentApi(flags), positionals[0]!);
       writeLine(io.stdout, flags.json ? JSON.stringify(d, null, 4) : deploymentLines(d, true));
       return 0;
     },
   },
+  actionCommand('pause', 'pause a rollout: no further batch is placed', 'paused'),
+  actionCommand('resume', 'resume a paused rollout', 'resumed'),
+  actionCommand('fail', 'mark a rollout as failed: no further batch is placed', 'failed'),
+  actionCommand('promote', "promote a rollout's canaries (berth places none)", 'promoted'),
 ]);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Job } from '../../../index.ts';
-import { destructiveChange } from '../../../agent/scheduler/index.ts';
+import { destructiveChange, newEvaluation } from '../../../agent/scheduler/index.ts';
 import { job, World } from './support.ts';
 
 const update = (maxParallel: number) => ({
@@ -133,6 +133,20 @@ describe('scheduler: job updates', () => {
       const next = w.evaluate('web', 'deployment-watcher');
       expect(next.place).to.have.length(0);
       expect(next.deployment.g).to.include({ failed: true, remaining: 1 });
+    });
+    it('a rollout the operator paused or failed (heldRollouts) places no replacement until released', () => {
+      const w = new World();
+      w.register(job('web', { count: 3, group: { update: update(1) } }));
+      const v1 = job('web', { count: 3, version: 1, group: { update: update(1) } });
+      v1.taskGroups[0].tasks[0].env = { V: '1' };
+      const first = w.register(v1);
+      const a = w.allocs.get(first.place[0]!.id)!;
+      w.allocs.set(a.id, { ...a, clientStatus: 'running', deploymentStatus: { healthy: true, timestamp: w.now } });
+      const ev = () => newEvaluation({ id: w.newId(), job: v1, triggeredBy: 'deployment-watcher', now: w.now });
+      const held = w.process(ev(), { heldRollouts: ['web@1'] });
+      expect([held.place.length, held.stop.length, held.deployment]).to.deep.equal([0, 0, {}]);
+      // another job version's hold changes nothing here
+      expect(w.process(ev(), { heldRollouts: ['web@0', 'other@1'] }).place.map((x) => x.name)).to.deep.equal(['web.g[1]']);
     });
     it('without an update block every alloc is replaced at once', () => {
       const w = new World();

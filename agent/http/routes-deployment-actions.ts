@@ -1,0 +1,33 @@
+/**
+ * Nomad's deployment actions: `POST /v1/deployment/pause/:id` (`{"Pause": true|false}`: pause
+ * or resume), `/v1/deployment/fail/:id` and `/v1/deployment/promote/:id`, each answering
+ * Nomad's `DeploymentUpdateResponse`.
+ * @module
+ */
+import { ApiError, type AgentCore } from '../core.ts';
+import type { Router } from './router.ts';
+
+/** Nomad's reply to a deployment update. */
+function reply(r: { evalId?: string; evalCreateIndex?: number; deploymentModifyIndex: number; index: number }) {
+  return {
+    body: {
+      EvalID: r.evalId ?? '',
+      EvalCreateIndex: r.evalCreateIndex ?? 0,
+      DeploymentModifyIndex: r.deploymentModifyIndex,
+      Index: r.index,
+      LastContact: 0,
+      KnownLeader: true,
+    },
+  };
+}
+
+/** Adds the deployment action routes. */
+export function deploymentActionRoutes(r: Router, core: AgentCore): void {
+  r.on('POST', '/v1/deployment/pause/:id', async (req) => {
+    const body = (await req.json()) as { Pause?: unknown } | null;
+    if (typeof body?.Pause !== 'boolean') throw new ApiError(400, 'Pause must be true or false');
+    return reply(core.deploymentAction(req.params.id!, body.Pause ? 'pause' : 'resume'));
+  });
+  r.on('POST', '/v1/deployment/fail/:id', (req) => reply(core.deploymentAction(req.params.id!, 'fail')));
+  r.on('POST', '/v1/deployment/promote/:id', (req) => reply(core.deploymentAction(req.params.id!, 'promote')));
+}
