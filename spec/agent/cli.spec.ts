@@ -86,6 +86,13 @@ describe('agent: the command line', function () {
     expect(status.stdout).to.match(/Status\s+= running/);
     expect(status.stdout).to.match(new RegExp(`${allocId}\\s+\\w+\\s+g\\s+0\\s+run\\s+running`));
     expect((await agent.main(['job', 'status'])).stdout).to.match(/cli\s+service\s+50\s+running/);
+    // nomad's catch-all status: the job list, then any id or prefix of a job, alloc or eval
+    expect((await agent.main(['status'])).stdout).to.match(/cli\s+service\s+50\s+running/);
+    expect((await agent.main(['status', 'cl'])).stdout).to.match(/^ID\s+= cli\n/);
+    expect((await agent.main(['status', allocId])).stdout).to.match(/^ID\s+= [0-9a-f-]{36}\nEval ID/);
+    expect((await agent.main(['status', evalId])).stdout).to.match(/^ID\s+= [0-9a-f-]{36}\nCreate Time/);
+    const none = await agent.main(['status', 'zzzz']);
+    expect([none.code, none.stderr]).to.deep.equal([1, 'berth: No matches found for "zzzz"\n']);
 
     const alloc = await agent.main(['alloc', 'status', allocId]);
     expect(alloc.code).to.equal(0);

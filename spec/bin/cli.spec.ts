@@ -43,7 +43,7 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
       [['run'], /^berth run: run needs an allocation file/],
       [['run', '--quiet', '--json', 'x.json'], /cannot be used together/],
       [['logs', '--data-dir', dir, 'a', 't', '--tail', 'ten'], /^berth logs: --tail must be a non-negative integer, got "ten"/],
-      [['status'], /^berth status: status needs --data-dir DIR/],
+      [['status', 'a', 'b'], /^berth status: expects at most one id or prefix/],
       [['run', '--data-dir'], /^berth run: --data-dir needs a value|argument missing/],
     ];
     for (const [argv, re] of cases) {

@@ -10,8 +10,13 @@ import { intFlag, parseCommandArgs, printHelp, type Command } from '../command.t
 import { UsageError } from '../errors.ts';
 import { paint, writeLine, type CliIO } from '../io.ts';
 import { findAlloc, readStoredAllocs } from '../state-dir.ts';
+import { agentStatus } from './agent-status.ts';
 
 const HELP = `usage: berth status --data-dir DIR [alloc-id] [--json] [--events N]
+       berth status [ID]
+
+Without --data-dir, nomad's status against the agent: no ID lists the jobs; an ID (or a
+unique prefix) of a job, allocation, evaluation, deployment or node shows it.
 
 Without an alloc id: one line per allocation stored in DIR. With an id (or a unique prefix):
 the allocation, each task's state, restarts and its last events (--events, default 10).
@@ -64,6 +69,8 @@ export const statusCommand: Command = {
   summary: 'list the allocations in a data dir, or show one',
   help: HELP,
   async run(argv, io) {
+    // Without --data-dir it is nomad's `status`, against the agent.
+    if (!argv.some((a) => /^--?data-dir(=|$)/.test(a)) && !argv.some((a) => /^--?(h|help)$/.test(a))) return agentStatus(argv, io);
     const { values, positionals } = parseCommandArgs('status', argv, { 'data-dir': { type: 'string' }, json: { type: 'boolean' }, events: { type: 'string' } });
     if (values.help) return printHelp(io, HELP);
     if (!values['data-dir']) throw new UsageError('status needs --data-dir DIR', 'status');
