@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { AgentApi } from '../../bin/cli/nomad/api.ts';
 import { runMain } from '../support/cli.ts';
 
 /** What the recording agent saw of one request. */
@@ -83,5 +84,25 @@ describe("the CLI's general options (nomad's -address, -token, -region, -namespa
     const r = await runMain(['job', 'status']);
     expect(r.code).to.equal(1);
     expect(r.stderr).to.match(/cannot reach the agent at http:\/\/127\.0\.0\.1:1: .*give -address or set BERTH_ADDR or NOMAD_ADDR/);
+  });
+
+  it('an alloc prefix two allocations share is refused, naming both; an exact id among them is taken', async () => {
+    const two = [{ ID: 'abcd1111-0000-0000-0000-000000000000' }, { ID: 'abcd2222-0000-0000-0000-000000000000' }];
+    const server = createServer((req, res) => {
+      const path = new URL(req.url!, 'http://x').pathname;
+      const body = path === '/v1/allocations' ? two : { ID: path.split('/').pop(), TaskStates: null };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const address = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const r = await runMain(['alloc', 'status', '-address', address, 'abcd']);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.include('Prefix matched multiple allocations: abcd1111, abcd2222');
+      const api = new AgentApi({ address });
+      expect((await api.resolveAlloc(two[1]!.ID)).ID).to.equal(two[1]!.ID);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });

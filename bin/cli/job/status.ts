@@ -1,6 +1,6 @@
 /**
  * `berth job status [-json] [ID]`: every job (a table), or one job: its fields, the summary per
- * group and its allocations, as `nomad job status` prints them.
+ * group, its latest deployment and its allocations, as `nomad job status` prints them.
  * @module
  */
 import { printHelp, type Command } from '../command.ts';
@@ -8,7 +8,9 @@ import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
-import { kv, nanoTime, short, table } from '../nomad/table.ts';
+import { deploymentLines } from '../nomad/deployment-view.ts';
+import { kv, nanoTime, table } from '../nomad/table.ts';
+import { allocTable } from './alloc-table.ts';
 
 const HELP = `usage: berth job status [-json] [JOB]
 
@@ -77,25 +79,11 @@ export const jobStatusCommand: Command = {
         Object.entries(summary).map(([g, s]) => [g, s.Queued, s.Starting, s.Running, s.Failed, s.Complete, s.Lost, s.Unknown]),
       ),
     );
+    // Nomad's "Latest Deployment": the job's newest deployment, while there is one.
+    const latest = (await api.get<Obj | null>(`/v1/job/${id}/deployment`).catch(() => ({ body: null }))).body;
+    if (latest) writeLine(io.stdout, `\nLatest Deployment\n${deploymentLines(latest, false)}`);
     writeLine(io.stdout, '\nAllocations');
-    if (allocs.length === 0) writeLine(io.stdout, 'No allocations placed');
-    else
-      writeLine(
-        io.stdout,
-        table(
-          ['ID', 'Node ID', 'Task Group', 'Version', 'Desired', 'Status', 'Created', 'Modified'],
-          allocs.map((a) => [
-            short(a.ID),
-            short(a.NodeID),
-            a.TaskGroup,
-            a.JobVersion,
-            a.DesiredStatus,
-            a.ClientStatus,
-            nanoTime(a.CreateTime),
-            nanoTime(a.ModifyTime),
-          ]),
-        ),
-      );
+    writeLine(io.stdout, allocs.length === 0 ? 'No allocations placed' : allocTable(allocs));
     return 0;
   },
 };

@@ -1,0 +1,191 @@
+/**
+ * Each status command's whole output for one fixed state, compared as text: a regex per line
+ * would let a column move or two values swap. The agent here is the far side of the CLI's
+ * boundary: a loopback server answering Nomad-shaped JSON for one job, its allocs, an eval and a
+ * deployment, with distinct numbers in every column.
+ */
+import { expect } from 'chai';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { runMain } from '../support/cli.ts';
+
+const T0 = Date.UTC(2026, 0, 2, 3, 4, 5) * 1e6; // ns
+const A1 = 'aaaaaaaa-1111-0000-0000-000000000000';
+const A2 = 'bbbbbbbb-2222-0000-0000-000000000000';
+const NODE = 'nnnnnnnn-0000-0000-0000-000000000000';
+const EVAL = 'eeeeeeee-0000-0000-0000-000000000000';
+const DEP = 'dddddddd-0000-0000-0000-000000000000';
+
+const job = {
+  ID: 'web',
+  Name: 'web',
+  Type: 'service',
+  Priority: 70,
+  Datacenters: ['dc1', 'dc2'],
+  Namespace: 'default',
+  Status: 'running',
+  SubmitTime: T0,
+  TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't' }] }],
+};
+const summary = { JobID: 'web', Summary: { g: { Queued: 1, Starting: 2, Running: 3, Failed: 4, Complete: 5, Lost: 6, Unknown: 7 } } };
+const alloc = (id: string, status: string, version: number, createIndex: number) => ({
+  ID: id,
+  EvalID: EVAL,
+  Name: `web.g[${createIndex}]`,
+  NodeID: NODE,
+  NodeName: 'box',
+  JobID: 'web',
+  JobVersion: version,
+  TaskGroup: 'g',
+  DesiredStatus: 'run',
+  DesiredDescription: '',
+  ClientStatus: status,
+  ClientDescription: 'Tasks are running',
+  CreateIndex: createIndex,
+  CreateTime: T0,
+  ModifyTime: T0 + 60e9,
+  DeploymentID: DEP,
+  DeploymentStatus: { Healthy: true },
+  Job: job,
+  TaskStates: {
+    t: {
+      State: 'running',
+      Events: [
+        { Type: 'Received', Time: T0, DisplayMessage: 'Task received by client' },
+        { Type: 'Started', Time: T0 + 1e9, DisplayMessage: 'Task started by client' },
+      ],
+    },
+  },
+});
+const deployment = {
+  ID: DEP,
+  JobID: 'web',
+  JobVersion: 3,
+  Status: 'running',
+  StatusDescription: 'Deployment is running',
+  CreateIndex: 9,
+  TaskGroups: {
+    g: { DesiredTotal: 4, PlacedAllocs: 3, HealthyAllocs: 2, UnhealthyAllocs: 1, ProgressDeadline: 600e9, RequireProgressBy: '0001-01-01T00:00:00Z' },
+  },
+};
+
+const ROUTES: Record<string, unknown> = {
+  '/v1/job/web': job,
+  '/v1/job/web/allocations': [alloc(A1, 'running', 3, 1), alloc(A2, 'failed', 2, 2)],
+  '/v1/job/web/summary': summary,
+  '/v1/job/web/evaluations': [],
+  '/v1/job/web/deployment': deployment,
+  '/v1/job/web/deployments': [deployment],
+  '/v1/deployments': [deployment],
+  '/v1/allocations': [alloc(A1, 'running', 3, 1)],
+  [`/v1/allocation/${A1}`]: alloc(A1, 'running', 3, 1),
+  [`/v1/client/allocation/${A1}/checks`]: {
+    c1: { ID: 'c1', Check: 'alive', Group: 'g', Service: 'web', Mode: 'healthiness', Status: 'success', StatusCode: 200, Output: 'ok', Timestamp: T0 / 1e9 },
+  },
+};
+
+describe("the CLI's status output, whole, for one fixed state", () => {
+  let server: Server;
+  let address: string;
+  before(async () => {
+    server = createServer((req, res) => {
+      const body = ROUTES[new URL(req.url!, 'http://x').pathname];
+      res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(body ?? 'not found'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    address = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('job status: the fields, the summary columns in order, the latest deployment, the allocations newest first', async () => {
+    const r = await runMain(['job', 'status', '-address', address, 'web']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.equal(
+      [
+        'ID             = web',
+        'Name           = web',
+        'Submit Date    = 2026-01-02 03:04:05 UTC',
+        'Type           = service',
+        'Priority       = 70',
+        'Datacenters    = dc1,dc2',
+        'Namespace      = default',
+        'Status         = running',
+        'Periodic       = false',
+        'Parameterized  = false',
+        '',
+        'Summary',
+        'Task Group  Queued  Starting  Running  Failed  Complete  Lost  Unknown',
+        'g           1       2         3        4       5         6     7',
+        '',
+        'Latest Deployment',
+        'ID           = dddddddd',
+        'Status       = running',
+        'Description  = Deployment is running',
+        '',
+        'Deployed',
+        'Task Group  Desired  Placed  Healthy  Unhealthy  Progress Deadline',
+        'g           4        3       2        1          600s',
+        '',
+        'Allocations',
+        'ID        Node ID   Task Group  Version  Desired  Status   Created                  Modified',
+        'bbbbbbbb  nnnnnnnn  g           2        run      failed   2026-01-02 03:04:05 UTC  2026-01-02 03:05:05 UTC',
+        'aaaaaaaa  nnnnnnnn  g           3        run      running  2026-01-02 03:04:05 UTC  2026-01-02 03:05:05 UTC',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('alloc status: the fields with deployment health, the service checks, the task events newest first', async () => {
+    const r = await runMain(['alloc', 'status', '-address', address, 'aaaa']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.equal(
+      [
+        'ID                   = aaaaaaaa-1111-0000-0000-000000000000',
+        'Eval ID              = eeeeeeee',
+        'Name                 = web.g[1]',
+        'Node ID              = nnnnnnnn',
+        'Node Name            = box',
+        'Job ID               = web',
+        'Job Version          = 3',
+        'Client Status        = running',
+        'Client Description   = Tasks are running',
+        'Desired Status       = run',
+        'Desired Description  = <none>',
+        'Created              = 2026-01-02 03:04:05 UTC',
+        'Modified             = 2026-01-02 03:05:05 UTC',
+        'Deployment ID        = dddddddd',
+        'Deployment Health    = healthy',
+        '',
+        'Nomad Service Checks:',
+        'Service  Task     Name   Mode         Status',
+        'web      (group)  alive  healthiness  success',
+        '',
+        'Task "t" is "running"',
+        'Recent Events:',
+        'Time                     Type      Description',
+        '2026-01-02 03:04:06 UTC  Started   Task started by client',
+        '2026-01-02 03:04:05 UTC  Received  Task received by client',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('deployment status: the fields and the Deployed table', async () => {
+    const r = await runMain(['deployment', 'status', '-address', address, 'dddd']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.equal(
+      [
+        'ID           = dddddddd',
+        'Job ID       = web',
+        'Job Version  = 3',
+        'Status       = running',
+        'Description  = Deployment is running',
+        '',
+        'Deployed',
+        'Task Group  Desired  Placed  Healthy  Unhealthy  Progress Deadline',
+        'g           4        3       2        1          600s',
+        '',
+      ].join('\n'),
+    );
+  });
+});
