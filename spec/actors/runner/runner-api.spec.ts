@@ -96,6 +96,26 @@ describe('runner API: stop, done, restartRunning, typed exits (real raw_exec)', 
     await r.destroy();
   });
 
+  it('restartAll() runs a prestart task that already ended again, before the main task; restartRunning() leaves it dead', async () => {
+    const client = newClient();
+    const r = client.addAlloc(makeAlloc([sh('init', 'echo init', { lifecycle: { hook: 'prestart' } }), sh('web', 'while true; do sleep 0.05; done')]));
+    await running(client, r, ['web']);
+    const starts = (a: ReturnType<typeof r.alloc>, t: string) => a.taskStates![t]!.events.filter((e) => e.type === 'Started').length;
+    expect([r.alloc().taskStates!.init!.state, starts(r.alloc(), 'init')]).to.deep.equal(['dead', 1]);
+    await r.restartRunning();
+    await viewWhere(client, r, (a) => a.taskStates!.web!.restarts === 1 && a.taskStates!.web!.state === 'running');
+    expect(starts(r.alloc(), 'init')).to.equal(1);
+    await r.restartAll();
+    await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running' && a.taskStates!.web!.restarts === 2);
+    const after = r.alloc();
+    expect(starts(after, 'init')).to.equal(2);
+    // the prestart task ran (and ended) again before the main task started again
+    const initEnd = after.taskStates!.init!.events.filter((e) => e.type === 'Terminated').at(-1)!.time;
+    const webStart = after.taskStates!.web!.events.filter((e) => e.type === 'Started').at(-1)!.time;
+    expect(webStart).to.be.at.least(initEnd);
+    await r.destroy();
+  });
+
   it('done() rejects when the client shuts down first (the tasks are left running)', async () => {
     const client = newClient();
     const r = client.addAlloc(makeAlloc([sh('web', 'while true; do sleep 0.05; done')]));
