@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Task } from '../../../model/types.ts';
 import type { AllocRunner, Client } from '../../../actors/client/types.ts';
+import { AllocExistsError } from '../../../model/errors.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 
@@ -113,6 +114,19 @@ describe('runner API: stop, done, restartRunning, typed exits (real raw_exec)', 
     const initEnd = after.taskStates!.init!.events.filter((e) => e.type === 'Terminated').at(-1)!.time;
     const webStart = after.taskStates!.web!.events.filter((e) => e.type === 'Started').at(-1)!.time;
     expect(webStart).to.be.at.least(initEnd);
+    await r.destroy();
+  });
+
+  it('addAlloc of an id the client already runs is refused (AllocExistsError); the one runner and its task stay as they were', async () => {
+    const client = newClient();
+    const alloc = makeAlloc([sh('web', 'while true; do sleep 0.05; done')]);
+    const r = client.addAlloc(alloc);
+    await running(client, r, ['web']);
+    const events = r.alloc().taskStates!.web!.events.length;
+    expect(() => client.addAlloc(alloc)).to.throw(AllocExistsError, `allocation ${alloc.id} is already running on this client; use updateAlloc`);
+    expect(client.runners()).to.deep.equal([r]);
+    expect(client.runner(alloc.id)).to.equal(r);
+    expect([r.alloc().taskStates!.web!.state, r.alloc().taskStates!.web!.events.length]).to.deep.equal(['running', events]);
     await r.destroy();
   });
 
