@@ -252,6 +252,25 @@ describe('client gc', () => {
     expect((await client.gc()).sort()).to.deep.equal([prev.allocId, victim.allocId].sort());
   });
 
+  it('keeps a preempted alloc that has ended while its preemptor still waits on another; collects both once it runs', async () => {
+    const client = newClient({ gcIntervalMs: 0 });
+    const first = client.addAlloc(longRunning());
+    const second = client.addAlloc(longRunning());
+    await Promise.all([first.waitFor('running'), second.waitFor('running')]);
+    const preemptor = client.addAlloc(makeAlloc([mockTask('web', { run_for: '1h' })], { preemptedAllocations: [first.allocId, second.allocId] }));
+    await preemptor.waitFor('waiting-prev');
+    client.updateAlloc({ ...first.alloc(), desiredStatus: 'evict', allocModifyIndex: 5 });
+    await settled(first);
+    // the first victim is terminal, but the preemptor still waits (on the second): it is held
+    expect(preemptor.isWaiting()).to.equal(true);
+    expect(await client.gc()).to.deep.equal([]);
+    expect(client.runner(first.allocId)).to.not.equal(undefined);
+    client.updateAlloc({ ...second.alloc(), desiredStatus: 'evict', allocModifyIndex: 5 });
+    await preemptor.waitFor('running');
+    await settled(second);
+    expect((await client.gc()).sort()).to.deep.equal([first.allocId, second.allocId].sort());
+  });
+
   it('keeps an alloc whose snapshot is being served until the copy is done', async function () {
     const client = newClient({ gcIntervalMs: 0 });
     const [done] = await terminalAllocs(client, 1);
