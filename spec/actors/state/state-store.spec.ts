@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { openStateStore } from '../../../actors/state/state-store.ts';
 import type { TaskHandle } from '../../../actors/drivers/driver.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
@@ -42,5 +43,23 @@ describe('state store (SQLite)', () => {
     s.deleteAlloc(a.id);
     expect(s.load()).to.deep.equal([]);
     s.close();
+  });
+
+  it('a handle put in the same tick as the alloc is deleted leaves no row behind on disk (nor does a later reopen find one)', () => {
+    const path = join(dir, 'client', 'state.db');
+    const s = openStateStore(path);
+    const a = makeAlloc([mockTask('web')]);
+    s.putAlloc(a);
+    s.flush();
+    s.putHandle(a.id, 'web', { driver: 'mock_driver', id: 'x', startedAt: 0, state: {}, config: {} } as unknown as TaskHandle);
+    s.deleteAlloc(a.id);
+    s.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      const rows = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+      expect([rows('allocs'), rows('task_handles'), rows('task_states')]).to.deep.equal([0, 0, 0]);
+    } finally {
+      db.close();
+    }
   });
 });
