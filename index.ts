@@ -205,6 +205,8 @@ export type { ServeSnapshotsOptions } from './actors/migrate/serve.ts';
 export type { AllocFSSource } from './actors/allocfs/alloc-fs.ts';
 // Loopback by address and the Host check (DNS rebinding), shared by every HTTP listener.
 export { checkHostHeader, isLoopbackAddress, normaliseHost } from './model/loopback.ts';
+// Constant-time secret comparison (tokens), shared by every listener that checks one.
+export { secretMatches } from './model/secret.ts';
 // Hostile files and a damaged store: named errors a caller (the agent's HTTP API) can map.
 export { AllocFileTypeError, AllocSymlinkLoopError, AllocFileUnreadableError, MAX_READ_AT_BYTES } from './actors/allocfs/index.ts';
 export { UnsupportedFileTypeError, type FileKind } from './actors/allocdir/safe-open.ts';

@@ -22,7 +22,9 @@ import type { AgentConfig } from './config/config.ts';
 import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
 import { AgentCore } from './core.ts';
 import { PortInUseError, portHolder } from './http/port-owner.ts';
+import type { RouteInfo } from './http/router.ts';
 import { serveApi, type ApiServer } from './http/server.ts';
+import { OneTimeCodes } from './http/one-time-codes.ts';
 import { lockDataDir, type DataDirLock } from './state/data-dir-lock.ts';
 import { AgentState } from './state/store.ts';
 import type { NodeRecord } from './state/types.ts';
@@ -36,6 +38,8 @@ export interface Agent {
   readonly client: Client;
   /** The management token when ACLs are on. */
   readonly token: string | undefined;
+  /** The API's route table: every path and method it serves, with who may call it. */
+  readonly routes: readonly RouteInfo[];
   /**
    * Stops serving and stops the client's actors. Tasks keep running (the next agent on the same
    * data dir reattaches to them), except in `-dev` mode, where every alloc is destroyed and the
@@ -112,6 +116,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     for (const r of client.runners()) core.clientUpdate(r.alloc());
 
     let viewer: Promise<{ url: string }> | undefined;
+    const uiCodes = new OneTimeCodes();
     let bootstrapped = state.meta.get('aclBootstrapped') === true;
     api = await serveApi(core, {
       ...(token ? { token } : {}),
@@ -121,10 +126,16 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         state.commit((txn) => txn.putMeta('aclBootstrapped', true));
         return true;
       },
+      // The viewer gets a token of its own (never the management token) and takes /ui's one-time codes.
       viewerUrl: async () => {
-        viewer ??= client!.serveViewer({ host: cfg.bindAddr, port: 0, ...(token ? { token } : {}) });
+        viewer ??= client!.serveViewer({
+          host: cfg.bindAddr,
+          port: 0,
+          ...(token ? { token: randomUUID(), redeemCode: (c: string) => uiCodes.redeem(c) } : {}),
+        });
         return (await viewer).url;
       },
+      viewerCode: () => uiCodes.issue(),
       drivers: () => ['raw_exec', 'exec', 'mock_driver'],
       ...(opts.streamHeartbeatMs !== undefined ? { streamHeartbeatMs: opts.streamHeartbeatMs } : {}),
     }).catch((e: unknown) => {
@@ -167,6 +178,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       core,
       client,
       token,
+      routes: api.routes,
       close: () =>
         (closing ??= (async () => {
           await theApi.close();

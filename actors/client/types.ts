@@ -156,7 +156,13 @@ export interface Client {
    * ships with berth (works with no internet). Default 127.0.0.1 on a free port; with `token`,
    * every request needs it (open `url + '?token=' + token`). `shutdown()` closes it.
    */
-  serveViewer(opts?: { host?: string; port?: number; token?: string }): Promise<{
+  serveViewer(opts?: {
+    host?: string;
+    port?: number;
+    token?: string;
+    /** With `token`: a one-time code the host issued, taken once instead of the token (`?code=`). */
+    redeemCode?: (code: string) => boolean;
+  }): Promise<{
     /** The page's URL. */
     url: string;
     /** How many pages are connected now. */

@@ -2,7 +2,8 @@
  * The viewer's HTTP server: one self-contained page (every asset from `static/`, nothing from
  * outside), the charts, and the records, live over Server-Sent Events or a whole recording for
  * replay, plus a task's log tail. Loopback by default; with a token every request needs it (as
- * `?token=`, an `X-Berth-Token` header, or the cookie the page gets when opened with `?token=`).
+ * `?token=`, an `X-Berth-Token` header, or the cookie the page gets when opened with `?token=`
+ * or with a host's one-time `?code=`).
  * @module
  */
 import { readFileSync, statSync } from 'node:fs';
@@ -29,6 +30,12 @@ export interface ViewerServeOptions {
   port?: number;
   /** When set, every request and stream must carry it. */
   token?: string;
+  /**
+   * With a token: takes a one-time code a host issued (its `?code=` on any page) instead of the
+   * token, true once per code. The page then gets the session cookie, as with `?token=`, and is
+   * sent on to the same path without the code, so no secret stays in the address bar.
+   */
+  redeemCode?: (code: string) => boolean;
   /** Records queued per page before it is resynchronised from the model instead (default 5000). */
   maxQueue?: number;
   /** How often queued records go out to pages (default 50 ms). */
@@ -93,6 +100,8 @@ function checkOptions(o: ViewerServeOptions): void {
   if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535))
     throw new InvalidViewerOptionsError(`viewer: port must be an integer in 0..65535, not ${JSON.stringify(o.port)}`);
   if (o.token !== undefined && (typeof o.token !== 'string' || o.token === '')) throw new InvalidViewerOptionsError('viewer: token must be a non-empty string');
+  if (o.redeemCode !== undefined && (typeof o.redeemCode !== 'function' || o.token === undefined))
+    throw new InvalidViewerOptionsError('viewer: redeemCode must be a function, and needs a token');
   if (o.logMaxBehindBytes !== undefined && (!Number.isSafeInteger(o.logMaxBehindBytes) || o.logMaxBehindBytes < 0))
     throw new InvalidViewerOptionsError(`viewer: logMaxBehindBytes must be a non-negative integer, not ${JSON.stringify(o.logMaxBehindBytes)}`);
   // Without a token only loopback is safe to bind: anyone who can reach the port could read it.
@@ -304,6 +313,15 @@ export async function startViewerServer(source: ViewerSource, opts: ViewerServeO
     // requests naming a loopback host only, decided by address however it is spelled.
     if (loopback && !checkHostHeader(req.headers.host)) return send(res, 403, 'text/plain', 'forbidden host');
     let setCookie: Record<string, string> = {};
+    if (token !== undefined && url.searchParams.has('code')) {
+      const code = url.searchParams.get('code')!;
+      if (!opts.redeemCode?.(code)) return send(res, 401, 'text/plain', 'this one-time code is unknown, used or expired: open the page again');
+      const { pathname } = url;
+      return send(res, 303, 'text/plain', 'signed in', {
+        location: pathname,
+        'set-cookie': `${cookieName}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+      });
+    }
     if (token !== undefined) {
       const given = url.searchParams.get('token') ?? (req.headers['x-berth-token'] as string | undefined) ?? cookie(req, cookieName);
       if (!sameSecret(given, token)) return send(res, 401, 'text/plain', 'this viewer needs its token: open it with ?token=…');

@@ -65,6 +65,12 @@ export interface AgentConfig {
   preemption: PreemptionConfig;
   acl: { enabled: boolean };
   tls: AgentTls;
+  /**
+   * Origins (`https://ops.example:8443`) besides the agent's own whose web pages may call the API
+   * (`http_allowed_origins`, a berth key: Nomad has none). Empty by default: a browser request
+   * from any other page is refused.
+   */
+  httpAllowedOrigins: string[];
 }
 
 /** What the command line gives `berth agent`. */
@@ -146,6 +152,22 @@ function duration(o: Obj, key: string, path: string): number | undefined {
   }
 }
 
+/** `http_allowed_origins`: a list of origins, each normalised as a browser writes it (lower case, no default port). */
+function allowedOrigins(v: unknown): string[] {
+  if (!Array.isArray(v)) throw new AgentConfigError('http_allowed_origins: must be a list of origins like "https://ops.example"');
+  return v.map((o, i) => {
+    let origin: string | undefined;
+    try {
+      if (typeof o === 'string' && /^https?:\/\/[^/?#]+\/?$/i.test(o)) origin = new URL(o).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (!origin || origin === 'null')
+      throw new AgentConfigError(`http_allowed_origins[${i}]: ${JSON.stringify(o)} is not an origin (scheme://host[:port], no path)`);
+    return origin;
+  });
+}
+
 /** A partial config read from one file: only what the file says. */
 export type AgentConfigPatch = {
   [K in keyof AgentConfig]?: AgentConfig[K] extends object ? Partial<AgentConfig[K]> : AgentConfig[K];
@@ -223,6 +245,8 @@ export function readAgentConfig(doc: unknown): AgentConfigPatch {
   }
   if (Object.keys(preemption).length) out.preemption = preemption;
 
+  if (doc.http_allowed_origins !== undefined) out.httpAllowedOrigins = allowedOrigins(doc.http_allowed_origins);
+
   const acl = bool(block(doc, 'acl', ''), 'enabled', 'acl.');
   if (acl !== undefined) out.acl = { enabled: acl };
 
@@ -284,6 +308,7 @@ export function resolveAgentConfig(patches: AgentConfigPatch[], flags: AgentFlag
     preemption: { ...DEFAULT_PREEMPTION },
     acl: { enabled: false },
     tls: { http: false, verifyHttpsClient: false },
+    httpAllowedOrigins: [],
   };
   for (const p of patches) {
     const { client, preemption, acl, tls, ...rest } = p;

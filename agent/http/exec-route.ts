@@ -13,10 +13,9 @@
  * stdin is read only as fast as the command takes it.
  * @module
  */
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AgentCore } from '../core.ts';
+import type { UpgradeHandler } from './router.ts';
 import { errorText } from '../../index.ts';
 
 type ExecFn = (
@@ -25,20 +24,11 @@ type ExecFn = (
   opts: { stdin?: AsyncIterable<Buffer>; tty?: boolean; signal?: AbortSignal; onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void },
 ) => Promise<{ exitCode: number }>;
 
-/** The exec path, for the server's upgrade handler. */
-export const EXEC_PATH = /^\/v1\/client\/allocation\/([^/]+)\/exec$/;
-
-/** Handles WebSocket upgrades of the exec path (after the server's token check). */
-export function execUpgrade(core: AgentCore): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+/** The exec route's upgrade handler (`router.upgrade`: the edge has checked the request and the token). */
+export function execUpgrade(core: AgentCore): UpgradeHandler {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
-  return (req, socket, head) => {
-    const url = new URL(req.url ?? '/', 'http://agent');
-    const m = EXEC_PATH.exec(url.pathname);
-    if (!m) {
-      socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => void session(core, ws, decodeURIComponent(m[1]!), url.searchParams));
+  return (req, socket, head, params, query) => {
+    wss.handleUpgrade(req, socket, head, (ws) => void session(core, ws, params.id!, query));
   };
 }
 

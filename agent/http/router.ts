@@ -5,8 +5,11 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { BerthError, errorText } from '../../index.ts';
 import { ApiError } from '../core.ts';
+import { checkJsonDepth } from './json-depth.ts';
+import type { Target } from './target.ts';
 
 /** Largest request body accepted (a job with many groups fits many times over). */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -42,35 +45,115 @@ export interface Reply {
 /** A handler answers with a Reply, or writes the response itself and resolves with nothing. */
 export type Handler = (req: Req) => Promise<Reply | void> | Reply | void;
 
-interface Route {
-  parts: string[];
-  methods: Record<string, Handler>;
-  /** Last part is `*`: matches the rest of the path (Nomad's `/v1/client/fs/ls/:alloc`). */
+/**
+ * Who may call a route when ACLs are on (with ACLs off everyone may). Each route carries its
+ * own, so the check reads the route the router matched, never a second reading of the path.
+ */
+export interface AuthRule {
+  /** `anonymous`: no token needed (Nomad's status, regions, health, bootstrap); `management`: the management token. */
+  kind: 'anonymous' | 'management';
+  /** A token this route takes besides the management token (the snapshot route's per-alloc migrate token). */
+  alsoAccepts?: (token: string, params: Readonly<Record<string, string>>) => boolean;
+  /** A query parameter the token may come in too (`/ui`, which a browser opens by hand). */
+  queryToken?: string;
 }
+
+/** No token needed. */
+export const ANONYMOUS: AuthRule = Object.freeze({ kind: 'anonymous' });
+/** The management token (the default of {@link Router.on}). */
+export const MANAGEMENT: AuthRule = Object.freeze({ kind: 'management' });
+
+/** Serves a WebSocket upgrade on a route (the exec socket): the socket is the handler's. */
+export type UpgradeHandler = (raw: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>, query: URLSearchParams) => void;
+
+interface Route {
+  pattern: string;
+  parts: string[];
+  methods: Record<string, { handler: Handler; auth: AuthRule }>;
+  upgrade?: { handler: UpgradeHandler; auth: AuthRule };
+}
+
+/** One row of the route table: what {@link Router.routes} lists (the ACL specs walk it). */
+export interface RouteInfo {
+  pattern: string;
+  /** An HTTP method, or `UPGRADE` for a WebSocket (sent as a GET with `Upgrade: websocket`). */
+  method: string;
+  auth: AuthRule;
+}
+
+/** What the router matched for a request: the handler to run and the rule that guards it. */
+export type Match =
+  | { kind: 'http'; handler: Handler; auth: AuthRule; params: Record<string, string> }
+  | { kind: 'upgrade'; handler: UpgradeHandler; auth: AuthRule; params: Record<string, string> };
 
 /** Routes by path pattern and method. */
 export class Router {
   readonly #routes: Route[] = [];
 
-  /** Adds `handler` for `method` on `pattern`. */
-  on(method: string, pattern: string, handler: Handler): this {
-    const parts = pattern.split('/').filter(Boolean);
-    let r = this.#routes.find((x) => x.parts.join('/') === parts.join('/'));
-    if (!r) this.#routes.push((r = { parts, methods: {} }));
-    r.methods[method] = handler;
+  /**
+   * Adds `handler` for `method` on `pattern`, guarded by `auth` (default {@link MANAGEMENT}):
+   * `on('GET', '/v1/jobs', handler)` or `on('GET', '/v1/status/leader', ANONYMOUS, handler)`.
+   */
+  on(method: string, pattern: string, auth: AuthRule, handler: Handler): this;
+  // Last, so `Parameters<Router['on']>[2]` is the Handler (TypeScript reads the last overload).
+  on(method: string, pattern: string, handler: Handler): this;
+  on(method: string, pattern: string, a: AuthRule | Handler, b?: Handler): this {
+    const [auth, handler] = typeof a === 'function' ? [MANAGEMENT, a] : [a, b!];
+    this.#route(pattern).methods[method] = { handler, auth };
     return this;
   }
 
-  /** The route for `path`, with its params, or undefined. */
-  match(path: string): { route: Route; params: Record<string, string> } | undefined {
-    const segs = path.split('/').filter(Boolean);
+  /** Adds a WebSocket upgrade on `pattern` (a GET with `Upgrade: websocket`), guarded by `auth`. */
+  upgrade(pattern: string, handler: UpgradeHandler, auth: AuthRule = MANAGEMENT): this {
+    this.#route(pattern).upgrade = { handler, auth };
+    return this;
+  }
+
+  /** Every route and method served, with its rule. */
+  routes(): RouteInfo[] {
+    return this.#routes.flatMap((r) => [
+      ...Object.entries(r.methods).map(([method, m]) => ({ pattern: r.pattern, method, auth: m.auth })),
+      ...(r.upgrade ? [{ pattern: r.pattern, method: 'UPGRADE', auth: r.upgrade.auth }] : []),
+    ]);
+  }
+
+  #route(pattern: string): Route {
+    const parts = pattern.split('/').filter(Boolean);
+    let r = this.#routes.find((x) => x.parts.join('/') === parts.join('/'));
+    if (!r) this.#routes.push((r = { pattern, parts, methods: {} }));
+    return r;
+  }
+
+  /**
+   * The handler for `method` on a parsed target's segments, or an ApiError: 404 for no route,
+   * 405 for a method the route does not serve, 400 for an upgrade a route does not take.
+   */
+  resolve(method: string, segments: readonly string[], upgrade: boolean): Match {
+    const found = this.#find(segments);
+    if (!found) throw new ApiError(404, '404 page not found');
+    const { route, params } = found;
+    if (upgrade) {
+      if (!route.upgrade || method !== 'GET') throw new ApiError(400, `${route.pattern} does not take a WebSocket upgrade`);
+      return { kind: 'upgrade', ...route.upgrade, params };
+    }
+    const verb = method === 'PUT' ? (route.methods.PUT ? 'PUT' : 'POST') : method === 'HEAD' ? 'GET' : method;
+    const m = route.methods[verb] ?? (verb === 'POST' ? route.methods.PUT : undefined);
+    if (!m)
+      throw new ApiError(
+        route.upgrade && verb === 'GET' ? 400 : 405,
+        route.upgrade && verb === 'GET' ? `${route.pattern} needs a WebSocket upgrade` : 'Invalid method',
+      );
+    return { kind: 'http', ...m, params };
+  }
+
+  #find(segs: readonly string[]): { route: Route; params: Record<string, string> } | undefined {
     for (const route of this.#routes) {
       if (route.parts.length !== segs.length) continue;
       const params: Record<string, string> = {};
       let ok = true;
       for (let i = 0; i < segs.length; i++) {
         const p = route.parts[i]!;
-        if (p.startsWith(':')) params[p.slice(1)] = decodeURIComponent(segs[i]!);
+        if (p.startsWith(':')) params[p.slice(1)] = segs[i]!;
         else if (p !== segs[i]) {
           ok = false;
           break;
@@ -81,9 +164,8 @@ export class Router {
     return undefined;
   }
 
-  /** Serves one request; never throws (a handler's error becomes Nomad's plain-text error). */
-  async handle(raw: IncomingMessage, res: ServerResponse, before?: (req: Req) => void): Promise<void> {
-    const url = new URL(raw.url ?? '/', 'http://agent');
+  /** Runs a matched HTTP handler; never throws (a handler's error becomes Nomad's plain-text error). */
+  async serve(raw: IncomingMessage, res: ServerResponse, target: Target, handler: Handler, params: Record<string, string>): Promise<void> {
     // One plain listener per request; the AbortController only for handlers that ask for it.
     let ac: AbortController | undefined;
     let closed = false;
@@ -91,18 +173,12 @@ export class Router {
       closed = true;
       ac?.abort();
     });
-    const method = raw.method ?? 'GET';
     try {
-      const m = this.match(url.pathname);
-      if (!m) throw new ApiError(404, '404 page not found');
-      const verb = method === 'PUT' ? (m.route.methods.PUT ? 'PUT' : 'POST') : method === 'HEAD' ? 'GET' : method;
-      const handler = m.route.methods[verb] ?? (verb === 'POST' ? m.route.methods.PUT : undefined);
-      if (!handler) throw new ApiError(405, 'Invalid method');
       const req: Req = {
-        method,
-        path: url.pathname,
-        params: m.params,
-        query: url.searchParams,
+        method: raw.method ?? 'GET',
+        path: target.path,
+        params,
+        query: target.query,
         raw,
         res,
         get signal() {
@@ -122,7 +198,6 @@ export class Router {
         },
         json: () => readJson(raw),
       };
-      before?.(req);
       const reply = await handler(req);
       if (reply && !res.headersSent) sendJson(res, reply);
     } catch (err) {
@@ -171,6 +246,7 @@ async function readJson(raw: IncomingMessage): Promise<unknown> {
     raw.on('error', reject);
   });
   if (text.trim() === '') return undefined;
+  checkJsonDepth(text);
   try {
     return JSON.parse(text);
   } catch (e) {

@@ -8,7 +8,7 @@ import { ApiError, type AgentCore } from '../core.ts';
 import type { PreemptionConfig } from '../config/config.ts';
 import { blocking } from './blocking.ts';
 import { apiSchedulerConfig } from './encode.ts';
-import type { Router } from './router.ts';
+import { ANONYMOUS, type Router } from './router.ts';
 import type { ServiceRegistration } from '../../index.ts';
 
 /** What the agent says about itself (address, token) at request time. */
@@ -44,9 +44,9 @@ const apiRegistration = (s: ServiceRegistration) => ({
 /** Adds the agent, status, operator, service and ACL routes. */
 export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
   const { state, config } = core;
-  r.on('GET', '/v1/status/leader', () => ({ body: self.httpAddr() }));
-  r.on('GET', '/v1/status/peers', () => ({ body: [self.httpAddr()] }));
-  r.on('GET', '/v1/regions', () => ({ body: [config.region] }));
+  r.on('GET', '/v1/status/leader', ANONYMOUS, () => ({ body: self.httpAddr() }));
+  r.on('GET', '/v1/status/peers', ANONYMOUS, () => ({ body: [self.httpAddr()] }));
+  r.on('GET', '/v1/regions', ANONYMOUS, () => ({ body: [config.region] }));
   const member = () => {
     const [addr, port] = self.httpAddr().split(':');
     return {
@@ -80,7 +80,7 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
   r.on('GET', '/v1/agent/members', () => ({
     body: { ServerName: config.name, ServerRegion: config.region, ServerDC: config.datacenter, Members: [member()] },
   }));
-  r.on('GET', '/v1/agent/health', () => ({ body: { client: { ok: true, message: 'ok' }, server: { ok: true, message: 'ok' } } }));
+  r.on('GET', '/v1/agent/health', ANONYMOUS, () => ({ body: { client: { ok: true, message: 'ok' }, server: { ok: true, message: 'ok' } } }));
   r.on(
     'GET',
     '/v1/services',
@@ -144,7 +144,7 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
     return { body: { Updated: true, Index: index }, index };
   };
   r.on('POST', '/v1/operator/scheduler/configuration', setConfig);
-  r.on('POST', '/v1/acl/bootstrap', () => {
+  r.on('POST', '/v1/acl/bootstrap', ANONYMOUS, () => {
     const token = self.managementToken();
     if (!token) throw new ApiError(400, 'ACL support disabled');
     if (!self.bootstrap()) throw new ApiError(400, 'ACL bootstrap already done');

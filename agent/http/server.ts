@@ -1,17 +1,22 @@
 /**
- * The agent's HTTP server: Nomad's API over `node:http` (or `node:https` with the `tls` block),
- * `X-Nomad-Token` checked when ACLs are on (403 "Permission denied", as Nomad), and `/ui`,
- * which sends the browser to berth's viewer with the same token.
+ * The agent's HTTP server: Nomad's API over `node:http` (or `node:https` with the `tls` block).
+ * Every request, plain or a WebSocket upgrade, passes the one edge decision (`admit`: Host,
+ * Origin, Content-Type, the target parsed and matched once, the matched route's token rule; 403
+ * "Permission denied" as Nomad when a token is missing). `/ui` sends the browser to berth's
+ * viewer with a one-time code, never a token.
  * @module
  */
 import { readFileSync } from 'node:fs';
 import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttps } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { isLoopbackAddress } from '../../index.ts';
 import { ApiError, type AgentCore } from '../core.ts';
+import { admit, type EdgeOptions } from './edge.ts';
 import { eventRoutes } from './events.ts';
-import { Router, sendError } from './router.ts';
+import { Router, sendError, type RouteInfo } from './router.ts';
 import { allocRoutes } from './routes-allocs.ts';
 import { deploymentActionRoutes } from './routes-deployment-actions.ts';
 import { clientRoutes } from './routes-client.ts';
@@ -20,17 +25,14 @@ import { miscRoutes, type AgentSelf } from './routes-misc.ts';
 import { snapshotRoute } from './snapshot-route.ts';
 import { execUpgrade } from './exec-route.ts';
 
-/** Paths anyone may read with ACLs on (Nomad answers these without a token too). */
-const ANONYMOUS = new Set(['/v1/status/leader', '/v1/status/peers', '/v1/regions', '/v1/acl/bootstrap', '/v1/agent/health']);
-
-const SNAPSHOT = /^\/v1\/client\/allocation\/[^/]+\/snapshot$/;
-
 /** The running API server. */
 export interface ApiServer {
   /** `http://host:port` or `https://...`. */
   url: string;
   /** `host:port`. */
   addr: string;
+  /** The route table: every path and method served, with who may call it. */
+  routes: RouteInfo[];
   close(): Promise<void>;
 }
 
@@ -42,20 +44,20 @@ export interface ServeApiOptions {
   bootstrap: () => boolean;
   /** Where `/ui` sends the browser (berth's viewer). */
   viewerUrl?: () => Promise<string | undefined>;
+  /** With ACLs on: a fresh one-time code the viewer takes for a session (`/ui` adds it as `?code=`). */
+  viewerCode?: () => string;
   drivers: () => string[];
   /** How often an idle follow or event stream sends its empty heartbeat frame (Nomad: 10 s). */
   streamHeartbeatMs?: number;
 }
 
-/** Digests compared, so a guess's length does not change the time the check takes. */
-const sameToken = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-
-/** The token a request carries: `X-Nomad-Token`, or `Authorization: Bearer`. */
-function requestToken(req: IncomingMessage): string {
-  const h = req.headers['x-nomad-token'];
-  if (typeof h === 'string') return h;
-  const auth = req.headers.authorization;
-  return auth?.startsWith('Bearer ') ? auth.slice(7) : '';
+/** A refusal written on a socket that is not yet HTTP (an upgrade the edge turned away). */
+function refuseUpgrade(socket: Duplex, err: unknown): void {
+  const status = err instanceof ApiError ? err.status : 500;
+  const text = err instanceof Error ? err.message : String(err);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
 }
 
 /** Starts Nomad's HTTP API for `core` on the config's bind address and port. */
@@ -70,27 +72,38 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   clientRoutes(router, core, opts.streamHeartbeatMs);
   miscRoutes(router, core, self);
   eventRoutes(router, core, opts.streamHeartbeatMs);
-  snapshotRoute(router, core, opts.token);
-  router.on('GET', '/ui', async (req) => {
+  snapshotRoute(router, core);
+  router.upgrade('/v1/client/allocation/:id/exec', execUpgrade(core));
+  // A browser opens /ui by hand, so the token may come as ?token= too; the redirect carries
+  // only a one-time code (a token in a URL ends up in history, logs and Referer headers).
+  router.on('GET', '/ui', { kind: 'management', queryToken: 'token' }, async (req) => {
     const url = await opts.viewerUrl?.();
     if (!url) throw new ApiError(404, 'the viewer is not available');
-    const target = opts.token ? `${url}?token=${encodeURIComponent(opts.token)}` : url;
-    req.res.writeHead(307, { Location: target, 'Content-Type': 'text/plain' });
+    const code = opts.token ? opts.viewerCode?.() : undefined;
+    if (opts.token && !code) throw new ApiError(500, 'the viewer takes no one-time code');
+    const target = code ? `${url}?code=${encodeURIComponent(code)}` : url;
+    req.res.writeHead(307, { Location: target, 'Content-Type': 'text/plain', 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store' });
     req.res.end(`berth's viewer is at ${url}\n`);
   });
 
+  const edge: EdgeOptions = {
+    ...(opts.token !== undefined ? { token: opts.token } : {}),
+    loopback: isLoopbackAddress(config.bindAddr),
+    scheme: config.tls.http ? 'https' : 'http',
+    allowedOrigins: config.httpAllowedOrigins ?? [],
+  };
   const handler = (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    // The snapshot route checks its own (per-alloc) token.
-    if (opts.token && !ANONYMOUS.has(path) && !SNAPSHOT.test(path)) {
-      const t = requestToken(req) || (path === '/ui' ? (new URL(req.url ?? '/', 'http://x').searchParams.get('token') ?? '') : '');
-      if (!sameToken(t, opts.token)) {
-        req.resume();
-        sendError(res, new ApiError(403, 'Permission denied'));
-        return;
-      }
+    let admitted;
+    try {
+      admitted = admit(router, req, edge, false);
+    } catch (e) {
+      req.resume();
+      sendError(res, e);
+      return;
     }
-    void router.handle(req, res);
+    const { target, match } = admitted;
+    if (match.kind !== 'http') return sendError(res, new ApiError(500, 'upgrade route matched a plain request'));
+    void router.serve(req, res, target, match.handler, match.params);
   };
   let server: Server;
   if (config.tls.http) {
@@ -105,13 +118,18 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
       handler,
     );
   } else server = createHttp(handler);
-  const upgrade = execUpgrade(core);
-  server.on('upgrade', (req: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
-    if (opts.token && !sameToken(requestToken(req), opts.token)) {
-      socket.end('HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 17\r\n\r\nPermission denied');
+  // An upgrade goes through the same edge decision and route table as any request.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    let admitted;
+    try {
+      admitted = admit(router, req, edge, true);
+    } catch (e) {
+      refuseUpgrade(socket, e);
       return;
     }
-    upgrade(req, socket, head);
+    const { target, match } = admitted;
+    if (match.kind !== 'upgrade') return refuseUpgrade(socket, new ApiError(500, 'plain route matched an upgrade'));
+    match.handler(req, socket, head, match.params, target.query);
   });
   // Blocking queries wait up to 10 minutes; Node's default request timeout would cut them.
   server.requestTimeout = 0;
@@ -128,6 +146,7 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   return {
     url: `${config.tls.http ? 'https' : 'http'}://${addr}`,
     addr,
+    routes: router.routes(),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -6,30 +6,28 @@
  * migrate token, Nomad's HMAC of the alloc id under the node's secret, or the management token.
  * @module
  */
-import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { ApiError, type AgentCore } from '../core.ts';
-import type { Router } from './router.ts';
+import { secretMatches } from '../../index.ts';
+import type { AuthRule, Router } from './router.ts';
 
 /** Nomad's migrate token for `allocId` on a node whose secret id is `nodeSecretId` (HMAC-SHA512, base64). */
 export function migrateTokenFor(nodeSecretId: string, allocId: string): string {
   return createHmac('sha512', nodeSecretId).update(allocId).digest('base64');
 }
 
-/** Digests compared, so a guess's length does not change the time the check takes. */
-const same = (a: string, b: string) => timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-
-/** Adds the snapshot route; `managementToken` is set when ACLs are on. */
-export function snapshotRoute(r: Router, core: AgentCore, managementToken: string | undefined): void {
+/** Adds the snapshot route, guarded by its own rule (the alloc's migrate token works too). */
+export function snapshotRoute(r: Router, core: AgentCore): void {
   const inner = randomUUID();
   let server: Promise<{ url: string }> | undefined;
-  r.on('GET', '/v1/client/allocation/:id/snapshot', async (req) => {
+  // With ACLs on: the management token, or this alloc's own migrate token.
+  const migrateToken: AuthRule = {
+    kind: 'management',
+    alsoAccepts: (token, params) => !!core.state.node && secretMatches(token, migrateTokenFor(core.state.node.secretId, params.id!)),
+  };
+  r.on('GET', '/v1/client/allocation/:id/snapshot', migrateToken, async (req) => {
     const allocId = req.params.id!;
-    if (managementToken) {
-      const given = String(req.raw.headers['x-nomad-token'] ?? '');
-      const want = migrateTokenFor(core.state.node!.secretId, allocId);
-      if (!same(given, want) && !same(given, managementToken)) throw new ApiError(403, 'Permission denied');
-    }
     if (!core.client.runner(allocId)) throw new ApiError(404, 'Unknown allocation');
     server ??= core.client.serveSnapshots({ host: '127.0.0.1', port: 0, token: inner, tls: false });
     const { url } = await server;
