@@ -28,8 +28,11 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /** Kills the command after this long; the exec rejects with a TimeoutError. */
   timeoutMs?: number;
-  /** Each output chunk as it arrives. */
-  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /**
+   * Each output chunk as it arrives. Returning a promise pauses the command's output until it
+   * settles (its pipes fill and its writes block): how a slow reader holds the command back.
+   */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void | Promise<void>;
   /** Bound on the copies of stdout and stderr the result keeps (default 1 MiB each). */
   maxOutputBytes?: number;
 }

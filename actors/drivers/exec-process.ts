@@ -8,6 +8,8 @@
  *     stdin  ◄── Buffer | string | AsyncIterable<Buffer>
  *     stdout ──► onOutput('stdout', chunk) + first maxOutputBytes kept
  *     stderr ──► onOutput('stderr', chunk) + first maxOutputBytes kept
+ *                (onOutput returns a promise ⇒ both pipes paused until it settles:
+ *                 a slow consumer blocks the command's writes, nothing piles up here)
  *  abort ──► SIGKILL the group, reject with the abort reason
  *  timeoutMs ──► SIGKILL the group, reject with TimeoutError
  * ```
@@ -22,6 +24,12 @@ import { signalNumber } from './signals.ts';
 
 /** Default bound on each kept output copy (the stream itself is not bounded). */
 export const DEFAULT_EXEC_OUTPUT_BYTES = 1024 * 1024;
+
+/**
+ * Takes one output chunk of an exec. Returning a promise says "not now": the command's pipes stay
+ * paused until it settles.
+ */
+export type OutputSink = (stream: 'stdout' | 'stderr', chunk: Buffer) => void | Promise<void>;
 
 /** Where and how to run one exec. */
 export interface ExecSpawn {
@@ -39,8 +47,11 @@ export interface RunExecOptions {
   signal?: AbortSignal;
   /** Kill the command after this long; rejects with TimeoutError. */
   timeoutMs?: number;
-  /** Each chunk as it arrives. */
-  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /**
+   * Each chunk as it arrives. A returned promise pauses the command's stdout and stderr pipes
+   * until it settles (back-pressure: the command's writes block once the pipe is full).
+   */
+  onOutput?: OutputSink;
   /** Bound on each kept copy; default {@link DEFAULT_EXEC_OUTPUT_BYTES}. */
   maxOutputBytes?: number;
 }
@@ -104,13 +115,30 @@ export function runExec(s: ExecSpawn, opts: RunExecOptions = {}): Promise<RunExe
     if (opts.timeoutMs !== undefined) {
       timer = setTimeout(() => stop(new TimeoutError(`exec: ${path.basename(s.file)} timed out after ${opts.timeoutMs} ms`)), opts.timeoutMs);
     }
+    // A consumer that asks to wait pauses both pipes: the kernel's pipe buffer fills and the
+    // command blocks in write(2), so a stalled reader costs at most a pipe's worth here.
+    let waits = 0;
+    const deliver = (stream: 'stdout' | 'stderr', c: Buffer) => {
+      const later = opts.onOutput?.(stream, c);
+      if (!later) return;
+      if (waits++ === 0) {
+        child.stdout.pause();
+        child.stderr.pause();
+      }
+      const resume = () => {
+        if (--waits > 0) return;
+        child.stdout.resume();
+        child.stderr.resume();
+      };
+      later.then(resume, resume);
+    };
     child.stdout.on('data', (c: Buffer) => {
       out.add(c);
-      opts.onOutput?.('stdout', c);
+      deliver('stdout', c);
     });
     child.stderr.on('data', (c: Buffer) => {
       err.add(c);
-      opts.onOutput?.('stderr', c);
+      deliver('stderr', c);
     });
     child.stdin.on('error', () => undefined); // the command may exit without reading its input
     void feed(child.stdin, opts.stdin);

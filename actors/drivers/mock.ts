@@ -429,8 +429,9 @@ export function createMockDriver(opts: MockDriverOptions = {}): Driver & {
       try {
         const r = await run.done;
         const out = { stdout: stdout.text(), stderr: stderr.text() };
-        if (out.stdout.length) execOpts.onOutput?.('stdout', out.stdout);
-        if (out.stderr.length) execOpts.onOutput?.('stderr', out.stderr);
+        // The whole output is already here: a consumer's wait is honoured before the result.
+        if (out.stdout.length) await execOpts.onOutput?.('stdout', out.stdout);
+        if (out.stderr.length) await execOpts.onOutput?.('stderr', out.stderr);
         return { ...out, exitCode: r.exitCode, signal: r.signal, ...(r.err ? { err: r.err } : {}) };
       } finally {
         signal?.removeEventListener('abort', onAbort);

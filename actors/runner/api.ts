@@ -72,7 +72,8 @@ export interface AllocRunner extends PrevAllocSource {
   logs(task: string, stream: LogStream, opts?: { follow?: boolean; offset?: number; signal?: AbortSignal }): AsyncIterable<Buffer>;
   /**
    * Runs `argv` inside the running `task` (Nomad's `alloc exec`): for exec tasks in their chroot,
-   * namespaces, cgroup and user. Output streams to `onOutput` as it comes; the result keeps
+   * namespaces, cgroup and user. Output streams to `onOutput` as it comes (a promise it returns
+   * pauses the command's output until it settles); the result keeps
    * bounded copies (1 MiB each). `signal` cancels (the command's process group is killed and the
    * call rejects with the reason); `timeoutMs` bounds it (TimeoutError).
    */
@@ -83,7 +84,7 @@ export interface AllocRunner extends PrevAllocSource {
       stdin?: AsyncIterable<Buffer> | Buffer;
       signal?: AbortSignal;
       timeoutMs?: number;
-      onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+      onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void | Promise<void>;
     },
   ): Promise<{ exitCode: number; stdout: Buffer; stderr: Buffer }>;
 }

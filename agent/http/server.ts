@@ -73,7 +73,9 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   miscRoutes(router, core, self);
   eventRoutes(router, core, opts.streamHeartbeatMs);
   snapshotRoute(router, core);
-  router.upgrade('/v1/client/allocation/:id/exec', execUpgrade(core));
+  // Upgraded sockets leave the HTTP server's books: the exec sessions are closed by hand at close.
+  const execSessions = new Set<import('ws').WebSocket>();
+  router.upgrade('/v1/client/allocation/:id/exec', execUpgrade(core, execSessions));
   // A browser opens /ui by hand, so the token may come as ?token= too; the redirect carries
   // only a one-time code (a token in a URL ends up in history, logs and Referer headers).
   router.on('GET', '/ui', { kind: 'management', queryToken: 'token' }, async (req) => {
@@ -151,6 +153,7 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        for (const ws of execSessions) ws.terminate();
       }),
   };
 }

@@ -19,7 +19,7 @@ describe('runner.exec: a command inside a running task', function () {
     const chunks: string[] = [];
     const res = await r.exec('main', ['/bin/sh', '-c', 'pwd; echo "$NOMAD_TASK_NAME"; cat; echo oops >&2; exit 3'], {
       stdin: Buffer.from('from stdin\n'),
-      onOutput: (s, c) => chunks.push(`${s}:${c.toString()}`),
+      onOutput: (s, c) => void chunks.push(`${s}:${c.toString()}`),
     });
     expect(res.exitCode).to.equal(3);
     expect(res.stdout.toString()).to.equal(`${r.allocDir.dir}/main\nmain\nfrom stdin\n`);
@@ -53,7 +53,7 @@ describe('runner.exec: a command inside a running task', function () {
     const r = client.addAlloc(makeAlloc([{ name: 'main', driver: 'raw_exec', config: { command: '/bin/sleep', args: ['30'] } }]));
     await viewWhere(client, r, () => running(r));
     let streamed = 0;
-    const res = await r.exec('main', ['/bin/sh', '-c', 'head -c 3000000 /dev/zero'], { onOutput: (_s, c) => (streamed += c.length) });
+    const res = await r.exec('main', ['/bin/sh', '-c', 'head -c 3000000 /dev/zero'], { onOutput: (_s, c) => void (streamed += c.length) });
     expect(streamed).to.equal(3_000_000);
     expect(res.stdout.length).to.equal(1024 * 1024);
   });
