@@ -22,6 +22,7 @@ import type { AgentConfig } from './config/config.ts';
 import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
 import { AgentCore } from './core.ts';
 import { serveApi, type ApiServer } from './http/server.ts';
+import { managementToken } from './state/acl-token.ts';
 import { AgentState } from './state/store.ts';
 import type { NodeRecord } from './state/types.ts';
 
@@ -64,9 +65,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
   try {
     // The node keeps its id across restarts; its resources are read afresh.
     const prevNode = state.node;
-    const token = cfg.acl.enabled ? ((state.meta.get('managementToken') as string | undefined) ?? randomUUID()) : undefined;
+    const token = cfg.acl.enabled ? managementToken(state, join(cfg.dataDir, 'server'), log) : undefined;
     state.commit((txn) => {
-      if (token && !state.meta.has('managementToken')) txn.putMeta('managementToken', token);
       if (!state.schedulerConfig) txn.putSchedulerConfig({ preemption: { ...cfg.preemption }, createIndex: txn.index, modifyIndex: txn.index });
     });
     const nodeId = prevNode?.id ?? randomUUID();
@@ -99,15 +99,10 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     for (const r of client.runners()) core.clientUpdate(r.alloc());
 
     let viewer: Promise<{ url: string }> | undefined;
-    let bootstrapped = state.meta.get('aclBootstrapped') === true;
     api = await serveApi(core, {
       ...(token ? { token } : {}),
-      bootstrap: () => {
-        if (bootstrapped) return false;
-        bootstrapped = true;
-        state.commit((txn) => txn.putMeta('aclBootstrapped', true));
-        return true;
-      },
+      // The agent made (and logged) its management token at start: the bootstrap is done.
+      bootstrap: () => false,
       viewerUrl: async () => {
         viewer ??= client!.serveViewer({ host: cfg.bindAddr, port: 0, ...(token ? { token } : {}) });
         return (await viewer).url;

@@ -6,6 +6,7 @@
  */
 import { ApiError, type AgentCore } from '../core.ts';
 import type { PreemptionConfig } from '../config/config.ts';
+import { aclResetIndex } from '../state/acl-token.ts';
 import { blocking } from './blocking.ts';
 import { apiSchedulerConfig } from './encode.ts';
 import type { Router } from './router.ts';
@@ -147,7 +148,8 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
   r.on('POST', '/v1/acl/bootstrap', () => {
     const token = self.managementToken();
     if (!token) throw new ApiError(400, 'ACL support disabled');
-    if (!self.bootstrap()) throw new ApiError(400, 'ACL bootstrap already done');
+    // Nomad's refusal, with the index a reset file must name (docs/security.md).
+    if (!self.bootstrap()) throw new ApiError(400, `ACL bootstrap already done (reset index: ${aclResetIndex(state)})`);
     return { body: { AccessorID: 'berth-management', SecretID: token, Name: 'Bootstrap Token', Type: 'management', Policies: null, Global: true } };
   });
 }
