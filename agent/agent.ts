@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { createClient, NomadHttpRPC, type Client, type ClientOptions } from '../index.ts';
+import { createClient, NomadHttpRPC, type Client, type ClientOptions, type Clock } from '../index.ts';
 import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
 import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
@@ -51,6 +51,8 @@ export interface StartAgentOptions {
   client?: Partial<ClientOptions>;
   /** How often idle follow and event streams send a heartbeat frame (default 10 s, Nomad's). */
   streamHeartbeatMs?: number;
+  /** The server GC's clock: its time and its `job_gc_interval` timer (specs advance it). */
+  gcClock?: Clock;
 }
 
 /** Starts an agent with `config` (see `resolveAgentConfig`). */
@@ -85,7 +87,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(cfg.client.gcParallelDestroys !== undefined ? { gcParallelDestroys: cfg.client.gcParallelDestroys } : {}),
       ...opts.client,
     });
-    const core = new AgentCore(cfg, state, client, log);
+    const core = new AgentCore(cfg, state, client, log, opts.gcClock ? { gcClock: opts.gcClock } : {});
     subs.push(client.updates$.subscribe((a) => core.clientUpdate(a)));
     subs.push(
       client.bus.messages$.subscribe((m) => {
@@ -134,6 +136,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       txn.event({ topic: 'Node', type: 'NodeRegistration', key: node.id, object: node });
     });
     core.resumeEvals();
+    core.gc.start();
     log(`berth agent started: ${api.url} (data dir ${cfg.dataDir}, node ${nodeId.slice(0, 8)}${cfg.dev ? ', dev mode' : ''})`);
     if (token) log(`ACLs enabled; management token: ${token}`);
 

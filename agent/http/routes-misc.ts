@@ -1,7 +1,7 @@
 /**
  * The agent's own endpoints: `/v1/status/leader`, `/v1/status/peers`, `/v1/agent/self`,
  * `/v1/agent/members`, `/v1/regions`, `/v1/services`, `/v1/service/:name`,
- * `/v1/operator/scheduler/configuration`, `/v1/acl/bootstrap`.
+ * `/v1/operator/scheduler/configuration`, `/v1/system/gc`, `/v1/acl/bootstrap`.
  * @module
  */
 import { ApiError, type AgentCore } from '../core.ts';
@@ -145,6 +145,11 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
     return { body: { Updated: true, Index: index }, index };
   };
   r.on('POST', '/v1/operator/scheduler/configuration', setConfig);
+  // Nomad's forced GC: every terminal evaluation, allocation, deployment and dead job, whatever its age.
+  r.on('PUT', '/v1/system/gc', async () => {
+    await core.gc.run({ force: true });
+    return { body: null };
+  });
   r.on('POST', '/v1/acl/bootstrap', () => {
     const token = self.managementToken();
     if (!token) throw new ApiError(400, 'ACL support disabled');
