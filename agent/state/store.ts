@@ -153,15 +153,19 @@ export class AgentState {
     const apply: Array<() => void> = [];
     const tables = new Set<Table>();
     const events: StateEvent[] = [];
+    // Each job's versions as this commit leaves them (several writes of one job may share it).
+    const versions = new Map<string, JobRecord[]>();
+    const versionsOf = (id: string) => versions.get(id) ?? this.versions.get(id) ?? [];
     const txn: Txn = {
       index,
       putJob: (j) => {
         rows.push(['job', j.id, j], ['jobVersion', `${j.id}@${j.version}`, j]);
-        const list = (this.versions.get(j.id) ?? []).filter((v) => v.version !== j.version);
+        const list = versionsOf(j.id).filter((v) => v.version !== j.version);
         list.push(j);
         list.sort((a, b) => a.version - b.version);
         const dropped = list.splice(0, Math.max(0, list.length - JOB_TRACKED_VERSIONS));
         for (const v of dropped) rows.push(['jobVersion', `${j.id}@${v.version}`, undefined]);
+        versions.set(j.id, list);
         tables.add('jobs');
         apply.push(() => {
           this.jobs.set(j.id, j);
@@ -170,7 +174,8 @@ export class AgentState {
       },
       deleteJob: (id) => {
         rows.push(['job', id, undefined]);
-        for (const v of this.versions.get(id) ?? []) rows.push(['jobVersion', `${id}@${v.version}`, undefined]);
+        for (const v of versionsOf(id)) rows.push(['jobVersion', `${id}@${v.version}`, undefined]);
+        versions.set(id, []);
         tables.add('jobs');
         apply.push(() => {
           this.jobs.delete(id);
