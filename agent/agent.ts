@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { createClient, NomadHttpRPC, type Client, type ClientOptions } from '../index.ts';
+import { createClient, NomadHttpRPC, type Client, type ClientOptions, type Clock } from '../index.ts';
 import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
 import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
@@ -25,6 +25,7 @@ import { PortInUseError, portHolder } from './http/port-owner.ts';
 import type { RouteInfo } from './http/router.ts';
 import { serveApi, type ApiServer } from './http/server.ts';
 import { OneTimeCodes } from './http/one-time-codes.ts';
+import { managementToken } from './state/acl-token.ts';
 import { lockDataDir, type DataDirLock } from './state/data-dir-lock.ts';
 import { AgentState } from './state/store.ts';
 import type { NodeRecord } from './state/types.ts';
@@ -56,6 +57,8 @@ export interface StartAgentOptions {
   client?: Partial<ClientOptions>;
   /** How often idle follow and event streams send a heartbeat frame (default 10 s, Nomad's). */
   streamHeartbeatMs?: number;
+  /** The server GC's clock: its time and its `job_gc_interval` timer (specs advance it). */
+  gcClock?: Clock;
 }
 
 /** Starts an agent with `config` (see `resolveAgentConfig`). */
@@ -81,9 +84,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
   try {
     // The node keeps its id across restarts; its resources are read afresh.
     const prevNode = state.node;
-    const token = cfg.acl.enabled ? ((state.meta.get('managementToken') as string | undefined) ?? randomUUID()) : undefined;
+    const token = cfg.acl.enabled ? managementToken(state, join(cfg.dataDir, 'server'), log) : undefined;
     state.commit((txn) => {
-      if (token && !state.meta.has('managementToken')) txn.putMeta('managementToken', token);
       if (!state.schedulerConfig) txn.putSchedulerConfig({ preemption: { ...cfg.preemption }, createIndex: txn.index, modifyIndex: txn.index });
     });
     const nodeId = prevNode?.id ?? randomUUID();
@@ -102,7 +104,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(cfg.client.gcParallelDestroys !== undefined ? { gcParallelDestroys: cfg.client.gcParallelDestroys } : {}),
       ...opts.client,
     });
-    const core = new AgentCore(cfg, state, client, log);
+    const core = new AgentCore(cfg, state, client, log, opts.gcClock ? { gcClock: opts.gcClock } : {});
     subs.push(client.updates$.subscribe((a) => core.clientUpdate(a)));
     subs.push(
       client.bus.messages$.subscribe((m) => {
@@ -117,15 +119,10 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
 
     let viewer: Promise<{ url: string }> | undefined;
     const uiCodes = new OneTimeCodes();
-    let bootstrapped = state.meta.get('aclBootstrapped') === true;
     api = await serveApi(core, {
       ...(token ? { token } : {}),
-      bootstrap: () => {
-        if (bootstrapped) return false;
-        bootstrapped = true;
-        state.commit((txn) => txn.putMeta('aclBootstrapped', true));
-        return true;
-      },
+      // The agent made (and logged) its management token at start: the bootstrap is done.
+      bootstrap: () => false,
       // The viewer gets a token of its own (never the management token) and takes /ui's one-time codes.
       viewerUrl: async () => {
         viewer ??= client!.serveViewer({
@@ -166,6 +163,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       txn.event({ topic: 'Node', type: 'NodeRegistration', key: node.id, object: node });
     });
     core.resumeEvals();
+    core.gc.start();
     log(`berth agent started: ${api.url} (data dir ${cfg.dataDir}, node ${nodeId.slice(0, 8)}${cfg.dev ? ', dev mode' : ''})`);
     if (token) log(`ACLs enabled; management token: ${token}`);
 

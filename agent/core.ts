@@ -5,10 +5,11 @@
  * durably before it returns.
  * @module
  */
-import { BerthError, type Allocation, type Client, errorText } from '../index.ts';
+import { BerthError, type Allocation, type Client, type Clock, errorText } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
+import { ServerGc } from './gc/server-gc.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
@@ -41,15 +42,19 @@ export class AgentCore {
   readonly broker: EvalBroker;
   /** One actor per running deployment, for the viewer. */
   readonly deploymentWatchers: DeploymentWatchers;
+  /** The server half's garbage collector (started by the agent). */
+  readonly gc: ServerGc;
 
   constructor(
     readonly config: AgentConfig,
     readonly state: AgentState,
     readonly client: Client,
     readonly log: (line: string) => void,
+    opts: { gcClock?: Clock } = {},
   ) {
     this.broker = new EvalBroker({ state, client, node: () => this.node(), log });
     this.deploymentWatchers = new DeploymentWatchers(state, client);
+    this.gc = new ServerGc({ state, client, config: config.serverGc, log, ...(opts.gcClock ? { clock: opts.gcClock } : {}) });
   }
 
   /** The node as the scheduler sees it: its totals and its reserved part. */
@@ -102,6 +107,7 @@ export class AgentCore {
         modifyIndex: txn.index,
         jobModifyIndex: txn.index,
         submitTime: now,
+        modifyTime: now,
         stop: false,
       };
       void job;
@@ -114,18 +120,24 @@ export class AgentCore {
     return result;
   }
 
-  /** Stops (or, with `purge`, forgets) a job; its allocs are stopped by the evaluation. */
+  /**
+   * Stops (or, with `purge`, forgets) a job; its allocs are stopped by the evaluation. A purge
+   * drops the job, its versions and deployments now; its evaluations and allocations go as soon
+   * as they are terminal (the server GC).
+   */
   deregister(jobId: string, purge: boolean): { evalId: string; jobModifyIndex: number; index: number } {
     const prev = this.state.jobs.get(jobId);
     if (!prev) throw new ApiError(404, 'job not found');
     const out = this.state.commit((txn) => {
       if (purge) {
         txn.deleteJob(jobId);
+        for (const d of this.state.deployments.values()) if (d.jobId === jobId) txn.deleteDeployment(d.id);
         txn.event({ topic: 'Job', type: 'JobDeregistered', key: jobId, object: prev });
       } else {
         const rec: JobRecord = {
           ...prev,
           stop: true,
+          modifyTime: Date.now(),
           modifyIndex: txn.index,
           jobModifyIndex: txn.index,
           apiJob: { ...prev.apiJob, Stop: true, ModifyIndex: txn.index, JobModifyIndex: txn.index },
@@ -356,6 +368,7 @@ export class AgentCore {
 
   /** Stops the broker and the health timers. */
   async stop(): Promise<void> {
+    await this.gc.stop();
     for (const t of this.#healthTimers.values()) clearTimeout(t);
     this.#healthTimers.clear();
     await this.broker.stop();

@@ -25,6 +25,32 @@ export interface PreemptionConfig {
   systemSchedulerEnabled: boolean;
 }
 
+/**
+ * The server half's garbage collector (Nomad's `server` block keys, in ms): how old a terminal
+ * evaluation, deployment or dead job must be before it is collected, and how often it looks.
+ */
+export interface ServerGcConfig {
+  /** `eval_gc_threshold` (Nomad: 1h): terminal evaluations and their allocs. */
+  evalGcThresholdMs: number;
+  /** `batch_eval_gc_threshold` (Nomad: 24h): the same for batch jobs' evaluations. */
+  batchEvalGcThresholdMs: number;
+  /** `job_gc_threshold` (Nomad: 4h): dead jobs, with their evaluations and allocs. */
+  jobGcThresholdMs: number;
+  /** `deployment_gc_threshold` (Nomad: 1h): finished deployments. */
+  deploymentGcThresholdMs: number;
+  /** `job_gc_interval` (Nomad: 5m): how often the collector runs; 0 turns the periodic run off. */
+  jobGcIntervalMs: number;
+}
+
+/** Nomad's server GC defaults. */
+export const DEFAULT_SERVER_GC: ServerGcConfig = {
+  evalGcThresholdMs: 3_600_000,
+  batchEvalGcThresholdMs: 24 * 3_600_000,
+  jobGcThresholdMs: 4 * 3_600_000,
+  deploymentGcThresholdMs: 3_600_000,
+  jobGcIntervalMs: 5 * 60_000,
+};
+
 /** Nomad's `tls` block (the HTTP half: berth serves no RPC). */
 export interface AgentTls {
   http: boolean;
@@ -63,6 +89,8 @@ export interface AgentConfig {
     gcParallelDestroys?: number;
   };
   preemption: PreemptionConfig;
+  /** The server half's garbage collector. */
+  serverGc: ServerGcConfig;
   acl: { enabled: boolean };
   tls: AgentTls;
   /**
@@ -230,7 +258,24 @@ export function readAgentConfig(doc: unknown): AgentConfigPatch {
   }
   if (Object.keys(client).length) out.client = client;
 
-  const pre = block(block(block(doc, 'server', ''), 'default_scheduler_config', 'server.'), 'preemption_config', 'server.default_scheduler_config.');
+  const srv = block(doc, 'server', '');
+  const serverGc: Partial<ServerGcConfig> = {};
+  const gcKeys: Array<[string, keyof ServerGcConfig]> = [
+    ['eval_gc_threshold', 'evalGcThresholdMs'],
+    ['batch_eval_gc_threshold', 'batchEvalGcThresholdMs'],
+    ['job_gc_threshold', 'jobGcThresholdMs'],
+    ['deployment_gc_threshold', 'deploymentGcThresholdMs'],
+    ['job_gc_interval', 'jobGcIntervalMs'],
+  ];
+  for (const [key, field] of gcKeys) {
+    const v = duration(srv, key, 'server.');
+    if (v === undefined) continue;
+    if (!Number.isFinite(v) || v < 0) throw new AgentConfigError(`server.${key}: must be a duration of 0 or more, got ${JSON.stringify(srv[key])}`);
+    serverGc[field] = v;
+  }
+  if (Object.keys(serverGc).length) out.serverGc = serverGc;
+
+  const pre = block(block(srv, 'default_scheduler_config', 'server.'), 'preemption_config', 'server.default_scheduler_config.');
   const preemption: Partial<PreemptionConfig> = {};
   const pp = 'server.default_scheduler_config.preemption_config.';
   const prePairs: Array<[string, keyof PreemptionConfig]> = [
@@ -306,13 +351,15 @@ export function resolveAgentConfig(patches: AgentConfigPatch[], flags: AgentFlag
     datacenter: 'dc1',
     client: { reserved: { cpu: 0, memoryMB: 0, diskMB: 0 } },
     preemption: { ...DEFAULT_PREEMPTION },
+    serverGc: { ...DEFAULT_SERVER_GC },
     acl: { enabled: false },
     tls: { http: false, verifyHttpsClient: false },
     httpAllowedOrigins: [],
   };
   for (const p of patches) {
-    const { client, preemption, acl, tls, ...rest } = p;
+    const { client, preemption, serverGc, acl, tls, ...rest } = p;
     Object.assign(cfg, rest);
+    if (serverGc) cfg.serverGc = { ...cfg.serverGc, ...serverGc };
     if (client) cfg.client = { ...cfg.client, ...client };
     if (preemption) cfg.preemption = { ...cfg.preemption, ...preemption };
     if (acl) cfg.acl = { ...cfg.acl, ...acl };

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Allocation, TaskState } from '../../index.ts';
+import { jobStatus } from '../state/job-status.ts';
 import type { SchedulerConfig } from '../state/store.ts';
 import type { AgentState } from '../state/store.ts';
 import type { ApiJob, Deployment, Evaluation, JobRecord, NodeRecord, ServerAlloc } from '../state/types.ts';
@@ -195,15 +196,8 @@ export function jobSummary(jobId: string, state: AgentState): Record<string, Rec
   return out;
 }
 
-/** Nomad's job status: dead once stopped with nothing running, running when something is. */
-export function jobStatus(job: JobRecord, state: AgentState): 'pending' | 'running' | 'dead' {
-  const allocs = [...state.allocs.values()].filter((s) => s.alloc.jobId === job.id);
-  const live = allocs.some((s) => s.alloc.desiredStatus === 'run' && !['complete', 'failed', 'lost'].includes(s.alloc.clientStatus));
-  if (live) return 'running';
-  if (job.stop) return 'dead';
-  if ((job.apiJob.Type === 'batch' || job.apiJob.Type === 'sysbatch') && allocs.length > 0) return 'dead';
-  return 'pending';
-}
+/** Nomad's job status (kept with the state, which the server GC reads too). */
+export { jobStatus };
 
 /** The full job, with its live status. */
 export function apiJob(job: JobRecord, state: AgentState): ApiJob {

@@ -38,23 +38,39 @@ function payload(e: StateEvent, core: AgentCore): Record<string, unknown> {
 }
 
 /** One event, ready to filter and write. */
-interface HubEvent {
+export interface HubEvent {
   topic: string;
   key: string;
   filterKeys: string[];
   index: number;
   json: string;
+  /** UTF-8 size of `json`. */
+  size: number;
 }
 
 /** How many recent events a stream opened with `?index=N` can replay (Nomad keeps a buffer too). */
 export const EVENT_BUFFER = 1000;
 
-/** Every event the agent emits, the last {@link EVENT_BUFFER} kept for replay. */
-class EventHub {
+/**
+ * How many bytes of encoded events the replay buffer holds at most: a job's events carry the
+ * whole job, so 1,000 of a 1 MB job would be a gigabyte. Older events go first.
+ */
+export const EVENT_BUFFER_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Every event the agent emits, the last {@link EVENT_BUFFER} kept for replay while they add up to
+ * at most `maxBytes` (an event larger than that alone goes to live streams only).
+ */
+export class EventHub {
   readonly recent: HubEvent[] = [];
+  /** Encoded size of {@link EventHub.recent}. */
+  bytes = 0;
   readonly #listeners = new Set<(e: HubEvent) => void>();
 
-  constructor(core: AgentCore) {
+  constructor(
+    core: AgentCore,
+    readonly maxBytes: number = EVENT_BUFFER_BYTES,
+  ) {
     core.state.events$.subscribe((e) => {
       const extra = e.topic === 'Allocation' ? [String((e.object as { alloc?: { jobId?: string } }).alloc?.jobId ?? '')] : [];
       const ns = (e.object as { namespace?: string }).namespace ?? 'default';
@@ -82,21 +98,23 @@ class EventHub {
     });
   }
 
+  /** Calls `fn` with every event from now on; returns the function that stops it. */
   listen(fn: (e: HubEvent) => void): () => void {
     this.#listeners.add(fn);
     return () => this.#listeners.delete(fn);
   }
 
-  #emit(e: HubEvent): void {
+  #emit(partial: Omit<HubEvent, 'size'>): void {
+    const e: HubEvent = { ...partial, size: Buffer.byteLength(partial.json) };
     this.recent.push(e);
-    if (this.recent.length > EVENT_BUFFER) this.recent.shift();
+    this.bytes += e.size;
+    while (this.recent.length > EVENT_BUFFER || this.bytes > this.maxBytes) this.bytes -= this.recent.shift()!.size;
     for (const l of this.#listeners) l(e);
   }
 }
 
 /** Adds `/v1/event/stream`; an idle stream gets `{}` every `heartbeatMs` (Nomad: 10 s). */
-export function eventRoutes(r: Router, core: AgentCore, heartbeatMs: number = STREAM_HEARTBEAT_MS): void {
-  const hub = new EventHub(core);
+export function eventRoutes(r: Router, core: AgentCore, heartbeatMs: number = STREAM_HEARTBEAT_MS, hub: EventHub = new EventHub(core)): EventHub {
   r.on('GET', '/v1/event/stream', async (req) => {
     const wanted = new Map<string, Set<string>>();
     for (const t of req.query.getAll('topic')) {
@@ -145,4 +163,5 @@ export function eventRoutes(r: Router, core: AgentCore, heartbeatMs: number = ST
       if (!res.destroyed) res.end();
     }
   });
+  return hub;
 }

@@ -1,11 +1,12 @@
 /**
  * The agent's own endpoints: `/v1/status/leader`, `/v1/status/peers`, `/v1/agent/self`,
  * `/v1/agent/members`, `/v1/regions`, `/v1/services`, `/v1/service/:name`,
- * `/v1/operator/scheduler/configuration`, `/v1/acl/bootstrap`.
+ * `/v1/operator/scheduler/configuration`, `/v1/system/gc`, `/v1/acl/bootstrap`.
  * @module
  */
 import { ApiError, type AgentCore } from '../core.ts';
 import type { PreemptionConfig } from '../config/config.ts';
+import { aclResetIndex } from '../state/acl-token.ts';
 import { blocking } from './blocking.ts';
 import { apiSchedulerConfig } from './encode.ts';
 import { ANONYMOUS, type Router } from './router.ts';
@@ -144,10 +145,16 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
     return { body: { Updated: true, Index: index }, index };
   };
   r.on('POST', '/v1/operator/scheduler/configuration', setConfig);
+  // Nomad's forced GC: every terminal evaluation, allocation, deployment and dead job, whatever its age.
+  r.on('PUT', '/v1/system/gc', async () => {
+    await core.gc.run({ force: true });
+    return { body: null };
+  });
   r.on('POST', '/v1/acl/bootstrap', ANONYMOUS, () => {
     const token = self.managementToken();
     if (!token) throw new ApiError(400, 'ACL support disabled');
-    if (!self.bootstrap()) throw new ApiError(400, 'ACL bootstrap already done');
+    // Nomad's refusal, with the index a reset file must name (docs/security.md).
+    if (!self.bootstrap()) throw new ApiError(400, `ACL bootstrap already done (reset index: ${aclResetIndex(state)})`);
     return { body: { AccessorID: 'berth-management', SecretID: token, Name: 'Bootstrap Token', Type: 'management', Policies: null, Global: true } };
   });
 }

@@ -24,7 +24,8 @@ export interface StateEvent {
   object: unknown;
 }
 
-type Kind = 'job' | 'jobVersion' | 'eval' | 'alloc' | 'deployment' | 'node' | 'meta';
+/** What one row of the `objects` table holds. */
+export type Kind = 'job' | 'jobVersion' | 'eval' | 'alloc' | 'deployment' | 'node' | 'meta';
 
 /** The scheduler configuration the operator endpoint reads and sets. */
 export interface SchedulerConfig {
@@ -36,22 +37,29 @@ export interface SchedulerConfig {
 /** Writes collected inside one {@link AgentState.commit}. */
 export interface Txn {
   readonly index: number;
+  /** Stores a job version; versions past the newest {@link JOB_TRACKED_VERSIONS} are dropped. */
   putJob(job: JobRecord): void;
+  /** Forgets a job and every version of it. */
   deleteJob(id: string): void;
   putEval(ev: Evaluation): void;
+  deleteEval(id: string): void;
   putAlloc(a: ServerAlloc): void;
   deleteAlloc(id: string): void;
   putDeployment(d: Deployment): void;
+  deleteDeployment(id: string): void;
   putNode(n: NodeRecord): void;
   putSchedulerConfig(c: SchedulerConfig): void;
   putMeta(key: string, value: unknown): void;
   event(e: Omit<StateEvent, 'index'>): void;
 }
 
+/** How many versions of a job the state keeps (Nomad's `JobTrackedVersions`). */
+export const JOB_TRACKED_VERSIONS = 6;
+
 /** The agent's server-side state. */
 export class AgentState {
   readonly jobs = new Map<string, JobRecord>();
-  /** Every version of every job, newest last. */
+  /** The last {@link JOB_TRACKED_VERSIONS} versions of every job, newest last. */
   readonly versions = new Map<string, JobRecord[]>();
   readonly evals = new Map<string, Evaluation>();
   readonly allocs = new Map<string, ServerAlloc>();
@@ -68,8 +76,16 @@ export class AgentState {
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.#db = new Database(path);
+    // Incremental auto-vacuum, so the server GC can give freed pages back to the file system;
+    // a database made before that is rebuilt once to switch it on.
+    if (this.#db.pragma('auto_vacuum', { simple: true }) !== 2) {
+      this.#db.pragma('auto_vacuum = INCREMENTAL');
+      this.#db.exec('VACUUM');
+    }
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('synchronous = FULL');
+    // The WAL file is cut back to this after a checkpoint, instead of keeping its largest size.
+    this.#db.pragma('journal_size_limit = 4194304');
     this.#db.exec('CREATE TABLE IF NOT EXISTS objects (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id))');
     this.#put = this.#db.prepare('INSERT INTO objects (kind, id, json) VALUES (?, ?, ?) ON CONFLICT(kind, id) DO UPDATE SET json = excluded.json');
     this.#del = this.#db.prepare('DELETE FROM objects WHERE kind = ? AND id = ?');
@@ -115,7 +131,13 @@ export class AgentState {
           break;
       }
     }
-    for (const list of this.versions.values()) list.sort((a, b) => a.version - b.version);
+    // A state written before versions were bounded keeps only the newest ones from now on.
+    const stale: string[] = [];
+    for (const [id, list] of this.versions) {
+      list.sort((a, b) => a.version - b.version);
+      for (const v of list.splice(0, Math.max(0, list.length - JOB_TRACKED_VERSIONS))) stale.push(`${id}@${v.version}`);
+    }
+    if (stale.length) this.#db.transaction(() => stale.forEach((id) => this.#del.run('jobVersion', id)))();
     this.waiters = new IndexWaiters(maxIndex);
     for (const [t, i] of seeds) this.waiters.seed(t, i);
   }
@@ -131,22 +153,29 @@ export class AgentState {
     const apply: Array<() => void> = [];
     const tables = new Set<Table>();
     const events: StateEvent[] = [];
+    // Each job's versions as this commit leaves them (several writes of one job may share it).
+    const versions = new Map<string, JobRecord[]>();
+    const versionsOf = (id: string) => versions.get(id) ?? this.versions.get(id) ?? [];
     const txn: Txn = {
       index,
       putJob: (j) => {
         rows.push(['job', j.id, j], ['jobVersion', `${j.id}@${j.version}`, j]);
+        const list = versionsOf(j.id).filter((v) => v.version !== j.version);
+        list.push(j);
+        list.sort((a, b) => a.version - b.version);
+        const dropped = list.splice(0, Math.max(0, list.length - JOB_TRACKED_VERSIONS));
+        for (const v of dropped) rows.push(['jobVersion', `${j.id}@${v.version}`, undefined]);
+        versions.set(j.id, list);
         tables.add('jobs');
         apply.push(() => {
           this.jobs.set(j.id, j);
-          const list = (this.versions.get(j.id) ?? []).filter((v) => v.version !== j.version);
-          list.push(j);
-          list.sort((a, b) => a.version - b.version);
           this.versions.set(j.id, list);
         });
       },
       deleteJob: (id) => {
         rows.push(['job', id, undefined]);
-        for (const v of this.versions.get(id) ?? []) rows.push(['jobVersion', `${id}@${v.version}`, undefined]);
+        for (const v of versionsOf(id)) rows.push(['jobVersion', `${id}@${v.version}`, undefined]);
+        versions.set(id, []);
         tables.add('jobs');
         apply.push(() => {
           this.jobs.delete(id);
@@ -157,6 +186,11 @@ export class AgentState {
         rows.push(['eval', e.id, e]);
         tables.add('evals');
         apply.push(() => this.evals.set(e.id, e));
+      },
+      deleteEval: (id) => {
+        rows.push(['eval', id, undefined]);
+        tables.add('evals');
+        apply.push(() => this.evals.delete(id));
       },
       putAlloc: (a) => {
         rows.push(['alloc', a.alloc.id, a]);
@@ -172,6 +206,11 @@ export class AgentState {
         rows.push(['deployment', d.id, d]);
         tables.add('deployments');
         apply.push(() => this.deployments.set(d.id, d));
+      },
+      deleteDeployment: (id) => {
+        rows.push(['deployment', id, undefined]);
+        tables.add('deployments');
+        apply.push(() => this.deployments.delete(id));
       },
       putNode: (n) => {
         rows.push(['node', n.id, n]);
@@ -203,6 +242,21 @@ export class AgentState {
     this.waiters.changed([...tables], idx);
     for (const e of events) this.events$.next(e);
     return result;
+  }
+
+  /**
+   * Gives the pages freed by deletions back to the file system and cuts the WAL file back
+   * (after a GC pass: SQLite keeps a file's size otherwise).
+   */
+  compact(): void {
+    this.#db.pragma('wal_checkpoint(TRUNCATE)');
+    this.#db.pragma('incremental_vacuum');
+    this.#db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  /** Every row id of `kind`, read from SQLite itself (for specs and checks). */
+  storedIds(kind: Kind): string[] {
+    return (this.#db.prepare('SELECT id FROM objects WHERE kind = ? ORDER BY id').all(kind) as Array<{ id: string }>).map((r) => r.id);
   }
 
   /** Wakes every blocking query and closes the database; idempotent. */

@@ -21,6 +21,8 @@ export interface JobRecord {
   modifyIndex: number;
   jobModifyIndex: number;
   submitTime: number;
+  /** Last change to the job itself (registered, stopped), ms since the epoch; `submitTime` when unset. */
+  modifyTime?: number;
   stop: boolean;
 }
 

@@ -18,6 +18,7 @@ import { jobCommand } from './job/job.ts';
 import { logsCommand } from './commands/logs.ts';
 import { runCommand } from './commands/run.ts';
 import { statusCommand } from './commands/status.ts';
+import { systemCommand } from './commands/system.ts';
 import { validateCommand } from './commands/validate.ts';
 import { viewCommand } from './commands/view.ts';
 import { InputError, UsageError } from './errors.ts';
@@ -41,6 +42,7 @@ export const COMMANDS: readonly Command[] = [
   evalCommand,
   deploymentCommand,
   operatorCommand,
+  systemCommand,
 ];
 
 /** `berth --help`. */

@@ -120,7 +120,7 @@ describe('agent: HTTP edge with ACLs on', function () {
         if (bend === 'upper') segs[i] = s.toUpperCase();
         let target = `/${segs.join('/')}`;
         if (bend === 'absolute') target = `http://evil.example${target}`;
-        const headers = withToken ? { 'X-Nomad-Token': agent.token! } : {};
+        const headers: Record<string, string> = withToken ? { 'X-Nomad-Token': agent.token! } : {};
         const a = await rawRequest(port, `GET ${target} HTTP/1.1`, r.method === 'UPGRADE' ? { ...WS_HEADERS, ...headers } : headers);
         const unclean = ['backslash', 'hash', 'dot', 'dotdot', 'pct-dot', 'double', 'absolute'].includes(bend);
         if (unclean) return a.status === 400;

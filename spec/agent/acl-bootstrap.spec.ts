@@ -1,0 +1,84 @@
+/**
+ * `POST /v1/acl/bootstrap` never hands out the management token: the agent made (and logged) it
+ * at start, so the bootstrap is done and the endpoint answers Nomad's 400 with the reset index,
+ * every time. A reset file naming that index makes the next start mint a new token (Nomad's
+ * `acl-bootstrap-reset`); a stale one is ignored.
+ */
+import { expect } from 'chai';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAgent, type Agent } from '../../agent/agent.ts';
+import { resolveAgentConfig } from '../../agent/config/config.ts';
+
+describe('agent: ACL bootstrap', function () {
+  this.timeout(30_000);
+  let dir: string;
+  let agent: Agent | undefined;
+  const lines: string[] = [];
+  const start = async () => {
+    const cfg = resolveAgentConfig([{ acl: { enabled: true } }], { dataDir: dir, port: 0 });
+    agent = await startAgent(cfg, { log: (l) => lines.push(l) });
+    return agent;
+  };
+  const bootstrap = async (a: Agent) => {
+    const r = await fetch(`${a.url}/v1/acl/bootstrap`, { method: 'POST' });
+    return { status: r.status, text: await r.text() };
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'berth-acl-boot-'));
+    lines.length = 0;
+  });
+  afterEach(async () => {
+    await agent?.close();
+    agent = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 400 "already done" from the first call on, and never returns the token', async () => {
+    const a = await start();
+    expect(lines.some((l) => l.includes(`management token: ${a.token}`))).to.equal(true);
+    const first = await bootstrap(a);
+    const second = await bootstrap(a);
+    for (const r of [first, second]) {
+      expect(r.status).to.equal(400);
+      expect(r.text).to.match(/^ACL bootstrap already done \(reset index: \d+\)$/);
+      expect(r.text).not.to.include(a.token!);
+    }
+    // The token still works: the refusal changed nothing.
+    const jobs = await fetch(`${a.url}/v1/jobs`, { headers: { 'X-Nomad-Token': a.token! } });
+    expect(jobs.status).to.equal(200);
+  });
+
+  it('keeps the token across restarts; a reset file naming the reset index makes a new one', async () => {
+    const a = await start();
+    const old = a.token!;
+    const index = /reset index: (\d+)/.exec((await bootstrap(a)).text)![1]!;
+    await a.close();
+
+    // A stale index: ignored, with a log line; the token stays.
+    writeFileSync(join(dir, 'server', 'acl-bootstrap-reset'), '999999\n');
+    const b = await start();
+    expect(b.token).to.equal(old);
+    expect(lines.some((l) => l.startsWith('ignoring ') && l.includes('acl-bootstrap-reset'))).to.equal(true);
+    await b.close();
+
+    writeFileSync(join(dir, 'server', 'acl-bootstrap-reset'), `${index}\n`);
+    const c = await start();
+    expect(c.token)
+      .to.match(/^[0-9a-f-]{36}$/)
+      .and.not.equal(old);
+    expect(existsSync(join(dir, 'server', 'acl-bootstrap-reset'))).to.equal(false);
+    const refused = await fetch(`${c.url}/v1/jobs`, { headers: { 'X-Nomad-Token': old } });
+    expect(refused.status).to.equal(403);
+    const again = await bootstrap(c);
+    expect(again.status).to.equal(400);
+    expect(Number(/reset index: (\d+)/.exec(again.text)![1])).to.be.greaterThan(Number(index));
+  });
+
+  it('answers "ACL support disabled" with ACLs off', async () => {
+    agent = await startAgent(resolveAgentConfig([], { dev: true, port: 0 }), { log: () => undefined });
+    expect(await bootstrap(agent)).to.deep.equal({ status: 400, text: 'ACL support disabled' });
+  });
+});
