@@ -20,6 +20,7 @@ import {
   type AllocRunner,
 } from '../../index.ts';
 import { ApiError, type AgentCore } from '../core.ts';
+import { decodeBody, restartBody, signalBody } from './bodies.ts';
 import { apiChecks } from './checks.ts';
 import { ZERO_TIME } from './encode.ts';
 import type { Req, Router } from './router.ts';
@@ -142,7 +143,7 @@ export function clientRoutes(r: Router, core: AgentCore, heartbeatMs: number = S
   });
   const restart = async (req: Req) => {
     const run = runner(req.params.id!);
-    const body = ((await req.json()) ?? {}) as { TaskName?: string; AllTasks?: boolean };
+    const body = await decodeBody(req, restartBody, { emptyIs: {} });
     try {
       if (body.AllTasks || !body.TaskName) await run.restartAll('User requested restart');
       else await run.restartTask(body.TaskName, 'User requested restart');
@@ -155,7 +156,7 @@ export function clientRoutes(r: Router, core: AgentCore, heartbeatMs: number = S
   r.on('POST', '/v1/client/allocation/:id/restart', restart);
   r.on('POST', '/v1/client/allocation/:id/signal', async (req) => {
     const run = runner(req.params.id!);
-    const body = ((await req.json()) ?? {}) as { Task?: string; Signal?: string };
+    const body = await decodeBody(req, signalBody, { emptyIs: {} });
     try {
       await run.signal(body.Task || undefined, body.Signal || 'SIGKILL');
     } catch (e) {

@@ -9,18 +9,25 @@ import type { ApiJob } from '../state/types.ts';
 import { blocking } from './blocking.ts';
 import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, jobSummary } from './encode.ts';
 import type { Req, Router } from './router.ts';
+import type { z } from 'zod';
+import { decodeBody, parseBody, parsed, planBody, registerBody, scaleBody } from './bodies.ts';
 import { errorText } from '../../index.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The `Job` of a register body, checked enough to give Nomad's 400s. */
-async function jobFromBody(req: Req): Promise<{ job: ApiJob; body: Obj }> {
-  const body = await req.json();
-  if (!isObj(body) || !isObj(body.Job)) throw new ApiError(400, 'Job must be specified');
+/**
+ * The `Job` of a register or plan body, through the body's schema, with Nomad's 400s for a missing
+ * job or ID, and for an ID that is not the path's.
+ */
+async function jobFromBody<B extends { Job: Obj }>(req: Req, schema: z.ZodType<B>, mismatch: string): Promise<{ job: ApiJob; body: B }> {
+  const raw = await req.json();
+  if (!isObj(raw) || raw.Job === undefined || raw.Job === null) throw new ApiError(400, 'Job must be specified');
+  const body = parsed(schema, raw) as B;
   const job = body.Job;
   if (typeof job.ID !== 'string' || job.ID === '') throw new ApiError(400, 'Job ID must be specified');
-  return { job: job as ApiJob, body };
+  if (req.params.id !== undefined && req.params.id !== job.ID) throw new ApiError(400, mismatch);
+  return { job: job as unknown as ApiJob, body };
 }
 
 const registerReply = (r: { evalId: string; evalCreateIndex: number; jobModifyIndex: number; warnings: string; index: number }) => ({
@@ -57,15 +64,15 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     }),
   );
   const register = async (req: Req) => {
-    const { job: apiJobIn, body } = await jobFromBody(req);
-    if (req.params.id !== undefined && req.params.id !== apiJobIn.ID) throw new ApiError(400, 'Job ID does not match name');
+    const { job: apiJobIn, body } = await jobFromBody(req, registerBody, 'Job ID does not match name');
     const canonical = await canonicalJob(apiJobIn);
     return registerReply(core.register(canonical, { enforceIndex: body.EnforceIndex === true, jobModifyIndex: Number(body.JobModifyIndex ?? 0) }));
   };
   r.on('POST', '/v1/jobs', register);
   r.on('POST', '/v1/jobs/parse', async (req) => {
-    const body = await req.json();
-    if (!isObj(body) || typeof body.JobHCL !== 'string') throw new ApiError(400, 'Job spec is empty');
+    const raw = await req.json();
+    if (!isObj(raw) || raw.JobHCL === undefined || raw.JobHCL === '') throw new ApiError(400, 'Job spec is empty');
+    const body = parsed(parseBody, raw);
     const vars: Record<string, string> = {};
     if (typeof body.Variables === 'string')
       for (const line of body.Variables.split('\n')) {
@@ -182,9 +189,11 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     }),
   );
   r.on('POST', '/v1/job/:id/scale', async (req) => {
-    const body = await req.json();
-    if (!isObj(body) || !isObj(body.Target) || typeof body.Target.Group !== 'string') throw new ApiError(400, 'missing task group name for scaling action');
-    if (typeof body.Count !== 'number' || !Number.isInteger(body.Count) || body.Count < 0) throw new ApiError(400, "scaling action count can't be negative");
+    const raw = await req.json();
+    if (isObj(raw) && typeof raw.Count === 'number' && raw.Count < 0) throw new ApiError(400, "scaling action count can't be negative");
+    const body = await decodeBody(req, scaleBody, { given: raw });
+    if (body.Target.Job !== undefined && body.Target.Job !== req.params.id) throw new ApiError(400, 'job ID in payload did not match URL');
+    if (typeof body.Target.Group !== 'string' || body.Target.Group === '') throw new ApiError(400, 'missing task group name for scaling action');
     return registerReply(core.scale(req.params.id!, body.Target.Group, body.Count));
   });
   r.on('POST', '/v1/job/:id/evaluate', (req) => {
@@ -194,7 +203,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     };
   });
   r.on('POST', '/v1/job/:id/plan', async (req) => {
-    const { job: apiJobIn } = await jobFromBody(req);
+    const { job: apiJobIn } = await jobFromBody(req, planBody, 'Job ID does not match');
     return { body: core.planJob(await canonicalJob(apiJobIn)) };
   });
 }

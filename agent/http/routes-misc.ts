@@ -8,6 +8,7 @@ import { ApiError, type AgentCore } from '../core.ts';
 import type { PreemptionConfig } from '../config/config.ts';
 import { aclResetIndex } from '../state/acl-token.ts';
 import { blocking } from './blocking.ts';
+import { decodeBody, schedulerConfigBody } from './bodies.ts';
 import { apiSchedulerConfig } from './encode.ts';
 import { ANONYMOUS, type Router } from './router.ts';
 import type { ServiceRegistration } from '../../index.ts';
@@ -126,9 +127,12 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
     })),
   );
   const setConfig = async (req: Parameters<Parameters<Router['on']>[2]>[0]) => {
-    const body = (await req.json()) as { PreemptionConfig?: Record<string, unknown> } | undefined;
-    if (!body || typeof body !== 'object') throw new ApiError(400, 'scheduler configuration must be a JSON object');
-    const p = body.PreemptionConfig ?? {};
+    const body = await decodeBody(req, schedulerConfigBody);
+    // Settings berth's one-node scheduler has no use for: the value its GET answers, or a refusal.
+    if (body.SchedulerAlgorithm === 'spread') throw new ApiError(400, 'SchedulerAlgorithm: "spread" is not supported by berth (one node: binpack only)');
+    for (const k of ['MemoryOversubscriptionEnabled', 'RejectJobRegistration', 'PauseEvalBroker'] as const)
+      if (body[k] === true) throw new ApiError(400, `${k}: true is not supported by berth's agent`);
+    const p: Record<string, boolean | undefined> = body.PreemptionConfig ?? {};
     const patch: Partial<PreemptionConfig> = {};
     const pairs: Array<[string, keyof PreemptionConfig]> = [
       ['SystemSchedulerEnabled', 'systemSchedulerEnabled'],
@@ -137,9 +141,7 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
       ['ServiceSchedulerEnabled', 'serviceSchedulerEnabled'],
     ];
     for (const [k, f] of pairs) {
-      if (p[k] === undefined) continue;
-      if (typeof p[k] !== 'boolean') throw new ApiError(400, `PreemptionConfig.${k} must be true or false`);
-      patch[f] = p[k] as boolean;
+      if (p[k] !== undefined) patch[f] = p[k];
     }
     const index = core.setPreemption(patch);
     return { body: { Updated: true, Index: index }, index };

@@ -6,7 +6,8 @@
  */
 import { didYouMean, parseGoDuration, type UnsupportedStanza, errorText } from '../../index.ts';
 import { BLOCKS, type Decode } from './blocks.ts';
-import { labelOrder, locate, positionOf, type Position } from './hcl.ts';
+import { labelOrder, locate, type Position } from './hcl.ts';
+import type { SourceIndex } from './source-index.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -20,7 +21,8 @@ export interface DecodeIssue {
 
 /** What decoding collects. */
 export interface DecodeContext {
-  text: string;
+  /** The text's words, labels and lines, indexed once. */
+  source: SourceIndex;
   issues: DecodeIssue[];
   unsupported: Array<UnsupportedStanza & { at?: Position }>;
 }
@@ -47,8 +49,8 @@ const CAMEL: Record<string, string> = {
 const camel = (api: string) => CAMEL[api] ?? api[0]!.toLowerCase() + api.slice(1);
 
 function where(ctx: DecodeContext, steps: Steps): Position | undefined {
-  const i = locate(ctx.text, steps);
-  return i === undefined ? undefined : positionOf(ctx.text, i);
+  const i = locate(ctx.source, steps);
+  return i === undefined ? undefined : ctx.source.positionOf(i);
 }
 
 /** The bodies of a block value: hcl2json gives a list of bodies for blocks, an object for `x = {...}`. */
@@ -124,7 +126,7 @@ function decodeValue(d: Decode, v: unknown, path: string, ctx: DecodeContext, st
   // Labelled blocks: { label: [body] }, in the text's order.
   if (!isObj(v)) return bad(`${d.labelled} blocks need a name: ${d.labelled} "name" { ... }`);
   const out: Obj[] = [];
-  labelOrder(ctx.text, d.labelled, Object.keys(v)).forEach((label) => {
+  labelOrder(ctx.source, d.labelled, Object.keys(v)).forEach((label) => {
     const b = bodies(v[label]);
     const p = `${path}[${out.length}]`;
     const s: Steps = [...steps.slice(0, -1), [d.labelled, label]];

@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { errorText, JobspecError } from '../../index.ts';
+import type { SourceIndex } from './source-index.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -34,45 +35,30 @@ export async function parseHcl(text: string, filename: string): Promise<Record<s
   }
 }
 
-/** A 1-based line and column. */
-export interface Position {
-  line: number;
-  column: number;
-}
-
-/** Position of character offset `i` in `text`. */
-export function positionOf(text: string, i: number): Position {
-  const before = text.slice(0, i);
-  const line = before.split('\n').length;
-  return { line, column: i - before.lastIndexOf('\n') };
-}
-
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+export type { Position } from './source-index.ts';
 
 /**
  * Finds a chain of blocks and finally a key in HCL text, each after the previous: `[['job','web'],
  * ['group','g'],['task','t'],['config']]`. Returns the offset of the last step found (good enough
- * to point a person at the right line; HCL2's JSON carries no positions).
+ * to point a person at the right line; HCL2's JSON carries no positions). Lookups in `index`, no
+ * scan of the text.
  */
-export function locate(text: string, steps: Array<[word: string, label?: string]>): number | undefined {
+export function locate(index: SourceIndex, steps: Array<[word: string, label?: string]>): number | undefined {
   let from = 0;
   let found: number | undefined;
   for (const [word, label] of steps) {
-    const re = new RegExp(`(^|[\\s{])${escapeRe(word)}${label !== undefined ? `\\s+"${escapeRe(label)}"` : ''}\\s*[={"]`, 'gm');
-    re.lastIndex = from;
-    const m = re.exec(text);
-    if (!m) return found;
-    found = m.index + m[1]!.length;
+    const at = index.find(word, label, from);
+    if (at === undefined) return found;
+    found = at;
     from = found + 1;
   }
   return found;
 }
 
 /** The labels of `word` blocks in the order the text has them (hcl2json sorts them). */
-export function labelOrder(text: string, word: string, labels: string[]): string[] {
-  const pos = (l: string) => {
-    const m = new RegExp(`(^|[\\s{])${escapeRe(word)}\\s+"${escapeRe(l)}"`, 'm').exec(text);
-    return m ? m.index : Infinity;
-  };
-  return [...labels].sort((a, b) => pos(a) - pos(b));
+export function labelOrder(index: SourceIndex, word: string, labels: string[]): string[] {
+  return labels
+    .map((l) => [l, index.firstLabelled(word, l)] as const)
+    .sort((a, b) => a[1] - b[1])
+    .map(([l]) => l);
 }

@@ -11,6 +11,7 @@ import { checkJob, JobspecError, jobToNomad, type Job, type UnsupportedStanza, e
 import { canonicalizeJob } from './canonicalize.ts';
 import { decodeBlock, type DecodeContext } from './decode.ts';
 import { labelOrder, parseHcl, type Position } from './hcl.ts';
+import { SourceIndex } from './source-index.ts';
 import { locateBerthPath } from './locate.ts';
 import { declaredVariables, resolveVariables, substituteAll, type VarFile, type VarValue } from './variables.ts';
 
@@ -62,8 +63,10 @@ export async function parseJobspec(text: string, opts: ParseJobspecOptions = {})
   // HCL's JSON syntax ({"job": {"web": {...}}}) is a job file like any other; otherwise the API job.
   const hclJson = isObj(json) && ('job' in json || 'variable' in json);
   const hcl = json === undefined || hclJson;
-  const { api, problems } = hcl
-    ? await fromHcl(text, filename, opts, hclJson ? json : undefined)
+  // Built once: every label order and every problem's line is a lookup in it.
+  const source = hcl ? new SourceIndex(text) : undefined;
+  const { api, problems } = source
+    ? await fromHcl(source, filename, opts, hclJson ? json : undefined)
     : { api: apiJobOf(json, filename), problems: [] as Problem[] };
   canonicalizeJob(api);
   // One validation: the same schema as parseAllocation, through the same Nomad mapping.
@@ -76,7 +79,7 @@ export async function parseJobspec(text: string, opts: ParseJobspecOptions = {})
       const path = u?.path ?? line.split(': ')[0]!;
       // A refusal the decoder already reported (HCL input) is not repeated.
       if (problems.some((p) => p.line.endsWith(line) || (u && p.path === u.path))) continue;
-      problems.push({ line, path, at: hcl ? locateBerthPath(text, api, path) : undefined, unsupported: u });
+      problems.push({ line, path, at: source ? locateBerthPath(source, api, path) : undefined, unsupported: u });
     }
   }
   if (problems.length) throw problemsError(problems, filename);
@@ -126,12 +129,12 @@ function apiJobOf(json: unknown, filename: string): ApiJob {
 }
 
 async function fromHcl(
-  text: string,
+  source: SourceIndex,
   filename: string,
   opts: ParseJobspecOptions,
   jsonRoot?: Record<string, unknown>,
 ): Promise<{ api: ApiJob; problems: Problem[] }> {
-  const root = jsonRoot ?? (await parseHcl(text, filename));
+  const root = jsonRoot ?? (await parseHcl(source.text, filename));
   const known = ['job', 'variable', 'variables'];
   for (const k of Object.keys(root)) {
     if (k === 'locals') throw new JobspecError('locals is not supported by berth (use variable blocks)', { file: filename, path: 'locals' });
@@ -141,7 +144,7 @@ async function fromHcl(
   const declared = declaredVariables(root, filename);
   const values = await resolveVariables(declared, filename, opts.vars, opts.varFiles, opts.readFile ?? ((p) => readFile(p, 'utf8')));
   const jobs = root.job;
-  const labels = isObj(jobs) ? labelOrder(text, 'job', Object.keys(jobs)) : [];
+  const labels = isObj(jobs) ? labelOrder(source, 'job', Object.keys(jobs)) : [];
   if (labels.length !== 1)
     throw new JobspecError(labels.length ? `a job file holds one job; found ${labels.length}: ${labels.join(', ')}` : 'no job block (job "name" { ... })', {
       file: filename,
@@ -151,7 +154,7 @@ async function fromHcl(
   const body = Array.isArray(bodies) ? bodies[0] : bodies;
   const whereOf = (path: string) => ({ path, file: filename });
   const substituted = substituteAll(body, values, whereOf) as Record<string, unknown>;
-  const ctx: DecodeContext = { text, issues: [], unsupported: [] };
+  const ctx: DecodeContext = { source, issues: [], unsupported: [] };
   const api = decodeBlock('job', substituted, 'job', ctx, [['job', id]]) as ApiJob;
   api.ID ??= id;
   api.Name ??= id;

@@ -4,7 +4,8 @@
  * @module
  */
 import { BLOCKS } from './blocks.ts';
-import { locate, positionOf, type Position } from './hcl.ts';
+import { locate, type Position } from './hcl.ts';
+import type { SourceIndex } from './source-index.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -29,7 +30,7 @@ const HCL_NAME: Record<string, string> = (() => {
 const LISTS: Record<string, string> = { taskGroups: 'group', tasks: 'task', networks: 'network', services: 'service', checks: 'check', artifacts: 'artifact' };
 
 /** The position of `path` in `text`, following the job's group and task labels. */
-export function locateBerthPath(text: string, api: Obj, path: string): Position | undefined {
+export function locateBerthPath(source: SourceIndex, api: Obj, path: string): Position | undefined {
   const parts = path.match(/[^.[\]]+|\[\d+\]/g) ?? [];
   const steps: Array<[string, string?]> = [['job', String(api.ID ?? '')]];
   let node: unknown = api;
@@ -50,6 +51,6 @@ export function locateBerthPath(text: string, api: Obj, path: string): Position 
     steps.push([HCL_NAME[part] ?? part]);
     node = undefined;
   }
-  const at = locate(text, steps);
-  return at === undefined ? undefined : positionOf(text, at);
+  const at = locate(source, steps);
+  return at === undefined ? undefined : source.positionOf(at);
 }

@@ -106,18 +106,70 @@ export async function resolveVariables(
 const RUNTIME = /^(NOMAD_[A-Za-z0-9_]*|node\.|attr\.|meta\.|env\b|env\[|device\.)/;
 
 /**
+ * The longest string substitution may build, in UTF-16 code units: ARG_MAX, the most the kernel
+ * takes for a whole command line and environment, so no string a task can use is longer.
+ */
+export const MAX_SUBSTITUTED_STRING = 2 * 1024 * 1024;
+
+/**
+ * The most substitution may build over a whole job, in UTF-16 code units (a 4 MiB request could
+ * otherwise name a 3 MB variable a thousand times and ask for gigabytes).
+ */
+export const MAX_SUBSTITUTED_TOTAL = 8 * 1024 * 1024;
+
+/** What substitution has built so far over one job, checked as each piece is added. */
+export interface SubstitutionBudget {
+  used: number;
+  /** Rendered size of each non-string value, measured once. */
+  sizes: Map<string, number>;
+}
+
+/** A fresh {@link SubstitutionBudget}. */
+export const substitutionBudget = (): SubstitutionBudget => ({ used: 0, sizes: new Map() });
+
+/** Charges `n` more code units to a string of `length` so far, or refuses before it is built. */
+function charge(budget: SubstitutionBudget, length: number, n: number, where: () => { path: string }): void {
+  if (length + n > MAX_SUBSTITUTED_STRING)
+    throw new JobspecError(
+      `${where().path}: with variables substituted this string is longer than ${MAX_SUBSTITUTED_STRING} characters (the most a task's whole command line and environment can hold)`,
+      where(),
+    );
+  budget.used += n;
+  if (budget.used > MAX_SUBSTITUTED_TOTAL)
+    throw new JobspecError(
+      `${where().path}: variables substituted into the job come to more than ${MAX_SUBSTITUTED_TOTAL} characters; refused before building it`,
+      where(),
+    );
+}
+
+/** Rendered size of a variable's value (a string's length, else its JSON's), cached per name. */
+function sizeOf(name: string, val: VarValue, budget: SubstitutionBudget): number {
+  if (typeof val === 'string') return val.length;
+  let n = budget.sizes.get(name);
+  if (n === undefined) budget.sizes.set(name, (n = JSON.stringify(val).length));
+  return n;
+}
+
+/**
  * Substitutes `var.*` in one string from hcl2json. A string that is exactly one `${var.x}` takes
  * the value's own type (a number stays a number, a list a list); otherwise values are rendered into
  * the text. `$${` and `%%{` (HCL's escapes) become `${` and `%{`. Anything else inside `${...}`
- * (functions, locals, arithmetic) is refused: berth evaluates variables only.
+ * (functions, locals, arithmetic) is refused: berth evaluates variables only. Each piece is charged
+ * to `budget` before it is added ({@link MAX_SUBSTITUTED_STRING}, {@link MAX_SUBSTITUTED_TOTAL}).
  */
-export function substitute(s: string, values: Map<string, VarValue>, where: () => { path: string }): VarValue {
+export function substitute(s: string, values: Map<string, VarValue>, where: () => { path: string }, budget = substitutionBudget()): VarValue {
   const whole = /^\$\{\s*var\.([A-Za-z_][\w-]*)\s*\}$/.exec(s);
-  if (whole) return lookup(whole[1]!, values, where);
+  if (whole) {
+    const name = whole[1]!;
+    if (values.has(name)) charge(budget, 0, sizeOf(name, values.get(name)!, budget), where);
+    return lookup(name, values, where);
+  }
   let out = '';
   let i = 0;
+  // Literal text is charged as it is copied, in runs up to the next `$` or `%`.
   while (i < s.length) {
     if (s.startsWith('$${', i) || s.startsWith('%%{', i)) {
+      charge(budget, out.length, 2, where);
       out += `${s[i]}{`;
       i += 3;
       continue;
@@ -128,10 +180,14 @@ export function substitute(s: string, values: Map<string, VarValue>, where: () =
       const expr = s.slice(i + 2, end).trim();
       const v = /^var\.([A-Za-z_][\w-]*)$/.exec(expr);
       if (v) {
-        const val = lookup(v[1]!, values, where);
+        if (!values.has(v[1]!)) lookup(v[1]!, values, where);
+        const val = values.get(v[1]!)!;
+        charge(budget, out.length, sizeOf(v[1]!, val, budget), where);
         out += typeof val === 'string' ? val : JSON.stringify(val);
-      } else if (RUNTIME.test(expr)) out += s.slice(i, end + 1);
-      else
+      } else if (RUNTIME.test(expr)) {
+        charge(budget, out.length, end + 1 - i, where);
+        out += s.slice(i, end + 1);
+      } else
         throw new JobspecError(
           `${where().path}: the expression \${${expr}} is not supported by berth (only var.<name> and runtime \${NOMAD_*}, \${node.*}, \${attr.*}, \${meta.*} references)`,
           where(),
@@ -139,8 +195,11 @@ export function substitute(s: string, values: Map<string, VarValue>, where: () =
       i = end + 1;
       continue;
     }
-    out += s[i];
-    i++;
+    let next = i + 1;
+    while (next < s.length && s[next] !== '$' && s[next] !== '%') next++;
+    charge(budget, out.length, next - i, where);
+    out += s.slice(i, next);
+    i = next;
   }
   return out;
 }
@@ -150,10 +209,16 @@ function lookup(name: string, values: Map<string, VarValue>, where: () => { path
   return structuredClone(values.get(name)!);
 }
 
-/** Substitutes variables everywhere in a decoded value. */
-export function substituteAll(v: unknown, values: Map<string, VarValue>, where: (path: string) => { path: string }, path = 'job'): unknown {
-  if (typeof v === 'string') return v.includes('${') || v.includes('%{') ? substitute(v, values, () => where(path)) : v;
-  if (Array.isArray(v)) return v.map((x, i) => substituteAll(x, values, where, `${path}[${i}]`));
-  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteAll(x, values, where, `${path}.${k}`)]));
+/** Substitutes variables everywhere in a decoded value, within one {@link SubstitutionBudget}. */
+export function substituteAll(
+  v: unknown,
+  values: Map<string, VarValue>,
+  where: (path: string) => { path: string },
+  path = 'job',
+  budget = substitutionBudget(),
+): unknown {
+  if (typeof v === 'string') return v.includes('${') || v.includes('%{') ? substitute(v, values, () => where(path), budget) : v;
+  if (Array.isArray(v)) return v.map((x, i) => substituteAll(x, values, where, `${path}[${i}]`, budget));
+  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteAll(x, values, where, `${path}.${k}`, budget)]));
   return v;
 }

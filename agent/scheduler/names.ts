@@ -20,6 +20,8 @@ export class NameIndex {
   private readonly used = new Set<number>();
   private readonly duplicates = new Map<number, number>();
   private readonly size: number;
+  /** No index below this is free (names taken one by one do not rescan from 0). */
+  private cursor = 0;
 
   /** `names` are the names of the allocs that keep (or are about to take) an index. */
   constructor(
@@ -44,13 +46,15 @@ export class NameIndex {
     for (let i = this.size - 1; i >= 0 && out.size < n; i--) {
       if (this.used.delete(i)) out.add(allocName(this.jobId, this.group, i));
     }
+    this.cursor = 0;
     return out;
   }
 
   /** Take `n` names: free indexes below the count first, lowest first. */
   next(n: number): string[] {
     const out: string[] = [];
-    for (let i = 0; i < this.count && out.length < n; i++) {
+    for (let i = this.cursor; i < this.count && out.length < n; i++) {
+      this.cursor = i + 1;
       if (!this.used.has(i)) {
         this.used.add(i);
         out.push(allocName(this.jobId, this.group, i));
@@ -71,5 +75,6 @@ export class NameIndex {
       if (d <= 1) this.duplicates.delete(index);
       else this.duplicates.set(index, d - 1);
     } else this.used.delete(index);
+    this.cursor = 0;
   }
 }

@@ -34,10 +34,26 @@ export interface PlaceRequest {
   stopPrevious?: string;
 }
 
+/**
+ * The allocs a group is missing, named only as they are placed: a count of a billion costs
+ * nothing when none fits (the scheduler stops at the first that does not).
+ */
+export interface MissingPlacements {
+  group: TaskGroup;
+  count: number;
+  /** The next free name (lowest index first). */
+  nextName: () => string;
+}
+
 /** What the reconciler decided for one group. */
 export interface GroupResult {
   stop: { alloc: Allocation; description: string }[];
+  /** Reschedules (same name), then {@link GroupResult.missing}, then migrations: the order they are placed in. */
   place: PlaceRequest[];
+  /** New allocs for missing names, placed after the reschedules and before the migrations. */
+  missing?: MissingPlacements;
+  /** Where in {@link GroupResult.place} the missing ones go. */
+  missingAt: number;
   destructive: PlaceRequest[];
   inPlace: Allocation[];
   rescheduleLater: { alloc: Allocation; time: number }[];
@@ -60,7 +76,7 @@ export function stopAll(allocs: Allocation[]): GroupResult {
   const desired = emptyDesired();
   const stop = allocs.filter((a) => !isServerTerminal(a)).map((alloc) => ({ alloc, description: STOP_NOT_NEEDED }));
   desired.stop = stop.length;
-  return { stop, place: [], destructive: [], inPlace: [], rescheduleLater: [], desired };
+  return { stop, place: [], missingAt: 0, destructive: [], inPlace: [], rescheduleLater: [], desired };
 }
 
 /**
@@ -192,10 +208,10 @@ export function reconcileGroup(opts: {
   // Placements: reschedules first (same name), then missing names.
   const place: PlaceRequest[] = rescheduleNow.map((a) => ({ name: a.name ?? '', group, previous: a, reschedule: true, stopPrevious: STOP_RESCHEDULED }));
   const existing = untainted.length + migrate.length + rescheduleNow.length;
-  if (existing < count) for (const name of names.next(count - existing)) place.push({ name, group });
-  desired.place = place.length;
+  const missing: MissingPlacements = { group, count: Math.max(0, count - existing), nextName: () => names.next(1)[0]! };
+  desired.place = place.length + missing.count;
   desired.rescheduleNow = rescheduleNow.length;
-  budget -= Math.min(place.length, budget);
+  budget -= Math.min(desired.place, budget);
 
   // Destructive updates within the budget, lowest index first.
   const byIndex = [...destructive].sort((x, y) => (allocIndexOf(x.name) ?? 0) - (allocIndexOf(y.name) ?? 0));
@@ -212,7 +228,18 @@ export function reconcileGroup(opts: {
   for (const a of migrate) place.push({ name: a.name ?? '', group, previous: a, stopPrevious: STOP_MIGRATING });
   desired.migrate = migrate.length;
 
-  return { stop, place: place.slice(0, count), destructive: destructiveRequests, inPlace, rescheduleLater, desired, deployment };
+  // Never more than count in all (reschedules + missing + migrations).
+  return {
+    stop,
+    place: place.slice(0, Math.max(0, count - missing.count)),
+    missing,
+    missingAt: rescheduleNow.length,
+    destructive: destructiveRequests,
+    inPlace,
+    rescheduleLater,
+    desired,
+    deployment,
+  };
 }
 
 /** Nomad's `shouldFilter`: whether an alloc simply counts, is ignored, or is checked for a reschedule. */

@@ -10,7 +10,7 @@ import { DESC_BLOCKED_EVAL, DESC_RESCHEDULE_FOLLOWUP, newEvaluation, RESCHEDULE_
 import { allocIndexOf } from './names.ts';
 import { fit } from './place.ts';
 import { DEFAULT_JOB_PRIORITY } from './preemption.ts';
-import { reconcileGroup, stopAll, type GroupResult, type PlaceRequest } from './reconcile.ts';
+import { reconcileGroup, stopAll, type GroupResult, type MissingPlacements, type PlaceRequest } from './reconcile.ts';
 import { rescheduleTrackerFor } from './reschedule.ts';
 import type { AllocMetric, Evaluation, Plan, ScheduleInput, SchedulerConfiguration } from './types.ts';
 
@@ -138,26 +138,32 @@ export function schedule(input: ScheduleInput): Plan {
   // Placements.
   const evict = preemptionEnabled(config, job.type);
   const priority = job.priority ?? DEFAULT_JOB_PRIORITY;
-  const requests: PlaceRequest[] = [];
-  for (const r of results.values()) requests.push(...r.place);
+  // Each group's reschedules, its missing allocs (named as they are placed), then its migrations.
+  const requests: Array<PlaceRequest | MissingPlacements> = [];
+  for (const r of results.values()) {
+    requests.push(...r.place.slice(0, r.missingAt));
+    if (r.missing && r.missing.count > 0) requests.push(r.missing);
+    requests.push(...r.place.slice(r.missingAt));
+  }
   for (const r of results.values()) requests.push(...r.destructive);
   const failed = new Map<string, AllocMetric>();
   const live = input.allocs.filter((a) => !isTerminal(a)).sort(byCreation);
   const inDatacenters = nodeInDatacenters(node.datacenter ?? 'dc1', job.datacenters);
-  for (const req of requests) {
+  /** One placement; false when it could not be placed (the group now waits). */
+  const placeOne = (req: PlaceRequest): boolean => {
     const group = req.group.name;
     plan.queued[group] ??= 0;
     const metric = failed.get(group);
     if (metric) {
       metric.coalescedFailures++;
       plan.queued[group]++;
-      continue;
+      return false;
     }
     if (!inDatacenters) {
       // Nomad finds no ready node in the job's datacenters: nothing is evaluated.
       failed.set(group, { nodesEvaluated: 0, nodesFiltered: 0, nodesAvailable: {}, nodesExhausted: 0, dimensionExhausted: {}, coalescedFailures: 0 });
       plan.queued[group]++;
-      continue;
+      return false;
     }
     const result = fit({
       node,
@@ -181,7 +187,7 @@ export function schedule(input: ScheduleInput): Plan {
         coalescedFailures: 0,
       });
       plan.queued[group]++;
-      continue;
+      return false;
     }
     const id = input.newId();
     const alloc: Allocation = {
@@ -214,6 +220,23 @@ export function schedule(input: ScheduleInput): Plan {
       plan.desiredTgUpdates[group].preemptions += result.victims.length;
     }
     plan.place.push(alloc);
+    return true;
+  };
+  for (const req of requests) {
+    if (!('nextName' in req)) {
+      placeOne(req);
+      continue;
+    }
+    // Missing allocs: once one does not fit, the rest wait too, counted without naming them.
+    let left = req.count;
+    while (left > 0) {
+      left--;
+      if (!placeOne({ name: req.nextName(), group: req.group })) break;
+    }
+    if (left > 0) {
+      failed.get(req.group.name)!.coalescedFailures += left;
+      plan.queued[req.group.name]! += left;
+    }
   }
   for (const [group, metric] of failed) plan.failedTgAllocs[group] = metric;
   for (const name of groupNames) plan.queued[name] ??= 0;

@@ -6,8 +6,8 @@
  * @module
  */
 import { z } from 'zod';
-import { isUUID, taskNameProblem } from '../names.ts';
-import { ARG_MAX, envEntryBytes } from './limits.ts';
+import { isUUID, jobIdProblem, taskNameProblem } from '../names.ts';
+import { ARG_MAX, envEntryBytes, MAX_GROUP_COUNT } from './limits.ts';
 import { DRIVER_CONFIG_SCHEMAS, driverConfigIssues, UNSUPPORTED_DRIVERS } from './driver-config.ts';
 import { envMap, epochMs, ms, nonNegInt, nonNegNum, oneOf, sizeMB, stringList } from './fields.ts';
 import { strict } from './issues.ts';
@@ -255,7 +255,9 @@ const disconnectSchema = strict(
 export const taskGroupSchema = strict(
   {
     name: z.string().min(1),
-    count: nonNegInt().optional(),
+    count: nonNegInt()
+      .max(MAX_GROUP_COUNT, { error: `must be at most ${MAX_GROUP_COUNT} (berth's bound on one group's allocs on its one node)` })
+      .optional(),
     tasks: z.array(taskSchema).min(1),
     ephemeralDisk: strict(
       { sticky: z.boolean().default(false), migrate: z.boolean().default(false), sizeMB: sizeMB('Ephemeral disk size').optional() },
@@ -276,6 +278,8 @@ export const taskGroupSchema = strict(
   'A task group',
 ).superRefine((g, ctx) => {
   if (!g || typeof g !== 'object') return;
+  const np = typeof g.name === 'string' && g.name !== '' ? jobIdProblem(g.name, 'name') : undefined;
+  if (np) custom(ctx, ['name'], np);
   if (Array.isArray(g.tasks)) {
     const seen = new Set<string>();
     g.tasks.forEach((t, i) => {
@@ -315,6 +319,10 @@ export const jobSchema = strict(
   'A Nomad job in berth camelCase',
 ).superRefine((j, ctx) => {
   if (!j || typeof j !== 'object') return;
+  const ip = typeof j.id === 'string' && j.id !== '' ? jobIdProblem(j.id, 'id') : undefined;
+  if (ip) custom(ctx, ['id'], ip);
+  const np = typeof j.name === 'string' ? jobIdProblem(j.name, 'name') : undefined;
+  if (np) custom(ctx, ['name'], np);
   if (typeof j.priority === 'number' && (j.priority < 1 || j.priority > 100))
     custom(ctx, ['priority'], `job priority must be between [1, 100]; got ${j.priority}`);
   if (!Array.isArray(j.taskGroups)) return;

@@ -27,3 +27,9 @@ export function argStringProblem(s: string, what: string): string | undefined {
   if (bytes > MAX_ARG_STRLEN) return `${what} is ${bytes} bytes, past the kernel's ${MAX_ARG_STRLEN}-byte limit for one argument (MAX_ARG_STRLEN)`;
   return undefined;
 }
+
+/**
+ * The most allocs one group may ask for. Nomad's servers set no bound (only count >= 0); berth
+ * places on one node, where ten thousand allocs of a group is already far past what fits.
+ */
+export const MAX_GROUP_COUNT = 10_000;

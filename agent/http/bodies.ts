@@ -1,0 +1,109 @@
+/**
+ * The request bodies of the agent's write routes, each a zod schema with the fields of Nomad's
+ * `api` request struct (plus the `WriteRequest` fields a client may send along), unknown keys
+ * refused; and {@link decodeBody}, which reads a body through one of them and answers 400 naming
+ * the field. The job inside a register or plan body is checked by berth's job schema after.
+ * @module
+ */
+import { z } from 'zod';
+import { ApiError } from '../core.ts';
+import type { Req } from './router.ts';
+
+const bool = () => z.boolean({ error: 'must be true or false' });
+const str = () => z.string({ error: 'must be a string' });
+const uint = () => z.int({ error: 'must be a whole number' }).min(0, { error: 'must not be negative' });
+const obj = () => z.record(z.string(), z.unknown(), { error: 'must be an object' });
+
+/** Nomad's `WriteRequest`, which the Go client embeds in every write body. */
+const writeRequest = { Region: str().optional(), Namespace: str().optional(), SecretID: str().optional(), IdempotencyToken: str().optional() };
+
+/** `POST /v1/jobs`, `POST /v1/job/:id` (Nomad's `JobRegisterRequest`). */
+export const registerBody = z.strictObject({
+  Job: obj(),
+  Submission: obj().nullable().optional(),
+  EnforceIndex: bool().optional(),
+  JobModifyIndex: uint().optional(),
+  PolicyOverride: bool().optional(),
+  PreserveCounts: bool().optional(),
+  PreserveResources: bool().optional(),
+  EvalPriority: uint().max(100, { error: 'must be between 1 and 100' }).optional(),
+  ...writeRequest,
+});
+
+/** `POST /v1/job/:id/plan` (Nomad's `JobPlanRequest`). */
+export const planBody = z.strictObject({ Job: obj(), Diff: bool().optional(), PolicyOverride: bool().optional(), ...writeRequest });
+
+/** `POST /v1/jobs/parse` (Nomad's `JobsParseRequest`). */
+export const parseBody = z.strictObject({ JobHCL: str(), Variables: str().optional(), Canonicalize: bool().optional(), HCLv1: bool().optional() });
+
+/** `POST /v1/job/:id/scale` (Nomad's `ScalingRequest`). */
+export const scaleBody = z.strictObject({
+  Count: uint(),
+  Target: z.record(z.string(), str(), { error: 'must be an object of strings' }),
+  Message: str().optional(),
+  Error: bool().optional(),
+  Meta: obj().nullable().optional(),
+  PolicyOverride: bool().optional(),
+  JobModifyIndex: uint().optional(),
+  ...writeRequest,
+});
+
+/** `PUT /v1/operator/scheduler/configuration` (Nomad's `SchedulerConfiguration`, as its GET answers it). */
+export const schedulerConfigBody = z.strictObject({
+  SchedulerAlgorithm: z.enum(['binpack', 'spread'], { error: 'must be "binpack" or "spread"' }).optional(),
+  PreemptionConfig: z
+    .strictObject({
+      SystemSchedulerEnabled: bool().optional(),
+      SysBatchSchedulerEnabled: bool().optional(),
+      BatchSchedulerEnabled: bool().optional(),
+      ServiceSchedulerEnabled: bool().optional(),
+    })
+    .optional(),
+  MemoryOversubscriptionEnabled: bool().optional(),
+  RejectJobRegistration: bool().optional(),
+  PauseEvalBroker: bool().optional(),
+  NodeLimitForFeasibilityChecks: uint().optional(),
+  CreateIndex: uint().optional(),
+  ModifyIndex: uint().optional(),
+});
+
+/** `POST /v1/client/allocation/:id/restart` (Nomad's `AllocRestartRequest`). */
+export const restartBody = z.strictObject({ TaskName: str().optional(), AllTasks: bool().optional() });
+
+/** `POST /v1/client/allocation/:id/signal` (Nomad's `AllocSignalRequest`). */
+export const signalBody = z.strictObject({ Task: str().optional(), Signal: str().optional() });
+
+/** An issue's path as the body spells it: `PreemptionConfig.BatchSchedulerEnabled`, `Target.Group`. */
+const pathOf = (path: PropertyKey[]) => path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.');
+
+/** One line per problem, each naming its field. */
+function problems(error: z.ZodError): string {
+  return error.issues
+    .map((i) => {
+      const keys = i.code === 'unrecognized_keys' ? i.keys : undefined;
+      if (keys) return keys.map((k) => `${pathOf([...i.path, k])}: unknown field`).join('; ');
+      const field = pathOf(i.path);
+      const message = i.code === 'invalid_type' && i.input === undefined ? 'is required' : i.message;
+      return field ? `${field}: ${message}` : `request body ${message === 'is required' ? 'is required' : message}`;
+    })
+    .join('; ');
+}
+
+/**
+ * The request body decoded through `schema`; an empty body reads as `{}` when `emptyIs` allows
+ * it (Nomad's restart and signal bodies are optional).
+ * @throws ApiError 400 naming each bad field ("Count: must be a whole number", "Extra: unknown field").
+ */
+export async function decodeBody<T extends z.ZodType>(req: Req, schema: T, opts: { emptyIs?: unknown; given?: unknown } = {}): Promise<z.infer<T>> {
+  const raw = 'given' in opts ? opts.given : await req.json();
+  const body = raw === undefined || raw === null ? opts.emptyIs : raw;
+  if (body === undefined) throw new ApiError(400, 'request body must be a JSON object');
+  return parsed(schema, body);
+}
+
+/** `body` (already read) through `schema`, or ApiError 400 naming each bad field. */
+export function parsed<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  const out = schema.safeParse(body);
+  if (!out.success) throw new ApiError(400, problems(out.error));
+  return out.data;
+}
