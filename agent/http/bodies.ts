@@ -14,12 +14,16 @@ const str = () => z.string({ error: 'must be a string' });
 const uint = () => z.int({ error: 'must be a whole number' }).min(0, { error: 'must not be negative' });
 const obj = () => z.record(z.string(), z.unknown(), { error: 'must be an object' });
 
+/** A job as a write body carries it: any fields (berth's job schema checks them after), but a list of groups. */
+const jobObj = () =>
+  z.looseObject({ TaskGroups: z.array(obj(), { error: 'must be a list of task groups' }).nullable().optional() }, { error: 'must be an object' });
+
 /** Nomad's `WriteRequest`, which the Go client embeds in every write body. */
 const writeRequest = { Region: str().optional(), Namespace: str().optional(), SecretID: str().optional(), IdempotencyToken: str().optional() };
 
 /** `POST /v1/jobs`, `POST /v1/job/:id` (Nomad's `JobRegisterRequest`). */
 export const registerBody = z.strictObject({
-  Job: obj(),
+  Job: jobObj(),
   Submission: obj().nullable().optional(),
   EnforceIndex: bool().optional(),
   JobModifyIndex: uint().optional(),
@@ -31,7 +35,7 @@ export const registerBody = z.strictObject({
 });
 
 /** `POST /v1/job/:id/plan` (Nomad's `JobPlanRequest`). */
-export const planBody = z.strictObject({ Job: obj(), Diff: bool().optional(), PolicyOverride: bool().optional(), ...writeRequest });
+export const planBody = z.strictObject({ Job: jobObj(), Diff: bool().optional(), PolicyOverride: bool().optional(), ...writeRequest });
 
 /** `POST /v1/jobs/parse` (Nomad's `JobsParseRequest`). */
 export const parseBody = z.strictObject({ JobHCL: str(), Variables: str().optional(), Canonicalize: bool().optional(), HCLv1: bool().optional() });

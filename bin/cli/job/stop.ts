@@ -6,7 +6,8 @@
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
+import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
+import { short } from '../nomad/table.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { monitorEval } from './monitor.ts';
 
@@ -35,7 +36,13 @@ export const jobStopCommand: Command = {
       writeLine(io.stdout, body.EvalID);
       return 0;
     }
-    await monitorEval(api, io, body.EvalID);
+    try {
+      await monitorEval(api, io, body.EvalID);
+    } catch (e) {
+      // A purged job's rows, its last evaluation included, are collected once they are over.
+      if (!(flags.purge && e instanceof ApiRequestError && e.status === 404)) throw e;
+      writeLine(io.stdout, `==> Evaluation "${short(body.EvalID)}" finished: it and the purged job's rows are collected`);
+    }
     return 0;
   },
 };

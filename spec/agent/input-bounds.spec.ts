@@ -1,0 +1,72 @@
+/**
+ * What a request can make the agent do or hoard (the audit's medium and low findings), each as a
+ * clear 400 naming the field, nothing registered: a huge `count` (job and scale), a variable
+ * default substituted a thousand times, job IDs and names no store should hold, write bodies of
+ * the wrong shape (scheduler config, plan, `TaskGroups`).
+ */
+import { expect } from 'chai';
+import { startAgent, type Agent } from '../../agent/agent.ts';
+import { resolveAgentConfig } from '../../agent/config/config.ts';
+import { MAX_SUBSTITUTED_TOTAL } from '../../agent/jobspec/variables.ts';
+import { MAX_GROUP_COUNT } from '../../model/schema/limits.ts';
+import { http } from '../support/agent.ts';
+
+const job = (id: string, extra: Record<string, unknown> = {}) => ({
+  Job: { ID: id, TaskGroups: [{ Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/true' } }] }], ...extra },
+});
+
+describe('agent: input bounds', function () {
+  this.timeout(60_000);
+  let agent: Agent;
+  const post = (path: string, body: unknown, method = 'POST') => http(method, `${agent.url}${path}`, body);
+  before(async () => {
+    agent = await startAgent(resolveAgentConfig([], { dev: true, port: 0 }), { log: () => {} });
+  });
+  after(() => agent?.close());
+
+  it(`a count over ${MAX_GROUP_COUNT} is refused at register and at scale, naming the bound; nothing is placed`, async () => {
+    const big = job('big');
+    (big.Job.TaskGroups[0] as { Count: number }).Count = 1e9;
+    const r = await post('/v1/jobs', big);
+    expect(r.status).to.equal(400);
+    expect(r.text).to.match(/count/i);
+    expect(r.text).to.include(String(MAX_GROUP_COUNT));
+    expect(agent.core.state.jobs.has('big')).to.equal(false);
+    expect((await post('/v1/jobs', job('small'))).status).to.equal(200);
+    const scale = await post('/v1/job/small/scale', { Count: 1e9, Target: { Group: 'g' } });
+    expect(scale.status).to.equal(400);
+    expect(agent.core.state.jobs.get('small')!.version).to.equal(0);
+    await post('/v1/job/small?purge=true', undefined, 'DELETE');
+  });
+
+  it('a variable substituted past the bound is refused as it is built, not after', async () => {
+    const value = 'x'.repeat(64 * 1024);
+    const uses = Math.ceil(MAX_SUBSTITUTED_TOTAL / value.length) + 10;
+    const hcl = `variable "v" {\n  default = "${value}"\n}\njob "amp" {\n  meta {\n${Array.from({ length: uses }, (_, i) => `    k${i} = "\${var.v}"`).join('\n')}\n  }\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n`;
+    const r = await post('/v1/jobs/parse', { JobHCL: hcl });
+    expect(r.status).to.equal(400);
+    expect(r.text).to.match(/substitut|bound|limit/i);
+  });
+
+  it('job IDs with NUL, a newline, a slash, a lone surrogate or 10 KB are refused with a 400; none is stored', async () => {
+    for (const id of ['a\u0000b', 'a\nb', 'a/b', 'a\ud800b', 'x'.repeat(10_000), 'has space']) {
+      const r = await post('/v1/jobs', job(id));
+      expect(r.status, JSON.stringify(id.slice(0, 20))).to.equal(400);
+    }
+    expect([...agent.core.state.jobs.keys()]).to.deep.equal([]);
+  });
+
+  it('write bodies of the wrong shape are refused naming the field', async () => {
+    const arr = await post('/v1/operator/scheduler/configuration', []);
+    expect(arr.status).to.equal(400);
+    const unknown = await post('/v1/operator/scheduler/configuration', { PreemptionConfig: {}, Bogus: 1 });
+    expect(unknown.status).to.equal(400);
+    expect(unknown.text).to.include('Bogus');
+    const plan = await post('/v1/job/other/plan', job('mine'));
+    expect(plan.status).to.equal(400);
+    const groups = await post('/v1/jobs', { Job: { ID: 'tg', TaskGroups: {} } });
+    expect(groups.status).to.equal(400);
+    expect(groups.text).to.include('TaskGroups');
+    expect(groups.text).to.not.include('is not iterable');
+  });
+});
