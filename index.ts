@@ -176,7 +176,7 @@ export {
 } from './machines/policy/restarts.ts';
 export type { TaskRole, TaskStage } from './machines/policy/task-roles.ts';
 export { getClientStatus, type ComputedClientStatus } from './machines/policy/client-status.ts';
-export { TaskEventType } from './machines/policy/task-events.ts';
+export { TaskEventType, taskEvent, type TaskEventInit } from './machines/policy/task-events.ts';
 export { MAX_RUN_DURATION_REASON, maxRunDeadline } from './machines/policy/max-run-duration.ts';
 export { isReconnect } from './machines/policy/reconnect.ts';
 export { UPDATE_MISSING_TASK } from './machines/policy/task-changes.ts';

@@ -19,6 +19,7 @@ import type { Subscription } from 'rxjs';
 import { createClient, NomadHttpRPC, type Client, type ClientOptions } from '../index.ts';
 import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
+import { nodeAttributes, readHost } from './config/fingerprint.ts';
 import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
 import { AgentCore } from './core.ts';
 import { serveApi, type ApiServer } from './http/server.ts';
@@ -85,6 +86,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(cfg.client.gcParallelDestroys !== undefined ? { gcParallelDestroys: cfg.client.gcParallelDestroys } : {}),
       ...opts.client,
     });
+    // The drivers the node fingerprints: berth's own and any the host registered.
+    const drivers = [...new Set(['raw_exec', 'exec', 'mock_driver', ...Object.keys(opts.client?.drivers ?? {})])];
     const core = new AgentCore(cfg, state, client, log);
     subs.push(client.updates$.subscribe((a) => core.clientUpdate(a)));
     subs.push(
@@ -112,10 +115,15 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         viewer ??= client!.serveViewer({ host: cfg.bindAddr, port: 0, ...(token ? { token } : {}) });
         return (await viewer).url;
       },
-      drivers: () => ['raw_exec', 'exec', 'mock_driver'],
+      drivers: () => drivers,
       ...(opts.streamHeartbeatMs !== undefined ? { streamHeartbeatMs: opts.streamHeartbeatMs } : {}),
     });
     const apiAddr = api.addr;
+    const cpuMHz = cfg.client.cpuTotalCompute ?? detectCpuMHz();
+    const cores = Math.max(1, availableParallelism());
+    const memoryMB = cfg.client.memoryTotalMB ?? detectMemoryMB();
+    const ip = apiAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+    const attributes = nodeAttributes(readHost(), { cpuMHz, cores, memoryMB, ip, drivers });
     state.commit((txn) => {
       const node: NodeRecord = {
         id: nodeId,
@@ -126,12 +134,16 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         httpAddr: apiAddr,
         tlsEnabled: cfg.tls.http,
         status: 'ready',
-        cpuMHz: cfg.client.cpuTotalCompute ?? detectCpuMHz(),
-        cores: Math.max(1, availableParallelism()),
-        memoryMB: cfg.client.memoryTotalMB ?? detectMemoryMB(),
+        cpuMHz,
+        cores,
+        memoryMB,
         diskMB: 100 * 1024,
         reserved: cfg.client.reserved,
-        drivers: ['raw_exec', 'exec', 'mock_driver'],
+        drivers,
+        attributes,
+        meta: cfg.client.meta ?? {},
+        nodeClass: cfg.client.nodeClass ?? '',
+        nodePool: cfg.client.nodePool ?? 'default',
         createIndex: prevNode?.createIndex ?? txn.index,
         modifyIndex: txn.index,
       };

@@ -11,7 +11,9 @@ import { recordHealth } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
+import { apiAllocMetric } from './http/alloc-metric.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
+import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
 import type { AgentState } from './state/store.ts';
 import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
 
@@ -48,7 +50,7 @@ export class AgentCore {
     readonly client: Client,
     readonly log: (line: string) => void,
   ) {
-    this.broker = new EvalBroker({ state, client, node: () => this.node(), log });
+    this.broker = new EvalBroker({ state, client, node: () => this.node(), log, onRefused: (report) => this.clientUpdate(report) });
     this.deploymentWatchers = new DeploymentWatchers(state, client);
   }
 
@@ -62,6 +64,11 @@ export class AgentCore {
       resources: { cpuMHz: n.cpuMHz, memoryMB: n.memoryMB, diskMB: n.diskMB, cores: n.cores },
       reserved: { cpuMHz: n.reserved.cpu, memoryMB: n.reserved.memoryMB, diskMB: n.reserved.diskMB },
       hostIp: n.httpAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''),
+      attributes: n.attributes ?? {},
+      meta: n.meta ?? {},
+      nodeClass: n.nodeClass ?? '',
+      nodePool: n.nodePool ?? 'default',
+      drivers: n.drivers,
     };
   }
 
@@ -108,7 +115,7 @@ export class AgentCore {
       txn.putJob(record);
       txn.event({ topic: 'Job', type: 'JobRegistered', key: record.id, object: record });
       const ev = newEval(txn, this.state, record.id, trigger);
-      return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings: '', index: txn.index };
+      return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings: formatWarnings(placementWarnings(job)), index: txn.index };
     });
     this.broker.enqueue(result.evalId);
     return result;
@@ -232,24 +239,14 @@ export class AgentCore {
         })),
       },
       FailedTGAllocs: Object.keys(plan.failedTgAllocs).length
-        ? Object.fromEntries(
-            Object.entries(plan.failedTgAllocs).map(([g, f]) => [
-              g,
-              {
-                NodesEvaluated: f.nodesEvaluated,
-                NodesExhausted: f.nodesExhausted,
-                DimensionExhausted: f.dimensionExhausted,
-                CoalescedFailures: f.coalescedFailures,
-              },
-            ]),
-          )
+        ? Object.fromEntries(Object.entries(plan.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)]))
         : null,
       JobModifyIndex: prev?.jobModifyIndex ?? 0,
       CreatedEvals: null,
       Diff: null,
       Index: this.state.waiters.index,
       NextPeriodicLaunch: '0001-01-01T00:00:00Z',
-      Warnings: '',
+      Warnings: formatWarnings(placementWarnings(job)),
     };
   }
 
