@@ -12,8 +12,10 @@ export type {
   AllocDeploymentStatus,
   Allocation,
   Artifact,
+  Affinity,
   CheckRestart,
   ClientStatus,
+  Constraint,
   DesiredStatus,
   DesiredTransition,
   Disconnect,
@@ -28,6 +30,7 @@ export type {
   Resources,
   RestartPolicy,
   Service,
+  Spread,
   ServiceCheck,
   ServiceRegistration,
   CheckResult,
@@ -174,7 +177,7 @@ export {
 } from './machines/policy/restarts.ts';
 export type { TaskRole, TaskStage } from './machines/policy/task-roles.ts';
 export { getClientStatus, type ComputedClientStatus } from './machines/policy/client-status.ts';
-export { TaskEventType } from './machines/policy/task-events.ts';
+export { TaskEventType, taskEvent, type TaskEventInit } from './machines/policy/task-events.ts';
 export { MAX_RUN_DURATION_REASON, maxRunDeadline } from './machines/policy/max-run-duration.ts';
 export { isReconnect } from './machines/policy/reconnect.ts';
 export { UPDATE_MISSING_TASK } from './machines/policy/task-changes.ts';

@@ -19,6 +19,7 @@ import type { Subscription } from 'rxjs';
 import { createClient, NomadHttpRPC, type Client, type ClientOptions, type Clock } from '../index.ts';
 import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
+import { nodeAttributes, readHost } from './config/fingerprint.ts';
 import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
 import { AgentCore } from './core.ts';
 import { PortInUseError, portHolder } from './http/port-owner.ts';
@@ -104,6 +105,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(cfg.client.gcParallelDestroys !== undefined ? { gcParallelDestroys: cfg.client.gcParallelDestroys } : {}),
       ...opts.client,
     });
+    // The drivers the node fingerprints: berth's own and any the host registered.
+    const drivers = [...new Set(['raw_exec', 'exec', 'mock_driver', ...Object.keys(opts.client?.drivers ?? {})])];
     const core = new AgentCore(cfg, state, client, log, opts.gcClock ? { gcClock: opts.gcClock } : {});
     subs.push(client.updates$.subscribe((a) => core.clientUpdate(a)));
     subs.push(
@@ -133,13 +136,18 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         return (await viewer).url;
       },
       viewerCode: () => uiCodes.issue(),
-      drivers: () => ['raw_exec', 'exec', 'mock_driver'],
+      drivers: () => drivers,
       ...(opts.streamHeartbeatMs !== undefined ? { streamHeartbeatMs: opts.streamHeartbeatMs } : {}),
     }).catch((e: unknown) => {
       if ((e as { code?: string }).code === 'EADDRINUSE') throw new PortInUseError(cfg.bindAddr, cfg.httpPort, portHolder(cfg.httpPort));
       throw e;
     });
     const apiAddr = api.addr;
+    const cpuMHz = cfg.client.cpuTotalCompute ?? detectCpuMHz();
+    const cores = Math.max(1, availableParallelism());
+    const memoryMB = cfg.client.memoryTotalMB ?? detectMemoryMB();
+    const ip = apiAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+    const attributes = nodeAttributes(readHost(), { cpuMHz, cores, memoryMB, ip, drivers });
     state.commit((txn) => {
       const node: NodeRecord = {
         id: nodeId,
@@ -150,12 +158,16 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         httpAddr: apiAddr,
         tlsEnabled: cfg.tls.http,
         status: 'ready',
-        cpuMHz: cfg.client.cpuTotalCompute ?? detectCpuMHz(),
-        cores: Math.max(1, availableParallelism()),
-        memoryMB: cfg.client.memoryTotalMB ?? detectMemoryMB(),
+        cpuMHz,
+        cores,
+        memoryMB,
         diskMB: 100 * 1024,
         reserved: cfg.client.reserved,
-        drivers: ['raw_exec', 'exec', 'mock_driver'],
+        drivers,
+        attributes,
+        meta: cfg.client.meta ?? {},
+        nodeClass: cfg.client.nodeClass ?? '',
+        nodePool: cfg.client.nodePool ?? 'default',
         createIndex: prevNode?.createIndex ?? txn.index,
         modifyIndex: txn.index,
       };

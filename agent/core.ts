@@ -12,7 +12,9 @@ import { DeploymentWatchers } from './deploy/watchers.ts';
 import { ServerGc } from './gc/server-gc.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
+import { apiAllocMetric } from './http/alloc-metric.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
+import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
 import type { AgentState } from './state/store.ts';
 import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
 
@@ -52,7 +54,7 @@ export class AgentCore {
     readonly log: (line: string) => void,
     opts: { gcClock?: Clock } = {},
   ) {
-    this.broker = new EvalBroker({ state, client, node: () => this.node(), log });
+    this.broker = new EvalBroker({ state, client, node: () => this.node(), log, onRefused: (report) => this.clientUpdate(report) });
     this.deploymentWatchers = new DeploymentWatchers(state, client);
     this.gc = new ServerGc({ state, client, config: config.serverGc, log, ...(opts.gcClock ? { clock: opts.gcClock } : {}) });
   }
@@ -67,6 +69,11 @@ export class AgentCore {
       resources: { cpuMHz: n.cpuMHz, memoryMB: n.memoryMB, diskMB: n.diskMB, cores: n.cores },
       reserved: { cpuMHz: n.reserved.cpu, memoryMB: n.reserved.memoryMB, diskMB: n.reserved.diskMB },
       hostIp: n.httpAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''),
+      attributes: n.attributes ?? {},
+      meta: n.meta ?? {},
+      nodeClass: n.nodeClass ?? '',
+      nodePool: n.nodePool ?? 'default',
+      drivers: n.drivers,
     };
   }
 
@@ -114,7 +121,7 @@ export class AgentCore {
       txn.putJob(record);
       txn.event({ topic: 'Job', type: 'JobRegistered', key: record.id, object: record });
       const ev = newEval(txn, this.state, record.id, trigger);
-      return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings: '', index: txn.index };
+      return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings: formatWarnings(placementWarnings(job)), index: txn.index };
     });
     this.broker.enqueue(result.evalId);
     return result;
@@ -276,24 +283,14 @@ export class AgentCore {
         })),
       },
       FailedTGAllocs: Object.keys(plan.failedTgAllocs).length
-        ? Object.fromEntries(
-            Object.entries(plan.failedTgAllocs).map(([g, f]) => [
-              g,
-              {
-                NodesEvaluated: f.nodesEvaluated,
-                NodesExhausted: f.nodesExhausted,
-                DimensionExhausted: f.dimensionExhausted,
-                CoalescedFailures: f.coalescedFailures,
-              },
-            ]),
-          )
+        ? Object.fromEntries(Object.entries(plan.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)]))
         : null,
       JobModifyIndex: prev?.jobModifyIndex ?? 0,
       CreatedEvals: null,
       Diff: null,
       Index: this.state.waiters.index,
       NextPeriodicLaunch: '0001-01-01T00:00:00Z',
-      Warnings: '',
+      Warnings: formatWarnings(placementWarnings(job)),
     };
   }
 
@@ -343,7 +340,14 @@ export class AgentCore {
     const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup);
     const byChecks =
       group?.update?.healthCheck === 'checks' && [...(group.services ?? []), ...group.tasks.flatMap((t) => t.services ?? [])].some((s) => s.checks?.length);
-    if (!d || (d.status !== 'running' && d.status !== 'paused') || alloc.deploymentStatus?.healthy !== undefined || byChecks || group?.update?.healthCheck === 'manual') return clear();
+    if (
+      !d ||
+      (d.status !== 'running' && d.status !== 'paused') ||
+      alloc.deploymentStatus?.healthy !== undefined ||
+      byChecks ||
+      group?.update?.healthCheck === 'manual'
+    )
+      return clear();
     const decide = (healthy: boolean) => {
       clear();
       const cur = this.state.allocs.get(alloc.id);

@@ -24,7 +24,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** How {@link parseAllocation} treats what it cannot run. */
 export interface ParseAllocationOptions {
   /**
-   * A stanza berth does not run (template, vault, volumes, constraints, ...): `'refuse'` (the
+   * A stanza berth does not run (template, vault, volumes, ...): `'refuse'` (the
    * default) throws {@link UnsupportedStanzaError}; `'warn'` leaves it out and reports it through
    * `onWarning` (and in {@link checkAllocation}'s `warnings`). A refused driver stays refused.
    */

@@ -199,6 +199,38 @@ export interface Job {
   update?: UpdateStrategy;
   /** When this version was submitted, ms since the epoch. */
   submitTime?: number;
+  /** Job-level `constraint` blocks: every one must hold on the node for any alloc of the job. */
+  constraints?: Constraint[];
+  /** Job-level `affinity` blocks (scored; on one node they never block placement). */
+  affinities?: Affinity[];
+  /** Job-level `spread` blocks (scored; on one node they never block placement). */
+  spreads?: Spread[];
+}
+
+/**
+ * Nomad's `constraint` block (API `Constraint`): `lTarget` and `rTarget` are literals or
+ * `${attr.*}`, `${meta.*}`, `${node.*}` references; `operand` is one of Nomad's operators
+ * (`=`, `!=`, `<`, `regexp`, `version`, `semver`, `set_contains`, `is_set`, `distinct_hosts`, ...).
+ */
+export interface Constraint {
+  lTarget?: string;
+  rTarget?: string;
+  operand: string;
+}
+
+/** Nomad's `affinity` block: a constraint that adds `weight` (-100..100) to a node's score when it holds. */
+export interface Affinity {
+  lTarget?: string;
+  rTarget?: string;
+  operand: string;
+  weight?: number;
+}
+
+/** Nomad's `spread` block: spread allocs over the values of `attribute`, with target percentages. */
+export interface Spread {
+  attribute: string;
+  weight?: number;
+  spreadTarget?: Array<{ value: string; percent?: number }>;
 }
 
 /** A group of tasks placed together. */
@@ -228,6 +260,12 @@ export interface TaskGroup {
   networks?: NetworkResource[];
   /** Group-level `service` blocks. */
   services?: Service[];
+  /** Group-level `constraint` blocks. */
+  constraints?: Constraint[];
+  /** Group-level `affinity` blocks. */
+  affinities?: Affinity[];
+  /** Group-level `spread` blocks. */
+  spreads?: Spread[];
 }
 
 /** Nomad's `reschedule` block, with durations in milliseconds. */
@@ -377,6 +415,10 @@ export interface Task {
   artifacts?: Artifact[];
   /** Task-level `service` blocks. */
   services?: Service[];
+  /** Task-level `constraint` blocks (they apply to the task's group). */
+  constraints?: Constraint[];
+  /** Task-level `affinity` blocks. */
+  affinities?: Affinity[];
 }
 
 /**

@@ -29,6 +29,7 @@ import type { AgentState, Txn } from '../state/store.ts';
 import type { Evaluation, JobRecord, ServerAlloc } from '../state/types.ts';
 import { applyPlanToDeployment } from '../deploy/deployments.ts';
 import { evalMachine } from './eval-machine.ts';
+import { refusedAlloc } from './refused.ts';
 
 /** What the broker needs from the agent. */
 export interface BrokerDeps {
@@ -39,6 +40,8 @@ export interface BrokerDeps {
   log: (line: string) => void;
   /** Called after each plan is applied (the deployment watcher looks at its batches). */
   onPlan?: (plan: Plan) => void;
+  /** Told the client's report for an alloc it refused (failed, with the reason), to record it. */
+  onRefused?: (report: Allocation) => void;
 }
 
 const jobCache = new WeakMap<JobRecord, Job>();
@@ -94,6 +97,7 @@ export function planFor(state: AgentState, node: SchedulerNode, ev: Evaluation, 
     newId: randomUUID,
     index: state.waiters.index + 1,
     heldRollouts: [...state.deployments.values()].filter((d) => d.status === 'paused' || d.status === 'failed').map((d) => `${d.jobId}@${d.jobVersion}`),
+    elapsed: () => performance.now(),
   });
 }
 
@@ -224,7 +228,7 @@ export class EvalBroker {
       for (const a of plan.place) {
         const deploymentId = deploymentOf.get(a.taskGroup);
         const alloc = { ...a, ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };
-        put({ alloc, createIndex: txn.index, modifyIndex: txn.index }, 'PlanResult');
+        put({ alloc, ...(plan.metrics[a.id] ? { metrics: plan.metrics[a.id] } : {}), createIndex: txn.index, modifyIndex: txn.index }, 'PlanResult');
         if (a.previousAllocation) {
           const prev = state.allocs.get(a.previousAllocation);
           if (prev) txn.putAlloc({ ...prev, nextAllocation: a.id, modifyIndex: txn.index });
@@ -260,7 +264,7 @@ export class EvalBroker {
     });
     for (const a of toStop) this.#client(() => client.updateAlloc(a));
     for (const a of toUpdate) this.#client(() => client.updateAlloc(a));
-    for (const a of toAdd) this.#client(() => client.addAlloc(a));
+    for (const a of toAdd) this.#client(() => client.addAlloc(a), a);
     for (const f of followUps) this.enqueue(f);
     this.#deps.onPlan?.(plan);
     const parts = [`${toAdd.length} placed`, `${plan.stop.length} stopped`];
@@ -271,11 +275,13 @@ export class EvalBroker {
     return parts.join(', ');
   }
 
-  #client(fn: () => unknown): void {
+  /** Calls the client; an alloc it refuses to add fails with the client's reason (nothing else would end it). */
+  #client(fn: () => unknown, adding?: Allocation): void {
     try {
       fn();
     } catch (e) {
       this.#deps.log(`client refused an allocation: ${errorText(e)}`);
+      if (adding) this.#deps.onRefused?.(refusedAlloc(adding, errorText(e), Date.now()));
     }
   }
 }

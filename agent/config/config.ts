@@ -87,6 +87,12 @@ export interface AgentConfig {
     gcInodeUsageThreshold?: number;
     gcMaxAllocs?: number;
     gcParallelDestroys?: number;
+    /** The client's `meta` block: `${meta.<key>}` in constraints. */
+    meta?: Record<string, string>;
+    /** Nomad's `node_class` (`${node.class}`); default empty. */
+    nodeClass?: string;
+    /** Nomad's `node_pool` (`${node.pool}`); default `default`. */
+    nodePool?: string;
   };
   preemption: PreemptionConfig;
   /** The server half's garbage collector. */
@@ -240,6 +246,16 @@ export function readAgentConfig(doc: unknown): AgentConfigPatch {
     for (const [k, v] of Object.entries(env)) if (typeof v !== 'string') throw new AgentConfigError(`client.chroot_env.${k}: must be a string`);
     client.chrootEnv = env as Record<string, string>;
   }
+  if (c.meta !== undefined) {
+    const meta = block(c, 'meta', 'client.');
+    for (const [k, v] of Object.entries(meta))
+      if (!['string', 'number', 'boolean'].includes(typeof v)) throw new AgentConfigError(`client.meta.${k}: must be a string`);
+    client.meta = Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, String(v)]));
+  }
+  const nodeClass = str(c, 'node_class', 'client.');
+  if (nodeClass !== undefined) client.nodeClass = nodeClass;
+  const nodePool = str(c, 'node_pool', 'client.');
+  if (nodePool !== undefined) client.nodePool = nodePool;
   if (c.servers !== undefined) {
     if (!Array.isArray(c.servers) || c.servers.some((x) => typeof x !== 'string')) throw new AgentConfigError('client.servers: must be a list of addresses');
     client.servers = (c.servers as string[]).map((a) => (/^https?:\/\//.test(a) ? a : `http://${a}`));

@@ -5,6 +5,7 @@
  */
 import type { Allocation, TaskState } from '../../index.ts';
 import { jobStatus } from '../state/job-status.ts';
+import { apiAllocMetric } from './alloc-metric.ts';
 import type { SchedulerConfig } from '../state/store.ts';
 import type { AgentState } from '../state/store.ts';
 import type { ApiJob, Deployment, Evaluation, JobRecord, NodeRecord, ServerAlloc } from '../state/types.ts';
@@ -130,6 +131,7 @@ export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unkn
     MigrateToken: s.alloc.migrateToken ?? '',
     AllocatedResources: resources(s.alloc),
     AllocModifyIndex: s.alloc.allocModifyIndex,
+    Metrics: s.metrics ? apiAllocMetric(s.metrics, state.node?.nodePool ?? 'default') : null,
     Resources: null,
   };
 }
@@ -148,21 +150,7 @@ export function apiEval(e: Evaluation): Record<string, unknown> {
     DeploymentID: e.deploymentId ?? '',
     Status: e.status,
     StatusDescription: e.statusDescription ?? '',
-    FailedTGAllocs: e.failedTgAllocs
-      ? Object.fromEntries(
-          Object.entries(e.failedTgAllocs).map(([g, f]) => [
-            g,
-            {
-              NodesEvaluated: f.nodesEvaluated,
-              NodesFiltered: f.nodesFiltered,
-              NodesAvailable: f.nodesAvailable,
-              NodesExhausted: f.nodesExhausted,
-              DimensionExhausted: f.dimensionExhausted,
-              CoalescedFailures: f.coalescedFailures,
-            },
-          ]),
-        )
-      : null,
+    FailedTGAllocs: e.failedTgAllocs ? Object.fromEntries(Object.entries(e.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)])) : null,
     NextEval: e.nextEval ?? '',
     WaitUntil: e.waitUntil ? new Date(e.waitUntil).toISOString() : ZERO_TIME,
     BlockedEval: e.blockedEval ?? '',
@@ -236,16 +224,15 @@ export function apiNode(n: NodeRecord, drivers: string[]): Record<string, unknow
     SecretID: '',
     HTTPAddr: n.httpAddr,
     TLSEnabled: n.tlsEnabled,
-    Attributes: {
+    Attributes: n.attributes ?? {
       'kernel.name': 'linux',
-      'nomad.version': 'berth',
       'cpu.totalcompute': String(n.cpuMHz),
       'memory.totalbytes': String(n.memoryMB * 1024 * 1024),
     },
     NodeResources: { Cpu: { CpuShares: n.cpuMHz }, Memory: { MemoryMB: n.memoryMB }, Disk: { DiskMB: n.diskMB }, Networks: null },
     ReservedResources: { Cpu: { CpuShares: n.reserved.cpu }, Memory: { MemoryMB: n.reserved.memoryMB }, Disk: { DiskMB: n.reserved.diskMB } },
-    Meta: {},
-    NodeClass: '',
+    Meta: n.meta ?? {},
+    NodeClass: n.nodeClass ?? '',
     ComputedClass: '',
     Drain: false,
     DrainStrategy: null,
@@ -261,8 +248,8 @@ export function apiNodeStub(n: NodeRecord, drivers: string[]): Record<string, un
     Datacenter: n.datacenter,
     Address: n.httpAddr.split(':')[0],
     HTTPAddr: n.httpAddr,
-    NodeClass: '',
-    NodePool: 'default',
+    NodeClass: n.nodeClass ?? '',
+    NodePool: n.nodePool ?? 'default',
     Version: 'berth',
     Drain: false,
     SchedulingEligibility: 'eligible',

@@ -88,6 +88,7 @@ export function canonicalizeJob(job: Obj): Obj {
   const type = job.Type as Job['type'];
   if (isObj(job.Update)) job.Update = merge(defaultUpdate(), job.Update);
   else if (type === 'service' || type === 'system') job.Update = defaultUpdate();
+  placementDefaults(job);
   for (const g of (job.TaskGroups as Obj[] | undefined) ?? []) canonicalizeGroup(g, job, type);
   return job;
 }
@@ -118,6 +119,7 @@ function canonicalizeGroup(g: Obj, job: Obj, type: Job['type']): void {
     );
   }
   g.RestartPolicy = merge(restartFor(type), g.RestartPolicy as Obj | undefined);
+  placementDefaults(g);
   for (const t of (g.Tasks as Obj[] | undefined) ?? []) canonicalizeTask(t, g, job);
   for (const n of (g.Networks as Obj[] | undefined) ?? [])
     for (const k of ['ReservedPorts', 'DynamicPorts']) for (const p of (n[k] as Obj[] | null) ?? []) portDefaults(p);
@@ -126,6 +128,11 @@ function canonicalizeGroup(g: Obj, job: Obj, type: Job['type']): void {
     dflt(g.Disconnect, 'Replace', true);
     dflt(g.Disconnect, 'Reconcile', 'best_score');
   }
+}
+
+/** Nomad's Affinity and Spread Canonicalize: weight 50 when unset. */
+function placementDefaults(o: Obj): void {
+  for (const k of ['Affinities', 'Spreads']) for (const a of Array.isArray(o[k]) ? (o[k] as Obj[]) : []) if (isObj(a)) dflt(a, 'Weight', 50);
 }
 
 function portDefaults(p: Obj): void {
@@ -143,6 +150,7 @@ function canonicalizeTask(t: Obj, g: Obj, job: Obj): void {
   dflt(r, 'CPU', 0);
   dflt(r, 'MemoryMB', 300);
   dflt(t, 'KillTimeout', ns(DEFAULT_KILL_TIMEOUT_MS));
+  placementDefaults(t);
   t.LogConfig = merge({ MaxFiles: DEFAULT_LOGS.maxFiles, MaxFileSizeMB: DEFAULT_LOGS.maxFileSizeMB, Disabled: false }, t.LogConfig as Obj | undefined);
   for (const a of (t.Artifacts as Obj[] | undefined) ?? []) {
     dflt(a, 'GetterMode', 'any');

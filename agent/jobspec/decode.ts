@@ -167,7 +167,46 @@ export function decodeBlock(type: string, body: Obj, path: string, ctx: DecodeCo
     });
   }
   if (type === 'network') splitPorts(out);
+  if (type === 'constraint' || type === 'affinity') shorthand(type, out);
   return out;
+}
+
+/** The shorthand keys of jobspec2's constraint and affinity, in the order it applies them (the last set wins). */
+const SHORTHANDS = {
+  constraint: ['version', 'semver', 'regexp', 'set_contains'],
+  affinity: ['version', 'semver', 'regexp', 'set_contains_any', 'set_contains_all', 'set_contains'],
+} as const;
+
+/**
+ * As jobspec2's constraint and affinity decoders: a shorthand key (`version = ">= 1.2"`) sets the
+ * operator to its name and the value to its value; `distinct_hosts = true` and
+ * `distinct_property = "${meta.rack}"` set the operator (the latter the attribute too); no
+ * operator means `=`.
+ */
+function shorthand(type: 'constraint' | 'affinity', c: Obj): void {
+  for (const key of SHORTHANDS[type]) {
+    if (!(key in c)) continue;
+    const v = c[key];
+    delete c[key];
+    if (v === '') continue;
+    c.Operand = key;
+    c.RTarget = v;
+  }
+  if ('distinct_hosts' in c) {
+    if (c.distinct_hosts === true) c.Operand = 'distinct_hosts';
+    delete c.distinct_hosts;
+  }
+  if ('distinct_property' in c) {
+    if (c.distinct_property !== '') {
+      c.Operand = 'distinct_property';
+      c.LTarget = c.distinct_property;
+    }
+    delete c.distinct_property;
+  }
+  // Nomad's field order: LTarget, RTarget, Operand (then Weight).
+  const { LTarget = '', RTarget = '', Operand, ...rest } = c;
+  for (const k of Object.keys(c)) delete c[k];
+  Object.assign(c, { LTarget, RTarget, Operand: Operand || '=' }, rest);
 }
 
 /** As Nomad's jobspec: a `port` with `static` is a reserved port, the others dynamic. */

@@ -8,10 +8,15 @@
 import { BerthError, isTerminal, type Allocation, type Job } from '../../index.ts';
 import { DESC_BLOCKED_EVAL, DESC_RESCHEDULE_FOLLOWUP, newEvaluation, RESCHEDULE_BATCH_WINDOW_MS } from './evaluations.ts';
 import { allocIndexOf } from './names.ts';
+import { feasible } from './feasible.ts';
+import { evaluatedMetric, exhaustedMetric, filteredMetric } from './metrics.ts';
 import { fit } from './place.ts';
 import { DEFAULT_JOB_PRIORITY } from './preemption.ts';
 import { reconcileGroup, stopAll, type GroupResult, type MissingPlacements, type PlaceRequest } from './reconcile.ts';
 import { rescheduleTrackerFor } from './reschedule.ts';
+import { comparableOf } from './resources.ts';
+import { scorePlacement } from './score.ts';
+import type { AllocatedResources } from '../../index.ts';
 import type { AllocMetric, Evaluation, Plan, ScheduleInput, SchedulerConfiguration } from './types.ts';
 
 /** The scheduler was handed input it cannot work with; `issues` lists each problem. */
@@ -89,6 +94,7 @@ export function schedule(input: ScheduleInput): Plan {
     failedTgAllocs: {},
     desiredTgUpdates: {},
     deployment: {},
+    metrics: {},
   };
   const stamp = (a: Allocation): Allocation => ({ ...a, allocModifyIndex: index, modifyTime: now });
 
@@ -165,27 +171,29 @@ export function schedule(input: ScheduleInput): Plan {
       plan.queued[group]++;
       return false;
     }
+    const started = input.elapsed?.();
+    const onNode = proposed(live, plan, req.stopPrevious ? req.previous : undefined);
+    // Nomad's feasibility checks (constraints, drivers, distinct_*) before any resource is counted.
+    const infeasible = feasible({ node, job, group: req.group, proposed: onNode });
+    if (infeasible) {
+      failed.set(group, filteredMetric(node, infeasible));
+      plan.queued[group]++;
+      return false;
+    }
     const result = fit({
       node,
       group: req.group,
       jobId: job.id,
       namespace,
       jobPriority: priority,
-      proposed: proposed(live, plan, req.stopPrevious ? req.previous : undefined),
+      proposed: onNode,
       preemptedSoFar: plan.preempt,
       evict,
       memoryOversubscription: !!config.memoryOversubscriptionEnabled,
       random: input.random,
     });
     if (!result.ok) {
-      failed.set(group, {
-        nodesEvaluated: 1,
-        nodesFiltered: 0,
-        nodesAvailable: { [node.datacenter ?? 'dc1']: 1 },
-        nodesExhausted: 1,
-        dimensionExhausted: { [result.dimension]: 1 },
-        coalescedFailures: 0,
-      });
+      failed.set(group, exhaustedMetric(node, result.dimension, req.group));
       plan.queued[group]++;
       return false;
     }
@@ -220,6 +228,7 @@ export function schedule(input: ScheduleInput): Plan {
       plan.desiredTgUpdates[group].preemptions += result.victims.length;
     }
     plan.place.push(alloc);
+    plan.metrics[id] = placedMetric(input, job, req, onNode, result.resources, started);
     return true;
   };
   for (const req of requests) {
@@ -264,6 +273,29 @@ export function schedule(input: ScheduleInput): Plan {
   plan.evals.push(...followups);
   plan.eval = finishEval(ev, plan, blocked, now, followups);
   return plan;
+}
+
+/** A placed alloc's `Metrics`: the node evaluated and scored, and the time the placement took. */
+function placedMetric(
+  input: ScheduleInput,
+  job: Job,
+  req: PlaceRequest,
+  onNode: Allocation[],
+  resources: AllocatedResources,
+  started: number | undefined,
+): AllocMetric {
+  const m = evaluatedMetric(input.node);
+  const { scores, normScore } = scorePlacement({
+    node: input.node,
+    job,
+    group: req.group,
+    proposed: onNode,
+    ask: comparableOf(resources),
+    reschedule: !!req.reschedule,
+  });
+  m.scoreMetaData = [{ nodeId: input.node.id, scores, normScore }];
+  m.allocationTimeMs = started === undefined ? 0 : Math.max(0, input.elapsed!() - started);
+  return m;
 }
 
 /**

@@ -22,6 +22,16 @@ export interface SchedulerNode {
   maxDynamicPort?: number;
   /** The address allocated ports are bound on (Nomad's node network address). Default `127.0.0.1`. */
   hostIp?: string;
+  /** The node's fingerprinted attributes (`kernel.name`, `driver.raw_exec`, ...): `${attr.*}` in constraints. */
+  attributes?: Record<string, string>;
+  /** The client's `meta` block: `${meta.*}`. */
+  meta?: Record<string, string>;
+  /** Nomad's `node_class` (`${node.class}`; also the key of `ClassFiltered`). Default empty. */
+  nodeClass?: string;
+  /** Nomad's `node_pool` (`${node.pool}`). Default `default`. */
+  nodePool?: string;
+  /** Drivers detected and healthy; a group with another driver is infeasible. Default: any driver. */
+  drivers?: string[];
 }
 
 /** A node's totals. `cpu_total_compute` / `memory_total_mb` overrides are just these numbers. */
@@ -128,6 +138,18 @@ export interface AllocMetric {
   dimensionExhausted: Record<string, number>;
   /** More allocs of the same group that failed the same way. */
   coalescedFailures: number;
+  /** Nodes filtered per node class (classes other than empty). */
+  classFiltered?: Record<string, number>;
+  /** Nodes filtered per reason: a constraint's `<ltarget> <op> <rtarget>`, `missing drivers`, `distinct_hosts`, ... */
+  constraintFiltered?: Record<string, number>;
+  /** Nodes exhausted per node class. */
+  classExhausted?: Record<string, number>;
+  /** Per task: the cpu (MHz) and memory (MB) asked for in the exhausted dimensions. */
+  resourcesExhausted?: Record<string, { cpu: number; memoryMB: number }>;
+  /** The node's scores for this placement, by scorer (`binpack`, `job-anti-affinity`, ...), and their mean. */
+  scoreMetaData?: Array<{ nodeId: string; scores: Record<string, number>; normScore: number }>;
+  /** Time spent placing, in ms (0 unless the scheduler was handed a clock). */
+  allocationTimeMs?: number;
 }
 
 /** Nomad's `DesiredUpdates`: what the plan does to one group (what `nomad job plan` shows). */
@@ -183,6 +205,8 @@ export interface ScheduleInput {
    * toward that job version is placed until it is resumed (or a new version is submitted).
    */
   heldRollouts?: readonly string[];
+  /** A monotonic clock in ms (`performance.now`), for `AllocationTime`. Default: none (times are 0). */
+  elapsed?: () => number;
 }
 
 /** What the scheduler decided. The agent applies it to its store and hands allocs to the client. */
@@ -209,4 +233,6 @@ export interface Plan {
   desiredTgUpdates: Record<string, DesiredUpdates>;
   /** Per group with an `update` block and destructive changes: the rolling update's progress. */
   deployment: Record<string, DeploymentBatch>;
+  /** Per placed alloc id: how it was placed (Nomad's `Allocation.Metrics`). */
+  metrics: Record<string, AllocMetric>;
 }

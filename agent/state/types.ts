@@ -5,7 +5,7 @@
  * @module
  */
 import type { Allocation } from '../../index.ts';
-import type { Evaluation as SchedulerEvaluation } from '../scheduler/index.ts';
+import type { AllocMetric, Evaluation as SchedulerEvaluation } from '../scheduler/index.ts';
 
 /** A job as Nomad's API shapes it (PascalCase); kept as submitted, with the server's fields set. */
 export type ApiJob = Record<string, unknown> & { ID: string };
@@ -78,6 +78,8 @@ export interface Deployment {
  */
 export interface ServerAlloc {
   alloc: Allocation;
+  /** How the scheduler placed it (Nomad's `Allocation.Metrics`). */
+  metrics?: AllocMetric;
   /** The alloc that preempted this one. */
   preemptedBy?: string;
   /** The alloc that replaced this one. */
@@ -103,6 +105,12 @@ export interface NodeRecord {
   diskMB: number;
   reserved: { cpu: number; memoryMB: number; diskMB: number };
   drivers: string[];
+  /** Fingerprinted attributes under Nomad's names (`kernel.name`, `driver.exec`, ...). */
+  attributes?: Record<string, string>;
+  /** The client's `meta` block. */
+  meta?: Record<string, string>;
+  nodeClass?: string;
+  nodePool?: string;
   createIndex: number;
   modifyIndex: number;
 }

@@ -193,6 +193,32 @@ const logsSchema = strict(
   if (typeof l.maxFileSizeMB === 'number' && l.maxFileSizeMB <= 0) custom(ctx, ['maxFileSizeMB'], 'must be positive');
 }, always);
 
+const constraintSchema = strict(
+  {
+    lTarget: z.string().optional(),
+    rTarget: z.string().optional(),
+    operand: z.string().min(1).describe("One of Nomad's constraint operators"),
+  },
+  'A placement constraint',
+);
+const affinitySchema = strict(
+  {
+    lTarget: z.string().optional(),
+    rTarget: z.string().optional(),
+    operand: z.string().min(1),
+    weight: z.number().int().min(-100).max(100).optional(),
+  },
+  'A placement affinity',
+);
+const spreadSchema = strict(
+  {
+    attribute: z.string(),
+    weight: z.number().int().min(0).max(100).optional(),
+    spreadTarget: z.array(strict({ value: z.string(), percent: z.number().int().min(0).max(100).optional() }, 'A spread target')).optional(),
+  },
+  'A placement spread',
+);
+
 /** One task. */
 export const taskSchema = strict(
   {
@@ -214,6 +240,8 @@ export const taskSchema = strict(
     shutdownDelayMs: ms('Delay between deregistering services and the kill').optional(),
     artifacts: z.array(artifactSchema).optional(),
     services: z.array(serviceSchema).optional(),
+    constraints: z.array(constraintSchema).optional(),
+    affinities: z.array(affinitySchema).optional(),
   },
   'A task',
 ).superRefine((t, ctx) => {
@@ -274,6 +302,9 @@ export const taskGroupSchema = strict(
     update: updateSchema.optional(),
     networks: z.array(networkSchema).optional(),
     services: z.array(serviceSchema).optional(),
+    constraints: z.array(constraintSchema).optional(),
+    affinities: z.array(affinitySchema).optional(),
+    spreads: z.array(spreadSchema).optional(),
   },
   'A task group',
 ).superRefine((g, ctx) => {
@@ -315,6 +346,9 @@ export const jobSchema = strict(
     stop: z.boolean().optional(),
     update: updateSchema.optional(),
     submitTime: epochMs('When this version was submitted').optional(),
+    constraints: z.array(constraintSchema).optional(),
+    affinities: z.array(affinitySchema).optional(),
+    spreads: z.array(spreadSchema).optional(),
   },
   'A Nomad job in berth camelCase',
 ).superRefine((j, ctx) => {

@@ -53,6 +53,9 @@ const TABLES: Record<string, Table> = {
       ['Stop', 'stop', 'true'],
       ['Update', 'update', { obj: 'Update' }],
       ['SubmitTime', 'submitTime', 'time'],
+      ['Constraints', 'constraints', { list: 'Constraint' }],
+      ['Affinities', 'affinities', { list: 'Affinity' }],
+      ['Spreads', 'spreads', { list: 'Spread' }],
     ],
     ignored: [
       'AllAtOnce',
@@ -78,9 +81,6 @@ const TABLES: Record<string, Table> = {
       'Migrate',
     ],
     unsupported: {
-      Constraints: 'constraint',
-      Affinities: 'affinity',
-      Spreads: 'spread',
       Periodic: 'periodic',
       ParameterizedJob: 'parameterized',
       Multiregion: 'multiregion',
@@ -103,11 +103,14 @@ const TABLES: Record<string, Table> = {
       ['Update', 'update', { obj: 'Update' }],
       ['Networks', 'networks', { list: 'Network' }],
       ['Services', 'services', { list: 'Service' }],
+      ['Constraints', 'constraints', { list: 'Constraint' }],
+      ['Affinities', 'affinities', { list: 'Affinity' }],
+      ['Spreads', 'spreads', { list: 'Spread' }],
     ],
     // StopAfterClientDisconnect is the old spelling of disconnect.stop_on_client_after (mapped below);
     // PreventRescheduleOnLost only changes what servers do with a lost node's allocs.
     ignored: ['StopAfterClientDisconnect', 'PreventRescheduleOnLost'],
-    unsupported: { Constraints: 'constraint', Affinities: 'affinity', Spreads: 'spread', Volumes: 'volume', Scaling: 'scaling', Consul: 'consul' },
+    unsupported: { Volumes: 'volume', Scaling: 'scaling', Consul: 'consul' },
   },
   Task: {
     fields: [
@@ -127,11 +130,11 @@ const TABLES: Record<string, Table> = {
       ['ShutdownDelay', 'shutdownDelayMs', 'dur'],
       ['Artifacts', 'artifacts', { list: 'Artifact' }],
       ['Services', 'services', { list: 'Service' }],
+      ['Constraints', 'constraints', { list: 'Constraint' }],
+      ['Affinities', 'affinities', { list: 'Affinity' }],
     ],
     ignored: ['Kind'],
     unsupported: {
-      Constraints: 'constraint',
-      Affinities: 'affinity',
       Vault: 'vault',
       Consul: 'consul',
       Templates: 'template',
@@ -145,6 +148,35 @@ const TABLES: Record<string, Table> = {
       Actions: 'action',
       Schedule: 'schedule',
     },
+  },
+  // Placement: where an alloc may go (constraints) and where it would rather go (affinities, spreads).
+  Constraint: {
+    fields: [
+      ['LTarget', 'lTarget', 'str'],
+      ['RTarget', 'rTarget', 'str'],
+      ['Operand', 'operand', 'plain'],
+    ],
+  },
+  Affinity: {
+    fields: [
+      ['LTarget', 'lTarget', 'str'],
+      ['RTarget', 'rTarget', 'str'],
+      ['Operand', 'operand', 'plain'],
+      ['Weight', 'weight', 'plain'],
+    ],
+  },
+  Spread: {
+    fields: [
+      ['Attribute', 'attribute', 'plain'],
+      ['Weight', 'weight', 'plain'],
+      ['SpreadTarget', 'spreadTarget', { list: 'SpreadTarget' }],
+    ],
+  },
+  SpreadTarget: {
+    fields: [
+      ['Value', 'value', 'plain'],
+      ['Percent', 'percent', 'plain'],
+    ],
   },
   Lifecycle: {
     fields: [

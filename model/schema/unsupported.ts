@@ -1,6 +1,6 @@
 /**
  * Stanzas berth does not run, found in berth's camelCase job (Nomad input has been mapped to it
- * first): Nomad's template, vault, volumes, CSI, Consul Connect, devices, constraints, ... and the
+ * first): Nomad's template, vault, volumes, CSI, Consul Connect, devices, ... and the
  * container drivers. Each is refused by name with its path; a host that asks for warnings gets the
  * same list and the stanza is left out (a refused driver stays refused: its task cannot run).
  * @module

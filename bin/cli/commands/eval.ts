@@ -7,6 +7,7 @@ import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
+import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv, nanoTime, short } from '../nomad/table.ts';
 
@@ -57,10 +58,10 @@ export const evalCommand = commandGroup('eval', 'inspect evaluations', [
       if (failed) {
         writeLine(io.stdout, '\nFailed Placements');
         for (const [g, f] of Object.entries(failed)) {
-          writeLine(io.stdout, `Task Group "${g}" (failed to place ${Number(f.CoalescedFailures) + 1} allocation(s)):`);
-          for (const [d, n] of Object.entries(f.DimensionExhausted as Record<string, number>))
-            writeLine(io.stdout, `  * Dimension "${d}" exhausted on ${n} nodes`);
+          writeLine(io.stdout, failedGroupHeader(g, f));
+          for (const line of allocMetricLines(f, '  ')) writeLine(io.stdout, line);
         }
+        if (e.BlockedEval) writeLine(io.stdout, `\nEvaluation "${short(e.BlockedEval)}" waiting for additional capacity to place remainder`);
       }
       return 0;
     },

@@ -8,6 +8,7 @@
 import type { CliIO } from '../io.ts';
 import { writeLine } from '../io.ts';
 import type { AgentApi } from '../nomad/api.ts';
+import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { short } from '../nomad/table.ts';
 
 type Obj = Record<string, unknown>;
@@ -40,15 +41,16 @@ export async function monitorEval(api: AgentApi, io: CliIO, evalId: string): Pro
   const preempted = ((ev.PlanAnnotations as Obj | null)?.PreemptedAllocs as Obj[] | undefined) ?? [];
   for (const p of preempted) out(`    ${now()}: Allocation "${short(p.ID)}" preempted by allocation "${short(p.PreemptedByAllocation)}"`);
   const failed = ev.FailedTGAllocs as Record<string, Obj> | null;
-  if (failed) {
-    out(`    ${now()}: Evaluation "${short(evalId)}" waiting for additional capacity to place remainder`);
-    for (const [g, f] of Object.entries(failed)) {
-      out(`    Task Group "${g}" (failed to place ${Number(f.CoalescedFailures ?? 0) + 1} allocation${Number(f.CoalescedFailures) ? 's' : ''}):`);
-      for (const [dim, n] of Object.entries((f.DimensionExhausted as Record<string, number>) ?? {})) out(`      * Dimension "${dim}" exhausted on ${n} nodes`);
-    }
-  }
   out(`    ${now()}: Evaluation status changed: "pending" -> "${ev.Status}"`);
-  out(`==> ${now()}: Evaluation "${short(evalId)}" finished with status "${ev.Status}"`);
+  if (failed) {
+    // As nomad's monitor: the reasons per group, then the blocked eval that waits for room.
+    out(`==> ${now()}: Evaluation "${short(evalId)}" finished with status "${ev.Status}" but failed to place all allocations:`);
+    for (const [g, f] of Object.entries(failed)) {
+      out(`    ${now()}: ${failedGroupHeader(g, f)}`);
+      for (const line of allocMetricLines(f, '      ')) out(line);
+    }
+    if (ev.BlockedEval) out(`    ${now()}: Evaluation "${short(ev.BlockedEval)}" waiting for additional capacity to place remainder`);
+  } else out(`==> ${now()}: Evaluation "${short(evalId)}" finished with status "${ev.Status}"`);
   return { status: String(ev.Status), createIndex: Number(ev.CreateIndex ?? 0), placed: allocs.map((a) => String(a.ID)), failed: !!failed };
 }
 

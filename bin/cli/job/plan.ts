@@ -7,6 +7,7 @@ import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
+import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
 import { short, table } from '../nomad/table.ts';
 import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
@@ -80,12 +81,8 @@ export const jobPlanCommand: Command = {
       if (!failed) writeLine(io.stdout, '- All tasks successfully allocated.');
       else
         for (const [g, f] of Object.entries(failed)) {
-          writeLine(
-            io.stdout,
-            `- WARNING: Failed to place all allocations.\n  Task Group "${g}" (failed to place ${Number(f.CoalescedFailures) + 1} allocation(s)):`,
-          );
-          for (const [d, n] of Object.entries(f.DimensionExhausted as Record<string, number>))
-            writeLine(io.stdout, `    * Dimension "${d}" exhausted on ${n} nodes`);
+          writeLine(io.stdout, `- WARNING: Failed to place all allocations.\n  ${failedGroupHeader(g, f)}`);
+          for (const line of allocMetricLines(f, '    ')) writeLine(io.stdout, line);
         }
       if (ann.PreemptedAllocs.length) {
         writeLine(io.stdout, '\nPreemptions:\n');

@@ -5,7 +5,8 @@
  */
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { writeLine } from '../io.ts';
+import { writeLine, type CliIO } from '../io.ts';
+import { allocMetricLines } from '../nomad/alloc-metrics.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { deploymentLines } from '../nomad/deployment-view.ts';
@@ -19,6 +20,25 @@ allocations.
 Exit codes: 0 shown; 1 no such job or an error; 2 usage error.`;
 
 type Obj = Record<string, unknown>;
+
+/**
+ * Nomad's "Placement Failure" section: while an eval of the job is blocked, the reasons of the
+ * newest eval that failed placements, per group.
+ */
+function printPlacementFailure(io: CliIO, evals: Obj[]): void {
+  if (!evals.some((e) => e.Status === 'blocked')) return;
+  const failed = evals
+    .filter((e) => e.FailedTGAllocs && Object.keys(e.FailedTGAllocs as Obj).length > 0)
+    .sort((a, b) => Number(b.CreateIndex) - Number(a.CreateIndex))[0];
+  if (!failed) return;
+  writeLine(io.stdout, '\nPlacement Failure');
+  const groups = Object.entries(failed.FailedTGAllocs as Record<string, Obj>).sort(([a], [b]) => (a < b ? -1 : 1));
+  groups.forEach(([g, m], i) => {
+    writeLine(io.stdout, `Task Group ${JSON.stringify(g)}:`);
+    for (const line of allocMetricLines(m, '  ')) writeLine(io.stdout, line);
+    if (i < groups.length - 1) writeLine(io.stdout, '');
+  });
+}
 
 /** `berth job status`. */
 export const jobStatusCommand: Command = {
@@ -79,6 +99,7 @@ export const jobStatusCommand: Command = {
         Object.entries(summary).map(([g, s]) => [g, s.Queued, s.Starting, s.Running, s.Failed, s.Complete, s.Lost, s.Unknown]),
       ),
     );
+    printPlacementFailure(io, (await api.get<Obj[]>(`/v1/job/${id}/evaluations`)).body);
     // Nomad's "Latest Deployment": the job's newest deployment, while there is one.
     const latest = (await api.get<Obj | null>(`/v1/job/${id}/deployment`).catch(() => ({ body: null }))).body;
     if (latest) writeLine(io.stdout, `\nLatest Deployment\n${deploymentLines(latest, false)}`);

@@ -44,7 +44,9 @@ describe('scheduler: placement', () => {
         const plan = w.register(job('j', c.j));
         if (!c.dim) return expect(plan.place).to.have.length(1);
         expect(plan.place).to.have.length(0);
-        expect(plan.failedTgAllocs.g).to.deep.equal({
+        const { resourcesExhausted, ...metric } = plan.failedTgAllocs.g!;
+        expect(resourcesExhausted).to.have.property('t');
+        expect(metric).to.deep.equal({
           nodesEvaluated: 1,
           nodesFiltered: 0,
           nodesAvailable: { dc1: 1 },
