@@ -140,8 +140,11 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
       if (typeof p[k] !== 'boolean') throw new ApiError(400, `PreemptionConfig.${k} must be true or false`);
       patch[f] = p[k] as boolean;
     }
-    const index = core.setPreemption(patch);
-    return { body: { Updated: true, Index: index }, index };
+    // Nomad's check-and-set: `?cas=N` applies only while the config's ModifyIndex is N.
+    const casText = req.query.get('cas');
+    if (casText !== null && !/^\d+$/.test(casText)) throw new ApiError(400, `Error parsing cas value: ${JSON.stringify(casText)} is not an index`);
+    const { updated, index } = core.setPreemption(patch, casText === null ? undefined : Number(casText));
+    return { body: { Updated: updated, Index: index }, index };
   };
   r.on('POST', '/v1/operator/scheduler/configuration', setConfig);
   r.on('POST', '/v1/acl/bootstrap', () => {
