@@ -231,13 +231,18 @@ export class AgentCore {
     return out;
   }
 
-  /** Sets the scheduler's preemption settings. */
-  setPreemption(p: Partial<PreemptionConfig>): number {
-    return this.state.commit((txn) => {
-      const cur = this.state.schedulerConfig!;
+  /**
+   * Sets the scheduler's preemption settings. With `cas` (Nomad's `?cas=`), only when the
+   * configuration's modify index is still `cas`: otherwise nothing changes and `updated` is false.
+   */
+  setPreemption(p: Partial<PreemptionConfig>, cas?: number): { updated: boolean; index: number } {
+    const cur = this.state.schedulerConfig!;
+    if (cas !== undefined && cas !== cur.modifyIndex) return { updated: false, index: cur.modifyIndex };
+    const index = this.state.commit((txn) => {
       txn.putSchedulerConfig({ ...cur, preemption: { ...cur.preemption, ...p }, modifyIndex: txn.index });
       return txn.index;
     });
+    return { updated: true, index };
   }
 
   /**

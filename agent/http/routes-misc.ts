@@ -143,8 +143,11 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
     for (const [k, f] of pairs) {
       if (p[k] !== undefined) patch[f] = p[k];
     }
-    const index = core.setPreemption(patch);
-    return { body: { Updated: true, Index: index }, index };
+    // Nomad's check-and-set: `?cas=N` applies only while the config's ModifyIndex is N.
+    const casText = req.query.get('cas');
+    if (casText !== null && !/^\d+$/.test(casText)) throw new ApiError(400, `Error parsing cas value: ${JSON.stringify(casText)} is not an index`);
+    const { updated, index } = core.setPreemption(patch, casText === null ? undefined : Number(casText));
+    return { body: { Updated: updated, Index: index }, index };
   };
   r.on('POST', '/v1/operator/scheduler/configuration', setConfig);
   // Nomad's forced GC: every terminal evaluation, allocation, deployment and dead job, whatever its age.

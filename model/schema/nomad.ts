@@ -221,7 +221,7 @@ const TABLES: Record<string, Table> = {
   Migrate: {
     fields: [
       ['MaxParallel', 'maxParallel', 'plain'],
-      ['HealthCheck', 'healthCheck', 'plain'],
+      ['HealthCheck', 'healthCheck', 'str'],
       ['MinHealthyTime', 'minHealthyTimeMs', 'durSet'],
       ['HealthyDeadline', 'healthyDeadlineMs', 'durSet'],
     ],
@@ -229,7 +229,7 @@ const TABLES: Record<string, Table> = {
   Update: {
     fields: [
       ['MaxParallel', 'maxParallel', 'plain'],
-      ['HealthCheck', 'healthCheck', 'plain'],
+      ['HealthCheck', 'healthCheck', 'str'],
       ['MinHealthyTime', 'minHealthyTimeMs', 'durSet'],
       ['HealthyDeadline', 'healthyDeadlineMs', 'durSet'],
       ['ProgressDeadline', 'progressDeadlineMs', 'durSet'],
@@ -349,6 +349,26 @@ function isEmpty(v: unknown): boolean {
   return false;
 }
 
+/**
+ * The values Nomad's servers write into a refused stanza nobody set (`Table.key`): a stanza holding
+ * only these (or empty values) asks for nothing, so it is not a use of the stanza. Nomad 1.7+ writes
+ * every group's `consul { cluster = "default" }` and every task's default workload identity (which
+ * is never exposed to the task).
+ */
+const NOMAD_WRITTEN_DEFAULTS: Record<string, Obj> = {
+  'TaskGroup.Consul': { Cluster: 'default' },
+  'Task.Consul': { Cluster: 'default' },
+  'Task.Identity': { Name: 'default', Audience: ['nomadproject.io'] },
+};
+
+/** Whether `v` (the value of refused key `key` in table `type`) is empty or only Nomad's written defaults. */
+function isUnusedStanza(type: string, key: string, v: unknown): boolean {
+  if (isEmpty(v)) return true;
+  const defaults = NOMAD_WRITTEN_DEFAULTS[`${type}.${key}`];
+  if (!defaults || !isObj(v)) return false;
+  return Object.entries(v).every(([k, x]) => isEmpty(x) || (k in defaults && JSON.stringify(x) === JSON.stringify(defaults[k])));
+}
+
 /** Where {@link fromNomad} reports. */
 export interface FromNomadReport {
   issues: string[];
@@ -380,7 +400,7 @@ export function fromNomad(v: unknown, type: string, path: string, report: FromNo
   const known = new Set([...table.fields.map((f) => f[0]), ...(table.ignored ?? []), ...Object.keys(table.unsupported ?? {})]);
   for (const key of Object.keys(v)) {
     if (!known.has(key)) report.issues.push(`${renderPath([key], path)}: ${unknownKeyProblem(key, [...known])}`);
-    else if (table.unsupported?.[key] !== undefined && !isEmpty(v[key]))
+    else if (table.unsupported?.[key] !== undefined && !isUnusedStanza(type, key, v[key]))
       report.unsupported.push({ stanza: table.unsupported[key]!, path: renderPath([camel(key)], path) });
   }
   for (const [n, b, kind] of table.fields) {

@@ -1,0 +1,47 @@
+/**
+ * Nomad's operator endpoints as its tools use them: the scheduler configuration's check-and-set
+ * (`?cas=N` applies only at index N), and the raft configuration of a one-node agent.
+ */
+import { expect } from 'chai';
+import { AgentProcess } from '../support/agent.ts';
+
+describe('agent: operator endpoints as Nomad serves them', function () {
+  this.timeout(60_000);
+  let agent: AgentProcess;
+
+  before(async function () {
+    this.timeout(60_000);
+    agent = await new AgentProcess(['-dev']).ready();
+  });
+  after(async () => {
+    await agent?.stop();
+  });
+
+  it('PUT /v1/operator/scheduler/configuration?cas=N: a stale N answers Updated false and changes nothing; the current N applies', async () => {
+    const before = (await agent.req('GET', '/v1/operator/scheduler/configuration')).json;
+    const index = before.SchedulerConfig.ModifyIndex as number;
+    const was = before.SchedulerConfig.PreemptionConfig.BatchSchedulerEnabled as boolean;
+    const body = { PreemptionConfig: { BatchSchedulerEnabled: !was } };
+
+    const stale = await agent.req('PUT', `/v1/operator/scheduler/configuration?cas=${index + 1000}`, body);
+    expect(stale.status).to.equal(200);
+    expect(stale.json.Updated).to.equal(false);
+    const after = (await agent.req('GET', '/v1/operator/scheduler/configuration')).json;
+    expect(after.SchedulerConfig.PreemptionConfig.BatchSchedulerEnabled).to.equal(was);
+    expect(after.SchedulerConfig.ModifyIndex).to.equal(index);
+
+    const bad = await agent.req('PUT', '/v1/operator/scheduler/configuration?cas=abc', body);
+    expect(bad.status).to.equal(400);
+    expect(bad.text).to.include('Error parsing cas value');
+
+    const fresh = await agent.req('POST', `/v1/operator/scheduler/configuration?cas=${index}`, body);
+    expect(fresh.json.Updated).to.equal(true);
+    const now = (await agent.req('GET', '/v1/operator/scheduler/configuration')).json;
+    expect(now.SchedulerConfig.PreemptionConfig.BatchSchedulerEnabled).to.equal(!was);
+    expect(now.SchedulerConfig.ModifyIndex).to.be.greaterThan(index);
+
+    // The index it was set at is stale now.
+    const again = await agent.req('PUT', `/v1/operator/scheduler/configuration?cas=${index}`, { PreemptionConfig: { BatchSchedulerEnabled: was } });
+    expect(again.json.Updated).to.equal(false);
+  });
+});
