@@ -26,6 +26,9 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
       'Stop stop true',
       'Update update obj:Update',
       'SubmitTime submitTime time',
+      'Constraints constraints list:Constraint',
+      'Affinities affinities list:Affinity',
+      'Spreads spreads list:Spread',
     ],
     ignored: [
       'AllAtOnce',
@@ -50,9 +53,6 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
       'Migrate',
     ],
     unsupported: {
-      Constraints: 'constraint',
-      Affinities: 'affinity',
-      Spreads: 'spread',
       Periodic: 'periodic',
       ParameterizedJob: 'parameterized',
       Multiregion: 'multiregion',
@@ -75,9 +75,12 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
       'Update update obj:Update',
       'Networks networks list:Network',
       'Services services list:Service',
+      'Constraints constraints list:Constraint',
+      'Affinities affinities list:Affinity',
+      'Spreads spreads list:Spread',
     ],
     ignored: ['StopAfterClientDisconnect', 'PreventRescheduleOnLost'],
-    unsupported: { Constraints: 'constraint', Affinities: 'affinity', Spreads: 'spread', Volumes: 'volume', Scaling: 'scaling', Consul: 'consul' },
+    unsupported: { Volumes: 'volume', Scaling: 'scaling', Consul: 'consul' },
   },
   Task: {
     mapped: [
@@ -97,11 +100,11 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
       'ShutdownDelay shutdownDelayMs dur',
       'Artifacts artifacts list:Artifact',
       'Services services list:Service',
+      'Constraints constraints list:Constraint',
+      'Affinities affinities list:Affinity',
     ],
     ignored: ['Kind'],
     unsupported: {
-      Constraints: 'constraint',
-      Affinities: 'affinity',
       Vault: 'vault',
       Consul: 'consul',
       Templates: 'template',
@@ -115,6 +118,18 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
       Actions: 'action',
       Schedule: 'schedule',
     },
+  },
+  Constraint: {
+    mapped: ['LTarget lTarget str', 'RTarget rTarget str', 'Operand operand plain'],
+  },
+  Affinity: {
+    mapped: ['LTarget lTarget str', 'RTarget rTarget str', 'Operand operand plain', 'Weight weight plain'],
+  },
+  Spread: {
+    mapped: ['Attribute attribute plain', 'Weight weight plain', 'SpreadTarget spreadTarget list:SpreadTarget'],
+  },
+  SpreadTarget: {
+    mapped: ['Value value plain', 'Percent percent plain'],
   },
   Lifecycle: {
     mapped: ['Hook hook plain', 'Sidecar sidecar plain'],
