@@ -122,10 +122,19 @@ export { statfsUsage, type FsUsageReader } from './actors/gc/fs-usage.ts';
 export type { GcClientOptions } from './actors/gc/options.ts';
 export type { FsUsage, GcReason } from './machines/policy/gc.ts';
 export type { AllocState } from './model/alloc-state.ts';
-export type { Driver, DriverCapabilities, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
+export type { Driver, DriverCapabilities, DriverEventSink, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
 export { createMockDriver, type MockDriverOptions } from './actors/drivers/mock.ts';
 export { createRawExecDriver, type RawExecDriverOptions } from './actors/drivers/raw-exec.ts';
 export { createExecDriver, type ExecDriverOptions } from './actors/drivers/exec.ts';
+export {
+  createDockerDriver,
+  type DockerDriver,
+  type DockerDriverOptions,
+  type DockerFingerprint,
+  type DockerHandleState,
+} from './actors/drivers/docker/docker-driver.ts';
+export { defaultDockerPluginConfig, type DockerPluginConfig } from './actors/drivers/docker/plugin-config.ts';
+export { ImagePullError } from './actors/drivers/docker/images.ts';
 export type { ProcessDriverOptions } from './actors/drivers/executor/process-driver.ts';
 export { buildTaskEnv, allocIndexFromName, DEFAULT_ENV_DENYLIST, portEnv, type TaskEnvInput } from './actors/drivers/env.ts';
 export { ExecError } from './actors/drivers/exec-process.ts';

@@ -22,6 +22,7 @@ import { realHostFs } from '../runner/host-fs.ts';
 import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
+import { createDockerDriver, type DockerDriver } from '../drivers/docker/docker-driver.ts';
 import type { Driver } from '../drivers/driver.ts';
 import { detectCgroups, parentCgroupName } from '../cgroups/detect.ts';
 import { createCgroupManager } from '../cgroups/manager.ts';
@@ -129,6 +130,7 @@ export function createClient(options: ClientOptions): Client {
     mock_driver: createMockDriver({ clock }),
     raw_exec: createRawExecDriver({ cgroups }),
     exec: createExecDriver({ cgroups }),
+    docker: createDockerDriver({ ...options.docker, clock, onError: (error) => bus.publish('client.error', { error }) }),
     ...(options.drivers ?? {}),
   };
   // Published once the caller had the chance to subscribe (the bus drops unheard messages).
@@ -347,6 +349,14 @@ export function createClient(options: ClientOptions): Client {
         (id) => runners.has(id),
         (allocId, error) => bus.publish('client.error', { allocId, error }),
       );
+      // Nomad's dangling container reconciler: a container berth's labels name for an alloc
+      // this client does not hold is removed (its alloc was lost with a state store, or GC'd).
+      const docker = drivers.docker as Partial<DockerDriver> | undefined;
+      if (docker?.removeDangling && docker.plugin?.gc.danglingContainers && (await docker.fingerprint!()).detected) {
+        const owned = new Set([...parsed.map((p) => p.alloc.id), ...runners.keys()]);
+        for (const id of await docker.removeDangling(owned))
+          bus.publish('client.error', { error: `docker: removed dangling container ${id.slice(0, 12)} (no alloc of this client owns it)` });
+      }
       for (const { saved, alloc } of parsed) {
         // What the restored alloc does with its handles (reattach, kill, finish a destroy) is
         // its chart's decision; a destroy that had begun is finished before restore returns.

@@ -10,6 +10,7 @@ import type { Clock } from '../../model/clock.ts';
 import type { Allocation, CheckResult, ServiceRegistration } from '../../model/types.ts';
 import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver } from '../drivers/driver.ts';
+import type { DockerDriverOptions } from '../drivers/docker/docker-driver.ts';
 import type { RetryPolicy, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
 import type { HostFs } from '../runner/runtime.ts';
@@ -41,8 +42,10 @@ export interface ClientOptions extends GcClientOptions {
   region?: string;
   /** How to ask the servers: remote watchers and remote migrations need it. */
   rpc?: ServerRPC;
-  /** Merged over the defaults: 'mock_driver', 'raw_exec', 'exec'. */
+  /** Merged over the defaults: 'mock_driver', 'raw_exec', 'exec', 'docker'. */
   drivers?: Record<string, Driver>;
+  /** The docker driver's client side (Nomad's `plugin "docker" { config }`); default Nomad's. */
+  docker?: Pick<DockerDriverOptions, 'plugin'>;
   /** Default: Nomad's default chroot_env. A non-empty map replaces it entirely. */
   chrootEnv?: Record<string, string>;
   /** Extra alloc-runner hooks, run after the built-in ones. */

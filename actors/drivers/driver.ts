@@ -46,6 +46,12 @@ export interface ExecResult {
   err?: string;
 }
 
+/**
+ * What a driver tells while it starts a task (Nomad's driver `TaskEvent`s: "Downloading image",
+ * pull progress); each becomes a "Driver" task event.
+ */
+export type DriverEventSink = (message: string, details?: Record<string, string>) => void;
+
 /** What a driver can do. */
 export interface DriverCapabilities {
   /** 'chroot': berth builds the task dir as a chroot from `chrootEnv` before `start`. */
@@ -66,9 +72,10 @@ export interface Driver {
    * Starts the task. Throws DriverStartError (with `recoverable`) when it cannot start.
    * `signal` aborts a slow start. An aborted start either rejects once nothing of the task is
    * left, or resolves with the handle of the task that already exists: berth then kills it
-   * through `stop` and `wait` before it reports the task dead.
+   * through `stop` and `wait` before it reports the task dead. `emit` tells what the start is
+   * doing (optional for a driver to use).
    */
-  start(config: TaskConfig, signal: AbortSignal): Promise<TaskHandle>;
+  start(config: TaskConfig, signal: AbortSignal, emit?: DriverEventSink): Promise<TaskHandle>;
   /** Resolves once with the exit result; rejects with `signal.reason` when `signal` aborts. */
   wait(handle: TaskHandle, signal: AbortSignal): Promise<ExitResult>;
   /**

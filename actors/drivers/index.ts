@@ -18,3 +18,15 @@ export { buildTaskEnv, interpolateEnv, DEFAULT_ENV_DENYLIST, type TaskEnvInput }
 export { signalName, signalNumber, isSignal } from './signals.ts';
 export { readTaskLogs, logFileIndices, type LogStream, type ReadTaskLogsOptions } from './logs/reader.ts';
 export { FileRotator, rotatingStream } from './logs/rotator.mjs';
+export {
+  createDockerDriver,
+  dockerClient,
+  parseDockerConfig,
+  type DockerDriver,
+  type DockerDriverOptions,
+  type DockerFingerprint,
+  type DockerHandleState,
+} from './docker/docker-driver.ts';
+export { defaultDockerPluginConfig, DEFAULT_ALLOW_CAPS, EXTRA_LABEL_NAMES, type DockerPluginConfig } from './docker/plugin-config.ts';
+export { ImagePullError } from './docker/images.ts';
+export { LABEL_ALLOC_ID, containerName } from './docker/container-spec.ts';

@@ -110,13 +110,15 @@ export function taskConfig(
  * Starts the driver. Intent before action: the process may exist before start returns, so a
  * host that dies in between must leave a record a restore can finish (reattach or find nothing).
  */
-export async function startWithIntent(rt: Runtime, driver: Driver, config: TaskConfig, signal: AbortSignal): Promise<TaskHandle> {
+export async function startWithIntent(rt: Runtime, driver: Driver, config: TaskConfig, signal: AbortSignal, events: TaskEvent[] = []): Promise<TaskHandle> {
   const intent: TaskHandle = { driver: config.task.driver, id: config.id, config, startedAt: rt.clock.now(), state: {}, starting: true };
   rt.store.putHandle(config.allocId, config.taskName, intent);
   rt.store.flush();
   let handle: TaskHandle;
   try {
-    handle = await driver.start(config, signal);
+    const emit = (message: string, details: Record<string, string> = {}) =>
+      events.push(taskEvent('Driver', rt.clock.now(), { message, details: { driver_message: message, ...details } }));
+    handle = await driver.start(config, signal, emit);
   } catch (e) {
     rt.store.deleteHandle(config.allocId, config.taskName); // the driver left nothing behind
     throw e;

@@ -101,7 +101,7 @@ export function taskActors(rt: Runtime) {
       const stateDir = taskStateDir(rt, input.allocId, task.name);
       await rt.fs.mkdirp(stateDir);
       const config = taskConfig(rt, r, task, taskDir, { chroot, attempt: input.attempt, stateDir });
-      const handle = await startWithIntent(rt, driver, config, signal);
+      const handle = await startWithIntent(rt, driver, config, signal, setupEvents);
       setupEvents.push(...startedEvents(rt, handle));
       return { ok: true, handle, time: rt.clock.now(), setupEvents };
     } catch (e) {

@@ -10,6 +10,7 @@ import { parseGoDuration } from '../duration.ts';
 import { argStringProblem } from './limits.ts';
 import { issueLines, strict } from './issues.ts';
 import { errorText } from '../error-text.ts';
+import { dockerConfigSchema } from './docker-config.ts';
 
 /** A Go duration string ("10s") or milliseconds. */
 const duration = z.union([z.string(), z.number().min(0)], { error: 'must be a duration string like "10s" or a number of ms' }).superRefine((v, ctx) => {
@@ -82,10 +83,11 @@ export const DRIVER_CONFIG_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   raw_exec: processConfigSchema,
   exec: processConfigSchema,
   mock_driver: mockConfigSchema,
+  docker: dockerConfigSchema,
 };
 
 /** Drivers of Nomad's that berth does not run; a task using one is refused by name. */
-export const UNSUPPORTED_DRIVERS: readonly string[] = ['docker', 'podman', 'java', 'qemu', 'containerd-driver', 'lxc', 'rkt'];
+export const UNSUPPORTED_DRIVERS: readonly string[] = ['podman', 'java', 'qemu', 'containerd-driver', 'lxc', 'rkt'];
 
 /**
  * `key: problem` lines for a task config of a driver berth ships (paths relative to the config);

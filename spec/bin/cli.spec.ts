@@ -98,7 +98,7 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
             {
               name: 'g',
               tasks: [
-                { name: 'a/b', driver: 'docker', config: {} },
+                { name: 'a/b', driver: 'podman', config: {} },
                 { driver: 'raw_exec', config: {} },
               ],
             },
@@ -115,7 +115,7 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
       'job.taskGroups[0].tasks[0].name',
       'job.taskGroups[0].tasks[1].name',
       'taskGroup',
-      'driver "docker" is not supported by berth (job.taskGroups[0].tasks[0].driver)',
+      'driver "podman" is not supported by berth (job.taskGroups[0].tasks[0].driver)',
     ])
       expect(r.stderr).to.include(`\n  ${path}`);
     const dataDir = join(dir, 'data');

@@ -183,11 +183,11 @@ describe('berth run (a real child process)', function () {
   });
 
   it('an alloc that was refused leaves no data dir and exits 2', async () => {
-    const p = new CliProcess(['run', '--data-dir', 'data', '-'], { input: shAlloc('batch', 'true').replace('raw_exec', 'docker') });
+    const p = new CliProcess(['run', '--data-dir', 'data', '-'], { input: shAlloc('batch', 'true').replace('raw_exec', 'podman') });
     const r = await p.exited;
     expect(r.code).to.equal(2);
     expect(r.stderr).to.match(
-      /^berth: <stdin>: invalid allocation \(1 problem\):\n {2}driver "docker" is not supported by berth \(job\.taskGroups\[0\]\.tasks\[0\]\.driver\)/,
+      /^berth: <stdin>: invalid allocation \(1 problem\):\n {2}driver "podman" is not supported by berth \(job\.taskGroups\[0\]\.tasks\[0\]\.driver\)/,
     );
     expectClean(p, p.leftovers());
   });

@@ -274,7 +274,7 @@ describe('parseAllocation options: the drivers a client has, its cores, warnings
     a.job.taskGroups[0].tasks = [
       { name: 'a', driver: 'mock_driver', config: {} },
       { name: 'b', driver: 'raw_exec', config: { command: '/bin/true' } },
-      { name: 'c', driver: 'docker', config: {} },
+      { name: 'c', driver: 'podman', config: {} },
     ];
     return a;
   };
@@ -283,7 +283,7 @@ describe('parseAllocation options: the drivers a client has, its cores, warnings
     const err = thrown(() => parseAllocation(two(), { drivers: ['raw_exec', 'exec'] })) as UnsupportedStanzaError;
     expect(err).to.be.instanceOf(UnsupportedStanzaError);
     expect(err.issues).to.deep.equal([
-      'driver "docker" is not supported by berth (job.taskGroups[0].tasks[2].driver)',
+      'driver "podman" is not supported by berth (job.taskGroups[0].tasks[2].driver)',
       'job.taskGroups[0].tasks[0].driver: unknown driver "mock_driver" (have exec, raw_exec)',
     ]);
     const ok = two();
@@ -320,11 +320,11 @@ describe('parseAllocation options: the drivers a client has, its cores, warnings
     const a = berth();
     a.taskGroup = 'db';
     a.job.taskGroups[0].volumes = { v: {} };
-    a.job.taskGroups[0].tasks[0].driver = 'docker';
+    a.job.taskGroups[0].tasks[0].driver = 'podman';
     const err = thrown(() => parseAllocation(a, { drivers: ['raw_exec'], nodeCores: 1 })) as UnsupportedStanzaError;
     expect(err).to.be.instanceOf(UnsupportedStanzaError);
     expect(err.unsupported).to.deep.equal([
-      { stanza: 'driver "docker"', path: 'job.taskGroups[0].tasks[0].driver' },
+      { stanza: 'driver "podman"', path: 'job.taskGroups[0].tasks[0].driver' },
       { stanza: 'volume', path: 'job.taskGroups[0].volumes' },
     ]);
     expect(err.issues.slice(2)).to.deep.equal(['taskGroup: failed to lookup task group "db"']);
@@ -332,7 +332,7 @@ describe('parseAllocation options: the drivers a client has, its cores, warnings
 
   it("another group's container driver is not this alloc's refusal", () => {
     const a = berth();
-    a.job.taskGroups.push({ name: 'db', tasks: [{ name: 'x', driver: 'docker', config: {} }] });
+    a.job.taskGroups.push({ name: 'db', tasks: [{ name: 'x', driver: 'podman', config: {} }] });
     expect(() => parseAllocation(a)).not.to.throw();
   });
 

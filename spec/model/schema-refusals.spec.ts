@@ -447,8 +447,8 @@ describe('parseAllocation: stanzas berth does not run are refused by name, with 
   });
 
   it('a container driver is refused even when the host asks for warnings; its config is not checked', () => {
-    const docker = alloc({ 'T.driver': 'docker', 'T.config': { image: 'redis' } });
-    const stanza = { stanza: 'driver "docker"', path: `${T}.driver` };
+    const docker = alloc({ 'T.driver': 'podman', 'T.config': { image: 'redis' } });
+    const stanza = { stanza: 'driver "podman"', path: `${T}.driver` };
     expect(refused(docker)).to.deep.equal([[stanza], []]);
     expect(refused(docker, { unsupported: 'warn' })).to.deep.equal([[stanza], []]);
     let err: unknown;
@@ -457,7 +457,7 @@ describe('parseAllocation: stanzas berth does not run are refused by name, with 
     } catch (e) {
       err = e;
     }
-    expect((err as Error).message).to.equal(`invalid allocation: driver "docker" is not supported by berth (${T}.driver)`);
+    expect((err as Error).message).to.equal(`invalid allocation: driver "podman" is not supported by berth (${T}.driver)`);
   });
 
   it('a refusal lists the other problems too, in the same error', () => {

@@ -99,10 +99,10 @@ describe('client: allocation lifecycle on the mock driver', () => {
     const client = newClient();
     const a = makeAlloc([mockTask('web'), { name: 'x', driver: 'nope', config: {} }]);
     expect(() => client.addAlloc(a)).to.throw(InvalidAllocationError, /job\.taskGroups\[0\]\.tasks\[1\]\.driver: unknown driver "nope"/);
-    const docker = makeAlloc([mockTask('web'), { name: 'x', driver: 'docker', config: {} }]);
+    const docker = makeAlloc([mockTask('web'), { name: 'x', driver: 'podman', config: {} }]);
     expect(() => client.addAlloc(docker)).to.throw(
       UnsupportedStanzaError,
-      /driver "docker" is not supported by berth \(job\.taskGroups\[0\]\.tasks\[1\]\.driver\)/,
+      /driver "podman" is not supported by berth \(job\.taskGroups\[0\]\.tasks\[1\]\.driver\)/,
     );
     const b = makeAlloc([mockTask('web', { run_for: '10' })]);
     expect(() => client.addAlloc(b)).to.throw(InvalidAllocationError, /tasks\[0\]\.config\.run_for: .*missing unit/);

@@ -37,8 +37,8 @@ describe('client: stanzas berth does not run', function () {
     expect(runner.alloc().job.taskGroups[0]!.tasks[0]).to.not.have.property('templates');
     seen.stop();
     // A driver berth lacks stays refused.
-    const docker = makeAlloc([{ name: 'd', driver: 'docker', config: {} }]);
-    expect(() => client.addAlloc(docker)).to.throw(UnsupportedStanzaError, /driver "docker"/);
+    const docker = makeAlloc([{ name: 'd', driver: 'podman', config: {} }]);
+    expect(() => client.addAlloc(docker)).to.throw(UnsupportedStanzaError, /driver "podman"/);
   });
 
   it('an alloc reserving more cores than the node has is refused up front (#20 item 10)', () => {

@@ -1,0 +1,113 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import * as tar from 'tar';
+import { createDockerDriver, dockerClient } from '../../../actors/drivers/docker/docker-driver.ts';
+import { containerName, LABEL_ALLOC_ID } from '../../../actors/drivers/docker/container-spec.ts';
+import { DriverConfigError } from '../../../model/errors.ts';
+import { skipOrFailInCi } from '../../support/skips.ts';
+import { ABORT, cleanup, sandbox, startTracked } from './support/helpers.ts';
+
+const IMAGE = 'berth-spec-busybox:1';
+const engine = dockerClient('unix:///var/run/docker.sock');
+
+/** A tiny image: /bin/busybox and its applets as symlinks, imported as a rootfs tarball. */
+async function importBusybox(): Promise<void> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'berth-docker-rootfs-'));
+  try {
+    fs.mkdirSync(path.join(root, 'bin'));
+    fs.copyFileSync('/bin/busybox', path.join(root, 'bin', 'busybox'));
+    fs.chmodSync(path.join(root, 'bin', 'busybox'), 0o755);
+    for (const a of ['sh', 'echo', 'sleep', 'cat', 'true', 'false']) fs.symlinkSync('busybox', path.join(root, 'bin', a));
+    const stream = Readable.from(tar.c({ cwd: root }, ['bin']) as unknown as AsyncIterable<Buffer>);
+    const out = (await engine.importImage(stream as never, { repo: 'berth-spec-busybox', tag: '1' })) as NodeJS.ReadableStream;
+    await new Promise((resolve, reject) => engine.modem.followProgress(out, (e: Error | null) => (e ? reject(e) : resolve(undefined))));
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+describe('docker driver', function () {
+  this.timeout(30_000);
+  afterEach(cleanup);
+
+  it('fingerprint: an endpoint where no Engine answers is undetected, not an error', async () => {
+    const d = createDockerDriver({ plugin: { endpoint: `unix://${path.join(os.tmpdir(), 'berth-no-docker.sock')}` } });
+    const fp = await d.fingerprint();
+    expect(fp).to.deep.equal({ detected: false, healthy: false, healthDescription: 'Docker is not available', attributes: {} });
+    await d.shutdown();
+  });
+
+  it('refuses unknown keys and interactive/tty by name', () => {
+    const d = createDockerDriver();
+    expect(() => d.validateConfig({ name: 't', driver: 'docker', config: { image: 'x', imagee: 1 } })).to.throw(DriverConfigError, /imagee/);
+    expect(() => d.validateConfig({ name: 't', driver: 'docker', config: { image: 'x', tty: true } })).to.throw(DriverConfigError, /tty is not supported/);
+    expect(() => d.validateConfig({ name: 't', driver: 'docker', config: {} })).to.throw(DriverConfigError, /missing required config "image"/);
+  });
+
+  describe('on a real Engine', () => {
+    const driver = createDockerDriver();
+    before(async function () {
+      if (!(await driver.fingerprint()).detected) skipOrFailInCi(this, 'no Docker Engine answers at /var/run/docker.sock');
+      await importBusybox();
+    });
+    after(async () => {
+      await driver.shutdown();
+      await engine
+        .getImage(IMAGE)
+        .remove({ force: true })
+        .catch(() => {});
+    });
+
+    it('runs a batch container named <task>-<alloc id> with berth labels, logs into the alloc files, reports the exit code', async () => {
+      const sb = sandbox();
+      const cfg = sb.config({
+        driver: 'docker',
+        config: { image: IMAGE, command: '/bin/sh', args: ['-c', 'echo hello-$NOMAD_TASK_NAME; echo oops >&2; exit 3'] },
+      });
+      cfg.env = { ...cfg.env, NOMAD_TASK_NAME: 'web' };
+      const h = await startTracked(driver, cfg);
+      const info = await engine.getContainer((h.state as { containerId: string }).containerId).inspect();
+      expect(info.Name).to.equal(`/${containerName(cfg)}`);
+      expect(info.Config.Labels[LABEL_ALLOC_ID]).to.equal('alloc-1');
+      expect(info.HostConfig.Binds).to.include.members([
+        `${cfg.allocDir.sharedDir}:/alloc`,
+        `${cfg.taskDir.localDir}:/local`,
+        `${cfg.taskDir.secretsDir}:/secrets`,
+      ]);
+      const r = await driver.wait(h, ABORT());
+      expect(r.exitCode).to.equal(3);
+      const text = (s: 'stdout' | 'stderr') => fs.readFileSync(path.join(sb.logsDir, `web.${s}.0`), 'utf8');
+      expect(text('stdout')).to.equal('hello-web\n');
+      expect(text('stderr')).to.equal('oops\n');
+    });
+
+    it('exec runs in the container with its exit code; stop ends a running one', async () => {
+      const sb = sandbox();
+      const h = await startTracked(driver, sb.config({ driver: 'docker', config: { image: IMAGE, command: '/bin/sleep', args: ['600'] } }));
+      const r = await driver.exec!(h, ['/bin/sh', '-c', 'echo in; exit 4']);
+      expect(r.exitCode).to.equal(4);
+      expect(r.stdout.toString()).to.equal('in\n');
+      await driver.stop(h, 100, 'SIGKILL');
+      const exit = await driver.wait(h, ABORT());
+      expect(exit.exitCode).to.equal(137);
+    });
+
+    it('a privileged task is refused when the plugin does not allow it, before any container exists', async () => {
+      const sb = sandbox();
+      const cfg = sb.config({ driver: 'docker', config: { image: IMAGE, privileged: true } });
+      let err: unknown;
+      try {
+        await driver.start(cfg, ABORT());
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(DriverConfigError);
+      expect((err as Error).message).to.match(/allow_privileged = false/);
+      const left = await engine.listContainers({ all: true, filters: { name: [containerName(cfg)] } });
+      expect(left).to.deep.equal([]);
+    });
+  });
+});
