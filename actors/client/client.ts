@@ -349,14 +349,6 @@ export function createClient(options: ClientOptions): Client {
         (id) => runners.has(id),
         (allocId, error) => bus.publish('client.error', { allocId, error }),
       );
-      // Nomad's dangling container reconciler: a container berth's labels name for an alloc
-      // this client does not hold is removed (its alloc was lost with a state store, or GC'd).
-      const docker = drivers.docker as Partial<DockerDriver> | undefined;
-      if (docker?.removeDangling && docker.plugin?.gc.danglingContainers && (await docker.fingerprint!()).detected) {
-        const owned = new Set([...parsed.map((p) => p.alloc.id), ...runners.keys()]);
-        for (const id of await docker.removeDangling(owned))
-          bus.publish('client.error', { error: `docker: removed dangling container ${id.slice(0, 12)} (no alloc of this client owns it)` });
-      }
       for (const { saved, alloc } of parsed) {
         // What the restored alloc does with its handles (reattach, kill, finish a destroy) is
         // its chart's decision; a destroy that had begun is finished before restore returns.
@@ -373,6 +365,16 @@ export function createClient(options: ClientOptions): Client {
         else restored.push(runner);
       }
       await Promise.all(destroying);
+      // Nomad's dangling container reconciler, once every alloc is back: a container berth's
+      // labels name for an alloc this client does not hold is removed (its alloc was lost with
+      // a state store, or collected). Only for a host that configured the docker plugin
+      // (`ClientOptions.docker`): others never talk to an Engine at restore.
+      const docker = drivers.docker as Partial<DockerDriver> | undefined;
+      if (options.docker && docker?.removeDangling && docker.plugin?.gc.danglingContainers && (await docker.fingerprint!()).detected) {
+        const owned = new Set([...parsed.map((p) => p.alloc.id), ...runners.keys()]);
+        for (const id of await docker.removeDangling(owned))
+          bus.publish('client.error', { error: `docker: removed dangling container ${id.slice(0, 12)} (no alloc of this client owns it)` });
+      }
       return restored;
     },
     runner: (id) => runners.get(id),

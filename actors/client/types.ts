@@ -44,7 +44,10 @@ export interface ClientOptions extends GcClientOptions {
   rpc?: ServerRPC;
   /** Merged over the defaults: 'mock_driver', 'raw_exec', 'exec', 'docker'. */
   drivers?: Record<string, Driver>;
-  /** The docker driver's client side (Nomad's `plugin "docker" { config }`); default Nomad's. */
+  /**
+   * The docker driver's client side (Nomad's `plugin "docker" { config }`); default Nomad's. Given,
+   * `restore()` also removes dangling containers (berth's labels, no alloc of this client).
+   */
   docker?: Pick<DockerDriverOptions, 'plugin'>;
   /** Default: Nomad's default chroot_env. A non-empty map replaces it entirely. */
   chrootEnv?: Record<string, string>;

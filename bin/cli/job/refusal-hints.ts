@@ -23,7 +23,7 @@ const HINTS: Record<string, string> = {
   csi_plugin: 'berth runs no CSI plugins',
   device: 'berth schedules no devices (GPUs and the like)',
   numa: 'berth does not place tasks on NUMA nodes',
-  driver: 'berth runs raw_exec (a command on the host) and exec (a command in a chroot); a container image needs a container driver',
+  driver: 'berth runs raw_exec (a command on the host), exec (a command in a chroot) and, embedded as a library, docker',
   network: 'tasks share the host network in berth (mode "host"); remove mode, or use ports with network { port "..." {} }',
 };
 
