@@ -99,6 +99,7 @@ export function clientRoutes(r: Router, core: AgentCore, heartbeatMs: number = S
     try {
       const info = await fs.stat(p);
       if (info.isDir) throw new ApiError(400, 'file is a directory');
+      await openable(fs, p);
     } catch (e) {
       return fsError(e);
     }
@@ -111,7 +112,9 @@ export function clientRoutes(r: Router, core: AgentCore, heartbeatMs: number = S
     const p = path(req);
     let size: number;
     try {
-      size = (await fs.stat(p)).size;
+      const info = await fs.stat(p);
+      if (!info.isDir) await openable(fs, p);
+      size = info.size;
     } catch (e) {
       return fsError(e);
     }
@@ -192,6 +195,14 @@ function streamOpts(req: Req, size: number): { offset: number; plain: boolean; f
 }
 
 /** Copies `chunks` to the response, framed unless `plain`, with heartbeats while following. */
+/**
+ * Refuses, before the 200 goes out, a path the stream could not open (a FIFO or socket a task
+ * made, a file it cannot read): an empty read opens it the same guarded way the stream will.
+ */
+async function openable(fs: AllocRunner['fs'], p: string): Promise<void> {
+  await fs.readAt(p, 0, 0);
+}
+
 async function pump(
   req: Req,
   file: string,

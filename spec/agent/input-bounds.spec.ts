@@ -2,7 +2,7 @@
  * What a request can make the agent do or hoard (the audit's medium and low findings), each as a
  * clear 400 naming the field, nothing registered: a huge `count` (job and scale), a variable
  * default substituted a thousand times, job IDs and names no store should hold, write bodies of
- * the wrong shape (scheduler config, plan, `TaskGroups`).
+ * the wrong shape (scheduler config, plan, `TaskGroups`), an fs read of a FIFO a task made.
  */
 import { expect } from 'chai';
 import { startAgent, type Agent } from '../../agent/agent.ts';
@@ -10,6 +10,7 @@ import { resolveAgentConfig } from '../../agent/config/config.ts';
 import { MAX_SUBSTITUTED_TOTAL } from '../../agent/jobspec/variables.ts';
 import { MAX_GROUP_COUNT } from '../../model/schema/limits.ts';
 import { http } from '../support/agent.ts';
+import type { AllocRunner } from '../../index.ts';
 
 const job = (id: string, extra: Record<string, unknown> = {}) => ({
   Job: { ID: id, TaskGroups: [{ Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/true' } }] }], ...extra },
@@ -68,5 +69,56 @@ describe('agent: input bounds', function () {
     expect(groups.status).to.equal(400);
     expect(groups.text).to.include('TaskGroups');
     expect(groups.text).to.not.include('is not iterable');
+  });
+
+  it('an fs read of a FIFO a task made answers 400 at once (cat, readat, stream); stat still answers, the agent stays responsive', async () => {
+    const fifoJob = {
+      Job: {
+        ID: 'fifo',
+        Type: 'batch',
+        TaskGroups: [
+          {
+            Name: 'g',
+            Count: 1,
+            Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sh', args: ['-c', 'mkfifo "$NOMAD_ALLOC_DIR/pipe" && echo made && exec sleep 1000'] } }],
+          },
+        ],
+      },
+    };
+    expect((await post('/v1/jobs', fifoJob)).status).to.equal(200);
+    // The task says when the pipe exists: wait on its log, not on a clock.
+    const runner = await new Promise<AllocRunner>((resolve) => {
+      const sub = agent.client.updates$.subscribe((a) => {
+        const r = agent.client.runners().find((x) => x.alloc().jobId === 'fifo');
+        if (!r) return;
+        queueMicrotask(() => sub.unsubscribe());
+        resolve(r);
+      });
+    });
+    const allocId = runner.alloc().id;
+    await runner.waitForTasks('running');
+    for await (const chunk of runner.logs('t', 'stdout', { follow: true })) if (chunk.toString().includes('made')) break;
+    // A reader that opened the pipe would block until a writer came: each read gets a 400 instead.
+    const ac = new AbortController();
+    const guard = setTimeout(() => ac.abort(), 10_000);
+    try {
+      for (const path of [
+        `/v1/client/fs/cat/${allocId}?path=alloc/pipe`,
+        `/v1/client/fs/readat/${allocId}?path=alloc/pipe&offset=0&limit=16`,
+        `/v1/client/fs/stream/${allocId}?path=alloc/pipe&offset=0&origin=start`,
+        `/v1/client/fs/stream/${allocId}?path=alloc/pipe&offset=0&origin=start&follow=true`,
+      ]) {
+        const r = await http('GET', `${agent.url}${path}`, undefined, { signal: ac.signal });
+        expect(r.status, path).to.equal(400);
+        expect(r.text, path).to.match(/not a regular file|fifo|pipe/i);
+      }
+      const stat = await http('GET', `${agent.url}/v1/client/fs/stat/${allocId}?path=alloc/pipe`, undefined, { signal: ac.signal });
+      expect(stat.status).to.equal(200);
+      expect(stat.json.IsDir).to.equal(false);
+      expect((await http('GET', `${agent.url}/v1/status/leader`, undefined, { signal: ac.signal })).status).to.equal(200);
+    } finally {
+      clearTimeout(guard);
+    }
+    await post('/v1/job/fifo?purge=true', undefined, 'DELETE');
   });
 });
