@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { createClient, NomadHttpRPC, type Client, type ClientOptions, type Clock } from '../index.ts';
+import { createClient, NomadHttpRPC, type Allocation, type Client, type ClientOptions, type Clock } from '../index.ts';
 import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
 import { nodeAttributes, readHost } from './config/fingerprint.ts';
@@ -27,6 +27,7 @@ import type { RouteInfo } from './http/router.ts';
 import { serveApi, type ApiServer } from './http/server.ts';
 import { OneTimeCodes } from './http/one-time-codes.ts';
 import { managementToken } from './state/acl-token.ts';
+import { agentStateError } from './state/damaged-state.ts';
 import { lockDataDir, type DataDirLock } from './state/data-dir-lock.ts';
 import { AgentState } from './state/store.ts';
 import type { NodeRecord } from './state/types.ts';
@@ -103,6 +104,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(cfg.client.gcInodeUsageThreshold !== undefined ? { gcInodeUsageThreshold: cfg.client.gcInodeUsageThreshold } : {}),
       ...(cfg.client.gcMaxAllocs !== undefined ? { gcMaxAllocs: cfg.client.gcMaxAllocs } : {}),
       ...(cfg.client.gcParallelDestroys !== undefined ? { gcParallelDestroys: cfg.client.gcParallelDestroys } : {}),
+      ...(cfg.repairState ? { repairStateStore: true } : {}),
       ...opts.client,
     });
     // The drivers the node fingerprints: berth's own and any the host registered.
@@ -117,7 +119,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       }),
     );
     await client.restore();
-    reconcileClient(state, client, log);
+    const lost: Allocation[] = [];
+    reconcileClient(state, client, log, (a) => lost.push(a));
     for (const r of client.runners()) core.clientUpdate(r.alloc());
 
     let viewer: Promise<{ url: string }> | undefined;
@@ -175,6 +178,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       txn.event({ topic: 'Node', type: 'NodeRegistration', key: node.id, object: node });
     });
     core.resumeEvals();
+    // Once the node is registered again: the scheduler replaces what the client lost.
+    core.allocsLost(lost);
     core.gc.start();
     log(`berth agent started: ${api.url} (data dir ${cfg.dataDir}, node ${nodeId.slice(0, 8)}${cfg.dev ? ', dev mode' : ''})`);
     if (token) log(`ACLs enabled; management token: ${token}`);
@@ -208,6 +213,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     state.close();
     lock.release();
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-    throw e;
+    // The library's advice names a createClient option; the agent's names its flag.
+    throw agentStateError(e);
   }
 }

@@ -199,6 +199,19 @@ export class AgentCore {
     return { evalId: out.evalId, index: out.index };
   }
 
+  /**
+   * Allocs the client can no longer account for (its state store was repaired or lost): each is
+   * marked `lost` as the client would report it, and each job gets one `node-update` evaluation,
+   * as Nomad's servers evaluate the jobs of a node's lost allocs, so the scheduler replaces them.
+   */
+  allocsLost(lost: Allocation[]): void {
+    for (const a of lost) this.clientUpdate(a);
+    const jobs = [...new Set(lost.map((a) => a.jobId))].filter((id) => this.state.jobs.has(id));
+    if (!jobs.length) return;
+    const ids = this.state.commit((txn) => jobs.map((id) => newEval(txn, this.state, id, 'node-update').id));
+    for (const id of ids) this.broker.enqueue(id);
+  }
+
   /** Nomad's job evaluate: a new evaluation of the job as it is (`job-eval`). */
   evaluate(jobId: string): { evalId: string; evalCreateIndex: number; jobModifyIndex: number; index: number } {
     const job = this.state.jobs.get(jobId);

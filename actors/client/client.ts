@@ -349,6 +349,18 @@ export function createClient(options: ClientOptions): Client {
         (id) => runners.has(id),
         (allocId, error) => bus.publish('client.error', { allocId, error }),
       );
+      // A stopped task of an alloc the store does not know leaves its alloc dir (and its
+      // secrets and private mounts) with no runner to destroy it: destroyed here, best effort.
+      const known = new Set([...parsed.map((p) => p.alloc.id), ...runners.keys()]);
+      for (const allocId of new Set(stopped.map((e) => e.allocId))) {
+        if (known.has(allocId)) continue;
+        try {
+          await rt.allocDirs(clientAllocDir, allocId).destroy();
+          bus.publish('client.error', { allocId, error: `removed the alloc dir of allocation ${allocId}, which the state store does not know` });
+        } catch (e) {
+          bus.publish('client.error', { allocId, error: `cannot remove the alloc dir of unknown allocation ${allocId}: ${errorText(e)}` });
+        }
+      }
       for (const { saved, alloc } of parsed) {
         // What the restored alloc does with its handles (reattach, kill, finish a destroy) is
         // its chart's decision; a destroy that had begun is finished before restore returns.

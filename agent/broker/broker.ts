@@ -287,6 +287,9 @@ export class EvalBroker {
 }
 
 /** What the scheduler decides about an alloc (never the client's report). */
+/** Client statuses after which an alloc never runs again. */
+const CLIENT_TERMINAL = new Set(['complete', 'failed', 'lost']);
+
 function serverFields(a: Allocation): Partial<Allocation> {
   const out: Partial<Allocation> = { desiredStatus: a.desiredStatus, job: a.job };
   for (const k of ['desiredDescription', 'jobVersion', 'evalId', 'followupEvalId', 'modifyTime', 'allocatedResources', 'deploymentId'] as const)
@@ -297,14 +300,22 @@ function serverFields(a: Allocation): Partial<Allocation> {
 /**
  * After a restart: every alloc the servers placed that the client never got is added (the agent
  * died between its plan and the client call), and every runner whose alloc the servers stopped
- * meanwhile gets the stop. Runners the client restored are left alone.
+ * meanwhile gets the stop. Runners the client restored are left alone. An alloc the client had
+ * started but no longer knows (its state store was repaired or lost, its tasks stopped by the
+ * restore's audit) is reported `lost` through `report`, as Nomad's servers mark an alloc whose
+ * client cannot account for it, so the scheduler replaces it; it is never started a second time
+ * beside what may be left of it.
  */
-export function reconcileClient(state: AgentState, client: Client, log: (line: string) => void): void {
+export function reconcileClient(state: AgentState, client: Client, log: (line: string) => void, report: (a: Allocation) => void = () => {}): void {
   for (const s of state.allocs.values()) {
     const r = client.runner(s.alloc.id);
     try {
       if (!r) {
         if (s.alloc.desiredStatus === 'run' && s.alloc.clientStatus === 'pending') client.addAlloc(s.alloc);
+        else if (!CLIENT_TERMINAL.has(s.alloc.clientStatus)) {
+          log(`allocation ${s.alloc.id.slice(0, 8)} is unknown to the client (its state was repaired or lost): reported lost`);
+          report({ ...s.alloc, clientStatus: 'lost', clientDescription: 'the client has no state for this allocation (its state store was repaired or lost)' });
+        }
       } else if (r.alloc().desiredStatus !== s.alloc.desiredStatus || r.alloc().allocModifyIndex < s.alloc.allocModifyIndex) {
         client.updateAlloc({ ...r.alloc(), ...serverFields(s.alloc), allocModifyIndex: s.alloc.allocModifyIndex });
       }

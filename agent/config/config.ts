@@ -64,6 +64,12 @@ export interface AgentTls {
 /** Everything the agent needs, defaults filled. */
 export interface AgentConfig {
   dev: boolean;
+  /**
+   * Repair a damaged client state store at start (`-repair-state`): moved aside, a fresh one
+   * made, live tasks reattached, the rest stopped and reported. Off by default, so damage is
+   * never silently papered over.
+   */
+  repairState: boolean;
   dataDir: string;
   bindAddr: string;
   httpPort: number;
@@ -110,6 +116,8 @@ export interface AgentConfig {
 /** What the command line gives `berth agent`. */
 export interface AgentFlags {
   dev?: boolean;
+  /** `-repair-state`: a damaged client state store is moved aside and repaired at start. */
+  repairState?: boolean;
   configFiles?: string[];
   dataDir?: string;
   bindAddr?: string;
@@ -359,6 +367,7 @@ export async function loadAgentConfigFile(file: string): Promise<AgentConfigPatc
 export function resolveAgentConfig(patches: AgentConfigPatch[], flags: AgentFlags, env: NodeJS.ProcessEnv = process.env): AgentConfig {
   const cfg: AgentConfig = {
     dev: !!flags.dev,
+    repairState: !!flags.repairState,
     dataDir: '',
     bindAddr: '127.0.0.1',
     httpPort: 4646,

@@ -1,5 +1,5 @@
 /**
- * `berth agent [-dev] [-config FILE]... [-data-dir DIR] [-bind ADDR] [-port N]`: one process that
+ * `berth agent [-dev] [-config FILE]... [-data-dir DIR] [-bind ADDR] [-port N] [-repair-state]`: one process that
  * holds jobs, places and runs them, and serves Nomad's HTTP API (see docs/agent.md). Runs in the
  * foreground until SIGINT or SIGTERM.
  * @module
@@ -14,7 +14,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { writeLine } from '../io.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 
-const HELP = `usage: berth agent [-dev] [-config FILE]... [-data-dir DIR] [-bind ADDR] [-port N]
+const HELP = `usage: berth agent [-dev] [-config FILE]... [-data-dir DIR] [-bind ADDR] [-port N] [-repair-state]
 
 Runs a one-node agent: the jobs, the evaluations, the scheduler, the client that runs the
 allocations, and Nomad's HTTP API on ADDR:N (default 127.0.0.1:4646). Stop it with Ctrl-C.
@@ -25,6 +25,9 @@ allocations, and Nomad's HTTP API on ADDR:N (default 127.0.0.1:4646). Stop it wi
                 reattached by the next one
   -bind ADDR    address to listen on (default 127.0.0.1)
   -port N       HTTP port (default 4646; 0 picks a free one)
+  -repair-state when the client's state store (DATA_DIR/client/state.db) is damaged: move it
+                aside, start a fresh one, reattach the tasks whose executor still answers,
+                stop and report the others (without it, such a start fails and says so)
 The first line on stdout is "berth agent listening on <url>".
 Exit codes: 0 stopped by a signal; 1 failed to start; 2 usage or config error, the data dir
 held by another agent, or the port in use.`;
@@ -35,7 +38,14 @@ export const agentCommand: Command = {
   summary: "run a one-node agent serving Nomad's HTTP API",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('agent', argv, { dev: 'boolean', config: 'multi', 'data-dir': 'string', bind: 'string', port: 'string' });
+    const { flags, positionals } = parseNomadFlags('agent', argv, {
+      dev: 'boolean',
+      config: 'multi',
+      'data-dir': 'string',
+      bind: 'string',
+      port: 'string',
+      'repair-state': 'boolean',
+    });
     if (flags.help) return printHelp(io, HELP);
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'agent');
     const port = flags.port === undefined ? undefined : Number(flags.port);
@@ -43,6 +53,7 @@ export const agentCommand: Command = {
       throw new UsageError(`-port must be a port number, got ${JSON.stringify(flags.port)}`, 'agent');
     const agentFlags: AgentFlags = {
       dev: flags.dev === true,
+      repairState: flags['repair-state'] === true,
       ...(flags['data-dir'] !== undefined ? { dataDir: flags['data-dir'] as string } : {}),
       ...(flags.bind !== undefined ? { bindAddr: flags.bind as string } : {}),
       ...(port !== undefined ? { port } : {}),
