@@ -28,6 +28,7 @@ import { serveApi, type ApiServer } from './http/server.ts';
 import { OneTimeCodes } from './http/one-time-codes.ts';
 import { managementToken } from './state/acl-token.ts';
 import { agentStateError } from './state/damaged-state.ts';
+import { markDevDir, sweepDeadDevAgents } from './state/dev-sweep.ts';
 import { lockDataDir, type DataDirLock } from './state/data-dir-lock.ts';
 import { AgentState } from './state/store.ts';
 import type { NodeRecord } from './state/types.ts';
@@ -73,6 +74,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
   let state: AgentState;
   try {
     dirLock = lockDataDir(cfg.dataDir);
+    // Marked only once locked: a sweep never sees a marked dir whose agent is still starting.
+    if (tempDir) markDevDir(tempDir);
     state = new AgentState(join(cfg.dataDir, 'server', 'state.db'));
   } catch (e) {
     dirLock?.release();
@@ -181,6 +184,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     // Once the node is registered again: the scheduler replaces what the client lost.
     core.allocsLost(lost);
     core.gc.start();
+    // What dead dev agents left on this machine, cleaned in the background (close waits for it).
+    const sweep = sweepDeadDevAgents(tmpdir(), log);
     log(`berth agent started: ${api.url} (data dir ${cfg.dataDir}, node ${nodeId.slice(0, 8)}${cfg.dev ? ', dev mode' : ''})`);
     if (token) log(`ACLs enabled; management token: ${token}`);
 
@@ -197,6 +202,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       close: () =>
         (closing ??= (async () => {
           await theApi.close();
+          await sweep;
           await core.stop();
           if (cfg.dev) await Promise.allSettled(theClient.runners().map((r) => r.destroy()));
           for (const s of subs) s.unsubscribe();

@@ -13,8 +13,9 @@ export class AgentProcess {
   url = '';
   token: string | undefined;
 
-  constructor(argv: string[]) {
-    this.proc = new CliProcess(['agent', '-port', '0', ...argv]);
+  /** `tmp`: the child's TMPDIR, when several agents must share one (a `-dev` agent's dir lives there). */
+  constructor(argv: string[], opts: { tmp?: string } = {}) {
+    this.proc = new CliProcess(['agent', '-port', '0', ...argv], opts);
   }
 
   /** Resolves once the agent serves (and, with ACLs on, printed its token). */

@@ -59,9 +59,12 @@ export class CliProcess {
   stderr = '';
   readonly #waiters: Array<{ re: RegExp; resolve: () => void }> = [];
   readonly exited: Promise<CliResult>;
+  /** False when the caller gave the TMPDIR (shared by several children): it is the caller's to remove. */
+  readonly #ownsTmp: boolean;
 
-  constructor(argv: string[], opts: { cwd?: string; input?: string } = {}) {
-    this.tmp = mkdtempSync(join(tmpdir(), 'berth-cli-tmp-'));
+  constructor(argv: string[], opts: { cwd?: string; input?: string; tmp?: string } = {}) {
+    this.#ownsTmp = opts.tmp === undefined;
+    this.tmp = opts.tmp ?? mkdtempSync(join(tmpdir(), 'berth-cli-tmp-'));
     this.child = spawn(process.execPath, ['--import', TSX, BERTH_TS, ...argv], {
       cwd: opts.cwd ?? this.tmp,
       env: { ...process.env, TMPDIR: this.tmp, NO_COLOR: '1' },
@@ -94,9 +97,9 @@ export class CliProcess {
     });
   }
 
-  /** Entries left in the child's TMPDIR (after it exited); then removes the dir. */
+  /** Entries left in the child's TMPDIR (after it exited); then removes the dir (when this child made it). */
   leftovers(): string[] {
-    if (!existsSync(this.tmp)) return [];
+    if (!this.#ownsTmp || !existsSync(this.tmp)) return [];
     const left = readdirSync(this.tmp).filter((n) => !n.startsWith('tsx-')); // tsx's compile cache
     rmSync(this.tmp, { recursive: true, force: true });
     return left;

@@ -1,7 +1,7 @@
 /**
  * `berth agent [-dev] [-config FILE]... [-data-dir DIR] [-bind ADDR] [-port N] [-repair-state]`: one process that
  * holds jobs, places and runs them, and serves Nomad's HTTP API (see docs/agent.md). Runs in the
- * foreground until SIGINT or SIGTERM.
+ * foreground until SIGINT, SIGTERM or SIGHUP (an uncaught error also closes it, then exits 1).
  * @module
  */
 import { startAgent } from '../../../agent/agent.ts';
@@ -76,12 +76,19 @@ export const agentCommand: Command = {
       throw e;
     }
     writeLine(io.stdout, `berth agent listening on ${agent.url}`);
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
+    // Every exit path the process can see closes the agent first (a -dev agent destroys its
+    // allocs and removes its dir): the signals a terminal or supervisor sends, and an error that
+    // would otherwise end the process with its tasks and mounts left behind.
+    const stop = await new Promise<{ why: string; failed: boolean }>((resolve) => {
+      for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => resolve({ why: `caught ${sig}`, failed: false }));
+      process.once('uncaughtException', (e) => resolve({ why: `uncaught exception: ${e.stack ?? String(e)}`, failed: true }));
+      process.once('unhandledRejection', (e) =>
+        resolve({ why: `unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, failed: true }),
+      );
     });
-    writeLine(io.stderr, `${new Date().toISOString()} [agent] caught ${signal}, stopping`);
+    writeLine(io.stderr, `${new Date().toISOString()} [agent] ${stop.why}, stopping`);
     await agent.close();
+    if (stop.failed) return ExitCode.failed;
     return ExitCode.ok;
   },
 };
