@@ -88,7 +88,7 @@ describe('agent: input bounds', function () {
     expect((await post('/v1/jobs', fifoJob)).status).to.equal(200);
     // The task says when the pipe exists: wait on its log, not on a clock.
     const runner = await new Promise<AllocRunner>((resolve) => {
-      const sub = agent.client.updates$.subscribe((a) => {
+      const sub = agent.client.updates$.subscribe(() => {
         const r = agent.client.runners().find((x) => x.alloc().jobId === 'fifo');
         if (!r) return;
         queueMicrotask(() => sub.unsubscribe());
