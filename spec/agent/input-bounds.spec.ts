@@ -80,7 +80,9 @@ describe('agent: input bounds', function () {
           {
             Name: 'g',
             Count: 1,
-            Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sh', args: ['-c', 'mkfifo "$NOMAD_ALLOC_DIR/pipe" && echo made && exec sleep 1000'] } }],
+            Tasks: [
+              { Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sh', args: ['-c', 'mkfifo "$NOMAD_ALLOC_DIR/pipe" && echo made && exec sleep 1000'] } },
+            ],
           },
         ],
       },
