@@ -14,6 +14,7 @@ import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
 import { apiAllocMetric } from './http/alloc-metric.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
+import { JobspecParser } from './jobs/jobspec-parser.ts';
 import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
 import type { AgentState } from './state/store.ts';
 import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
@@ -46,6 +47,8 @@ export class AgentCore {
   readonly deploymentWatchers: DeploymentWatchers;
   /** The server half's garbage collector (started by the agent). */
   readonly gc: ServerGc;
+  /** Job files parsed in a worker thread, off the event loop (closed by {@link AgentCore.stop}). */
+  readonly jobspec = new JobspecParser();
 
   constructor(
     readonly config: AgentConfig,
@@ -390,6 +393,7 @@ export class AgentCore {
 
   /** Stops the broker and the health timers. */
   async stop(): Promise<void> {
+    await this.jobspec.close();
     await this.gc.stop();
     for (const t of this.#healthTimers.values()) clearTimeout(t);
     this.#healthTimers.clear();

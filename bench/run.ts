@@ -26,6 +26,7 @@ const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: Benc
   P11: { title: 'restore after kill -9', load: () => import('./p11-restore.ts') },
   P12: { title: 'tasks per alloc', load: () => import('./p12-tasks-per-alloc.ts') },
   S1: { title: 'service jobs', load: () => import('./s1-services.ts') },
+  S2: { title: 'agent bounds', load: () => import('./s2-agent-bounds.ts') },
 };
 
 function parseArgs(argv: string[]): { quick: boolean; table: boolean; only?: string[]; args: Record<string, string>; out: string } {

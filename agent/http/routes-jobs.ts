@@ -4,7 +4,6 @@
  * @module
  */
 import { ApiError, type AgentCore } from '../core.ts';
-import { parseJobFile } from '../jobs/jobspec.ts';
 import type { ApiJob } from '../state/types.ts';
 import { blocking } from './blocking.ts';
 import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, jobSummary } from './encode.ts';
@@ -65,7 +64,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   );
   const register = async (req: Req) => {
     const { job: apiJobIn, body } = await jobFromBody(req, registerBody, 'Job ID does not match name');
-    const canonical = await canonicalJob(apiJobIn);
+    const canonical = await canonicalJob(core, apiJobIn);
     return registerReply(core.register(canonical, { enforceIndex: body.EnforceIndex === true, jobModifyIndex: Number(body.JobModifyIndex ?? 0) }));
   };
   r.on('POST', '/v1/jobs', register);
@@ -80,7 +79,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
         if (m) vars[m[1]!] = m[2]!;
       }
     try {
-      return { body: await parseJobFile(body.JobHCL, { vars }) };
+      return { body: await core.jobspec.parse(body.JobHCL, { vars }) };
     } catch (e) {
       throw new ApiError(400, errorText(e));
     }
@@ -204,14 +203,14 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   });
   r.on('POST', '/v1/job/:id/plan', async (req) => {
     const { job: apiJobIn } = await jobFromBody(req, planBody, 'Job ID does not match');
-    return { body: core.planJob(await canonicalJob(apiJobIn)) };
+    return { body: core.planJob(await canonicalJob(core, apiJobIn)) };
   });
 }
 
 /** A job as submitted over the API, with Nomad's defaults for what it leaves out. */
-async function canonicalJob(job: ApiJob): Promise<ApiJob> {
+async function canonicalJob(core: AgentCore, job: ApiJob): Promise<ApiJob> {
   try {
-    return await parseJobFile(JSON.stringify(job), { filename: `job ${JSON.stringify(job.ID)}` });
+    return await core.jobspec.parse(JSON.stringify(job), { filename: `job ${JSON.stringify(job.ID)}` });
   } catch (e) {
     throw new ApiError(400, errorText(e));
   }
