@@ -16,9 +16,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { createClient, NomadHttpRPC, type Allocation, type Client, type ClientOptions, type Clock } from '../index.ts';
+import { createClient, errorText, NomadHttpRPC, type Allocation, type Client, type ClientOptions, type Clock } from '../index.ts';
 import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
+import { driversChanged, nodeDrivers, type NodeDrivers } from './config/drivers.ts';
 import { nodeAttributes, readHost } from './config/fingerprint.ts';
 import { detectCpuMHz, detectMemoryMB } from './config/node-resources.ts';
 import { AgentCore } from './core.ts';
@@ -62,7 +63,12 @@ export interface StartAgentOptions {
   streamHeartbeatMs?: number;
   /** The server GC's clock: its time and its `job_gc_interval` timer (specs advance it). */
   gcClock?: Clock;
+  /** How often drivers are fingerprinted again (default {@link DRIVER_FINGERPRINT_INTERVAL_MS}). */
+  fingerprintIntervalMs?: number;
 }
+
+/** Nomad's client fingerprints its drivers again every 30 s. */
+export const DRIVER_FINGERPRINT_INTERVAL_MS = 30_000;
 
 /** Starts an agent with `config` (see `resolveAgentConfig`). */
 export async function startAgent(config: AgentConfig, opts: StartAgentOptions = {}): Promise<Agent> {
@@ -108,10 +114,15 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(cfg.client.gcMaxAllocs !== undefined ? { gcMaxAllocs: cfg.client.gcMaxAllocs } : {}),
       ...(cfg.client.gcParallelDestroys !== undefined ? { gcParallelDestroys: cfg.client.gcParallelDestroys } : {}),
       ...(cfg.repairState ? { repairStateStore: true } : {}),
+      // The docker driver's client side; given, the client also removes dangling containers at restore.
+      docker: { plugin: cfg.plugins.docker ?? {} },
       ...opts.client,
     });
-    // The drivers the node fingerprints: berth's own and any the host registered.
-    const drivers = [...new Set(['raw_exec', 'exec', 'mock_driver', ...Object.keys(opts.client?.drivers ?? {})])];
+    // The drivers the node offers: berth's own and any the host registered, as each fingerprints
+    // (docker only when its Engine answers), fingerprinted again every fingerprintIntervalMs.
+    const theClientForFp = client;
+    const fingerprint = async () => nodeDrivers(await theClientForFp.fingerprintDrivers(), cfg.plugins);
+    let offered = await fingerprint();
     const core = new AgentCore(cfg, state, client, log, opts.gcClock ? { gcClock: opts.gcClock } : {});
     subs.push(client.updates$.subscribe((a) => core.clientUpdate(a)));
     subs.push(
@@ -142,7 +153,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         return (await viewer).url;
       },
       viewerCode: () => uiCodes.issue(),
-      drivers: () => drivers,
+      drivers: () => offered.drivers,
       ...(opts.streamHeartbeatMs !== undefined ? { streamHeartbeatMs: opts.streamHeartbeatMs } : {}),
     }).catch((e: unknown) => {
       if ((e as { code?: string }).code === 'EADDRINUSE') throw new PortInUseError(cfg.bindAddr, cfg.httpPort, portHolder(cfg.httpPort));
@@ -153,7 +164,9 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     const cores = Math.max(1, availableParallelism());
     const memoryMB = cfg.client.memoryTotalMB ?? detectMemoryMB();
     const ip = apiAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-    const attributes = nodeAttributes(readHost(), { cpuMHz, cores, memoryMB, ip, drivers });
+    const host = readHost();
+    const attributesOf = (d: NodeDrivers) => ({ ...nodeAttributes(host, { cpuMHz, cores, memoryMB, ip, drivers: d.drivers }), ...d.attributes });
+    const attributes = attributesOf(offered);
     state.commit((txn) => {
       const node: NodeRecord = {
         id: nodeId,
@@ -169,7 +182,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         memoryMB,
         diskMB: 100 * 1024,
         reserved: cfg.client.reserved,
-        drivers,
+        drivers: offered.drivers,
+        driverHealth: offered.health,
         attributes,
         meta: cfg.client.meta ?? {},
         nodeClass: cfg.client.nodeClass ?? '',
@@ -184,6 +198,30 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     // Once the node is registered again: the scheduler replaces what the client lost.
     core.allocsLost(lost);
     core.gc.start();
+    // Drivers come and go (an Engine started or stopped): the node is registered again with what
+    // changed, and blocked evals are retried when a driver appeared, as Nomad's client re-registers.
+    let fingerprinting = false;
+    const refingerprint = setInterval(() => {
+      if (fingerprinting) return;
+      fingerprinting = true;
+      void fingerprint()
+        .then((now) => {
+          if (!driversChanged(offered, now) || !state.node) return;
+          const gained = now.drivers.some((d) => !offered.drivers.includes(d));
+          const lost = offered.drivers.filter((d) => !now.drivers.includes(d));
+          offered = now;
+          state.commit((txn) => {
+            const node: NodeRecord = { ...state.node!, drivers: now.drivers, driverHealth: now.health, attributes: attributesOf(now), modifyIndex: txn.index };
+            txn.putNode(node);
+            txn.event({ topic: 'Node', type: 'NodeRegistration', key: node.id, object: node });
+          });
+          log(`drivers: ${now.drivers.join(', ')}${lost.length ? ` (lost ${lost.join(', ')})` : ''}`);
+          if (gained) core.broker.unblock();
+        })
+        .catch((e: unknown) => log(`driver fingerprint: ${errorText(e)}`))
+        .finally(() => (fingerprinting = false));
+    }, opts.fingerprintIntervalMs ?? DRIVER_FINGERPRINT_INTERVAL_MS);
+    refingerprint.unref();
     // What dead dev agents left on this machine, cleaned in the background (close waits for it).
     const sweep = sweepDeadDevAgents(tmpdir(), log);
     log(`berth agent started: ${api.url} (data dir ${cfg.dataDir}, node ${nodeId.slice(0, 8)}${cfg.dev ? ', dev mode' : ''})`);
@@ -201,6 +239,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       routes: api.routes,
       close: () =>
         (closing ??= (async () => {
+          clearInterval(refingerprint);
           await theApi.close();
           await sweep;
           await core.stop();

@@ -23,7 +23,7 @@ import { createExecDriver } from '../drivers/exec.ts';
 import { createMockDriver } from '../drivers/mock.ts';
 import { createRawExecDriver } from '../drivers/raw-exec.ts';
 import { createDockerDriver, type DockerDriver } from '../drivers/docker/docker-driver.ts';
-import type { Driver } from '../drivers/driver.ts';
+import type { Driver, DriverFingerprint } from '../drivers/driver.ts';
 import { detectCgroups, parentCgroupName } from '../cgroups/detect.ts';
 import { createCgroupManager } from '../cgroups/manager.ts';
 import { allocActors } from '../runner/alloc-actors.ts';
@@ -281,6 +281,17 @@ export function createClient(options: ClientOptions): Client {
     bus,
     updates$: bus.of('alloc.updated').pipe(map((m) => m.alloc)),
     services: () => rt.services.list(),
+    async fingerprintDrivers() {
+      const entries = await Promise.all(
+        Object.entries(drivers).map(async ([name, d]): Promise<[string, DriverFingerprint]> => [
+          name,
+          d.fingerprint
+            ? await d.fingerprint().catch((e: unknown) => ({ detected: false, healthy: false, healthDescription: errorText(e), attributes: {} }))
+            : { detected: true, healthy: true, healthDescription: 'Healthy', attributes: { [`driver.${name}`]: '1' } },
+        ]),
+      );
+      return Object.fromEntries(entries);
+    },
     checks(allocId) {
       const r = runners.get(allocId);
       return r ? rt.services.checksOf(allocId, r.alloc().taskGroup) : [];

@@ -9,7 +9,7 @@ import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation, CheckResult, ServiceRegistration } from '../../model/types.ts';
 import type { CgroupOptions } from '../cgroups/detect.ts';
-import type { Driver } from '../drivers/driver.ts';
+import type { Driver, DriverFingerprint } from '../drivers/driver.ts';
 import type { DockerDriverOptions } from '../drivers/docker/docker-driver.ts';
 import type { RetryPolicy, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from '../runner/hooks.ts';
@@ -138,6 +138,11 @@ export interface Client {
   readonly updates$: Observable<Allocation>;
   /** The client's Nomad-native service catalog: every registered group and task service. */
   services(): ServiceRegistration[];
+  /**
+   * Each driver's fingerprint now, by name: what a node reports to its servers (a driver without
+   * a fingerprint of its own is detected and healthy; docker asks its Engine).
+   */
+  fingerprintDrivers(): Promise<Record<string, DriverFingerprint>>;
   /**
    * The latest result of each Nomad-provider check of an alloc's services (empty for an alloc
    * without checks, or one this client does not have), by service then check name.

@@ -61,6 +61,19 @@ export interface DriverCapabilities {
   exec?: boolean;
 }
 
+/**
+ * What a driver's fingerprint found, as Nomad's node API reports each driver: whether it is there
+ * at all, whether it is healthy, a health text ("Healthy", "Docker is not available") and the
+ * `driver.<name>.*` attributes constraints can read.
+ */
+export interface DriverFingerprint {
+  detected: boolean;
+  healthy: boolean;
+  healthDescription: string;
+  /** `driver.<name>`, `driver.<name>.version`, ... (empty when not detected). */
+  attributes: Record<string, string>;
+}
+
 /** A task driver. Every method may be called concurrently for different tasks. */
 export interface Driver {
   /** The name jobs use in `task.driver`. */
@@ -99,4 +112,9 @@ export interface Driver {
   exec?(handle: TaskHandle, command: string[], opts?: ExecOptions): Promise<ExecResult>;
   /** The task's resource usage now (optional: a driver without it reports nothing measured). */
   stats?(handle: TaskHandle): Promise<TaskResourceUsage>;
+  /**
+   * Whether the driver can run tasks here now (an Engine that answers, say). Optional: a driver
+   * without it is always detected and healthy. Never throws: what is missing is a finding.
+   */
+  fingerprint?(): Promise<DriverFingerprint>;
 }

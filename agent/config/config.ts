@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { BerthError, parseGoDuration, errorText } from '../../index.ts';
+import { PluginConfigError, readPlugins, type PluginsConfig } from './plugins.ts';
 
 /** The agent's configuration file (or a flag) is wrong; the message names the key. */
 export class AgentConfigError extends BerthError {}
@@ -111,6 +112,8 @@ export interface AgentConfig {
    * from any other page is refused.
    */
   httpAllowedOrigins: string[];
+  /** The `plugin "<driver>" { config }` blocks: docker's client side, raw_exec's `enabled`. */
+  plugins: PluginsConfig;
 }
 
 /** What the command line gives `berth agent`. */
@@ -316,6 +319,14 @@ export function readAgentConfig(doc: unknown): AgentConfigPatch {
 
   if (doc.http_allowed_origins !== undefined) out.httpAllowedOrigins = allowedOrigins(doc.http_allowed_origins);
 
+  try {
+    const plugins = readPlugins(doc.plugin);
+    if (Object.keys(plugins).length) out.plugins = plugins;
+  } catch (e) {
+    if (e instanceof PluginConfigError) throw new AgentConfigError(e.message);
+    throw e;
+  }
+
   const acl = bool(block(doc, 'acl', ''), 'enabled', 'acl.');
   if (acl !== undefined) out.acl = { enabled: acl };
 
@@ -380,15 +391,22 @@ export function resolveAgentConfig(patches: AgentConfigPatch[], flags: AgentFlag
     acl: { enabled: false },
     tls: { http: false, verifyHttpsClient: false },
     httpAllowedOrigins: [],
+    plugins: {},
   };
   for (const p of patches) {
-    const { client, preemption, serverGc, acl, tls, ...rest } = p;
+    const { client, preemption, serverGc, acl, tls, plugins, ...rest } = p;
     Object.assign(cfg, rest);
     if (serverGc) cfg.serverGc = { ...cfg.serverGc, ...serverGc };
     if (client) cfg.client = { ...cfg.client, ...client };
     if (preemption) cfg.preemption = { ...cfg.preemption, ...preemption };
     if (acl) cfg.acl = { ...cfg.acl, ...acl };
     if (tls) cfg.tls = { ...cfg.tls, ...tls };
+    if (plugins) {
+      const docker = plugins.docker
+        ? { ...cfg.plugins.docker, ...plugins.docker, gc: { ...cfg.plugins.docker?.gc, ...plugins.docker.gc } }
+        : cfg.plugins.docker;
+      cfg.plugins = { ...cfg.plugins, ...plugins, ...(docker ? { docker: docker as PluginsConfig['docker'] } : {}) };
+    }
   }
   if (flags.dataDir !== undefined) cfg.dataDir = flags.dataDir;
   if (flags.bindAddr !== undefined) cfg.bindAddr = flags.bindAddr;

@@ -255,7 +255,14 @@ export function apiNodeStub(n: NodeRecord, drivers: string[]): Record<string, un
     SchedulingEligibility: 'eligible',
     Status: n.status,
     StatusDescription: '',
-    Drivers: Object.fromEntries(drivers.map((d) => [d, { Detected: true, Healthy: true, HealthDescription: 'Healthy', Attributes: {} }])),
+    Drivers: n.driverHealth
+      ? Object.fromEntries(
+          Object.entries(n.driverHealth).map(([d, f]) => [
+            d,
+            { Detected: f.detected, Healthy: f.healthy, HealthDescription: f.healthDescription, Attributes: f.attributes },
+          ]),
+        )
+      : Object.fromEntries(drivers.map((d) => [d, { Detected: true, Healthy: true, HealthDescription: 'Healthy', Attributes: {} }])),
     CreateIndex: n.createIndex,
     ModifyIndex: n.modifyIndex,
   };

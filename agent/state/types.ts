@@ -4,7 +4,7 @@
  * submitted, which stays in Nomad's API shape (what `/v1/job/:id` returns).
  * @module
  */
-import type { Allocation } from '../../index.ts';
+import type { Allocation, DriverFingerprint } from '../../index.ts';
 import type { AllocMetric, Evaluation as SchedulerEvaluation } from '../scheduler/index.ts';
 
 /** A job as Nomad's API shapes it (PascalCase); kept as submitted, with the server's fields set. */
@@ -104,7 +104,10 @@ export interface NodeRecord {
   memoryMB: number;
   diskMB: number;
   reserved: { cpu: number; memoryMB: number; diskMB: number };
+  /** Drivers detected and healthy: what the scheduler places on. */
   drivers: string[];
+  /** Every driver's last fingerprint (undetected ones too), as the node API reports `Drivers`. */
+  driverHealth?: Record<string, DriverFingerprint>;
   /** Fingerprinted attributes under Nomad's names (`kernel.name`, `driver.exec`, ...). */
   attributes?: Record<string, string>;
   /** The client's `meta` block. */

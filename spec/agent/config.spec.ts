@@ -86,6 +86,67 @@ consul {
     expect([cfg.httpPort, cfg.dataDir, cfg.acl.enabled]).to.deep.equal([3, '/from/flag', true]);
   });
 
+  it('reads plugin "docker" and plugin "raw_exec" blocks, as Nomad\'s client does; wrong values name the key', async () => {
+    const p = await loadAgentConfigFile(
+      file(
+        'plugins.hcl',
+        `plugin "docker" {
+  config {
+    endpoint         = "unix:///run/other/docker.sock"
+    allow_privileged = true
+    allow_caps       = ["CAP_NET_RAW", "chown"]
+    infra_image      = "ignored/by-berth:1"
+    volumes {
+      enabled = true
+    }
+    gc {
+      image       = false
+      image_delay = "10m"
+      container   = false
+      dangling_containers {
+        enabled = false
+      }
+    }
+    pull_activity_timeout = "30s"
+    extra_labels          = ["job_name", "task*"]
+  }
+}
+plugin "raw_exec" {
+  config {
+    enabled = false
+  }
+}
+`,
+      ),
+    );
+    const cfg = resolveAgentConfig([p, { plugins: { docker: { gc: { image: true } as never } } }], { dev: true });
+    expect(cfg.plugins.rawExecEnabled).to.equal(false);
+    expect(cfg.plugins.docker).to.deep.equal({
+      endpoint: 'unix:///run/other/docker.sock',
+      allowPrivileged: true,
+      allowCaps: ['net_raw', 'chown'],
+      volumesEnabled: true,
+      // A later file's gc keys go over the earlier's, key by key.
+      gc: { image: true, imageDelayMs: 600_000, container: false, danglingContainers: false },
+      pullActivityTimeoutMs: 30_000,
+      extraLabels: ['job_name', 'task*'],
+    });
+    expect(resolveAgentConfig([], { dev: true }).plugins).to.deep.equal({});
+    for (const [text, msg] of [
+      ['plugin "docker" {\n  config {\n    allow_privileged = "yes"\n  }\n}\n', 'plugin.docker.config.allow_privileged: must be true or false, got "yes"'],
+      [
+        'plugin "docker" {\n  config {\n    endpoint = "/var/run/docker.sock"\n  }\n}\n',
+        'plugin.docker.config.endpoint: "/var/run/docker.sock" is not unix:///path or tcp://host:port',
+      ],
+      ['plugin "docker" {\n  config {\n    gc {\n      image_delay = "soon"\n    }\n  }\n}\n', 'plugin.docker.config.gc.image_delay:'],
+      ['plugin "docker" {\n  config {\n    allow_caps = "all"\n  }\n}\n', 'plugin.docker.config.allow_caps: must be a list of strings'],
+    ] as const) {
+      const err = await loadAgentConfigFile(file('bad-plugin.hcl', text)).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(AgentConfigError);
+      expect((err as Error).message).to.contain(msg);
+    }
+  });
+
   it('names the key of a wrong value, and the file of a syntax error', async () => {
     const bad = file('bad.hcl', 'client {\n  cpu_total_compute = "lots"\n}\n');
     const err = await loadAgentConfigFile(bad).catch((e: unknown) => e);

@@ -129,7 +129,7 @@ export function http(method: string, url: string, body?: unknown, opts: HttpOpti
  * Waits, with blocking queries on `path` (`?index=`), until `test` accepts its JSON; resolves
  * with that JSON. No polling: each round waits for the agent's next change.
  */
-export async function waitFor(agent: AgentProcess, path: string, test: (json: any) => boolean, what: string): Promise<any> {
+export async function waitFor(agent: Pick<AgentProcess, 'req'>, path: string, test: (json: any) => boolean, what: string): Promise<any> {
   let index = 0;
   for (let i = 0; i < 500; i++) {
     const sep = path.includes('?') ? '&' : '?';

@@ -2,32 +2,14 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import * as tar from 'tar';
-import { createDockerDriver, dockerClient } from '../../../actors/drivers/docker/docker-driver.ts';
+import { createDockerDriver } from '../../../actors/drivers/docker/docker-driver.ts';
+import { engine, importBusybox } from '../../support/docker.ts';
 import { containerName, LABEL_ALLOC_ID } from '../../../actors/drivers/docker/container-spec.ts';
 import { DriverConfigError } from '../../../model/errors.ts';
 import { skipOrFailInCi } from '../../support/skips.ts';
 import { ABORT, cleanup, sandbox, startTracked } from './support/helpers.ts';
 
 const IMAGE = 'berth-spec-busybox:1';
-const engine = dockerClient('unix:///var/run/docker.sock');
-
-/** A tiny image: /bin/busybox and its applets as symlinks, imported as a rootfs tarball. */
-async function importBusybox(): Promise<void> {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'berth-docker-rootfs-'));
-  try {
-    fs.mkdirSync(path.join(root, 'bin'));
-    fs.copyFileSync('/bin/busybox', path.join(root, 'bin', 'busybox'));
-    fs.chmodSync(path.join(root, 'bin', 'busybox'), 0o755);
-    for (const a of ['sh', 'echo', 'sleep', 'cat', 'true', 'false']) fs.symlinkSync('busybox', path.join(root, 'bin', a));
-    const stream = Readable.from(tar.c({ cwd: root }, ['bin']) as unknown as AsyncIterable<Buffer>);
-    const out = (await engine.importImage(stream as never, { repo: 'berth-spec-busybox', tag: '1' })) as NodeJS.ReadableStream;
-    await new Promise((resolve, reject) => engine.modem.followProgress(out, (e: Error | null) => (e ? reject(e) : resolve(undefined))));
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
-}
 
 describe('docker driver', function () {
   this.timeout(30_000);
@@ -51,7 +33,7 @@ describe('docker driver', function () {
     const driver = createDockerDriver();
     before(async function () {
       if (!(await driver.fingerprint()).detected) skipOrFailInCi(this, 'no Docker Engine answers at /var/run/docker.sock');
-      await importBusybox();
+      await importBusybox('berth-spec-busybox', '1');
     });
     after(async () => {
       await driver.shutdown();

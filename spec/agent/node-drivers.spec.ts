@@ -1,0 +1,38 @@
+/**
+ * Which drivers the node offers (pure): detected and healthy ones, their attributes merged, a
+ * raw_exec the agent file disables shown as undetected; a change in any of it is a change.
+ */
+import { expect } from 'chai';
+import { driversChanged, nodeDrivers } from '../../agent/config/drivers.ts';
+
+const ok = (attrs: Record<string, string> = {}) => ({ detected: true, healthy: true, healthDescription: 'Healthy', attributes: attrs });
+const missing = { detected: false, healthy: false, healthDescription: 'Docker is not available', attributes: {} };
+
+describe('agent: the drivers a node offers', () => {
+  it('offers the detected and healthy drivers, with their attributes', () => {
+    const n = nodeDrivers({ raw_exec: ok(), exec: ok(), docker: ok({ 'driver.docker.version': '20.10' }) }, {});
+    expect(n.drivers).to.deep.equal(['docker', 'exec', 'raw_exec']);
+    expect(n.attributes).to.deep.equal({ 'driver.docker': '1', 'driver.docker.version': '20.10', 'driver.exec': '1', 'driver.raw_exec': '1' });
+  });
+
+  it('an Engine that does not answer leaves docker out, reported with its health text', () => {
+    const n = nodeDrivers({ raw_exec: ok(), docker: missing }, {});
+    expect(n.drivers).to.deep.equal(['raw_exec']);
+    expect(n.health.docker).to.deep.equal(missing);
+    expect(n.attributes).to.not.have.property('driver.docker');
+  });
+
+  it('plugin "raw_exec" { config { enabled = false } } leaves raw_exec out', () => {
+    const n = nodeDrivers({ raw_exec: ok(), exec: ok() }, { rawExecEnabled: false });
+    expect(n.drivers).to.deep.equal(['exec']);
+    expect(n.health.raw_exec).to.include({ detected: false, healthy: false });
+  });
+
+  it('a driver that appears, goes or changes its attributes is a change', () => {
+    const before = nodeDrivers({ raw_exec: ok(), docker: missing }, {});
+    expect(driversChanged(before, nodeDrivers({ raw_exec: ok(), docker: missing }, {}))).to.equal(false);
+    expect(driversChanged(before, nodeDrivers({ raw_exec: ok(), docker: ok() }, {}))).to.equal(true);
+    const up = nodeDrivers({ docker: ok({ 'driver.docker.version': '1' }) }, {});
+    expect(driversChanged(up, nodeDrivers({ docker: ok({ 'driver.docker.version': '2' }) }, {}))).to.equal(true);
+  });
+});
