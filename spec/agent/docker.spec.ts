@@ -13,7 +13,7 @@ import path from 'node:path';
 import { startAgent, type Agent } from '../../agent/agent.ts';
 import { readAgentConfig, resolveAgentConfig } from '../../agent/config/config.ts';
 import { AgentProcess, http, waitFor } from '../support/agent.ts';
-import { engine, engineAnswers, importBusybox, removeImage } from '../support/docker.ts';
+import { allocOf, containersOf, dockerJob, runJob as run, engine, engineAnswers, engineUntil, importBusybox, removeImage } from '../support/docker.ts';
 import { skipOrFailInCi } from '../support/skips.ts';
 
 const REPO = 'berth-agent-spec-busybox';
@@ -42,39 +42,9 @@ const webJob = (id: string) => `job "${id}" {
   }
 }`;
 
-const batchJob = (id: string, script: string, memory = 64) => `job "${id}" {
-  type = "batch"
-  group "g" {
-    restart { attempts = 0 }
-    reschedule { attempts = 0 }
-    task "t" {
-      driver = "docker"
-      config {
-        image   = "${IMAGE}"
-        command = "sh"
-        args    = ["-c", ${JSON.stringify(script)}]
-      }
-      resources {
-        cpu    = 100
-        memory = ${memory}
-      }
-    }
-  }
-}`;
+const batchJob = (id: string, script: string) => dockerJob({ id, image: IMAGE, script });
 
 type Req = Pick<AgentProcess, 'req'>;
-
-async function run(agent: Req, hcl: string): Promise<void> {
-  const parsed = await agent.req('POST', '/v1/jobs/parse', { JobHCL: hcl });
-  expect(parsed.status, parsed.text).to.equal(200);
-  const r = await agent.req('POST', '/v1/jobs', { Job: parsed.json });
-  expect(r.status, r.text).to.equal(200);
-}
-
-const allocOf = async (agent: Req, job: string, test: (a: any) => boolean, what: string) =>
-  (await waitFor(agent, `/v1/job/${job}/allocations`, (as: any[]) => as.some(test), what)).find(test);
-
-const containersOf = async (allocId: string) => engine.listContainers({ all: true, filters: { label: [`com.hashicorp.nomad.alloc_id=${allocId}`] } });
 
 describe('agent: docker jobs on a real Engine', function () {
   this.timeout(120_000);
@@ -130,9 +100,8 @@ describe('agent: docker jobs on a real Engine', function () {
       expect(stop.status).to.equal(200);
       await allocOf(agent, 'web', (a) => a.ID === alloc.ID && a.ClientStatus === 'complete', 'the alloc complete');
       await waitFor(agent, `/v1/allocation/${alloc.ID}`, (a: any) => a.TaskStates?.t?.State === 'dead', 'the task dead');
-      const end = Date.now() + 10_000;
-      while ((await containersOf(alloc.ID)).length && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-      expect(await containersOf(alloc.ID), 'the container is removed once its task ended (gc.container)').to.deep.equal([]);
+      // The container is removed once its task ended (gc.container).
+      await engineUntil(async () => (await containersOf(alloc.ID)).length === 0, 'the container removed');
     });
 
     it("a batch container's exit code reaches the task events and the alloc fails", async () => {

@@ -27,7 +27,12 @@ describe('agent: -repair-state', function () {
     await stopCliProcesses();
     // A -dev agent on the same data dir restores every alloc and destroys it on the way out
     // (tasks, mounts); the repair run's damaged store is left aside, so it opens clean.
-    if (existsSync(join(dir, 'data'))) await (await new AgentProcess(['-dev', '-data-dir', join(dir, 'data'), '-repair-state']).ready()).stop();
+    if (existsSync(join(dir, 'data'))) {
+      const sweeper = await new AgentProcess(['-dev', '-data-dir', join(dir, 'data'), '-repair-state']).ready();
+      // Once what it restored has settled (a stop in the middle of a task's reattach is another spec's matter).
+      await waitFor(sweeper, '/v1/allocations', (l: any[]) => l.every((a) => a.ClientStatus !== 'pending'), 'restored allocs settled');
+      await sweeper.stop();
+    }
     for (const pid of pidsWith(marker)) process.kill(pid, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });

@@ -144,11 +144,12 @@ export async function ensureImage(
 ): Promise<string> {
   const ref = imageRef(cfg.image);
   if (cfg.load) {
-    const file = path.resolve(config.taskDir.dir, cfg.load);
-    if (!file.startsWith(config.taskDir.dir + path.sep))
-      throw new DriverStartError(`task "${config.taskName}": load: ${cfg.load} is outside the task dir`, false);
+    // As Nomad: relative to the task's local/ dir, where an artifact lands by default.
+    const local = config.taskDir.localDir;
+    const file = path.resolve(local, cfg.load);
+    if (!file.startsWith(local + path.sep)) throw new DriverStartError(`task "${config.taskName}": load: ${cfg.load} is outside the task's local/ dir`, false);
     if (!fs.existsSync(file))
-      throw new DriverStartError(`task "${config.taskName}": load: ${cfg.load} not found in the task dir (fetch it with an artifact)`, false);
+      throw new DriverStartError(`task "${config.taskName}": load: ${cfg.load} not found in the task's local/ dir (fetch it with an artifact)`, false);
     opts.emit('Loading image', { image: ref });
     const out = (await docker.loadImage(fs.createReadStream(file))) as NodeJS.ReadableStream;
     await new Promise<void>((resolve, reject) => docker.modem.followProgress(out, (err: Error | null) => (err ? reject(err) : resolve())));
