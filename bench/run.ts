@@ -27,6 +27,7 @@ const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: Benc
   P12: { title: 'tasks per alloc', load: () => import('./p12-tasks-per-alloc.ts') },
   S1: { title: 'service jobs', load: () => import('./s1-services.ts') },
   S2: { title: 'agent bounds', load: () => import('./s2-agent-bounds.ts') },
+  S3: { title: 'docker driver', load: () => import('./s3-docker.ts') },
 };
 
 function parseArgs(argv: string[]): { quick: boolean; table: boolean; only?: string[]; args: Record<string, string>; out: string } {
