@@ -1,7 +1,7 @@
 /**
  * The agent runs docker jobs on a real Docker Engine (issue 37): the node fingerprints the
  * driver (its Engine's version among the attributes), a service job's container publishes its
- * port on the host, its logs, exec, restart and stop work through the agent's API and CLI, a
+ * port on the host, its logs, stats, signal, exec, restart and stop work through the agent's API and CLI, a
  * batch container's exit code reaches the task events; with no Engine the driver is reported
  * undetected and a docker job stays blocked on `missing drivers` until an Engine answers, when the
  * next fingerprint places it. Images are built here (busybox, imported): no registry is needed.
@@ -71,7 +71,7 @@ describe('agent: docker jobs on a real Engine', function () {
       expect(node.Attributes['driver.docker.version']).to.equal(version);
     });
 
-    it('a service container answers on its host port; logs, exec, restart and stop work through the agent', async () => {
+    it('a service container answers on its host port; logs, stats, signal, exec, restart and stop work through the agent', async () => {
       await run(agent, webJob('web'));
       const alloc = await allocOf(agent, 'web', (a) => a.ClientStatus === 'running', 'the web alloc running');
       const full = (await agent.req('GET', `/v1/allocation/${alloc.ID}`)).json;
@@ -89,6 +89,20 @@ describe('agent: docker jobs on a real Engine', function () {
       const ex = await agent.cli(['alloc', 'exec', '-task', 't', alloc.ID, 'cat', '/local/index.html']);
       expect(ex.code, ex.stderr).to.equal(0);
       expect(ex.stdout).to.equal('hello-from-t\n');
+
+      // Stats from the Engine; a signal reaches the container (busybox httpd rereads its config on SIGHUP and runs on).
+      const stats = await agent.req('GET', `/v1/client/allocation/${alloc.ID}/stats`);
+      expect(stats.status, stats.text).to.equal(200);
+      expect(stats.json.Tasks.t.ResourceUsage.MemoryStats.Usage).to.be.greaterThan(0);
+      const sig = await agent.req('POST', `/v1/client/allocation/${alloc.ID}/signal`, { Task: 't', Signal: 'SIGHUP' });
+      expect(sig.status, sig.text).to.equal(200);
+      const signalled = await allocOf(
+        agent,
+        'web',
+        (a) => a.ID === alloc.ID && a.TaskStates?.t?.Events?.some((e: any) => e.Type === 'Signaling'),
+        'the Signaling event',
+      );
+      expect(signalled.TaskStates.t.State).to.equal('running');
 
       const restart = await agent.req('PUT', `/v1/client/allocation/${alloc.ID}/restart`, { TaskName: 't' });
       expect(restart.status, restart.text).to.equal(200);
