@@ -41,6 +41,24 @@ describe('agent: job init, allocs, history, inspect and scale', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('job run of a driver the node does not offer exits 2 at once with the placement failure, never waits for it', async () => {
+    const file = join(dir, 'typo.nomad.hcl');
+    writeFileSync(
+      file,
+      'job "typo" {\n  group "g" {\n    task "t" {\n      driver = "rawexec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n',
+    );
+    const r = await agent.main(['job', 'run', file]);
+    expect(r.code, r.stdout + r.stderr).to.equal(2);
+    expect(r.stdout).to.match(/finished with status "complete" but failed to place all allocations:/);
+    expect(r.stdout).to.match(/Task Group "g" \(failed to place 1 allocation\):\n\s+\* Constraint "missing drivers": 1 nodes excluded by filter/);
+    expect(r.stdout).to.match(/waiting for additional capacity to place remainder/);
+    // Nothing was placed for the client to refuse: the job has no alloc, its eval is blocked.
+    expect((await agent.req('GET', '/v1/job/typo/allocations')).json).to.deep.equal([]);
+    const evals = (await agent.req('GET', '/v1/job/typo/evaluations')).json as Array<{ Status: string }>;
+    expect(evals.map((e) => e.Status).sort()).to.deep.equal(['blocked', 'complete']);
+    expect((await agent.req('DELETE', '/v1/job/typo?purge=true')).status).to.equal(200);
+  });
+
   it('job init writes an example that validates, with and without comments, and never overwrites', async () => {
     process.chdir(dir);
     try {
