@@ -14,7 +14,7 @@ import { writeWithBackpressure, STREAM_HEARTBEAT_MS } from './routes-client.ts';
 import type { Router } from './router.ts';
 
 /** Bus messages the `Client` topic carries. */
-const CLIENT_TOPIC = /^(watcher|migration)\./;
+const CLIENT_TOPIC = /^(watcher|migration|chroot)\./;
 
 /** Largest number of lines queued for one slow reader before it is cut off (never unbounded). */
 export const EVENT_QUEUE_LIMIT = 10_000;

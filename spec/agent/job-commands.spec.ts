@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentProcess, waitFor } from '../support/agent.ts';
 import { runMain, stopCliProcesses } from '../support/cli.ts';
+import { skipOrFailInCi } from '../support/skips.ts';
 
 describe('agent: job init, allocs, history, inspect and scale', function () {
   /**
@@ -57,6 +58,23 @@ describe('agent: job init, allocs, history, inspect and scale', function () {
     const evals = (await agent.req('GET', '/v1/job/typo/evaluations')).json as Array<{ Status: string }>;
     expect(evals.map((e) => e.Status).sort()).to.deep.equal(['blocked', 'complete']);
     expect((await agent.req('DELETE', '/v1/job/typo?purge=true')).status).to.equal(200);
+  });
+
+  it("job run of an exec job shows its chroot build's progress from the agent's event stream, not silence", async function () {
+    if (process.getuid?.() !== 0) return skipOrFailInCi(this, 'the exec driver needs root');
+    const file = join(dir, 'chrooted.nomad.hcl');
+    writeFileSync(
+      file,
+      'job "chrooted" {\n  type = "batch"\n  group "g" {\n    task "t" {\n      driver = "exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n',
+    );
+    const r = await agent.main(['job', 'run', file]);
+    expect(r.code, r.stdout + r.stderr).to.equal(0);
+    const progress = r.stdout.split('\n').filter((l) => / Task "t" of allocation "\w+": building chroot: [\d,]+ files, [\d,]+ dirs/.test(l));
+    expect(progress.length, r.stdout).to.be.greaterThan(0);
+    // Before the task ran: the progress comes while the alloc is still pending.
+    const runningAt = r.stdout.search(/status "pending" -> "(running|complete)"/);
+    expect(r.stdout.indexOf(progress[0]!)).to.be.within(0, runningAt);
+    expect((await agent.req('DELETE', '/v1/job/chrooted?purge=true')).status).to.equal(200);
   });
 
   it('job init writes an example that validates, with and without comments, and never overwrites', async () => {

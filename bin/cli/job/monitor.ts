@@ -10,6 +10,7 @@ import { writeLine } from '../io.ts';
 import type { AgentApi } from '../nomad/api.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { short } from '../nomad/table.ts';
+import { CHROOT_PROGRESS_EVERY_MS, chrootProgressLine, type ChrootProgressCounts } from '../run/chroot-progress.ts';
 
 type Obj = Record<string, unknown>;
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -105,9 +106,13 @@ export function taskEventText(e: Obj): string {
   return msg && msg !== e.Type ? `${e.Type}: ${msg}` : String(e.Type);
 }
 
-/** Prints the watcher lines of the event stream's `Client` topic for `allocs` until `signal`. */
+/**
+ * Prints the watcher, migration and chroot-progress lines of the event stream's `Client` topic
+ * for `allocs` until `signal`.
+ */
 async function followWatchers(api: AgentApi, io: CliIO, allocs: Set<string>, sinceIndex: number, signal: AbortSignal): Promise<void> {
   const keys = [...allocs].map((a) => `topic=Client:${a}`).join('&');
+  const progressAt = new Map<string, number>();
   try {
     const res = await api.raw('GET', `/v1/event/stream?index=${sinceIndex}&${keys}`, undefined, signal);
     let buf = '';
@@ -129,7 +134,18 @@ async function followWatchers(api: AgentApi, io: CliIO, allocs: Set<string>, sin
             io.stdout,
             `    ${now()}: Allocation "${short(msg.allocId)}" done waiting for allocation "${short(msg.watchedAllocId)}" (${msg.reason ?? 'terminal'})`,
           );
-        else if (msg.type === 'migration.done')
+        else if (msg.type === 'chroot.progress') {
+          // A long chroot build is not silence: a line every couple of seconds per task.
+          const key = `${msg.allocId}/${msg.task}`;
+          const at = Date.now();
+          const last = progressAt.get(key);
+          if (last !== undefined && at - last < CHROOT_PROGRESS_EVERY_MS) continue;
+          progressAt.set(key, at);
+          writeLine(
+            io.stdout,
+            `    ${now()}: Task "${msg.task}" of allocation "${short(msg.allocId)}": ${chrootProgressLine(msg as unknown as ChrootProgressCounts)}`,
+          );
+        } else if (msg.type === 'migration.done')
           writeLine(io.stdout, `    ${now()}: Allocation "${short(msg.allocId)}" migrated data from "${short(msg.previousAllocId)}"`);
       }
     }

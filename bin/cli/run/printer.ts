@@ -8,6 +8,7 @@
 import { formatUsageLine } from '../../../actors/cgroups/format-usage.ts';
 import type { BusMessage } from '../../../bus/messages.ts';
 import { paint, writeLine, type CliIO } from '../io.ts';
+import { CHROOT_PROGRESS_EVERY_MS, chrootCounts, chrootFraction, chrootProgressLine } from './chroot-progress.ts';
 
 /** How `run` prints. */
 export type PrintMode = 'text' | 'quiet' | 'json';
@@ -28,9 +29,6 @@ export const TIMELINE_TYPES = [
   'task.stats',
   'chroot.progress',
 ] as const;
-
-/** How often a chroot build's progress is printed when stdout is not a terminal. */
-const PROGRESS_EVERY_MS = 2000;
 
 /** Prints `run`'s output in one of the three modes. */
 export class RunPrinter {
@@ -67,10 +65,8 @@ export class RunPrinter {
    * is known; otherwise a line every couple of seconds.
    */
   #progress(m: BusMessage<'chroot.progress'>): void {
-    // Files are hard-linked where they can be: bytes are only those copied (another filesystem).
-    const copied = m.bytes ? `, ${(m.bytes / 1048576).toFixed(1)} MB copied` : '';
-    const counts = `${m.files.toLocaleString('en-US')} files, ${m.dirs.toLocaleString('en-US')} dirs${copied}, ${(m.ms / 1000).toFixed(1)} s`;
-    const frac = m.total ? Math.min(1, m.done / m.total) : undefined;
+    const counts = chrootCounts(m);
+    const frac = chrootFraction(m);
     if (this.#tty) {
       const width = 24;
       const bar = frac === undefined ? '' : `[${'#'.repeat(Math.round(frac * width)).padEnd(width, '-')}] ${String(Math.floor(frac * 100)).padStart(3)} % `;
@@ -79,10 +75,10 @@ export class RunPrinter {
       return;
     }
     const last = this.#lastProgress.get(m.task);
-    if (last !== undefined && m.time - last < PROGRESS_EVERY_MS) return;
+    if (last !== undefined && m.time - last < CHROOT_PROGRESS_EVERY_MS) return;
     this.#lastProgress.set(m.task, m.time);
     const time = this.#c(90, new Date(m.time).toISOString().slice(11, 23));
-    writeLine(this.#io.stdout, `${time} ${m.task}: building chroot: ${counts}${frac === undefined ? '' : ` (${Math.floor(frac * 100)} %)`}`);
+    writeLine(this.#io.stdout, `${time} ${m.task}: ${chrootProgressLine(m)}`);
   }
 
   /** Ends a progress line on screen, so what follows starts on a line of its own. */
