@@ -122,7 +122,17 @@ export { statfsUsage, type FsUsageReader } from './actors/gc/fs-usage.ts';
 export type { GcClientOptions } from './actors/gc/options.ts';
 export type { FsUsage, GcReason } from './machines/policy/gc.ts';
 export type { AllocState } from './model/alloc-state.ts';
-export type { Driver, DriverCapabilities, DriverEventSink, DriverFingerprint, ExecOptions, ExecResult, ExitResult, TaskConfig, TaskHandle } from './actors/drivers/driver.ts';
+export type {
+  Driver,
+  DriverCapabilities,
+  DriverEventSink,
+  DriverFingerprint,
+  ExecOptions,
+  ExecResult,
+  ExitResult,
+  TaskConfig,
+  TaskHandle,
+} from './actors/drivers/driver.ts';
 export { createMockDriver, type MockDriverOptions } from './actors/drivers/mock.ts';
 export { createRawExecDriver, type RawExecDriverOptions } from './actors/drivers/raw-exec.ts';
 export { createExecDriver, type ExecDriverOptions } from './actors/drivers/exec.ts';
