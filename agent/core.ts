@@ -14,6 +14,7 @@ import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
 import { apiAllocMetric } from './http/alloc-metric.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
+import { checkDispatch, dispatchedChild, DispatchError, type DispatchRequest } from './jobs/dispatch.ts';
 import { JobspecParser } from './jobs/jobspec-parser.ts';
 import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
 import type { AgentState } from './state/store.ts';
@@ -120,14 +121,52 @@ export class AgentCore {
         modifyTime: now,
         stop: false,
       };
-      void job;
+      // A parameterized job is never placed itself (Nomad creates no eval for it): its dispatches are.
+      if (job.parameterized && !job.dispatched) record.apiJob.Status = 'running';
       txn.putJob(record);
       txn.event({ topic: 'Job', type: 'JobRegistered', key: record.id, object: record });
+      const warnings = formatWarnings(placementWarnings(job));
+      if (job.parameterized && !job.dispatched) return { evalId: '', evalCreateIndex: 0, jobModifyIndex: txn.index, warnings, index: txn.index };
       const ev = newEval(txn, this.state, record.id, trigger);
-      return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings: formatWarnings(placementWarnings(job)), index: txn.index };
+      return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings, index: txn.index };
     });
-    this.broker.enqueue(result.evalId);
+    if (result.evalId) this.broker.enqueue(result.evalId);
     return result;
+  }
+
+  /**
+   * Dispatches a parameterized job (Nomad's `Job.Dispatch`): checks the request against the
+   * parent, registers the child job and its evaluation. With an idempotency token that a live
+   * child already carries, answers that child instead of making another.
+   */
+  dispatch(parentId: string, req: DispatchRequest): RegisterResult & { dispatchedJobId: string; jobCreateIndex: number } {
+    const parent = this.state.jobs.get(parentId);
+    if (!parent) throw new ApiError(404, 'job not found');
+    if (parent.stop) throw new ApiError(400, `Specified job "${parentId}" is stopped`);
+    try {
+      checkDispatch(parent.apiJob, req);
+    } catch (e) {
+      if (e instanceof DispatchError) throw new ApiError(400, e.message);
+      throw e;
+    }
+    if (req.idempotencyToken) {
+      const same = [...this.state.jobs.values()].find(
+        (j) => j.apiJob.ParentID === parentId && j.apiJob.DispatchIdempotencyToken === req.idempotencyToken && !j.stop && j.apiJob.Status !== 'dead',
+      );
+      if (same)
+        return {
+          evalId: '',
+          evalCreateIndex: 0,
+          jobModifyIndex: same.jobModifyIndex,
+          warnings: '',
+          index: this.state.waiters.index,
+          dispatchedJobId: same.id,
+          jobCreateIndex: same.createIndex,
+        };
+    }
+    const child = dispatchedChild(parent.apiJob, req, Date.now());
+    const r = this.register(child);
+    return { ...r, dispatchedJobId: child.ID, jobCreateIndex: r.jobModifyIndex };
   }
 
   /**

@@ -205,6 +205,25 @@ export interface Job {
   affinities?: Affinity[];
   /** Job-level `spread` blocks (scored; on one node they never block placement). */
   spreads?: Spread[];
+  /**
+   * Nomad's `parameterized` block: the job is a template that runs only when dispatched (each
+   * dispatch registers a child job with its payload and meta); never placed itself.
+   */
+  parameterized?: ParameterizedJob;
+  /** A dispatched child's payload, base64 (Nomad's `Job.Payload`); tasks take it with `dispatchPayload`. */
+  payload?: string;
+  /** The job is a dispatched child of a parameterized job. */
+  dispatched?: boolean;
+}
+
+/** Nomad's `parameterized` block (API `ParameterizedJobConfig`). */
+export interface ParameterizedJob {
+  /** Whether a dispatch must, may or must not carry a payload (Nomad's default: optional). */
+  payload?: 'optional' | 'required' | 'forbidden';
+  /** Meta keys every dispatch must give. */
+  metaRequired?: string[];
+  /** Meta keys a dispatch may give (and no others beside the required ones). */
+  metaOptional?: string[];
 }
 
 /**
@@ -419,6 +438,8 @@ export interface Task {
   constraints?: Constraint[];
   /** Task-level `affinity` blocks. */
   affinities?: Affinity[];
+  /** Nomad's `dispatch_payload { file }`: a dispatched job's payload written to `local/<file>` before the task starts. */
+  dispatchPayload?: { file: string };
 }
 
 /**

@@ -4,7 +4,8 @@
  * record first, then say what the start set up; or turn a failure into the chart's plain data.
  * @module
  */
-import { join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import { errorText } from '../../model/error-text.ts';
 import { DriverConfigError, DriverStartError } from '../../model/errors.ts';
 import type { Allocation, Task, TaskEvent } from '../../model/types.ts';
@@ -52,6 +53,20 @@ export async function buildTaskDir(rt: Runtime, r: RunnerInternals, task: Task, 
     rt.bus.publish('chroot.built', { allocId: r.allocId, task: task.name, files, dirs, links, copies, bytes, ms });
   }
   return taskDir;
+}
+
+/**
+ * Nomad's dispatch hook: a dispatched job's payload (`job.payload`, base64) written to
+ * `local/<dispatchPayload.file>` before the task starts, mode 0644. A file that would leave
+ * `local/` is a start failure that no restart mends.
+ */
+export async function writeDispatchPayload(alloc: Allocation, task: Task, localDir: string): Promise<void> {
+  const file = task.dispatchPayload?.file;
+  if (!file || alloc.job.payload === undefined) return;
+  const dest = resolve(localDir, file);
+  if (!dest.startsWith(localDir + sep)) throw new DriverStartError(`dispatch_payload: file ${JSON.stringify(file)} escapes the task's local/ dir`, false);
+  await mkdir(dirname(dest), { recursive: true });
+  await writeFile(dest, Buffer.from(alloc.job.payload, 'base64'), { mode: 0o644 });
 }
 
 /**

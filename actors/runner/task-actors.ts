@@ -12,7 +12,7 @@ import type { TaskEvent } from '../../model/types.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task/index.ts';
 import type { Driver, ExitResult, TaskHandle } from '../drivers/driver.ts';
 import { runnerOf, type Runtime } from './runtime.ts';
-import { buildTaskDir, startedEvents, startFailure, startWithIntent, takeSetupNotes, taskConfig } from './start-steps.ts';
+import { buildTaskDir, startedEvents, startFailure, startWithIntent, takeSetupNotes, taskConfig, writeDispatchPayload } from './start-steps.ts';
 import { errorText } from '../../model/error-text.ts';
 
 /** Nomad's kill retry back-off: min(4^i x 5 s, 2 m), at most {@link KILL_ATTEMPTS} attempts. */
@@ -97,6 +97,7 @@ export function taskActors(rt: Runtime) {
       setupEvents.push(...takeSetupNotes(r, task.name));
       const chroot = driver.capabilities.fsIsolation === 'chroot';
       const taskDir = await buildTaskDir(rt, r, task, chroot, setupEvents);
+      await writeDispatchPayload(r.serverAlloc(), task, taskDir.localDir);
       if (signal.aborted) throw signal.reason;
       const stateDir = taskStateDir(rt, input.allocId, task.name);
       await rt.fs.mkdirp(stateDir);

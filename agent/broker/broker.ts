@@ -50,7 +50,10 @@ const jobCache = new WeakMap<JobRecord, Job>();
 export function jobOf(rec: JobRecord): Job {
   let j = jobCache.get(rec);
   if (!j) {
-    j = { ...apiJobToJob(rec.apiJob), version: rec.version, ...(rec.stop ? { stop: true } : {}) };
+    const decoded = apiJobToJob(rec.apiJob);
+    // A parameterized parent is never placed (its dispatched children are): the scheduler sees it stopped.
+    const parent = !!decoded.parameterized && !decoded.dispatched;
+    j = { ...decoded, version: rec.version, ...(rec.stop || parent ? { stop: true } : {}) };
     jobCache.set(rec, j);
   }
   return j;

@@ -41,6 +41,14 @@ export const planBody = z.strictObject({ Job: jobObj(), Diff: bool().optional(),
 export const parseBody = z.strictObject({ JobHCL: str(), Variables: str().optional(), Canonicalize: bool().optional(), HCLv1: bool().optional() });
 
 /** `POST /v1/job/:id/scale` (Nomad's `ScalingRequest`). */
+/** `POST /v1/job/:id/dispatch` (Nomad's `JobDispatchRequest`; the payload base64, as Go sends []byte). */
+export const dispatchBody = z.strictObject({
+  JobID: str().optional(),
+  Payload: z.base64({ error: 'must be base64' }).nullable().optional(),
+  Meta: z.record(z.string(), str(), { error: 'must be an object of strings' }).nullable().optional(),
+  ...writeRequest,
+});
+
 export const scaleBody = z.strictObject({
   Count: uint(),
   Target: z.record(z.string(), str(), { error: 'must be an object of strings' }),

@@ -9,7 +9,7 @@ import { blocking } from './blocking.ts';
 import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, jobSummary } from './encode.ts';
 import type { Req, Router } from './router.ts';
 import type { z } from 'zod';
-import { decodeBody, parseBody, parsed, planBody, registerBody, scaleBody } from './bodies.ts';
+import { decodeBody, dispatchBody, parseBody, parsed, planBody, registerBody, scaleBody } from './bodies.ts';
 import { errorText } from '../../index.ts';
 
 type Obj = Record<string, unknown>;
@@ -194,6 +194,29 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     if (body.Target.Job !== undefined && body.Target.Job !== req.params.id) throw new ApiError(400, 'job ID in payload did not match URL');
     if (typeof body.Target.Group !== 'string' || body.Target.Group === '') throw new ApiError(400, 'missing task group name for scaling action');
     return registerReply(core.scale(req.params.id!, body.Target.Group, body.Count));
+  });
+  r.on('POST', '/v1/job/:id/dispatch', async (req) => {
+    const body = await decodeBody(req, dispatchBody, { emptyIs: {} });
+    if (body.JobID !== undefined && body.JobID !== '' && body.JobID !== req.params.id) throw new ApiError(400, 'job ID in payload did not match URL');
+    // The Go client sends the token as ?idempotency_token= (WriteOptions); a body may carry it too.
+    const token = req.query.get('idempotency_token') || body.IdempotencyToken || undefined;
+    const r = core.dispatch(req.params.id!, {
+      ...(body.Payload ? { payload: Buffer.from(body.Payload, 'base64') } : {}),
+      ...(body.Meta ? { meta: body.Meta } : {}),
+      ...(token ? { idempotencyToken: token } : {}),
+    });
+    return {
+      body: {
+        DispatchedJobID: r.dispatchedJobId,
+        EvalID: r.evalId,
+        EvalCreateIndex: r.evalCreateIndex,
+        JobCreateIndex: r.jobCreateIndex,
+        Index: r.index,
+        LastContact: 0,
+        KnownLeader: true,
+      },
+      index: r.index,
+    };
   });
   r.on('POST', '/v1/job/:id/evaluate', (req) => {
     const r = core.evaluate(req.params.id!);

@@ -48,11 +48,11 @@ export const BLOCKS: Record<string, BlockSpec> = {
       constraint: ['Constraints', { blocks: 'constraint' }],
       affinity: ['Affinities', { blocks: 'affinity' }],
       spread: ['Spreads', { blocks: 'spread' }],
+      parameterized: ['ParameterizedJob', { block: 'parameterized' }],
     },
     ignored: { all_at_once: ['AllAtOnce', 'bool'], node_pool: ['NodePool', 'string'], ui: ['UI', 'any'] },
     unsupported: {
       periodic: 'periodic',
-      parameterized: 'parameterizedJob',
       multiregion: 'multiregion',
       vault: 'vault',
       vault_token: 'vaultToken',
@@ -107,6 +107,7 @@ export const BLOCKS: Record<string, BlockSpec> = {
       service: ['Services', { blocks: 'service' }],
       constraint: ['Constraints', { blocks: 'constraint' }],
       affinity: ['Affinities', { blocks: 'affinity' }],
+      dispatch_payload: ['DispatchPayload', { block: 'dispatch_payload' }],
     },
     ignored: { kind: ['Kind', 'string'] },
     unsupported: {
@@ -115,7 +116,6 @@ export const BLOCKS: Record<string, BlockSpec> = {
       consul: 'consul',
       volume_mount: 'volumeMounts',
       csi_plugin: 'csiPluginConfig',
-      dispatch_payload: 'dispatchPayload',
       scaling: 'scalingPolicies',
       identity: 'identities',
       secret: 'secrets',
@@ -284,6 +284,8 @@ export const BLOCKS: Record<string, BlockSpec> = {
     unsupported: { disabled: 'disabled' },
   },
   lifecycle: { fields: { hook: ['Hook', 'string'], sidecar: ['Sidecar', 'bool'] } },
+  parameterized: { fields: { payload: ['Payload', 'string'], meta_required: ['MetaRequired', 'strings'], meta_optional: ['MetaOptional', 'strings'] } },
+  dispatch_payload: { fields: { file: ['File', 'string'] } },
   artifact: {
     fields: {
       source: ['GetterSource', 'string'],

@@ -242,6 +242,7 @@ export const taskSchema = strict(
     services: z.array(serviceSchema).optional(),
     constraints: z.array(constraintSchema).optional(),
     affinities: z.array(affinitySchema).optional(),
+    dispatchPayload: strict({ file: z.string().min(1, { error: 'must name a file under local/' }) }, "Where a dispatched job's payload is written").optional(),
   },
   'A task',
 ).superRefine((t, ctx) => {
@@ -349,11 +350,29 @@ export const jobSchema = strict(
     constraints: z.array(constraintSchema).optional(),
     affinities: z.array(affinitySchema).optional(),
     spreads: z.array(spreadSchema).optional(),
+    parameterized: strict(
+      {
+        payload: oneOf(['optional', 'required', 'forbidden']).optional(),
+        metaRequired: stringList().optional(),
+        metaOptional: stringList().optional(),
+      },
+      'The job runs only when dispatched',
+    ).optional(),
+    payload: z.base64({ error: 'must be base64' }).optional().describe("A dispatched job's payload, base64"),
+    dispatched: z.boolean().optional(),
   },
   'A Nomad job in berth camelCase',
 ).superRefine((j, ctx) => {
   if (!j || typeof j !== 'object') return;
-  const ip = typeof j.id === 'string' && j.id !== '' ? jobIdProblem(j.id, 'id') : undefined;
+  // A dispatched or periodic child is named `<parent>/<suffix>`, as Nomad names it: the parent's id
+  // and the suffix are each checked, the one "/" between them is the child's.
+  const childSuffix = typeof j.id === 'string' && typeof j.parentId === 'string' && j.id.startsWith(`${j.parentId}/`) ? j.id.slice(j.parentId.length + 1) : undefined;
+  const ip =
+    typeof j.id === 'string' && j.id !== ''
+      ? childSuffix !== undefined
+        ? (jobIdProblem(j.parentId, 'id') ?? jobIdProblem(childSuffix, 'id'))
+        : jobIdProblem(j.id, 'id')
+      : undefined;
   if (ip) custom(ctx, ['id'], ip);
   const np = typeof j.name === 'string' ? jobIdProblem(j.name, 'name') : undefined;
   if (np) custom(ctx, ['name'], np);

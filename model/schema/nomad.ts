@@ -50,6 +50,9 @@ const TABLES: Record<string, Table> = {
       ['TaskGroups', 'taskGroups', { list: 'TaskGroup' }],
       ['Version', 'version', 'plain'],
       ['ParentID', 'parentId', 'str'],
+      ['ParameterizedJob', 'parameterized', { obj: 'ParameterizedJob' }],
+      ['Payload', 'payload', 'str'],
+      ['Dispatched', 'dispatched', 'true'],
       ['Stop', 'stop', 'true'],
       ['Update', 'update', { obj: 'Update' }],
       ['SubmitTime', 'submitTime', 'time'],
@@ -71,9 +74,7 @@ const TABLES: Record<string, Table> = {
       'ConsulNamespace',
       'VaultNamespace',
       'NomadTokenID',
-      'Dispatched',
       'DispatchIdempotencyToken',
-      'Payload',
       'VersionTag',
       'UI',
       // Job-level defaults: merged into every group below (as Canonicalize does).
@@ -82,7 +83,6 @@ const TABLES: Record<string, Table> = {
     ],
     unsupported: {
       Periodic: 'periodic',
-      ParameterizedJob: 'parameterized',
       Multiregion: 'multiregion',
     },
   },
@@ -132,13 +132,13 @@ const TABLES: Record<string, Table> = {
       ['Services', 'services', { list: 'Service' }],
       ['Constraints', 'constraints', { list: 'Constraint' }],
       ['Affinities', 'affinities', { list: 'Affinity' }],
+      ['DispatchPayload', 'dispatchPayload', { obj: 'DispatchPayload' }],
     ],
     ignored: ['Kind'],
     unsupported: {
       Vault: 'vault',
       Consul: 'consul',
       Templates: 'template',
-      DispatchPayload: 'dispatch_payload',
       VolumeMounts: 'volume_mount',
       CSIPluginConfig: 'csi_plugin',
       ScalingPolicies: 'scaling',
@@ -149,6 +149,14 @@ const TABLES: Record<string, Table> = {
       Schedule: 'schedule',
     },
   },
+  ParameterizedJob: {
+    fields: [
+      ['Payload', 'payload', 'str'],
+      ['MetaRequired', 'metaRequired', 'plain'],
+      ['MetaOptional', 'metaOptional', 'plain'],
+    ],
+  },
+  DispatchPayload: { fields: [['File', 'file', 'str']] },
   // Placement: where an alloc may go (constraints) and where it would rather go (affinities, spreads).
   Constraint: {
     fields: [

@@ -7,6 +7,7 @@ import type { Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { jobAllocsCommand } from './allocs.ts';
+import { jobDispatchCommand } from './dispatch.ts';
 import { jobEvalCommand } from './eval.ts';
 import { jobHistoryCommand } from './history.ts';
 import { jobInitCommand } from './init.ts';
@@ -28,6 +29,7 @@ export const JOB_SUBCOMMANDS: Command[] = [
   jobHistoryCommand,
   jobInspectCommand,
   jobScaleCommand,
+  jobDispatchCommand,
   jobEvalCommand,
   jobPlanCommand,
   jobValidateCommand,

@@ -69,6 +69,11 @@ export const jobRunCommand: Command = {
       ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),
     });
     if (body.Warnings) writeLine(io.stderr, `Job Warnings:\n${body.Warnings}`);
+    // A parameterized job has no evaluation of its own (its dispatches do), as nomad says.
+    if (!body.EvalID) {
+      writeLine(io.stdout, 'Job registration successful');
+      return 0;
+    }
     if (flags.detach) {
       writeLine(io.stdout, `Job registration successful\nEvaluation ID: ${body.EvalID}`);
       return 0;
