@@ -1,11 +1,23 @@
 import { expect } from 'chai';
 import { readFileSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
+import { detectCgroups, parentCgroupName } from '../../../actors/cgroups/detect.ts';
+import type { Client } from '../../../actors/client/types.ts';
 import type { Task } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
+import { skipOrFailInCi } from '../../support/skips.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 
 const isRoot = process.geteuid?.() === 0;
+
+/** The NOMAD_* variables a one-task raw_exec batch alloc sees, read from the env it dumped. */
+async function nomadEnvOf(client: Client): Promise<Record<string, string>> {
+  const task: Task = { name: 'dump', driver: 'raw_exec', config: { command: '/bin/sh', args: ['-c', 'env > "$NOMAD_TASK_DIR/env.txt"'] } };
+  const r = client.addAlloc(makeAlloc([task], { jobType: 'batch' }));
+  await viewWhere(client, r, (a) => a.clientStatus === 'complete');
+  const lines = readFileSync(join(r.allocDir.dir, 'dump', 'local', 'env.txt'), 'utf8').split('\n');
+  return Object.fromEntries(lines.filter((l) => l.startsWith('NOMAD_')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+}
 
 describe('client: the task environment and the task dir a task gets', () => {
   const newClient = useTempClients();
@@ -54,9 +66,24 @@ describe('client: the task environment and the task dir a task gets', () => {
     // Nomad has no NOMAD_NODE_ID / NOMAD_NODE_NAME; ${node.unique.*} still interpolates.
     expect(env).to.not.have.any.keys('NOMAD_NODE_ID', 'NOMAD_NODE_NAME');
     expect(lines).to.include('WHERE=worker-7/node-7');
-    // With cgroups in use, the parent cgroup tasks run under.
-    const parent = env.NOMAD_PARENT_CGROUP;
-    if (parent !== undefined) expect(parent).to.match(/berth/);
+    // NOMAD_PARENT_CGROUP has two specs of its own below: cgroups in use, and off.
+  });
+
+  it('with cgroups in use, a task sees the parent cgroup it runs under as NOMAD_PARENT_CGROUP (root only)', async function () {
+    if (!isRoot) skipOrFailInCi(this, 'cgroups need root');
+    const detected = detectCgroups();
+    if (!detected.ok) skipOrFailInCi(this, `no writable cgroup hierarchy: ${detected.reason}`);
+    const env = await nomadEnvOf(newClient());
+    expect(env.NOMAD_PARENT_CGROUP).to.equal(parentCgroupName(detected.layout));
+    // the path ends in the parent cgroup berth was given (BERTH_CGROUP_PARENT, `berth` by default)
+    const given = process.env.BERTH_CGROUP_PARENT ?? 'berth';
+    expect(env.NOMAD_PARENT_CGROUP!.split('/').at(-1)).to.equal(given.split('/').at(-1));
+  });
+
+  it('with cgroups off, a task gets no NOMAD_PARENT_CGROUP', async () => {
+    const env = await nomadEnvOf(newClient({ cgroups: { mode: 'off' } }));
+    expect(env).to.include.keys('NOMAD_ALLOC_ID', 'NOMAD_TASK_NAME');
+    expect(env).to.not.have.property('NOMAD_PARENT_CGROUP');
   });
 
   (isRoot ? it : it.skip)("the secrets tmpfs is the task's resources.secretsMB, 1 MB by default (root only)", async () => {
