@@ -63,6 +63,8 @@ export interface StartAgentOptions {
   streamHeartbeatMs?: number;
   /** The server GC's clock: its time and its `job_gc_interval` timer (specs advance it). */
   gcClock?: Clock;
+  /** The periodic dispatcher's clock (specs advance it). */
+  periodicClock?: Clock;
   /** How often drivers are fingerprinted again (default {@link DRIVER_FINGERPRINT_INTERVAL_MS}). */
   fingerprintIntervalMs?: number;
 }
@@ -123,7 +125,10 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     const theClientForFp = client;
     const fingerprint = async () => nodeDrivers(await theClientForFp.fingerprintDrivers(), cfg.plugins);
     let offered = await fingerprint();
-    const core = new AgentCore(cfg, state, client, log, opts.gcClock ? { gcClock: opts.gcClock } : {});
+    const core = new AgentCore(cfg, state, client, log, {
+      ...(opts.gcClock ? { gcClock: opts.gcClock } : {}),
+      ...(opts.periodicClock ? { periodicClock: opts.periodicClock } : {}),
+    });
     subs.push(client.updates$.subscribe((a) => core.clientUpdate(a)));
     subs.push(
       client.bus.messages$.subscribe((m) => {
@@ -198,6 +203,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     // Once the node is registered again: the scheduler replaces what the client lost.
     core.allocsLost(lost);
     core.gc.start();
+    // Periodic jobs: a launch missed while no agent ran is made once, then each on its schedule.
+    core.periodic.start();
     // Drivers come and go (an Engine started or stopped): the node is registered again with what
     // changed, and blocked evals are retried when a driver appeared, as Nomad's client re-registers.
     let fingerprinting = false;

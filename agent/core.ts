@@ -5,7 +5,7 @@
  * durably before it returns.
  * @module
  */
-import { BerthError, type Allocation, type Client, type Clock, errorText } from '../index.ts';
+import { BerthError, realClock, type Allocation, type Client, type Clock, errorText } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
@@ -14,8 +14,11 @@ import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
 import { apiAllocMetric } from './http/alloc-metric.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
-import { checkDispatch, dispatchedChild, DispatchError, type DispatchRequest } from './jobs/dispatch.ts';
+import { checkDispatch, dispatchedChild, DispatchError, isParentJob, type DispatchRequest } from './jobs/dispatch.ts';
 import { JobspecParser } from './jobs/jobspec-parser.ts';
+import { nextOfAny, timeZoneProblem, CronSpecError } from './periodic/cron.ts';
+import { PeriodicDispatcher, specsOf } from './periodic/dispatcher.ts';
+import { jobStatus } from './state/job-status.ts';
 import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
 import type { AgentState } from './state/store.ts';
 import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
@@ -50,14 +53,23 @@ export class AgentCore {
   readonly gc: ServerGc;
   /** Job files parsed in a worker thread, off the event loop (closed by {@link AgentCore.stop}). */
   readonly jobspec = new JobspecParser();
+  /** Launches periodic jobs (started by the agent once the node is registered). */
+  readonly periodic: PeriodicDispatcher;
 
   constructor(
     readonly config: AgentConfig,
     readonly state: AgentState,
     readonly client: Client,
     readonly log: (line: string) => void,
-    opts: { gcClock?: Clock } = {},
+    opts: { gcClock?: Clock; periodicClock?: Clock } = {},
   ) {
+    this.periodic = new PeriodicDispatcher({
+      state,
+      clock: opts.periodicClock ?? realClock,
+      log,
+      register: (child) => void this.register(child),
+      live: (job) => jobStatus(job, state) !== 'dead',
+    });
     this.broker = new EvalBroker({ state, client, node: () => this.node(), log, onRefused: (report) => this.clientUpdate(report) });
     this.deploymentWatchers = new DeploymentWatchers(state, client);
     this.gc = new ServerGc({ state, client, config: config.serverGc, log, ...(opts.gcClock ? { clock: opts.gcClock } : {}) });
@@ -88,6 +100,8 @@ export class AgentCore {
     trigger: 'job-register' | 'job-scaling' = 'job-register',
   ): RegisterResult {
     const job = decodeJob(apiJob);
+    const periodicProblem = checkPeriodic(apiJob);
+    if (periodicProblem) throw new ApiError(400, periodicProblem);
     const prev = this.state.jobs.get(apiJob.ID);
     if (opts.enforceIndex) {
       // Nomad's three refusals, in its words.
@@ -121,16 +135,16 @@ export class AgentCore {
         modifyTime: now,
         stop: false,
       };
-      // A parameterized job is never placed itself (Nomad creates no eval for it): its dispatches are.
-      if (job.parameterized && !job.dispatched) record.apiJob.Status = 'running';
       txn.putJob(record);
       txn.event({ topic: 'Job', type: 'JobRegistered', key: record.id, object: record });
       const warnings = formatWarnings(placementWarnings(job));
-      if (job.parameterized && !job.dispatched) return { evalId: '', evalCreateIndex: 0, jobModifyIndex: txn.index, warnings, index: txn.index };
+      // A parameterized or periodic parent is never placed itself (Nomad makes no eval for it): its children are.
+      if (isParentJob(job)) return { evalId: '', evalCreateIndex: 0, jobModifyIndex: txn.index, warnings, index: txn.index };
       const ev = newEval(txn, this.state, record.id, trigger);
       return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings, index: txn.index };
     });
     if (result.evalId) this.broker.enqueue(result.evalId);
+    if (job.periodic || prev?.apiJob.Periodic) this.periodic.sync();
     return result;
   }
 
@@ -151,7 +165,7 @@ export class AgentCore {
     }
     if (req.idempotencyToken) {
       const same = [...this.state.jobs.values()].find(
-        (j) => j.apiJob.ParentID === parentId && j.apiJob.DispatchIdempotencyToken === req.idempotencyToken && !j.stop && j.apiJob.Status !== 'dead',
+        (j) => j.apiJob.ParentID === parentId && j.apiJob.DispatchIdempotencyToken === req.idempotencyToken && jobStatus(j, this.state) !== 'dead',
       );
       if (same)
         return {
@@ -201,7 +215,20 @@ export class AgentCore {
       return { evalId: ev.id, jobModifyIndex: txn.index, index: txn.index };
     });
     this.broker.enqueue(out.evalId);
+    if (prev.apiJob.Periodic) this.periodic.sync();
     return out;
+  }
+
+  /** Launches a periodic job now (Nomad's `periodic force`): the child's evaluation. */
+  forcePeriodic(jobId: string): { evalId: string; evalCreateIndex: number; index: number } {
+    const rec = this.state.jobs.get(jobId);
+    if (!rec) throw new ApiError(404, 'job not found');
+    if (!rec.apiJob.Periodic || rec.apiJob.ParentID) throw new ApiError(400, 'Job is not periodic');
+    if (rec.stop) throw new ApiError(400, 'Job is stopped');
+    const child = this.periodic.force(jobId);
+    const ev = child ? [...this.state.evals.values()].find((e) => e.jobId === child) : undefined;
+    if (!ev) throw new ApiError(409, `a launch of job ${jobId} in this second exists already`);
+    return { evalId: ev.id, evalCreateIndex: ev.createIndex, index: this.state.waiters.index };
   }
 
   /** Sets a group's count (Nomad's job scale): a new job version. */
@@ -432,6 +459,7 @@ export class AgentCore {
 
   /** Stops the broker and the health timers. */
   async stop(): Promise<void> {
+    this.periodic.stop();
     await this.jobspec.close();
     await this.gc.stop();
     for (const t of this.#healthTimers.values()) clearTimeout(t);
@@ -466,6 +494,23 @@ function sameSpec(a: ApiJob, b: ApiJob): boolean {
 }
 
 /** The API job as berth's job; a job berth cannot take is Nomad's 400 with the reason. */
+/** A periodic block Nomad's job validation refuses: no expression, a bad one, an unknown time zone. */
+function checkPeriodic(apiJob: ApiJob): string | undefined {
+  const p = apiJob.Periodic as Parameters<typeof specsOf>[0] | null | undefined;
+  if (!p || apiJob.ParentID) return undefined;
+  const specs = specsOf(p);
+  if (specs.length === 0) return 'Invalid periodic job: must specify a cron expression (cron or crons)';
+  const tz = timeZoneProblem(p.TimeZone);
+  if (tz) return `Invalid periodic job: ${tz}`;
+  try {
+    nextOfAny(specs, Date.now(), p.TimeZone);
+  } catch (e) {
+    if (e instanceof CronSpecError) return `Invalid periodic job: ${e.message}`;
+    throw e;
+  }
+  return undefined;
+}
+
 function decodeJob(apiJob: ApiJob): ReturnType<typeof apiJobToJob> {
   try {
     return apiJobToJob(apiJob);

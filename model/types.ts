@@ -214,6 +214,27 @@ export interface Job {
   payload?: string;
   /** The job is a dispatched child of a parameterized job. */
   dispatched?: boolean;
+  /**
+   * Nomad's `periodic` block: the job is launched on a cron schedule (each launch registers a
+   * child job `<id>/periodic-<unix>`); never placed itself.
+   */
+  periodic?: PeriodicConfig;
+}
+
+/** Nomad's `periodic` block (API `PeriodicConfig`). */
+export interface PeriodicConfig {
+  /** Launches happen only while enabled (Nomad's default: true). */
+  enabled?: boolean;
+  /** A cron expression (Nomad's `cron`). */
+  spec?: string;
+  /** Several cron expressions, the earliest next launch of any (Nomad's `crons`). */
+  specs?: string[];
+  /** Always `cron`. */
+  specType?: 'cron';
+  /** A launch is skipped while an earlier child of the job still runs. */
+  prohibitOverlap?: boolean;
+  /** The IANA zone the expressions are read in (default UTC). */
+  timeZone?: string;
 }
 
 /** Nomad's `parameterized` block (API `ParameterizedJobConfig`). */

@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import { errorText, type Allocation, type Client, type Job } from '../../index.ts';
 import { apiJobToJob } from '../jobs/jobspec.ts';
+import { isParentJob } from '../jobs/dispatch.ts';
 import {
   blockedEvalsToRetry,
   isReady,
@@ -51,9 +52,8 @@ export function jobOf(rec: JobRecord): Job {
   let j = jobCache.get(rec);
   if (!j) {
     const decoded = apiJobToJob(rec.apiJob);
-    // A parameterized parent is never placed (its dispatched children are): the scheduler sees it stopped.
-    const parent = !!decoded.parameterized && !decoded.dispatched;
-    j = { ...decoded, version: rec.version, ...(rec.stop || parent ? { stop: true } : {}) };
+    // A parameterized or periodic parent is never placed (its children are): the scheduler sees it stopped.
+    j = { ...decoded, version: rec.version, ...(rec.stop || isParentJob(decoded) ? { stop: true } : {}) };
     jobCache.set(rec, j);
   }
   return j;

@@ -218,6 +218,10 @@ export function jobRoutes(r: Router, core: AgentCore): void {
       index: r.index,
     };
   });
+  r.on('POST', '/v1/job/:id/periodic/force', (req) => {
+    const f = core.forcePeriodic(req.params.id!);
+    return { body: { EvalID: f.evalId, EvalCreateIndex: f.evalCreateIndex, Index: f.index, LastContact: 0, KnownLeader: true }, index: f.index };
+  });
   r.on('POST', '/v1/job/:id/evaluate', (req) => {
     const r = core.evaluate(req.params.id!);
     return {

@@ -72,3 +72,8 @@ export function dispatchedChild(parent: ApiJob, req: DispatchRequest, nowMs: num
     delete (child as Record<string, unknown>)[k];
   return child;
 }
+
+/** A parameterized or periodic job itself (not one of its children): never placed, only launched. */
+export function isParentJob(job: { parameterized?: unknown; periodic?: unknown; dispatched?: boolean; parentId?: string }): boolean {
+  return (!!job.parameterized && !job.dispatched) || (!!job.periodic && !job.parentId);
+}

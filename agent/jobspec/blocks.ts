@@ -49,10 +49,10 @@ export const BLOCKS: Record<string, BlockSpec> = {
       affinity: ['Affinities', { blocks: 'affinity' }],
       spread: ['Spreads', { blocks: 'spread' }],
       parameterized: ['ParameterizedJob', { block: 'parameterized' }],
+      periodic: ['Periodic', { block: 'periodic' }],
     },
     ignored: { all_at_once: ['AllAtOnce', 'bool'], node_pool: ['NodePool', 'string'], ui: ['UI', 'any'] },
     unsupported: {
-      periodic: 'periodic',
       multiregion: 'multiregion',
       vault: 'vault',
       vault_token: 'vaultToken',
@@ -286,6 +286,15 @@ export const BLOCKS: Record<string, BlockSpec> = {
   lifecycle: { fields: { hook: ['Hook', 'string'], sidecar: ['Sidecar', 'bool'] } },
   parameterized: { fields: { payload: ['Payload', 'string'], meta_required: ['MetaRequired', 'strings'], meta_optional: ['MetaOptional', 'strings'] } },
   dispatch_payload: { fields: { file: ['File', 'string'] } },
+  periodic: {
+    fields: {
+      cron: ['Spec', 'string'],
+      crons: ['Specs', 'strings'],
+      prohibit_overlap: ['ProhibitOverlap', 'bool'],
+      time_zone: ['TimeZone', 'string'],
+      enabled: ['Enabled', 'bool'],
+    },
+  },
   artifact: {
     fields: {
       source: ['GetterSource', 'string'],

@@ -89,6 +89,9 @@ export function canonicalizeJob(job: Obj): Obj {
   if (isObj(job.Update)) job.Update = merge(defaultUpdate(), job.Update);
   else if (type === 'service' || type === 'system') job.Update = defaultUpdate();
   placementDefaults(job);
+  // PeriodicConfig.Canonicalize; a parameterized job's payload rule defaults to optional.
+  if (isObj(job.Periodic)) job.Periodic = merge({ Enabled: true, SpecType: 'cron', ProhibitOverlap: false, TimeZone: 'UTC' }, job.Periodic);
+  if (isObj(job.ParameterizedJob)) dflt(job.ParameterizedJob, 'Payload', 'optional');
   for (const g of (job.TaskGroups as Obj[] | undefined) ?? []) canonicalizeGroup(g, job, type);
   return job;
 }

@@ -12,6 +12,8 @@ export function jobStatus(job: JobRecord, state: Pick<AgentState, 'allocs'>): 'p
   const live = allocs.some((s) => s.alloc.desiredStatus === 'run' && !['complete', 'failed', 'lost'].includes(s.alloc.clientStatus));
   if (live) return 'running';
   if (job.stop) return 'dead';
+  // A periodic or parameterized parent runs as long as it is registered (its children do the work).
+  if ((job.apiJob.Periodic || job.apiJob.ParameterizedJob) && !job.apiJob.ParentID) return 'running';
   if ((job.apiJob.Type === 'batch' || job.apiJob.Type === 'sysbatch') && allocs.length > 0) return 'dead';
   return 'pending';
 }

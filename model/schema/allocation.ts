@@ -359,6 +359,17 @@ export const jobSchema = strict(
       'The job runs only when dispatched',
     ).optional(),
     payload: z.base64({ error: 'must be base64' }).optional().describe("A dispatched job's payload, base64"),
+    periodic: strict(
+      {
+        enabled: z.boolean().optional(),
+        spec: z.string().optional(),
+        specs: stringList().optional(),
+        specType: oneOf(['cron']).optional(),
+        prohibitOverlap: z.boolean().optional(),
+        timeZone: z.string().optional(),
+      },
+      'The job is launched on a cron schedule',
+    ).optional(),
     dispatched: z.boolean().optional(),
   },
   'A Nomad job in berth camelCase',

@@ -53,6 +53,7 @@ const TABLES: Record<string, Table> = {
       ['ParameterizedJob', 'parameterized', { obj: 'ParameterizedJob' }],
       ['Payload', 'payload', 'str'],
       ['Dispatched', 'dispatched', 'true'],
+      ['Periodic', 'periodic', { obj: 'Periodic' }],
       ['Stop', 'stop', 'true'],
       ['Update', 'update', { obj: 'Update' }],
       ['SubmitTime', 'submitTime', 'time'],
@@ -82,7 +83,6 @@ const TABLES: Record<string, Table> = {
       'Migrate',
     ],
     unsupported: {
-      Periodic: 'periodic',
       Multiregion: 'multiregion',
     },
   },
@@ -157,6 +157,16 @@ const TABLES: Record<string, Table> = {
     ],
   },
   DispatchPayload: { fields: [['File', 'file', 'str']] },
+  Periodic: {
+    fields: [
+      ['Enabled', 'enabled', 'plain'],
+      ['Spec', 'spec', 'str'],
+      ['Specs', 'specs', 'plain'],
+      ['SpecType', 'specType', 'str'],
+      ['ProhibitOverlap', 'prohibitOverlap', 'plain'],
+      ['TimeZone', 'timeZone', 'str'],
+    ],
+  },
   // Placement: where an alloc may go (constraints) and where it would rather go (affinities, spreads).
   Constraint: {
     fields: [

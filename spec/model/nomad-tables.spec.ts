@@ -26,6 +26,7 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
       'ParameterizedJob parameterized obj:ParameterizedJob',
       'Payload payload str',
       'Dispatched dispatched true',
+      'Periodic periodic obj:Periodic',
       'Stop stop true',
       'Update update obj:Update',
       'SubmitTime submitTime time',
@@ -54,7 +55,6 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
       'Migrate',
     ],
     unsupported: {
-      Periodic: 'periodic',
       Multiregion: 'multiregion',
     },
   },
@@ -121,6 +121,16 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
   },
   ParameterizedJob: { mapped: ['Payload payload str', 'MetaRequired metaRequired plain', 'MetaOptional metaOptional plain'] },
   DispatchPayload: { mapped: ['File file str'] },
+  Periodic: {
+    mapped: [
+      'Enabled enabled plain',
+      'Spec spec str',
+      'Specs specs plain',
+      'SpecType specType str',
+      'ProhibitOverlap prohibitOverlap plain',
+      'TimeZone timeZone str',
+    ],
+  },
   Constraint: {
     mapped: ['LTarget lTarget str', 'RTarget rTarget str', 'Operand operand plain'],
   },

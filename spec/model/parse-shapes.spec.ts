@@ -442,12 +442,12 @@ describe('parseJob / checkJob / jobToNomad', () => {
 
   it('in warn mode leaves a stanza out with a warning, but still refuses a container driver', () => {
     const j = job();
-    j.periodic = { crons: ['@daily'] };
+    j.multiregion = { regions: [{ name: 'west' }] };
     const warned: UnsupportedStanza[] = [];
     const r = checkJob(j, { unsupported: 'warn', onWarning: (w) => warned.push(w) });
-    expect(r.warnings).to.deep.equal([{ stanza: 'periodic', path: 'job.periodic' }]);
+    expect(r.warnings).to.deep.equal([{ stanza: 'multiregion', path: 'job.multiregion' }]);
     expect(warned).to.deep.equal(r.warnings);
-    expect(r.job).not.to.have.property('periodic');
+    expect(r.job).not.to.have.property('multiregion');
     expect(checkJob(j, { unsupported: 'warn' }).warnings).to.have.length(1);
     expect(checkJob(job()).warnings).to.deep.equal([]);
     j.taskGroups[0].tasks[0].driver = 'podman';

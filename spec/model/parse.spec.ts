@@ -237,7 +237,7 @@ describe('parseAllocation: one schema, no silent drops, no impossible values (#2
     const j = nomadJson();
     j.Job.TaskGroups[0].Tasks[0].Templates = [{ EmbeddedTmpl: 'x', DestPath: 'local/x' }];
     j.Job.TaskGroups[0].Volumes = { data: { Type: 'csi', Source: 'd' } };
-    j.Job.Periodic = { Enabled: true, Spec: '@daily', SpecType: 'cron' };
+    j.Job.Multiregion = { Regions: [{ Name: 'west' }] };
     let err: unknown;
     try {
       parseAllocation(j);
@@ -248,7 +248,7 @@ describe('parseAllocation: one schema, no silent drops, no impossible values (#2
     expect((err as UnsupportedStanzaError).unsupported).to.have.deep.members([
       { stanza: 'template', path: `${T}.templates` },
       { stanza: 'volume', path: 'job.taskGroups[0].volumes' },
-      { stanza: 'periodic', path: 'job.periodic' },
+      { stanza: 'multiregion', path: 'job.multiregion' },
     ]);
     expect((err as Error).message).to.include(`template is not supported by berth (${T}.templates)`);
     const warned: UnsupportedStanza[] = [];

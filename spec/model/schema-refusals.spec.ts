@@ -397,7 +397,7 @@ describe('parseAllocation: stanzas berth does not run are refused by name, with 
     ['a template', { 'T.templates': [{}] }, { stanza: 'template', path: `${T}.templates` }],
     ['vault', { 'T.vault': { policies: ['x'] } }, { stanza: 'vault', path: `${T}.vault` }],
     ['a volume', { 'G.volumes': { data: {} } }, { stanza: 'volume', path: `${G}.volumes` }],
-    ['a periodic job', { 'job.periodic': { crons: ['@daily'] } }, { stanza: 'periodic', path: 'job.periodic' }],
+    ['a multiregion job', { 'job.multiregion': { regions: [{ name: 'west' }] } }, { stanza: 'multiregion', path: 'job.multiregion' }],
     ['a device', { 'T.resources': { devices: [{}] } }, { stanza: 'device', path: `${T}.resources.devices` }],
     ['logs disabled', { 'T.logs': { disabled: true } }, { stanza: 'logs.disabled', path: `${T}.logs.disabled` }],
     ['render_templates', { 'T.restartPolicy': { renderTemplates: true } }, { stanza: 'restart.render_templates', path: `${T}.restartPolicy.renderTemplates` }],

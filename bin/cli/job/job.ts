@@ -8,6 +8,7 @@ import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { jobAllocsCommand } from './allocs.ts';
 import { jobDispatchCommand } from './dispatch.ts';
+import { jobPeriodicCommand } from './periodic.ts';
 import { jobEvalCommand } from './eval.ts';
 import { jobHistoryCommand } from './history.ts';
 import { jobInitCommand } from './init.ts';
@@ -30,6 +31,7 @@ export const JOB_SUBCOMMANDS: Command[] = [
   jobInspectCommand,
   jobScaleCommand,
   jobDispatchCommand,
+  jobPeriodicCommand,
   jobEvalCommand,
   jobPlanCommand,
   jobValidateCommand,

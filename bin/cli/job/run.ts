@@ -9,6 +9,7 @@ import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
+import { nextOfAny } from '../../../agent/periodic/cron.ts';
 import { followAllocs, followDeployment, monitorEval } from './monitor.ts';
 import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
 
@@ -69,9 +70,16 @@ export const jobRunCommand: Command = {
       ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),
     });
     if (body.Warnings) writeLine(io.stderr, `Job Warnings:\n${body.Warnings}`);
-    // A parameterized job has no evaluation of its own (its dispatches do), as nomad says.
+    // A parameterized or periodic job has no evaluation of its own (its children do), as nomad says.
     if (!body.EvalID) {
       writeLine(io.stdout, 'Job registration successful');
+      const periodic = job.Periodic as { Spec?: string; Specs?: string[]; TimeZone?: string; Enabled?: boolean } | undefined;
+      const next =
+        periodic && periodic.Enabled !== false
+          ? nextOfAny([...(periodic.Spec ? [periodic.Spec] : []), ...(periodic.Specs ?? [])], Date.now(), periodic.TimeZone)
+          : undefined;
+      if (next !== undefined)
+        writeLine(io.stdout, `Approximate next launch time: ${new Date(next).toISOString()} (${Math.round((next - Date.now()) / 1000)}s from now)`);
       return 0;
     }
     if (flags.detach) {
