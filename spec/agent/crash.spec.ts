@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentProcess, pidsWith, waitFor } from '../support/agent.ts';
+import { AgentProcess, markerJobHcl, pidsWith, waitFor } from '../support/agent.ts';
 import { stopCliProcesses } from '../support/cli.ts';
 
 describe('agent: kill -9 and restart', function () {
@@ -32,26 +32,7 @@ describe('agent: kill -9 and restart', function () {
 
   it('keeps every job, alloc and evaluation, reattaches the running tasks and re-runs nothing', async () => {
     const job = join(dir, 'crash.nomad.hcl');
-    writeFileSync(
-      job,
-      `job "crash" {
-  group "g" {
-    count = 2
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sh"
-        args = ["-c", "echo started $NOMAD_ALLOC_ID >> \${NOMAD_ALLOC_DIR}/starts; sleep 1000; : ${marker}"]
-      }
-      resources {
-        cpu = 50
-        memory = 32
-      }
-    }
-  }
-}
-`,
-    );
+    writeFileSync(job, markerJobHcl('crash', marker, { count: 2, script: 'echo started $NOMAD_ALLOC_ID >> ${NOMAD_ALLOC_DIR}/starts' }));
     const dataDir = join(dir, 'data');
     agent = await new AgentProcess(['-data-dir', dataDir]).ready();
     const run = await agent.cli(['job', 'run', job]);

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentProcess, pidsWith, waitFor } from '../support/agent.ts';
+import { AgentProcess, markerJobHcl, pidsWith, waitFor } from '../support/agent.ts';
 import { stopCliProcesses } from '../support/cli.ts';
 
 const isRoot = process.geteuid?.() === 0;
@@ -36,25 +36,7 @@ describe('agent: what a dead -dev agent left', function () {
   const devDirs = () => readdirSync(tmp).filter((n) => n.startsWith('berth-dev-'));
   const runMarkerJob = async (a: AgentProcess, id: string) => {
     const file = join(dir, `${id}.nomad.hcl`);
-    writeFileSync(
-      file,
-      `job "${id}" {
-  group "g" {
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sh"
-        args = ["-c", "sleep 1000; : ${marker}-${id}"]
-      }
-      resources {
-        cpu = 50
-        memory = 32
-      }
-    }
-  }
-}
-`,
-    );
+    writeFileSync(file, markerJobHcl(id, `${marker}-${id}`));
     const run = await a.cli(['job', 'run', file]);
     expect(run.code, run.stdout + run.stderr).to.equal(0);
     await waitFor(a, '/v1/allocations', (l: any[]) => l.length === 1 && l[0].ClientStatus === 'running', `${id} running`);

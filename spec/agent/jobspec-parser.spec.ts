@@ -10,17 +10,7 @@ import { INLINE_PARSE_BELOW, JobspecParser, JobspecParserClosedError } from '../
 import { textScans } from '../../agent/jobspec/source-index.ts';
 import { JobspecError } from '../../model/errors.ts';
 import { AgentProcess } from './../support/agent.ts';
-
-function manyGroups(groups: number, bad?: number): string {
-  const out = ['job "many" {'];
-  for (let g = 0; g < groups; g++) {
-    out.push(`  group "g${g}" {`, `    task "t" {`, `      driver = "raw_exec"`, `      config { command = "/bin/true" }`);
-    if (g === bad) out.push(`      bogus_key = 1`);
-    out.push(`    }`, `  }`);
-  }
-  out.push('}');
-  return out.join('\n');
-}
+import { manyGroups } from '../support/many-groups.ts';
 
 describe('agent: job files parsed off the event loop', function () {
   this.timeout(120_000);

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DAMAGE } from '../actors/state/support/damage.ts';
-import { AgentProcess, pidsWith, waitFor } from '../support/agent.ts';
+import { AgentProcess, markerJobHcl, pidsWith, waitFor } from '../support/agent.ts';
 import { runCli, stopCliProcesses } from '../support/cli.ts';
 
 describe('agent: -repair-state', function () {
@@ -39,25 +39,7 @@ describe('agent: -repair-state', function () {
 
   it('refuses a damaged client/state.db naming -repair-state, then repairs it with the flag and leaves no task orphaned', async () => {
     const job = join(dir, 'repair.nomad.hcl');
-    writeFileSync(
-      job,
-      `job "repair" {
-  group "g" {
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sh"
-        args = ["-c", "sleep 1000; : ${marker}"]
-      }
-      resources {
-        cpu = 50
-        memory = 32
-      }
-    }
-  }
-}
-`,
-    );
+    writeFileSync(job, markerJobHcl('repair', marker));
     const dataDir = join(dir, 'data');
     agent = await new AgentProcess(['-data-dir', dataDir]).ready();
     const run = await agent.cli(['job', 'run', job]);

@@ -153,3 +153,27 @@ export function pidsWith(marker: string): number[] {
   }
   return out.filter((p) => p !== process.pid);
 }
+
+/**
+ * A raw_exec service job whose task runs `script` and then sleeps, with `marker` on its command
+ * line so `pidsWith(marker)` finds its processes (the crash, repair and sweep specs).
+ */
+export function markerJobHcl(id: string, marker: string, opts: { count?: number; script?: string } = {}): string {
+  const script = `${opts.script ? `${opts.script}; ` : ''}sleep 1000; : ${marker}`;
+  return `job "${id}" {
+  group "g" {
+${opts.count !== undefined ? `    count = ${opts.count}\n` : ''}    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args = ["-c", ${JSON.stringify(script)}]
+      }
+      resources {
+        cpu = 50
+        memory = 32
+      }
+    }
+  }
+}
+`;
+}

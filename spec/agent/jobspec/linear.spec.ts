@@ -9,18 +9,7 @@ import { expect } from 'chai';
 import { parseJobspec } from '../../../agent/jobspec/index.ts';
 import { JobspecError } from '../../../model/errors.ts';
 import { textScans } from '../../../agent/jobspec/source-index.ts';
-
-/** A job of `groups` groups; group `bad` (when given) has an unknown key in its task. */
-function manyGroups(groups: number, bad?: number): string {
-  const out = ['job "many" {'];
-  for (let g = 0; g < groups; g++) {
-    out.push(`  group "g${g}" {`, `    task "t" {`, `      driver = "raw_exec"`, `      config { command = "/bin/true" }`);
-    if (g === bad) out.push(`      bogus_key = 1`);
-    out.push(`    }`, `  }`);
-  }
-  out.push('}');
-  return out.join('\n');
-}
+import { manyGroups } from '../../support/many-groups.ts';
 
 async function scansOf(text: string): Promise<{ scans: number; error?: JobspecError }> {
   const before = textScans();
