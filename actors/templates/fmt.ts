@@ -187,17 +187,16 @@ class Printer {
       }
       let tail = '';
       let body = num;
-      const ei = body.search(/[eEpP]/);
-      if (ei >= 0) {
-        tail = body.slice(ei);
-        body = body.slice(0, ei);
-      }
       let sawNonzero = false;
       let hasPoint = false;
       for (let i = 1; i < body.length; i++) {
         const c = body[i]!;
         if (c === '.') hasPoint = true;
-        else if (c >= '0' && c <= '9') {
+        else if (c === 'p' || c === 'P' || ((c === 'e' || c === 'E') && verb !== 'x' && verb !== 'X')) {
+          tail = body.slice(i);
+          body = body.slice(0, i);
+          break;
+        } else {
           if (c !== '0') sawNonzero = true;
           if (sawNonzero) digits--;
         }
@@ -290,6 +289,14 @@ class Printer {
   fmtInt(n: number, signed: boolean, verb: string, arg: unknown): void {
     switch (verb) {
       case 'v':
+        if (this.f.sharpV && !signed) {
+          const sharp = this.f.sharp;
+          this.f.sharp = true;
+          this.fmtInteger(n, 16, signed, verb, false);
+          this.f.sharp = sharp;
+          return;
+        }
+        return this.fmtInteger(n, 10, signed, verb, false);
       case 'd':
         return this.fmtInteger(n, 10, signed, verb, false);
       case 'b':
@@ -335,7 +342,7 @@ class Printer {
     arg = unwrap(arg);
     if (arg === null || arg === undefined) {
       if (depth > 0) {
-        this.buf += '<nil>';
+        this.buf += this.f.sharpV ? 'interface {}(nil)' : '<nil>';
         return;
       }
       if (verb === 'T' || verb === 'v') this.pad('<nil>');
@@ -375,24 +382,26 @@ class Printer {
       case 'string':
         return this.fmtString(arg as string, verb, arg);
       case 'slice': {
-        this.buf += '[';
+        const sv = this.f.sharpV;
+        this.buf += sv ? '[]interface {}{' : '[';
         (arg as unknown[]).forEach((e, i) => {
-          if (i > 0) this.buf += ' ';
+          if (i > 0) this.buf += sv ? ', ' : ' ';
           this.printArg(e, verb, depth + 1);
         });
-        this.buf += ']';
+        this.buf += sv ? '}' : ']';
         return;
       }
       case 'map': {
-        this.buf += 'map[';
+        const sv = this.f.sharpV;
+        this.buf += sv ? 'map[string]interface {}{' : 'map[';
         const m = arg as Record<string, unknown>;
         sortedKeys(m).forEach((key, i) => {
-          if (i > 0) this.buf += ' ';
+          if (i > 0) this.buf += sv ? ', ' : ' ';
           this.printArg(key, verb, depth + 1);
           this.buf += ':';
           this.printArg(m[key], verb, depth + 1);
         });
-        this.buf += ']';
+        this.buf += sv ? '}' : ']';
         return;
       }
       default:
