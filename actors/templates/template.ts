@@ -64,7 +64,7 @@ export class Template implements ExecTemplate {
   option(...opts: string[]): this {
     for (const opt of opts) {
       const m = /^missingkey=(default|invalid|zero|error)$/.exec(opt);
-      if (!m) throw new BerthError(opt.startsWith('missingkey=') ? `unrecognized option: ${opt}` : `unrecognized option: ${opt}`);
+      if (!m) throw new BerthError(`unrecognized option: ${opt}`);
       this.common.missingKey = m[1] === 'invalid' ? 'default' : (m[1] as MissingKey);
     }
     return this;
