@@ -461,6 +461,32 @@ export interface Task {
   affinities?: Affinity[];
   /** Nomad's `dispatch_payload { file }`: a dispatched job's payload written to `local/<file>` before the task starts. */
   dispatchPayload?: { file: string };
+  /** Nomad's `template` blocks: files (or env vars) rendered into the task dir before the task starts. */
+  templates?: TaskTemplate[];
+}
+
+/** One `template` block (API `Template`), rendered with Go's text/template and consul-template's functions. */
+export interface TaskTemplate {
+  /** The template text (Nomad's `data`). */
+  data?: string;
+  /** A file in the task dir holding the template text instead (an artifact, say). */
+  source?: string;
+  /** Where the result goes, relative to the task dir. */
+  destination: string;
+  /** What a re-render does: `restart` (default), `signal`, `noop` (berth's data sources never change yet). */
+  changeMode?: 'restart' | 'signal' | 'noop' | 'script';
+  changeSignal?: string;
+  /** Nomad's `splay`, ms. */
+  splayMs?: number;
+  /** The file's mode, octal (default "0644"). */
+  perms?: string;
+  /** The result's `KEY=value` lines become the task's environment. */
+  env?: boolean;
+  leftDelimiter?: string;
+  rightDelimiter?: string;
+  /** A missing map key fails the render instead of printing `<no value>`. */
+  errorOnMissingKey?: boolean;
+  once?: boolean;
 }
 
 /**

@@ -108,10 +108,10 @@ export const BLOCKS: Record<string, BlockSpec> = {
       constraint: ['Constraints', { blocks: 'constraint' }],
       affinity: ['Affinities', { blocks: 'affinity' }],
       dispatch_payload: ['DispatchPayload', { block: 'dispatch_payload' }],
+      template: ['Templates', { blocks: 'template' }],
     },
     ignored: { kind: ['Kind', 'string'] },
     unsupported: {
-      template: 'templates',
       vault: 'vault',
       consul: 'consul',
       volume_mount: 'volumeMounts',
@@ -286,6 +286,24 @@ export const BLOCKS: Record<string, BlockSpec> = {
   lifecycle: { fields: { hook: ['Hook', 'string'], sidecar: ['Sidecar', 'bool'] } },
   parameterized: { fields: { payload: ['Payload', 'string'], meta_required: ['MetaRequired', 'strings'], meta_optional: ['MetaOptional', 'strings'] } },
   dispatch_payload: { fields: { file: ['File', 'string'] } },
+  template: {
+    fields: {
+      data: ['EmbeddedTmpl', 'string'],
+      source: ['SourcePath', 'string'],
+      destination: ['DestPath', 'string'],
+      change_mode: ['ChangeMode', 'string'],
+      change_signal: ['ChangeSignal', 'string'],
+      splay: ['Splay', 'duration'],
+      perms: ['Perms', 'string'],
+      env: ['Envvars', 'bool'],
+      left_delimiter: ['LeftDelim', 'string'],
+      right_delimiter: ['RightDelim', 'string'],
+      error_on_missing_key: ['ErrMissingKey', 'bool'],
+      once: ['Once', 'bool'],
+    },
+    ignored: { uid: ['Uid', 'int'], gid: ['Gid', 'int'], vault_grace: ['VaultGrace', 'duration'], wait: ['Wait', 'any'] },
+    unsupported: { change_script: 'changeScript' },
+  },
   periodic: {
     fields: {
       cron: ['Spec', 'string'],

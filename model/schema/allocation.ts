@@ -243,6 +243,27 @@ export const taskSchema = strict(
     constraints: z.array(constraintSchema).optional(),
     affinities: z.array(affinitySchema).optional(),
     dispatchPayload: strict({ file: z.string().min(1, { error: 'must name a file under local/' }) }, "Where a dispatched job's payload is written").optional(),
+    templates: z
+      .array(
+        strict(
+          {
+            data: z.string().optional(),
+            source: z.string().optional(),
+            destination: z.string().min(1, { error: 'must name a file in the task dir' }),
+            changeMode: oneOf(['restart', 'signal', 'noop', 'script']).optional(),
+            changeSignal: z.string().optional(),
+            splayMs: ms('Random wait before a change is acted on').optional(),
+            perms: z.string().regex(/^0?[0-7]{3,4}$/, { error: 'must be an octal mode like "0644"' }).optional(),
+            env: z.boolean().optional(),
+            leftDelimiter: z.string().optional(),
+            rightDelimiter: z.string().optional(),
+            errorOnMissingKey: z.boolean().optional(),
+            once: z.boolean().optional(),
+          },
+          'A template rendered into the task dir',
+        ),
+      )
+      .optional(),
   },
   'A task',
 ).superRefine((t, ctx) => {

@@ -133,12 +133,12 @@ const TABLES: Record<string, Table> = {
       ['Constraints', 'constraints', { list: 'Constraint' }],
       ['Affinities', 'affinities', { list: 'Affinity' }],
       ['DispatchPayload', 'dispatchPayload', { obj: 'DispatchPayload' }],
+      ['Templates', 'templates', { list: 'Template' }],
     ],
     ignored: ['Kind'],
     unsupported: {
       Vault: 'vault',
       Consul: 'consul',
-      Templates: 'template',
       VolumeMounts: 'volume_mount',
       CSIPluginConfig: 'csi_plugin',
       ScalingPolicies: 'scaling',
@@ -157,6 +157,25 @@ const TABLES: Record<string, Table> = {
     ],
   },
   DispatchPayload: { fields: [['File', 'file', 'str']] },
+  Template: {
+    fields: [
+      ['EmbeddedTmpl', 'data', 'str'],
+      ['SourcePath', 'source', 'str'],
+      ['DestPath', 'destination', 'str'],
+      ['ChangeMode', 'changeMode', 'str'],
+      ['ChangeSignal', 'changeSignal', 'str'],
+      ['Splay', 'splayMs', 'dur'],
+      ['Perms', 'perms', 'str'],
+      ['Envvars', 'env', 'true'],
+      ['LeftDelim', 'leftDelimiter', 'str'],
+      ['RightDelim', 'rightDelimiter', 'str'],
+      ['ErrMissingKey', 'errorOnMissingKey', 'true'],
+      ['Once', 'once', 'true'],
+    ],
+    // Ownership and the wait/grace knobs change nothing a render does here.
+    ignored: ['Uid', 'Gid', 'VaultGrace', 'Wait'],
+    unsupported: { ChangeScript: 'template.change_script' },
+  },
   Periodic: {
     fields: [
       ['Enabled', 'enabled', 'plain'],

@@ -139,11 +139,11 @@ describe('parseJobspec: variables and JSON', () => {
   it('JSON: unknown keys and refused stanzas are named, as for HCL', async () => {
     const job = {
       ID: 'x',
-      TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/true' }, Templates: [{ EmbeddedTmpl: 'x' }], Envv: {} }] }],
+      TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/true' }, Vault: { Policies: ['x'] }, Envv: {} }] }],
     };
     const err = await expectReject(
       parseJobspec(JSON.stringify({ Job: job }), { filename: 'x.json' }),
-      /template is not supported by berth \(job\.taskGroups\[0\]\.tasks\[0\]\.templates\)/,
+      /vault is not supported by berth \(job\.taskGroups\[0\]\.tasks\[0\]\.vault\)/,
     );
     expect(err.message).to.include('job.taskGroups[0].tasks[0].Envv: unknown field "Envv" (did you mean "Env"?)');
     expect(err.file).to.equal('x.json');

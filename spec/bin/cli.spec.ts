@@ -143,7 +143,7 @@ describe('berth CLI: flags, usage errors, validate, init (in-process)', () => {
       ],
       ['a NUL in env', task({ env: { A: 'x\u0000y' } }), 'job.taskGroups[0].tasks[0].env.A: must not contain NUL'],
       ['memory past 2^53 bytes', task({ resources: { memoryMB: 2 ** 40 } }), 'job.taskGroups[0].tasks[0].resources.memoryMB: must be at most 8589934592 MB'],
-      ['a template', task({ templates: [{ data: 'x' }] }), 'template is not supported by berth (job.taskGroups[0].tasks[0].templates)'],
+      ['a template without a destination', task({ templates: [{ data: 'x' }] }), 'job.taskGroups[0].tasks[0].templates[0].destination: is required'],
     ];
     for (const [what, t, line] of cases) {
       const file = join(dir, 'bad.json');

@@ -36,9 +36,9 @@ describe('berth job validate (in-process)', () => {
     const file = join(JOBS, 'unknown-key.nomad.hcl');
     expect(r.stderr).to.include(`berth: ${file}:8:9: invalid job (3 problems):`);
     expect(r.stderr).to.include('\n  11:7: job.taskGroups[0].tasks[0].enviroment: unknown field "enviroment" in task (did you mean "env"?)');
-    const t = await runMain(['job', 'validate', join(JOBS, 'unsupported-template.nomad.hcl')]);
+    const t = await runMain(['job', 'validate', join(JOBS, 'unsupported-vault-volume.nomad.hcl')]);
     expect(t.code).to.equal(2);
-    expect(t.stderr).to.include('template is not supported by berth (job.taskGroups[0].tasks[0].templates)');
+    expect(t.stderr).to.include('vault is not supported by berth (job.taskGroups[0].tasks[0].vault)');
   });
 
   it('a refused stanza names the file once, gives a way forward, and -unsupported=warn leaves it out with a warning', async () => {

@@ -103,12 +103,12 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
       'Constraints constraints list:Constraint',
       'Affinities affinities list:Affinity',
       'DispatchPayload dispatchPayload obj:DispatchPayload',
+      'Templates templates list:Template',
     ],
     ignored: ['Kind'],
     unsupported: {
       Vault: 'vault',
       Consul: 'consul',
-      Templates: 'template',
       VolumeMounts: 'volume_mount',
       CSIPluginConfig: 'csi_plugin',
       ScalingPolicies: 'scaling',
@@ -121,6 +121,24 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
   },
   ParameterizedJob: { mapped: ['Payload payload str', 'MetaRequired metaRequired plain', 'MetaOptional metaOptional plain'] },
   DispatchPayload: { mapped: ['File file str'] },
+  Template: {
+    mapped: [
+      'EmbeddedTmpl data str',
+      'SourcePath source str',
+      'DestPath destination str',
+      'ChangeMode changeMode str',
+      'ChangeSignal changeSignal str',
+      'Splay splayMs dur',
+      'Perms perms str',
+      'Envvars env true',
+      'LeftDelim leftDelimiter str',
+      'RightDelim rightDelimiter str',
+      'ErrMissingKey errorOnMissingKey true',
+      'Once once true',
+    ],
+    ignored: ['Uid', 'Gid', 'VaultGrace', 'Wait'],
+    unsupported: { ChangeScript: 'template.change_script' },
+  },
   Periodic: {
     mapped: [
       'Enabled enabled plain',
@@ -491,8 +509,8 @@ describe("model: Nomad's API JSON, key by key", () => {
 
   it('nested unknown keys and refusals carry the berth path of where they were found', () => {
     const r = report();
-    fromNomad({ TaskGroups: [{ Tasks: [{ Name: 't', Templates: [{}], Resources: { CPUs: 1 } }] }] }, 'Job', 'job', r);
-    expect(r.unsupported).to.deep.equal([{ stanza: 'template', path: 'job.taskGroups[0].tasks[0].templates' }]);
+    fromNomad({ TaskGroups: [{ Tasks: [{ Name: 't', Vault: { Policies: ['x'] }, Resources: { CPUs: 1 } }] }] }, 'Job', 'job', r);
+    expect(r.unsupported).to.deep.equal([{ stanza: 'vault', path: 'job.taskGroups[0].tasks[0].vault' }]);
     expect(r.issues).to.deep.equal(['job.taskGroups[0].tasks[0].resources.CPUs: unknown field "CPUs" (did you mean "CPU"?)']);
   });
 

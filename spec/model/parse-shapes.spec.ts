@@ -357,11 +357,11 @@ describe('parseAllocation options: the drivers a client has, its cores, warnings
 
   it('in warn mode the refused stanzas are returned and reported, without a callback too', () => {
     const a = berth();
-    a.job.taskGroups[0].tasks[0].templates = [{ data: 'x' }];
+    a.job.taskGroups[0].tasks[0].vault = { policies: ['x'] };
     a.job.taskGroups[0].volumes = { v: {} };
     const want: UnsupportedStanza[] = [
       { stanza: 'volume', path: 'job.taskGroups[0].volumes' },
-      { stanza: 'template', path: 'job.taskGroups[0].tasks[0].templates' },
+      { stanza: 'vault', path: 'job.taskGroups[0].tasks[0].vault' },
     ];
     expect(checkAllocation(a, { unsupported: 'warn' }).warnings).to.deep.equal(want);
     expect(checkAllocation(berth()).warnings).to.deep.equal([]);
@@ -404,13 +404,13 @@ describe('parseJob / checkJob / jobToNomad', () => {
     expect(e1.issues).to.deep.equal([e1.message]);
     const two = job();
     two.type = 'cron';
-    two.taskGroups[0].tasks[0].templates = [{}];
+    two.taskGroups[0].tasks[0].vault = { policies: ['x'] };
     const e2 = thrown(() => parseJob(two)) as JobspecError;
     expect(e2.message).to.equal(
-      'invalid job (2 problems):\n  template is not supported by berth (job.taskGroups[0].tasks[0].templates)\n  job.type: must be one of "service", "batch", "system", "sysbatch"',
+      'invalid job (2 problems):\n  vault is not supported by berth (job.taskGroups[0].tasks[0].vault)\n  job.type: must be one of "service", "batch", "system", "sysbatch"',
     );
-    expect(e2.path).to.equal('job.taskGroups[0].tasks[0].templates');
-    expect(e2.unsupported).to.deep.equal([{ stanza: 'template', path: 'job.taskGroups[0].tasks[0].templates' }]);
+    expect(e2.path).to.equal('job.taskGroups[0].tasks[0].vault');
+    expect(e2.unsupported).to.deep.equal([{ stanza: 'vault', path: 'job.taskGroups[0].tasks[0].vault' }]);
   });
 
   it("a berth job (taskGroups) that also has Nomad's ID key is read as berth's, the ID refused by name", () => {

@@ -235,7 +235,7 @@ describe('parseAllocation: one schema, no silent drops, no impossible values (#2
 
   it('stanzas berth does not run are refused by name (typed), or left out with a warning when asked', () => {
     const j = nomadJson();
-    j.Job.TaskGroups[0].Tasks[0].Templates = [{ EmbeddedTmpl: 'x', DestPath: 'local/x' }];
+    j.Job.TaskGroups[0].Tasks[0].Vault = { Policies: ['x'] };
     j.Job.TaskGroups[0].Volumes = { data: { Type: 'csi', Source: 'd' } };
     j.Job.Multiregion = { Regions: [{ Name: 'west' }] };
     let err: unknown;
@@ -246,11 +246,11 @@ describe('parseAllocation: one schema, no silent drops, no impossible values (#2
     }
     expect(err).to.be.instanceOf(UnsupportedStanzaError);
     expect((err as UnsupportedStanzaError).unsupported).to.have.deep.members([
-      { stanza: 'template', path: `${T}.templates` },
+      { stanza: 'vault', path: `${T}.vault` },
       { stanza: 'volume', path: 'job.taskGroups[0].volumes' },
       { stanza: 'multiregion', path: 'job.multiregion' },
     ]);
-    expect((err as Error).message).to.include(`template is not supported by berth (${T}.templates)`);
+    expect((err as Error).message).to.include(`vault is not supported by berth (${T}.vault)`);
     const warned: UnsupportedStanza[] = [];
     const { alloc, warnings } = checkAllocation(j, { unsupported: 'warn', onWarning: (w) => warned.push(w) });
     expect(warnings).to.have.length(3);

@@ -394,7 +394,6 @@ describe('parseAllocation: a misspelled key gets a did-you-mean', () => {
 describe('parseAllocation: stanzas berth does not run are refused by name, with their path', () => {
   const svc = (over: object) => [{ name: 's', ...over }];
   const rows: Array<[string, Record<string, unknown>, UnsupportedStanza]> = [
-    ['a template', { 'T.templates': [{}] }, { stanza: 'template', path: `${T}.templates` }],
     ['vault', { 'T.vault': { policies: ['x'] } }, { stanza: 'vault', path: `${T}.vault` }],
     ['a volume', { 'G.volumes': { data: {} } }, { stanza: 'volume', path: `${G}.volumes` }],
     ['a multiregion job', { 'job.multiregion': { regions: [{ name: 'west' }] } }, { stanza: 'multiregion', path: 'job.multiregion' }],
@@ -461,8 +460,8 @@ describe('parseAllocation: stanzas berth does not run are refused by name, with 
   });
 
   it('a refusal lists the other problems too, in the same error', () => {
-    expect(refused(alloc({ 'T.templates': [{}], 'T.killTimeoutMs': -1 }))).to.deep.equal([
-      [{ stanza: 'template', path: `${T}.templates` }],
+    expect(refused(alloc({ 'T.vault': { policies: ['x'] }, 'T.killTimeoutMs': -1 }))).to.deep.equal([
+      [{ stanza: 'vault', path: `${T}.vault` }],
       [`${T}.killTimeoutMs: must not be negative`],
     ]);
   });

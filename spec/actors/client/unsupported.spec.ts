@@ -8,10 +8,10 @@ import type { Allocation } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { record, useTempClients } from '../../support/temp-client.ts';
 
-/** A mock task with a template (as Nomad JSON's Templates would map). */
-const withTemplate = (): Allocation => {
+/** A mock task with a vault block (as Nomad JSON's Vault would map). */
+const withVault = (): Allocation => {
   const a = makeAlloc([mockTask('web', { run_for: '50ms' })], { jobType: 'batch' });
-  (a.job.taskGroups[0]!.tasks[0] as unknown as Record<string, unknown>).templates = [{ data: 'x', destination: 'local/x' }];
+  (a.job.taskGroups[0]!.tasks[0] as unknown as Record<string, unknown>).vault = { policies: ['x'] };
   return a;
 };
 
@@ -21,20 +21,20 @@ describe('client: stanzas berth does not run', function () {
 
   it('are refused by addAlloc by name and path, nothing on disk', () => {
     const client = newClient();
-    expect(() => client.addAlloc(withTemplate())).to.throw(UnsupportedStanzaError, 'template is not supported by berth (job.taskGroups[0].tasks[0].templates)');
+    expect(() => client.addAlloc(withVault())).to.throw(UnsupportedStanzaError, 'vault is not supported by berth (job.taskGroups[0].tasks[0].vault)');
     expect(readdirSync(join(client.dataDir, 'alloc'))).to.deep.equal([]);
   });
 
   it("with unsupported: 'warn' the alloc runs without them and each is published on the bus", async () => {
     const client = newClient({ unsupported: 'warn' });
     const seen = record(client, 'alloc.unsupported');
-    const alloc = withTemplate();
+    const alloc = withVault();
     const runner = client.addAlloc(alloc);
-    expect(seen.items.map((m) => [m.allocId, m.stanza, m.path])).to.deep.equal([[alloc.id, 'template', 'job.taskGroups[0].tasks[0].templates']]);
-    expect(seen.items[0]!.message).to.equal('template is not supported by berth (job.taskGroups[0].tasks[0].templates)');
+    expect(seen.items.map((m) => [m.allocId, m.stanza, m.path])).to.deep.equal([[alloc.id, 'vault', 'job.taskGroups[0].tasks[0].vault']]);
+    expect(seen.items[0]!.message).to.equal('vault is not supported by berth (job.taskGroups[0].tasks[0].vault)');
     await runner.waitFor('stopping');
     expect(runner.alloc().clientStatus).to.equal('complete');
-    expect(runner.alloc().job.taskGroups[0]!.tasks[0]).to.not.have.property('templates');
+    expect(runner.alloc().job.taskGroups[0]!.tasks[0]).to.not.have.property('vault');
     seen.stop();
     // A driver berth lacks stays refused.
     const docker = makeAlloc([{ name: 'd', driver: 'podman', config: {} }]);
