@@ -5,7 +5,7 @@
  * durably before it returns.
  * @module
  */
-import { BerthError, realClock, type Allocation, type Client, type Clock, errorText } from '../index.ts';
+import { BerthError, isClientTerminalStatus, realClock, type Allocation, type Client, type Clock, errorText } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
@@ -389,7 +389,7 @@ export class AgentCore {
     const health = a.deploymentStatus;
     const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.alloc.deploymentStatus);
     if (!changed && !healthChanged) return;
-    const wasTerminal = isClientTerminal(cur.alloc.clientStatus);
+    const wasTerminal = isClientTerminalStatus(cur.alloc.clientStatus);
     const decided = healthChanged && health?.healthy !== undefined && cur.alloc.deploymentStatus?.healthy === undefined;
     const next = this.state.commit((txn) => {
       const alloc: Allocation = { ...cur.alloc };
@@ -407,7 +407,7 @@ export class AgentCore {
         : undefined;
     });
     if (next) this.broker.enqueue(next.id);
-    if (!wasTerminal && isClientTerminal(a.clientStatus)) this.broker.unblock();
+    if (!wasTerminal && isClientTerminalStatus(a.clientStatus)) this.broker.unblock();
     this.#taskStateHealth(this.state.allocs.get(a.id)!.alloc);
   }
 
@@ -481,8 +481,6 @@ export class AgentCore {
     return e;
   }
 }
-
-const isClientTerminal = (s: string) => s === 'complete' || s === 'failed' || s === 'lost';
 
 /** Same job spec, ignoring the fields the server sets. */
 function sameSpec(a: ApiJob, b: ApiJob): boolean {

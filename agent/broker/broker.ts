@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createActor, fromPromise, toPromise } from 'xstate';
-import { errorText, type Allocation, type Client, type Job } from '../../index.ts';
+import { errorText, isClientTerminalStatus, type Allocation, type Client, type Job } from '../../index.ts';
 import { apiJobToJob } from '../jobs/jobspec.ts';
 import { isParentJob } from '../jobs/dispatch.ts';
 import {
@@ -290,9 +290,6 @@ export class EvalBroker {
 }
 
 /** What the scheduler decides about an alloc (never the client's report). */
-/** Client statuses after which an alloc never runs again. */
-const CLIENT_TERMINAL = new Set(['complete', 'failed', 'lost']);
-
 function serverFields(a: Allocation): Partial<Allocation> {
   const out: Partial<Allocation> = { desiredStatus: a.desiredStatus, job: a.job };
   for (const k of ['desiredDescription', 'jobVersion', 'evalId', 'followupEvalId', 'modifyTime', 'allocatedResources', 'deploymentId'] as const)
@@ -315,7 +312,7 @@ export function reconcileClient(state: AgentState, client: Client, log: (line: s
     try {
       if (!r) {
         if (s.alloc.desiredStatus === 'run' && s.alloc.clientStatus === 'pending') client.addAlloc(s.alloc);
-        else if (!CLIENT_TERMINAL.has(s.alloc.clientStatus)) {
+        else if (!isClientTerminalStatus(s.alloc.clientStatus)) {
           log(`allocation ${s.alloc.id.slice(0, 8)} is unknown to the client (its state was repaired or lost): reported lost`);
           report({ ...s.alloc, clientStatus: 'lost', clientDescription: 'the client has no state for this allocation (its state store was repaired or lost)' });
         }
