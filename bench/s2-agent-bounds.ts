@@ -11,9 +11,14 @@
  *   register against a `count = 1` register;
  * - variable amplification: a 1 MiB `variable` default used 1,000 times: time and heap growth
  *   to its 400 against a plain 1 MiB body.
- * Exec back-pressure is pinned by `spec/agent/exec-backpressure.spec.ts` (the command is held in
- * write(2) while the client does not read), not timed here.
+ * - a 16 MiB request body (refused at 4 MiB): heap growth against a small body;
+ * - exec of `yes` to a client that completes the WebSocket handshake and never reads: the RSS
+ *   growth over 2 s against an exec of `sleep` (`spec/agent/exec-backpressure.spec.ts` pins the
+ *   mechanism without a clock).
  */
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import net from 'node:net';
 import { startAgent, type Agent } from '../agent/agent.ts';
 import { resolveAgentConfig } from '../agent/config/config.ts';
 import { parseJobspec } from '../agent/jobspec/index.ts';
@@ -185,8 +190,116 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
         details: { heapGrowthMiB: amp.mib },
       }),
     );
+
+    // A request body over the bound: refused as it arrives, against a small body.
+    const small = await heapGrowth(() => post(agent, '/v1/jobs/parse', JSON.stringify({ JobHCL: 'job "s" {}' })));
+    const huge = await heapGrowth(() => post(agent, '/v1/jobs/parse', JSON.stringify({ JobHCL: 'x'.repeat(16 * 2 ** 20) })));
+    if (huge.value.status !== 413 && huge.value.status !== 400) throw new Error(`S2: a 16 MiB body answered ${huge.value.status}`);
+    opts.log(`S2 bodies: 16 MiB -> ${huge.value.status} in ${huge.ms.toFixed(0)} ms, +${huge.mib.toFixed(1)} MiB heap (small: ${small.ms.toFixed(0)} ms)`);
+    results.push(
+      absoluteResult({
+        id: 'S2',
+        name: 'heap a 16 MiB request body costs (refused at 4 MiB) vs a small body',
+        unit: 'MiB',
+        value: huge.mib,
+        floor: small.mib,
+        better: 'lower',
+        limit: 64,
+        details: { status: huge.value.status, ms: huge.ms },
+      }),
+    );
+
+    // Exec output to a client that stops reading: the agent's memory while `yes` writes for 2 s
+    // (the count jobs go first: they fill the node).
+    for (const id of ['c1', 'c3']) await fetch(`${agent.url}/v1/job/${id}?purge=true`, { method: 'DELETE' });
+    const exec = await execFlood(agent, opts);
+    if (exec) results.push(exec);
   } finally {
     await agent.close();
   }
   return results;
+}
+
+/**
+ * `yes` exec'd into a raw_exec task by a client that completes the WebSocket handshake and then
+ * never reads: the process's RSS growth over 2 s, against the same with `sleep` (no output).
+ */
+async function execFlood(agent: Agent, opts: BenchOptions): Promise<BenchResult | undefined> {
+  const reg = await post(
+    agent,
+    '/v1/jobs',
+    JSON.stringify({
+      Job: {
+        ID: 'flood',
+        Type: 'service',
+        TaskGroups: [
+          {
+            Name: 'g',
+            Tasks: [
+              {
+                Name: 't',
+                Driver: 'raw_exec',
+                Config: { command: '/bin/sh', args: ['-c', 'while :; do sleep 1; done'] },
+                Resources: { CPU: 20, MemoryMB: 16 },
+              },
+            ],
+          },
+        ],
+      },
+    }),
+  );
+  if (reg.status !== 200) throw new Error(`S2: the exec job answered ${reg.status}: ${reg.text}`);
+  let allocId = '';
+  for (let i = 0; i < 200 && !allocId; i++) {
+    const allocs = (await (await fetch(`${agent.url}/v1/job/flood/allocations`)).json()) as Array<{ ID: string; ClientStatus: string }>;
+    if (allocs[0]?.ClientStatus === 'running') allocId = allocs[0].ID;
+    else await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!allocId) throw new Error('S2: the exec job did not run');
+  const u = new URL(agent.url);
+  const flood = async (cmd: string[]): Promise<number> => {
+    const sock = net.connect(Number(u.port), u.hostname);
+    await once(sock, 'connect');
+    const path = `/v1/client/allocation/${allocId}/exec?task=t&command=${encodeURIComponent(JSON.stringify(cmd))}`;
+    sock.write(
+      `GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.from(randomBytes(16)).toString('base64')}\r\n\r\n`,
+    );
+    // The 101, then (for a command with output) its first MiB, so the flood is known to flow; then no more reading.
+    const want = cmd[0] === '/usr/bin/yes' ? 2 ** 20 : 1;
+    let got = 0;
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`S2: exec ${cmd[0]}: ${got} bytes in 10 s`)), 10_000);
+      const onData = (c: Buffer) => {
+        got += c.length;
+        if (got >= want) {
+          clearTimeout(t);
+          sock.off('data', onData);
+          resolve();
+        }
+      };
+      sock.on('data', onData);
+    });
+    sock.pause();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const t0 = now();
+    while (now() - t0 < 2000) {
+      await new Promise((r) => setTimeout(r, 100));
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }
+    sock.destroy();
+    return (peak - before) / 2 ** 20;
+  };
+  const quiet = await flood(['/bin/sleep', '5']);
+  const loud = await flood(['/usr/bin/yes']);
+  opts.log(`S2 exec flood: RSS +${loud.toFixed(1)} MiB over 2 s with yes to a client that does not read (sleep: +${quiet.toFixed(1)} MiB)`);
+  return absoluteResult({
+    id: 'S2',
+    name: 'RSS growth while exec of yes writes to a client that does not read, 2 s, vs exec of sleep',
+    unit: 'MiB',
+    value: loud,
+    floor: quiet,
+    better: 'lower',
+    limit: 64,
+  });
 }
