@@ -103,7 +103,9 @@ export async function resolveVariables(
 }
 
 /** Runtime references kept for the client to interpolate. */
-const RUNTIME = /^(NOMAD_[A-Za-z0-9_]*|node\.|attr\.|meta\.|env\b|env\[|device\.)/;
+// Runtime references, and (as jobspec2 does) any other bare `${NAME}`: left as written for the
+// task's environment to fill in when it runs.
+const RUNTIME = /^(NOMAD_[A-Za-z0-9_]*|node\.|attr\.|meta\.|env\b|env\[|device\.|[A-Za-z_][A-Za-z0-9_]*$)/;
 
 /**
  * The longest string substitution may build, in UTF-16 code units: ARG_MAX, the most the kernel
@@ -189,7 +191,7 @@ export function substitute(s: string, values: Map<string, VarValue>, where: () =
         out += s.slice(i, end + 1);
       } else
         throw new JobspecError(
-          `${where().path}: the expression \${${expr}} is not supported by berth (only var.<name> and runtime \${NOMAD_*}, \${node.*}, \${attr.*}, \${meta.*} references)`,
+          `${where().path}: the expression \${${expr}} is not supported by berth (only var.<name>, runtime \${NOMAD_*}, \${node.*}, \${attr.*}, \${meta.*} references and \${NAME}s left for the task's environment)`,
           where(),
         );
       i = end + 1;

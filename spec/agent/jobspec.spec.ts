@@ -131,6 +131,17 @@ describe('parseJobspec: variables and JSON', () => {
     await expectReject(parseJobspec(text, { filename: 'v.hcl', vars: { n: '1' } }), /not supported by berth/);
   });
 
+  it('leaves an unknown ${NAME} as written for the task env, as jobspec2 does; refuses what it cannot evaluate', async () => {
+    const text =
+      'job "u" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/echo"\n        args    = ["${MINIO_VOLUMES}", "x-${HOME}-y"]\n      }\n    }\n  }\n}\n';
+    const api = await parseJobspec(text, { filename: 'u.hcl' });
+    expect((api.TaskGroups![0] as any).Tasks[0].Config.args).to.deep.equal(['${MINIO_VOLUMES}', 'x-${HOME}-y']);
+    await expectReject(
+      parseJobspec(text.replace('${HOME}', '${local.home}'), { filename: 'u.hcl' }),
+      /the expression \$\{local\.home\} is not supported by berth/,
+    );
+  });
+
   it('reads -var-file paths', async () => {
     const api = await parseJobspec(hcl, { filename: 'v.hcl', varFiles: ['n.hcl'], readFile: async (p) => (p === 'n.hcl' ? 'n = 4\n' : '') });
     expect((api.TaskGroups![0] as { Count: number }).Count).to.equal(4);
