@@ -10,7 +10,7 @@ import { INLINE_PARSE_BELOW, JobspecParser, JobspecParserClosedError } from '../
 import { textScans } from '../../agent/jobspec/source-index.ts';
 import { JobspecError } from '../../model/errors.ts';
 import { AgentProcess } from './../support/agent.ts';
-import { manyGroups } from '../support/many-groups.ts';
+import { manyGroups } from '../support/jobspec-pieces.ts';
 
 describe('agent: job files parsed off the event loop', function () {
   this.timeout(120_000);

@@ -8,6 +8,7 @@
  */
 import { expect } from 'chai';
 import { parseJobspec } from '../../../agent/jobspec/index.ts';
+import { SCRIPT_CHECK_SERVICE_HCL } from '../../support/jobspec-pieces.ts';
 
 const S = 1e9;
 const MIN = 60 * S;
@@ -95,17 +96,7 @@ const parse = async (type: string, extra = '') => (await parseJobspec(jobFile(ty
 
 describe('jobspec: the canonical job of each type, whole', () => {
   it('service: the default update at the job and on the group, the service reschedule and migrate, a check_restart grace of 1 s', async () => {
-    const service = `service {
-        name = "s"
-        provider = "nomad"
-        check {
-          type = "script"
-          command = "/bin/true"
-          interval = "10s"
-          timeout = "2s"
-          check_restart { limit = 3 }
-        }
-      }`;
+    const service = SCRIPT_CHECK_SERVICE_HCL;
     const services = [
       {
         Name: 's',

@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { parseJobspec } from '../../../agent/jobspec/index.ts';
+import { SCRIPT_CHECK_SERVICE_HCL } from '../../support/jobspec-pieces.ts';
 
 const S = 1e9;
 /** Nomad's `DefaultUpdateStrategy`. */
@@ -50,17 +51,7 @@ describe('jobspec: the defaults Nomad writes', () => {
   }
 
   it("check_restart without a grace waits Nomad's 1 s; its other defaults are a limit of 0 and no ignoring warnings", async () => {
-    const svc = `service {
-        name = "s"
-        provider = "nomad"
-        check {
-          type = "script"
-          command = "/bin/true"
-          interval = "10s"
-          timeout = "2s"
-          check_restart { limit = 3 }
-        }
-      }`;
+    const svc = SCRIPT_CHECK_SERVICE_HCL;
     const api = (await parseJobspec(job('service', svc), { filename: 'j.nomad.hcl' })) as any;
     expect(api.TaskGroups[0].Tasks[0].Services[0].Checks[0].CheckRestart).to.deep.equal({ Limit: 3, Grace: 1 * S, IgnoreWarnings: false });
   });

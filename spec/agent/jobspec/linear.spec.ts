@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { parseJobspec } from '../../../agent/jobspec/index.ts';
 import { JobspecError } from '../../../model/errors.ts';
 import { textScans } from '../../../agent/jobspec/source-index.ts';
-import { manyGroups } from '../../support/many-groups.ts';
+import { manyGroups } from '../../support/jobspec-pieces.ts';
 
 async function scansOf(text: string): Promise<{ scans: number; error?: JobspecError }> {
   const before = textScans();
