@@ -13,6 +13,7 @@ import { AgentProcess } from '../support/agent.ts';
 import { stopCliProcesses } from '../support/cli.ts';
 import { containersOf, engineAnswers, importBusybox, removeImage } from '../support/docker.ts';
 import { skipOrFailInCi } from '../support/skips.ts';
+import { expectSeedStory } from '../support/seed-story.ts';
 
 const DIR = fileURLToPath(new URL('../../examples/seed-10200/', import.meta.url));
 
@@ -51,18 +52,7 @@ describe('agent: the seed #10200 repro with docker tasks', function () {
 
     const hi = await agent.cli(['job', 'run', path.join(dir, 'hi.nomad.hcl')]);
     expect(hi.code, hi.stdout + hi.stderr).to.equal(0);
-    const hiId = /Allocation "(\w+)" created/.exec(hi.stdout)![1]!;
-    const evicted = [...hi.stdout.matchAll(/Allocation "(\w+)" preempted by allocation "(\w+)"/g)];
-    expect(evicted, hi.stdout).to.have.length(2);
-    const waits = [...hi.stdout.matchAll(/Allocation "(\w+)" waiting for preempted allocation "(\w+)" to stop \(watcher (\w+)/g)];
-    expect(waits.map((m) => m[2]).sort()).to.deep.equal(evicted.map((m) => m[1]).sort());
-    for (const [, waiter, watched, watcher] of waits) {
-      expect(waiter).to.equal(hiId);
-      expect(watcher).to.equal(watched);
-    }
-    const runningAt = hi.stdout.indexOf(`Allocation "${hiId}" status "pending" -> "running"`);
-    expect(runningAt).to.be.greaterThan(-1);
-    for (const [, , watched] of waits) expect(hi.stdout.indexOf(`done waiting for allocation "${watched}"`)).to.be.within(0, runningAt);
+    expectSeedStory(hi.stdout);
 
     // The containers: hi's and one lo's run; the victims' are gone.
     const allocs = (await agent.req('GET', '/v1/allocations')).json as any[];

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
 import { AgentProcess, pidsWith, waitFor } from '../support/agent.ts';
 import { stopCliProcesses } from '../support/cli.ts';
+import { expectSeedStory } from '../support/seed-story.ts';
 
 const DIR = fileURLToPath(new URL('../../examples/seed-10200/', import.meta.url));
 
@@ -30,21 +31,7 @@ describe('agent: the seed #10200 repro, end to end', function () {
 
     const hi = await agent.cli(['job', 'run', `${DIR}hi.nomad.hcl`]);
     expect(hi.code, hi.stdout + hi.stderr).to.equal(0);
-    const hiId = /Allocation "(\w+)" created/.exec(hi.stdout)![1]!;
-    const evicted = [...hi.stdout.matchAll(/Allocation "(\w+)" preempted by allocation "(\w+)"/g)];
-    expect(evicted, hi.stdout).to.have.length(2);
-    for (const [, , by] of evicted) expect(by).to.equal(hiId);
-    // One watcher per evicted alloc, each watching its own id.
-    const waits = [...hi.stdout.matchAll(/Allocation "(\w+)" waiting for preempted allocation "(\w+)" to stop \(watcher (\w+)/g)];
-    expect(waits.map((m) => m[2]).sort()).to.deep.equal(evicted.map((m) => m[1]).sort());
-    for (const [, waiter, watched, watcher] of waits) {
-      expect(waiter).to.equal(hiId);
-      expect(watcher).to.equal(watched);
-    }
-    // hi runs only after both victims stopped.
-    const runningAt = hi.stdout.indexOf(`Allocation "${hiId}" status "pending" -> "running"`);
-    expect(runningAt).to.be.greaterThan(-1);
-    for (const [, , watched] of waits) expect(hi.stdout.indexOf(`done waiting for allocation "${watched}"`)).to.be.within(0, runningAt);
+    expectSeedStory(hi.stdout);
 
     // The same story over the API: the victims' desired status and description, hi's list.
     const allocs = (await agent.req('GET', '/v1/allocations')).json as any[];
