@@ -9,12 +9,15 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
-import { DriverStartError } from '../../model/errors.ts';
+import { BerthError, DriverStartError } from '../../model/errors.ts';
 import { errorText } from '../../model/error-text.ts';
 import type { Task, TaskTemplate } from '../../model/types.ts';
 import type { TaskConfig } from '../drivers/driver.ts';
 import { consulTemplateFuncs } from '../templates/consul-funcs.ts';
 import { render } from '../templates/index.ts';
+
+/** A template that cannot be rendered (the start reports it as "Template failed: ..."). */
+export class TemplateRenderError extends BerthError {}
 
 /** Go's go-envparse, as Nomad reads an env template: `KEY=value` lines, `#` comments, `export `, quotes. */
 export function parseEnvFile(text: string): Record<string, string> {
@@ -24,7 +27,7 @@ export function parseEnvFile(text: string): Record<string, string> {
     if (!line || line.startsWith('#')) continue;
     const body = line.startsWith('export ') ? line.slice(7).trim() : line;
     const eq = body.indexOf('=');
-    if (eq <= 0) throw new Error(`env template: line ${JSON.stringify(raw)} is not KEY=value`);
+    if (eq <= 0) throw new TemplateRenderError(`env template: line ${JSON.stringify(raw)} is not KEY=value`);
     const key = body.slice(0, eq).trim();
     let value = body.slice(eq + 1).trim();
     if (value.length >= 2 && ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'")))) {
@@ -41,17 +44,17 @@ const within = (root: string, p: string) => p === root || p.startsWith(root + se
 
 async function renderOne(t: TaskTemplate, config: TaskConfig): Promise<{ env?: Record<string, string> }> {
   if ((t.leftDelimiter && t.leftDelimiter !== '{{') || (t.rightDelimiter && t.rightDelimiter !== '}}'))
-    throw new Error('left_delimiter and right_delimiter other than {{ and }} are not supported by berth yet');
+    throw new TemplateRenderError('left_delimiter and right_delimiter other than {{ and }} are not supported by berth yet');
   const taskDir = config.taskDir.dir;
   let text = t.data;
   if (text === undefined || text === '') {
-    if (!t.source) throw new Error(`template for ${t.destination} has neither data nor source`);
+    if (!t.source) throw new TemplateRenderError(`template for ${t.destination} has neither data nor source`);
     const src = resolve(taskDir, t.source);
-    if (!within(config.allocDir.dir, src)) throw new Error(`source ${t.source} is outside the alloc dir`);
+    if (!within(config.allocDir.dir, src)) throw new TemplateRenderError(`source ${t.source} is outside the alloc dir`);
     text = await readFile(src, 'utf8');
   }
   const dest = resolve(taskDir, t.destination);
-  if (!within(config.allocDir.dir, dest)) throw new Error(`destination ${t.destination} escapes the alloc dir`);
+  if (!within(config.allocDir.dir, dest)) throw new TemplateRenderError(`destination ${t.destination} escapes the alloc dir`);
   const out = render(text, null, {
     name: t.destination,
     funcs: consulTemplateFuncs({ env: config.env, taskDir }),
