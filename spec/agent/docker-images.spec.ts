@@ -129,6 +129,36 @@ describe('agent: docker images and rules', function () {
         await removeImage(`${repo}:1`);
       }
     });
+
+    it('a service from the registry image answers on its host port, then stops', async () => {
+      const ref = `127.0.0.1:${port}/berth-pull-spec:1`;
+      await removeImage(ref); // only the registry has it
+      await runJob(
+        agent!,
+        dockerJob({
+          id: 'pulled-web',
+          image: ref,
+          type: 'service',
+          script: 'echo from-the-registry > /local/index.html; exec httpd -f -p 8080 -h /local',
+          group: '    network {\n      port "http" {\n        to = 8080\n      }\n    }\n',
+          config: '        ports = ["http"]',
+          task: '      kill_timeout = "1s"',
+        }),
+      );
+      try {
+        const alloc = await allocOf(agent!, 'pulled-web', (a) => a.ClientStatus === 'running' || a.ClientStatus === 'failed', 'the registry service running');
+        expect(alloc.ClientStatus, eventsOf(alloc).join('\n')).to.equal('running');
+        expect(eventsOf(alloc)).to.include('Driver: Downloading image');
+        const full = (await agent!.req('GET', `/v1/allocation/${alloc.ID}`)).json;
+        const p = full.AllocatedResources.Shared.Ports.find((x: any) => x.Label === 'http');
+        expect((await request('GET', `http://${p.HostIP}:${p.Value}/index.html`)).text).to.equal('from-the-registry\n');
+        expect((await agent!.req('DELETE', '/v1/job/pulled-web')).status).to.equal(200);
+        await allocOf(agent!, 'pulled-web', (a) => a.ID === alloc.ID && a.ClientStatus === 'complete', 'the registry service stopped');
+        await engineUntil(async () => (await containersOf(alloc.ID)).length === 0, 'its container removed');
+      } finally {
+        await removeImage(ref);
+      }
+    });
   });
 
   it('an image no task uses any more is removed after image_delay; one a task uses stays', async () => {
