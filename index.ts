@@ -67,6 +67,14 @@ export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
 export { realClock, sleep, type Clock } from './model/clock.ts';
 export * from './model/errors.ts';
 export { errorText } from './model/error-text.ts';
+export {
+  workloadMayRead,
+  type VariableData,
+  type VariableMeta,
+  type VariableReadOptions,
+  type VariableSource,
+  type WorkloadIdentity,
+} from './model/variables.ts';
 export { addUsage, emptyUsage, type AllocResourceUsage, type CpuStats, type MemoryStats, type ResourceUsage, type TaskResourceUsage } from './model/usage.ts';
 
 // 2. Bus and broadcaster
@@ -112,7 +120,7 @@ export { NomadHttpRPC, NomadHttpError, type NomadHttpRPCOptions } from './actors
 
 // 5. Client, runners, hooks, drivers
 export { createClient } from './actors/client/client.ts';
-export type { Client, ClientOptions, TlsFiles } from './actors/client/types.ts';
+export type { Client, ClientOptions, TemplateClientConfig, TlsFiles } from './actors/client/types.ts';
 export type { AllocRunner, AllocResult, InspectionObserver, LogStream, TaskResult } from './actors/runner/api.ts';
 export { allocResult } from './model/alloc-result.ts';
 export type { HookContext, HookKind, RunnerHook } from './actors/runner/hooks.ts';

@@ -258,3 +258,10 @@ export class UnsupportedStanzaError extends InvalidAllocationError {
 export function unsupportedText(u: UnsupportedStanza): string {
   return `${u.stanza} is not supported by berth (${u.path})`;
 }
+
+/** A variable read the reader may not make (Nomad's 403 "Permission denied"). */
+export class VariableAccessError extends BerthError {
+  constructor(readonly path: string) {
+    super(`Permission denied: variable ${JSON.stringify(path)}`);
+  }
+}

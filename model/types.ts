@@ -465,6 +465,15 @@ export interface Task {
   templates?: TaskTemplate[];
 }
 
+/** Nomad's `change_script`: run in the task on a re-render; a failure kills it with `failOnError`. */
+export interface TemplateChangeScript {
+  command: string;
+  args?: string[];
+  /** Bound on the script (default 5 s, Nomad's). */
+  timeoutMs?: number;
+  failOnError?: boolean;
+}
+
 /** One `template` block (API `Template`), rendered with Go's text/template and consul-template's functions. */
 export interface TaskTemplate {
   /** The template text (Nomad's `data`). */
@@ -473,9 +482,16 @@ export interface TaskTemplate {
   source?: string;
   /** Where the result goes, relative to the task dir. */
   destination: string;
-  /** What a re-render does: `restart` (default), `signal`, `noop` (berth's data sources never change yet). */
+  /** What a re-render does: `restart` (default), `signal` (`changeSignal`), `script` (`changeScript`), `noop`. */
   changeMode?: 'restart' | 'signal' | 'noop' | 'script';
   changeSignal?: string;
+  /** The command a `script` change runs inside the task (Nomad's `change_script`). */
+  changeScript?: TemplateChangeScript;
+  /** Quiescence: a change waits `minMs` for no further change, at most `maxMs` (Nomad's `wait`). */
+  wait?: { minMs?: number; maxMs?: number };
+  /** Owner of the rendered file (default: the task's user for exec, berth's own for raw_exec). */
+  uid?: number;
+  gid?: number;
   /** Nomad's `splay`, ms. */
   splayMs?: number;
   /** The file's mode, octal (default "0644"). */
@@ -514,6 +530,8 @@ export interface RestartPolicy {
   intervalMs: number;
   delayMs: number;
   mode: 'fail' | 'delay';
+  /** Render the task's templates afresh before each restart (Nomad's `render_templates`). */
+  renderTemplates?: boolean;
 }
 
 /** The client's view of one task. */

@@ -8,6 +8,7 @@ import type { AnyActorRef } from 'xstate';
 import type { Bus } from '../../bus/bus.ts';
 import type { Clock } from '../../model/clock.ts';
 import type { Allocation, CheckResult, ServiceRegistration } from '../../model/types.ts';
+import type { VariableSource } from '../../model/variables.ts';
 import type { CgroupOptions } from '../cgroups/detect.ts';
 import type { Driver, DriverFingerprint } from '../drivers/driver.ts';
 import type { DockerDriverOptions } from '../drivers/docker/docker-driver.ts';
@@ -27,6 +28,18 @@ export type { AllocRunner, InspectionObserver, LogStream } from '../runner/api.t
 import type { GcClientOptions } from '../gc/options.ts';
 
 /** Options for {@link createClient}. */
+/** Nomad's client `template` block: what every task's templates may do on this client. */
+export interface TemplateClientConfig {
+  /** Functions no template may call (Nomad's default: `plugin`, `writeToFile`). */
+  functionDenylist?: string[];
+  /** Let `file` (and `source`) read outside the task dir (default false). */
+  disableFileSandbox?: boolean;
+  /** How long one blocking query for template data waits before it asks again (default 5 min). */
+  blockQueryWaitMs?: number;
+  /** The least time between two "Missing: ..." events of one task (default 3 s, Nomad's). */
+  maxTemplateEventRateMs?: number;
+}
+
 export interface ClientOptions extends GcClientOptions {
   /** State (`<dataDir>/client/state.db`) and, by default, `<dataDir>/alloc`. */
   dataDir: string;
@@ -63,6 +76,13 @@ export interface ClientOptions extends GcClientOptions {
    * is published as `alloc.unsupported`). A driver berth lacks is refused either way.
    */
   unsupported?: 'refuse' | 'warn';
+  /**
+   * Where templates read Nomad Variables (`nomadVar`, ...). Without one, a template that reads a
+   * variable fails its task ("Template failed: ... no variable source").
+   */
+  variables?: VariableSource;
+  /** The client's `template` block (Nomad's client config); see {@link TemplateClientConfig}. */
+  templates?: TemplateClientConfig;
   /** Bound on waiting-prev (default: none). */
   prevAllocWaitTimeoutMs?: number;
   /** Bound on a data migration (default 600000). */

@@ -168,8 +168,13 @@ export const BLOCKS: Record<string, BlockSpec> = {
     unsupported: { device: 'devices', network: 'networks', numa: 'numa' },
   },
   restart: {
-    fields: { attempts: ['Attempts', 'int'], interval: ['Interval', 'duration'], delay: ['Delay', 'duration'], mode: ['Mode', 'string'] },
-    unsupported: { render_templates: 'renderTemplates' },
+    fields: {
+      attempts: ['Attempts', 'int'],
+      interval: ['Interval', 'duration'],
+      delay: ['Delay', 'duration'],
+      mode: ['Mode', 'string'],
+      render_templates: ['RenderTemplates', 'bool'],
+    },
   },
   reschedule: {
     fields: {
@@ -300,10 +305,17 @@ export const BLOCKS: Record<string, BlockSpec> = {
       right_delimiter: ['RightDelim', 'string'],
       error_on_missing_key: ['ErrMissingKey', 'bool'],
       once: ['Once', 'bool'],
+      uid: ['Uid', 'int'],
+      gid: ['Gid', 'int'],
+      change_script: ['ChangeScript', { block: 'change_script' }],
+      wait: ['Wait', { block: 'template_wait' }],
     },
-    ignored: { uid: ['Uid', 'int'], gid: ['Gid', 'int'], vault_grace: ['VaultGrace', 'duration'], wait: ['Wait', 'any'] },
-    unsupported: { change_script: 'changeScript' },
+    ignored: { vault_grace: ['VaultGrace', 'duration'] },
   },
+  change_script: {
+    fields: { command: ['Command', 'string'], args: ['Args', 'strings'], timeout: ['Timeout', 'duration'], fail_on_error: ['FailOnError', 'bool'] },
+  },
+  template_wait: { fields: { min: ['Min', 'duration'], max: ['Max', 'duration'] } },
   periodic: {
     fields: {
       cron: ['Spec', 'string'],

@@ -171,10 +171,27 @@ const TABLES: Record<string, Table> = {
       ['RightDelim', 'rightDelimiter', 'str'],
       ['ErrMissingKey', 'errorOnMissingKey', 'true'],
       ['Once', 'once', 'true'],
+      ['ChangeScript', 'changeScript', { obj: 'ChangeScript' }],
+      ['Wait', 'wait', { obj: 'WaitConfig' }],
+      ['Uid', 'uid', 'plain'],
+      ['Gid', 'gid', 'plain'],
     ],
-    // Ownership and the wait/grace knobs change nothing a render does here.
-    ignored: ['Uid', 'Gid', 'VaultGrace', 'Wait'],
-    unsupported: { ChangeScript: 'template.change_script' },
+    // Vault's lease grace: berth serves no Vault secrets.
+    ignored: ['VaultGrace'],
+  },
+  ChangeScript: {
+    fields: [
+      ['Command', 'command', 'str'],
+      ['Args', 'args', 'plain'],
+      ['Timeout', 'timeoutMs', 'dur'],
+      ['FailOnError', 'failOnError', 'true'],
+    ],
+  },
+  WaitConfig: {
+    fields: [
+      ['Min', 'minMs', 'dur'],
+      ['Max', 'maxMs', 'dur'],
+    ],
   },
   Periodic: {
     fields: [
@@ -242,8 +259,8 @@ const TABLES: Record<string, Table> = {
       ['Interval', 'intervalMs', 'durSet'],
       ['Delay', 'delayMs', 'durSet'],
       ['Mode', 'mode', 'plain'],
+      ['RenderTemplates', 'renderTemplates', 'true'],
     ],
-    unsupported: { RenderTemplates: 'restart.render_templates' },
   },
   ReschedulePolicy: {
     fields: [
