@@ -17,6 +17,7 @@ import { taskEnvironment } from '../runner/task-actors.ts';
 import type { RunnerInternals, Runtime } from '../runner/runtime.ts';
 import { fetchArtifact } from './fetch.ts';
 import { RwLock } from '../allocdir/lock.ts';
+import { prestartTemplates } from '../runner/template-hook.ts';
 
 /** Default bound on one artifact fetch (Nomad's `http_read_timeout` is 30 minutes). */
 export const DEFAULT_ARTIFACT_TIMEOUT_MS = 30 * 60_000;
@@ -45,12 +46,12 @@ export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBy
       const done = fetched.get(r) ?? new Set<string>();
       fetched.set(r, done);
       const todo = (task.artifacts ?? []).filter((a) => !done.has(`${task.name}\0${JSON.stringify(a)}`));
-      if (!todo.length) return { ok: true, time: rt.clock.now(), events };
+      if (!todo.length && !task.templates?.length) return { ok: true, time: rt.clock.now(), events };
       const driver = rt.drivers[task.driver];
       const chroot = driver?.capabilities.fsIsolation === 'chroot';
       const taskDir = r.allocDir.taskDir(task.name) ?? r.allocDir.newTaskDir(task.name, { secretsMB: task.resources?.secretsMB });
       await taskDir.build(chroot ? { chroot: { ...rt.chrootEnv } } : undefined);
-      events.push(taskEvent('Downloading Artifacts', rt.clock.now()));
+      if (todo.length) events.push(taskEvent('Downloading Artifacts', rt.clock.now()));
       const env = taskEnvironment(rt, alloc, task, taskDir, r.allocDir, chroot);
       // What is written belongs to the task's user: nobody by default for exec, berth's own for raw_exec.
       const owner = chroot ? lookupUser(task.user ?? 'nobody') : { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
@@ -66,6 +67,16 @@ export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBy
           signal: AbortSignal.any([signal, r.destroySignal]),
         });
         done.add(`${task.name}\0${JSON.stringify(a)}`);
+      }
+      current = undefined;
+      // The template hook runs after the artifacts (a template's `source` may be one).
+      try {
+        await prestartTemplates(rt, r, task, { env, taskDir, allocDir: r.allocDir }, AbortSignal.any([signal, r.destroySignal]));
+      } catch (e) {
+        if (signal.aborted) throw e;
+        const error = `Template failed: ${msg(e)}`;
+        events.push(taskEvent('Task hook failed', rt.clock.now(), { displayMessage: error, details: { fails_task: 'true' } }));
+        return { ok: false, time: rt.clock.now(), events, error, recoverable: false, jitter: rt.random() };
       }
       return { ok: true, time: rt.clock.now(), events };
     } catch (e) {

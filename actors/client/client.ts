@@ -35,6 +35,7 @@ import { openStateStore, quarantineStateStore, StateStoreError, type StoredAlloc
 import { stopUnownedExecutors } from './restore-audit.ts';
 import { prestartTaskLogic } from '../artifacts/prestart.ts';
 import { ServiceCatalog } from '../services/catalog.ts';
+import { taskTemplatesLogic, templateEffectsLogic, templateRuntime } from '../runner/template-hook.ts';
 import { allocHealthHook } from '../services/health.ts';
 import { groupServicesHook, taskServicesLogic } from '../services/task-services.ts';
 import { serveRuntimeSnapshots } from '../migrate/serve.ts';
@@ -152,6 +153,7 @@ export function createClient(options: ClientOptions): Client {
   const storePath = join(dataDir, 'client', 'state.db');
   const repairs: string[] = []; // damaged stores moved aside by the open, told on the bus
   const chrootEnv = options.chrootEnv && Object.keys(options.chrootEnv).length > 0 ? options.chrootEnv : defaultChrootEnv;
+  const catalog = new ServiceCatalog();
   const rt: Runtime = {
     bus,
     clock,
@@ -178,11 +180,18 @@ export function createClient(options: ClientOptions): Client {
     ...(options.migrateToken ? { migrateToken: options.migrateToken } : {}),
     ...(options.tls ? { tls: { ...options.tls } } : {}),
     registry: new Map(),
-    services: new ServiceCatalog(),
+    services: catalog,
     serviceAddress: options.serviceAddress ?? '127.0.0.1',
+    templates: templateRuntime(options, clock, catalog),
   };
   const task = taskMachine.provide({
-    actors: { ...taskActors(rt), prestartTask: prestartTaskLogic(rt, options.artifacts), taskServices: taskServicesLogic(rt) },
+    actors: {
+      ...taskActors(rt),
+      prestartTask: prestartTaskLogic(rt, options.artifacts),
+      taskServices: taskServicesLogic(rt),
+      taskTemplates: taskTemplatesLogic(rt),
+      templateEffects: templateEffectsLogic(rt),
+    },
   });
   const logic = allocMachine.provide({ actors: { ...allocActors(rt), task } });
   const runners = new Map<string, AllocRunnerImpl>();

@@ -143,6 +143,7 @@ export class AllocRunnerImpl implements AllocRunner {
       preemptedRunners: opts.preemptedRunners,
       copiesOut: new Set(),
       setupNotes: new Map(),
+      templates: new Map(),
       restored: pastWait,
       exec: (task, argv, o) => this.exec(task, argv, o),
       toTask: (taskName, event) => {

@@ -1,23 +1,30 @@
 /**
- * Nomad's template hook, for what berth serves today: each `template` block of a task rendered
- * with Go's text/template and consul-template's functions (`env`, `file`, strings, JSON, ...) into
- * the task dir before the task starts, with its `perms`; `env = true` turns the result's
- * `KEY=value` lines into the task's environment. A render that fails (a refused data source, a
- * missing key with `error_on_missing_key`, a parse error) fails the start with "Template failed",
- * which no restart mends. No data source berth serves changes, so nothing re-renders yet.
+ * One `template` block rendered, as Nomad's template hook does it: Go's text/template with
+ * consul-template's functions (`env`, `file`, strings, JSON, ... and the Nomad data functions
+ * over the manager's cache), the block's delimiters and missing-key rule, the client's function
+ * denylist and file sandbox; the result written atomically into the task dir with its `perms`
+ * (and `uid`/`gid`). `env = true` turns the result's `KEY=value` lines into the task's
+ * environment (Nomad's env-file rules). Consul's and Vault's functions are refused by name.
  * @module
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
-import { BerthError, DriverStartError } from '../../model/errors.ts';
-import { errorText } from '../../model/error-text.ts';
-import type { Task, TaskTemplate } from '../../model/types.ts';
-import type { TaskConfig } from '../drivers/driver.ts';
+import { BerthError } from '../../model/errors.ts';
+import type { TaskTemplate } from '../../model/types.ts';
 import { consulTemplateFuncs } from '../templates/consul-funcs.ts';
+import { nomadFuncs, type DepReader } from '../templates/nomad-funcs.ts';
+import { TemplateFuncError } from '../templates/errors.ts';
 import { render } from '../templates/index.ts';
 
-/** A template that cannot be rendered (the start reports it as "Template failed: ..."). */
+/** A template that cannot be rendered (the task reports it as "Template failed: ..."). */
 export class TemplateRenderError extends BerthError {}
+
+/** Where a render reads and writes: the task's dirs and environment. */
+export interface RenderContext {
+  env: Record<string, string>;
+  taskDir: { dir: string };
+  allocDir: { dir: string };
+}
 
 /** Go's go-envparse, as Nomad reads an env template: `KEY=value` lines, `#` comments, `export `, quotes. */
 export function parseEnvFile(text: string): Record<string, string> {
@@ -42,38 +49,60 @@ export function parseEnvFile(text: string): Record<string, string> {
 
 const within = (root: string, p: string) => p === root || p.startsWith(root + sep);
 
-async function renderOne(t: TaskTemplate, config: TaskConfig): Promise<{ env?: Record<string, string> }> {
-  if ((t.leftDelimiter && t.leftDelimiter !== '{{') || (t.rightDelimiter && t.rightDelimiter !== '}}'))
-    throw new TemplateRenderError('left_delimiter and right_delimiter other than {{ and }} are not supported by berth yet');
-  const taskDir = config.taskDir.dir;
+/** Where a template's result goes; one that leaves the alloc dir is refused (Nomad's escape rule). */
+function destinationOf(t: TaskTemplate, ctx: RenderContext): string {
+  const dest = resolve(ctx.taskDir.dir, t.destination);
+  if (!within(ctx.allocDir.dir, dest)) throw new TemplateRenderError(`destination ${t.destination} escapes the alloc dir`);
+  return dest;
+}
+
+/** Renders one template's text over `reader` (the Nomad functions' data); never waits. */
+export async function renderTemplate(
+  t: TaskTemplate,
+  ctx: RenderContext,
+  reader: DepReader,
+  opts: { who: { namespace: string }; denylist: readonly string[]; noSandbox: boolean },
+): Promise<string> {
   let text = t.data;
   if (text === undefined || text === '') {
     if (!t.source) throw new TemplateRenderError(`template for ${t.destination} has neither data nor source`);
-    const src = resolve(taskDir, t.source);
-    if (!within(config.allocDir.dir, src)) throw new TemplateRenderError(`source ${t.source} is outside the alloc dir`);
+    const src = resolve(ctx.taskDir.dir, t.source);
+    if (!opts.noSandbox && !within(ctx.allocDir.dir, src)) throw new TemplateRenderError(`source ${t.source} is outside the alloc dir`);
     text = await readFile(src, 'utf8');
   }
-  const dest = resolve(taskDir, t.destination);
-  if (!within(config.allocDir.dir, dest)) throw new TemplateRenderError(`destination ${t.destination} escapes the alloc dir`);
-  const out = render(text, null, {
+  const funcs = {
+    ...consulTemplateFuncs({ env: ctx.env, taskDir: opts.noSandbox ? '/' : ctx.taskDir.dir }),
+    ...nomadFuncs(reader, opts.who.namespace),
+  };
+  // consul-template's denylist: a denied function is still known (the template parses) but fails when called.
+  for (const name of opts.denylist)
+    funcs[name] = () => {
+      throw new TemplateFuncError(`function ${JSON.stringify(name)} is disabled`);
+    };
+  return render(text, null, {
     name: t.destination,
-    funcs: consulTemplateFuncs({ env: config.env, taskDir }),
+    funcs,
     missingKey: t.errorOnMissingKey ? 'error' : 'default',
+    ...(t.leftDelimiter || t.rightDelimiter ? { delims: [t.leftDelimiter ?? '', t.rightDelimiter ?? ''] as const } : {}),
   });
-  await mkdir(dirname(dest), { recursive: true });
-  await writeFile(dest, out, { mode: t.perms ? parseInt(t.perms, 8) : 0o644 });
-  return t.env ? { env: parseEnvFile(out) } : {};
 }
 
-/** Renders the task's templates in order; returns the variables of its `env = true` ones. */
-export async function renderTaskTemplates(task: Task, config: TaskConfig): Promise<Record<string, string>> {
-  const env: Record<string, string> = {};
-  for (const t of task.templates ?? []) {
-    try {
-      Object.assign(env, (await renderOne(t, { ...config, env: { ...config.env, ...env } })).env);
-    } catch (e) {
-      throw new DriverStartError(`Template failed: ${errorText(e)}`, false);
-    }
-  }
-  return env;
+/** Whether the template's destination file exists (a task may have removed it). */
+export async function renderedExists(t: TaskTemplate, ctx: RenderContext): Promise<boolean> {
+  return stat(destinationOf(t, ctx)).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Writes a result atomically (a temporary file renamed over the destination), with its perms and owner. */
+export async function writeRendered(t: TaskTemplate, ctx: RenderContext, out: string): Promise<void> {
+  const dest = destinationOf(t, ctx);
+  await mkdir(dirname(dest), { recursive: true });
+  const tmp = `${dest}.berth-tmp-${process.pid}`;
+  const mode = t.perms ? parseInt(t.perms, 8) : 0o644;
+  await writeFile(tmp, out);
+  await chmod(tmp, mode); // exactly the perms asked for, whatever the umask
+  if ((t.uid !== undefined && t.uid >= 0) || (t.gid !== undefined && t.gid >= 0)) await chown(tmp, t.uid ?? -1, t.gid ?? -1);
+  await rename(tmp, dest);
 }

@@ -18,6 +18,8 @@ import type { StateStore } from '../state/state-store.ts';
 import type { PrevAllocSource, RetryPolicy, ServerRPC } from '../watchers/index.ts';
 import type { RunnerHook } from './hooks.ts';
 import type { TlsFiles } from '../migrate/env.ts';
+import type { TaskTemplateManager } from './template-manager.ts';
+import type { TemplateData } from './template-data.ts';
 
 export type { TlsFiles };
 
@@ -47,6 +49,8 @@ export interface RunnerInternals {
   restored?: boolean;
   /** Task events to add at each task's first start (e.g. what a migration removed), by task name. */
   readonly setupNotes: Map<string, TaskEvent[]>;
+  /** Each task's template manager, made at its first prestart; lives as long as the runner. */
+  readonly templates: Map<string, TaskTemplateManager>;
   /** Runs a command inside a running task (script checks). */
   exec(task: string, argv: string[], opts: ExecOptions): Promise<{ exitCode: number; stdout: Buffer; stderr: Buffer }>;
   /** Sends an event to a task's chart (a check_restart's `restart`). */
@@ -97,6 +101,17 @@ export interface Runtime {
   services: ServiceCatalog;
   /** Address of services with no port label (the node's address). Default 127.0.0.1. */
   serviceAddress: string;
+  /** What templates read and may do: data sources, the client's `template` config. */
+  templates: TemplateRuntime;
+}
+
+/** The client-wide part of the template hook. */
+export interface TemplateRuntime {
+  data: TemplateData;
+  /** The least time between two "Missing: ..." events of one task. */
+  eventRateMs: number;
+  denylist: readonly string[];
+  noSandbox: boolean;
 }
 
 /** The few host filesystem steps the runtime takes outside alloc dirs; injectable for the simulator. */

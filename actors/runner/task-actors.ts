@@ -12,7 +12,7 @@ import type { TaskEvent } from '../../model/types.ts';
 import type { ExitOutput, RecoverOutput, StartOutput } from '../../machines/task/index.ts';
 import type { Driver, ExitResult, TaskHandle } from '../drivers/driver.ts';
 import { runnerOf, type Runtime } from './runtime.ts';
-import { renderTaskTemplates } from './render-templates.ts';
+import { templateEnv } from './template-hook.ts';
 import { buildTaskDir, startedEvents, startFailure, startWithIntent, takeSetupNotes, taskConfig, writeDispatchPayload } from './start-steps.ts';
 import { errorText } from '../../model/error-text.ts';
 
@@ -103,8 +103,8 @@ export function taskActors(rt: Runtime) {
       const stateDir = taskStateDir(rt, input.allocId, task.name);
       await rt.fs.mkdirp(stateDir);
       const base = taskConfig(rt, r, task, taskDir, { chroot, attempt: input.attempt, stateDir });
-      // Templates render before the start; an env template's variables join the task's env.
-      const config = task.templates?.length ? { ...base, env: { ...base.env, ...(await renderTaskTemplates(task, base)) } } : base;
+      // The templates rendered in prestart; an env template's variables join the task's env.
+      const config = task.templates?.length ? { ...base, env: { ...base.env, ...templateEnv(r, task.name) } } : base;
       const handle = await startWithIntent(rt, driver, config, signal, setupEvents);
       setupEvents.push(...startedEvents(rt, handle));
       return { ok: true, handle, time: rt.clock.now(), setupEvents };

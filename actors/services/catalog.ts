@@ -35,6 +35,43 @@ export interface CatalogEntry {
 export class ServiceCatalog {
   readonly #entries = new Map<string, CatalogEntry>();
   #index = 0;
+  /** Readers waiting for the index to move (templates' `nomadService`). */
+  readonly #waiters = new Set<() => void>();
+
+  /**
+   * Resolves with the index once it is above `minIndex` (at once when it already is), as a
+   * blocking query; rejects with the signal's reason when `signal` aborts, leaving no waiter.
+   */
+  waitFor(minIndex: number, signal?: AbortSignal): Promise<number> {
+    if (minIndex <= 0 || this.#index > minIndex) return Promise.resolve(this.#index);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        if (this.#index <= minIndex) return;
+        done();
+        resolve(this.#index);
+      };
+      const abort = () => {
+        done();
+        reject(signal!.reason);
+      };
+      const done = () => {
+        this.#waiters.delete(wake);
+        signal?.removeEventListener('abort', abort);
+      };
+      this.#waiters.add(wake);
+      signal?.addEventListener('abort', abort, { once: true });
+    });
+  }
+
+  /** How many readers wait now (for specs: none is left behind). */
+  get waiting(): number {
+    return this.#waiters.size;
+  }
+
+  #changed(): void {
+    for (const w of [...this.#waiters]) w();
+  }
 
   /** Adds (or replaces) a registration. */
   register(reg: Omit<ServiceRegistration, 'createIndex' | 'modifyIndex'>, task?: string): void {
@@ -45,11 +82,15 @@ export class ServiceCatalog {
       ...(task ? { task } : {}),
       checks: old?.checks ?? new Map(),
     });
+    this.#changed();
   }
 
   /** Removes a registration; no-op when it is not there. */
   deregister(id: string): void {
-    if (this.#entries.delete(id)) this.#index++;
+    if (this.#entries.delete(id)) {
+      this.#index++;
+      this.#changed();
+    }
   }
 
   /** Sets a check's latest status on its registration (ignored once deregistered). */

@@ -2,8 +2,9 @@
  * The consul-template functions Nomad's `template` blocks use that need no Consul, Vault or Nomad
  * API: `env`, `file` (inside the task dir), strings, encodings, JSON, parsing, math, `loop`,
  * `timestamp`, hashes; with consul-template's argument order (the piped value last, so
- * `{{ "a,b" | split "," }}`). The data-source functions (`key`, `service`, `secret`, `nomadVar`,
- * `nomadService`, ...) are refused by name: berth does not serve them yet.
+ * `{{ "a,b" | split "," }}`). Consul's and Vault's functions (`key`, `service`, `secret`, ...)
+ * are refused by name: berth serves no Consul or Vault data. The Nomad ones are in
+ * `nomad-funcs.ts`; `writeToFile` is in the client's default denylist.
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -32,13 +33,6 @@ export const REFUSED_TEMPLATE_FUNCS: readonly string[] = [
   'secret',
   'secrets',
   'pkiCert',
-  'nomadVar',
-  'nomadVarList',
-  'nomadVarListSafe',
-  'nomadVarExists',
-  'nomadService',
-  'nomadServices',
-  'writeToFile',
 ];
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v));
@@ -130,8 +124,6 @@ export function consulTemplateFuncs(ctx: ConsulFuncContext): FuncMap {
 }
 
 function dataOf(fn: string): string {
-  if (fn.startsWith('nomad')) return 'Nomad variable or service';
   if (['secret', 'secrets', 'pkiCert'].includes(fn)) return 'Vault';
-  if (fn === 'writeToFile') return 'file-writing';
   return 'Consul';
 }

@@ -101,10 +101,11 @@ function goU(r: string): string {
 }
 
 /** Lexes a whole template; stops after the first error item. Positions are JS string indexes. */
-export function lex(input: string, opts: { breakOK: boolean; continueOK: boolean }): Item[] {
+export function lex(input: string, opts: { breakOK: boolean; continueOK: boolean; delims?: readonly [string, string] }): Item[] {
   const items: Item[] = [];
-  const L = '{{',
-    R = '}}';
+  // Go's Delims: an empty delimiter means the default.
+  const L = opts.delims?.[0] || '{{',
+    R = opts.delims?.[1] || '}}';
   let pos = 0,
     start = 0,
     width = 0,

@@ -558,9 +558,9 @@ const isEmpty = (n: ListNode) => n.nodes.every((x) => (x.type === 'text' ? x.tex
  * Parses `text` as the template `name`: returns every tree it defines (the template itself and
  * each `define`/`block`), or throws {@link TemplateParseError} with Go's message.
  */
-export function parseTrees(name: string, text: string, hasFunction: (name: string) => boolean): Map<string, Tree> {
+export function parseTrees(name: string, text: string, hasFunction: (name: string) => boolean, delims?: readonly [string, string]): Map<string, Tree> {
   const treeSet = new Map<string, Tree>();
-  const items = lex(text, { breakOK: !hasFunction('break'), continueOK: !hasFunction('continue') });
+  const items = lex(text, { breakOK: !hasFunction('break'), continueOK: !hasFunction('continue'), ...(delims ? { delims } : {}) });
   const p = new Parser(name, name, text, { items, i: 0 }, treeSet, hasFunction);
   try {
     p.parse();

@@ -15,12 +15,15 @@ export interface TemplateOptions {
   funcs?: FuncMap;
   /** Go's `Option("missingkey=...")`: `default` (or `invalid`) prints `<no value>`, `zero`, `error`. */
   missingKey?: MissingKey | 'invalid';
+  /** Go's `Delims(left, right)`; an empty one is the default `{{` or `}}`. */
+  delims?: readonly [string, string];
 }
 
 interface Common {
   tmpl: Map<string, Template>;
   funcs: Map<string, FuncSpec>;
   missingKey: MissingKey;
+  delims?: readonly [string, string];
 }
 
 /** A template and its associated set, as Go's `text/template.Template`. */
@@ -39,6 +42,7 @@ export class Template implements ExecTemplate {
     this.common = common ?? { tmpl: new Map(), funcs: new Map(), missingKey: 'default' };
     if (options.funcs) this.funcs(options.funcs);
     if (options.missingKey) this.common.missingKey = options.missingKey === 'invalid' ? 'default' : options.missingKey;
+    if (options.delims) this.common.delims = options.delims;
   }
 
   /** The missingkey option in force. */
@@ -72,7 +76,7 @@ export class Template implements ExecTemplate {
 
   /** Go's `Parse`: parses `text` as this template's body; `define`d templates join the set. Throws TemplateParseError. */
   parse(text: string): this {
-    const trees = parseTrees(this.name, text, (n) => this.common.funcs.has(n) || BUILTINS.has(n));
+    const trees = parseTrees(this.name, text, (n) => this.common.funcs.has(n) || BUILTINS.has(n), this.common.delims);
     for (const [name, tree] of trees) {
       const t = name === this.name ? this : (this.common.tmpl.get(name) ?? this.new(name));
       const old = this.common.tmpl.get(name);

@@ -33,6 +33,7 @@
  */
 import { missingActor } from '../missing-actor.ts';
 import { and, assign, fromCallback, fromPromise, not, or, sendParent, sendTo, setup, spawnChild, stopChild, type PromiseActorLogic } from 'xstate';
+import { scriptFailed, templateActions, type TemplateEffectsOutput } from '../policy/template-change.ts';
 import { runOpen } from '../policy/task-events.ts';
 import type {
   ExitOutput,
@@ -49,6 +50,7 @@ import type {
   TaskMachineInput,
   TaskServicesInput,
   TaskStateReport,
+  TemplateEffectsInput,
 } from './context.ts';
 import * as R from './reducers.ts';
 
@@ -105,6 +107,10 @@ export const taskMachine = setup({
      * (check_restart); stopping it (leaving `running`) deregisters them before any kill.
      */
     taskServices: fromCallback<TaskMachineEvent, TaskServicesInput>(() => undefined),
+    /** While the task runs: watches what its templates read; sends `template.changed` / `template.failed`. */
+    taskTemplates: fromCallback<TaskMachineEvent, TaskServicesInput>(() => undefined),
+    /** Sends a re-render's signals and runs its change scripts in the task; never rejects. */
+    templateEffects: missingActor<PromiseActorLogic<TemplateEffectsOutput, TemplateEffectsInput>>('task', 'templateEffects'),
   },
   delays: {
     shutdownDelay: ({ context }) => context.shutdownDelayMs,
@@ -136,6 +142,13 @@ export const taskMachine = setup({
     killRequested: ({ context }) => context.killRequested,
     startOkAfterKill: ({ context }, out: StartOutput) => out.ok && context.killRequested,
     recoverOkAfterKill: ({ context }, out: RecoverOutput) => out.ok && context.killRequested,
+    /** Changed templates ask for a restart (which then is all that happens). */
+    templateRestart: ({ event }) => event.type === 'template.changed' && templateActions(event.changes).restart,
+    /** A change script failed and its `fail_on_error` kills the task. */
+    scriptFatal: ({ event }) => {
+      const out = (event as { output?: TemplateEffectsOutput }).output;
+      return !!out && out.scripts.some((r) => scriptFailed(r) && !!r.script.failOnError);
+    },
     /** A poststop task runs once: restartAll does not revive it. */
     revivable: ({ context }) => !context.role.poststop,
   },
@@ -188,6 +201,18 @@ export const taskMachine = setup({
       id: ({ event }) => `signal.${event.type === 'signal' ? event.requestId : ''}`,
       input: ({ context, event }): SignalTaskInput => ({ ...handleInput({ context }), signal: event.type === 'signal' ? event.signal : '' }),
     }),
+    templateRestartSignaled: set(R.templateRestartSignaled),
+    appendTemplateSignaling: set(R.appendTemplateSignaling),
+    appendScriptResult: set(R.appendScriptResult),
+    /** The signals and scripts of changed templates, sent and run by one `templateEffects` child. */
+    spawnTemplateEffects: spawnChild('templateEffects', {
+      id: ({ event }) => `tchange.${event.type === 'template.changed' ? event.requestId : ''}`,
+      input: ({ context, event }): TemplateEffectsInput => ({
+        ...handleInput({ context }),
+        ...(event.type === 'template.changed' ? templateActions(event.changes) : { restart: false, signals: [], scripts: [] }),
+      }),
+    }),
+    appendTemplateFailed: set(R.appendTemplateFailed),
     forgetChild: stopChild(({ event }) => ('actorId' in event && typeof event.actorId === 'string' ? event.actorId : '')),
     /** Tells the in-flight start or recovery (invoked as `effect`) to abort; it still settles. */
     abortEffect: sendTo('effect', { type: 'abort' }),
@@ -206,6 +231,8 @@ export const taskMachine = setup({
     // reason for the task to fail).
     'xstate.done.actor.signal.*': { actions: 'forgetChild' },
     'xstate.error.actor.signal.*': { actions: 'forgetChild' },
+    // A re-render's signals were sent and scripts run: say how the scripts went.
+    'xstate.done.actor.tchange.*': { actions: ['appendScriptResult', 'report', 'forgetChild'] },
   },
   states: {
     /**
@@ -308,6 +335,12 @@ export const taskMachine = setup({
           src: 'taskServices',
           input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, startedAt: context.now }),
         },
+        // The template hook's watch: re-renders while the task runs (stopped as it leaves `running`).
+        {
+          id: 'templates',
+          src: 'taskTemplates',
+          input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, startedAt: context.now }),
+        },
       ],
       on: {
         kill: [
@@ -317,6 +350,16 @@ export const taskMachine = setup({
         signal: { actions: SIGNAL_TASK },
         restart: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
         restartAll: { target: 'restartKilling', actions: ['restartSignaled', 'report'] },
+        'template.changed': [
+          { guard: 'templateRestart', target: 'restartKilling', actions: ['templateRestartSignaled', 'report'] },
+          { actions: ['appendTemplateSignaling', 'report', 'spawnTemplateEffects'] },
+        ],
+        // A failing change script with fail_on_error, or a re-render that failed: killed, failed.
+        'xstate.done.actor.tchange.*': [
+          { guard: 'scriptFatal', target: 'killing', actions: ['appendScriptResult', 'report', 'forgetChild'] },
+          { actions: ['appendScriptResult', 'report', 'forgetChild'] },
+        ],
+        'template.failed': { target: 'killing', actions: ['appendTemplateFailed', 'report'] },
       },
     },
     /**

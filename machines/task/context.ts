@@ -3,7 +3,8 @@
  * take and return, and the one event it sends its parent. Nothing here does anything.
  * @module
  */
-import type { TaskEvent, TaskState } from '../../model/types.ts';
+import type { TaskEvent, TaskState, TemplateChangeScript } from '../../model/types.ts';
+import type { TemplateChange } from '../policy/template-change.ts';
 import type { ExitResult, TaskHandle } from '../../model/task-handle.ts';
 import type { RestartDecision, RestartInput, RestartSubject, RestartTrackerState } from '../policy/restarts.ts';
 import type { TaskRole } from '../policy/task-roles.ts';
@@ -144,7 +145,14 @@ export type TaskMachineEvent =
    * Send `signal` to the running task: "Signaling", then a `signalTask` child with id
    * `signal.<requestId>` whose done or error is the caller's answer. Not running: no child.
    */
-  | { type: 'signal'; time: number; signal: string; requestId: string };
+  | { type: 'signal'; time: number; signal: string; requestId: string }
+  /**
+   * The task's templates re-rendered and these changed (the `taskTemplates` effect): restart,
+   * signal, run scripts, or nothing, by Nomad's rule (machines/policy/template-change.ts).
+   */
+  | { type: 'template.changed'; time: number; requestId: string; changes: TemplateChange[] }
+  /** A re-render failed: the task is killed, failed ("Template failed: ..."). */
+  | { type: 'template.failed'; time: number; error: string };
 
 /** What the `startTask` and `prestartTask` effects take: the attempt they are for. */
 export interface StartTaskInput {
@@ -174,6 +182,12 @@ export interface KillTaskInput extends TaskHandleInput {
 /** What the `signalTask` effect takes: the handle, and the signal to send. */
 export interface SignalTaskInput extends TaskHandleInput {
   signal: string;
+}
+
+/** What the `templateEffects` effect takes: the task's process, the signals to send, the scripts to run. */
+export interface TemplateEffectsInput extends TaskHandleInput {
+  signals: string[];
+  scripts: TemplateChangeScript[];
 }
 
 /** What the `taskServices` effect takes: when the run it registers began. */

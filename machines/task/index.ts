@@ -16,5 +16,6 @@ export type {
   TaskMachineEvent,
   TaskMachineInput,
   TaskServicesInput,
+  TemplateEffectsInput,
   TaskStateReport,
 } from './context.ts';

@@ -9,6 +9,14 @@ import type { TaskEvent } from '../../model/types.ts';
 import { decideRestart, newRestartTracker, type RestartInput } from '../policy/restarts.ts';
 import { appendEvent, details, runOpen, taskEvent } from '../policy/task-events.ts';
 import { shutdownDelayEvent } from '../policy/shutdown-delay.ts';
+import {
+  TEMPLATE_RESTART_REASON,
+  TEMPLATE_SIGNAL_MESSAGE,
+  templateActions,
+  templateFailedEvent,
+  templateScriptEvent,
+  type TemplateEffectsOutput,
+} from '../policy/template-change.ts';
 import type { ExitOutput, PrestartOutput, RecoverOutput, StartOutput, TaskContext, TaskMachineEvent, TaskMachineInput } from './context.ts';
 
 type Ctx = TaskContext;
@@ -194,6 +202,31 @@ export function restartSignaled(c: Ctx, e: Ev): Patch {
   const ev = taskEvent('Restart Signaled', e.time, { details: e.reason ? { restart_reason: e.reason } : {} });
   return { ...withEvent(c, ev), lastInput: { kind: 'restartTriggered', failure: e.type === 'restart' && !!e.failure } };
 }
+
+/** A re-render asked for a restart: "Restart Signaled" with Nomad's reason, not a failure. */
+export function templateRestartSignaled(c: Ctx, e: Ev): Patch {
+  if (e.type !== 'template.changed') return {};
+  const ev = taskEvent('Restart Signaled', e.time, { details: { restart_reason: TEMPLATE_RESTART_REASON } });
+  return { ...withEvent(c, ev), lastInput: { kind: 'restartTriggered', failure: false } };
+}
+
+/** "Signaling" ("Template re-rendered") for each distinct change_signal of the changed templates. */
+export function appendTemplateSignaling(c: Ctx, e: Ev): Patch {
+  if (e.type !== 'template.changed') return {};
+  const evs = templateActions(e.changes).signals.map((sig) =>
+    taskEvent('Signaling', e.time, { displayMessage: TEMPLATE_SIGNAL_MESSAGE, details: { task_signal: sig } }),
+  );
+  return evs.length ? appendAll(c, evs) : {};
+}
+
+/** A re-render's change scripts ran: one event each (a fatal one fails the task). */
+export function appendScriptResult(c: Ctx, e: Ev): Patch {
+  const out = (e as { output?: TemplateEffectsOutput }).output;
+  return out?.scripts.length ? appendAll(c, out.scripts.map(templateScriptEvent)) : {};
+}
+
+/** A re-render failed: "Template failed: ...", and the task fails. */
+export const appendTemplateFailed = (c: Ctx, e: Ev): Patch => (e.type === 'template.failed' ? withEvent(c, templateFailedEvent(e.error, e.time)) : {});
 
 /** A dead task re-run by restartAll: "Restart Signaled", pending, gate closed, the last life's kill forgotten. */
 export function reviveDead(c: Ctx, e: Ev): Patch {

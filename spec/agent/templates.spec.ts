@@ -83,13 +83,13 @@ EOH
 
   it('a template needing a data source berth does not serve fails the task, naming the function', async () => {
     const templates = `      template {
-        data        = "{{ with nomadVar \\"nomad/jobs/x\\" }}{{ .k }}{{ end }}"
+        data        = "{{ key \\"service/x\\" }}"
         destination = "local/x"
       }`;
     const alloc = await run(job('novar', templates, 'echo ran'));
     expect(alloc.ClientStatus).to.equal('failed');
     const events = (alloc.TaskStates.t.Events as Array<{ Type: string; DisplayMessage: string }>).map((e) => `${e.Type}: ${e.DisplayMessage}`).join('\n');
-    expect(events).to.match(/Template failed: .*function "nomadVar" is not supported by berth/);
+    expect(events).to.match(/Template failed: .*function "key" is not supported by berth/);
     const logs = await agent.req('GET', `/v1/client/fs/logs/${alloc.ID}?task=t&type=stdout&plain=true`);
     expect(logs.text).to.equal('');
   });
