@@ -31,6 +31,7 @@ export const restartPolicySchema = strict(
     intervalMs: ms('Window the attempts are counted in').optional(),
     delayMs: ms('Wait before a restart').optional(),
     mode: oneOf(['fail', 'delay']).optional().describe('What happens when the attempts are used up'),
+    renderTemplates: z.boolean().optional().describe("Render the task's templates afresh before each restart"),
   },
   'Nomad restart policy',
 );
@@ -259,9 +260,26 @@ export const taskSchema = strict(
             rightDelimiter: z.string().optional(),
             errorOnMissingKey: z.boolean().optional(),
             once: z.boolean().optional(),
+            changeScript: strict(
+              {
+                command: z.string().min(1, { error: 'must name the command to run' }),
+                args: z.array(z.string()).optional(),
+                timeoutMs: ms('Bound on the script').optional(),
+                failOnError: z.boolean().optional(),
+              },
+              'The command a script change runs in the task',
+            ).optional(),
+            wait: strict({ minMs: ms('Quiet time before a re-render').optional(), maxMs: ms('Longest wait before a re-render').optional() }, 'Quiescence').optional(),
+            uid: z.int().optional(),
+            gid: z.int().optional(),
           },
           'A template rendered into the task dir',
-        ),
+        ).superRefine((t, ctx) => {
+          // Nomad's Template.Validate.
+          if (t.changeMode === 'signal' && !t.changeSignal) custom(ctx, ['changeSignal'], 'must specify signal value when change mode is signal');
+          if (t.changeMode === 'script' && !t.changeScript) custom(ctx, ['changeScript'], 'must specify change script configuration value when change mode is script');
+          if (t.wait?.minMs !== undefined && t.wait.maxMs !== undefined && t.wait.minMs > t.wait.maxMs) custom(ctx, ['wait'], 'wait min must be less than or equal to max');
+        }),
       )
       .optional(),
   },
