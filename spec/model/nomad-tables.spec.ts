@@ -135,10 +135,15 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
       'RightDelim rightDelimiter str',
       'ErrMissingKey errorOnMissingKey true',
       'Once once true',
+      'ChangeScript changeScript obj:ChangeScript',
+      'Wait wait obj:WaitConfig',
+      'Uid uid plain',
+      'Gid gid plain',
     ],
-    ignored: ['Uid', 'Gid', 'VaultGrace', 'Wait'],
-    unsupported: { ChangeScript: 'template.change_script' },
+    ignored: ['VaultGrace'],
   },
+  ChangeScript: { mapped: ['Command command str', 'Args args plain', 'Timeout timeoutMs dur', 'FailOnError failOnError true'] },
+  WaitConfig: { mapped: ['Min minMs dur', 'Max maxMs dur'] },
   Periodic: {
     mapped: [
       'Enabled enabled plain',
@@ -173,8 +178,7 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
     mapped: ['Sticky sticky plain', 'Migrate migrate plain', 'SizeMB sizeMB plain'],
   },
   RestartPolicy: {
-    mapped: ['Attempts attempts plain', 'Interval intervalMs durSet', 'Delay delayMs durSet', 'Mode mode plain'],
-    unsupported: { RenderTemplates: 'restart.render_templates' },
+    mapped: ['Attempts attempts plain', 'Interval intervalMs durSet', 'Delay delayMs durSet', 'Mode mode plain', 'RenderTemplates renderTemplates true'],
   },
   ReschedulePolicy: {
     mapped: [

@@ -399,7 +399,6 @@ describe('parseAllocation: stanzas berth does not run are refused by name, with 
     ['a multiregion job', { 'job.multiregion': { regions: [{ name: 'west' }] } }, { stanza: 'multiregion', path: 'job.multiregion' }],
     ['a device', { 'T.resources': { devices: [{}] } }, { stanza: 'device', path: `${T}.resources.devices` }],
     ['logs disabled', { 'T.logs': { disabled: true } }, { stanza: 'logs.disabled', path: `${T}.logs.disabled` }],
-    ['render_templates', { 'T.restartPolicy': { renderTemplates: true } }, { stanza: 'restart.render_templates', path: `${T}.restartPolicy.renderTemplates` }],
     ['an artifact chown', { 'T.artifacts': [{ source: 'x', chown: true }] }, { stanza: 'artifact.chown', path: `${T}.artifacts[0].chown` }],
     ['bridge networking', { 'G.networks': [{ mode: 'bridge' }] }, { stanza: 'network mode "bridge"', path: `${G}.networks[0].mode` }],
     ['network dns', { 'G.networks': [{ dns: { servers: ['1.1.1.1'] } }] }, { stanza: 'network.dns', path: `${G}.networks[0].dns` }],

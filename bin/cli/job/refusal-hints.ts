@@ -8,7 +8,6 @@ import type { UnsupportedStanza } from '../../../model/errors.ts';
 
 /** Hints by stanza name (`UnsupportedStanza.stanza`; drivers and modes by their first word). */
 const HINTS: Record<string, string> = {
-  'template.change_script': 'not yet in berth: use change_mode "restart", "signal" or "noop"',
   vault: 'berth has no Vault; hand secrets to the task through env or a file in its secrets/ dir',
   consul: 'berth has no Consul; services register with provider = "nomad"',
   connect: 'berth has no service mesh; publish the port with network { port "..." {} } and a nomad service',
