@@ -12,28 +12,13 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { TemplateFuncError } from './errors.ts';
 import type { FuncMap } from './funcs.ts';
+import { FOREIGN_TEMPLATE_FUNCS } from '../../model/template-functions.ts';
 
-/** Functions whose data berth does not serve: refused by name at render. */
-export const REFUSED_TEMPLATE_FUNCS: readonly string[] = [
-  'key',
-  'keyExists',
-  'keyOrDefault',
-  'ls',
-  'safeLs',
-  'tree',
-  'safeTree',
-  'service',
-  'services',
-  'connect',
-  'caRoots',
-  'caLeaf',
-  'node',
-  'nodes',
-  'datacenters',
-  'secret',
-  'secrets',
-  'pkiCert',
-];
+/**
+ * Functions whose data berth does not serve (Consul's, Vault's): a job's own template text is
+ * refused at parse (model/template-functions.ts); a `source` file read at render fails there.
+ */
+export const REFUSED_TEMPLATE_FUNCS: readonly string[] = Object.keys(FOREIGN_TEMPLATE_FUNCS);
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v));
 const fail = (m: string): never => {
@@ -54,7 +39,10 @@ export interface ConsulFuncContext {
 /** The function map for one task's templates. */
 export function consulTemplateFuncs(ctx: ConsulFuncContext): FuncMap {
   const refused = Object.fromEntries(
-    REFUSED_TEMPLATE_FUNCS.map((name) => [name, () => fail(`function "${name}" is not supported by berth (it serves no ${dataOf(name)} data yet)`)]),
+    REFUSED_TEMPLATE_FUNCS.map((name) => [
+      name,
+      () => fail(`function "${name}" is not supported by berth (it serves no ${FOREIGN_TEMPLATE_FUNCS[name]} data)`),
+    ]),
   );
   return {
     ...refused,
@@ -121,9 +109,4 @@ export function consulTemplateFuncs(ctx: ConsulFuncContext): FuncMap {
     divide: (a, b) => (numOf(a, 'divide') === 0 ? fail('divide: division by zero') : Math.trunc(numOf(b, 'divide') / numOf(a, 'divide'))),
     modulo: (a, b) => (numOf(a, 'modulo') === 0 ? fail('modulo: division by zero') : numOf(b, 'modulo') % numOf(a, 'modulo')),
   };
-}
-
-function dataOf(fn: string): string {
-  if (['secret', 'secrets', 'pkiCert'].includes(fn)) return 'Vault';
-  return 'Consul';
 }

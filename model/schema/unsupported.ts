@@ -5,6 +5,7 @@
  * same list and the stanza is left out (a refused driver stays refused: its task cannot run).
  * @module
  */
+import { foreignTemplateFunctions } from '../template-functions.ts';
 import type { UnsupportedStanza } from '../errors.ts';
 import { UNSUPPORTED_DRIVERS } from './driver-config.ts';
 import { renderPath } from './issues.ts';
@@ -98,6 +99,13 @@ export function findUnsupported(job: unknown, path: string, remove: boolean): Un
       keys(t.restartPolicy, 'RestartPolicy', renderPath(['restartPolicy'], tp));
       (Array.isArray(t.artifacts) ? t.artifacts : []).forEach((a, ai) => keys(a, 'Artifact', renderPath(['artifacts', ai], tp)));
       services(t, tp);
+      // A template that reads Consul or Vault cannot render here: refused by name, at its path.
+      (Array.isArray(t.templates) ? t.templates : []).forEach((tm, tmi) => {
+        if (!isObj(tm) || typeof tm.data !== 'string') return;
+        const [l, r] = [tm.leftDelimiter, tm.rightDelimiter].map((d) => (typeof d === 'string' ? d : undefined));
+        for (const f of foreignTemplateFunctions(tm.data, l, r))
+          found.fatal.push({ stanza: `template function "${f.name}" (${f.needs})`, path: renderPath(['templates', tmi, 'data'], tp) });
+      });
     });
   });
   return found;

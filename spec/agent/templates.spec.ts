@@ -2,8 +2,8 @@
  * `template` blocks through the agent, on real processes (issue 38, the part berth serves now):
  * files rendered with Go's text/template and consul-template's functions into the task dir
  * before the task starts, with their `perms`; an `env = true` template's lines in the task's
- * environment; a template that needs a data source berth does not serve fails the task with
- * "Template failed" naming the function.
+ * environment; a template that needs Consul or Vault is refused when the job is read, naming
+ * the function and the template's path.
  */
 import { expect } from 'chai';
 import { AgentProcess, waitFor } from '../support/agent.ts';
@@ -81,16 +81,13 @@ EOH
     expect(logs.text).to.equal('job=tpl task=T\na-1 b-2 c-3\n003.1|x   |"y"\nhello tpl/debug\n600\n');
   });
 
-  it('a template needing a data source berth does not serve fails the task, naming the function', async () => {
+  it('a template needing Consul or Vault is refused at parse, naming the function and the path', async () => {
     const templates = `      template {
-        data        = "{{ key \\"service/x\\" }}"
+        data        = "{{ key \\"service/x\\" }} {{ with secret \\"kv/x\\" }}{{ .Data }}{{ end }}"
         destination = "local/x"
       }`;
-    const alloc = await run(job('novar', templates, 'echo ran'));
-    expect(alloc.ClientStatus).to.equal('failed');
-    const events = (alloc.TaskStates.t.Events as Array<{ Type: string; DisplayMessage: string }>).map((e) => `${e.Type}: ${e.DisplayMessage}`).join('\n');
-    expect(events).to.match(/Template failed: .*function "key" is not supported by berth/);
-    const logs = await agent.req('GET', `/v1/client/fs/logs/${alloc.ID}?task=t&type=stdout&plain=true`);
-    expect(logs.text).to.equal('');
+    const parsed = await agent.req('POST', '/v1/jobs/parse', { JobHCL: job('consul', templates, 'echo ran') });
+    expect(parsed.status).to.equal(400);
+    expect(parsed.text).to.include('template function "key" (Consul) is not supported by berth (job.taskGroups[0].tasks[0].templates[0].data)');
   });
 });
