@@ -16,6 +16,7 @@ import { makeAlloc } from '../../support/fixtures.ts';
 import { until } from '../../support/migrate-helpers.ts';
 import { MemoryVariables } from '../../support/memory-variables.ts';
 import { useTempClients } from '../../support/temp-client.ts';
+import { AdvancingClock } from '../services/support.ts';
 
 const OWN = 'nomad/jobs/example/web/t';
 const read = (vars: string) => `{{ with nomadVar "${vars}" }}user={{ .user }}{{ end }}\n`;
@@ -64,6 +65,23 @@ describe('template hook: variables and services, re-rendered while the task runs
     vars.put(OWN, { user: 'bob' });
     await until(() => vars.waiting === 1, 5000, 'the watch to ask again');
     expect(runner.alloc().taskStates!.t!.restarts).to.equal(1);
+  });
+
+  it('splay: the restart waits a random part of splay, on the client clock', async () => {
+    const SPLAY_MS = 10_000;
+    const clock = new AdvancingClock(new Set([SPLAY_MS / 2]));
+    const vars = new MemoryVariables();
+    vars.put(OWN, { user: 'ada' });
+    const client = newClient({ variables: vars, clock, random: () => 0.5 });
+    const alloc = templateAlloc({ data: read(OWN), splayMs: SPLAY_MS }, 'cat local/app.conf >> "$NOMAD_ALLOC_DIR/seen"; exec sleep 1000');
+    const runner = client.addAlloc(alloc);
+    const seenFile = join(client.dataDir, 'alloc', alloc.id, 'alloc', 'seen');
+    await until(() => existsSync(seenFile) && readFileSync(seenFile, 'utf8') === 'user=ada\n', 10_000, 'the first start');
+    vars.put(OWN, { user: 'bob' });
+    await until(() => clock.pending(SPLAY_MS / 2) === 1, 10_000, 'the splay wait');
+    expect(runner.alloc().taskStates!.t!.restarts).to.equal(0);
+    clock.advance(SPLAY_MS / 2);
+    await until(() => readFileSync(seenFile, 'utf8') === 'user=ada\nuser=bob\n', 10_000, 'the restart after the splay');
   });
 
   it('change_mode = "signal" sends change_signal and does not restart', async () => {
