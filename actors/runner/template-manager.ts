@@ -137,7 +137,14 @@ export class TaskTemplateManager {
         },
         missing: (dep: TemplateDep) => void missing.set(depKey(dep), dep),
       };
-      const out = await renderTemplate(t, { ...ctx, env: { ...ctx.env, ...this.env } }, reader, this.deps);
+      let out: string | undefined;
+      try {
+        out = await renderTemplate(t, { ...ctx, env: { ...ctx.env, ...this.env } }, reader, this.deps);
+      } catch (e) {
+        // An error while data is missing may come of the missing data (a field of an absent
+        // variable): the render is only incomplete. With everything there, it is the template's.
+        if (!missing.size) throw e;
+      }
       pass.used.push(used);
       pass.outputs.push(missing.size ? undefined : out);
       for (const [k, d] of missing) pass.missing.set(k, d);
