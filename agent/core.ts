@@ -9,6 +9,8 @@ import { BerthError, isClientTerminalStatus, realClock, type Allocation, type Cl
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
+import { hostPortsInUse } from './config/host-ports.ts';
+import { parsePortRanges } from './config/port-ranges.ts';
 import { ServerGc } from './gc/server-gc.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
@@ -61,8 +63,16 @@ export class AgentCore {
     readonly state: AgentState,
     readonly client: Client,
     readonly log: (line: string) => void,
-    opts: { gcClock?: Clock; periodicClock?: Clock } = {},
+    opts: {
+      gcClock?: Clock;
+      periodicClock?: Clock;
+      /** A number in [0, 1) for each dynamic port pick (default `Math.random`; specs seed it). */
+      random?: () => number;
+      /** The ports held on the host now (default: read from /proc/net). */
+      hostPorts?: () => number[];
+    } = {},
   ) {
+    this.#hostPorts = opts.hostPorts ?? hostPortsInUse;
     this.periodic = new PeriodicDispatcher({
       state,
       clock: opts.periodicClock ?? realClock,
@@ -70,12 +80,24 @@ export class AgentCore {
       register: (child) => void this.register(child),
       live: (job) => jobStatus(job, state) !== 'dead',
     });
-    this.broker = new EvalBroker({ state, client, node: () => this.node(), log, onRefused: (report) => this.clientUpdate(report) });
+    this.broker = new EvalBroker({
+      state,
+      client,
+      node: () => this.node(),
+      log,
+      onRefused: (report) => this.clientUpdate(report),
+      random: opts.random ?? Math.random,
+    });
     this.deploymentWatchers = new DeploymentWatchers(state, client);
     this.gc = new ServerGc({ state, client, config: config.serverGc, log, ...(opts.gcClock ? { clock: opts.gcClock } : {}) });
   }
 
-  /** The node as the scheduler sees it: its totals and its reserved part. */
+  readonly #hostPorts: () => number[];
+
+  /**
+   * The node as the scheduler sees it: its totals, its reserved part (host ports included), its
+   * dynamic port range and the ports held on the host right now.
+   */
   node(): SchedulerNode {
     const n = this.state.node!;
     return {
@@ -83,7 +105,15 @@ export class AgentCore {
       name: n.name,
       datacenter: n.datacenter,
       resources: { cpuMHz: n.cpuMHz, memoryMB: n.memoryMB, diskMB: n.diskMB, cores: n.cores },
-      reserved: { cpuMHz: n.reserved.cpu, memoryMB: n.reserved.memoryMB, diskMB: n.reserved.diskMB },
+      reserved: {
+        cpuMHz: n.reserved.cpu,
+        memoryMB: n.reserved.memoryMB,
+        diskMB: n.reserved.diskMB,
+        ...(n.reservedPorts ? { ports: parsePortRanges(n.reservedPorts) } : {}),
+      },
+      ...(n.minDynamicPort !== undefined ? { minDynamicPort: n.minDynamicPort } : {}),
+      ...(n.maxDynamicPort !== undefined ? { maxDynamicPort: n.maxDynamicPort } : {}),
+      portsInUse: this.#hostPorts(),
       hostIp: n.httpAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''),
       attributes: n.attributes ?? {},
       meta: n.meta ?? {},
@@ -140,7 +170,7 @@ export class AgentCore {
       const warnings = formatWarnings(placementWarnings(job));
       // A parameterized or periodic parent is never placed itself (Nomad makes no eval for it): its children are.
       if (isParentJob(job)) return { evalId: '', evalCreateIndex: 0, jobModifyIndex: txn.index, warnings, index: txn.index };
-      const ev = newEval(txn, this.state, record.id, trigger);
+      const ev = newEval(txn, this.state, record.id, trigger, {}, record);
       return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings, index: txn.index };
     });
     if (result.evalId) this.broker.enqueue(result.evalId);
@@ -192,12 +222,13 @@ export class AgentCore {
     const prev = this.state.jobs.get(jobId);
     if (!prev) throw new ApiError(404, 'job not found');
     const out = this.state.commit((txn) => {
+      let rec: JobRecord | undefined;
       if (purge) {
         txn.deleteJob(jobId);
         for (const d of this.state.deployments.values()) if (d.jobId === jobId) txn.deleteDeployment(d.id);
         txn.event({ topic: 'Job', type: 'JobDeregistered', key: jobId, object: prev });
       } else {
-        const rec: JobRecord = {
+        rec = {
           ...prev,
           stop: true,
           modifyTime: Date.now(),
@@ -208,10 +239,14 @@ export class AgentCore {
         txn.putJob(rec);
         txn.event({ topic: 'Job', type: 'JobDeregistered', key: jobId, object: rec });
       }
-      const ev = newEval(txn, this.state, jobId, 'job-deregister', {
-        priority: (prev.apiJob.Priority as number) ?? 50,
-        type: (prev.apiJob.Type as 'service') ?? 'service',
-      });
+      const ev = newEval(
+        txn,
+        this.state,
+        jobId,
+        'job-deregister',
+        { priority: (prev.apiJob.Priority as number) ?? 50, type: (prev.apiJob.Type as 'service') ?? 'service', jobModifyIndex: txn.index },
+        rec,
+      );
       return { evalId: ev.id, jobModifyIndex: txn.index, index: txn.index };
     });
     this.broker.enqueue(out.evalId);

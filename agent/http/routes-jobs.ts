@@ -6,7 +6,7 @@
 import { ApiError, type AgentCore } from '../core.ts';
 import type { ApiJob } from '../state/types.ts';
 import { blocking } from './blocking.ts';
-import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, jobSummary } from './encode.ts';
+import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, apiJobSummary, jobSummary } from './encode.ts';
 import type { Req, Router } from './router.ts';
 import type { z } from 'zod';
 import { decodeBody, dispatchBody, parseBody, parsed, planBody, registerBody, scaleBody } from './bodies.ts';
@@ -110,27 +110,17 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/job/:id/evaluations',
-    blocking(state, ['evals'], (req) =>
+    blocking(state, ['evals', 'allocs'], (req) =>
       [...state.evals.values()]
         .filter((e) => e.jobId === req.params.id)
         .sort((a, b) => b.createIndex - a.createIndex)
-        .map(apiEval),
+        .map((e) => apiEval(e, state)),
     ),
   );
   r.on(
     'GET',
     '/v1/job/:id/summary',
-    blocking(state, ['jobs', 'allocs', 'evals'], (req) => {
-      const j = job(req.params.id!);
-      return {
-        JobID: j.id,
-        Namespace: j.namespace,
-        Summary: jobSummary(j.id, state),
-        Children: { Pending: 0, Running: 0, Dead: 0 },
-        CreateIndex: j.createIndex,
-        ModifyIndex: j.modifyIndex,
-      };
-    }),
+    blocking(state, ['jobs', 'allocs', 'evals'], (req) => apiJobSummary(job(req.params.id!), state)),
   );
   r.on(
     'GET',

@@ -55,8 +55,15 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
       Name: `${config.name}.${config.region}`,
       Addr: addr,
       Port: Number(port),
-      Status: 'alive',
       Tags: { region: config.region, dc: config.datacenter, role: 'berth' },
+      Status: 'alive',
+      // The gossip protocol versions of the serf and memberlist libraries Nomad's servers run.
+      ProtocolMin: 1,
+      ProtocolMax: 5,
+      ProtocolCur: 2,
+      DelegateMin: 2,
+      DelegateMax: 5,
+      DelegateCur: 4,
     };
   };
   r.on('GET', '/v1/agent/self', () => ({

@@ -20,6 +20,12 @@ export interface SchedulerNode {
   /** Nomad's `min_dynamic_port` / `max_dynamic_port`; default 20000-32000. */
   minDynamicPort?: number;
   maxDynamicPort?: number;
+  /**
+   * Ports something on the host holds now (a listener, a bound UDP socket): never picked as a
+   * dynamic port. A static port is the job's to ask for (it may be a stopping alloc's), so it is
+   * not checked against these.
+   */
+  portsInUse?: number[];
   /** The address allocated ports are bound on (Nomad's node network address). Default `127.0.0.1`. */
   hostIp?: string;
   /** The node's fingerprinted attributes (`kernel.name`, `driver.raw_exec`, ...): `${attr.*}` in constraints. */
@@ -196,7 +202,10 @@ export interface ScheduleInput {
   now: number;
   /** Makes ids for new allocs and evals (a UUID generator in the agent, a counter in specs). */
   newId: () => string;
-  /** A number in [0, 1) for dynamic port choice (Nomad picks at random). Default: the lowest free port. */
+  /**
+   * A number in [0, 1) for dynamic port choice: Nomad picks at random within the range (the agent
+   * hands in `Math.random`, a spec a seeded source). Default: the lowest free port.
+   */
   random?: () => number;
   /** The `allocModifyIndex` the plan's allocs carry. Default: one more than the highest given. */
   index?: number;
