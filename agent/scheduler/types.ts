@@ -172,11 +172,14 @@ export interface DesiredUpdates {
 }
 
 /**
- * One group's rolling update: at most `maxParallel` destructive replacements in flight; the agent's
+ * One group's deployment in this plan: a first run of a version (every alloc placed at once) or a
+ * rolling update (at most `maxParallel` destructive replacements in flight); the agent's
  * deployment watcher runs the scheduler again (trigger `deployment-watcher`) when a batch is healthy.
  */
 export interface DeploymentBatch {
   maxParallel: number;
+  /** The group's count: how many allocs of this version the deployment waits to see healthy. */
+  desiredTotal: number;
   /** Allocs replaced by this plan. */
   replaced: number;
   /** Allocs that still run an older version and wait for a later batch. */
@@ -240,7 +243,7 @@ export interface Plan {
   failedTgAllocs: Record<string, AllocMetric>;
   /** Per group: what the plan does. */
   desiredTgUpdates: Record<string, DesiredUpdates>;
-  /** Per group with an `update` block and destructive changes: the rolling update's progress. */
+  /** Per group with an `update` block whose version needs a deployment (a first run, a spec change): its progress. */
   deployment: Record<string, DeploymentBatch>;
   /** Per placed alloc id: how it was placed (Nomad's `Allocation.Metrics`). */
   metrics: Record<string, AllocMetric>;
