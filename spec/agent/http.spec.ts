@@ -90,6 +90,30 @@ describe('agent: the HTTP API', function () {
     expect(full.headers['x-nomad-index']).to.match(/^\d+$/);
   });
 
+  it('issue #35: the node and its stub hold the fields of their own structs; ?resources=true and ?os=true add what Nomad adds', async () => {
+    const [stub] = (await agent.req('GET', '/v1/nodes')).json;
+    const full = (await agent.req('GET', `/v1/node/${stub.ID}`)).json;
+    // Nomad's NodeListStub has Address (the host) and Version; its Node has HTTPAddr and neither.
+    expect(stub.Address).to.equal(new URL(agent.url).hostname);
+    expect(stub.Version).to.equal(full.Attributes['nomad.version']);
+    for (const k of ['HTTPAddr', 'NodeResources', 'ReservedResources', 'Attributes']) expect(stub, k).not.to.have.property(k);
+    for (const k of ['Address', 'Version', 'SecretID', 'ComputedClass']) expect(full, k).not.to.have.property(k);
+    expect([full.HostVolumes, full.HostNetworks, full.LastDrain]).to.deep.equal([{}, {}, null]);
+    expect(full.StatusUpdatedAt).to.be.within(Math.floor(Date.now() / 1000) - 600, Math.floor(Date.now() / 1000));
+    expect(stub.LastDrain).to.equal(null);
+
+    const [withResources] = (await agent.req('GET', '/v1/nodes?resources=true')).json;
+    expect(withResources.NodeResources).to.deep.equal(full.NodeResources);
+    expect(withResources.ReservedResources).to.deep.equal(full.ReservedResources);
+    expect(withResources.NodeResources.Cpu.CpuShares).to.be.greaterThan(0);
+    expect([withResources.NodeResources.MinDynamicPort, withResources.NodeResources.MaxDynamicPort]).to.deep.equal([20000, 32000]);
+    expect(withResources).not.to.have.property('Attributes');
+
+    const [withOs] = (await agent.req('GET', '/v1/nodes?os=true')).json;
+    expect(withOs.Attributes).to.deep.equal({ 'os.name': full.Attributes['os.name'] });
+    expect(withOs).not.to.have.property('NodeResources');
+  });
+
   it('parses, plans, registers, scales and lists jobs', async () => {
     const parsed = await agent.req('POST', '/v1/jobs/parse', { JobHCL: JOB_HCL, Canonicalize: true });
     expect(parsed.status).to.equal(200);
