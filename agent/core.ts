@@ -9,6 +9,7 @@ import { BerthError, isClientTerminalStatus, realClock, type Allocation, type Cl
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
+import { completeApiJob } from './jobspec/complete.ts';
 import { hostPortsInUse } from './config/host-ports.ts';
 import { parsePortRanges } from './config/port-ranges.ts';
 import { ServerGc } from './gc/server-gc.ts';
@@ -148,7 +149,8 @@ export class AgentCore {
         id: apiJob.ID,
         namespace: (apiJob.Namespace as string | undefined) ?? 'default',
         version,
-        apiJob: {
+        // Kept with every field of Nomad's API job (unset ones zero), as Nomad's servers keep and serve it.
+        apiJob: completeApiJob({
           ...apiJob,
           Version: version,
           Stop: false,
@@ -157,7 +159,7 @@ export class AgentCore {
           CreateIndex: prev?.createIndex ?? txn.index,
           ModifyIndex: txn.index,
           JobModifyIndex: txn.index,
-        },
+        }),
         createIndex: prev?.createIndex ?? txn.index,
         modifyIndex: txn.index,
         jobModifyIndex: txn.index,
@@ -517,10 +519,10 @@ export class AgentCore {
   }
 }
 
-/** Same job spec, ignoring the fields the server sets. */
+/** Same job spec, ignoring the fields the server sets (and whether unset fields were written out). */
 function sameSpec(a: ApiJob, b: ApiJob): boolean {
   const strip = (j: ApiJob) => {
-    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...rest } = j;
+    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...rest } = completeApiJob(j);
     return JSON.stringify(rest);
   };
   return strip(a) === strip(b);

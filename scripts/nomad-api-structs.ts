@@ -13,6 +13,7 @@
  * (a `MarshalJSON` method) is listed in {@link CUSTOM_JSON} with the shape it writes.
  * @module
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -112,15 +113,13 @@ function mentioned(type: string): string[] {
   return [...type.matchAll(/(?<![.\w])([A-Z]\w*)/g)].map((x) => x[1]!);
 }
 
-function main(): void {
-  const [dir, commit = ''] = process.argv.slice(2);
-  if (!dir) throw new Error('usage: nomad-api-structs.ts <nomad>/api [commit]');
-  const { structs, named } = readPackage(dir);
+/** The structs `roots` reach, each with its fields flattened (embedded structs promoted, named types resolved). */
+function closure(structs: Map<string, Field[]>, named: Map<string, string>, roots: string[], dir: string): Map<string, Field[]> {
   const resolveNamed = (t: string): string => {
     return t.replace(/(?<![.\w])([A-Z]\w*)/g, (n) => (named.has(n) && !structs.has(n) ? resolveNamed(named.get(n)!) : n));
   };
   const done = new Map<string, Field[]>();
-  const todo = [...ROOTS];
+  const todo = [...roots];
   while (todo.length) {
     const s = todo.shift()!;
     if (done.has(s)) continue;
@@ -144,13 +143,33 @@ function main(): void {
     done.set(s, flat);
     for (const f of flat) for (const n of mentioned(f.type)) if (structs.has(n) && !done.has(n)) todo.push(n);
   }
-  const names = [...done.keys()].sort();
-  const lines = [
+  return done;
+}
+
+/** The structs as a TypeScript object literal's lines. */
+function table(done: Map<string, Field[]>): string[] {
+  const lines: string[] = [];
+  for (const n of [...done.keys()].sort()) {
+    lines.push(`  ${n}: {`);
+    for (const f of done.get(n)!) lines.push(`    ${/^\w+$/.test(f.name) ? f.name : JSON.stringify(f.name)}: '${f.type}${f.omitempty ? ' omitempty' : ''}',`);
+    lines.push('  },');
+  }
+  return lines;
+}
+
+function main(): void {
+  const [dir, commit = ''] = process.argv.slice(2);
+  if (!dir) throw new Error('usage: nomad-api-structs.ts <nomad>/api [commit]');
+  const { structs, named } = readPackage(dir);
+
+  const all = closure(structs, named, ROOTS, dir);
+  const spec = [
     '/**',
     " * The fields of Nomad's Go API structs (`api/*.go`, MPL-2.0) that berth's agent serves, and of",
     ' * every struct they reach: each field as its JSON name and Go type, `omitempty` where the tag says',
-    ' * so. Written by `scripts/nomad-api-structs.ts` from Nomad' + (commit ? ` at ${commit}` : '') + '; do not edit by',
-    ' * hand (run the script again on a newer checkout, and read the diff: it is the API that changed).',
+    ' * so. Written by `scripts/nomad-api-structs.ts` from Nomad; do not edit by hand (run the script',
+    ' * again on a newer checkout, and read the diff: it is the API that changed).',
+    ...(commit ? [` * Nomad commit: ${commit}.`] : []),
     ' */',
     '',
     '/** A field: its Go type, with ` omitempty` when its tag has it. */',
@@ -158,15 +177,36 @@ function main(): void {
     '',
     '/** Struct name -> field name -> Go type. */',
     'export const NOMAD_API_STRUCTS: Record<string, Record<string, GoField>> = {',
+    ...table(all),
+    '};',
+    '',
   ];
-  for (const n of names) {
-    lines.push(`  ${n}: {`);
-    for (const f of done.get(n)!) lines.push(`    ${/^\w+$/.test(f.name) ? f.name : JSON.stringify(f.name)}: '${f.type}${f.omitempty ? ' omitempty' : ''}',`);
-    lines.push('  },');
-  }
-  lines.push('};', '');
-  writeFileSync(new URL('../spec/fixtures/nomad-api-structs.ts', import.meta.url), lines.join('\n'));
-  console.log(`${names.length} structs`);
+  writeFileSync(new URL('../spec/fixtures/nomad-api-structs.ts', import.meta.url), spec.join('\n'));
+
+  // The job's structs alone, for the agent: what a job looks like with every field (completeApiJob).
+  const job = closure(structs, named, ['Job'], dir);
+  const agent = [
+    '/**',
+    " * The fields of Nomad's API `Job` and every struct it reaches (Nomad's `api/*.go`, MPL-2.0): each",
+    ' * field as its JSON name and Go type, ` omitempty` where its tag says so. What `completeApiJob`',
+    " * fills a job out with, so a job reads as Nomad's servers write one (every field, unset ones",
+    ' * zero). Written by `scripts/nomad-api-structs.ts` from Nomad; do not edit by hand.',
+    ...(commit ? [` * Nomad commit: ${commit}.`] : []),
+    ' * @module',
+    ' */',
+    '',
+    '/** Struct name -> field name -> Go type (with ` omitempty`). */',
+    'export const API_JOB_STRUCTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {',
+    ...table(job),
+    '};',
+    '',
+  ];
+  writeFileSync(new URL('../agent/jobspec/api-job-structs.ts', import.meta.url), agent.join('\n'));
+  execFileSync('npx', ['prettier', '--write', 'spec/fixtures/nomad-api-structs.ts', 'agent/jobspec/api-job-structs.ts'], {
+    cwd: new URL('..', import.meta.url),
+    stdio: 'ignore',
+  });
+  console.log(`${all.size} structs (${job.size} in the job)`);
 }
 
 main();

@@ -259,7 +259,8 @@ export function readAgentConfig(doc: unknown): AgentConfigPatch {
     };
     const ports = r.reserved_ports === undefined ? undefined : typeof r.reserved_ports === 'number' ? String(r.reserved_ports) : r.reserved_ports;
     if (ports !== undefined) {
-      if (typeof ports !== 'string') throw new AgentConfigError(`client.reserved.reserved_ports: must be a string like "22,80,8000-8100", got ${JSON.stringify(ports)}`);
+      if (typeof ports !== 'string')
+        throw new AgentConfigError(`client.reserved.reserved_ports: must be a string like "22,80,8000-8100", got ${JSON.stringify(ports)}`);
       try {
         parsePortRanges(ports);
       } catch (e) {

@@ -4,6 +4,7 @@
  * @module
  */
 import { parseGoDuration, type Allocation, type TaskState } from '../../index.ts';
+import { completeApiJob } from '../jobspec/complete.ts';
 import { jobStatus } from '../state/job-status.ts';
 import { NOMAD_API_VERSION } from '../config/fingerprint.ts';
 import { DEFAULT_MAX_DYNAMIC_PORT, DEFAULT_MIN_DYNAMIC_PORT } from '../scheduler/ports.ts';
@@ -166,7 +167,8 @@ export function apiAllocStub(s: ServerAlloc, state: AgentState): Record<string, 
 export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unknown> {
   const a = s.alloc;
   const versions = state.versions.get(a.jobId);
-  const job = versions?.find((v) => v.version === (a.jobVersion ?? 0))?.apiJob ?? state.jobs.get(a.jobId)?.apiJob ?? null;
+  const kept = versions?.find((v) => v.version === (a.jobVersion ?? 0))?.apiJob ?? state.jobs.get(a.jobId)?.apiJob;
+  const job = kept ? completeApiJob(kept) : null;
   const dt = a.desiredTransition;
   return {
     ID: a.id,
@@ -311,7 +313,14 @@ export function apiJobSummary(job: JobRecord, state: AgentState): Record<string,
     else if (st === 'running') children.Running++;
     else children.Dead++;
   }
-  return { JobID: job.id, Namespace: job.namespace, Summary: jobSummary(job.id, state), Children: children, CreateIndex: job.createIndex, ModifyIndex: job.modifyIndex };
+  return {
+    JobID: job.id,
+    Namespace: job.namespace,
+    Summary: jobSummary(job.id, state),
+    Children: children,
+    CreateIndex: job.createIndex,
+    ModifyIndex: job.modifyIndex,
+  };
 }
 
 /** Nomad's job status (kept with the state, which the server GC reads too). */
@@ -319,7 +328,14 @@ export { jobStatus };
 
 /** The full job, with its live status. */
 export function apiJob(job: JobRecord, state: AgentState): ApiJob {
-  return { ...job.apiJob, Status: jobStatus(job, state), Stable: false, ModifyIndex: job.modifyIndex };
+  // Completed again: a job kept by an older berth has only the fields it was submitted with.
+  return completeApiJob({ ...job.apiJob, Status: jobStatus(job, state), Stable: jobStable(job, state), ModifyIndex: job.modifyIndex });
+}
+
+/** Nomad's `Stable`: a deployment of this job version ended successful. */
+export function jobStable(job: JobRecord, state: AgentState): boolean {
+  for (const d of state.deployments.values()) if (d.jobId === job.id && d.jobVersion === job.version && d.status === 'successful') return true;
+  return false;
 }
 
 /** A `/v1/jobs` entry: Nomad's `JobListStub` (which has no `Version`). */
@@ -333,8 +349,9 @@ export function apiJobStub(job: JobRecord, state: AgentState): Record<string, un
     Datacenters: j.Datacenters ?? ['*'],
     Type: j.Type,
     Priority: j.Priority,
-    Periodic: false,
-    ParameterizedJob: false,
+    // Nomad's IsPeriodic and IsParameterized: a dispatched child is not itself parameterized.
+    Periodic: !!j.Periodic,
+    ParameterizedJob: !!j.ParameterizedJob && !j.Dispatched,
     Stop: job.stop,
     Status: jobStatus(job, state),
     StatusDescription: '',
@@ -503,6 +520,8 @@ export function apiSchedulerConfig(c: SchedulerConfig): Record<string, unknown> 
     MemoryOversubscriptionEnabled: false,
     RejectJobRegistration: false,
     PauseEvalBroker: false,
+    // Unset: Nomad's scheduler then considers up to 100 nodes (berth has one).
+    NodeLimitForFeasibilityChecks: 0,
     PreemptionConfig: {
       SystemSchedulerEnabled: c.preemption.systemSchedulerEnabled,
       SysBatchSchedulerEnabled: c.preemption.sysbatchSchedulerEnabled,

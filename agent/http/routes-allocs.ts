@@ -99,9 +99,7 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
     'GET',
     '/v1/nodes',
     blocking(state, ['nodes'], (req) =>
-      state.node
-        ? [apiNodeStub(state.node, drivers(), { resources: req.query.get('resources') === 'true', os: req.query.get('os') === 'true' })]
-        : [],
+      state.node ? [apiNodeStub(state.node, drivers(), { resources: req.query.get('resources') === 'true', os: req.query.get('os') === 'true' })] : [],
     ),
   );
   const node = (id: string) => {

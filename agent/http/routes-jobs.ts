@@ -6,7 +6,8 @@
 import { ApiError, type AgentCore } from '../core.ts';
 import type { ApiJob } from '../state/types.ts';
 import { blocking } from './blocking.ts';
-import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, apiJobSummary, jobSummary } from './encode.ts';
+import { completeApiJob } from '../jobspec/complete.ts';
+import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, apiJobSummary, jobStable, jobSummary } from './encode.ts';
 import type { Req, Router } from './router.ts';
 import type { z } from 'zod';
 import { decodeBody, dispatchBody, parseBody, parsed, planBody, registerBody, scaleBody } from './bodies.ts';
@@ -79,7 +80,8 @@ export function jobRoutes(r: Router, core: AgentCore): void {
         if (m) vars[m[1]!] = m[2]!;
       }
     try {
-      return { body: await core.jobspec.parse(body.JobHCL, { vars }) };
+      // Nomad's answer is its API job marshalled: every field, unset ones zero.
+      return { body: completeApiJob(await core.jobspec.parse(body.JobHCL, { vars })) };
     } catch (e) {
       throw new ApiError(400, errorText(e));
     }
@@ -87,7 +89,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/job/:id',
-    blocking(state, ['jobs', 'allocs'], (req) => apiJob(job(req.params.id!), state)),
+    blocking(state, ['jobs', 'allocs', 'deployments'], (req) => apiJob(job(req.params.id!), state)),
   );
   r.on('POST', '/v1/job/:id', register);
   r.on('DELETE', '/v1/job/:id', (req) => {
@@ -125,9 +127,10 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/job/:id/versions',
-    blocking(state, ['jobs'], (req) => {
+    blocking(state, ['jobs', 'deployments'], (req) => {
       job(req.params.id!);
-      return { Versions: [...(state.versions.get(req.params.id!) ?? [])].reverse().map((v) => v.apiJob), Diffs: null };
+      const versions = [...(state.versions.get(req.params.id!) ?? [])].reverse();
+      return { Versions: versions.map((v) => completeApiJob({ ...v.apiJob, Stable: jobStable(v, state) })), Diffs: null };
     }),
   );
   r.on(
