@@ -14,7 +14,8 @@ import type { TaskTemplate } from '../../model/types.ts';
 import { consulTemplateFuncs } from '../templates/consul-funcs.ts';
 import { nomadFuncs, type DepReader } from '../templates/nomad-funcs.ts';
 import { TemplateFuncError } from '../templates/errors.ts';
-import { render } from '../templates/index.ts';
+import type { FuncMap } from '../templates/funcs.ts';
+import { Template } from '../templates/index.ts';
 
 /** A template that cannot be rendered (the task reports it as "Template failed: ..."). */
 export class TemplateRenderError extends BerthError {}
@@ -70,7 +71,7 @@ export async function renderTemplate(
     if (!opts.noSandbox && !within(ctx.allocDir.dir, src)) throw new TemplateRenderError(`source ${t.source} is outside the alloc dir`);
     text = await readFile(src, 'utf8');
   }
-  const funcs = {
+  const funcs: FuncMap = {
     ...consulTemplateFuncs({ env: ctx.env, taskDir: opts.noSandbox ? '/' : ctx.taskDir.dir }),
     ...nomadFuncs(reader, opts.who.namespace),
   };
@@ -79,12 +80,15 @@ export async function renderTemplate(
     funcs[name] = () => {
       throw new TemplateFuncError(`function ${JSON.stringify(name)} is disabled`);
     };
-  return render(text, null, {
-    name: t.destination,
+  // consul-template's executeTemplate: a `define`d template of this one, with its own dot.
+  let tmpl: Template | undefined;
+  funcs.executeTemplate ??= (name: unknown, ...data: unknown[]) => tmpl!.executeTemplate(String(name), data[0] ?? null);
+  tmpl = new Template(t.destination, {
     funcs,
     missingKey: t.errorOnMissingKey ? 'error' : 'default',
     ...(t.leftDelimiter || t.rightDelimiter ? { delims: [t.leftDelimiter ?? '', t.rightDelimiter ?? ''] as const } : {}),
-  });
+  }).parse(text);
+  return tmpl.execute(null);
 }
 
 /** Whether the template's destination file exists (a task may have removed it). */
