@@ -81,13 +81,13 @@ export async function renderTemplate(
       throw new TemplateFuncError(`function ${JSON.stringify(name)} is disabled`);
     };
   // consul-template's executeTemplate: a `define`d template of this one, with its own dot.
-  let tmpl: Template | undefined;
-  funcs.executeTemplate ??= (name: unknown, ...data: unknown[]) => tmpl!.executeTemplate(String(name), data[0] ?? null);
-  tmpl = new Template(t.destination, {
+  const self: { tmpl?: Template } = {};
+  funcs.executeTemplate ??= (name: unknown, ...data: unknown[]) => self.tmpl!.executeTemplate(String(name), data[0] ?? null);
+  const tmpl = (self.tmpl = new Template(t.destination, {
     funcs,
     missingKey: t.errorOnMissingKey ? 'error' : 'default',
     ...(t.leftDelimiter || t.rightDelimiter ? { delims: [t.leftDelimiter ?? '', t.rightDelimiter ?? ''] as const } : {}),
-  }).parse(text);
+  }).parse(text));
   return tmpl.execute(null);
 }
 

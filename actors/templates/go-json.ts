@@ -5,6 +5,7 @@
  * (`\n`, `\r`, `\t` kept short), floats in Go's shortest form.
  * @module
  */
+import { TemplateFuncError } from './errors.ts';
 import { GoByte, GoFloat, Iface } from './values.ts';
 
 const HTML: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026' };
@@ -27,7 +28,7 @@ function quote(s: string, escapeHTML: boolean): string {
 
 /** Go's `strconv.FormatFloat(f, 'g'-like, -1, 64)` as encoding/json chooses it. */
 function float(f: number): string {
-  if (!Number.isFinite(f)) throw new RangeError(`json: unsupported value: ${f}`);
+  if (!Number.isFinite(f)) throw new TemplateFuncError(`json: unsupported value: ${f}`);
   const abs = Math.abs(f);
   if (abs !== 0 && (abs < 1e-6 || abs >= 1e21)) return f.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
   return String(f);
@@ -45,7 +46,7 @@ export function goJSON(v: unknown, opts: { indent?: string; escapeHTML?: boolean
     if (typeof x === 'bigint') return x.toString();
     if (typeof x === 'boolean') return x ? 'true' : 'false';
     if (typeof x === 'string') return quote(x, escapeHTML);
-    if (typeof x === 'function') throw new TypeError('json: unsupported type: func');
+    if (typeof x === 'function') throw new TemplateFuncError('json: unsupported type: func');
     const nl = opts.indent ? '\n' + opts.indent.repeat(depth + 1) : '';
     const end = opts.indent ? '\n' + opts.indent.repeat(depth) : '';
     const colon = opts.indent ? ': ' : ':';
