@@ -116,6 +116,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(cfg.client.gcMaxAllocs !== undefined ? { gcMaxAllocs: cfg.client.gcMaxAllocs } : {}),
       ...(cfg.client.gcParallelDestroys !== undefined ? { gcParallelDestroys: cfg.client.gcParallelDestroys } : {}),
       ...(cfg.repairState ? { repairStateStore: true } : {}),
+      ...(cfg.client.template ? { templates: cfg.client.template } : {}),
       // The docker driver's client side; given, the client also removes dangling containers at restore.
       docker: { plugin: cfg.plugins.docker ?? {} },
       ...opts.client,
