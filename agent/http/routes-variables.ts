@@ -27,8 +27,17 @@ export const apiVariableMeta = (v: VariableMeta): Record<string, unknown> => ({
   ModifyTime: v.modifyTime,
 });
 
-/** Nomad's `VariableDecrypted`: the metadata and the items (null for a conflict with no variable). */
-export const apiVariable = (v: VariableData | Conflict): Record<string, unknown> => ({ ...apiVariableMeta(v), Items: v.items });
+/** Nomad's `VariableDecrypted`: the metadata and the items by key, as Go encodes a map (null for a conflict with no variable). */
+export const apiVariable = (v: VariableData | Conflict): Record<string, unknown> => ({
+  ...apiVariableMeta(v),
+  Items:
+    v.items &&
+    Object.fromEntries(
+      Object.keys(v.items)
+        .sort()
+        .map((k) => [k, v.items![k]]),
+    ),
+});
 
 /** The request's namespace: `?namespace=`, default `default`. */
 const namespaceOf = (req: Req, wildcard = false): string => {
