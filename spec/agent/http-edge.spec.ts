@@ -20,8 +20,8 @@ const portOf = (a: Agent) => Number(new URL(a.url).port);
  */
 const ANONYMOUS_ROUTES = new Set(['GET /v1/status/leader', 'GET /v1/status/peers', 'GET /v1/regions', 'GET /v1/agent/health', 'POST /v1/acl/bootstrap']);
 
-/** A concrete path for a route pattern: each `:param` filled with `x`. */
-const fill = (pattern: string) => pattern.replace(/:[^/]+/g, 'x');
+/** A concrete path for a route pattern: each `:param` (and a rest `*param`) filled with `x`. */
+const fill = (pattern: string) => pattern.replace(/[:*][^/]+/g, 'x');
 
 describe('agent: HTTP edge, pure parts', () => {
   it('refuses unclean request targets with a 400 and decodes clean ones once', () => {
