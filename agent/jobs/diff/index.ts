@@ -13,7 +13,8 @@ import type { JobDiff } from './types.ts';
 
 export type { DiffType, FieldDiff, JobDiff, ObjectDiff, TaskDiff, TaskGroupDiff } from './types.ts';
 export { annotateDiff, type DesiredTGUpdate } from './annotate.ts';
-export { jobDiff, JobDiffError } from './job.ts';
+export { jobDiff } from './job.ts';
+export { JobDiffError } from './job-diff-error.ts';
 
 /** One version of a job: as the API has it, and as berth's scheduler reads it. */
 export interface JobVersion {

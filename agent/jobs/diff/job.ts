@@ -10,16 +10,13 @@
  * Like Nomad's, it never shows spreads, task lifecycles or task restart policies.
  * @module
  */
-import { BerthError } from '../../../index.ts';
 import { asList, asObj, asStrings, deepEqual, flatStruct, type Obj } from './flat.ts';
 import { fieldDiffs, primitiveObjectDiff, primitiveObjectSetDiff, stringSetDiff, wire, blockDiff } from './fields.ts';
 import { artifactDiffs, configDiff, disconnectDiff, resourcesDiff, scalingDiff, templateDiffs, volumeDiffs, volumeMountDiffs } from './blocks.ts';
 import { networkDiffs, push, serviceDiffs } from './network.ts';
+import { JobDiffError } from './job-diff-error.ts';
 import * as S from './schema.ts';
 import type { DiffType, JobDiff, ObjectDiff, TaskDiff, TaskGroupDiff } from './types.ts';
-
-/** Two jobs with different IDs cannot be diffed (Nomad's refusal, in its words). */
-export class JobDiffError extends BerthError {}
 
 const constraintKey = (c: unknown) => {
   const o = asObj(c) ?? {};
