@@ -20,6 +20,7 @@ import { nextOfAny, timeZoneProblem, CronSpecError } from './periodic/cron.ts';
 import { PeriodicDispatcher, specsOf } from './periodic/dispatcher.ts';
 import { jobStatus } from './state/job-status.ts';
 import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
+import { planDiff } from './jobs/diff/index.ts';
 import type { AgentState } from './state/store.ts';
 import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
 
@@ -329,9 +330,11 @@ export class AgentCore {
 
   /**
    * What registering `apiJob` would do, without doing it (Nomad's job plan): per group how many
-   * allocs would be placed, stopped, updated in place, and which allocs would be preempted.
+   * allocs would be placed, stopped, updated in place, and which allocs would be preempted. With
+   * `diff`, the job's field-by-field diff against its current version (`contextual`: unchanged
+   * fields of changed blocks listed too, as Nomad's plan always does).
    */
-  planJob(apiJob: ApiJob): Record<string, unknown> {
+  planJob(apiJob: ApiJob, opts: { diff?: boolean; contextual?: boolean } = {}): Record<string, unknown> {
     const job = decodeJob(apiJob);
     const prev = this.state.jobs.get(apiJob.ID);
     const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
@@ -374,7 +377,7 @@ export class AgentCore {
         : null,
       JobModifyIndex: prev?.jobModifyIndex ?? 0,
       CreatedEvals: null,
-      Diff: null,
+      Diff: opts.diff ? planDiff(prev && { api: prev.apiJob, job: jobOf(prev) }, { api: apiJob, job: next }, groups, opts.contextual ?? true) : null,
       Index: this.state.waiters.index,
       NextPeriodicLaunch: '0001-01-01T00:00:00Z',
       Warnings: formatWarnings(placementWarnings(job)),

@@ -35,7 +35,14 @@ export const registerBody = z.strictObject({
 });
 
 /** `POST /v1/job/:id/plan` (Nomad's `JobPlanRequest`). */
-export const planBody = z.strictObject({ Job: jobObj(), Diff: bool().optional(), PolicyOverride: bool().optional(), ...writeRequest });
+export const planBody = z.strictObject({
+  Job: jobObj(),
+  Diff: bool().optional(),
+  /** berth's: false lists only what changed (Nomad's plan always lists unchanged fields of changed blocks). */
+  Contextual: bool().optional(),
+  PolicyOverride: bool().optional(),
+  ...writeRequest,
+});
 
 /** `POST /v1/jobs/parse` (Nomad's `JobsParseRequest`). */
 export const parseBody = z.strictObject({ JobHCL: str(), Variables: str().optional(), Canonicalize: bool().optional(), HCLv1: bool().optional() });

@@ -229,8 +229,10 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     };
   });
   r.on('POST', '/v1/job/:id/plan', async (req) => {
-    const { job: apiJobIn } = await jobFromBody(req, planBody, 'Job ID does not match');
-    return { body: core.planJob(await canonicalJob(core, apiJobIn)) };
+    const { job: apiJobIn, body } = await jobFromBody(req, planBody, 'Job ID does not match');
+    // Nomad's plan diff is always contextual; berth takes `Contextual` or `?contextual=false` to list changes only.
+    const contextual = body.Contextual ?? req.query.get('contextual') !== 'false';
+    return { body: core.planJob(await canonicalJob(core, apiJobIn), { diff: body.Diff === true, contextual }) };
   });
 }
 
