@@ -50,6 +50,8 @@ export function consulTemplateFuncs(ctx: ConsulFuncContext): FuncMap {
     ...refused,
     ...consulCollectionFuncs(ctx.env),
     ...sprigFuncs(ctx.env),
+    // In Nomad's default function_denylist; a client that allows it gets a clear refusal.
+    writeToFile: () => fail('function "writeToFile" is not supported by berth (Nomad denies it by default: a template writes only its destination)'),
     env: (k) => ctx.env[str(k)] ?? process.env[str(k)] ?? '',
     file: (p) => {
       const path = resolve(ctx.taskDir, str(p));

@@ -64,6 +64,7 @@ describe('consul-template functions', () => {
     expect(() => r('{{ spew_dump . }}')).to.throw(/function "spew_dump" is not supported by berth/);
     expect(() => r('{{ sockaddr "GetDefaultInterfaces | attr \\"name\\"" }}')).to.throw(/sockaddr: .* is not supported by berth/);
     expect(() => r('{{ sprig_nosuch 1 }}')).to.throw(/function "sprig_nosuch" not defined/);
+    expect(() => r('{{ writeToFile "/tmp/x" "" "" "0644" "y" }}')).to.throw(/function "writeToFile" is not supported by berth/);
   });
 
   it('the Nomad functions read through the reader; absent data is missing, not an error', () => {
