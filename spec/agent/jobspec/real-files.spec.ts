@@ -1,0 +1,44 @@
+/**
+ * Issue #36, "Real job files as Nomad reads them": values and shapes ordinary job files use that
+ * berth once refused or changed, each read as jobspec2 and Nomad's canonicalization read them.
+ */
+import { expect } from 'chai';
+import { jobFromApi, parseJobspec } from '../../../agent/jobspec/index.ts';
+
+const file = (task: string, job = '') => `job "j" {
+  ${job}
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+      ${task}
+    }
+  }
+}
+`;
+const parse = (text: string) => parseJobspec(text, { filename: 'j.nomad.hcl' }) as Promise<any>;
+
+describe('jobspec: real job files as Nomad reads them (issue #36)', () => {
+  it("memory_max = -1 is Nomad's MemoryNoLimit: accepted, kept, no hard limit", async () => {
+    const api = await parse(file('resources {\n  memory = 100\n  memory_max = -1\n}'));
+    expect(api.TaskGroups[0].Tasks[0].Resources).to.include({ MemoryMB: 100, MemoryMaxMB: -1 });
+    expect(jobFromApi(api).taskGroups[0]!.tasks[0]!.resources).to.include({ memoryMB: 100, memoryMaxMB: -1 });
+  });
+
+  it('memory_max = -2 is refused by name', async () => {
+    const err = await parse(file('resources {\n  memory = 100\n  memory_max = -2\n}')).catch((e: Error) => e);
+    expect(String(err)).to.include('resources.memoryMaxMB: must not be negative, but for -1 (no hard limit)');
+  });
+
+  it('an artifact destination may be anywhere in the alloc dir: "../alloc/x", and "/local/x" (under the task dir)', async () => {
+    for (const dest of ['../alloc/x', '/local/x']) {
+      const api = await parse(file(`artifact {\n  source = "https://example.com/a.tgz"\n  destination = "${dest}"\n}`));
+      expect(api.TaskGroups[0].Tasks[0].Artifacts[0].RelativeDest).to.equal(dest);
+    }
+  });
+
+  it('an artifact destination out of the alloc dir ("../../x") is refused with Nomad\'s words', async () => {
+    const err = await parse(file('artifact {\n  source = "https://example.com/a.tgz"\n  destination = "../../x"\n}')).catch((e: Error) => e);
+    expect(String(err)).to.include('artifacts[0].destination: destination escapes allocation directory');
+  });
+});
