@@ -42,6 +42,8 @@ export const BLOCKS: Record<string, BlockSpec> = {
       datacenters: ['Datacenters', 'strings'],
       meta: ['Meta', 'map'],
       group: ['TaskGroups', { labelled: 'group', label: 'Name' }],
+      // A task with no group: a group of its own (alone-tasks.ts), as jobspec2 makes it.
+      task: ['Tasks', { labelled: 'task', label: 'Name' }],
       update: ['Update', { block: 'update' }],
       reschedule: ['Reschedule', { block: 'reschedule' }],
       migrate: ['Migrate', { block: 'migrate' }],

@@ -8,6 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { checkJob, JobspecError, jobToNomad, type Job, type UnsupportedStanza, errorText } from '../../index.ts';
+import { groupAloneTasks } from './alone-tasks.ts';
 import { canonicalizeJob } from './canonicalize.ts';
 import { decodeBlock, type DecodeContext } from './decode.ts';
 import { labelOrder, parseHcl, type Position } from './hcl.ts';
@@ -156,6 +157,7 @@ async function fromHcl(
   const substituted = substituteAll(body, values, whereOf) as Record<string, unknown>;
   const ctx: DecodeContext = { source, issues: [], unsupported: [] };
   const api = decodeBlock('job', substituted, 'job', ctx, [['job', id]]) as ApiJob;
+  groupAloneTasks(api, ctx);
   api.ID ??= id;
   api.Name ??= id;
   const refused = opts.unsupported === 'warn' ? [] : ctx.unsupported;

@@ -41,4 +41,44 @@ describe('jobspec: real job files as Nomad reads them (issue #36)', () => {
     const err = await parse(file('artifact {\n  source = "https://example.com/a.tgz"\n  destination = "../../x"\n}')).catch((e: Error) => e);
     expect(String(err)).to.include('artifacts[0].destination: destination escapes allocation directory');
   });
+
+  it('a task written directly in the job is a group of its own, named after it, count 1, before the declared groups', async () => {
+    const text = `job "j" {
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+    }
+  }
+  task "solo" {
+    driver = "raw_exec"
+    config { command = "/bin/true" }
+  }
+}
+`;
+    const api = await parse(text);
+    expect(api.TaskGroups.map((g: any) => [g.Name, g.Count, g.Tasks.map((t: any) => t.Name)])).to.deep.equal([
+      ['solo', 1, ['solo']],
+      ['g', 1, ['t']],
+    ]);
+    expect(jobFromApi(api).taskGroups.map((g) => g.name)).to.deep.equal(['solo', 'g']);
+  });
+
+  it("a job-level task's problems name its group's path and its own line", async () => {
+    const text = `job "j" {
+  task "solo" {
+    driver = "raw_exec"
+    config { command = "/bin/true" }
+    resources {
+      memory = 5
+    }
+    bogus = 1
+  }
+}
+`;
+    const err = (await parse(text).catch((e: Error) => e)) as { issues: string[] };
+    expect(err.issues).to.have.length(2);
+    expect(err.issues[0]).to.equal('6:7: job.taskGroups[0].tasks[0].resources.memoryMB: minimum MemoryMB value is 10; got 5');
+    expect(err.issues[1]).to.match(/^8:5: job\.taskGroups\[0\]\.tasks\[0\]\.bogus: unknown field "bogus" in task \(known: driver, /);
+  });
 });
