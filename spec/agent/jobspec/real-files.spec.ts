@@ -81,4 +81,54 @@ describe('jobspec: real job files as Nomad reads them (issue #36)', () => {
     expect(err.issues[0]).to.equal('6:7: job.taskGroups[0].tasks[0].resources.memoryMB: minimum MemoryMB value is 10; got 5');
     expect(err.issues[1]).to.match(/^8:5: job\.taskGroups\[0\]\.tasks\[0\]\.bogus: unknown field "bogus" in task \(known: driver, /);
   });
+
+  it("a job's ui block is Nomad's UI: {Description, Links: [{Label, URL}]} in the API JSON, and kept in berth's job", async () => {
+    const ui = `ui {
+    description = "The web tier"
+    link {
+      label = "Docs"
+      url   = "https://example.com/docs"
+    }
+    link {
+      label = "Runbook"
+      url   = "https://example.com/runbook"
+    }
+  }`;
+    const api = await parse(file('', ui));
+    expect(api.UI).to.deep.equal({
+      Description: 'The web tier',
+      Links: [
+        { Label: 'Docs', URL: 'https://example.com/docs' },
+        { Label: 'Runbook', URL: 'https://example.com/runbook' },
+      ],
+    });
+    expect(jobFromApi(api).id).to.equal('j');
+    expect((await parse(file('', 'ui {\n  description = "d"\n}'))).UI).to.deep.equal({ Description: 'd', Links: null });
+  });
+
+  it('every service, of a task or a group, gets Cluster = "default" as Nomad\'s canonicalization writes it', async () => {
+    const text = `job "j" {
+  group "g" {
+    network {
+      port "http" {}
+    }
+    service {
+      name = "grp"
+      port = "http"
+    }
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+      service {
+        name = "tsk"
+        port = "http"
+      }
+    }
+  }
+}
+`;
+    const api = await parse(text);
+    expect(api.TaskGroups[0].Services[0].Cluster).to.equal('default');
+    expect(api.TaskGroups[0].Tasks[0].Services[0].Cluster).to.equal('default');
+  });
 });
