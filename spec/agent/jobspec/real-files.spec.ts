@@ -131,4 +131,56 @@ describe('jobspec: real job files as Nomad reads them (issue #36)', () => {
     expect(api.TaskGroups[0].Services[0].Cluster).to.equal('default');
     expect(api.TaskGroups[0].Tasks[0].Services[0].Cluster).to.equal('default');
   });
+
+  it('-var values are read as jobspec2 reads them: text for string and number, an HCL literal for the other types', async () => {
+    const text = `variable "tags" {
+  type = list(string)
+}
+variable "env" {
+  type = map(string)
+}
+variable "n" {
+  type = number
+}
+variable "on" {
+  type = bool
+}
+variable "s" {
+  type = string
+}
+job "j" {
+  meta {
+    s = var.s
+  }
+  group "g" {
+    count = var.n
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/echo"
+        args    = var.tags
+      }
+      env    = var.env
+      leader = var.on
+    }
+  }
+}
+`;
+    const vars = { tags: '["a", "b",]', env: '{ MODE = "fast", "k.2" = "v" }', n: '3', on: 'true', s: '["not", "a", "list"]' };
+    const api = (await parseJobspec(text, { filename: 'j.nomad.hcl', vars })) as any;
+    const t = api.TaskGroups[0].Tasks[0];
+    expect([t.Config.args, t.Env, api.TaskGroups[0].Count, t.Leader, api.Meta.s]).to.deep.equal([
+      ['a', 'b'],
+      { MODE: 'fast', 'k.2': 'v' },
+      3,
+      true,
+      '["not", "a", "list"]',
+    ]);
+    const refused = async (v: Record<string, string>) =>
+      String(await parseJobspec(text, { filename: 'j.nomad.hcl', vars: { ...vars, ...v } }).catch((e: Error) => e));
+    expect(await refused({ tags: '["a", var.x]' })).to.include('variable "tags": the value must be a literal');
+    expect(await refused({ tags: '"a"' })).to.include('variable "tags": a list(string) value is required');
+    expect(await refused({ on: 'yes' })).to.include('variable "on"');
+    expect(await refused({ n: 'three' })).to.include('variable "n": a number is required');
+  });
 });
