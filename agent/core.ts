@@ -94,10 +94,13 @@ export class AgentCore {
     };
   }
 
-  /** Registers a new version of `apiJob` and queues its evaluation. */
+  /**
+   * Registers a new version of `apiJob` and queues its evaluation. `opts.warnings` join the
+   * response's own (what the submitted job set that berth changes or ignores).
+   */
   register(
     apiJob: ApiJob,
-    opts: { enforceIndex?: boolean; jobModifyIndex?: number } = {},
+    opts: { enforceIndex?: boolean; jobModifyIndex?: number; warnings?: readonly string[] } = {},
     trigger: 'job-register' | 'job-scaling' = 'job-register',
   ): RegisterResult {
     const job = decodeJob(apiJob);
@@ -138,7 +141,7 @@ export class AgentCore {
       };
       txn.putJob(record);
       txn.event({ topic: 'Job', type: 'JobRegistered', key: record.id, object: record });
-      const warnings = formatWarnings(placementWarnings(job));
+      const warnings = formatWarnings([...(opts.warnings ?? []), ...placementWarnings(job)]);
       // A parameterized or periodic parent is never placed itself (Nomad makes no eval for it): its children are.
       if (isParentJob(job)) return { evalId: '', evalCreateIndex: 0, jobModifyIndex: txn.index, warnings, index: txn.index };
       const ev = newEval(txn, this.state, record.id, trigger);

@@ -8,6 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { checkJob, JobspecError, jobToNomad, type Job, type UnsupportedStanza, errorText } from '../../index.ts';
+import { groupAloneTasks } from './alone-tasks.ts';
 import { canonicalizeJob } from './canonicalize.ts';
 import { decodeBlock, type DecodeContext } from './decode.ts';
 import { labelOrder, parseHcl, type Position } from './hcl.ts';
@@ -44,6 +45,11 @@ export interface ParseJobspecOptions {
   onWarning?: (w: UnsupportedStanza) => void;
   /** Reads a `-var-file` path (default: fs). */
   readFile?: (path: string) => Promise<string>;
+  /**
+   * Fill in Nomad's canonical defaults (default true). With false the job comes back as the file
+   * has it (what `/v1/jobs/parse` answers without `Canonicalize`), still checked as canonicalised.
+   */
+  canonicalize?: boolean;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,6 +74,7 @@ export async function parseJobspec(text: string, opts: ParseJobspecOptions = {})
   const { api, problems } = source
     ? await fromHcl(source, filename, opts, hclJson ? json : undefined)
     : { api: apiJobOf(json, filename), problems: [] as Problem[] };
+  const raw = opts.canonicalize === false ? structuredClone(api) : undefined;
   canonicalizeJob(api);
   // One validation: the same schema as parseAllocation, through the same Nomad mapping.
   try {
@@ -83,7 +90,7 @@ export async function parseJobspec(text: string, opts: ParseJobspecOptions = {})
     }
   }
   if (problems.length) throw problemsError(problems, filename);
-  return api;
+  return raw ?? api;
 }
 
 /** One problem of a job file, with where it is when known. */
@@ -156,6 +163,7 @@ async function fromHcl(
   const substituted = substituteAll(body, values, whereOf) as Record<string, unknown>;
   const ctx: DecodeContext = { source, issues: [], unsupported: [] };
   const api = decodeBlock('job', substituted, 'job', ctx, [['job', id]]) as ApiJob;
+  groupAloneTasks(api, ctx);
   api.ID ??= id;
   api.Name ??= id;
   const refused = opts.unsupported === 'warn' ? [] : ctx.unsupported;

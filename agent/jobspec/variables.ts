@@ -41,27 +41,72 @@ export function declaredVariables(root: Record<string, unknown>, filename: strin
   return out;
 }
 
-/** A `-var` string value converted to the variable's declared type. */
-function convert(name: string, raw: string, type: string | undefined, source: string): VarValue {
-  const t = (type ?? 'string').replace(/\s+/g, '');
-  if (t === 'string' || t === 'any') return raw;
-  if (t === 'number') {
-    const n = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(n))
-      throw new JobspecError(`variable "${name}": a number is required, got ${JSON.stringify(raw)}`, { file: source });
-    return n;
-  }
-  if (t === 'bool') {
-    if (raw !== 'true' && raw !== 'false')
-      throw new JobspecError(`variable "${name}": a bool is required (true or false), got ${JSON.stringify(raw)}`, { file: source });
-    return raw === 'true';
-  }
-  // list(...), set(...), map(...), object, tuple: JSON or HCL list/map literal syntax.
-  try {
-    return JSON.parse(raw) as VarValue;
-  } catch {
-    throw new JobspecError(`variable "${name}": a ${t} value is required, as JSON or HCL (["a", "b"]), got ${JSON.stringify(raw)}`, { file: source });
-  }
+/** A declared type without spaces: `list(string)`, `number`; untyped is `undefined`. */
+const typeName = (type: string | undefined) => type?.replace(/\s+/g, '');
+
+/**
+ * A `-var` string value as jobspec2 reads it: for an untyped, `string` or `number` variable the
+ * text itself (a number converted), for any other type (`bool`, `list(...)`, `map(...)`, objects,
+ * tuples) an HCL expression (`["a", "b"]`, `{ k = "v" }`, `true`), which must be a literal.
+ */
+async function convert(name: string, raw: string, type: string | undefined, source: string): Promise<VarValue> {
+  const t = typeName(type);
+  if (t === undefined || t === 'string' || t === 'any') return raw;
+  if (t === 'number') return toNumber(name, raw, source);
+  const value = await hclValue(name, raw, source);
+  if (t === 'bool') return toBool(name, value, source);
+  if (typeof value !== 'object' || value === null)
+    throw new JobspecError(`variable "${name}": a ${t} value is required, as HCL (["a", "b"], { k = "v" }), got ${JSON.stringify(raw)}`, { file: source });
+  return value;
+}
+
+function toNumber(name: string, v: VarValue, source: string): number {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n))
+    throw new JobspecError(`variable "${name}": a number is required, got ${JSON.stringify(v)}`, { file: source });
+  return n;
+}
+
+function toBool(name: string, v: VarValue, source: string): boolean {
+  if (v === true || v === 'true') return true;
+  if (v === false || v === 'false') return false;
+  throw new JobspecError(`variable "${name}": a bool is required (true or false), got ${JSON.stringify(v)}`, { file: source });
+}
+
+/** One HCL value (`-var` text): parsed by HashiCorp's parser, a literal only (no expressions, as jobspec2 evaluates it without context). */
+async function hclValue(name: string, raw: string, source: string): Promise<VarValue> {
+  const root = await parseHcl(`value = ${raw}\n`, `<value for var.${name}>`).catch((e: unknown) => {
+    throw new JobspecError(`variable "${name}": ${e instanceof Error ? e.message : String(e)}`, { file: source });
+  });
+  if (Object.keys(root).length !== 1 || !('value' in root))
+    throw new JobspecError(`variable "${name}": one value is required, got ${JSON.stringify(raw)}`, { file: source });
+  const value = root.value as VarValue;
+  literalOnly(name, value, source);
+  return value;
+}
+
+/** Refuses what hcl2json left as an expression (`"${...}"`): a value must be a literal. */
+function literalOnly(name: string, v: VarValue, source: string): void {
+  if (typeof v === 'string' && /(^|[^$])\$\{/.test(v))
+    throw new JobspecError(`variable "${name}": the value must be a literal (no variables, functions or interpolation), got ${JSON.stringify(v)}`, {
+      file: source,
+    });
+  if (Array.isArray(v)) for (const x of v) literalOnly(name, x, source);
+  else if (isObj(v)) for (const x of Object.values(v)) literalOnly(name, x as VarValue, source);
+}
+
+/**
+ * A var file's (or `Variables` content's) value to the variable's declared type: HCL has already
+ * typed it, so only a number or bool given as a string is converted (as cty's conversion does).
+ */
+function convertTyped(name: string, v: VarValue, type: string | undefined, source: string): VarValue {
+  literalOnly(name, v, source);
+  const t = typeName(type);
+  if (t === 'number') return toNumber(name, v, source);
+  if (t === 'bool') return toBool(name, v, source);
+  if (t !== undefined && t !== 'string' && t !== 'any' && (typeof v !== 'object' || v === null))
+    throw new JobspecError(`variable "${name}": a ${t} value is required, got ${JSON.stringify(v)}`, { file: source });
+  return v;
 }
 
 /** Reads `-var-file`s (HCL `name = value` lines or JSON) into values. */
@@ -90,11 +135,11 @@ export async function resolveVariables(
   for (const [name, d] of declared) if (d.default !== undefined) values.set(name, d.default);
   for (const [name, v, src] of await varFileValues(varFiles, read)) {
     if (!declared.has(name)) throw new JobspecError(`undefined variable "${name}" in var file (declare it with a variable "${name}" block)`, { file: src });
-    values.set(name, typeof v === 'string' ? convert(name, v, declared.get(name)!.type, src) : v);
+    values.set(name, convertTyped(name, v, declared.get(name)!.type, src));
   }
   for (const [name, v] of Object.entries(vars)) {
     if (!declared.has(name)) throw new JobspecError(`undefined -var variable "${name}" (declare it with a variable "${name}" block)`, { file: filename });
-    values.set(name, typeof v === 'string' ? convert(name, v, declared.get(name)!.type, '-var') : v);
+    values.set(name, typeof v === 'string' ? await convert(name, v, declared.get(name)!.type, '-var') : v);
   }
   for (const name of declared.keys())
     if (!values.has(name))
