@@ -204,7 +204,13 @@ function sizeOf(name: string, val: VarValue, budget: SubstitutionBudget): number
  * (functions, locals, arithmetic) is refused: berth evaluates variables only. Each piece is charged
  * to `budget` before it is added ({@link MAX_SUBSTITUTED_STRING}, {@link MAX_SUBSTITUTED_TOTAL}).
  */
-export function substitute(s: string, values: Map<string, VarValue>, where: () => { path: string }, budget = substitutionBudget()): VarValue {
+export function substitute(
+  s: string,
+  values: Map<string, VarValue>,
+  where: () => { path: string },
+  budget = substitutionBudget(),
+  problems?: SubstitutionProblem[],
+): VarValue {
   const whole = /^\$\{\s*var\.([A-Za-z_][\w-]*)\s*\}$/.exec(s);
   if (whole) {
     const name = whole[1]!;
@@ -234,11 +240,13 @@ export function substitute(s: string, values: Map<string, VarValue>, where: () =
       } else if (RUNTIME.test(expr)) {
         charge(budget, out.length, end + 1 - i, where);
         out += s.slice(i, end + 1);
-      } else
-        throw new JobspecError(
-          `${where().path}: the expression \${${expr}} is not supported by berth (only var.<name>, runtime \${NOMAD_*}, \${node.*}, \${attr.*}, \${meta.*} references and \${NAME}s left for the task's environment)`,
-          where(),
-        );
+      } else {
+        const message = `the expression \${${expr}} is not supported by berth (only var.<name>, runtime \${NOMAD_*}, \${node.*}, \${attr.*}, \${meta.*} references and \${NAME}s left for the task's environment)`;
+        if (!problems) throw new JobspecError(`${where().path}: ${message}`, where());
+        // Collected, so every problem of the file is told at once; the text stays as written.
+        problems.push({ path: where().path, message });
+        out += s.slice(i, end + 1);
+      }
       i = end + 1;
       continue;
     }
@@ -263,9 +271,16 @@ export function substituteAll(
   where: (path: string) => { path: string },
   path = 'job',
   budget = substitutionBudget(),
+  problems?: SubstitutionProblem[],
 ): unknown {
-  if (typeof v === 'string') return v.includes('${') || v.includes('%{') ? substitute(v, values, () => where(path), budget) : v;
-  if (Array.isArray(v)) return v.map((x, i) => substituteAll(x, values, where, `${path}[${i}]`, budget));
-  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteAll(x, values, where, `${path}.${k}`, budget)]));
+  if (typeof v === 'string') return v.includes('${') || v.includes('%{') ? substitute(v, values, () => where(path), budget, problems) : v;
+  if (Array.isArray(v)) return v.map((x, i) => substituteAll(x, values, where, `${path}[${i}]`, budget, problems));
+  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteAll(x, values, where, `${path}.${k}`, budget, problems)]));
   return v;
+}
+
+/** An expression berth does not evaluate, at its path (hcl2json's shape: `job.group.web[0]...`). */
+export interface SubstitutionProblem {
+  path: string;
+  message: string;
 }
