@@ -64,6 +64,7 @@ export {
   defaultReschedulePolicy,
 } from './model/job-defaults.ts';
 export { parseGoDuration, toMs, formatGoDuration } from './model/duration.ts';
+export { MEMORY_NO_LIMIT } from './model/memory.ts';
 export { realClock, sleep, type Clock } from './model/clock.ts';
 export * from './model/errors.ts';
 export { errorText } from './model/error-text.ts';

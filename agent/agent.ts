@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { createClient, errorText, NomadHttpRPC, type Allocation, type Client, type ClientOptions, type Clock } from '../index.ts';
+import { createClient, errorText, NomadHttpRPC, type Allocation, type Client, type ClientOptions, type Clock, type VariableSource } from '../index.ts';
 import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
 import { driversChanged, nodeDrivers, type NodeDrivers } from './config/drivers.ts';
@@ -33,6 +33,9 @@ import { markDevDir, sweepDeadDevAgents } from './state/dev-sweep.ts';
 import { lockDataDir, type DataDirLock } from './state/data-dir-lock.ts';
 import { AgentState } from './state/store.ts';
 import type { NodeRecord } from './state/types.ts';
+import { Keyring, keystoreDir } from './variables/keyring.ts';
+import { storeVariableSource } from './variables/source.ts';
+import { VariableStore } from './variables/variables.ts';
 
 /** A running agent. */
 export interface Agent {
@@ -45,6 +48,8 @@ export interface Agent {
   readonly token: string | undefined;
   /** The API's route table: every path and method it serves, with who may call it. */
   readonly routes: readonly RouteInfo[];
+  /** The encrypted variable store, and the source the client's templates read it through. */
+  readonly variables: { readonly store: VariableStore; readonly source: VariableSource };
   /**
    * Stops serving and stops the client's actors. Tasks keep running (the next agent on the same
    * data dir reattaches to them), except in `-dev` mode, where every alloc is destroyed and the
@@ -106,6 +111,9 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       if (!state.schedulerConfig) txn.putSchedulerConfig({ preemption: { ...cfg.preemption }, createIndex: txn.index, modifyIndex: txn.index });
     });
     const nodeId = prevNode?.id ?? randomUUID();
+    // Variables: sealed in the state with the keyring's active key (made at the first start).
+    const variables = new VariableStore(state, Keyring.open(keystoreDir(cfg.dataDir), state, log));
+    const variableSource = storeVariableSource(variables);
     client = createClient({
       dataDir: cfg.dataDir,
       nodeId,
@@ -120,8 +128,10 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(cfg.client.gcMaxAllocs !== undefined ? { gcMaxAllocs: cfg.client.gcMaxAllocs } : {}),
       ...(cfg.client.gcParallelDestroys !== undefined ? { gcParallelDestroys: cfg.client.gcParallelDestroys } : {}),
       ...(cfg.repairState ? { repairStateStore: true } : {}),
+      ...(cfg.client.template ? { templates: cfg.client.template } : {}),
       // The docker driver's client side; given, the client also removes dangling containers at restore.
       docker: { plugin: cfg.plugins.docker ?? {} },
+      variables: variableSource,
       ...opts.client,
     });
     // The drivers the node offers: berth's own and any the host registered, as each fingerprints
@@ -165,6 +175,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       },
       viewerCode: () => uiCodes.issue(),
       drivers: () => offered.drivers,
+      variables,
       ...(opts.streamHeartbeatMs !== undefined ? { streamHeartbeatMs: opts.streamHeartbeatMs } : {}),
     }).catch((e: unknown) => {
       if ((e as { code?: string }).code === 'EADDRINUSE') throw new PortInUseError(cfg.bindAddr, cfg.httpPort, portHolder(cfg.httpPort));
@@ -262,6 +273,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       client,
       token,
       routes: api.routes,
+      variables: { store: variables, source: variableSource },
       close: () =>
         (closing ??= (async () => {
           clearInterval(refingerprint);

@@ -23,6 +23,7 @@ import { nextOfAny, timeZoneProblem, CronSpecError } from './periodic/cron.ts';
 import { PeriodicDispatcher, specsOf } from './periodic/dispatcher.ts';
 import { jobStatus } from './state/job-status.ts';
 import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
+import { planDiff } from './jobs/diff/index.ts';
 import type { AgentState } from './state/store.ts';
 import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
 
@@ -124,10 +125,13 @@ export class AgentCore {
     };
   }
 
-  /** Registers a new version of `apiJob` and queues its evaluation. */
+  /**
+   * Registers a new version of `apiJob` and queues its evaluation. `opts.warnings` join the
+   * response's own (what the submitted job set that berth changes or ignores).
+   */
   register(
     apiJob: ApiJob,
-    opts: { enforceIndex?: boolean; jobModifyIndex?: number } = {},
+    opts: { enforceIndex?: boolean; jobModifyIndex?: number; warnings?: readonly string[] } = {},
     trigger: 'job-register' | 'job-scaling' = 'job-register',
   ): RegisterResult {
     const job = decodeJob(apiJob);
@@ -169,7 +173,7 @@ export class AgentCore {
       };
       txn.putJob(record);
       txn.event({ topic: 'Job', type: 'JobRegistered', key: record.id, object: record });
-      const warnings = formatWarnings(placementWarnings(job));
+      const warnings = formatWarnings([...(opts.warnings ?? []), ...placementWarnings(job)]);
       // A parameterized or periodic parent is never placed itself (Nomad makes no eval for it): its children are.
       if (isParentJob(job)) return { evalId: '', evalCreateIndex: 0, jobModifyIndex: txn.index, warnings, index: txn.index };
       const ev = newEval(txn, this.state, record.id, trigger, {}, record);
@@ -366,9 +370,11 @@ export class AgentCore {
 
   /**
    * What registering `apiJob` would do, without doing it (Nomad's job plan): per group how many
-   * allocs would be placed, stopped, updated in place, and which allocs would be preempted.
+   * allocs would be placed, stopped, updated in place, and which allocs would be preempted. With
+   * `diff`, the job's field-by-field diff against its current version (`contextual`: unchanged
+   * fields of changed blocks listed too, as Nomad's plan always does).
    */
-  planJob(apiJob: ApiJob): Record<string, unknown> {
+  planJob(apiJob: ApiJob, opts: { diff?: boolean; contextual?: boolean } = {}): Record<string, unknown> {
     const job = decodeJob(apiJob);
     const prev = this.state.jobs.get(apiJob.ID);
     const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
@@ -411,7 +417,7 @@ export class AgentCore {
         : null,
       JobModifyIndex: prev?.jobModifyIndex ?? 0,
       CreatedEvals: null,
-      Diff: null,
+      Diff: opts.diff ? planDiff(prev && { api: completeApiJob(prev.apiJob), job: jobOf(prev) }, { api: completeApiJob(apiJob), job: next }, groups, opts.contextual ?? true) : null,
       Index: this.state.waiters.index,
       NextPeriodicLaunch: '0001-01-01T00:00:00Z',
       Warnings: formatWarnings(placementWarnings(job)),

@@ -514,7 +514,7 @@ export interface Resources {
   cpu?: number;
   /** Memory in MB: the hard limit, or the soft limit (reservation) when `memoryMaxMB` is set. */
   memoryMB?: number;
-  /** Hard memory limit in MB with memory oversubscription. */
+  /** Hard memory limit in MB with memory oversubscription; -1 (`MEMORY_NO_LIMIT`): no hard limit. */
   memoryMaxMB?: number;
   /** Whole CPU cores reserved for the task (a cpuset). */
   cores?: number;

@@ -1,32 +1,16 @@
 /**
  * Path-escape checks, after Nomad's `helper/escapingfs`. The first three mirror Nomad exactly
- * (quirks included, see each doc); the strict helpers below them are berth's own, and
+ * (quirks included, see each doc; the lexical `pathEscapesAllocViaRelative` is defined in
+ * `model/alloc-paths.ts`, where job validation uses it, and re-exported here); the strict helpers below them are berth's own, and
  * {@link resolveInTree} is how a restore judges a symlink: by where the kernel will resolve it.
  * @module
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { pathEscapesAllocViaRelative } from '../../model/alloc-paths.ts';
 import { BerthError } from '../../model/errors.ts';
 
-/** Placeholder alloc root for the lexical check: two levels, as Nomad does. */
-const PLACEHOLDER_ALLOC = '/alloc-dir/alloc-id';
-
-/**
- * Nomad's `PathEscapesAllocViaRelative`: purely lexical. Joins a placeholder alloc root, the
- * prefix and the path, cleans the result, and reports an escape when the result taken relative to
- * the *alloc root* (not the prefix) starts with `..`. Absolute paths are joined, not honoured.
- *
- * @example
- * pathEscapesAllocViaRelative('', '../x');          // true
- * pathEscapesAllocViaRelative('', '/etc/passwd');   // false: joined under the alloc root
- * pathEscapesAllocViaRelative('foo/bar', '../../'); // false; '../../../' is true
- */
-export function pathEscapesAllocViaRelative(prefix: string, p: string): boolean {
-  const abs = path.posix.join(PLACEHOLDER_ALLOC, prefix, p);
-  const rel = path.posix.relative(PLACEHOLDER_ALLOC, abs);
-  // Nomad uses a bare string prefix, so a top-level name like "..foo" also counts.
-  return rel.startsWith('..');
-}
+export { pathEscapesAllocViaRelative };
 
 /**
  * Nomad's `pathEscapesBaseViaSymlink`: resolves every symlink of `full` and reports an escape

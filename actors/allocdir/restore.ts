@@ -677,6 +677,11 @@ class Restore {
   /** Moves the staging tree into dest: existing dirs are merged into, anything else replaced (kept aside until commit). */
   async #merge(): Promise<void> {
     for (const top of this.#children.get('') ?? []) {
+      // An artifact's file at the top (mode "file" into the dir itself) is placed like any file.
+      if (this.#opts.artifact && this.#kinds.get(top) !== 'dir') {
+        await this.#mergeEntry('', top);
+        continue;
+      }
       const d = path.join(this.#base, top);
       const st = this.#fsStep(() => lstatOrUndefined(d), top);
       if (st?.isSymbolicLink()) throw new SnapshotEscapeError(OBJECT_ESCAPES);
@@ -695,27 +700,30 @@ class Restore {
   }
 
   async #mergeDir(rel: string): Promise<void> {
-    for (const name of this.#children.get(rel) ?? []) {
-      const r = `${rel}/${name}`;
-      const d = path.join(this.#base, r);
-      const st = this.#fsStep(() => lstatOrUndefined(d), r);
-      if (st?.isDirectory() && this.#kinds.get(r) === 'dir') {
-        this.#merged.add(r);
-        await this.#mergeDir(r);
-        continue;
-      }
-      this.#mayWrite(rel, st);
-      if (st) {
-        // Replacing a link in dest is fine (it is not followed) unless it points outside: then
-        // the archive is trying to write where the link leads.
-        if (st.isSymbolicLink() && (await resolveInTree(this.#base, r)) !== 'inside') throw new SnapshotEscapeError(OBJECT_ESCAPES);
-        const kept = path.join(this.#staging, KEPT, String(this.#kept++));
-        this.#fsStep(() => renameSync(d, kept), r);
-        this.#journal.push({ op: 'aside', dest: d, kept });
-      }
-      this.#fsStep(() => renameSync(path.join(this.#tree, r), d), r);
-      this.#journal.push({ op: 'in', dest: d });
+    for (const name of this.#children.get(rel) ?? []) await this.#mergeEntry(rel, name);
+  }
+
+  /** Merges entry `name` of the staging tree's dir `rel` into dest: a dir into an existing dir, anything else in place. */
+  async #mergeEntry(rel: string, name: string): Promise<void> {
+    const r = rel ? `${rel}/${name}` : name;
+    const d = path.join(this.#base, r);
+    const st = this.#fsStep(() => lstatOrUndefined(d), r);
+    if (st?.isDirectory() && this.#kinds.get(r) === 'dir') {
+      this.#merged.add(r);
+      await this.#mergeDir(r);
+      return;
     }
+    this.#mayWrite(rel, st);
+    if (st) {
+      // Replacing a link in dest is fine (it is not followed) unless it points outside: then
+      // the archive is trying to write where the link leads.
+      if (st.isSymbolicLink() && (await resolveInTree(this.#base, r)) !== 'inside') throw new SnapshotEscapeError(OBJECT_ESCAPES);
+      const kept = path.join(this.#staging, KEPT, String(this.#kept++));
+      this.#fsStep(() => renameSync(d, kept), r);
+      this.#journal.push({ op: 'aside', dest: d, kept });
+    }
+    this.#fsStep(() => renameSync(path.join(this.#tree, r), d), r);
+    this.#journal.push({ op: 'in', dest: d });
   }
 
   /** Refuses to create or replace (`existing`) an entry in dest's dir `rel` that the artifact's user could not. */

@@ -25,6 +25,7 @@ import { createGunzip } from 'node:zlib';
 import { BerthError } from '../../model/errors.ts';
 import type { Artifact } from '../../model/types.ts';
 import { isRoot } from '../allocdir/perms.ts';
+import { SHARED_ALLOC_NAME } from '../allocdir/task-dir.ts';
 import { restoreSnapshot, type RestoreDest } from '../allocdir/restore.ts';
 import { interpolateEnv } from '../drivers/env.ts';
 import { ArtifactDownloadError, ArtifactError, ArtifactLimitError } from './errors.ts';
@@ -42,6 +43,8 @@ const MAX_CHECKSUM_FILE = 1024 * 1024;
 export interface FetchArtifactContext {
   /** The task dir (host path) and what guards its alloc dir. */
   dest: RestoreDest;
+  /** The alloc's shared dir (host path), where `../alloc/...` goes; default: the task dir's sibling `alloc`. */
+  sharedAllocDir?: string;
   /** The task's environment: `${VAR}` in source and destination. */
   env: Record<string, string>;
   /** Owner of what is written (the task's user), when berth runs as root. */
@@ -55,7 +58,8 @@ export interface FetchArtifactContext {
 
 /** Fetches `a` (see the module doc); rejects with a named error whose message is the reason. */
 export async function fetchArtifact(a: Artifact, ctx: FetchArtifactContext): Promise<void> {
-  const plan = planArtifact(a, interpolateEnv(a.source, ctx.env), a.destination === undefined ? undefined : interpolateEnv(a.destination, ctx.env));
+  const dirs = { taskDir: ctx.dest.dir, sharedAllocDir: ctx.sharedAllocDir ?? path.join(path.dirname(ctx.dest.dir), SHARED_ALLOC_NAME) };
+  const plan = planArtifact(a, interpolateEnv(a.source, ctx.env), a.destination === undefined ? undefined : interpolateEnv(a.destination, ctx.env), dirs);
   if (a.headers) plan.headers = Object.fromEntries(Object.entries(a.headers).map(([k, v]) => [k, interpolateEnv(v, ctx.env)]));
   const timeout = AbortSignal.timeout(ctx.timeoutMs);
   const signal = AbortSignal.any([ctx.signal, timeout]);
@@ -64,7 +68,9 @@ export async function fetchArtifact(a: Artifact, ctx: FetchArtifactContext): Pro
     const file = path.join(tmp, 'download');
     await download(plan, file, ctx, signal);
     if (plan.checksum) await verifyChecksum(file, plan, ctx, signal);
-    await place(plan, file, tmp, ctx, signal);
+    // Into the task dir, or (`../alloc/...`) the alloc's shared dir, under the same alloc lock.
+    const into = plan.root === 'alloc' ? { ...ctx, dest: { ...ctx.dest, dir: dirs.sharedAllocDir } } : ctx;
+    await place(plan, file, tmp, into, signal);
   } catch (e) {
     if (timeout.aborted && !ctx.signal.aborted) throw new ArtifactLimitError(`download took longer than ${ctx.timeoutMs} ms`);
     throw e;

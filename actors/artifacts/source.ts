@@ -2,11 +2,12 @@
  * An artifact block read the way go-getter reads it (pure): the getter (`http`, `https`,
  * `file`; a forced `getter::` prefix accepted for those), the URL without go-getter's own query
  * options (`checksum`, `archive`), the checksum, the archive format by extension, and the
- * destination inside the task dir.
+ * destination: in the task dir, or in the alloc's shared `alloc/` dir (Nomad's client rule).
  * @module
  */
 import path from 'node:path';
 import type { Artifact } from '../../model/types.ts';
+import { pathEscapesSandbox } from '../allocdir/escape.ts';
 import { ArtifactError } from './errors.ts';
 
 /**
@@ -50,14 +51,19 @@ export interface ArtifactPlan {
   /** The archive to unpack; undefined: the file is placed as it is. */
   archive?: ArchiveFormat;
   mode: 'any' | 'file' | 'dir';
-  /** Destination relative to the task dir ('' for the task dir itself). */
+  /** The dir {@link ArtifactPlan.destination} is in: the task dir, or the alloc's shared `alloc/`. */
+  root: ArtifactDestination['root'];
+  /** Destination relative to its root ('' for the root itself). */
   destination: string;
   /** HTTP request headers (interpolated). */
   headers?: Record<string, string>;
 }
 
-/** Reads an artifact whose source and destination are already interpolated. */
-export function planArtifact(a: Artifact, source: string, destination: string | undefined): ArtifactPlan {
+/**
+ * Reads an artifact whose source and destination are already interpolated; `dirs` are the host
+ * paths its destination resolves against (placeholders when only the plan is wanted).
+ */
+export function planArtifact(a: Artifact, source: string, destination: string | undefined, dirs?: ArtifactDirs): ArtifactPlan {
   let src = source.trim();
   let forced: string | undefined;
   const m = /^([A-Za-z0-9]+)::(.*)$/.exec(src);
@@ -100,7 +106,8 @@ export function planArtifact(a: Artifact, source: string, destination: string | 
   const fileName = path.posix.basename(urlPath) || 'index.html';
   const mode = a.mode ?? 'any';
   if (!['any', 'file', 'dir'].includes(mode)) throw new ArtifactError(`mode ${JSON.stringify(mode)} must be any, file or dir`);
-  const plan: ArtifactPlan = { getter, url, fileName, mode, destination: taskRelative(destination ?? 'local/') };
+  const dest = artifactDestination(destination ?? 'local/', dirs);
+  const plan: ArtifactPlan = { getter, url, fileName, mode, root: dest.root, destination: dest.path };
   if (options.checksum) plan.checksum = parseChecksum(options.checksum);
   const archive = archiveFormat(options.archive, urlPath);
   if (archive) plan.archive = archive;
@@ -141,9 +148,40 @@ export function archiveFormat(option: string | undefined, urlPath: string): Arch
   return undefined;
 }
 
-/** The destination as a clean path relative to the task dir; one that leaves it is refused. */
-export function taskRelative(dest: string): string {
-  const rel = path.posix.normalize(dest.replace(/^\/+/, '')).replace(/\/+$/, '');
-  if (rel === '..' || rel.startsWith('../') || rel.includes('\0')) throw new ArtifactError('artifact destination path escapes the task directory');
-  return rel === '.' ? '' : rel;
+/** Where an artifact goes: a dir of the alloc, and the path below it ('' for the dir itself). */
+export interface ArtifactDestination {
+  root: 'task' | 'alloc';
+  path: string;
+}
+
+/** Host paths of the two dirs an artifact may be written into. */
+export interface ArtifactDirs {
+  /** The task dir (`<alloc dir>/<task>`). */
+  taskDir: string;
+  /** The alloc's shared dir (`<alloc dir>/alloc`). */
+  sharedAllocDir: string;
+}
+
+/** Stand-ins with the real dirs' shape, for a plan made without them (as Nomad's lexical check does). */
+const PLACEHOLDER_DIRS: ArtifactDirs = { taskDir: '/alloc-dir/alloc-id/task', sharedAllocDir: '/alloc-dir/alloc-id/alloc' };
+
+/**
+ * Nomad's client rule for an artifact's (interpolated) destination (`TaskEnv.ClientPath` with
+ * join-on-escape, then its escape check): a relative path, or an absolute one outside both the
+ * task dir and the shared alloc dir, is joined under the task dir (`/local/x` is the task's
+ * `local/x`); the cleaned result must be inside the task dir or the shared alloc dir
+ * (`../alloc/x`), else it is refused.
+ * @throws ArtifactError "artifact destination path escapes alloc directory"
+ * @example
+ * artifactDestination('../alloc/data'); // { root: 'alloc', path: 'data' }
+ * artifactDestination('/local/bin/');   // { root: 'task', path: 'local/bin' }
+ */
+export function artifactDestination(dest: string, dirs: ArtifactDirs = PLACEHOLDER_DIRS): ArtifactDestination {
+  if (dest.includes('\0')) throw new ArtifactError('artifact destination path must not contain NUL');
+  const outside = (p: string) => pathEscapesSandbox(dirs.taskDir, p) && pathEscapesSandbox(dirs.sharedAllocDir, p);
+  const joined = path.posix.normalize(!path.posix.isAbsolute(dest) || outside(dest) ? path.posix.join(dirs.taskDir, dest) : dest);
+  const rel = (base: string) => path.posix.relative(base, joined);
+  if (!pathEscapesSandbox(dirs.taskDir, joined)) return { root: 'task', path: rel(dirs.taskDir) };
+  if (!pathEscapesSandbox(dirs.sharedAllocDir, joined)) return { root: 'alloc', path: rel(dirs.sharedAllocDir) };
+  throw new ArtifactError('artifact destination path escapes alloc directory');
 }

@@ -13,6 +13,8 @@ export function describeTaskCgroup(cg: TaskCgroup): string {
   const parts: string[] = [];
   if (l.memoryMaxBytes !== undefined) {
     parts.push(l.memoryLowBytes !== undefined ? `memory ${mb(l.memoryLowBytes)} soft / ${mb(l.memoryMaxBytes)} hard` : `memory ${mb(l.memoryMaxBytes)} hard`);
+  } else if (l.memoryLowBytes !== undefined) {
+    parts.push(`memory ${mb(l.memoryLowBytes)} soft / no hard limit`);
   }
   if (l.cpuShares !== undefined) parts.push(cg.version === 'v1' ? `cpu shares ${l.cpuShares}` : `cpu weight from ${l.cpuShares} shares`);
   if (cg.cpuset?.length) parts.push(`cores ${formatCpuList(cg.cpuset)}`);

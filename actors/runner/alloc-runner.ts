@@ -149,6 +149,9 @@ export class AllocRunnerImpl implements AllocRunner {
       toTask: (taskName, event) => {
         if (!this.#stopped && this.#state !== 'destroyed') this.#actor.send({ type: 'toTask', taskName, event });
       },
+      restartRunningFailed: (reason) => {
+        if (!this.#stopped && this.#state === 'running') this.#actor.send({ type: 'restartRunning', time: this.#rt.clock.now(), reason, failure: true });
+      },
       setDeploymentStatus: (status) => this.#setDeploymentStatus(status),
     };
     rt.registry.set(alloc.id, this.#internals);

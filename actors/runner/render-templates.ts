@@ -8,13 +8,15 @@
  * @module
  */
 import { chmod, chown, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { dirname, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { interpolateEnv } from '../drivers/env.ts';
 import { BerthError } from '../../model/errors.ts';
 import type { TaskTemplate } from '../../model/types.ts';
 import { consulTemplateFuncs } from '../templates/consul-funcs.ts';
 import { nomadFuncs, type DepReader } from '../templates/nomad-funcs.ts';
 import { TemplateFuncError } from '../templates/errors.ts';
-import { render } from '../templates/index.ts';
+import type { FuncMap } from '../templates/funcs.ts';
+import { Template } from '../templates/index.ts';
 
 /** A template that cannot be rendered (the task reports it as "Template failed: ..."). */
 export class TemplateRenderError extends BerthError {}
@@ -49,9 +51,21 @@ export function parseEnvFile(text: string): Record<string, string> {
 
 const within = (root: string, p: string) => p === root || p.startsWith(root + sep);
 
+/**
+ * A template path as Nomad reads it: `${NOMAD_TASK_DIR}` and the other task variables
+ * interpolated; an absolute result inside the alloc dir (a host path, as raw_exec's variables
+ * are) is taken as it is, anything else is joined under the task dir (so `/local/x`, an exec
+ * task's view, is the task's `local/x`).
+ */
+export function templatePath(p: string, ctx: RenderContext): string {
+  const interpolated = interpolateEnv(p, ctx.env);
+  if (isAbsolute(interpolated) && within(ctx.allocDir.dir, resolve(interpolated))) return resolve(interpolated);
+  return join(ctx.taskDir.dir, interpolated);
+}
+
 /** Where a template's result goes; one that leaves the alloc dir is refused (Nomad's escape rule). */
 function destinationOf(t: TaskTemplate, ctx: RenderContext): string {
-  const dest = resolve(ctx.taskDir.dir, t.destination);
+  const dest = templatePath(t.destination, ctx);
   if (!within(ctx.allocDir.dir, dest)) throw new TemplateRenderError(`destination ${t.destination} escapes the alloc dir`);
   return dest;
 }
@@ -66,11 +80,11 @@ export async function renderTemplate(
   let text = t.data;
   if (text === undefined || text === '') {
     if (!t.source) throw new TemplateRenderError(`template for ${t.destination} has neither data nor source`);
-    const src = resolve(ctx.taskDir.dir, t.source);
+    const src = templatePath(t.source, ctx);
     if (!opts.noSandbox && !within(ctx.allocDir.dir, src)) throw new TemplateRenderError(`source ${t.source} is outside the alloc dir`);
     text = await readFile(src, 'utf8');
   }
-  const funcs = {
+  const funcs: FuncMap = {
     ...consulTemplateFuncs({ env: ctx.env, taskDir: opts.noSandbox ? '/' : ctx.taskDir.dir }),
     ...nomadFuncs(reader, opts.who.namespace),
   };
@@ -79,12 +93,15 @@ export async function renderTemplate(
     funcs[name] = () => {
       throw new TemplateFuncError(`function ${JSON.stringify(name)} is disabled`);
     };
-  return render(text, null, {
-    name: t.destination,
+  // consul-template's executeTemplate: a `define`d template of this one, with its own dot.
+  const self: { tmpl?: Template } = {};
+  funcs.executeTemplate ??= (name: unknown, ...data: unknown[]) => self.tmpl!.executeTemplate(String(name), data[0] ?? null);
+  const tmpl = (self.tmpl = new Template(t.destination, {
     funcs,
     missingKey: t.errorOnMissingKey ? 'error' : 'default',
     ...(t.leftDelimiter || t.rightDelimiter ? { delims: [t.leftDelimiter ?? '', t.rightDelimiter ?? ''] as const } : {}),
-  });
+  }).parse(text));
+  return tmpl.execute(null);
 }
 
 /** Whether the template's destination file exists (a task may have removed it). */

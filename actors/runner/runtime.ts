@@ -55,6 +55,12 @@ export interface RunnerInternals {
   exec(task: string, argv: string[], opts: ExecOptions): Promise<{ exitCode: number; stdout: Buffer; stderr: Buffer }>;
   /** Sends an event to a task's chart (a check_restart's `restart`). */
   toTask(taskName: string, event: TaskMachineEvent): void;
+  /**
+   * Restarts the running tasks as Nomad's alloc runner `Restart` does (the group's delay and the
+   * preTaskRestart hooks first), each a failure for its restart policy: a group service's
+   * check_restart. Nothing when the alloc is not running.
+   */
+  restartRunningFailed(reason: string): void;
   /** Records the alloc's health for its deployment (once) and reports the new client view. */
   setDeploymentStatus(status: AllocDeploymentStatus): void;
 }

@@ -5,7 +5,7 @@
  *
  * ```
  *  start ─► register every service ─► each check: initial status, then
- *     probe now ─► thresholds ─► catalog + bus ─► check_restart? ─► restart(task, reason)
+ *     probe now ─► thresholds ─► catalog + bus ─► check_restart? ─► restart(reason)
  *       └── clock.setTimeout(interval) ─► probe again ...
  *  stop  ─► deregister, abort probes in flight, clear timers (nothing is published after)
  * ```
@@ -45,8 +45,12 @@ export interface ServiceSetSpec {
   startedAt: number;
   /** Runs a script check's command inside a task. */
   exec?: TaskExec;
-  /** Restarts a task for check_restart ("Restart Signaled", a failure for the restart policy). */
-  restart?(task: string, reason: string): void;
+  /**
+   * The owner's restarter for check_restart, as Nomad hands its check watcher one per workload: a
+   * task's set restarts that task, a group's set the alloc's running tasks ("Restart Signaled",
+   * a failure for the restart policy).
+   */
+  restart?(reason: string): void;
 }
 
 /** Starts a service set; returns its stop. */
@@ -112,14 +116,14 @@ export function startServiceSet(deps: ServiceSetDeps, spec: ServiceSetSpec): { s
       if (ctl.signal.aborted) return;
       thresholds = applyThresholds(thresholds, r.status, check);
       publish({ status: thresholds.status, output: r.output, ...(r.statusCode !== undefined ? { statusCode: r.statusCode } : {}) });
-      if (rule && restartState && task && spec.restart) {
+      if (rule && restartState && spec.restart) {
         const now = clock.now();
         const step = applyCheckRestart(rule, restartState, now, thresholds.status);
         restartState = step.state;
         if (step.restart) {
           // Watched again from the restart on: a new grace period (Nomad re-watches on start).
           restartState = initialCheckRestart(rule, now);
-          spec.restart(task, checkRestartReason(name));
+          spec.restart(checkRestartReason(name));
         }
       }
       if (ctl.signal.aborted) return;

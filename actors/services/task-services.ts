@@ -4,7 +4,10 @@
  * task leaves `running`: deregister, before any shutdown delay or kill), and the alloc runner
  * hook for group services (prerun: register; the alloc entering `stopping` (seen on the bus),
  * destroy, shutdown: deregister; no preKill or postrun hook, so a stop waits on nothing of ours).
- * A check_restart restarts its task through the task chart ("Restart Signaled", a failure).
+ * A check_restart restarts its task through the task chart ("Restart Signaled", a failure); a
+ * group service's restarts the alloc's running tasks, as Nomad's group service hook hands its
+ * check watcher the alloc runner (`Restart`: the group's delay, the preTaskRestart hooks, then
+ * every running task, each a failure), whether or not the check names a task.
  * @module
  */
 import { byAlloc } from '../../bus/by-alloc.ts';
@@ -90,7 +93,7 @@ export function taskServicesLogic(rt: Runtime) {
       services: task.services.map((s) => interpolateService(s, env)),
       startedAt: rt.clock.now(),
       exec: (name, argv, o) => r.exec(name, argv, o),
-      restart: (_task, reason) => sendBack({ type: 'restart', time: rt.clock.now(), reason, failure: true }),
+      restart: (reason) => sendBack({ type: 'restart', time: rt.clock.now(), reason, failure: true }),
     });
     return () => set.stop();
   });
@@ -124,7 +127,8 @@ export function groupServicesHook(rt: Runtime): RunnerHook {
         ...(r
           ? {
               exec: (name, argv, o) => r.exec(name, argv, o),
-              restart: (task, reason) => r.toTask(task, { type: 'restart', time: rt.clock.now(), reason, failure: true }),
+              // As Nomad's group service hook, whose restarter is the alloc runner: every running task.
+              restart: (reason) => r.restartRunningFailed(reason),
             }
           : {}),
       });

@@ -13,6 +13,8 @@ import { resolve, sep } from 'node:path';
 import { TemplateFuncError } from './errors.ts';
 import type { FuncMap } from './funcs.ts';
 import { FOREIGN_TEMPLATE_FUNCS } from '../../model/template-functions.ts';
+import { consulCollectionFuncs } from './consul-collections.ts';
+import { sprigFuncs } from './sprig-funcs.ts';
 
 /**
  * Functions whose data berth does not serve (Consul's, Vault's): a job's own template text is
@@ -46,6 +48,10 @@ export function consulTemplateFuncs(ctx: ConsulFuncContext): FuncMap {
   );
   return {
     ...refused,
+    ...consulCollectionFuncs(ctx.env),
+    ...sprigFuncs(ctx.env),
+    // In Nomad's default function_denylist; a client that allows it gets a clear refusal.
+    writeToFile: () => fail('function "writeToFile" is not supported by berth (Nomad denies it by default: a template writes only its destination)'),
     env: (k) => ctx.env[str(k)] ?? process.env[str(k)] ?? '',
     file: (p) => {
       const path = resolve(ctx.taskDir, str(p));
@@ -77,15 +83,12 @@ export function consulTemplateFuncs(ctx: ConsulFuncContext): FuncMap {
     split: (sepr, s) => (str(s) === '' ? [] : str(s).split(str(sepr))),
     join: (sepr, list) => (Array.isArray(list) ? list.map(str).join(str(sepr)) : fail('join: expected a list')),
     replaceAll: (from, to, s) => str(s).split(str(from)).join(str(to)),
-    contains: (sub, s) => str(s).includes(str(sub)),
     regexMatch: (re, s) => new RegExp(str(re)).test(str(s)),
     regexReplaceAll: (re, to, s) => str(s).replace(new RegExp(str(re), 'g'), str(to).replace(/\$\{?(\d+)\}?/g, '$$$1')),
     base64Encode: (s) => Buffer.from(str(s)).toString('base64'),
     base64Decode: (s) => Buffer.from(str(s), 'base64').toString('utf8'),
     base64URLEncode: (s) => Buffer.from(str(s)).toString('base64url'),
     base64URLDecode: (s) => Buffer.from(str(s), 'base64url').toString('utf8'),
-    toJSON: (v) => JSON.stringify(v ?? null),
-    toJSONPretty: (v) => JSON.stringify(v ?? null, null, 2),
     parseJSON: (s) => {
       try {
         return JSON.parse(str(s)) as unknown;

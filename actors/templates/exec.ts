@@ -21,7 +21,7 @@ import type {
 } from './nodes.ts';
 import { nodeString } from './nodes.ts';
 import type { Tree } from './parse.ts';
-import { GoFloat, Iface, isTrue, kindOf, sortedKeys, typeName, unwrap } from './values.ts';
+import { GoComplex, GoFloat, Iface, isTrue, kindOf, sortedKeys, typeName, unwrap } from './values.ts';
 
 /** What `missingkey=` asks for when a map has no entry for a key. */
 export type MissingKey = 'default' | 'zero' | 'error';
@@ -263,6 +263,7 @@ class State {
     this.at(c);
     const isHexInt = c.text.length > 2 && c.text[0] === '0' && (c.text[1] === 'x' || c.text[1] === 'X') && !/[pP]/.test(c.text);
     const isRuneInt = c.text[0] === "'";
+    if (c.isComplex) return new GoComplex(c.complex128![0], c.complex128![1]);
     if (c.isFloat && !isHexInt && !isRuneInt && /[.eEpP]/.test(c.text)) return Number.isInteger(c.float64) ? new GoFloat(c.float64) : c.float64;
     if (c.isInt) return c.int64;
     if (c.isUint) this.errorf(`${c.text} overflows int`);

@@ -3,7 +3,7 @@
  * Go's verbs, flags, width, precision, argument indexes and its `%!verb(type=value)` error forms.
  * @module
  */
-import { GoByte, kindOf, num, sortedKeys, typeName, unwrap } from './values.ts';
+import { GoByte, GoComplex, kindOf, num, sortedKeys, typeName, unwrap } from './values.ts';
 
 interface Flags {
   sharp: boolean;
@@ -379,6 +379,20 @@ class Printer {
             return this.fmtFloat(num(arg), verb, 6);
         }
         return this.badVerb(verb, arg);
+      case 'complex': {
+        // Go's fmtComplex: (re±imi), each part as a float of the verb, the imaginary always signed.
+        const c = arg as GoComplex;
+        const [fv, prec] = verb === 'v' ? ['g', -1] : 'gGxX'.includes(verb) ? [verb, -1] : 'fFeE'.includes(verb) ? [verb, 6] : ['', 0];
+        if (!fv) return this.badVerb(verb, arg);
+        const oldPlus = this.f.plus;
+        this.buf += '(';
+        this.fmtFloat(c.re, fv, prec as number);
+        this.f.plus = true;
+        this.fmtFloat(c.im, fv, prec as number);
+        this.buf += 'i)';
+        this.f.plus = oldPlus;
+        return;
+      }
       case 'string':
         return this.fmtString(arg as string, verb, arg);
       case 'slice': {

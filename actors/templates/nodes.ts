@@ -89,6 +89,8 @@ export interface NumberNode {
   isUint: boolean;
   isFloat: boolean;
   isComplex: boolean;
+  /** The real and imaginary parts of a complex constant. */
+  complex128?: readonly [number, number];
   int64: number;
   float64: number;
 }

@@ -448,8 +448,17 @@ class Parser {
       if (tail !== "'") this.errorf(`malformed character constant: ${text}`);
       return { ...n, isInt: true, isUint: true, isFloat: true, int64: r, float64: r };
     }
-    if (typ === T.Complex || text.endsWith('i')) {
-      this.errorf(`complex constants are not supported by berth: ${text}`);
+    if (typ === T.Complex) {
+      // `1+2i`, `1.5e3-2i`: the sign that splits the parts is the last one not in an exponent.
+      const m = /^(.*[^eEpP+-])([+-].*)i$/.exec(text);
+      const re = m ? parseGoFloat(m[1]!) : undefined;
+      const im = m ? parseGoFloat(m[2]!) : undefined;
+      if (re === undefined || im === undefined) this.errorf(`illegal number syntax: ${JSON.stringify(text)}`);
+      return simplifyComplex({ ...n, isComplex: true, complex128: [re!, im!] });
+    }
+    if (text.endsWith('i')) {
+      const im = parseGoFloat(text.slice(0, -1));
+      if (im !== undefined) return simplifyComplex({ ...n, isComplex: true, complex128: [0, im] });
     }
     const i = parseGoInt(text);
     if (i !== undefined) {
@@ -558,6 +567,14 @@ const isEmpty = (n: ListNode) => n.nodes.every((x) => (x.type === 'text' ? x.tex
  * Parses `text` as the template `name`: returns every tree it defines (the template itself and
  * each `define`/`block`), or throws {@link TemplateParseError} with Go's message.
  */
+/** Go's simplifyComplex: a complex constant with no imaginary part is also a float (and an int when integral). */
+function simplifyComplex(n: NumberNode): NumberNode {
+  const [re, im] = n.complex128!;
+  if (im !== 0) return n;
+  const isInt = Number.isInteger(re) && Math.abs(re) < 2 ** 63;
+  return { ...n, isFloat: true, float64: re, ...(isInt ? { isInt: true, int64: re, isUint: re >= 0 } : {}) };
+}
+
 export function parseTrees(name: string, text: string, hasFunction: (name: string) => boolean, delims?: readonly [string, string]): Map<string, Tree> {
   const treeSet = new Map<string, Tree>();
   const items = lex(text, { breakOK: !hasFunction('break'), continueOK: !hasFunction('continue'), ...(delims ? { delims } : {}) });

@@ -22,13 +22,21 @@ export class GoByte {
   ) {}
 }
 
+/** A `complex128`, as a template's complex constant (`{{1+2i}}`) makes one. */
+export class GoComplex {
+  constructor(
+    readonly re: number,
+    readonly im: number,
+  ) {}
+}
+
 /** Marks a value held in an `interface{}` slot (a map element, a slice element). Internal. */
 export class Iface {
   constructor(readonly v: unknown) {}
 }
 
 /** The Go kind of a value as the engine sees it. */
-export type Kind = 'invalid' | 'nil' | 'bool' | 'int' | 'uint' | 'float' | 'string' | 'slice' | 'map' | 'func' | 'iface';
+export type Kind = 'invalid' | 'nil' | 'bool' | 'int' | 'uint' | 'float' | 'complex' | 'string' | 'slice' | 'map' | 'func' | 'iface';
 
 /** The kind of a value. `undefined` is Go's invalid (zero) reflect.Value; `null` a nil interface. */
 export function kindOf(v: unknown): Kind {
@@ -37,6 +45,7 @@ export function kindOf(v: unknown): Kind {
   if (v instanceof Iface) return 'iface';
   if (v instanceof GoFloat) return 'float';
   if (v instanceof GoByte) return 'uint';
+  if (v instanceof GoComplex) return 'complex';
   switch (typeof v) {
     case 'boolean':
       return 'bool';
@@ -69,6 +78,8 @@ export function typeName(v: unknown): string {
       return 'uint8';
     case 'float':
       return 'float64';
+    case 'complex':
+      return 'complex128';
     case 'string':
       return 'string';
     case 'slice':
@@ -119,6 +130,8 @@ export function isTrue(v: unknown): { truth: boolean; ok: boolean } {
       return { truth: (v as unknown[]).length > 0, ok: true };
     case 'func':
       return { truth: true, ok: true };
+    case 'complex':
+      return { truth: (v as GoComplex).re !== 0 || (v as GoComplex).im !== 0, ok: true };
     default:
       return { truth: Object.keys(v as object).length > 0, ok: true };
   }

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseHcl } from '@cdktf/hcl2json';
-import { BerthError, parseGoDuration, errorText } from '../../index.ts';
+import { BerthError, parseGoDuration, errorText, type TemplateClientConfig } from '../../index.ts';
 import { DEFAULT_MAX_DYNAMIC_PORT, DEFAULT_MIN_DYNAMIC_PORT } from '../scheduler/ports.ts';
 import { PluginConfigError, readPlugins, type PluginsConfig } from './plugins.ts';
 import { MAX_VALID_PORT, parsePortRanges } from './port-ranges.ts';
@@ -106,6 +106,8 @@ export interface AgentConfig {
     nodeClass?: string;
     /** Nomad's `node_pool` (`${node.pool}`); default `default`. */
     nodePool?: string;
+    /** The client's `template` block: what tasks' templates may do on this node. */
+    template?: TemplateClientConfig;
   };
   preemption: PreemptionConfig;
   /** The server half's garbage collector. */
@@ -201,6 +203,50 @@ function duration(o: Obj, key: string, path: string): number | undefined {
   } catch (e) {
     throw new AgentConfigError(`${path}${key}: ${errorText(e)}`);
   }
+}
+
+/**
+ * The client's `template` block (Nomad's names): `function_denylist`, `disable_file_sandbox`,
+ * `block_query_wait`, `max_template_event_rate`. `max_stale` and `nomad_retry` are accepted: the
+ * templates' data comes from this agent's own state, never stale and never failing for a while,
+ * so any bound holds and nothing needs a retry. Consul and Vault settings name systems berth
+ * does not serve and are refused, as are the client-wide `wait` bounds (set `wait` per template).
+ */
+function templateBlock(t: Obj): TemplateClientConfig {
+  const p = 'client.template.';
+  for (const k of Object.keys(t))
+    if (
+      ![
+        'function_denylist',
+        'function_blacklist',
+        'disable_file_sandbox',
+        'block_query_wait',
+        'max_stale',
+        'max_template_event_rate',
+        'wait',
+        'wait_bounds',
+        'nomad_retry',
+      ].includes(k)
+    )
+      throw new AgentConfigError(`${p}${k}: not supported by berth (it serves no Consul or Vault data to templates)`);
+  const out: TemplateClientConfig = {};
+  const deny = t.function_denylist ?? t.function_blacklist;
+  if (deny !== undefined) {
+    if (!Array.isArray(deny) || deny.some((x) => typeof x !== 'string')) throw new AgentConfigError(`${p}function_denylist: must be a list of function names`);
+    out.functionDenylist = deny as string[];
+  }
+  const sandbox = bool(t, 'disable_file_sandbox', p);
+  if (sandbox !== undefined) out.disableFileSandbox = sandbox;
+  const wait = duration(t, 'block_query_wait', p);
+  if (wait !== undefined) out.blockQueryWaitMs = wait;
+  const rate = duration(t, 'max_template_event_rate', p);
+  if (rate !== undefined) out.maxTemplateEventRateMs = rate;
+  if (t.max_stale !== undefined) duration(t, 'max_stale', p);
+  // Reads of this agent's own state do not fail for a while and then succeed: nothing to retry.
+  if (t.nomad_retry !== undefined) block(t, 'nomad_retry', p);
+  for (const k of ['wait', 'wait_bounds'] as const)
+    if (t[k] !== undefined) throw new AgentConfigError(`${p}${k}: not supported by berth yet (set wait on each template block)`);
+  return out;
 }
 
 /** `http_allowed_origins`: a list of origins, each normalised as a browser writes it (lower case, no default port). */
@@ -309,6 +355,7 @@ export function readAgentConfig(doc: unknown): AgentConfigPatch {
     const v = num(c, key, 'client.');
     if (v !== undefined) client[field] = v;
   }
+  if (c.template !== undefined) client.template = templateBlock(block(c, 'template', 'client.'));
   if (Object.keys(client).length) out.client = client;
 
   const srv = block(doc, 'server', '');

@@ -35,7 +35,14 @@ export const registerBody = z.strictObject({
 });
 
 /** `POST /v1/job/:id/plan` (Nomad's `JobPlanRequest`). */
-export const planBody = z.strictObject({ Job: jobObj(), Diff: bool().optional(), PolicyOverride: bool().optional(), ...writeRequest });
+export const planBody = z.strictObject({
+  Job: jobObj(),
+  Diff: bool().optional(),
+  /** berth's: false lists only what changed (Nomad's plan always lists unchanged fields of changed blocks). */
+  Contextual: bool().optional(),
+  PolicyOverride: bool().optional(),
+  ...writeRequest,
+});
 
 /** `POST /v1/jobs/parse` (Nomad's `JobsParseRequest`). */
 export const parseBody = z.strictObject({ JobHCL: str(), Variables: str().optional(), Canonicalize: bool().optional(), HCLv1: bool().optional() });
@@ -79,6 +86,22 @@ export const schedulerConfigBody = z.strictObject({
   ModifyIndex: uint().optional(),
 });
 
+/**
+ * `PUT /v1/var/*path` (Nomad's `api.Variable`): the items, and the metadata the CLI sends back as
+ * it read it (ignored: the server sets it). The path is the URL's; a lock is refused.
+ */
+export const variableBody = z.strictObject({
+  ...writeRequest,
+  Namespace: str().optional(),
+  Path: str().optional(),
+  Items: z.record(z.string(), str(), { error: 'must be an object of strings' }).nullable().optional(),
+  CreateIndex: uint().optional(),
+  ModifyIndex: uint().optional(),
+  CreateTime: z.number({ error: 'must be a number' }).optional(),
+  ModifyTime: z.number({ error: 'must be a number' }).optional(),
+  Lock: z.null({ error: 'variable locks are not supported by berth' }).optional(),
+});
+
 /** `POST /v1/client/allocation/:id/restart` (Nomad's `AllocRestartRequest`). */
 export const restartBody = z.strictObject({ TaskName: str().optional(), AllTasks: bool().optional() });
 
@@ -115,7 +138,8 @@ export async function decodeBody<T extends z.ZodType>(req: Req, schema: T, opts:
 
 /** `body` (already read) through `schema`, or ApiError 400 naming each bad field. */
 export function parsed<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  const out = schema.safeParse(body);
+  // reportInput: without it zod 4 leaves `input` off every issue, and a wrong type would read as missing.
+  const out = schema.safeParse(body, { reportInput: true });
   if (!out.success) throw new ApiError(400, problems(out.error));
   return out.data;
 }

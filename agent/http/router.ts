@@ -1,6 +1,6 @@
 /**
- * A small router over `node:http`: Nomad's paths as patterns (`/v1/job/:id/allocations`), one
- * handler per method, JSON in (bounded, whatever the Content-Type: Nomad's Go client sends
+ * A small router over `node:http`: Nomad's paths as patterns (`/v1/job/:id/allocations`, and a
+ * last `*name` for the rest of the path, slashes and all: `/v1/var/*path`), one handler per method, JSON in (bounded, whatever the Content-Type: Nomad's Go client sends
  * none) and JSON out, errors as Nomad writes them (plain text with the status code).
  * @module
  */
@@ -86,6 +86,13 @@ export type Match =
   | { kind: 'http'; handler: Handler; auth: AuthRule; params: Record<string, string> }
   | { kind: 'upgrade'; handler: UpgradeHandler; auth: AuthRule; params: Record<string, string> };
 
+/** A route pattern with `*` anywhere but its last segment (a programming error, caught at start). */
+export class RoutePatternError extends BerthError {
+  constructor(readonly pattern: string) {
+    super(`route pattern ${JSON.stringify(pattern)}: a "*rest" segment must be the last`);
+  }
+}
+
 /** Routes by path pattern and method. */
 export class Router {
   readonly #routes: Route[] = [];
@@ -93,6 +100,8 @@ export class Router {
   /**
    * Adds `handler` for `method` on `pattern`, guarded by `auth` (default {@link MANAGEMENT}):
    * `on('GET', '/v1/jobs', handler)` or `on('GET', '/v1/status/leader', ANONYMOUS, handler)`.
+   * A last segment `*name` takes one or more segments, joined by `/`, as `params.name`; a route
+   * with fixed segments where a rest route has its `*` wins (it is tried first).
    */
   on(method: string, pattern: string, auth: AuthRule, handler: Handler): this;
   // Last, so `Parameters<Router['on']>[2]` is the Handler (TypeScript reads the last overload).
@@ -119,8 +128,15 @@ export class Router {
 
   #route(pattern: string): Route {
     const parts = pattern.split('/').filter(Boolean);
+    if (parts.slice(0, -1).some((p) => p.startsWith('*'))) throw new RoutePatternError(pattern);
     let r = this.#routes.find((x) => x.parts.join('/') === parts.join('/'));
-    if (!r) this.#routes.push((r = { pattern, parts, methods: {} }));
+    if (!r) {
+      r = { pattern, parts, methods: {} };
+      // Rest routes last, so an exact route of the same prefix is matched before them.
+      const firstRest = this.#routes.findIndex((x) => x.parts.at(-1)?.startsWith('*'));
+      if (parts.at(-1)?.startsWith('*') || firstRest < 0) this.#routes.push(r);
+      else this.#routes.splice(firstRest, 0, r);
+    }
     return r;
   }
 
@@ -148,12 +164,14 @@ export class Router {
 
   #find(segs: readonly string[]): { route: Route; params: Record<string, string> } | undefined {
     for (const route of this.#routes) {
-      if (route.parts.length !== segs.length) continue;
+      const rest = route.parts.at(-1)?.startsWith('*') === true;
+      if (rest ? segs.length < route.parts.length : route.parts.length !== segs.length) continue;
       const params: Record<string, string> = {};
       let ok = true;
-      for (let i = 0; i < segs.length; i++) {
+      for (let i = 0; i < route.parts.length; i++) {
         const p = route.parts[i]!;
-        if (p.startsWith(':')) params[p.slice(1)] = segs[i]!;
+        if (p.startsWith('*')) params[p.slice(1)] = segs.slice(i).join('/');
+        else if (p.startsWith(':')) params[p.slice(1)] = segs[i]!;
         else if (p !== segs[i]) {
           ok = false;
           break;

@@ -12,6 +12,7 @@ import type { Req, Router } from './router.ts';
 import type { z } from 'zod';
 import { decodeBody, dispatchBody, parseBody, parsed, planBody, registerBody, scaleBody } from './bodies.ts';
 import { errorText } from '../../index.ts';
+import { changedValueWarnings } from '../jobs/changed-values.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -66,22 +67,21 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   const register = async (req: Req) => {
     const { job: apiJobIn, body } = await jobFromBody(req, registerBody, 'Job ID does not match name');
     const canonical = await canonicalJob(core, apiJobIn);
-    return registerReply(core.register(canonical, { enforceIndex: body.EnforceIndex === true, jobModifyIndex: Number(body.JobModifyIndex ?? 0) }));
+    // What the job as submitted sets that berth changes or ignores is said in the response's warnings.
+    const warnings = changedValueWarnings(apiJobIn);
+    return registerReply(core.register(canonical, { enforceIndex: body.EnforceIndex === true, jobModifyIndex: Number(body.JobModifyIndex ?? 0), warnings }));
   };
   r.on('POST', '/v1/jobs', register);
   r.on('POST', '/v1/jobs/parse', async (req) => {
     const raw = await req.json();
     if (!isObj(raw) || raw.JobHCL === undefined || raw.JobHCL === '') throw new ApiError(400, 'Job spec is empty');
     const body = parsed(parseBody, raw);
-    const vars: Record<string, string> = {};
-    if (typeof body.Variables === 'string')
-      for (const line of body.Variables.split('\n')) {
-        const m = /^\s*([A-Za-z0-9_-]+)\s*=\s*"?(.*?)"?\s*$/.exec(line);
-        if (m) vars[m[1]!] = m[2]!;
-      }
+    // As Nomad: Variables is var-file content (HCL `name = value` lines, or JSON); defaults only when asked.
+    const text = body.Variables ?? '';
+    const varFiles = text.trim() ? [{ filename: text.trimStart().startsWith('{') ? 'Variables.json' : 'Variables.hcl', text }] : [];
     try {
       // Nomad's answer is its API job marshalled: every field, unset ones zero.
-      return { body: completeApiJob(await core.jobspec.parse(body.JobHCL, { vars })) };
+      return { body: completeApiJob(await core.jobspec.parse(body.JobHCL, { varFiles, canonicalize: body.Canonicalize === true })) };
     } catch (e) {
       throw new ApiError(400, errorText(e));
     }
@@ -222,8 +222,10 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     };
   });
   r.on('POST', '/v1/job/:id/plan', async (req) => {
-    const { job: apiJobIn } = await jobFromBody(req, planBody, 'Job ID does not match');
-    return { body: core.planJob(await canonicalJob(core, apiJobIn)) };
+    const { job: apiJobIn, body } = await jobFromBody(req, planBody, 'Job ID does not match');
+    // Nomad's plan diff is always contextual; berth takes `Contextual` or `?contextual=false` to list changes only.
+    const contextual = body.Contextual ?? req.query.get('contextual') !== 'false';
+    return { body: core.planJob(await canonicalJob(core, apiJobIn), { diff: body.Diff === true, contextual }) };
   });
 }
 

@@ -24,6 +24,9 @@ import { jobRoutes } from './routes-jobs.ts';
 import { miscRoutes, type AgentSelf } from './routes-misc.ts';
 import { snapshotRoute } from './snapshot-route.ts';
 import { execUpgrade } from './exec-route.ts';
+import { keyringRoutes } from './routes-keyring.ts';
+import { variableRoutes } from './routes-variables.ts';
+import type { VariableStore } from '../variables/variables.ts';
 
 /** The running API server. */
 export interface ApiServer {
@@ -49,6 +52,8 @@ export interface ServeApiOptions {
   drivers: () => string[];
   /** How often an idle follow or event stream sends its empty heartbeat frame (Nomad: 10 s). */
   streamHeartbeatMs?: number;
+  /** The variable store: given, `/v1/var*` and `/v1/operator/keyring/*` are served. */
+  variables?: VariableStore;
 }
 
 /** A refusal written on a socket that is not yet HTTP (an upgrade the edge turned away). */
@@ -73,6 +78,10 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   miscRoutes(router, core, self);
   eventRoutes(router, core, opts.streamHeartbeatMs);
   snapshotRoute(router, core);
+  if (opts.variables) {
+    variableRoutes(router, opts.variables);
+    keyringRoutes(router, opts.variables);
+  }
   // Upgraded sockets leave the HTTP server's books: the exec sessions are closed by hand at close.
   const execSessions = new Set<import('ws').WebSocket>();
   router.upgrade('/v1/client/allocation/:id/exec', execUpgrade(core, execSessions));

@@ -16,11 +16,20 @@ export interface ParseJobFileOptions {
   filename?: string;
   /** `-var k=v` values. */
   vars?: Record<string, string>;
+  /** Variable files already read (a `/v1/jobs/parse` request's `Variables`, HCL or JSON). */
+  varFiles?: Array<{ filename: string; text: string }>;
+  /** Fill in Nomad's defaults (default true); false answers the job as the file has it. */
+  canonicalize?: boolean;
 }
 
 /** A job file (HCL2, or JSON either `{Job: ...}` or the bare API job) → the canonical Nomad API job. */
 export async function parseJobFile(text: string, opts: ParseJobFileOptions = {}): Promise<ApiJob> {
-  const job = await parseJobspec(text, { ...(opts.filename ? { filename: opts.filename } : {}), ...(opts.vars ? { vars: opts.vars } : {}) });
+  const job = await parseJobspec(text, {
+    ...(opts.filename ? { filename: opts.filename } : {}),
+    ...(opts.vars ? { vars: opts.vars } : {}),
+    ...(opts.varFiles ? { varFiles: opts.varFiles } : {}),
+    ...(opts.canonicalize === false ? { canonicalize: false } : {}),
+  });
   if (typeof job.ID !== 'string' || job.ID === '') throw new JobspecError(`${opts.filename ?? 'job'}: the job needs an ID`);
   return job as ApiJob;
 }

@@ -42,6 +42,8 @@ export const BLOCKS: Record<string, BlockSpec> = {
       datacenters: ['Datacenters', 'strings'],
       meta: ['Meta', 'map'],
       group: ['TaskGroups', { labelled: 'group', label: 'Name' }],
+      // A task with no group: a group of its own (alone-tasks.ts), as jobspec2 makes it.
+      task: ['Tasks', { labelled: 'task', label: 'Name' }],
       update: ['Update', { block: 'update' }],
       reschedule: ['Reschedule', { block: 'reschedule' }],
       migrate: ['Migrate', { block: 'migrate' }],
@@ -51,7 +53,7 @@ export const BLOCKS: Record<string, BlockSpec> = {
       parameterized: ['ParameterizedJob', { block: 'parameterized' }],
       periodic: ['Periodic', { block: 'periodic' }],
     },
-    ignored: { all_at_once: ['AllAtOnce', 'bool'], node_pool: ['NodePool', 'string'], ui: ['UI', 'any'] },
+    ignored: { all_at_once: ['AllAtOnce', 'bool'], node_pool: ['NodePool', 'string'], ui: ['UI', { block: 'ui' }] },
     unsupported: {
       multiregion: 'multiregion',
       vault: 'vault',
@@ -59,6 +61,9 @@ export const BLOCKS: Record<string, BlockSpec> = {
       consul_token: 'consulToken',
     },
   },
+  // Nomad's JobUIConfig: what its web UI shows of the job (kept in the job, no effect on a node).
+  ui: { fields: { description: ['Description', 'string'], link: ['Links', { blocks: 'ui_link' }] } },
+  ui_link: { fields: { label: ['Label', 'string'], url: ['URL', 'string'] } },
   group: {
     fields: {
       count: ['Count', 'int'],

@@ -92,6 +92,11 @@ export function canonicalizeJob(job: Obj): Obj {
   // PeriodicConfig.Canonicalize; a parameterized job's payload rule defaults to optional.
   if (isObj(job.Periodic)) job.Periodic = merge({ Enabled: true, SpecType: 'cron', ProhibitOverlap: false, TimeZone: 'UTC' }, job.Periodic);
   if (isObj(job.ParameterizedJob)) dflt(job.ParameterizedJob, 'Payload', 'optional');
+  // JobUIConfig.Canonicalize: no links is null.
+  if (isObj(job.UI)) {
+    dflt(job.UI, 'Description', '');
+    if (!Array.isArray(job.UI.Links) || job.UI.Links.length === 0) job.UI.Links = null;
+  }
   for (const g of (job.TaskGroups as Obj[] | undefined) ?? []) canonicalizeGroup(g, job, type);
   return job;
 }
@@ -178,6 +183,8 @@ function canonicalizeService(s: Obj, t: Obj | undefined, g: Obj, job: Obj): void
   if (!s.OnUpdate) s.OnUpdate = 'require_healthy';
   // Nomad defaults to Consul; berth has only Nomad's own catalog, so an unset provider is "nomad".
   if (!s.Provider) s.Provider = 'nomad';
+  // Nomad writes the default Consul cluster's name into every service, whatever its provider.
+  if (!s.Cluster) s.Cluster = 'default';
   for (const c of (s.Checks as Obj[] | undefined) ?? []) {
     const cr = merge((s.CheckRestart as Obj | undefined) ?? {}, c.CheckRestart as Obj | undefined);
     if (Object.keys(cr).length) c.CheckRestart = merge({ Limit: 0, Grace: ns(1000), IgnoreWarnings: false }, cr);

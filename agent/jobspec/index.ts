@@ -8,12 +8,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { checkJob, JobspecError, jobToNomad, type Job, type UnsupportedStanza, errorText } from '../../index.ts';
+import { groupAloneTasks } from './alone-tasks.ts';
 import { canonicalizeJob } from './canonicalize.ts';
 import { decodeBlock, type DecodeContext } from './decode.ts';
 import { labelOrder, parseHcl, type Position } from './hcl.ts';
 import { SourceIndex } from './source-index.ts';
 import { locateBerthPath } from './locate.ts';
-import { declaredVariables, resolveVariables, substituteAll, type VarFile, type VarValue } from './variables.ts';
+import { declaredVariables, resolveVariables, substituteAll, type SubstitutionProblem, type VarFile, type VarValue } from './variables.ts';
 
 export type { VarFile, VarValue } from './variables.ts';
 
@@ -44,6 +45,11 @@ export interface ParseJobspecOptions {
   onWarning?: (w: UnsupportedStanza) => void;
   /** Reads a `-var-file` path (default: fs). */
   readFile?: (path: string) => Promise<string>;
+  /**
+   * Fill in Nomad's canonical defaults (default true). With false the job comes back as the file
+   * has it (what `/v1/jobs/parse` answers without `Canonicalize`), still checked as canonicalised.
+   */
+  canonicalize?: boolean;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,6 +74,7 @@ export async function parseJobspec(text: string, opts: ParseJobspecOptions = {})
   const { api, problems } = source
     ? await fromHcl(source, filename, opts, hclJson ? json : undefined)
     : { api: apiJobOf(json, filename), problems: [] as Problem[] };
+  const raw = opts.canonicalize === false ? structuredClone(api) : undefined;
   canonicalizeJob(api);
   // One validation: the same schema as parseAllocation, through the same Nomad mapping.
   try {
@@ -83,7 +90,7 @@ export async function parseJobspec(text: string, opts: ParseJobspecOptions = {})
     }
   }
   if (problems.length) throw problemsError(problems, filename);
-  return api;
+  return raw ?? api;
 }
 
 /** One problem of a job file, with where it is when known. */
@@ -128,6 +135,30 @@ function apiJobOf(json: unknown, filename: string): ApiJob {
   return structuredClone(job) as ApiJob;
 }
 
+/** Where a top-level block starts. */
+function blockAt(source: SourceIndex, word: string): Position | undefined {
+  const i = source.find(word, undefined, 0);
+  return i === undefined ? undefined : source.positionOf(i);
+}
+
+/**
+ * Where an hcl2json path (`job.group.web[0].task.app[0].config[0].command`) is in the text:
+ * each word found after the last, with its label when the next part is one.
+ */
+function hclPathAt(source: SourceIndex, path: string): Position | undefined {
+  const parts = path.split('.').map((p) => p.replace(/\[\d+\]$/, ''));
+  let from = 0;
+  let found: number | undefined;
+  for (let i = 0; i < parts.length; i++) {
+    const labelled = i + 1 < parts.length ? source.find(parts[i]!, parts[i + 1], from) : undefined;
+    const at = labelled ?? source.find(parts[i]!, undefined, from);
+    if (at === undefined) continue;
+    if (labelled !== undefined) i++;
+    from = found = at;
+  }
+  return found === undefined ? undefined : source.positionOf(found);
+}
+
 async function fromHcl(
   source: SourceIndex,
   filename: string,
@@ -136,10 +167,18 @@ async function fromHcl(
 ): Promise<{ api: ApiJob; problems: Problem[] }> {
   const root = jsonRoot ?? (await parseHcl(source.text, filename));
   const known = ['job', 'variable', 'variables'];
+  // Every problem of the file is told in one pass: these join the decoder's and the schema's.
+  const early: Problem[] = [];
   for (const k of Object.keys(root)) {
-    if (k === 'locals') throw new JobspecError('locals is not supported by berth (use variable blocks)', { file: filename, path: 'locals' });
-    if (!known.includes(k))
-      throw new JobspecError(`unknown top-level block "${k}" (a job file holds one job block and variable blocks)`, { file: filename, path: k });
+    if (k === 'locals')
+      early.push({
+        line: 'locals is not supported by berth (use variable blocks)',
+        path: 'locals',
+        at: blockAt(source, k),
+        unsupported: { stanza: 'locals', path: 'locals' },
+      });
+    else if (!known.includes(k))
+      early.push({ line: `unknown top-level block "${k}" (a job file holds one job block and variable blocks)`, path: k, at: blockAt(source, k) });
   }
   const declared = declaredVariables(root, filename);
   const values = await resolveVariables(declared, filename, opts.vars, opts.varFiles, opts.readFile ?? ((p) => readFile(p, 'utf8')));
@@ -153,14 +192,18 @@ async function fromHcl(
   const bodies = (jobs as Record<string, unknown>)[id];
   const body = Array.isArray(bodies) ? bodies[0] : bodies;
   const whereOf = (path: string) => ({ path, file: filename });
-  const substituted = substituteAll(body, values, whereOf) as Record<string, unknown>;
+  const unevaluated: SubstitutionProblem[] = [];
+  const substituted = substituteAll(body, values, whereOf, 'job', undefined, unevaluated) as Record<string, unknown>;
+  for (const u of unevaluated) early.push({ line: `${u.path}: ${u.message}`, path: u.path, at: hclPathAt(source, u.path) });
   const ctx: DecodeContext = { source, issues: [], unsupported: [] };
   const api = decodeBlock('job', substituted, 'job', ctx, [['job', id]]) as ApiJob;
+  groupAloneTasks(api, ctx);
   api.ID ??= id;
   api.Name ??= id;
   const refused = opts.unsupported === 'warn' ? [] : ctx.unsupported;
   if (opts.unsupported === 'warn') for (const u of ctx.unsupported) opts.onWarning?.({ stanza: u.stanza, path: u.path });
   const problems: Problem[] = [
+    ...early,
     ...refused.map((u) => ({
       line: `${u.stanza} is not supported by berth (${u.path})`,
       path: u.path,

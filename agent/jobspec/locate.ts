@@ -42,7 +42,9 @@ export function locateBerthPath(source: SourceIndex, api: Obj, path: string): Po
       const apiKey = part === 'taskGroups' ? 'TaskGroups' : part[0]!.toUpperCase() + part.slice(1);
       const item = ((node as Obj)?.[apiKey] as Obj[] | undefined)?.[idx];
       const label = part === 'taskGroups' || part === 'tasks' ? String(item?.Name ?? '') : undefined;
-      steps.push([LISTS[part]!, label]);
+      // A job-level task's own group is not written in the file: its task is found under the job.
+      const written = part !== 'taskGroups' || source.find('group', label, 0) !== undefined;
+      if (written) steps.push([LISTS[part]!, label]);
       node = item;
       i++;
       continue;

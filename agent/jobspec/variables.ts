@@ -41,27 +41,72 @@ export function declaredVariables(root: Record<string, unknown>, filename: strin
   return out;
 }
 
-/** A `-var` string value converted to the variable's declared type. */
-function convert(name: string, raw: string, type: string | undefined, source: string): VarValue {
-  const t = (type ?? 'string').replace(/\s+/g, '');
-  if (t === 'string' || t === 'any') return raw;
-  if (t === 'number') {
-    const n = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(n))
-      throw new JobspecError(`variable "${name}": a number is required, got ${JSON.stringify(raw)}`, { file: source });
-    return n;
-  }
-  if (t === 'bool') {
-    if (raw !== 'true' && raw !== 'false')
-      throw new JobspecError(`variable "${name}": a bool is required (true or false), got ${JSON.stringify(raw)}`, { file: source });
-    return raw === 'true';
-  }
-  // list(...), set(...), map(...), object, tuple: JSON or HCL list/map literal syntax.
-  try {
-    return JSON.parse(raw) as VarValue;
-  } catch {
-    throw new JobspecError(`variable "${name}": a ${t} value is required, as JSON or HCL (["a", "b"]), got ${JSON.stringify(raw)}`, { file: source });
-  }
+/** A declared type without spaces: `list(string)`, `number`; untyped is `undefined`. */
+const typeName = (type: string | undefined) => type?.replace(/\s+/g, '');
+
+/**
+ * A `-var` string value as jobspec2 reads it: for an untyped, `string` or `number` variable the
+ * text itself (a number converted), for any other type (`bool`, `list(...)`, `map(...)`, objects,
+ * tuples) an HCL expression (`["a", "b"]`, `{ k = "v" }`, `true`), which must be a literal.
+ */
+async function convert(name: string, raw: string, type: string | undefined, source: string): Promise<VarValue> {
+  const t = typeName(type);
+  if (t === undefined || t === 'string' || t === 'any') return raw;
+  if (t === 'number') return toNumber(name, raw, source);
+  const value = await hclValue(name, raw, source);
+  if (t === 'bool') return toBool(name, value, source);
+  if (typeof value !== 'object' || value === null)
+    throw new JobspecError(`variable "${name}": a ${t} value is required, as HCL (["a", "b"], { k = "v" }), got ${JSON.stringify(raw)}`, { file: source });
+  return value;
+}
+
+function toNumber(name: string, v: VarValue, source: string): number {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n))
+    throw new JobspecError(`variable "${name}": a number is required, got ${JSON.stringify(v)}`, { file: source });
+  return n;
+}
+
+function toBool(name: string, v: VarValue, source: string): boolean {
+  if (v === true || v === 'true') return true;
+  if (v === false || v === 'false') return false;
+  throw new JobspecError(`variable "${name}": a bool is required (true or false), got ${JSON.stringify(v)}`, { file: source });
+}
+
+/** One HCL value (`-var` text): parsed by HashiCorp's parser, a literal only (no expressions, as jobspec2 evaluates it without context). */
+async function hclValue(name: string, raw: string, source: string): Promise<VarValue> {
+  const root = await parseHcl(`value = ${raw}\n`, `<value for var.${name}>`).catch((e: unknown) => {
+    throw new JobspecError(`variable "${name}": ${e instanceof Error ? e.message : String(e)}`, { file: source });
+  });
+  if (Object.keys(root).length !== 1 || !('value' in root))
+    throw new JobspecError(`variable "${name}": one value is required, got ${JSON.stringify(raw)}`, { file: source });
+  const value = root.value as VarValue;
+  literalOnly(name, value, source);
+  return value;
+}
+
+/** Refuses what hcl2json left as an expression (`"${...}"`): a value must be a literal. */
+function literalOnly(name: string, v: VarValue, source: string): void {
+  if (typeof v === 'string' && /(^|[^$])\$\{/.test(v))
+    throw new JobspecError(`variable "${name}": the value must be a literal (no variables, functions or interpolation), got ${JSON.stringify(v)}`, {
+      file: source,
+    });
+  if (Array.isArray(v)) for (const x of v) literalOnly(name, x, source);
+  else if (isObj(v)) for (const x of Object.values(v)) literalOnly(name, x as VarValue, source);
+}
+
+/**
+ * A var file's (or `Variables` content's) value to the variable's declared type: HCL has already
+ * typed it, so only a number or bool given as a string is converted (as cty's conversion does).
+ */
+function convertTyped(name: string, v: VarValue, type: string | undefined, source: string): VarValue {
+  literalOnly(name, v, source);
+  const t = typeName(type);
+  if (t === 'number') return toNumber(name, v, source);
+  if (t === 'bool') return toBool(name, v, source);
+  if (t !== undefined && t !== 'string' && t !== 'any' && (typeof v !== 'object' || v === null))
+    throw new JobspecError(`variable "${name}": a ${t} value is required, got ${JSON.stringify(v)}`, { file: source });
+  return v;
 }
 
 /** Reads `-var-file`s (HCL `name = value` lines or JSON) into values. */
@@ -90,11 +135,11 @@ export async function resolveVariables(
   for (const [name, d] of declared) if (d.default !== undefined) values.set(name, d.default);
   for (const [name, v, src] of await varFileValues(varFiles, read)) {
     if (!declared.has(name)) throw new JobspecError(`undefined variable "${name}" in var file (declare it with a variable "${name}" block)`, { file: src });
-    values.set(name, typeof v === 'string' ? convert(name, v, declared.get(name)!.type, src) : v);
+    values.set(name, convertTyped(name, v, declared.get(name)!.type, src));
   }
   for (const [name, v] of Object.entries(vars)) {
     if (!declared.has(name)) throw new JobspecError(`undefined -var variable "${name}" (declare it with a variable "${name}" block)`, { file: filename });
-    values.set(name, typeof v === 'string' ? convert(name, v, declared.get(name)!.type, '-var') : v);
+    values.set(name, typeof v === 'string' ? await convert(name, v, declared.get(name)!.type, '-var') : v);
   }
   for (const name of declared.keys())
     if (!values.has(name))
@@ -159,7 +204,13 @@ function sizeOf(name: string, val: VarValue, budget: SubstitutionBudget): number
  * (functions, locals, arithmetic) is refused: berth evaluates variables only. Each piece is charged
  * to `budget` before it is added ({@link MAX_SUBSTITUTED_STRING}, {@link MAX_SUBSTITUTED_TOTAL}).
  */
-export function substitute(s: string, values: Map<string, VarValue>, where: () => { path: string }, budget = substitutionBudget()): VarValue {
+export function substitute(
+  s: string,
+  values: Map<string, VarValue>,
+  where: () => { path: string },
+  budget = substitutionBudget(),
+  problems?: SubstitutionProblem[],
+): VarValue {
   const whole = /^\$\{\s*var\.([A-Za-z_][\w-]*)\s*\}$/.exec(s);
   if (whole) {
     const name = whole[1]!;
@@ -189,11 +240,13 @@ export function substitute(s: string, values: Map<string, VarValue>, where: () =
       } else if (RUNTIME.test(expr)) {
         charge(budget, out.length, end + 1 - i, where);
         out += s.slice(i, end + 1);
-      } else
-        throw new JobspecError(
-          `${where().path}: the expression \${${expr}} is not supported by berth (only var.<name>, runtime \${NOMAD_*}, \${node.*}, \${attr.*}, \${meta.*} references and \${NAME}s left for the task's environment)`,
-          where(),
-        );
+      } else {
+        const message = `the expression \${${expr}} is not supported by berth (only var.<name>, runtime \${NOMAD_*}, \${node.*}, \${attr.*}, \${meta.*} references and \${NAME}s left for the task's environment)`;
+        if (!problems) throw new JobspecError(`${where().path}: ${message}`, where());
+        // Collected, so every problem of the file is told at once; the text stays as written.
+        problems.push({ path: where().path, message });
+        out += s.slice(i, end + 1);
+      }
       i = end + 1;
       continue;
     }
@@ -218,9 +271,16 @@ export function substituteAll(
   where: (path: string) => { path: string },
   path = 'job',
   budget = substitutionBudget(),
+  problems?: SubstitutionProblem[],
 ): unknown {
-  if (typeof v === 'string') return v.includes('${') || v.includes('%{') ? substitute(v, values, () => where(path), budget) : v;
-  if (Array.isArray(v)) return v.map((x, i) => substituteAll(x, values, where, `${path}[${i}]`, budget));
-  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteAll(x, values, where, `${path}.${k}`, budget)]));
+  if (typeof v === 'string') return v.includes('${') || v.includes('%{') ? substitute(v, values, () => where(path), budget, problems) : v;
+  if (Array.isArray(v)) return v.map((x, i) => substituteAll(x, values, where, `${path}[${i}]`, budget, problems));
+  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteAll(x, values, where, `${path}.${k}`, budget, problems)]));
   return v;
+}
+
+/** An expression berth does not evaluate, at its path (hcl2json's shape: `job.group.web[0]...`). */
+export interface SubstitutionProblem {
+  path: string;
+  message: string;
 }

@@ -35,7 +35,7 @@ export {
 export { STOP_NOT_NEEDED, STOP_UPDATING, STOP_MIGRATING, STOP_RESCHEDULED } from './reconcile.ts';
 export { allocName, allocIndexOf } from './names.ts';
 export { nextDelay, nextRescheduleTime, rescheduleTrackerFor } from './reschedule.ts';
-export { destructiveChange } from './updates.ts';
+export { destructiveChange, destructiveTaskChange } from './updates.ts';
 export {
   selectPreemptions,
   preemptionScore,

@@ -3,7 +3,7 @@
  * one covers the other (Nomad's `ComparableResources` and `AllocsFit`).
  * @module
  */
-import type { AllocatedResources, Allocation, TaskGroup } from '../../index.ts';
+import { MEMORY_NO_LIMIT, type AllocatedResources, type Allocation, type TaskGroup } from '../../index.ts';
 import type { SchedulerNode } from './types.ts';
 
 /** Nomad's canonical task resources when a task names none. */
@@ -106,7 +106,9 @@ export function groupAsk(group: TaskGroup, memoryOversubscription: boolean): All
     const r = task.resources ?? {};
     const memoryMB = (r.memoryMB ?? DEFAULT_TASK_MEMORY_MB) + (r.secretsMB ?? 0);
     tasks[task.name] = { cpu: r.cores ? 0 : (r.cpu ?? DEFAULT_TASK_CPU_MHZ), memoryMB };
-    if (memoryOversubscription && r.memoryMaxMB) tasks[task.name].memoryMaxMB = r.memoryMaxMB + (r.secretsMB ?? 0);
+    // As Nomad's ranker: a size grows by the secrets tmpfs; -1 (no hard limit) stays -1.
+    if (memoryOversubscription && r.memoryMaxMB)
+      tasks[task.name].memoryMaxMB = r.memoryMaxMB === MEMORY_NO_LIMIT ? MEMORY_NO_LIMIT : r.memoryMaxMB + (r.secretsMB ?? 0);
   }
   return { tasks, shared: { diskMB: group.ephemeralDisk?.sizeMB ?? DEFAULT_EPHEMERAL_DISK_MB, ports: [] } };
 }

@@ -5,7 +5,7 @@
  * blocks, services, kill timeout, shutdown delay, lifecycle) is applied in place.
  * @module
  */
-import type { Job, NetworkResource, TaskGroup } from '../../index.ts';
+import type { Job, NetworkResource, Task, TaskGroup } from '../../index.ts';
 
 /** Why the group's allocs must be replaced, or undefined when the change can be made in place. */
 export function destructiveChange(oldJob: Job, newJob: Job, groupName: string): string | undefined {
@@ -16,23 +16,42 @@ export function destructiveChange(oldJob: Job, newJob: Job, groupName: string): 
   if (!same(disk(a), disk(b))) return 'ephemeral disk';
   if (!same(networkKey(a.networks), networkKey(b.networks))) return 'network';
   for (const at of a.tasks) {
-    const bt = b.tasks.find((t) => t.name === at.name);
-    if (!bt) return 'task deleted';
-    if (at.driver !== bt.driver) return 'task driver';
-    if ((at.user ?? '') !== (bt.user ?? '')) return 'task user';
-    if (!same(at.config ?? {}, bt.config ?? {})) return 'task config';
-    if (!same(at.env ?? {}, bt.env ?? {})) return 'task env';
-    if (!same(at.artifacts ?? [], bt.artifacts ?? [])) return 'task artifacts';
-    // Meta reaches the task as NOMAD_META_*: job, group and task meta combined.
-    if (!same(combinedMeta(oldJob, a, at.name), combinedMeta(newJob, b, bt.name))) return 'task meta';
-    const ra = at.resources ?? {};
-    const rb = bt.resources ?? {};
-    if (ra.cpu !== rb.cpu) return 'task cpu';
-    if (ra.cores !== rb.cores) return 'task cores';
-    if (ra.memoryMB !== rb.memoryMB) return 'task memory';
-    if (ra.memoryMaxMB !== rb.memoryMaxMB) return 'task memory max';
-    if (ra.secretsMB !== rb.secretsMB) return 'task secrets';
+    const why = taskChange(oldJob, a, at, newJob, b);
+    if (why) return why;
   }
+  return undefined;
+}
+
+/**
+ * Why the change to one task of `groupName` needs new allocs (the task's share of
+ * {@link destructiveChange}), or undefined when it can be made in place. A task only one version
+ * has is always destructive. The plan's diff annotates each changed task with this.
+ */
+export function destructiveTaskChange(oldJob: Job, newJob: Job, groupName: string, taskName: string): string | undefined {
+  const a = oldJob.taskGroups.find((g) => g.name === groupName);
+  const b = newJob.taskGroups.find((g) => g.name === groupName);
+  const at = a?.tasks.find((t) => t.name === taskName);
+  if (!a || !b || !at || !b.tasks.some((t) => t.name === taskName)) return 'task added or deleted';
+  return taskChange(oldJob, a, at, newJob, b);
+}
+
+function taskChange(oldJob: Job, a: TaskGroup, at: Task, newJob: Job, b: TaskGroup): string | undefined {
+  const bt = b.tasks.find((t) => t.name === at.name);
+  if (!bt) return 'task deleted';
+  if (at.driver !== bt.driver) return 'task driver';
+  if ((at.user ?? '') !== (bt.user ?? '')) return 'task user';
+  if (!same(at.config ?? {}, bt.config ?? {})) return 'task config';
+  if (!same(at.env ?? {}, bt.env ?? {})) return 'task env';
+  if (!same(at.artifacts ?? [], bt.artifacts ?? [])) return 'task artifacts';
+  // Meta reaches the task as NOMAD_META_*: job, group and task meta combined.
+  if (!same(combinedMeta(oldJob, a, at.name), combinedMeta(newJob, b, bt.name))) return 'task meta';
+  const ra = at.resources ?? {};
+  const rb = bt.resources ?? {};
+  if (ra.cpu !== rb.cpu) return 'task cpu';
+  if (ra.cores !== rb.cores) return 'task cores';
+  if (ra.memoryMB !== rb.memoryMB) return 'task memory';
+  if (ra.memoryMaxMB !== rb.memoryMaxMB) return 'task memory max';
+  if (ra.secretsMB !== rb.secretsMB) return 'task secrets';
   return undefined;
 }
 

@@ -1,5 +1,6 @@
 /**
- * The server half's state: every job version, evaluation, deployment, allocation and the node,
+ * The server half's state: every job version, evaluation, deployment, allocation, the node and
+ * the Nomad variables (their items sealed, never in clear),
  * in memory for reads and in SQLite (`<dataDir>/server/state.db`) for the next start. Every
  * change goes through {@link AgentState.commit}: one SQLite transaction, written with
  * `synchronous = FULL` before the change is visible, so what an API answer or a client action
@@ -12,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Subject } from 'rxjs';
 import { IndexWaiters } from './blocking.ts';
-import type { Deployment, Evaluation, JobRecord, NodeRecord, ServerAlloc, Table } from './types.ts';
+import { varKey, type Deployment, type Evaluation, type JobRecord, type NodeRecord, type ServerAlloc, type Table, type VarRecord } from './types.ts';
 import type { PreemptionConfig } from '../config/config.ts';
 
 /** One change, as the event stream shows it. */
@@ -25,7 +26,7 @@ export interface StateEvent {
 }
 
 /** What one row of the `objects` table holds. */
-export type Kind = 'job' | 'jobVersion' | 'eval' | 'alloc' | 'deployment' | 'node' | 'meta';
+export type Kind = 'job' | 'jobVersion' | 'eval' | 'alloc' | 'deployment' | 'node' | 'var' | 'meta';
 
 /** The scheduler configuration the operator endpoint reads and sets. */
 export interface SchedulerConfig {
@@ -49,6 +50,10 @@ export interface Txn {
   deleteDeployment(id: string): void;
   putNode(n: NodeRecord): void;
   putSchedulerConfig(c: SchedulerConfig): void;
+  /** Stores a variable (its items already sealed: the state never sees them in clear). */
+  putVar(v: VarRecord): void;
+  /** Forgets the variable at `path` in `namespace`. */
+  deleteVar(namespace: string, path: string): void;
   putMeta(key: string, value: unknown): void;
   event(e: Omit<StateEvent, 'index'>): void;
 }
@@ -64,6 +69,8 @@ export class AgentState {
   readonly evals = new Map<string, Evaluation>();
   readonly allocs = new Map<string, ServerAlloc>();
   readonly deployments = new Map<string, Deployment>();
+  /** Every variable, sealed, by {@link varKey}. */
+  readonly vars = new Map<string, VarRecord>();
   node: NodeRecord | undefined;
   schedulerConfig: SchedulerConfig | undefined;
   readonly meta = new Map<string, unknown>();
@@ -121,6 +128,10 @@ export class AgentState {
         case 'node':
           this.node = v;
           seeds.push(['nodes', idx]);
+          break;
+        case 'var':
+          this.vars.set(row.id, v);
+          seeds.push(['vars', idx]);
           break;
         case 'meta':
           if (row.id === 'schedulerConfig') {
@@ -222,6 +233,18 @@ export class AgentState {
         tables.add('scheduler');
         apply.push(() => (this.schedulerConfig = c));
       },
+      putVar: (v) => {
+        const key = varKey(v.namespace, v.path);
+        rows.push(['var', key, v]);
+        tables.add('vars');
+        apply.push(() => this.vars.set(key, v));
+      },
+      deleteVar: (namespace, path) => {
+        const key = varKey(namespace, path);
+        rows.push(['var', key, undefined]);
+        tables.add('vars');
+        apply.push(() => this.vars.delete(key));
+      },
       putMeta: (key, value) => {
         rows.push(['meta', key, value]);
         apply.push(() => this.meta.set(key, value));
@@ -257,6 +280,11 @@ export class AgentState {
   /** Every row id of `kind`, read from SQLite itself (for specs and checks). */
   storedIds(kind: Kind): string[] {
     return (this.#db.prepare('SELECT id FROM objects WHERE kind = ? ORDER BY id').all(kind) as Array<{ id: string }>).map((r) => r.id);
+  }
+
+  /** Whether {@link AgentState.close} has run (a reader that would wait must not park then). */
+  get closed(): boolean {
+    return !this.#db.open;
   }
 
   /** Wakes every blocking query and closes the database; idempotent. */

@@ -131,4 +131,36 @@ export interface NodeRecord {
 }
 
 /** The tables a blocking query can wait on. */
-export type Table = 'jobs' | 'evals' | 'allocs' | 'deployments' | 'nodes' | 'scheduler' | 'services';
+export type Table = 'jobs' | 'evals' | 'allocs' | 'deployments' | 'nodes' | 'scheduler' | 'services' | 'vars';
+
+/**
+ * A variable's items as stored: AES-256-GCM over their JSON, sealed by `agent/variables/crypto.ts`
+ * (base64 fields). The state never holds them in clear.
+ */
+export interface SealedItems {
+  /** The root key they are sealed with (its file is `<data_dir>/server/keystore/<keyId>.nks.json`). */
+  keyId: string;
+  /** The 12-byte nonce of this write. */
+  nonce: string;
+  /** GCM's 16-byte authentication tag. */
+  tag: string;
+  /** The ciphertext. */
+  data: string;
+}
+
+/**
+ * A Nomad variable as the state keeps it (Nomad's `VariableEncrypted`): the metadata in clear,
+ * the items sealed. Times are nanoseconds since the epoch, as Nomad's API reports them.
+ */
+export interface VarRecord {
+  namespace: string;
+  path: string;
+  createIndex: number;
+  modifyIndex: number;
+  createTime: number;
+  modifyTime: number;
+  sealed: SealedItems;
+}
+
+/** The key of a variable in {@link VarRecord}'s map and the `objects` table: `<namespace>/<path>`. */
+export const varKey = (namespace: string, path: string): string => `${namespace}/${path}`;

@@ -20,6 +20,7 @@ import { runCommand } from './commands/run.ts';
 import { statusCommand } from './commands/status.ts';
 import { systemCommand } from './commands/system.ts';
 import { validateCommand } from './commands/validate.ts';
+import { varCommand } from './commands/var.ts';
 import { viewCommand } from './commands/view.ts';
 import { InputError, UsageError } from './errors.ts';
 import { ExitCode } from './exit-codes.ts';
@@ -43,6 +44,7 @@ export const COMMANDS: readonly Command[] = [
   deploymentCommand,
   operatorCommand,
   systemCommand,
+  varCommand,
 ];
 
 /** `berth --help`. */

@@ -52,6 +52,8 @@ export interface PendingRestart {
   kind: 'all' | 'running';
   time: number;
   reason?: string;
+  /** Each task's restart counts against its restart policy (Nomad's `Restart(..., failure)`: a check_restart). */
+  failure?: true;
 }
 
 /**
@@ -133,7 +135,7 @@ export type AllocMachineEvent =
   /** Alloc-level restart (after the group's delay and the preTaskRestart hooks): every task, dead ones too. */
   | { type: 'restartAll'; time: number; reason?: string }
   /** Alloc-level restart of the running tasks only (Nomad's RestartRunning), as restartAll waits. */
-  | { type: 'restartRunning'; time: number; reason?: string }
+  | { type: 'restartRunning'; time: number; reason?: string; failure?: boolean }
   /** Restart one running task at once (Nomad's RestartTask runs no restart hook). */
   | { type: 'restartTask'; taskName: string; time: number; reason?: string; failure?: boolean }
   /** The max_run_duration timer fired (it was armed for `deadline`). */

@@ -388,7 +388,8 @@ export const maxRunExceeded = (c: Ctx, e: Ev): Partial<Ctx> => ({
 /** A group restart asked for: it waits for the group's delay and the preTaskRestart hooks. */
 export function queueRestart(c: Ctx, e: Ev): Partial<Ctx> {
   if (e.type !== 'restartAll' && e.type !== 'restartRunning') return {};
-  return { pendingRestarts: [...c.pendingRestarts, { kind: e.type === 'restartAll' ? 'all' : 'running', time: e.time, reason: e.reason }] };
+  const failure = e.type === 'restartRunning' && e.failure === true ? { failure: true as const } : {};
+  return { pendingRestarts: [...c.pendingRestarts, { kind: e.type === 'restartAll' ? 'all' : 'running', time: e.time, reason: e.reason, ...failure }] };
 }
 
 /** One task restarts at once (Nomad's RestartTask: no restart hook, no group delay). */
@@ -406,7 +407,7 @@ export function flushRestarts(c: Ctx): Step {
   const names = c.roles.map((r) => r.name).filter((n) => !c.removedTasks.includes(n));
   for (const p of c.pendingRestarts) {
     if (p.kind === 'running') {
-      for (const n of names) send.push([n, { type: 'restart', time: p.time, reason: p.reason }]);
+      for (const n of names) send.push([n, { type: 'restart', time: p.time, reason: p.reason, ...(p.failure ? { failure: true } : {}) }]);
       continue;
     }
     patch.coordinator = 'init' as CoordinatorState;

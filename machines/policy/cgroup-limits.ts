@@ -6,11 +6,14 @@
  * | memoryMB (alone)          | memory.limit_in_bytes              | memory.max                 |
  * | memoryMB + memoryMaxMB    | soft_limit_in_bytes = memoryMB,    | memory.low = memoryMB,     |
  * |                           | limit_in_bytes = memoryMaxMB       | memory.max = memoryMaxMB   |
+ * | memoryMB + memoryMaxMB -1 | soft_limit_in_bytes = memoryMB,    | memory.low = memoryMB,     |
+ * | (Nomad's MemoryNoLimit)   | no hard limit                      | memory.max stays max       |
  * | cpu (MHz)                 | cpu.shares = cpu (clamped 2…262144)| cpu.weight (shares mapped) |
  * | cores                     | cpuset.cpus (cores picked)         | cpuset.cpus                |
  * | pids limit (client-wide)  | pids.max                           | pids.max                   |
  * @module
  */
+import { MEMORY_NO_LIMIT } from '../../model/memory.ts';
 import type { Resources } from '../../model/types.ts';
 
 /** The kernel's lower bound on cpu.shares. */
@@ -44,7 +47,10 @@ export function cgroupLimits(res: Resources | undefined, pidsLimit?: number): Cg
   const out: CgroupLimits = {};
   const mem = res?.memoryMB ?? 0;
   const max = res?.memoryMaxMB ?? 0;
-  if (max > 0 && max > mem) {
+  if (max === MEMORY_NO_LIMIT) {
+    // Nomad's executor: memory is the reservation, and nothing caps the task below the node.
+    if (mem > 0) out.memoryLowBytes = mem * MB;
+  } else if (max > 0 && max > mem) {
     out.memoryMaxBytes = max * MB;
     if (mem > 0) out.memoryLowBytes = mem * MB;
   } else if (mem > 0) {

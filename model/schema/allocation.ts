@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { isUUID, jobIdProblem, taskNameProblem } from '../names.ts';
 import { ARG_MAX, envEntryBytes, MAX_GROUP_COUNT } from './limits.ts';
 import { DRIVER_CONFIG_SCHEMAS, driverConfigIssues, UNSUPPORTED_DRIVERS } from './driver-config.ts';
-import { envMap, epochMs, ms, nonNegInt, nonNegNum, oneOf, sizeMB, stringList } from './fields.ts';
+import { pathEscapesAllocViaRelative } from '../alloc-paths.ts';
+import { envMap, epochMs, memoryMaxMB, ms, nonNegInt, nonNegNum, oneOf, sizeMB, stringList } from './fields.ts';
 import { strict } from './issues.ts';
 
 /** Cross-field rules run even when a field failed, so every problem is reported at once. */
@@ -159,8 +160,10 @@ export const artifactSchema = strict(
   'A task artifact block',
 ).superRefine((a, ctx) => {
   if (!a || typeof a !== 'object') return;
+  // Nomad's TaskArtifact.Validate: relative to the task dir (an absolute path is joined under
+  // it), anywhere in the alloc dir (`../alloc/x` is the shared alloc/ dir).
   const d = typeof a.destination === 'string' ? a.destination : '';
-  if (d.startsWith('/') || d.split('/').includes('..')) custom(ctx, ['destination'], 'must be a relative path inside the task dir');
+  if (pathEscapesAllocViaRelative('task', d)) custom(ctx, ['destination'], 'destination escapes allocation directory');
 }, always);
 
 /** Task resources, with Nomad's minimums. */
@@ -168,7 +171,7 @@ export const resourcesSchema = strict(
   {
     cpu: nonNegInt().optional().describe('CPU in MHz'),
     memoryMB: sizeMB('Memory (the reservation when memoryMaxMB is set)').optional(),
-    memoryMaxMB: sizeMB('Hard memory limit with oversubscription').optional(),
+    memoryMaxMB: memoryMaxMB('Hard memory limit with oversubscription').optional(),
     cores: nonNegInt().optional().describe('Whole CPU cores reserved'),
     secretsMB: sizeMB('Size of the secrets/ tmpfs').optional(),
     diskMB: sizeMB("Nomad's legacy task disk").optional(),
@@ -178,7 +181,8 @@ export const resourcesSchema = strict(
   if (!r || typeof r !== 'object') return;
   if (typeof r.cpu === 'number' && r.cpu < 1) custom(ctx, ['cpu'], `minimum CPU value is 1; got ${r.cpu}`);
   if (typeof r.memoryMB === 'number' && r.memoryMB < 10) custom(ctx, ['memoryMB'], `minimum MemoryMB value is 10; got ${r.memoryMB}`);
-  if (typeof r.memoryMaxMB === 'number' && typeof r.memoryMB === 'number' && r.memoryMaxMB < r.memoryMB)
+  // As Nomad: 0 (unset) and -1 (no hard limit) are not sizes to compare (other negatives are refused above).
+  if (typeof r.memoryMaxMB === 'number' && r.memoryMaxMB > 0 && typeof r.memoryMB === 'number' && r.memoryMaxMB < r.memoryMB)
     custom(ctx, ['memoryMaxMB'], `MemoryMaxMB value (${r.memoryMaxMB}) should be larger than MemoryMB value (${r.memoryMB})`);
 }, always);
 
@@ -496,7 +500,7 @@ export const allocatedResourcesSchema = strict(
     tasks: z.record(
       z.string(),
       strict(
-        { cpu: nonNegInt(), memoryMB: sizeMB('Memory'), memoryMaxMB: sizeMB('Memory limit').optional(), cores: z.array(nonNegInt()).optional() },
+        { cpu: nonNegInt(), memoryMB: sizeMB('Memory'), memoryMaxMB: memoryMaxMB('Memory limit').optional(), cores: z.array(nonNegInt()).optional() },
         'One task',
       ),
     ),

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ARG_MAX, argStringProblem, envEntryBytes, MAX_EXACT_MB } from './limits.ts';
+import { MEMORY_NO_LIMIT } from '../memory.ts';
 
 /** A whole number >= 0. zod says "expected number" of a string here; a missing one keeps "is required". */
 export const nonNegInt = () => z.int({ error: (iss) => (iss.code === 'invalid_type' && iss.input !== undefined ? 'must be an integer' : undefined) }).min(0);
@@ -22,6 +23,14 @@ export const sizeMB = (what: string) =>
   nonNegInt()
     .max(MAX_EXACT_MB, { error: `must be at most ${MAX_EXACT_MB} MB (2^53 bytes: beyond that a byte count is not exact)` })
     .describe(`${what}, in MB`);
+
+/** A `memory_max` in MB: a size, or {@link MEMORY_NO_LIMIT}. */
+export const memoryMaxMB = (what: string) =>
+  z
+    .int({ error: (iss) => (iss.code === 'invalid_type' && iss.input !== undefined ? 'must be an integer' : undefined) })
+    .min(MEMORY_NO_LIMIT, { error: `must not be negative, but for ${MEMORY_NO_LIMIT} (no hard limit)` })
+    .max(MAX_EXACT_MB, { error: `must be at most ${MAX_EXACT_MB} MB (2^53 bytes: beyond that a byte count is not exact)` })
+    .describe(`${what}, in MB; ${MEMORY_NO_LIMIT}: no hard limit (Nomad's MemoryNoLimit)`);
 
 /** A one-of-strings field. */
 export const oneOf = <T extends readonly [string, ...string[]]>(values: T) => z.enum(values);

@@ -645,6 +645,12 @@ c('perr/else-if-missing-end', '{{if .t}}a{{else if .fa}}b');
 c('perr/end-args', '{{if .t}}{{end .x}}');
 c('perr/else-args', '{{if .t}}{{else .x}}{{end}}');
 c('perr/complex', '{{1+2i}}');
+c('num/complex-imag', '{{2i}}');
+c('num/complex-exp', '{{1.5-3e2i}}');
+c('num/complex-zero-imag', '{{1+0i}}');
+c('fmt/complex-verbs', '{{printf "%v %.2f %g %e" 1+2i 3-4i 0.5+1i 1e3i}}');
+c('if/complex-zero', '{{if 0i}}t{{else}}f{{end}}');
+c('fmt/complex-type', '{{printf "%T" 1+2i}}');
 
 // realistic Nomad-ish templates
 c('nomad/env-file', '{{range $k, $v := .env}}{{$k}}={{$v}}\n{{end}}', { env: { PORT: '8080', HOST: 'db.local', DEBUG: 'true' } });

@@ -147,6 +147,37 @@ plugin "raw_exec" {
     }
   });
 
+  it("reads the client's template block as Nomad names it; Consul and Vault settings are refused by key", async () => {
+    const p = await loadAgentConfigFile(
+      file(
+        't.hcl',
+        `client {
+  template {
+    function_denylist       = ["plugin"]
+    disable_file_sandbox    = true
+    block_query_wait        = "90s"
+    max_template_event_rate = "1s"
+    max_stale               = "10s"
+    nomad_retry { attempts = 3 }
+  }
+}
+`,
+      ),
+    );
+    const cfg = resolveAgentConfig([p], { dev: true });
+    expect(cfg.client.template).to.deep.equal({
+      functionDenylist: ['plugin'],
+      disableFileSandbox: true,
+      blockQueryWaitMs: 90_000,
+      maxTemplateEventRateMs: 1000,
+    });
+    const vault = await loadAgentConfigFile(file('v.hcl', 'client {\n  template {\n    vault_retry { attempts = 1 }\n  }\n}\n')).catch((e: unknown) => e);
+    expect(vault).to.be.instanceOf(AgentConfigError);
+    expect(String(vault)).to.match(/client\.template\.vault_retry: not supported by berth/);
+    const deny = await loadAgentConfigFile(file('d.hcl', 'client {\n  template {\n    function_denylist = "plugin"\n  }\n}\n')).catch((e: unknown) => e);
+    expect(String(deny)).to.match(/function_denylist: must be a list/);
+  });
+
   it('names the key of a wrong value, and the file of a syntax error', async () => {
     const bad = file('bad.hcl', 'client {\n  cpu_total_compute = "lots"\n}\n');
     const err = await loadAgentConfigFile(bad).catch((e: unknown) => e);

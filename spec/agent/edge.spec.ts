@@ -15,8 +15,8 @@ const RAW_EXEC_JOB = JSON.stringify({
   Job: { ID: 'pwn', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/usr/bin/id' } }] }] },
 });
 
-/** A concrete path for a route pattern (`:id` filled). */
-const concrete = (pattern: string) => pattern.replace(/:[a-z]+/g, 'x');
+/** A concrete path for a route pattern (`:id` and a rest `*path` filled). */
+const concrete = (pattern: string) => pattern.replace(/[:*][a-z]+/g, 'x');
 
 describe('agent edge: one parse, one match, the matched route decides', function () {
   this.timeout(60_000);

@@ -29,8 +29,8 @@ const ANONYMOUS_ROUTES = new Set([
 /** Anonymous routes that still refuse a token they do not know (Nomad's WhoAmI: 403 "ACL token not found"). */
 const REFUSES_UNKNOWN_TOKEN = new Set(['GET /v1/acl/token/self']);
 
-/** A concrete path for a route pattern: each `:param` filled with `x`. */
-const fill = (pattern: string) => pattern.replace(/:[^/]+/g, 'x');
+/** A concrete path for a route pattern: each `:param` (and a rest `*param`) filled with `x`. */
+const fill = (pattern: string) => pattern.replace(/[:*][^/]+/g, 'x');
 
 describe('agent: HTTP edge, pure parts', () => {
   it('refuses unclean request targets with a 400 and decodes clean ones once', () => {

@@ -69,6 +69,9 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
     [`${T}.resources.memoryMaxMB: MemoryMaxMB value (99) should be larger than MemoryMB value (100)`],
   ],
   ['memoryMaxMB alone', { 'T.resources': { memoryMaxMB: 5 } }, []],
+  // Nomad's MemoryNoLimit (issue #36): no hard limit, whatever memoryMB is.
+  ['memoryMaxMB -1', { 'T.resources': { memoryMB: 100, memoryMaxMB: -1 } }, []],
+  ['memoryMaxMB -2', { 'T.resources': { memoryMB: 100, memoryMaxMB: -2 } }, [`${T}.resources.memoryMaxMB: must not be negative, but for -1 (no hard limit)`]],
   ['memoryMB 2^33', { 'T.resources': { memoryMB: 2 ** 33 } }, []],
   [
     'memoryMB 2^33 + 1',
@@ -171,15 +174,14 @@ const ROWS: Array<[string, Record<string, unknown>, string[]]> = [
   ['restart attempts -1', { 'T.restartPolicy': { attempts: -1 } }, [`${T}.restartPolicy.attempts: must not be negative`]],
   // Artifacts.
   ['artifact into a subdir', { 'T.artifacts': [{ source: 'x', destination: 'local/a' }] }, []],
+  // Nomad's rule (issue #36): anywhere in the alloc dir, an absolute path joined under the task dir.
+  ['artifact to /abs (joined under the task dir)', { 'T.artifacts': [{ source: 'x', destination: '/local/x' }] }, []],
+  ['artifact into the shared alloc dir', { 'T.artifacts': [{ source: 'x', destination: '../alloc/x' }] }, []],
+  ['artifact up ..', { 'T.artifacts': [{ source: 'x', destination: 'a/../../up' }] }, []],
   [
-    'artifact to /abs',
-    { 'T.artifacts': [{ source: 'x', destination: '/abs' }] },
-    [`${T}.artifacts[0].destination: must be a relative path inside the task dir`],
-  ],
-  [
-    'artifact up ..',
-    { 'T.artifacts': [{ source: 'x', destination: 'a/../../up' }] },
-    [`${T}.artifacts[0].destination: must be a relative path inside the task dir`],
+    'artifact out of the alloc dir',
+    { 'T.artifacts': [{ source: 'x', destination: '../../x' }] },
+    [`${T}.artifacts[0].destination: destination escapes allocation directory`],
   ],
   ['artifact source ""', { 'T.artifacts': [{ source: '' }] }, [`${T}.artifacts[0].source: must not be empty`]],
   ['artifact mode', { 'T.artifacts': [{ source: 'x', mode: 'bad' }] }, [`${T}.artifacts[0].mode: must be one of "any", "file", "dir"`]],

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import type Dockerode from 'dockerode';
 import { DriverConfigError } from '../../../model/errors.ts';
+import { MEMORY_NO_LIMIT } from '../../../model/memory.ts';
 import type { DockerTaskConfigInput } from '../../../model/schema/docker-config.ts';
 import type { TaskConfig } from '../driver.ts';
 import { EXTRA_LABEL_NAMES, normalizeCap, type DockerPluginConfig } from './plugin-config.ts';
@@ -130,11 +131,15 @@ export function publishedPorts(config: TaskConfig, cfg: DockerTaskConfigInput): 
   return out;
 }
 
-/** Nomad's memory mapping: with `memory_max`, `memory` is the reservation and `memory_max` the limit. */
+/**
+ * Nomad's memory mapping: with `memory_max`, `memory` is the reservation and `memory_max` the
+ * limit; `memory_max = -1` (no hard limit): no limit (0) and `memory` the reservation.
+ */
 export function memoryLimits(config: TaskConfig): { limit: number; reservation: number } {
   const mb = config.task.resources?.memoryMB ?? 300;
   const max = config.task.resources?.memoryMaxMB;
   const MiB = 1024 * 1024;
+  if (max === MEMORY_NO_LIMIT) return { limit: 0, reservation: mb * MiB };
   if (max && max > 0) return { limit: max * MiB, reservation: mb * MiB };
   return { limit: mb * MiB, reservation: 0 };
 }

@@ -1,5 +1,6 @@
 /**
- * `berth operator scheduler get-config|set-config`: the scheduler's preemption settings.
+ * `berth operator scheduler get-config|set-config`: the scheduler's preemption settings;
+ * `berth operator root keyring rotate|list`: the root keys that seal variables.
  * @module
  */
 import { printHelp, type Command } from '../command.ts';
@@ -9,6 +10,7 @@ import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv } from '../nomad/table.ts';
+import { operatorRootCommand } from './operator-keyring.ts';
 
 type Obj = Record<string, unknown>;
 const FLAGS = {
@@ -72,6 +74,7 @@ Exit codes: 0 updated; 1 an error; 2 usage error.`,
 };
 
 /** `berth operator`. */
-export const operatorCommand = commandGroup('operator', "operate the agent's scheduler", [
+export const operatorCommand = commandGroup('operator', "operate the agent's scheduler and keyring", [
   commandGroup('scheduler', "the scheduler's configuration", [getConfig, setConfig]),
+  operatorRootCommand,
 ]);

@@ -63,6 +63,8 @@ export interface JobFileOptions {
   unsupported?: 'refuse' | 'warn';
   /** The command that reads it, for the hint (`job run`). */
   command?: string;
+  /** Fill in Nomad's defaults (default true); false: the job as the file has it, as nomad sends it. */
+  canonicalize?: boolean;
 }
 
 /**
@@ -83,6 +85,7 @@ export async function loadJobFile(
       vars: opts.vars,
       varFiles: opts.varFiles,
       ...(opts.unsupported ? { unsupported: opts.unsupported } : {}),
+      ...(opts.canonicalize === false ? { canonicalize: false } : {}),
       onWarning: (w) => leftOut.push(w),
     });
     if (typeof api.ID !== 'string' || api.ID === '') throw new InputError(source, 'the job needs an ID');

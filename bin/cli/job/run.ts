@@ -24,7 +24,8 @@ job's: until they end), printing which allocations each one waits for.
   -unsupported warn  leave out (with a warning) the stanzas berth does not run, instead of
                    refusing the job; a task whose driver berth lacks is refused either way
   -check-index N   register only if the job's modify index is N (0: only if it is new)
-  -json            print the job as the API receives it, register nothing
+  -json            print the job as the API receives it (before the agent fills
+                   in Nomad's defaults), register nothing
 Exit codes: 0 placed and running; 1 error or an allocation failed; 2 usage or input error,
 or some allocations could not be placed.`;
 
@@ -53,6 +54,8 @@ export const jobRunCommand: Command = {
         varFiles: (flags['var-file'] as string[] | undefined) ?? [],
         unsupported: unsupportedMode(flags.unsupported, 'job run'),
         command: 'job run',
+        // As nomad sends it: the agent fills in the defaults, and says what it changes.
+        canonicalize: false,
       },
       io,
     );
@@ -69,7 +72,8 @@ export const jobRunCommand: Command = {
       Job: job,
       ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),
     });
-    if (body.Warnings) writeLine(io.stderr, `Job Warnings:\n${body.Warnings}`);
+    // As nomad prints them: on stdout, a blank line after.
+    if (body.Warnings) writeLine(io.stdout, `Job Warnings:\n${body.Warnings}\n`);
     // A parameterized or periodic job has no evaluation of its own (its children do), as nomad says.
     if (!body.EvalID) {
       writeLine(io.stdout, 'Job registration successful');

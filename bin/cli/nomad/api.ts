@@ -12,11 +12,15 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BerthError } from '../../../model/errors.ts';
 
-/** The agent answered with an error status; `status` is the HTTP status, the message its text. */
+/**
+ * The agent answered with an error status; `status` is the HTTP status, the message its text;
+ * `body` the answer as sent (a 409's JSON: the variable a check-and-set met).
+ */
 export class ApiRequestError extends BerthError {
   constructor(
     readonly status: number,
     message: string,
+    readonly body = '',
   ) {
     super(message);
   }
@@ -112,7 +116,7 @@ export class AgentApi {
     if (res.statusCode! >= 400) {
       let text = '';
       for await (const c of res) text += c;
-      throw new ApiRequestError(res.statusCode!, `${text.trim() || res.statusMessage} (${method} ${path}: ${res.statusCode})`);
+      throw new ApiRequestError(res.statusCode!, `${text.trim() || res.statusMessage} (${method} ${path}: ${res.statusCode})`, text);
     }
     return res;
   }

@@ -125,7 +125,7 @@ describe('artifacts: hostile archives and sources write nothing outside the task
   it('a destination outside the task dir, an unsupported getter or format, and a bad checksum are refused by name', async () => {
     await writeFile(path.join(root, 'f.txt'), 'hello');
     await writeFile(path.join(root, 'f.tar.zst'), 'x');
-    expect((await refused({ source: `${root}/f.txt`, destination: '../../outside' })).message).to.equal('artifact destination path escapes the task directory');
+    expect((await refused({ source: `${root}/f.txt`, destination: '../../outside' })).message).to.equal('artifact destination path escapes alloc directory');
     expect((await refused({ source: `git::https://example.com/repo.git` })).message).to.match(/^unsupported getter "git"/);
     expect(await refused({ source: `${root}/f.tar.zst` })).to.be.instanceOf(ArtifactError);
     expect(await refused({ source: `${root}/f.txt`, options: { checksum: `md5:${'0'.repeat(32)}` } })).to.be.instanceOf(ArtifactDownloadError);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { archiveFormat, parseChecksum, planArtifact, taskRelative } from '../../../actors/artifacts/source.ts';
+import { archiveFormat, artifactDestination, parseChecksum, planArtifact } from '../../../actors/artifacts/source.ts';
 import { ArtifactError } from '../../../actors/artifacts/errors.ts';
 
 describe('artifacts: reading an artifact block as go-getter does', () => {
@@ -54,7 +54,31 @@ describe('artifacts: reading an artifact block as go-getter does', () => {
     expect(() => parseChecksum('crc32:abcd')).to.throw(ArtifactError, /unsupported checksum type/);
     expect(() => planArtifact({ source: 's3://b/k' }, 's3://b/k', undefined)).to.throw(ArtifactError, /unsupported scheme "s3"/);
     expect(() => planArtifact({ source: 'x', options: { depth: '1' } }, 'https://e.com/x', undefined)).to.throw(ArtifactError, /option "depth"/);
-    expect(taskRelative('/local/bin/')).to.equal('local/bin');
-    expect(() => taskRelative('local/../../x')).to.throw(ArtifactError, 'artifact destination path escapes the task directory');
+    expect(artifactDestination('/local/bin/')).to.deep.equal({ root: 'task', path: 'local/bin' });
+    expect(() => artifactDestination('local/../../../x')).to.throw(ArtifactError, 'artifact destination path escapes alloc directory');
+  });
+
+  // Issue #36: Nomad's client rule (TaskEnv.ClientPath, join on escape): anywhere in the task dir
+  // or the alloc's shared alloc/ dir, an absolute path joined under the task dir.
+  it("resolves a destination as Nomad's client does: the task dir, the shared alloc dir, nothing else", () => {
+    const dirs = { taskDir: '/data/alloc/a1/web', sharedAllocDir: '/data/alloc/a1/alloc' };
+    const cases: Array<[string, { root: 'task' | 'alloc'; path: string } | 'escapes']> = [
+      ['local/', { root: 'task', path: 'local' }],
+      ['', { root: 'task', path: '' }],
+      ['/local/x', { root: 'task', path: 'local/x' }],
+      ['../alloc/x', { root: 'alloc', path: 'x' }],
+      ['../alloc', { root: 'alloc', path: '' }],
+      ['/data/alloc/a1/web/local/y', { root: 'task', path: 'local/y' }],
+      ['/data/alloc/a1/alloc/data', { root: 'alloc', path: 'data' }],
+      ['/etc/passwd', { root: 'task', path: 'etc/passwd' }],
+      ['../../x', 'escapes'],
+      ['../other-task/local', 'escapes'],
+      ['local/../../../x', 'escapes'],
+    ];
+    for (const [dest, want] of cases) {
+      if (want === 'escapes') expect(() => artifactDestination(dest, dirs), dest).to.throw(ArtifactError, 'artifact destination path escapes alloc directory');
+      else expect(artifactDestination(dest, dirs), dest).to.deep.equal(want);
+    }
+    expect(planArtifact({ source: 'x' }, 'https://e.com/x', '../alloc/x', dirs)).to.include({ root: 'alloc', destination: 'x' });
   });
 });

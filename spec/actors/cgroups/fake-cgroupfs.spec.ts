@@ -64,6 +64,18 @@ describe('cgroups on a fake cgroupfs tree', () => {
     expect(read(root, 'berth', 'a1', 'cpu.weight')).to.equal(String(sharesToWeight(400) + sharesToWeight(100)));
   });
 
+  it('v2, memory_max = -1 (no hard limit): memory.low is the reservation, memory.max stays unlimited (issue #36)', async () => {
+    const d = fakeV2('memory');
+    if (!d.ok) throw new Error(d.reason);
+    const mgr = createCgroupManager(d.layout, { now: () => 1000 });
+    const cg = await mgr.create({ allocId: 'a1', taskName: 'web', resources: { memoryMB: 100, memoryMaxMB: -1 }, applyLimits: true });
+    const dir = path.join(root, 'berth', 'a1', 'web');
+    expect(read(dir, 'memory.low')).to.equal(String(100 * MB));
+    // Nothing written: a new cgroup's memory.max is "max".
+    expect(fs.existsSync(path.join(dir, 'memory.max'))).to.equal(false);
+    expect(describeTaskCgroup(cg)).to.equal('cgroup v2: memory 100 MB soft / no hard limit');
+  });
+
   it('v2 without controllers: tasks are tracked, limits are reported as not enforced', async () => {
     const d = fakeV2('');
     if (!d.ok) throw new Error(d.reason);

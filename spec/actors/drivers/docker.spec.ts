@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createDockerDriver } from '../../../actors/drivers/docker/docker-driver.ts';
 import { engine, importBusybox } from '../../support/docker.ts';
-import { containerName, LABEL_ALLOC_ID } from '../../../actors/drivers/docker/container-spec.ts';
+import { containerName, LABEL_ALLOC_ID, memoryLimits } from '../../../actors/drivers/docker/container-spec.ts';
+import type { TaskConfig } from '../../../actors/drivers/driver.ts';
 import { DriverConfigError } from '../../../model/errors.ts';
 import { skipOrFailInCi } from '../../support/skips.ts';
 import { ABORT, cleanup, sandbox, startTracked } from './support/helpers.ts';
@@ -27,6 +28,14 @@ describe('docker driver', function () {
     expect(() => d.validateConfig({ name: 't', driver: 'docker', config: { image: 'x', imagee: 1 } })).to.throw(DriverConfigError, /imagee/);
     expect(() => d.validateConfig({ name: 't', driver: 'docker', config: { image: 'x', tty: true } })).to.throw(DriverConfigError, /tty is not supported/);
     expect(() => d.validateConfig({ name: 't', driver: 'docker', config: {} })).to.throw(DriverConfigError, /missing required config "image"/);
+  });
+
+  it("memory: memory alone is the limit; with memory_max the reservation; memory_max = -1 no limit at all (Nomad's MemoryNoLimit)", () => {
+    const MiB = 1024 * 1024;
+    const of = (resources: TaskConfig['task']['resources']) => memoryLimits({ task: { name: 't', driver: 'docker', config: {}, resources } } as TaskConfig);
+    expect(of({ memoryMB: 100 })).to.deep.equal({ limit: 100 * MiB, reservation: 0 });
+    expect(of({ memoryMB: 100, memoryMaxMB: 200 })).to.deep.equal({ limit: 200 * MiB, reservation: 100 * MiB });
+    expect(of({ memoryMB: 100, memoryMaxMB: -1 })).to.deep.equal({ limit: 0, reservation: 100 * MiB });
   });
 
   describe('on a real Engine', () => {

@@ -7,9 +7,7 @@ import { expect } from 'chai';
 import { cases, expected, runCase } from './corpus.ts';
 
 /** Cases where berth knowingly differs from Go, and why (see docs/templates.md). */
-const KNOWN_DIFFERENCES: Record<string, string> = {
-  'perr/complex': 'complex constants are refused by berth with a parse error',
-};
+const KNOWN_DIFFERENCES: Record<string, string> = {};
 
 describe('templates: the Go corpus', () => {
   it('has several hundred cases, each with Go’s answer', () => {

@@ -112,16 +112,20 @@ describe('template hook: variables and services, re-rendered while the task runs
     await until(() => events().some((e) => /Template successfully ran script \/bin\/sh/.test(e.displayMessage)), 5000, 'the script event');
   });
 
-  it('env = true: the rendered KEY=value lines are the task env', async () => {
-    const { vars, seen } = setup(
-      templateAlloc(
-        { data: '{{ with nomadVar "nomad/jobs/example" }}PASS={{ .pass }}{{ end }}\n', destination: 'secrets/app.env', env: true },
-        'echo "pass=$PASS" > "$NOMAD_ALLOC_DIR/seen"',
-        'batch',
-      ),
+  it('env = true sets the task env; destinations interpolate the task variables (host paths or /local under the task dir)', async () => {
+    const alloc = templateAlloc(
+      { data: '{{ with nomadVar "nomad/jobs/example" }}PASS={{ .pass }}{{ end }}\n', destination: '${NOMAD_SECRETS_DIR}/app.env', env: true },
+      'echo "pass=$PASS" > "$NOMAD_ALLOC_DIR/seen"; cat local/b.txt ../alloc/shared.txt >> "$NOMAD_ALLOC_DIR/seen"',
+      'batch',
     );
+    alloc.job.taskGroups[0]!.tasks[0]!.templates!.push(
+      { data: 'b\n', destination: '/local/b.txt' },
+      { data: 'shared\n', destination: '${NOMAD_ALLOC_DIR}/shared.txt' },
+    );
+    const { vars, seen, allocDir } = setup(alloc);
     vars.put('nomad/jobs/example', { pass: 's3cret' });
-    await until(() => seen() === 'pass=s3cret\n', 10_000, 'the task');
+    await until(() => seen() === 'pass=s3cret\nb\nshared\n', 10_000, 'the task');
+    expect(readFileSync(join(allocDir, 't', 'secrets', 'app.env'), 'utf8')).to.equal('PASS=s3cret\n');
   });
 
   it("a missing variable blocks the task in prestart with Nomad's event, and a put unblocks it", async () => {

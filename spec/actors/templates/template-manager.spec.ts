@@ -64,7 +64,7 @@ describe('template manager: wait, once, render_templates, missing events', () =>
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const make = (templates: TaskTemplate[], clock = new ManualClock()) => {
+  const make = (templates: TaskTemplate[], clock = new ManualClock(), denylist: string[] = []) => {
     const vars = new MemoryVariables();
     const events: TaskEvent[] = [];
     const task: Task = { name: 't', driver: 'raw_exec', config: {}, templates };
@@ -74,7 +74,7 @@ describe('template manager: wait, once, render_templates, missing events', () =>
       region: 'global',
       clock,
       eventRateMs: RATE,
-      denylist: [],
+      denylist,
       noSandbox: false,
       emit: (e) => events.push(e),
     });
@@ -170,6 +170,21 @@ describe('template manager: wait, once, render_templates, missing events', () =>
     stop.abort();
     expect(await done).to.be.instanceOf(Error);
     await until(() => vars.waiting === 0, 5000, 'no read left waiting');
+  });
+
+  it('custom delimiters, executeTemplate of a defined template, and the denylist', async () => {
+    const data = '[[ define "u" ]]user=[[ .v ]][[ end ]][[ with nomadVar "' + OWN + '" ]][[ executeTemplate "u" . ]][[ end ]] {{ kept }}';
+    const { vars, m, ctx, file } = make([tpl({ data, leftDelimiter: '[[', rightDelimiter: ']]' })]);
+    vars.put(OWN, { v: '7' });
+    await m.render(ctx, new AbortController().signal);
+    expect(file()).to.equal('user=7 {{ kept }}');
+    // The client's denylist: the function is known (the template parses) and fails when called.
+    const denied = make([tpl({ destination: 'local/c', data: 'a{{ if false }}{{ plugin "x" }}{{ end }}{{ env "HOME" | sha256Hex | len }}' })], undefined, [
+      'plugin',
+      'sha256Hex',
+    ]);
+    const err = await denied.m.render(denied.ctx, new AbortController().signal).catch((e: Error) => e);
+    expect(String(err)).to.match(/error calling sha256Hex: function "sha256Hex" is disabled/);
   });
 
   it('missingMessage names three, sorted, then "and N more"', () => {

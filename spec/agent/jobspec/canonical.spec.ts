@@ -101,6 +101,7 @@ describe('jobspec: the canonical job of each type, whole', () => {
       {
         Name: 's',
         Provider: 'nomad',
+        Cluster: 'default',
         AddressMode: 'auto',
         OnUpdate: 'require_healthy',
         Checks: [

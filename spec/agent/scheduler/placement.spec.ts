@@ -77,6 +77,10 @@ describe('scheduler: placement', () => {
       memoryOversubscriptionEnabled: true,
     });
     expect(over.register(j).place[0].allocatedResources!.tasks.t).to.deep.equal({ cpu: 100, memoryMB: 201, memoryMaxMB: 401 });
+    // memory_max = -1 (no hard limit) stays -1, as Nomad's ranker keeps MemoryNoLimit (issue #36).
+    const unlimited = job('u');
+    unlimited.taskGroups[0].tasks[0].resources = { cpu: 100, memoryMB: 200, memoryMaxMB: -1, secretsMB: 1 };
+    expect(over.register(unlimited).place[0].allocatedResources!.tasks.t).to.deep.equal({ cpu: 100, memoryMB: 201, memoryMaxMB: -1 });
   });
 
   it('partial fit: what fits is placed, the rest queued with coalesced failures, in a blocked eval', () => {

@@ -40,6 +40,16 @@ describe('agent state store (SQLite)', () => {
       txn.putSchedulerConfig({ preemption: { serviceSchedulerEnabled: true }, modifyIndex: txn.index } as any);
       txn.putMeta('bootstrapped', true);
     });
+    const sealed = { keyId: 'k', nonce: 'n', tag: 't', data: 'd' };
+    s.commit((txn) => {
+      txn.putVar({ namespace: 'default', path: 'a/b', createIndex: txn.index, modifyIndex: txn.index, createTime: 1, modifyTime: 1, sealed });
+      txn.putVar({ namespace: 'prod', path: 'gone', createIndex: txn.index, modifyIndex: txn.index, createTime: 1, modifyTime: 1, sealed });
+    });
+    const varsAt = s.commit((txn) => {
+      txn.deleteVar('prod', 'gone');
+      return txn.index;
+    });
+    expect(s.waiters.indexOf(['vars'])).to.equal(varsAt);
     const index = s.waiters.index;
     s.close();
 
@@ -53,6 +63,9 @@ describe('agent state store (SQLite)', () => {
     // the scheduler configuration a user set is loaded at start, not only saved
     expect(again.schedulerConfig).to.deep.include({ preemption: { serviceSchedulerEnabled: true } });
     expect(again.meta.get('bootstrapped')).to.equal(true);
+    expect([...again.vars.keys()]).to.deep.equal(['default/a/b']);
+    expect(again.vars.get('default/a/b')!.sealed).to.deep.equal(sealed);
+    expect(again.storedIds('var')).to.deep.equal(['default/a/b']);
   });
 
   it('a throw in a commit writes nothing, in memory or on disk, and sends no event', () => {

@@ -355,6 +355,16 @@ describe('alloc chart reducers: each branch (table-driven)', () => {
       expect(R.queueRestart(c, DESTROY)).to.deep.equal({});
     });
 
+    it('flushRestarts: a failed restart of the running tasks (a group check_restart) tells each task it is a failure', () => {
+      const c = ctx([mockTask('a'), mockTask('b')], {}, { spawned: true });
+      const queued = { ...c, ...R.queueRestart(c, { type: 'restartRunning', time: 4, reason: 'healthcheck', failure: true }) };
+      expect(queued.pendingRestarts).to.deep.equal([{ kind: 'running', time: 4, reason: 'healthcheck', failure: true }]);
+      expect(R.flushRestarts(queued).send).to.deep.equal([
+        ['a', { type: 'restart', time: 4, reason: 'healthcheck', failure: true }],
+        ['b', { type: 'restart', time: 4, reason: 'healthcheck', failure: true }],
+      ]);
+    });
+
     it('lastRuns and skipDelays: every task told once spawned; skipDelays only once', () => {
       const c = ctx([mockTask('a'), mockTask('b')]);
       expect(R.lastRuns(c)).to.deep.equal({});

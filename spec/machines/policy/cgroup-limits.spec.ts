@@ -14,6 +14,10 @@ describe('policy: cgroup limits from task resources', () => {
     expect(cgroupLimits({ memoryMB: 256, memoryMaxMB: 128 })).to.deep.equal({ memoryMaxBytes: 256 * MB });
   });
 
+  it("memoryMaxMB -1 (Nomad's MemoryNoLimit): memoryMB is the soft limit and there is no hard one (issue #36)", () => {
+    expect(cgroupLimits({ memoryMB: 256, memoryMaxMB: -1 })).to.deep.equal({ memoryLowBytes: 256 * MB });
+  });
+
   it('cpu MHz become cpu shares, clamped to the kernel range', () => {
     expect(cgroupLimits({ cpu: 500 }).cpuShares).to.equal(500);
     expect(cgroupLimits({ cpu: 1 }).cpuShares).to.equal(2);

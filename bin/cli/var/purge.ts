@@ -1,0 +1,45 @@
+/**
+ * `berth var purge [-check-index=N] <path>`: deletes a variable for good, as `nomad var purge`
+ * does; with `-check-index` only while its modify index is N (a conflict prints nomad's message
+ * and exits 1).
+ * @module
+ */
+import { printHelp, type Command } from '../command.ts';
+import { UsageError } from '../errors.ts';
+import { writeLine } from '../io.ts';
+import { AgentApi, API_FLAGS } from '../nomad/api.ts';
+import { parseNomadFlags } from '../nomad/flags.ts';
+import { casConflictOf, checkIndexFlag, refuseWildcard, varUrl, writeCasConflict } from './common.ts';
+
+const NAME = 'var purge';
+const HELP = `usage: berth var purge [-check-index=N] <path>
+
+Deletes the variable at <path>. With -check-index, only if its modify index is N.
+
+Exit codes: 0 purged (or there was none); 1 a check-and-set conflict or an error; 2 usage error.`;
+
+/** `berth var purge`. */
+export const varPurgeCommand: Command = {
+  name: 'purge',
+  summary: 'delete a variable',
+  help: HELP,
+  async run(argv, io) {
+    const { flags, positionals } = parseNomadFlags(NAME, argv, { ...API_FLAGS, 'check-index': 'string' });
+    if (flags.help) return printHelp(io, HELP);
+    if (positionals.length !== 1) throw new UsageError('This command takes one argument: <path>', NAME);
+    const checkIndex = checkIndexFlag(NAME, flags['check-index']);
+    refuseWildcard(NAME, flags.namespace);
+    const path = positionals[0]!;
+    try {
+      const res = await new AgentApi(flags).raw('DELETE', varUrl(path, checkIndex === undefined ? '' : `?cas=${checkIndex}`));
+      res.resume();
+    } catch (e) {
+      const conflict = casConflictOf(e);
+      if (!conflict) throw e;
+      writeCasConflict(io.stderr, checkIndex ?? 0, conflict);
+      return 1;
+    }
+    writeLine(io.stdout, `Successfully purged variable "${path}"!`);
+    return 0;
+  },
+};

@@ -1,0 +1,136 @@
+/**
+ * Issue #36 over HTTP, on an in-process agent: `/v1/jobs/parse` as Nomad answers it (defaults only
+ * with `Canonicalize: true`; `Variables` as var-file content with HCL values), and the register
+ * response's `Warnings` naming each value berth changes or ignores, which `berth job run` prints
+ * as nomad does.
+ */
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAgent, type Agent } from '../../agent/agent.ts';
+import { resolveAgentConfig } from '../../agent/config/config.ts';
+import { http } from '../support/agent.ts';
+import { runMain } from '../support/cli.ts';
+
+/** A batch job with a service of each kind berth changes or ignores a value of. */
+const HCL = `job "warned" {
+  type        = "batch"
+  all_at_once = true
+  node_pool   = "gpu"
+  group "g" {
+    network {
+      port "http" {}
+    }
+    service {
+      name = "grp"
+      port = "http"
+    }
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+      service {
+        name      = "tsk"
+        port      = "http"
+        provider  = "nomad"
+        on_update = "ignore"
+      }
+    }
+  }
+}
+`;
+
+const WARNINGS = [
+  'Job "warned": all_at_once is kept but ignored (one node and one scheduler: nothing to interleave)',
+  `Job "warned": node_pool "gpu" is kept but ignored (the job is placed on the agent's one node, whatever its pool)`,
+  `Group "g", service "grp": no provider given, so berth uses "nomad" (Nomad's default is Consul, which berth does not run)`,
+  'Task "t" in group "g", service "tsk": on_update "ignore" is kept but ignored (every check counts for deployment health)',
+];
+
+describe('agent: jobs/parse as Nomad answers it, and the warnings of a register (issue #36)', function () {
+  this.timeout(60_000);
+  let agent: Agent;
+  let dir: string;
+  const post = (path: string, body: unknown) => http('POST', `${agent.url}${path}`, body);
+  before(async () => {
+    agent = await startAgent(resolveAgentConfig([], { dev: true, port: 0 }), { log: () => {} });
+    dir = mkdtempSync(join(tmpdir(), 'berth-job-warnings-'));
+  });
+  after(async () => {
+    await agent?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('parse: Canonicalize false (or left out) answers the job without defaults; true fills them', async () => {
+    for (const body of [{ JobHCL: HCL }, { JobHCL: HCL, Canonicalize: false }]) {
+      const r = await post('/v1/jobs/parse', body);
+      expect(r.status, r.text).to.equal(200);
+      expect(r.json.Priority).to.equal(undefined);
+      expect(r.json.TaskGroups[0].Count).to.equal(undefined);
+      expect(r.json.TaskGroups[0].Services[0]).to.not.have.property('Provider');
+    }
+    const canonical = await post('/v1/jobs/parse', { JobHCL: HCL, Canonicalize: true });
+    expect(canonical.json.Priority).to.equal(50);
+    expect(canonical.json.TaskGroups[0].Count).to.equal(1);
+    expect(canonical.json.TaskGroups[0].Services[0]).to.include({ Provider: 'nomad', Cluster: 'default' });
+  });
+
+  it('parse: Variables is var-file content, with HCL lists, numbers and maps', async () => {
+    const hcl = `variable "args" {
+  type = list(string)
+}
+variable "n" {
+  type = number
+}
+variable "env" {
+  type = map(string)
+}
+job "vars" {
+  group "g" {
+    count = var.n
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/echo"
+        args    = var.args
+      }
+      env = var.env
+    }
+  }
+}
+`;
+    const r = await post('/v1/jobs/parse', { JobHCL: hcl, Variables: 'args = ["a", "b"]\nn = 3\nenv = { MODE = "fast" }\n' });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.json.TaskGroups[0].Count).to.equal(3);
+    expect(r.json.TaskGroups[0].Tasks[0].Config.args).to.deep.equal(['a', 'b']);
+    expect(r.json.TaskGroups[0].Tasks[0].Env).to.deep.equal({ MODE: 'fast' });
+    const json = await post('/v1/jobs/parse', { JobHCL: hcl, Variables: '{"args": ["x"], "n": 2, "env": {}}' });
+    expect(json.json.TaskGroups[0].Tasks[0].Config.args).to.deep.equal(['x']);
+  });
+
+  it("register: the response's Warnings name each value berth changes or ignores, in Nomad's format", async () => {
+    const parsed = await post('/v1/jobs/parse', { JobHCL: HCL });
+    const r = await post('/v1/jobs', { Job: parsed.json });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.json.Warnings).to.equal(`${WARNINGS.length} warnings:\n\n${WARNINGS.map((w) => `* ${w}`).join('\n')}`);
+    // Kept as set, but for the provider berth chose.
+    const stored = (await http('GET', `${agent.url}/v1/job/warned`)).json;
+    expect(stored.AllAtOnce).to.equal(true);
+    expect(stored.TaskGroups[0].Services[0].Provider).to.equal('nomad');
+    expect(stored.TaskGroups[0].Tasks[0].Services[0].OnUpdate).to.equal('ignore');
+    // A job that sets nothing berth changes gets none.
+    const plain = await post('/v1/jobs', {
+      Job: { ID: 'plain', Type: 'batch', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/true' } }] }] },
+    });
+    expect(plain.json.Warnings).to.equal('');
+  });
+
+  it('berth job run prints the warnings as nomad does: "Job Warnings:" on stdout, then a blank line', async () => {
+    const file = join(dir, 'warned.nomad.hcl');
+    writeFileSync(file, HCL.replace('"warned"', '"warned-cli"'));
+    const r = await runMain(['job', 'run', '-detach', '-address', agent.url, file]);
+    expect(r.code, r.stderr).to.equal(0);
+    const lines = WARNINGS.map((w) => `* ${w.replace('"warned"', '"warned-cli"')}`);
+    expect(r.stdout).to.include(`Job Warnings:\n${lines.length} warnings:\n\n${lines.join('\n')}\n\n`);
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * Every problem of a job file in one pass (issue 36, item 2): `locals`, an expression berth does
+ * not evaluate, and refused stanzas are reported together, sorted by position, each with its
+ * line and column; an unknown `${NAME}` is left for the task's environment, not refused.
+ */
+import { expect } from 'chai';
+import { JobspecError } from '../../../index.ts';
+import { parseJobspec } from '../../../agent/jobspec/index.ts';
+
+const HCL = `locals {
+  x = "y"
+}
+job "x" {
+  group "g" {
+    volume "v" {
+      type = "host"
+    }
+    task "t" {
+      driver = "raw_exec"
+      vault {
+        policies = ["a"]
+      }
+      config {
+        command = upper("a")
+      }
+      env {
+        A = "\${local.x}"
+        B = "\${SOME_RUNTIME_NAME}"
+      }
+    }
+  }
+}
+`;
+
+describe('jobspec: every problem of a file in one pass', () => {
+  it('locals, unevaluated expressions and refused stanzas come together, in file order, with line:column', async () => {
+    const err = (await parseJobspec(HCL, { filename: 'x.nomad.hcl' }).catch((e: unknown) => e)) as JobspecError;
+    expect(err).to.be.instanceOf(JobspecError);
+    expect(err.issues.map((l) => l.replace(/ \(only var\..*$/, ''))).to.deep.equal([
+      '1:1: locals is not supported by berth (use variable blocks)',
+      '6:5: volume is not supported by berth (job.taskGroups[0].volumes)',
+      '11:7: vault is not supported by berth (job.taskGroups[0].tasks[0].vault)',
+      '15:9: job.group.g[0].task.t[0].config[0].command: the expression ${upper("a")} is not supported by berth',
+      '18:9: job.group.g[0].task.t[0].env[0].A: the expression ${local.x} is not supported by berth',
+    ]);
+    expect(err.message).to.match(/^x\.nomad\.hcl:1:1: invalid job \(5 problems\)/);
+    expect(err.unsupported.map((u) => u.stanza)).to.include.members(['locals', 'volume', 'vault']);
+  });
+
+  it('an unknown ${NAME} alone is no problem: it is left as written for the task env', async () => {
+    const ok = HCL.replace(/locals \{\n {2}x = "y"\n\}\n/, '')
+      .replace(/ {4}volume "v" \{\n {6}type = "host"\n {4}\}\n/, '')
+      .replace(/ {6}vault \{\n {8}policies = \["a"\]\n {6}\}\n/, '')
+      .replace('upper("a")', '"/bin/true"')
+      .replace('A = "${local.x}"\n', '');
+    const api = (await parseJobspec(ok)) as { TaskGroups: Array<{ Tasks: Array<{ Env: Record<string, string> }> }> };
+    expect(api.TaskGroups[0]!.Tasks[0]!.Env).to.deep.equal({ B: '${SOME_RUNTIME_NAME}' });
+  });
+});
