@@ -132,9 +132,27 @@ describe('agent: the HTTP API', function () {
     expect(Number(reg.headers['x-nomad-index'])).to.equal(reg.json.JobModifyIndex);
     const ev = await waitFor(agent, `/v1/evaluation/${reg.json.EvalID}`, (e) => e.Status === 'complete', 'eval complete');
     expect(ev.TriggeredBy).to.equal('job-register');
+    // Issue #35: the evaluation carries the job's real JobModifyIndex and the index the scheduler read.
+    expect(ev.JobModifyIndex).to.equal(reg.json.JobModifyIndex);
+    expect(ev.SnapshotIndex).to.be.at.least(reg.json.JobModifyIndex);
+    expect([ev.Wait, ev.RelatedEvals]).to.deep.equal([0, null]);
+    expect((await agent.req('GET', `/v1/evaluation/${ev.ID}?related=true`)).json.RelatedEvals).to.deep.equal([]);
     const allocs = await waitFor(agent, '/v1/job/web/allocations', (l: any[]) => l[0]?.ClientStatus === 'running', 'web running');
     allocId = allocs[0].ID;
     expect(allocs[0].Name).to.equal('web.g[0]');
+    // The stub has its AllocatedResources and JobVersion; the full allocation neither JobVersion nor MigrateToken.
+    expect(allocs[0].AllocatedResources.Tasks.t.Cpu).to.deep.equal({ CpuShares: 50 });
+    expect(allocs[0].JobVersion).to.equal(0);
+    for (const k of ['DesiredTransition', 'PreviousAllocation', 'DeploymentID']) expect(allocs[0], k).not.to.have.property(k);
+    const full = (await agent.req('GET', `/v1/allocation/${allocId}`)).json;
+    for (const k of ['JobVersion', 'MigrateToken', 'JobType']) expect(full, k).not.to.have.property(k);
+    expect([full.Job.Version, full.PreviousAllocation]).to.deep.equal([0, '']);
+    // The deployment of version 0 (the job is a service job: Nomad's default update strategy) with its times.
+    const [d] = await waitFor(agent, '/v1/job/web/deployments', (l: any[]) => l.length === 1, 'the v0 deployment');
+    expect(d.JobSpecModifyIndex).to.equal(reg.json.JobModifyIndex);
+    expect(d.CreateTime / 1e6).to.be.within(Date.now() - 60_000, Date.now());
+    expect(d.ModifyTime).to.be.at.least(d.CreateTime);
+    expect((await agent.req('GET', '/v1/jobs')).json[0]).not.to.have.property('Version');
 
     const job = (await agent.req('GET', '/v1/job/web')).json;
     expect([job.Status, job.Version, job.Priority, job.Type]).to.deep.equal(['running', 0, 50, 'service']);
