@@ -417,7 +417,9 @@ export class AgentCore {
         : null,
       JobModifyIndex: prev?.jobModifyIndex ?? 0,
       CreatedEvals: null,
-      Diff: opts.diff ? planDiff(prev && { api: completeApiJob(prev.apiJob), job: jobOf(prev) }, { api: completeApiJob(apiJob), job: next }, groups, opts.contextual ?? true) : null,
+      Diff: opts.diff
+        ? planDiff(prev && { api: completeApiJob(prev.apiJob), job: jobOf(prev) }, { api: completeApiJob(apiJob), job: next }, groups, opts.contextual ?? true)
+        : null,
       Index: this.state.waiters.index,
       NextPeriodicLaunch: '0001-01-01T00:00:00Z',
       Warnings: formatWarnings(placementWarnings(job)),
