@@ -72,6 +72,10 @@ export interface StartAgentOptions {
   periodicClock?: Clock;
   /** How often drivers are fingerprinted again (default {@link DRIVER_FINGERPRINT_INTERVAL_MS}). */
   fingerprintIntervalMs?: number;
+  /** A number in [0, 1) for each dynamic port pick (default `Math.random`; specs seed it). */
+  random?: () => number;
+  /** The ports held on the host now (default: read from /proc/net). */
+  hostPorts?: () => number[];
 }
 
 /** Nomad's client fingerprints its drivers again every 30 s. */
@@ -138,6 +142,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     const core = new AgentCore(cfg, state, client, log, {
       ...(opts.gcClock ? { gcClock: opts.gcClock } : {}),
       ...(opts.periodicClock ? { periodicClock: opts.periodicClock } : {}),
+      ...(opts.random ? { random: opts.random } : {}),
+      ...(opts.hostPorts ? { hostPorts: opts.hostPorts } : {}),
     });
     subs.push(client.updates$.subscribe((a) => core.clientUpdate(a)));
     subs.push(
@@ -197,7 +203,12 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         cores,
         memoryMB,
         diskMB: 100 * 1024,
-        reserved: cfg.client.reserved,
+        reserved: { cpu: cfg.client.reserved.cpu, memoryMB: cfg.client.reserved.memoryMB, diskMB: cfg.client.reserved.diskMB },
+        ...(cfg.client.reserved.reservedPorts ? { reservedPorts: cfg.client.reserved.reservedPorts } : {}),
+        ...(cfg.client.minDynamicPort !== undefined ? { minDynamicPort: cfg.client.minDynamicPort } : {}),
+        ...(cfg.client.maxDynamicPort !== undefined ? { maxDynamicPort: cfg.client.maxDynamicPort } : {}),
+        statusUpdatedAt: Date.now(),
+        driversUpdatedAt: Date.now(),
         drivers: offered.drivers,
         driverHealth: offered.health,
         attributes,
@@ -229,7 +240,14 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
           const lost = offered.drivers.filter((d) => !now.drivers.includes(d));
           offered = now;
           state.commit((txn) => {
-            const node: NodeRecord = { ...state.node!, drivers: now.drivers, driverHealth: now.health, attributes: attributesOf(now), modifyIndex: txn.index };
+            const node: NodeRecord = {
+              ...state.node!,
+              drivers: now.drivers,
+              driverHealth: now.health,
+              driversUpdatedAt: Date.now(),
+              attributes: attributesOf(now),
+              modifyIndex: txn.index,
+            };
             txn.putNode(node);
             txn.event({ topic: 'Node', type: 'NodeRegistration', key: node.id, object: node });
           });

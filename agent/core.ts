@@ -9,6 +9,9 @@ import { BerthError, isClientTerminalStatus, realClock, type Allocation, type Cl
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
+import { completeApiJob } from './jobspec/complete.ts';
+import { hostPortsInUse } from './config/host-ports.ts';
+import { parsePortRanges } from './config/port-ranges.ts';
 import { ServerGc } from './gc/server-gc.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
@@ -62,8 +65,16 @@ export class AgentCore {
     readonly state: AgentState,
     readonly client: Client,
     readonly log: (line: string) => void,
-    opts: { gcClock?: Clock; periodicClock?: Clock } = {},
+    opts: {
+      gcClock?: Clock;
+      periodicClock?: Clock;
+      /** A number in [0, 1) for each dynamic port pick (default `Math.random`; specs seed it). */
+      random?: () => number;
+      /** The ports held on the host now (default: read from /proc/net). */
+      hostPorts?: () => number[];
+    } = {},
   ) {
+    this.#hostPorts = opts.hostPorts ?? hostPortsInUse;
     this.periodic = new PeriodicDispatcher({
       state,
       clock: opts.periodicClock ?? realClock,
@@ -71,12 +82,24 @@ export class AgentCore {
       register: (child) => void this.register(child),
       live: (job) => jobStatus(job, state) !== 'dead',
     });
-    this.broker = new EvalBroker({ state, client, node: () => this.node(), log, onRefused: (report) => this.clientUpdate(report) });
+    this.broker = new EvalBroker({
+      state,
+      client,
+      node: () => this.node(),
+      log,
+      onRefused: (report) => this.clientUpdate(report),
+      random: opts.random ?? Math.random,
+    });
     this.deploymentWatchers = new DeploymentWatchers(state, client);
     this.gc = new ServerGc({ state, client, config: config.serverGc, log, ...(opts.gcClock ? { clock: opts.gcClock } : {}) });
   }
 
-  /** The node as the scheduler sees it: its totals and its reserved part. */
+  readonly #hostPorts: () => number[];
+
+  /**
+   * The node as the scheduler sees it: its totals, its reserved part (host ports included), its
+   * dynamic port range and the ports held on the host right now.
+   */
   node(): SchedulerNode {
     const n = this.state.node!;
     return {
@@ -84,7 +107,15 @@ export class AgentCore {
       name: n.name,
       datacenter: n.datacenter,
       resources: { cpuMHz: n.cpuMHz, memoryMB: n.memoryMB, diskMB: n.diskMB, cores: n.cores },
-      reserved: { cpuMHz: n.reserved.cpu, memoryMB: n.reserved.memoryMB, diskMB: n.reserved.diskMB },
+      reserved: {
+        cpuMHz: n.reserved.cpu,
+        memoryMB: n.reserved.memoryMB,
+        diskMB: n.reserved.diskMB,
+        ...(n.reservedPorts ? { ports: parsePortRanges(n.reservedPorts) } : {}),
+      },
+      ...(n.minDynamicPort !== undefined ? { minDynamicPort: n.minDynamicPort } : {}),
+      ...(n.maxDynamicPort !== undefined ? { maxDynamicPort: n.maxDynamicPort } : {}),
+      portsInUse: this.#hostPorts(),
       hostIp: n.httpAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''),
       attributes: n.attributes ?? {},
       meta: n.meta ?? {},
@@ -122,7 +153,8 @@ export class AgentCore {
         id: apiJob.ID,
         namespace: (apiJob.Namespace as string | undefined) ?? 'default',
         version,
-        apiJob: {
+        // Kept with every field of Nomad's API job (unset ones zero), as Nomad's servers keep and serve it.
+        apiJob: completeApiJob({
           ...apiJob,
           Version: version,
           Stop: false,
@@ -131,7 +163,7 @@ export class AgentCore {
           CreateIndex: prev?.createIndex ?? txn.index,
           ModifyIndex: txn.index,
           JobModifyIndex: txn.index,
-        },
+        }),
         createIndex: prev?.createIndex ?? txn.index,
         modifyIndex: txn.index,
         jobModifyIndex: txn.index,
@@ -144,7 +176,7 @@ export class AgentCore {
       const warnings = formatWarnings([...(opts.warnings ?? []), ...placementWarnings(job)]);
       // A parameterized or periodic parent is never placed itself (Nomad makes no eval for it): its children are.
       if (isParentJob(job)) return { evalId: '', evalCreateIndex: 0, jobModifyIndex: txn.index, warnings, index: txn.index };
-      const ev = newEval(txn, this.state, record.id, trigger);
+      const ev = newEval(txn, this.state, record.id, trigger, {}, record);
       return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: txn.index, warnings, index: txn.index };
     });
     if (result.evalId) this.broker.enqueue(result.evalId);
@@ -196,12 +228,13 @@ export class AgentCore {
     const prev = this.state.jobs.get(jobId);
     if (!prev) throw new ApiError(404, 'job not found');
     const out = this.state.commit((txn) => {
+      let rec: JobRecord | undefined;
       if (purge) {
         txn.deleteJob(jobId);
         for (const d of this.state.deployments.values()) if (d.jobId === jobId) txn.deleteDeployment(d.id);
         txn.event({ topic: 'Job', type: 'JobDeregistered', key: jobId, object: prev });
       } else {
-        const rec: JobRecord = {
+        rec = {
           ...prev,
           stop: true,
           modifyTime: Date.now(),
@@ -212,10 +245,14 @@ export class AgentCore {
         txn.putJob(rec);
         txn.event({ topic: 'Job', type: 'JobDeregistered', key: jobId, object: rec });
       }
-      const ev = newEval(txn, this.state, jobId, 'job-deregister', {
-        priority: (prev.apiJob.Priority as number) ?? 50,
-        type: (prev.apiJob.Type as 'service') ?? 'service',
-      });
+      const ev = newEval(
+        txn,
+        this.state,
+        jobId,
+        'job-deregister',
+        { priority: (prev.apiJob.Priority as number) ?? 50, type: (prev.apiJob.Type as 'service') ?? 'service', jobModifyIndex: txn.index },
+        rec,
+      );
       return { evalId: ev.id, jobModifyIndex: txn.index, index: txn.index };
     });
     this.broker.enqueue(out.evalId);
@@ -380,7 +417,9 @@ export class AgentCore {
         : null,
       JobModifyIndex: prev?.jobModifyIndex ?? 0,
       CreatedEvals: null,
-      Diff: opts.diff ? planDiff(prev && { api: prev.apiJob, job: jobOf(prev) }, { api: apiJob, job: next }, groups, opts.contextual ?? true) : null,
+      Diff: opts.diff
+        ? planDiff(prev && { api: completeApiJob(prev.apiJob), job: jobOf(prev) }, { api: completeApiJob(apiJob), job: next }, groups, opts.contextual ?? true)
+        : null,
       Index: this.state.waiters.index,
       NextPeriodicLaunch: '0001-01-01T00:00:00Z',
       Warnings: formatWarnings(placementWarnings(job)),
@@ -488,10 +527,10 @@ export class AgentCore {
   }
 }
 
-/** Same job spec, ignoring the fields the server sets. */
+/** Same job spec, ignoring the fields the server sets (and whether unset fields were written out). */
 function sameSpec(a: ApiJob, b: ApiJob): boolean {
   const strip = (j: ApiJob) => {
-    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...rest } = j;
+    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...rest } = completeApiJob(j);
     return JSON.stringify(rest);
   };
   return strip(a) === strip(b);

@@ -87,6 +87,8 @@ const NOMAD_ALLOC_KEYS = {
     'SigningKeyID',
     'NodePool',
     'JobVersion',
+    // Consul service names (Nomad's Allocation.Services): berth registers no Consul services.
+    'Services',
   ],
 };
 

@@ -43,6 +43,8 @@ export interface BrokerDeps {
   onPlan?: (plan: Plan) => void;
   /** Told the client's report for an alloc it refused (failed, with the reason), to record it. */
   onRefused?: (report: Allocation) => void;
+  /** A number in [0, 1) for each dynamic port pick (Nomad picks at random). Default: the lowest free port. */
+  random?: () => number;
 }
 
 const jobCache = new WeakMap<JobRecord, Job>();
@@ -60,8 +62,15 @@ export function jobOf(rec: JobRecord): Job {
 }
 
 /** Creates a pending evaluation for `jobId` inside `txn` and returns it (enqueue it after the commit). */
-export function newEval(txn: Txn, state: AgentState, jobId: string, triggeredBy: EvalTrigger, extra: Partial<Evaluation> = {}): Evaluation {
-  const rec = state.jobs.get(jobId);
+export function newEval(
+  txn: Txn,
+  state: AgentState,
+  jobId: string,
+  triggeredBy: EvalTrigger,
+  extra: Partial<Evaluation> = {},
+  /** The job as this commit leaves it (a register's new version: the state still holds the old one). */
+  rec: JobRecord | undefined = state.jobs.get(jobId),
+): Evaluation {
   const job = rec ? jobOf(rec) : { id: jobId, type: 'service' as const };
   const ev: Evaluation = {
     ...newEvaluation({ id: randomUUID(), job, triggeredBy, now: Date.now() }),
@@ -81,7 +90,7 @@ function allJobs(state: AgentState): Job[] {
 }
 
 /** The scheduling pass for `ev` over the current state (no change made). */
-export function planFor(state: AgentState, node: SchedulerNode, ev: Evaluation, jobs: Job[] = allJobs(state)): Plan {
+export function planFor(state: AgentState, node: SchedulerNode, ev: Evaluation, jobs: Job[] = allJobs(state), random?: () => number): Plan {
   const p = state.schedulerConfig!.preemption;
   return schedule({
     node,
@@ -98,6 +107,7 @@ export function planFor(state: AgentState, node: SchedulerNode, ev: Evaluation, 
     eval: ev,
     now: Date.now(),
     newId: randomUUID,
+    ...(random ? { random } : {}),
     index: state.waiters.index + 1,
     heldRollouts: [...state.deployments.values()].filter((d) => d.status === 'paused' || d.status === 'failed').map((d) => `${d.jobId}@${d.jobVersion}`),
     elapsed: () => performance.now(),
@@ -201,7 +211,9 @@ export class EvalBroker {
     const { state, client } = this.#deps;
     const ev = state.evals.get(evalId);
     if (!ev || (ev.status !== 'pending' && ev.status !== 'blocked')) return 'nothing to do';
-    const plan = planFor(state, this.#deps.node(), ev);
+    // The state the scheduler read (Nomad's SnapshotIndex).
+    const snapshotIndex = state.waiters.index;
+    const plan = planFor(state, this.#deps.node(), ev, allJobs(state), this.#deps.random);
     const toStop: Allocation[] = [];
     const toUpdate: Allocation[] = [];
     const toAdd: Allocation[] = [];
@@ -239,7 +251,10 @@ export class EvalBroker {
         toAdd.push(alloc);
       }
       const now = Date.now();
-      const made: Evaluation[] = plan.evals.map((e) => ({ ...e, createIndex: txn.index, modifyIndex: txn.index }));
+      const made: Evaluation[] = plan.evals.map((e) => {
+        const jobModifyIndex = state.jobs.get(e.jobId)?.jobModifyIndex;
+        return { ...e, ...(jobModifyIndex !== undefined ? { jobModifyIndex } : {}), createIndex: txn.index, modifyIndex: txn.index };
+      });
       for (const e of made) {
         txn.putEval(e);
         txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: e.id, object: e });
@@ -256,6 +271,7 @@ export class EvalBroker {
         ...plan.eval,
         createIndex: ev.createIndex,
         modifyIndex: txn.index,
+        snapshotIndex,
         plan: {
           placed: plan.place.map((a) => a.id),
           stopped: plan.stop.map((a) => a.id),

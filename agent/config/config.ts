@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseHcl } from '@cdktf/hcl2json';
 import { BerthError, parseGoDuration, errorText, type TemplateClientConfig } from '../../index.ts';
+import { DEFAULT_MAX_DYNAMIC_PORT, DEFAULT_MIN_DYNAMIC_PORT } from '../scheduler/ports.ts';
 import { PluginConfigError, readPlugins, type PluginsConfig } from './plugins.ts';
+import { MAX_VALID_PORT, parsePortRanges } from './port-ranges.ts';
 
 /** The agent's configuration file (or a flag) is wrong; the message names the key. */
 export class AgentConfigError extends BerthError {}
@@ -82,7 +84,11 @@ export interface AgentConfig {
     cpuTotalCompute?: number;
     /** MB the node offers; default: read from /proc/meminfo. */
     memoryTotalMB?: number;
-    reserved: { cpu: number; memoryMB: number; diskMB: number };
+    /** Kept out of scheduling; `reservedPorts` is Nomad's text (`"22,80,8000-8100"`), checked here. */
+    reserved: { cpu: number; memoryMB: number; diskMB: number; reservedPorts?: string };
+    /** The dynamic port range (`min_dynamic_port`, `max_dynamic_port`; Nomad's 20000..32000). */
+    minDynamicPort?: number;
+    maxDynamicPort?: number;
     chrootEnv?: Record<string, string>;
     /**
      * Other agents' (or Nomad servers') HTTP API addresses: where this client asks about previous
@@ -297,6 +303,26 @@ export function readAgentConfig(doc: unknown): AgentConfigPatch {
       memoryMB: num(r, 'memory', 'client.reserved.') ?? 0,
       diskMB: num(r, 'disk', 'client.reserved.') ?? 0,
     };
+    const ports = r.reserved_ports === undefined ? undefined : typeof r.reserved_ports === 'number' ? String(r.reserved_ports) : r.reserved_ports;
+    if (ports !== undefined) {
+      if (typeof ports !== 'string')
+        throw new AgentConfigError(`client.reserved.reserved_ports: must be a string like "22,80,8000-8100", got ${JSON.stringify(ports)}`);
+      try {
+        parsePortRanges(ports);
+      } catch (e) {
+        throw new AgentConfigError(`client.reserved.reserved_ports: ${errorText(e)}`);
+      }
+      client.reserved.reservedPorts = ports;
+    }
+  }
+  for (const [key, field] of [
+    ['min_dynamic_port', 'minDynamicPort'],
+    ['max_dynamic_port', 'maxDynamicPort'],
+  ] as const) {
+    const v = num(c, key, 'client.');
+    if (v === undefined) continue;
+    if (!Number.isInteger(v) || v > MAX_VALID_PORT) throw new AgentConfigError(`Invalid dynamic port range: ${key}=${v}`);
+    client[field] = v;
   }
   if (c.chroot_env !== undefined) {
     const env = block(c, 'chroot_env', 'client.');
@@ -461,5 +487,9 @@ export function resolveAgentConfig(patches: AgentConfigPatch[], flags: AgentFlag
   if (!cfg.dataDir && !cfg.dev) cfg.dataDir = defaultDataDir(env);
   if (cfg.tls.http && (!cfg.tls.certFile || !cfg.tls.keyFile)) throw new AgentConfigError('tls.http = true needs tls.cert_file and tls.key_file');
   if (cfg.httpPort > 65535) throw new AgentConfigError(`ports.http: ${cfg.httpPort} is not a port`);
+  // Nomad's check, on the merged result (each end may come from another file).
+  const min = cfg.client.minDynamicPort ?? DEFAULT_MIN_DYNAMIC_PORT;
+  const max = cfg.client.maxDynamicPort ?? DEFAULT_MAX_DYNAMIC_PORT;
+  if (min > max) throw new AgentConfigError(`Invalid dynamic port range: min_dynamic_port=${min} and max_dynamic_port=${max}`);
   return cfg;
 }

@@ -1,7 +1,9 @@
 /**
- * Deployments: a job update with an `update { max_parallel }` block replaces its allocs in
- * batches. The scheduler decides each batch (at most `max_parallel` replacements not yet healthy);
- * this module keeps the deployment record and moves it along:
+ * Deployments: every version of a service job whose group has an `update { max_parallel }` block
+ * is tracked by one, from its first run (version 0 too, as Nomad's reconciler makes one), and a
+ * job update replaces its allocs in batches. The scheduler decides each batch (all of a first
+ * run's allocs at once; at most `max_parallel` replacements not yet healthy in an update); this
+ * module keeps the deployment record and moves it along:
  *
  * ```
  * plan with a batch ──► deployment (job, version) running; placed allocs carry its id
@@ -20,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import type { Allocation, Job } from '../../index.ts';
 import type { Plan } from '../scheduler/index.ts';
 import type { AgentState, Txn } from '../state/store.ts';
-import type { Deployment } from '../state/types.ts';
+import type { Deployment, JobRecord } from '../state/types.ts';
 
 type Group = Deployment['taskGroups'][string];
 
@@ -35,10 +37,10 @@ export function runningDeployment(state: AgentState, jobId: string, version: num
  */
 export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | undefined, txn: Txn, now: number): Map<string, string> {
   const out = new Map<string, string>();
-  const groups = Object.entries(plan.deployment);
-  if (groups.length === 0) return out;
   const rec = state.jobs.get(plan.eval.jobId);
-  if (!rec) return out;
+  cancelUnneeded(state, plan.eval.jobId, rec, txn, now);
+  const groups = Object.entries(plan.deployment);
+  if (groups.length === 0 || !rec) return out;
   let d = runningDeployment(state, rec.id, rec.version);
   const fresh = !d;
   d ??= {
@@ -60,9 +62,11 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
   for (const [name, batch] of groups) {
     const update = job?.taskGroups.find((x) => x.name === name)?.update;
     const prev = taskGroups[name];
+    // Every alloc the plan places in the group carries the deployment, and counts as placed.
+    const placed = plan.place.filter((a) => a.taskGroup === name).length;
     taskGroups[name] = {
-      desiredTotal: prev?.desiredTotal ?? batch.replaced + batch.remaining + batch.inFlight,
-      placedAllocs: (prev?.placedAllocs ?? 0) + batch.replaced,
+      desiredTotal: prev?.desiredTotal ?? batch.desiredTotal,
+      placedAllocs: (prev?.placedAllocs ?? 0) + placed,
       healthyAllocs: prev?.healthyAllocs ?? 0,
       unhealthyAllocs: prev?.unhealthyAllocs ?? 0,
       maxParallel: batch.maxParallel,
@@ -78,6 +82,31 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
     txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
   }
   return out;
+}
+
+/** Nomad's descriptions of a deployment cancelled by the scheduler. */
+export const CANCELLED_NEWER_JOB = 'Cancelled due to newer version of job';
+export const CANCELLED_STOPPED_JOB = 'Cancelled because job is stopped';
+
+/**
+ * Nomad's `cancelUnneededDeployments`: a deployment still under way for an older version of the
+ * job (or for a job now stopped or gone) is cancelled when the job is next scheduled.
+ */
+function cancelUnneeded(state: AgentState, jobId: string, rec: JobRecord | undefined, txn: Txn, now: number): void {
+  for (const d of state.deployments.values()) {
+    if (d.jobId !== jobId || (d.status !== 'running' && d.status !== 'paused')) continue;
+    const stopped = !rec || rec.stop;
+    if (!stopped && d.jobVersion === rec.version && d.jobCreateIndex === rec.createIndex) continue;
+    const next: Deployment = {
+      ...d,
+      status: 'cancelled',
+      statusDescription: stopped ? CANCELLED_STOPPED_JOB : CANCELLED_NEWER_JOB,
+      modifyIndex: txn.index,
+      modifyTime: now,
+    };
+    txn.putDeployment(next);
+    txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
+  }
 }
 
 /**

@@ -24,7 +24,12 @@ export function apiAllocMetric(m: AllocMetric, nodePool = 'default'): Record<str
     DimensionExhausted: orNull(m.dimensionExhausted),
     QuotaExhausted: null,
     ResourcesExhausted: m.resourcesExhausted
-      ? Object.fromEntries(Object.entries(m.resourcesExhausted).map(([t, r]) => [t, { CPU: r.cpu, MemoryMB: r.memoryMB }]))
+      ? Object.fromEntries(
+          Object.entries(m.resourcesExhausted).map(([t, r]) => [
+            t,
+            { CPU: r.cpu, Cores: 0, MemoryMB: r.memoryMB, MemoryMaxMB: 0, DiskMB: 0, Networks: null, Devices: null, NUMA: null, SecretsMB: 0, IOPS: 0 },
+          ]),
+        )
       : null,
     Scores: scores.length ? Object.fromEntries(scores.flatMap((s) => Object.entries(s.scores).map(([k, v]) => [`${s.nodeId}.${k}`, v]))) : null,
     AllocationTime: Math.round((m.allocationTimeMs ?? 0) * 1e6),

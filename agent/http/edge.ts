@@ -52,7 +52,7 @@ export function originOf(text: string): string | undefined {
 }
 
 /** The token a request carries: `X-Nomad-Token`, or `Authorization: Bearer`. */
-function requestToken(req: IncomingMessage): string {
+export function requestToken(req: IncomingMessage): string {
   const h = req.headers['x-nomad-token'];
   if (typeof h === 'string') return h;
   const auth = req.headers.authorization;

@@ -3,8 +3,11 @@
  * (task state times as RFC 3339, Nomad's zero time when unset), durations in nanoseconds.
  * @module
  */
-import type { Allocation, TaskState } from '../../index.ts';
+import { parseGoDuration, type Allocation, type TaskState } from '../../index.ts';
+import { completeApiJob } from '../jobspec/complete.ts';
 import { jobStatus } from '../state/job-status.ts';
+import { NOMAD_API_VERSION } from '../config/fingerprint.ts';
+import { DEFAULT_MAX_DYNAMIC_PORT, DEFAULT_MIN_DYNAMIC_PORT } from '../scheduler/ports.ts';
 import { apiAllocMetric } from './alloc-metric.ts';
 import type { SchedulerConfig } from '../state/store.ts';
 import type { AgentState } from '../state/store.ts';
@@ -24,19 +27,50 @@ export function apiTaskState(t: TaskState): Record<string, unknown> {
     LastRestart: rfc(t.lastRestart),
     StartedAt: rfc(t.startedAt),
     FinishedAt: rfc(t.finishedAt),
-    Events: t.events.map((e) => ({
-      Type: e.type,
-      Time: nanos(e.time),
-      Message: e.message ?? '',
-      DisplayMessage: e.displayMessage,
-      Details: e.details,
-      ExitCode: Number(e.details.exit_code ?? 0),
-      Signal: Number(e.details.signal ?? 0),
-      KillTimeout: 0,
-      RestartReason: e.details.restart_reason ?? '',
-      DriverError: e.details.driver_error ?? '',
-      FailsTask: e.details.fails_task === 'true',
-    })),
+    Events: t.events.map(apiTaskEvent),
+  };
+}
+
+const int = (v: string | undefined) => (v !== undefined && /^-?\d+$/.test(v) ? Number(v) : 0);
+
+function durationNs(v: string | undefined): number {
+  if (!v) return 0;
+  try {
+    return Math.round(parseGoDuration(v) * 1e6);
+  } catch {
+    return 0;
+  }
+}
+
+/** A task event as Nomad's `TaskEvent`: the typed fields are the details Nomad's setters also write. */
+function apiTaskEvent(e: TaskState['events'][number]): Record<string, unknown> {
+  const d = e.details;
+  return {
+    Type: e.type,
+    Time: nanos(e.time),
+    DisplayMessage: e.displayMessage,
+    Details: d,
+    Message: e.message ?? '',
+    FailsTask: d.fails_task === 'true',
+    RestartReason: d.restart_reason ?? '',
+    SetupError: d.setup_error ?? '',
+    DriverError: d.driver_error ?? '',
+    DriverMessage: d.driver_message ?? '',
+    ExitCode: int(d.exit_code),
+    Signal: int(d.signal),
+    KillReason: d.kill_reason ?? '',
+    KillTimeout: durationNs(d.kill_timeout),
+    KillError: d.kill_error ?? '',
+    StartDelay: int(d.start_delay),
+    DownloadError: d.download_error ?? '',
+    ValidationError: d.validation_error ?? '',
+    DiskLimit: int(d.disk_limit),
+    DiskSize: 0,
+    FailedSibling: d.failed_sibling ?? '',
+    VaultError: d.vault_renewal_error ?? '',
+    TaskSignalReason: d.task_signal_reason ?? '',
+    TaskSignal: d.task_signal ?? '',
+    GenericSource: '',
   };
 }
 
@@ -47,7 +81,7 @@ function resources(a: Allocation): Record<string, unknown> {
       Tasks: Object.fromEntries(
         Object.entries(r.tasks).map(([t, v]) => [
           t,
-          { Cpu: { CpuShares: v.cpu, ReservedCores: v.cores ?? null }, Memory: { MemoryMB: v.memoryMB, MemoryMaxMB: v.memoryMaxMB ?? 0 }, Networks: null },
+          { Cpu: { CpuShares: v.cpu }, Memory: { MemoryMB: v.memoryMB, MemoryMaxMB: v.memoryMaxMB ?? 0 }, Networks: null, Devices: null },
         ]),
       ),
       Shared: {
@@ -63,54 +97,61 @@ function resources(a: Allocation): Record<string, unknown> {
       Cpu: { CpuShares: t.resources?.cpu ?? 100 },
       Memory: { MemoryMB: t.resources?.memoryMB ?? 300, MemoryMaxMB: t.resources?.memoryMaxMB ?? 0 },
       Networks: null,
+      Devices: null,
     };
   return { Tasks: tasks, Shared: { DiskMB: g?.ephemeralDisk?.sizeMB ?? 300, Networks: null, Ports: null } };
 }
 
-/** The stub `/v1/allocations` and `/v1/job/:id/allocations` list. */
+const taskStates = (a: Allocation) => (a.taskStates ? Object.fromEntries(Object.entries(a.taskStates).map(([k, v]) => [k, apiTaskState(v)])) : null);
+
+function deploymentStatus(s: ServerAlloc): Record<string, unknown> | null {
+  const d = s.alloc.deploymentStatus;
+  return d ? { Healthy: d.healthy ?? null, Timestamp: rfc(d.timestamp), Canary: !!d.canary, ModifyIndex: s.modifyIndex } : null;
+}
+
+function rescheduleTracker(a: Allocation): Record<string, unknown> | null {
+  return a.rescheduleTracker
+    ? {
+        Events: a.rescheduleTracker.events.map((e) => ({
+          RescheduleTime: nanos(e.rescheduleTime),
+          PrevAllocID: e.prevAllocId,
+          PrevNodeID: e.prevNodeId,
+          Delay: e.delayMs * 1e6,
+        })),
+      }
+    : null;
+}
+
+/**
+ * The stub `/v1/allocations`, `/v1/job/:id/allocations` and `/v1/evaluation/:id/allocations` list:
+ * Nomad's `AllocationListStub`, field for field (no `DesiredTransition`, `DeploymentID` or
+ * `PreviousAllocation`: those are the full allocation's).
+ */
 export function apiAllocStub(s: ServerAlloc, state: AgentState): Record<string, unknown> {
   const a = s.alloc;
-  const node = state.node;
   return {
     ID: a.id,
     EvalID: a.evalId ?? '',
     Name: a.name ?? '',
     Namespace: a.namespace ?? 'default',
     NodeID: a.nodeId,
-    NodeName: node?.name ?? '',
+    NodeName: state.node?.name ?? '',
     JobID: a.jobId,
     JobType: a.job.type,
     JobVersion: a.jobVersion ?? 0,
     TaskGroup: a.taskGroup,
+    AllocatedResources: resources(a),
     DesiredStatus: a.desiredStatus,
     DesiredDescription: a.desiredDescription ?? '',
     ClientStatus: a.clientStatus,
     ClientDescription: a.clientDescription ?? '',
-    DesiredTransition: { Migrate: null, Reschedule: null, ForceReschedule: null, NoShutdownDelay: a.desiredTransition?.noShutdownDelay ?? null },
-    TaskStates: a.taskStates ? Object.fromEntries(Object.entries(a.taskStates).map(([k, v]) => [k, apiTaskState(v)])) : null,
-    DeploymentStatus: a.deploymentStatus
-      ? {
-          Healthy: a.deploymentStatus.healthy ?? null,
-          Timestamp: rfc(a.deploymentStatus.timestamp),
-          Canary: !!a.deploymentStatus.canary,
-          ModifyIndex: s.modifyIndex,
-        }
-      : null,
+    TaskStates: taskStates(a),
+    DeploymentStatus: deploymentStatus(s),
     FollowupEvalID: a.followupEvalId ?? '',
     NextAllocation: s.nextAllocation ?? '',
-    PreviousAllocation: a.previousAllocation ?? '',
+    RescheduleTracker: rescheduleTracker(a),
     PreemptedAllocations: a.preemptedAllocations ?? null,
     PreemptedByAllocation: s.preemptedBy ?? '',
-    RescheduleTracker: a.rescheduleTracker
-      ? {
-          Events: a.rescheduleTracker.events.map((e) => ({
-            RescheduleTime: nanos(e.rescheduleTime),
-            PrevAllocID: e.prevAllocId,
-            PrevNodeID: e.prevNodeId,
-            Delay: e.delayMs * 1e6,
-          })),
-        }
-      : null,
     CreateIndex: s.createIndex,
     ModifyIndex: s.modifyIndex,
     CreateTime: nanos(a.createTime),
@@ -118,45 +159,123 @@ export function apiAllocStub(s: ServerAlloc, state: AgentState): Record<string, 
   };
 }
 
-/** One allocation in full (`/v1/allocation/:id`): the stub plus the job and resources. */
+/**
+ * One allocation in full (`/v1/allocation/:id`, `/v1/node/:id/allocations`): Nomad's
+ * `Allocation`, with the job version it runs (the job's `Version`; the full allocation has no
+ * `JobVersion`, and no `MigrateToken`, which Nomad's servers hand only to clients).
+ */
 export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unknown> {
-  const versions = state.versions.get(s.alloc.jobId);
-  const job = versions?.find((v) => v.version === (s.alloc.jobVersion ?? 0))?.apiJob ?? state.jobs.get(s.alloc.jobId)?.apiJob ?? null;
-  // JobType belongs to the list stub only; Nomad's full Allocation has no such field.
-  const { JobType: _jobType, ...stub } = apiAllocStub(s, state);
+  const a = s.alloc;
+  const versions = state.versions.get(a.jobId);
+  const kept = versions?.find((v) => v.version === (a.jobVersion ?? 0))?.apiJob ?? state.jobs.get(a.jobId)?.apiJob;
+  const job = kept ? completeApiJob(kept) : null;
+  const dt = a.desiredTransition;
   return {
-    ...stub,
+    ID: a.id,
+    Namespace: a.namespace ?? 'default',
+    EvalID: a.evalId ?? '',
+    Name: a.name ?? '',
+    NodeID: a.nodeId,
+    NodeName: state.node?.name ?? '',
+    JobID: a.jobId,
     Job: job,
-    DeploymentID: s.alloc.deploymentId ?? '',
-    MigrateToken: s.alloc.migrateToken ?? '',
-    AllocatedResources: resources(s.alloc),
-    AllocModifyIndex: s.alloc.allocModifyIndex,
-    Metrics: s.metrics ? apiAllocMetric(s.metrics, state.node?.nodePool ?? 'default') : null,
+    TaskGroup: a.taskGroup,
     Resources: null,
+    TaskResources: null,
+    AllocatedResources: resources(a),
+    Services: null,
+    Metrics: s.metrics ? apiAllocMetric(s.metrics, state.node?.nodePool ?? 'default') : null,
+    DesiredStatus: a.desiredStatus,
+    DesiredDescription: a.desiredDescription ?? '',
+    DesiredTransition: {
+      Migrate: dt?.migrate ?? null,
+      Reschedule: dt?.reschedule ?? null,
+      ForceReschedule: dt?.forceReschedule ?? null,
+      NoShutdownDelay: dt?.noShutdownDelay ?? null,
+      MigrateDisablePlacement: null,
+    },
+    ClientStatus: a.clientStatus,
+    ClientDescription: a.clientDescription ?? '',
+    TaskStates: taskStates(a),
+    DeploymentID: a.deploymentId ?? '',
+    DeploymentStatus: deploymentStatus(s),
+    FollowupEvalID: a.followupEvalId ?? '',
+    PreviousAllocation: a.previousAllocation ?? '',
+    NextAllocation: s.nextAllocation ?? '',
+    RescheduleTracker: rescheduleTracker(a),
+    NetworkStatus: null,
+    PreemptedAllocations: a.preemptedAllocations ?? null,
+    PreemptedByAllocation: s.preemptedBy ?? '',
+    CreateIndex: s.createIndex,
+    ModifyIndex: s.modifyIndex,
+    AllocModifyIndex: a.allocModifyIndex,
+    CreateTime: nanos(a.createTime),
+    ModifyTime: nanos(a.modifyTime),
   };
 }
 
-/** An evaluation as Nomad's `Evaluation`. */
-export function apiEval(e: Evaluation): Record<string, unknown> {
+/**
+ * An evaluation as Nomad's `Evaluation`. `PlanAnnotations.PreemptedAllocs` holds the stub of each
+ * alloc the plan evicted (berth fills it so `job run` can print evictions); `RelatedEvals` is
+ * filled only when asked (`?related=true`), as Nomad does.
+ */
+export function apiEval(e: Evaluation, state?: AgentState, related?: Evaluation[]): Record<string, unknown> {
+  const preempted = (p: { allocId: string; by: string }) => {
+    const s = state?.allocs.get(p.allocId);
+    return s ? { ...apiAllocStub(s, state!), PreemptedByAllocation: p.by } : { ID: p.allocId, PreemptedByAllocation: p.by };
+  };
   return {
     ID: e.id,
-    Namespace: e.namespace,
     Priority: e.priority,
     Type: e.type,
     TriggeredBy: e.triggeredBy,
+    Namespace: e.namespace,
     JobID: e.jobId,
     JobModifyIndex: e.jobModifyIndex ?? 0,
+    NodeID: e.nodeId ?? '',
+    NodeModifyIndex: 0,
+    DeploymentID: e.deploymentId ?? '',
+    Status: e.status,
+    StatusDescription: e.statusDescription ?? '',
+    Wait: 0,
+    WaitUntil: e.waitUntil ? new Date(e.waitUntil).toISOString() : ZERO_TIME,
+    NextEval: e.nextEval ?? '',
+    PreviousEval: e.previousEval ?? '',
+    BlockedEval: e.blockedEval ?? '',
+    RelatedEvals: related ? related.map(apiEvalStub) : null,
+    FailedTGAllocs: e.failedTgAllocs ? Object.fromEntries(Object.entries(e.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)])) : null,
+    PlanAnnotations: e.plan ? { DesiredTGUpdates: null, PreemptedAllocs: e.plan.preempted.length ? e.plan.preempted.map(preempted) : null } : null,
+    ClassEligibility: null,
+    EscapedComputedClass: false,
+    QuotaLimitReached: '',
+    MissingNonNodeResources: null,
+    AnnotatePlan: false,
+    QueuedAllocations: e.queuedAllocations ?? null,
+    SnapshotIndex: e.snapshotIndex ?? 0,
+    CreateIndex: e.createIndex,
+    ModifyIndex: e.modifyIndex,
+    CreateTime: nanos(e.createTime),
+    ModifyTime: nanos(e.modifyTime),
+  };
+}
+
+/** Nomad's `EvaluationStub` (an entry of `RelatedEvals`). */
+export function apiEvalStub(e: Evaluation): Record<string, unknown> {
+  return {
+    ID: e.id,
+    Priority: e.priority,
+    Type: e.type,
+    TriggeredBy: e.triggeredBy,
+    Namespace: e.namespace,
+    JobID: e.jobId,
     NodeID: e.nodeId ?? '',
     DeploymentID: e.deploymentId ?? '',
     Status: e.status,
     StatusDescription: e.statusDescription ?? '',
-    FailedTGAllocs: e.failedTgAllocs ? Object.fromEntries(Object.entries(e.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)])) : null,
-    NextEval: e.nextEval ?? '',
     WaitUntil: e.waitUntil ? new Date(e.waitUntil).toISOString() : ZERO_TIME,
-    BlockedEval: e.blockedEval ?? '',
+    NextEval: e.nextEval ?? '',
     PreviousEval: e.previousEval ?? '',
-    QueuedAllocations: e.queuedAllocations ?? null,
-    PlanAnnotations: e.plan ? { PreemptedAllocs: e.plan.preempted.map((p) => ({ ID: p.allocId, PreemptedByAllocation: p.by })), DesiredTGUpdates: null } : null,
+    BlockedEval: e.blockedEval ?? '',
     CreateIndex: e.createIndex,
     ModifyIndex: e.modifyIndex,
     CreateTime: nanos(e.createTime),
@@ -184,15 +303,42 @@ export function jobSummary(jobId: string, state: AgentState): Record<string, Rec
   return out;
 }
 
+/** Nomad's `JobSummary` (`/v1/job/:id/summary`, and in each job stub): allocs per group and state, children per status. */
+export function apiJobSummary(job: JobRecord, state: AgentState): Record<string, unknown> {
+  const children = { Pending: 0, Running: 0, Dead: 0 };
+  for (const c of state.jobs.values()) {
+    if (c.apiJob.ParentID !== job.id) continue;
+    const st = jobStatus(c, state);
+    if (st === 'pending') children.Pending++;
+    else if (st === 'running') children.Running++;
+    else children.Dead++;
+  }
+  return {
+    JobID: job.id,
+    Namespace: job.namespace,
+    Summary: jobSummary(job.id, state),
+    Children: children,
+    CreateIndex: job.createIndex,
+    ModifyIndex: job.modifyIndex,
+  };
+}
+
 /** Nomad's job status (kept with the state, which the server GC reads too). */
 export { jobStatus };
 
 /** The full job, with its live status. */
 export function apiJob(job: JobRecord, state: AgentState): ApiJob {
-  return { ...job.apiJob, Status: jobStatus(job, state), Stable: false, ModifyIndex: job.modifyIndex };
+  // Completed again: a job kept by an older berth has only the fields it was submitted with.
+  return completeApiJob({ ...job.apiJob, Status: jobStatus(job, state), Stable: jobStable(job, state), ModifyIndex: job.modifyIndex });
 }
 
-/** A `/v1/jobs` entry. */
+/** Nomad's `Stable`: a deployment of this job version ended successful. */
+export function jobStable(job: JobRecord, state: AgentState): boolean {
+  for (const d of state.deployments.values()) if (d.jobId === job.id && d.jobVersion === job.version && d.status === 'successful') return true;
+  return false;
+}
+
+/** A `/v1/jobs` entry: Nomad's `JobListStub` (which has no `Version`). */
 export function apiJobStub(job: JobRecord, state: AgentState): Record<string, unknown> {
   const j = job.apiJob;
   return {
@@ -203,13 +349,13 @@ export function apiJobStub(job: JobRecord, state: AgentState): Record<string, un
     Datacenters: j.Datacenters ?? ['*'],
     Type: j.Type,
     Priority: j.Priority,
-    Periodic: false,
-    ParameterizedJob: false,
+    // Nomad's IsPeriodic and IsParameterized: a dispatched child is not itself parameterized.
+    Periodic: !!j.Periodic,
+    ParameterizedJob: !!j.ParameterizedJob && !j.Dispatched,
     Stop: job.stop,
     Status: jobStatus(job, state),
     StatusDescription: '',
-    Version: job.version,
-    JobSummary: { JobID: job.id, Namespace: job.namespace, Summary: jobSummary(job.id, state), CreateIndex: job.createIndex, ModifyIndex: job.modifyIndex },
+    JobSummary: apiJobSummary(job, state),
     CreateIndex: job.createIndex,
     ModifyIndex: job.modifyIndex,
     JobModifyIndex: job.jobModifyIndex,
@@ -217,11 +363,49 @@ export function apiJobStub(job: JobRecord, state: AgentState): Record<string, un
   };
 }
 
-/** The node, in full (`/v1/node/:id`). */
-export function apiNode(n: NodeRecord, drivers: string[]): Record<string, unknown> {
+/** Nomad's `NodeResources`: what the node offers, with its dynamic port range. */
+function nodeResources(n: NodeRecord): Record<string, unknown> {
   return {
-    ...apiNodeStub(n, drivers),
-    SecretID: '',
+    Cpu: { CpuShares: n.cpuMHz, TotalCpuCores: n.cores, ReservableCpuCores: Array.from({ length: n.cores }, (_, i) => i) },
+    Memory: { MemoryMB: n.memoryMB },
+    Disk: { DiskMB: n.diskMB },
+    Networks: null,
+    Devices: null,
+    MinDynamicPort: n.minDynamicPort ?? DEFAULT_MIN_DYNAMIC_PORT,
+    MaxDynamicPort: n.maxDynamicPort ?? DEFAULT_MAX_DYNAMIC_PORT,
+  };
+}
+
+/** Nomad's `NodeReservedResources`: the `client { reserved }` block, host ports as written. */
+function reservedResources(n: NodeRecord): Record<string, unknown> {
+  return {
+    Cpu: { CpuShares: n.reserved.cpu },
+    Memory: { MemoryMB: n.reserved.memoryMB },
+    Disk: { DiskMB: n.reserved.diskMB },
+    Networks: { ReservedHostPorts: n.reservedPorts ?? '' },
+  };
+}
+
+function drivers(n: NodeRecord, names: string[]): Record<string, unknown> {
+  const updated = rfc(n.driversUpdatedAt ?? n.statusUpdatedAt);
+  const info = (f: { detected: boolean; healthy: boolean; healthDescription: string; attributes: Record<string, string> }) => ({
+    Attributes: f.attributes,
+    Detected: f.detected,
+    Healthy: f.healthy,
+    HealthDescription: f.healthDescription,
+    UpdateTime: updated,
+  });
+  return n.driverHealth
+    ? Object.fromEntries(Object.entries(n.driverHealth).map(([d, f]) => [d, info(f)]))
+    : Object.fromEntries(names.map((d) => [d, info({ detected: true, healthy: true, healthDescription: 'Healthy', attributes: {} })]));
+}
+
+/** The node, in full (`/v1/node/:id`): Nomad's `Node`. */
+export function apiNode(n: NodeRecord, driverNames: string[]): Record<string, unknown> {
+  return {
+    ID: n.id,
+    Datacenter: n.datacenter,
+    Name: n.name,
     HTTPAddr: n.httpAddr,
     TLSEnabled: n.tlsEnabled,
     Attributes: n.attributes ?? {
@@ -229,40 +413,63 @@ export function apiNode(n: NodeRecord, drivers: string[]): Record<string, unknow
       'cpu.totalcompute': String(n.cpuMHz),
       'memory.totalbytes': String(n.memoryMB * 1024 * 1024),
     },
-    NodeResources: { Cpu: { CpuShares: n.cpuMHz }, Memory: { MemoryMB: n.memoryMB }, Disk: { DiskMB: n.diskMB }, Networks: null },
-    ReservedResources: { Cpu: { CpuShares: n.reserved.cpu }, Memory: { MemoryMB: n.reserved.memoryMB }, Disk: { DiskMB: n.reserved.diskMB } },
+    Resources: null,
+    Reserved: null,
+    NodeResources: nodeResources(n),
+    ReservedResources: reservedResources(n),
+    Links: null,
     Meta: n.meta ?? {},
     NodeClass: n.nodeClass ?? '',
-    ComputedClass: '',
+    NodePool: n.nodePool ?? 'default',
+    CgroupParent: '',
     Drain: false,
     DrainStrategy: null,
+    SchedulingEligibility: 'eligible',
+    Status: n.status,
+    StatusDescription: '',
+    StatusUpdatedAt: Math.floor((n.statusUpdatedAt ?? 0) / 1000),
     Events: [],
+    Drivers: drivers(n, driverNames),
+    HostVolumes: {},
+    GCVolumesOnNodeGC: false,
+    HostNetworks: {},
+    CSIControllerPlugins: null,
+    CSINodePlugins: null,
+    LastDrain: null,
+    CreateIndex: n.createIndex,
+    ModifyIndex: n.modifyIndex,
+    NodeMaxAllocs: 0,
   };
 }
 
-/** A `/v1/nodes` entry. */
-export function apiNodeStub(n: NodeRecord, drivers: string[]): Record<string, unknown> {
+/** What `/v1/nodes` adds to each stub when asked: `?resources=true`, `?os=true`. */
+export interface NodeStubFields {
+  resources?: boolean;
+  os?: boolean;
+}
+
+/**
+ * A `/v1/nodes` entry: Nomad's `NodeListStub`. `Address` is the HTTP address's host; `Version`
+ * the `nomad.version` attribute. With `resources` it carries `NodeResources` and
+ * `ReservedResources`; with `os`, `Attributes` holding `os.name` (all Nomad's servers put there).
+ */
+export function apiNodeStub(n: NodeRecord, driverNames: string[], fields: NodeStubFields = {}): Record<string, unknown> {
   return {
+    Address: n.httpAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''),
     ID: n.id,
-    Name: n.name,
+    ...(fields.os ? { Attributes: { 'os.name': n.attributes?.['os.name'] ?? '' } } : {}),
     Datacenter: n.datacenter,
-    Address: n.httpAddr.split(':')[0],
-    HTTPAddr: n.httpAddr,
+    Name: n.name,
     NodeClass: n.nodeClass ?? '',
     NodePool: n.nodePool ?? 'default',
-    Version: 'berth',
+    Version: n.attributes?.['nomad.version'] ?? NOMAD_API_VERSION,
     Drain: false,
     SchedulingEligibility: 'eligible',
     Status: n.status,
     StatusDescription: '',
-    Drivers: n.driverHealth
-      ? Object.fromEntries(
-          Object.entries(n.driverHealth).map(([d, f]) => [
-            d,
-            { Detected: f.detected, Healthy: f.healthy, HealthDescription: f.healthDescription, Attributes: f.attributes },
-          ]),
-        )
-      : Object.fromEntries(drivers.map((d) => [d, { Detected: true, Healthy: true, HealthDescription: 'Healthy', Attributes: {} }])),
+    Drivers: drivers(n, driverNames),
+    ...(fields.resources ? { NodeResources: nodeResources(n), ReservedResources: reservedResources(n) } : {}),
+    LastDrain: null,
     CreateIndex: n.createIndex,
     ModifyIndex: n.modifyIndex,
   };
@@ -275,29 +482,34 @@ export function apiDeployment(d: Deployment): Record<string, unknown> {
     Namespace: d.namespace,
     JobID: d.jobId,
     JobVersion: d.jobVersion,
+    // Both the job's indexes at the deployment's making: one register sets them alike.
     JobModifyIndex: d.jobModifyIndex,
+    JobSpecModifyIndex: d.jobModifyIndex,
     JobCreateIndex: d.jobCreateIndex,
-    Status: d.status,
-    StatusDescription: d.statusDescription,
+    IsMultiregion: false,
     TaskGroups: Object.fromEntries(
       Object.entries(d.taskGroups).map(([g, t]) => [
         g,
         {
+          PlacedCanaries: null,
           AutoRevert: false,
-          AutoPromote: false,
+          ProgressDeadline: t.progressDeadlineMs * 1e6,
+          RequireProgressBy: ZERO_TIME,
           Promoted: false,
           DesiredCanaries: 0,
           DesiredTotal: t.desiredTotal,
           PlacedAllocs: t.placedAllocs,
           HealthyAllocs: t.healthyAllocs,
           UnhealthyAllocs: t.unhealthyAllocs,
-          ProgressDeadline: t.progressDeadlineMs * 1e6,
-          RequireProgressBy: ZERO_TIME,
         },
       ]),
     ),
+    Status: d.status,
+    StatusDescription: d.statusDescription,
     CreateIndex: d.createIndex,
     ModifyIndex: d.modifyIndex,
+    CreateTime: nanos(d.createTime),
+    ModifyTime: nanos(d.modifyTime),
   };
 }
 
@@ -308,6 +520,8 @@ export function apiSchedulerConfig(c: SchedulerConfig): Record<string, unknown> 
     MemoryOversubscriptionEnabled: false,
     RejectJobRegistration: false,
     PauseEvalBroker: false,
+    // Unset: Nomad's scheduler then considers up to 100 nodes (berth has one).
+    NodeLimitForFeasibilityChecks: 0,
     PreemptionConfig: {
       SystemSchedulerEnabled: c.preemption.systemSchedulerEnabled,
       SysBatchSchedulerEnabled: c.preemption.sysbatchSchedulerEnabled,

@@ -9,6 +9,7 @@
 import type { BusMessage } from '../../index.ts';
 import type { AgentCore } from '../core.ts';
 import type { StateEvent } from '../state/store.ts';
+import { completeApiJob } from '../jobspec/complete.ts';
 import { apiAllocStub, apiDeployment, apiEval, apiNodeStub } from './encode.ts';
 import { writeWithBackpressure, STREAM_HEARTBEAT_MS } from './routes-client.ts';
 import type { Router } from './router.ts';
@@ -27,7 +28,7 @@ function payload(e: StateEvent, core: AgentCore): Record<string, unknown> {
     case 'Evaluation':
       return { Evaluation: apiEval(o) };
     case 'Job':
-      return { Job: (o as { apiJob: unknown }).apiJob };
+      return { Job: completeApiJob((o as { apiJob: Record<string, unknown> }).apiJob) };
     case 'Deployment':
       return { Deployment: apiDeployment(o) };
     case 'Node':

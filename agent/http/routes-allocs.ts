@@ -7,6 +7,30 @@ import { ApiError, type AgentCore } from '../core.ts';
 import { blocking } from './blocking.ts';
 import { apiAlloc, apiAllocStub, apiDeployment, apiEval, apiNode, apiNodeStub } from './encode.ts';
 import type { Router } from './router.ts';
+import type { AgentState } from '../state/store.ts';
+import type { Evaluation } from '../state/types.ts';
+
+/**
+ * The evaluations linked to `e` by `NextEval`, `PreviousEval` and `BlockedEval`, either way and
+ * through each other (Nomad's related evals), oldest first; `e` itself is not among them.
+ */
+export function relatedEvals(state: AgentState, e: Evaluation): Evaluation[] {
+  const links = new Map<string, Set<string>>();
+  const link = (a: string, b: string | undefined) => {
+    if (!b) return;
+    (links.get(a) ?? links.set(a, new Set()).get(a)!).add(b);
+    (links.get(b) ?? links.set(b, new Set()).get(b)!).add(a);
+  };
+  for (const x of state.evals.values()) if (x.jobId === e.jobId) for (const to of [x.nextEval, x.previousEval, x.blockedEval]) link(x.id, to);
+  const seen = new Set([e.id]);
+  const todo = [e.id];
+  while (todo.length) for (const n of links.get(todo.pop()!) ?? []) if (!seen.has(n) && seen.add(n)) todo.push(n);
+  seen.delete(e.id);
+  return [...seen]
+    .map((id) => state.evals.get(id))
+    .filter((x): x is Evaluation => !!x)
+    .sort((a, b) => a.createIndex - b.createIndex);
+}
 
 /** Adds the allocation, evaluation, deployment and node routes. */
 export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[]): void {
@@ -38,16 +62,19 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
   r.on(
     'GET',
     '/v1/evaluations',
-    blocking(state, ['evals'], (req) =>
+    blocking(state, ['evals', 'allocs'], (req) =>
       byPrefix(state.evals, req.query.get('prefix') ?? '')
         .sort((a, b) => b.createIndex - a.createIndex)
-        .map(apiEval),
+        .map((e) => apiEval(e, state)),
     ),
   );
   r.on(
     'GET',
     '/v1/evaluation/:id',
-    blocking(state, ['evals'], (req) => apiEval(core.evalOr404(req.params.id!))),
+    blocking(state, ['evals', 'allocs'], (req) => {
+      const e = core.evalOr404(req.params.id!);
+      return apiEval(e, state, req.query.get('related') === 'true' ? relatedEvals(state, e) : undefined);
+    }),
   );
   r.on(
     'GET',
@@ -71,7 +98,9 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
   r.on(
     'GET',
     '/v1/nodes',
-    blocking(state, ['nodes'], () => (state.node ? [apiNodeStub(state.node, drivers())] : [])),
+    blocking(state, ['nodes'], (req) =>
+      state.node ? [apiNodeStub(state.node, drivers(), { resources: req.query.get('resources') === 'true', os: req.query.get('os') === 'true' })] : [],
+    ),
   );
   const node = (id: string) => {
     const n = state.node;

@@ -6,7 +6,8 @@
 import { ApiError, type AgentCore } from '../core.ts';
 import type { ApiJob } from '../state/types.ts';
 import { blocking } from './blocking.ts';
-import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, jobSummary } from './encode.ts';
+import { completeApiJob } from '../jobspec/complete.ts';
+import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, apiJobSummary, jobStable, jobSummary } from './encode.ts';
 import type { Req, Router } from './router.ts';
 import type { z } from 'zod';
 import { decodeBody, dispatchBody, parseBody, parsed, planBody, registerBody, scaleBody } from './bodies.ts';
@@ -79,7 +80,8 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     const text = body.Variables ?? '';
     const varFiles = text.trim() ? [{ filename: text.trimStart().startsWith('{') ? 'Variables.json' : 'Variables.hcl', text }] : [];
     try {
-      return { body: await core.jobspec.parse(body.JobHCL, { varFiles, canonicalize: body.Canonicalize === true }) };
+      // Nomad's answer is its API job marshalled: every field, unset ones zero.
+      return { body: completeApiJob(await core.jobspec.parse(body.JobHCL, { varFiles, canonicalize: body.Canonicalize === true })) };
     } catch (e) {
       throw new ApiError(400, errorText(e));
     }
@@ -87,7 +89,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/job/:id',
-    blocking(state, ['jobs', 'allocs'], (req) => apiJob(job(req.params.id!), state)),
+    blocking(state, ['jobs', 'allocs', 'deployments'], (req) => apiJob(job(req.params.id!), state)),
   );
   r.on('POST', '/v1/job/:id', register);
   r.on('DELETE', '/v1/job/:id', (req) => {
@@ -110,34 +112,25 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/job/:id/evaluations',
-    blocking(state, ['evals'], (req) =>
+    blocking(state, ['evals', 'allocs'], (req) =>
       [...state.evals.values()]
         .filter((e) => e.jobId === req.params.id)
         .sort((a, b) => b.createIndex - a.createIndex)
-        .map(apiEval),
+        .map((e) => apiEval(e, state)),
     ),
   );
   r.on(
     'GET',
     '/v1/job/:id/summary',
-    blocking(state, ['jobs', 'allocs', 'evals'], (req) => {
-      const j = job(req.params.id!);
-      return {
-        JobID: j.id,
-        Namespace: j.namespace,
-        Summary: jobSummary(j.id, state),
-        Children: { Pending: 0, Running: 0, Dead: 0 },
-        CreateIndex: j.createIndex,
-        ModifyIndex: j.modifyIndex,
-      };
-    }),
+    blocking(state, ['jobs', 'allocs', 'evals'], (req) => apiJobSummary(job(req.params.id!), state)),
   );
   r.on(
     'GET',
     '/v1/job/:id/versions',
-    blocking(state, ['jobs'], (req) => {
+    blocking(state, ['jobs', 'deployments'], (req) => {
       job(req.params.id!);
-      return { Versions: [...(state.versions.get(req.params.id!) ?? [])].reverse().map((v) => v.apiJob), Diffs: null };
+      const versions = [...(state.versions.get(req.params.id!) ?? [])].reverse();
+      return { Versions: versions.map((v) => completeApiJob({ ...v.apiJob, Stable: jobStable(v, state) })), Diffs: null };
     }),
   );
   r.on(

@@ -1,17 +1,65 @@
 /**
  * The agent's own endpoints: `/v1/status/leader`, `/v1/status/peers`, `/v1/agent/self`,
  * `/v1/agent/members`, `/v1/regions`, `/v1/services`, `/v1/service/:name`,
- * `/v1/operator/scheduler/configuration`, `/v1/system/gc`, `/v1/acl/bootstrap`.
+ * `/v1/operator/scheduler/configuration`, `/v1/operator/raft/configuration`, `/v1/system/gc`,
+ * `/v1/acl/bootstrap`, `/v1/acl/token/self`.
  * @module
  */
 import { ApiError, type AgentCore } from '../core.ts';
 import type { PreemptionConfig } from '../config/config.ts';
-import { aclResetIndex } from '../state/acl-token.ts';
+import { secretMatches } from '../../index.ts';
+import { aclResetIndex, managementTokenInfo } from '../state/acl-token.ts';
+import type { AgentState } from '../state/store.ts';
+import { requestToken } from './edge.ts';
 import { blocking } from './blocking.ts';
 import { decodeBody, schedulerConfigBody } from './bodies.ts';
-import { apiSchedulerConfig } from './encode.ts';
+import { apiSchedulerConfig, ZERO_TIME } from './encode.ts';
 import { ANONYMOUS, type Router } from './router.ts';
 import type { ServiceRegistration } from '../../index.ts';
+
+/** Nomad's pseudo-token of every request when ACLs are off (`structs.ACLsDisabledToken`). */
+export const ACLS_DISABLED_TOKEN = Object.freeze(aclToken({ AccessorID: 'acls-disabled', Name: 'ACLs disabled token', Type: 'client' }));
+/** Nomad's token of a request that carries none (`structs.AnonymousACLToken`). */
+export const ANONYMOUS_TOKEN = Object.freeze(aclToken({ AccessorID: 'anonymous', Name: 'Anonymous Token', Type: 'client', Policies: ['anonymous'] }));
+
+/** Nomad's `ACLToken`, every field, from the ones given. */
+function aclToken(t: {
+  AccessorID: string;
+  Name: string;
+  Type: string;
+  SecretID?: string;
+  Policies?: string[];
+  Global?: boolean;
+  CreateTime?: string;
+  CreateIndex?: number;
+}) {
+  return {
+    AccessorID: t.AccessorID,
+    SecretID: t.SecretID ?? '',
+    Name: t.Name,
+    Type: t.Type,
+    Policies: t.Policies ?? null,
+    Roles: null,
+    Global: t.Global ?? false,
+    CreateTime: t.CreateTime ?? ZERO_TIME,
+    CreateIndex: t.CreateIndex ?? 0,
+    ModifyIndex: t.CreateIndex ?? 0,
+  };
+}
+
+/** The management token as Nomad's `ACLToken` (Nomad names the bootstrap's "Bootstrap Token"). */
+function apiManagementToken(state: AgentState, secret: string) {
+  const info = managementTokenInfo(state);
+  return aclToken({
+    AccessorID: info?.accessorId ?? '',
+    SecretID: secret,
+    Name: 'Bootstrap Token',
+    Type: 'management',
+    Global: true,
+    CreateTime: info?.createTime ? new Date(info.createTime).toISOString() : ZERO_TIME,
+    CreateIndex: info?.createIndex ?? 0,
+  });
+}
 
 /** What the agent says about itself (address, token) at request time. */
 export interface AgentSelf {
@@ -55,8 +103,15 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
       Name: `${config.name}.${config.region}`,
       Addr: addr,
       Port: Number(port),
-      Status: 'alive',
       Tags: { region: config.region, dc: config.datacenter, role: 'berth' },
+      Status: 'alive',
+      // The gossip protocol versions of the serf and memberlist libraries Nomad's servers run.
+      ProtocolMin: 1,
+      ProtocolMax: 5,
+      ProtocolCur: 2,
+      DelegateMin: 2,
+      DelegateMax: 5,
+      DelegateCur: 4,
     };
   };
   r.on('GET', '/v1/agent/self', () => ({
@@ -126,6 +181,22 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
       LastContact: 0,
     })),
   );
+  // One server, the leader and a voter: this agent (berth speaks no raft; the address is its HTTP one).
+  r.on('GET', '/v1/operator/raft/configuration', () => ({
+    body: {
+      Servers: [
+        {
+          ID: state.node?.id ?? '',
+          Node: `${config.name}.${config.region}`,
+          Address: self.httpAddr(),
+          Leader: true,
+          Voter: true,
+          RaftProtocol: '3',
+        },
+      ],
+      Index: state.node?.createIndex ?? 0,
+    },
+  }));
   const setConfig = async (req: Parameters<Parameters<Router['on']>[2]>[0]) => {
     const body = await decodeBody(req, schedulerConfigBody);
     // Settings berth's one-node scheduler has no use for: the value its GET answers, or a refusal.
@@ -160,6 +231,17 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
     if (!token) throw new ApiError(400, 'ACL support disabled');
     // Nomad's refusal, with the index a reset file must name (docs/security.md).
     if (!self.bootstrap()) throw new ApiError(400, `ACL bootstrap already done (reset index: ${aclResetIndex(state)})`);
-    return { body: { AccessorID: 'berth-management', SecretID: token, Name: 'Bootstrap Token', Type: 'management', Policies: null, Global: true } };
+    return { body: apiManagementToken(state, token) };
+  });
+  // Nomad's WhoAmI: the token the request carries. Anyone may ask (an unknown token is told so);
+  // with ACLs off every request is Nomad's "ACLs disabled" pseudo-token, without one the anonymous one.
+  r.on('GET', '/v1/acl/token/self', ANONYMOUS, (req) => {
+    const secret = self.managementToken();
+    if (!secret) return { body: ACLS_DISABLED_TOKEN, index: 0 };
+    const given = requestToken(req.raw);
+    if (given === '') return { body: ANONYMOUS_TOKEN, index: 0 };
+    if (!secretMatches(given, secret)) throw new ApiError(403, 'ACL token not found');
+    const body = apiManagementToken(state, secret);
+    return { body, index: body.ModifyIndex };
   });
 }

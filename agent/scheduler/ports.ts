@@ -1,7 +1,7 @@
 /**
  * Host ports (Nomad's `NetworkIndex` in host mode): which ports are taken on the node, and the
  * ports a group's `network` block gets. Static ports are checked; dynamic ports are picked from
- * the node's range, never one that is taken, reserved, or already in the same offer.
+ * the node's range, never one that is taken, reserved, held on the host, or already in the same offer.
  * @module
  */
 import type { AllocatedPort, Allocation, NetworkResource } from '../../index.ts';
@@ -18,6 +18,8 @@ const MAX_VALID_PORT = 65536;
 /** The ports taken on the node. */
 export interface PortIndex {
   used: Set<number>;
+  /** Held on the host by something else (a listener): not taken by an alloc, but never a dynamic pick. */
+  busy: Set<number>;
   min: number;
   max: number;
   hostIp: string;
@@ -38,6 +40,7 @@ export function buildPortIndex(node: SchedulerNode, allocs: Allocation[]): { ind
   }
   const index = {
     used,
+    busy: new Set(node.portsInUse ?? []),
     min: node.minDynamicPort ?? DEFAULT_MIN_DYNAMIC_PORT,
     max: node.maxDynamicPort ?? DEFAULT_MAX_DYNAMIC_PORT,
     hostIp: node.hostIp ?? '127.0.0.1',
@@ -78,7 +81,7 @@ export function assignPorts(index: PortIndex, networks: NetworkResource[] | unde
 
 /** Random tries, then a scan of the range (Nomad's stochastic then precise selection). */
 function pickDynamicPort(index: PortIndex, inOffer: Set<number>, random?: () => number): number | undefined {
-  const free = (p: number) => !index.used.has(p) && !inOffer.has(p);
+  const free = (p: number) => !index.used.has(p) && !index.busy.has(p) && !inOffer.has(p);
   const span = index.max - index.min + 1;
   if (span <= 0) return undefined;
   if (random) {

@@ -197,13 +197,18 @@ export function reconcileGroup(opts: {
   const update = isBatch ? undefined : group.update;
   let budget = count;
   let deployment: DeploymentBatch | undefined;
-  if (update && update.maxParallel > 0 && destructive.length + migrate.length > 0) {
-    const current = untainted.filter((a) => versionOf(a) === job.version && !destructive.includes(a));
-    const failed = current.some((a) => a.deploymentStatus?.healthy === false);
-    const inFlight = current.filter((a) => a.deploymentStatus?.healthy !== true).length;
+  const current = untainted.filter((a) => versionOf(a) === job.version && !destructive.includes(a));
+  const failed = current.some((a) => a.deploymentStatus?.healthy === false);
+  const inFlight = current.filter((a) => a.deploymentStatus?.healthy !== true).length;
+  if (update && update.maxParallel > 0 && destructive.length + migrate.length > 0)
     budget = failed || opts.held ? 0 : Math.max(0, update.maxParallel - inFlight);
-    if (!opts.held) deployment = { maxParallel: update.maxParallel, replaced: 0, remaining: destructive.length, inFlight, failed };
-  }
+  // Nomad's reconciler tracks a version with a deployment when the group has an update strategy
+  // and either no alloc of this version was ever placed (a first run included: version 0 too) or
+  // the spec changes under running allocs; a migration or a reschedule alone makes none.
+  const hadRunning = opts.all.some((a) => a.taskGroup === group.name && sameVersion(a, job));
+  const updatingSpec = destructive.length > 0 || inPlace.length > 0;
+  if (update && update.maxParallel > 0 && !opts.held && (!hadRunning || updatingSpec))
+    deployment = { maxParallel: update.maxParallel, desiredTotal: count, replaced: 0, remaining: destructive.length, inFlight, failed };
 
   // Placements: reschedules first (same name), then missing names.
   const place: PlaceRequest[] = rescheduleNow.map((a) => ({ name: a.name ?? '', group, previous: a, reschedule: true, stopPrevious: STOP_RESCHEDULED }));

@@ -20,6 +20,12 @@ export interface SchedulerNode {
   /** Nomad's `min_dynamic_port` / `max_dynamic_port`; default 20000-32000. */
   minDynamicPort?: number;
   maxDynamicPort?: number;
+  /**
+   * Ports something on the host holds now (a listener, a bound UDP socket): never picked as a
+   * dynamic port. A static port is the job's to ask for (it may be a stopping alloc's), so it is
+   * not checked against these.
+   */
+  portsInUse?: number[];
   /** The address allocated ports are bound on (Nomad's node network address). Default `127.0.0.1`. */
   hostIp?: string;
   /** The node's fingerprinted attributes (`kernel.name`, `driver.raw_exec`, ...): `${attr.*}` in constraints. */
@@ -166,11 +172,14 @@ export interface DesiredUpdates {
 }
 
 /**
- * One group's rolling update: at most `maxParallel` destructive replacements in flight; the agent's
+ * One group's deployment in this plan: a first run of a version (every alloc placed at once) or a
+ * rolling update (at most `maxParallel` destructive replacements in flight); the agent's
  * deployment watcher runs the scheduler again (trigger `deployment-watcher`) when a batch is healthy.
  */
 export interface DeploymentBatch {
   maxParallel: number;
+  /** The group's count: how many allocs of this version the deployment waits to see healthy. */
+  desiredTotal: number;
   /** Allocs replaced by this plan. */
   replaced: number;
   /** Allocs that still run an older version and wait for a later batch. */
@@ -196,7 +205,10 @@ export interface ScheduleInput {
   now: number;
   /** Makes ids for new allocs and evals (a UUID generator in the agent, a counter in specs). */
   newId: () => string;
-  /** A number in [0, 1) for dynamic port choice (Nomad picks at random). Default: the lowest free port. */
+  /**
+   * A number in [0, 1) for dynamic port choice: Nomad picks at random within the range (the agent
+   * hands in `Math.random`, a spec a seeded source). Default: the lowest free port.
+   */
   random?: () => number;
   /** The `allocModifyIndex` the plan's allocs carry. Default: one more than the highest given. */
   index?: number;
@@ -231,7 +243,7 @@ export interface Plan {
   failedTgAllocs: Record<string, AllocMetric>;
   /** Per group: what the plan does. */
   desiredTgUpdates: Record<string, DesiredUpdates>;
-  /** Per group with an `update` block and destructive changes: the rolling update's progress. */
+  /** Per group with an `update` block whose version needs a deployment (a first run, a spec change): its progress. */
   deployment: Record<string, DeploymentBatch>;
   /** Per placed alloc id: how it was placed (Nomad's `Allocation.Metrics`). */
   metrics: Record<string, AllocMetric>;

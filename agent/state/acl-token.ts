@@ -7,6 +7,9 @@
  * The reset works as Nomad's: an operator who lost the token writes the reset index into
  * `<data_dir>/server/acl-bootstrap-reset`; at its next start the agent makes a new token (the old
  * one stops working), logs it, and removes the file.
+ *
+ * The token has an accessor id of its own (a UUID kept beside it), as Nomad's tokens do: what
+ * `/v1/acl/token/self` shows, and what may be logged or shared where the secret must not.
  * @module
  */
 import { randomUUID } from 'node:crypto';
@@ -46,18 +49,49 @@ export function managementToken(state: AgentState, serverDir: string, log: (line
     else log(`ignoring ${file}: it names reset index ${JSON.stringify(asked)}, the reset index is ${want}`);
   }
   if (kept && !reset) {
-    // State from before the reset index was kept: the bootstrap is dated now.
-    if (!state.meta.has('aclBootstrapIndex')) state.commit((txn) => txn.putMeta('aclBootstrapIndex', txn.index));
+    // State from before the reset index (or the accessor) was kept: the bootstrap is dated now.
+    if (!state.meta.has('aclBootstrapIndex') || !state.meta.has('managementAccessor'))
+      state.commit((txn) => {
+        if (!state.meta.has('aclBootstrapIndex')) txn.putMeta('aclBootstrapIndex', txn.index);
+        if (!state.meta.has('managementAccessor')) {
+          txn.putMeta('managementAccessor', randomUUID());
+          txn.putMeta('managementTokenCreateTime', Date.now());
+        }
+      });
     return kept;
   }
   const token = randomUUID();
   state.commit((txn) => {
     txn.putMeta('managementToken', token);
     txn.putMeta('aclBootstrapIndex', txn.index);
+    txn.putMeta('managementAccessor', randomUUID());
+    txn.putMeta('managementTokenCreateTime', Date.now());
   });
   if (reset) {
     rmSync(file, { force: true });
     log(`ACL bootstrap reset (${file}): the old management token no longer works`);
   }
   return token;
+}
+
+/** The management token as an ACL token record (what `/v1/acl/token/self` and the bootstrap answer). */
+export interface ManagementTokenInfo {
+  accessorId: string;
+  secretId: string;
+  /** ms since the epoch. */
+  createTime: number;
+  /** The index it was made at (the bootstrap's). */
+  createIndex: number;
+}
+
+/** The kept management token's record, or undefined when there is none (ACLs off). */
+export function managementTokenInfo(state: AgentState): ManagementTokenInfo | undefined {
+  const secretId = state.meta.get('managementToken') as string | undefined;
+  if (!secretId) return undefined;
+  return {
+    accessorId: (state.meta.get('managementAccessor') as string | undefined) ?? '',
+    secretId,
+    createTime: (state.meta.get('managementTokenCreateTime') as number | undefined) ?? 0,
+    createIndex: aclResetIndex(state),
+  };
 }

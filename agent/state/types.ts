@@ -34,7 +34,10 @@ export type EvalStatus = SchedulerEvaluation['status'];
  * server's indexes and what the plan did, for the CLI).
  */
 export type Evaluation = SchedulerEvaluation & {
+  /** The job's `JobModifyIndex` when the evaluation was made. */
   jobModifyIndex?: number;
+  /** The state index the scheduler read when it processed the evaluation (Nomad's `SnapshotIndex`). */
+  snapshotIndex?: number;
   deploymentId?: string;
   /** Placements, stops and preemptions this evaluation made (berth's addition, for the CLI). */
   plan?: { placed: string[]; stopped: string[]; preempted: Array<{ allocId: string; by: string }> };
@@ -104,6 +107,15 @@ export interface NodeRecord {
   memoryMB: number;
   diskMB: number;
   reserved: { cpu: number; memoryMB: number; diskMB: number };
+  /** Host ports kept from every alloc, in Nomad's syntax (`22,80,8000-8100`; `client.reserved.reserved_ports`). */
+  reservedPorts?: string;
+  /** The dynamic port range (`client.min_dynamic_port`, `client.max_dynamic_port`; Nomad's 20000..32000). */
+  minDynamicPort?: number;
+  maxDynamicPort?: number;
+  /** When the node's status last changed (it registered, ready), ms since the epoch. */
+  statusUpdatedAt?: number;
+  /** When the drivers were last fingerprinted, ms since the epoch. */
+  driversUpdatedAt?: number;
   /** Drivers detected and healthy: what the scheduler places on. */
   drivers: string[];
   /** Every driver's last fingerprint (undetected ones too), as the node API reports `Drivers`. */

@@ -81,4 +81,77 @@ describe('agent: ACL bootstrap', function () {
     agent = await startAgent(resolveAgentConfig([], { dev: true, port: 0 }), { log: () => undefined });
     expect(await bootstrap(agent)).to.deep.equal({ status: 400, text: 'ACL support disabled' });
   });
+
+  describe('GET /v1/acl/token/self (issue #35): the token of the request, as Nomad’s WhoAmI answers', () => {
+    const self = async (a: Agent, token?: string) => {
+      const r = await fetch(`${a.url}/v1/acl/token/self`, token === undefined ? {} : { headers: { 'X-Nomad-Token': token } });
+      const text = await r.text();
+      return { status: r.status, text, json: r.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : undefined };
+    };
+
+    it('the management token: its own accessor id, kept across restarts; an unknown token is 403 "ACL token not found"; none is the anonymous token', async () => {
+      const a = await start();
+      const index = Number(/reset index: (\d+)/.exec((await bootstrap(a)).text)![1]);
+      const mine = await self(a, a.token!);
+      expect(mine.status).to.equal(200);
+      const t = mine.json;
+      expect(Object.keys(t)).to.deep.equal([
+        'AccessorID',
+        'SecretID',
+        'Name',
+        'Type',
+        'Policies',
+        'Roles',
+        'Global',
+        'CreateTime',
+        'CreateIndex',
+        'ModifyIndex',
+      ]);
+      expect(t.AccessorID)
+        .to.match(/^[0-9a-f-]{36}$/)
+        .and.not.equal(a.token);
+      expect([t.SecretID, t.Name, t.Type, t.Policies, t.Global, t.CreateIndex, t.ModifyIndex]).to.deep.equal([
+        a.token,
+        'Bootstrap Token',
+        'management',
+        null,
+        true,
+        index,
+        index,
+      ]);
+      expect(Date.parse(t.CreateTime)).to.be.within(Date.now() - 60_000, Date.now());
+      // The Authorization header carries it as well.
+      const bearer = await fetch(`${a.url}/v1/acl/token/self`, { headers: { Authorization: `Bearer ${a.token}` } });
+      expect((await bearer.json()).AccessorID).to.equal(t.AccessorID);
+
+      expect(await self(a, '00000000-0000-0000-0000-000000000000')).to.include({ status: 403, text: 'ACL token not found' });
+      const anonymous = await self(a);
+      expect(anonymous.status).to.equal(200);
+      expect([anonymous.json.AccessorID, anonymous.json.Name, anonymous.json.Type, anonymous.json.Policies]).to.deep.equal([
+        'anonymous',
+        'Anonymous Token',
+        'client',
+        ['anonymous'],
+      ]);
+
+      await a.close();
+      const b = await start();
+      expect((await self(b, b.token!)).json).to.deep.equal(t);
+    });
+
+    it('with ACLs off: Nomad’s "ACLs disabled" pseudo-token, whatever the request carries', async () => {
+      agent = await startAgent(resolveAgentConfig([], { dev: true, port: 0 }), { log: () => undefined });
+      for (const token of [undefined, 'anything']) {
+        const r = await self(agent, token);
+        expect(r.status).to.equal(200);
+        expect([r.json.AccessorID, r.json.Name, r.json.Type, r.json.SecretID, r.json.Global]).to.deep.equal([
+          'acls-disabled',
+          'ACLs disabled token',
+          'client',
+          '',
+          false,
+        ]);
+      }
+    });
+  });
 });

@@ -53,7 +53,9 @@ describe('agent: deployments', function () {
     agent = await new AgentProcess(['-dev']).ready();
     await agent.req('POST', '/v1/jobs', job('1', SLEEP));
     await waitFor(agent, '/v1/job/roll/allocations', (l: any[]) => l.length === 3 && l.every((a) => a.ClientStatus === 'running'), 'v0 running');
-    expect((await agent.req('GET', '/v1/job/roll/deployments')).json).to.deep.equal([]);
+    // Version 0 has its deployment too (Nomad's reconciler makes one on the first run): all three at once.
+    const [d0] = await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l[0]?.Status === 'successful', 'the v0 deployment done');
+    expect([d0.JobVersion, d0.TaskGroups.g.DesiredTotal, d0.TaskGroups.g.PlacedAllocs, d0.TaskGroups.g.HealthyAllocs]).to.deep.equal([0, 3, 3, 3]);
 
     await agent.req('POST', '/v1/jobs', job('2', SLEEP));
     // Watch every change until the rollout ends: never more than one new-version alloc unhealthy.
@@ -68,7 +70,7 @@ describe('agent: deployments', function () {
     }
     expect(most).to.equal(1);
     const deps = (await agent.req('GET', '/v1/job/roll/deployments')).json as any[];
-    expect(deps).to.have.length(1);
+    expect(deps.map((x) => x.JobVersion)).to.deep.equal([1, 0]);
     const d = (await agent.req('GET', `/v1/deployment/${deps[0].ID}`)).json;
     expect([d.Status, d.JobVersion, d.TaskGroups.g.DesiredTotal, d.TaskGroups.g.HealthyAllocs]).to.deep.equal(['successful', 1, 3, 3]);
 
@@ -108,19 +110,54 @@ describe('agent: deployments', function () {
     expect(allocs.filter((a) => a.JobVersion === 2 && a.ClientStatus === 'running')).to.have.length(2);
   });
 
+  it('issue #35: version 0 has a deployment: job run monitors it, deployment status shows it; a newer version cancels one still running', async () => {
+    agent = await new AgentProcess(['-dev']).ready();
+    const dir = mkdtempSync(join(tmpdir(), 'berth-agent-deploy-v0-'));
+    try {
+      writeFileSync(join(dir, 'roll.json'), JSON.stringify(job('1', SLEEP)));
+      const run = await agent.cli(['job', 'run', join(dir, 'roll.json')]);
+      expect(run.code, run.stdout + run.stderr).to.equal(0);
+      expect(run.stdout).to.match(/Monitoring deployment "\w+" of job "roll"/);
+      expect(run.stdout).to.match(/Deployment "\w+" successful: Deployment completed successfully/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const [d0] = (await agent.req('GET', '/v1/job/roll/deployments')).json as any[];
+    expect([d0.JobVersion, d0.Status, d0.TaskGroups.g.DesiredTotal, d0.TaskGroups.g.PlacedAllocs]).to.deep.equal([0, 'successful', 3, 3]);
+    const allocs = (await agent.req('GET', '/v1/job/roll/allocations')).json as any[];
+    for (const a of allocs) expect((await agent.req('GET', `/v1/allocation/${a.ID}`)).json.DeploymentID).to.equal(d0.ID);
+    const status = await agent.main(['deployment', 'status', d0.ID.slice(0, 8)]);
+    expect(status.code, status.stderr).to.equal(0);
+    expect(status.stdout).to.match(/^ID\s+= \w{8}\nJob ID\s+= roll\nJob Version\s+= 0\nStatus\s+= successful\n/);
+
+    // A job whose first deployment waits on health a long time: the next version cancels it, as Nomad's reconciler does.
+    const slow = (v: string) => {
+      const j = job(v, SLEEP);
+      j.Job.ID = j.Job.Name = 'slow';
+      j.Job.TaskGroups[0]!.Update.MinHealthyTime = 600e9;
+      return j;
+    };
+    await agent.req('POST', '/v1/jobs', slow('1'));
+    const [first] = await waitFor(agent, '/v1/job/slow/deployments', (l: any[]) => l[0]?.TaskGroups.g.PlacedAllocs === 3, 'the slow v0 deployment placed');
+    expect(first.Status).to.equal('running');
+    await agent.req('POST', '/v1/jobs', slow('2'));
+    const cancelled = await waitFor(agent, `/v1/deployment/${first.ID}`, (x) => x.Status !== 'running', 'the v0 deployment cancelled');
+    expect([cancelled.Status, cancelled.StatusDescription]).to.deep.equal(['cancelled', 'Cancelled due to newer version of job']);
+  });
+
   it('pause holds a rollout after its batch (health still counted), resume goes on to success; fail stops it; ended ones refuse', async () => {
     agent = await new AgentProcess(['-dev']).ready();
     await agent.req('POST', '/v1/jobs', job('1', SLEEP));
-    await waitFor(agent, '/v1/job/roll/allocations', (l: any[]) => l.length === 3 && l.every((a) => a.ClientStatus === 'running'), 'v0 running');
+    await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l[0]?.Status === 'successful', 'the v0 deployment done');
     await agent.req('POST', '/v1/jobs', job('2', SLEEP));
-    const [d] = await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l.length === 1, 'the v1 deployment');
+    const [d] = await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l[0]?.JobVersion === 1, 'the v1 deployment');
     const paused = await agent.main(['deployment', 'pause', d.ID.slice(0, 8)]);
     expect([paused.code, paused.stdout.trim()], paused.stderr).to.deep.equal([0, `Deployment "${d.ID.slice(0, 8)}" paused`]);
     // the first batch's alloc still becomes healthy, and is counted; no second batch follows it
     const held = await waitFor(agent, `/v1/deployment/${d.ID}`, (x) => x.TaskGroups.g.HealthyAllocs === 1, 'one healthy while paused');
     expect([held.Status, held.StatusDescription]).to.deep.equal(['paused', 'Deployment is paused']);
     const evals = (await agent.req('GET', '/v1/job/roll/evaluations')).json as any[];
-    expect(evals.filter((e) => e.TriggeredBy === 'deployment-watcher')).to.deep.equal([]);
+    expect(evals.filter((e) => e.TriggeredBy === 'deployment-watcher' && e.CreateIndex > d.CreateIndex)).to.deep.equal([]);
     const v1 = ((await agent.req('GET', '/v1/job/roll/allocations')).json as any[]).filter((a) => a.JobVersion === 1);
     expect(v1).to.have.length(1);
 

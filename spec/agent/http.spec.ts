@@ -90,6 +90,30 @@ describe('agent: the HTTP API', function () {
     expect(full.headers['x-nomad-index']).to.match(/^\d+$/);
   });
 
+  it('issue #35: the node and its stub hold the fields of their own structs; ?resources=true and ?os=true add what Nomad adds', async () => {
+    const [stub] = (await agent.req('GET', '/v1/nodes')).json;
+    const full = (await agent.req('GET', `/v1/node/${stub.ID}`)).json;
+    // Nomad's NodeListStub has Address (the host) and Version; its Node has HTTPAddr and neither.
+    expect(stub.Address).to.equal(new URL(agent.url).hostname);
+    expect(stub.Version).to.equal(full.Attributes['nomad.version']);
+    for (const k of ['HTTPAddr', 'NodeResources', 'ReservedResources', 'Attributes']) expect(stub, k).not.to.have.property(k);
+    for (const k of ['Address', 'Version', 'SecretID', 'ComputedClass']) expect(full, k).not.to.have.property(k);
+    expect([full.HostVolumes, full.HostNetworks, full.LastDrain]).to.deep.equal([{}, {}, null]);
+    expect(full.StatusUpdatedAt).to.be.within(Math.floor(Date.now() / 1000) - 600, Math.floor(Date.now() / 1000));
+    expect(stub.LastDrain).to.equal(null);
+
+    const [withResources] = (await agent.req('GET', '/v1/nodes?resources=true')).json;
+    expect(withResources.NodeResources).to.deep.equal(full.NodeResources);
+    expect(withResources.ReservedResources).to.deep.equal(full.ReservedResources);
+    expect(withResources.NodeResources.Cpu.CpuShares).to.be.greaterThan(0);
+    expect([withResources.NodeResources.MinDynamicPort, withResources.NodeResources.MaxDynamicPort]).to.deep.equal([20000, 32000]);
+    expect(withResources).not.to.have.property('Attributes');
+
+    const [withOs] = (await agent.req('GET', '/v1/nodes?os=true')).json;
+    expect(withOs.Attributes).to.deep.equal({ 'os.name': full.Attributes['os.name'] });
+    expect(withOs).not.to.have.property('NodeResources');
+  });
+
   it('parses, plans, registers, scales and lists jobs', async () => {
     const parsed = await agent.req('POST', '/v1/jobs/parse', { JobHCL: JOB_HCL, Canonicalize: true });
     expect(parsed.status).to.equal(200);
@@ -108,9 +132,27 @@ describe('agent: the HTTP API', function () {
     expect(Number(reg.headers['x-nomad-index'])).to.equal(reg.json.JobModifyIndex);
     const ev = await waitFor(agent, `/v1/evaluation/${reg.json.EvalID}`, (e) => e.Status === 'complete', 'eval complete');
     expect(ev.TriggeredBy).to.equal('job-register');
+    // Issue #35: the evaluation carries the job's real JobModifyIndex and the index the scheduler read.
+    expect(ev.JobModifyIndex).to.equal(reg.json.JobModifyIndex);
+    expect(ev.SnapshotIndex).to.be.at.least(reg.json.JobModifyIndex);
+    expect([ev.Wait, ev.RelatedEvals]).to.deep.equal([0, null]);
+    expect((await agent.req('GET', `/v1/evaluation/${ev.ID}?related=true`)).json.RelatedEvals).to.deep.equal([]);
     const allocs = await waitFor(agent, '/v1/job/web/allocations', (l: any[]) => l[0]?.ClientStatus === 'running', 'web running');
     allocId = allocs[0].ID;
     expect(allocs[0].Name).to.equal('web.g[0]');
+    // The stub has its AllocatedResources and JobVersion; the full allocation neither JobVersion nor MigrateToken.
+    expect(allocs[0].AllocatedResources.Tasks.t.Cpu).to.deep.equal({ CpuShares: 50 });
+    expect(allocs[0].JobVersion).to.equal(0);
+    for (const k of ['DesiredTransition', 'PreviousAllocation', 'DeploymentID']) expect(allocs[0], k).not.to.have.property(k);
+    const full = (await agent.req('GET', `/v1/allocation/${allocId}`)).json;
+    for (const k of ['JobVersion', 'MigrateToken', 'JobType']) expect(full, k).not.to.have.property(k);
+    expect([full.Job.Version, full.PreviousAllocation]).to.deep.equal([0, '']);
+    // The deployment of version 0 (the job is a service job: Nomad's default update strategy) with its times.
+    const [d] = await waitFor(agent, '/v1/job/web/deployments', (l: any[]) => l.length === 1, 'the v0 deployment');
+    expect(d.JobSpecModifyIndex).to.equal(reg.json.JobModifyIndex);
+    expect(d.CreateTime / 1e6).to.be.within(Date.now() - 60_000, Date.now());
+    expect(d.ModifyTime).to.be.at.least(d.CreateTime);
+    expect((await agent.req('GET', '/v1/jobs')).json[0]).not.to.have.property('Version');
 
     const job = (await agent.req('GET', '/v1/job/web')).json;
     expect([job.Status, job.Version, job.Priority, job.Type]).to.deep.equal(['running', 0, 50, 'service']);

@@ -61,13 +61,14 @@ describe('agent: jobs/parse as Nomad answers it, and the warnings of a register 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('parse: Canonicalize false (or left out) answers the job without defaults; true fills them', async () => {
+  it('parse: Canonicalize false (or left out) answers the job without defaults (unset fields zero, as Go writes them); true fills them', async () => {
     for (const body of [{ JobHCL: HCL }, { JobHCL: HCL, Canonicalize: false }]) {
       const r = await post('/v1/jobs/parse', body);
       expect(r.status, r.text).to.equal(200);
-      expect(r.json.Priority).to.equal(undefined);
-      expect(r.json.TaskGroups[0].Count).to.equal(undefined);
-      expect(r.json.TaskGroups[0].Services[0]).to.not.have.property('Provider');
+      // Nomad's answer is its API Job marshalled (issue #35): what was not set is Go's zero value, never a default.
+      expect(r.json.Priority).to.equal(null);
+      expect(r.json.TaskGroups[0].Count).to.equal(null);
+      expect(r.json.TaskGroups[0].Services[0].Provider).to.equal('');
     }
     const canonical = await post('/v1/jobs/parse', { JobHCL: HCL, Canonicalize: true });
     expect(canonical.json.Priority).to.equal(50);

@@ -44,4 +44,15 @@ describe('agent: operator endpoints as Nomad serves them', function () {
     const again = await agent.req('PUT', `/v1/operator/scheduler/configuration?cas=${index}`, { PreemptionConfig: { BatchSchedulerEnabled: was } });
     expect(again.json.Updated).to.equal(false);
   });
+
+  it('GET /v1/operator/raft/configuration: one server, this agent, the leader and a voter', async () => {
+    const r = await agent.req('GET', '/v1/operator/raft/configuration');
+    expect(r.status).to.equal(200);
+    const [node] = (await agent.req('GET', '/v1/nodes')).json;
+    const self = (await agent.req('GET', '/v1/agent/self')).json;
+    expect(r.json.Servers).to.deep.equal([
+      { ID: node.ID, Node: `${self.config.NodeName}.${self.config.Region}`, Address: new URL(agent.url).host, Leader: true, Voter: true, RaftProtocol: '3' },
+    ]);
+    expect(r.json.Index).to.be.a('number');
+  });
 });

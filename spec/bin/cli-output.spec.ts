@@ -78,7 +78,8 @@ const ROUTES: Record<string, unknown> = {
   '/v1/job/web/deployments': [deployment],
   '/v1/deployments': [deployment],
   '/v1/allocations': [alloc(A1, 'running', 3, 1)],
-  [`/v1/allocation/${A1}`]: alloc(A1, 'running', 3, 1),
+  // The full allocation as Nomad's API struct has it: no JobVersion, the job's Version instead.
+  [`/v1/allocation/${A1}`]: (({ JobVersion: _v, ...full }) => ({ ...full, Job: { ...job, Version: 3 } }))(alloc(A1, 'running', 3, 1)),
   [`/v1/client/allocation/${A1}/checks`]: {
     c1: { ID: 'c1', Check: 'alive', Group: 'g', Service: 'web', Mode: 'healthiness', Status: 'success', StatusCode: 200, Output: 'ok', Timestamp: T0 / 1e9 },
   },

@@ -64,7 +64,8 @@ export const allocStatusCommand: Command = {
         ['Node ID', short(a.NodeID)],
         ['Node Name', a.NodeName],
         ['Job ID', a.JobID],
-        ['Job Version', a.JobVersion],
+        // The full allocation has no JobVersion: its job's Version is the version it runs (as nomad reads it).
+        ['Job Version', (a.Job as Obj | null)?.Version ?? 0],
         ['Client Status', a.ClientStatus],
         ['Client Description', a.ClientDescription],
         ['Desired Status', a.DesiredStatus],

@@ -72,7 +72,7 @@ export const nodeCommand = commandGroup('node', "show the agent's node", [
           allocs.length
             ? table(
                 ['ID', 'Job ID', 'Task Group', 'Version', 'Desired', 'Status'],
-                allocs.map((a) => [short(a.ID), a.JobID, a.TaskGroup, a.JobVersion, a.DesiredStatus, a.ClientStatus]),
+                allocs.map((a) => [short(a.ID), a.JobID, a.TaskGroup, (a.Job as Obj | null)?.Version ?? 0, a.DesiredStatus, a.ClientStatus]),
               )
             : 'No allocations placed'
         }`,

@@ -105,7 +105,7 @@ describe('scheduler: job updates', () => {
       const first = w.register(v1);
       expect(first.place.map((a) => [a.name, a.previousAllocation])).to.deep.equal([['web.g[0]', v0[0].id]]);
       expect(first.stop.map((a) => a.id)).to.deep.equal([v0[0].id]);
-      expect(first.deployment.g).to.deep.equal({ maxParallel: 1, replaced: 1, remaining: 2, inFlight: 0, failed: false });
+      expect(first.deployment.g).to.deep.equal({ maxParallel: 1, desiredTotal: 3, replaced: 1, remaining: 2, inFlight: 0, failed: false });
       // Not healthy yet: the deployment watcher's next eval replaces nothing.
       const wait = w.evaluate('web', 'deployment-watcher');
       expect(wait.place).to.have.length(0);
@@ -120,6 +120,19 @@ describe('scheduler: job updates', () => {
       const third = w.evaluate('web', 'deployment-watcher');
       expect(third.place.map((x) => x.name)).to.deep.equal(['web.g[2]']);
       expect(third.deployment.g).to.include({ remaining: 0 });
+    });
+    it('issue #35: version 0 of a group with an update block gets a deployment too, every alloc placed at once', () => {
+      const w = new World();
+      const v0 = w.register(job('web', { count: 3, group: { update: update(1) } }));
+      expect(v0.place).to.have.length(3);
+      expect(v0.deployment.g).to.deep.equal({ maxParallel: 1, desiredTotal: 3, replaced: 0, remaining: 0, inFlight: 0, failed: false });
+      // Once its allocs are placed, another evaluation of the same version makes none (Nomad's hadRunning).
+      expect(w.evaluate('web', 'deployment-watcher').deployment).to.deep.equal({});
+      // A count change is an in-place update of the new version: tracked again.
+      expect(w.register(job('web', { count: 4, version: 1, group: { update: update(1) } })).deployment.g).to.include({ desiredTotal: 4 });
+      // Without an update block, or for a batch job, there is none.
+      expect(new World().register(job('plain', { count: 2 })).deployment).to.deep.equal({});
+      expect(new World().register(job('b', { type: 'batch', count: 2, group: { update: update(1) } })).deployment).to.deep.equal({});
     });
     it('an unhealthy replacement stops the rollout', () => {
       const w = new World();
