@@ -55,4 +55,24 @@ describe('agent: operator endpoints as Nomad serves them', function () {
     ]);
     expect(r.json.Index).to.be.a('number');
   });
+
+  it('berth operator raft list-peers prints the peers as nomad does: Node, ID, Address, State, Voter, RaftProtocol', async () => {
+    const [node] = (await agent.req('GET', '/v1/nodes')).json;
+    const self = (await agent.req('GET', '/v1/agent/self')).json;
+    const r = await agent.main(['operator', 'raft', 'list-peers']);
+    expect(r.code, r.stderr).to.equal(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines).to.have.length(2);
+    expect(lines[0]!.split(/\s+/)).to.deep.equal(['Node', 'ID', 'Address', 'State', 'Voter', 'RaftProtocol']);
+    expect(lines[1]!.split(/\s+/)).to.deep.equal([`${self.config.NodeName}.${self.config.Region}`, node.ID, new URL(agent.url).host, 'leader', 'true', '3']);
+    // Columns line up as columnize lays them out: each value starts where its header does.
+    const values = [node.ID, new URL(agent.url).host, 'leader', 'true', '3'];
+    ['ID', 'Address', 'State', 'Voter', 'RaftProtocol'].forEach((h, i) => {
+      const at = lines[0]!.indexOf(h);
+      expect(lines[1]!.slice(at - 2, at), h).to.equal('  ');
+      expect(lines[1]!.startsWith(values[i]!, at), h).to.equal(true);
+    });
+    const json = await agent.main(['operator', 'raft', 'list-peers', '-json']);
+    expect(JSON.parse(json.stdout).Servers).to.have.length(1);
+  });
 });
