@@ -5,7 +5,7 @@
  */
 import { printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
-import { writeLine, type CliIO } from '../io.ts';
+import { nowOf, writeLine, type CliIO } from '../io.ts';
 import { allocMetricLines } from '../nomad/alloc-metrics.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { parseNomadFlags } from '../nomad/flags.ts';
@@ -102,9 +102,9 @@ export const jobStatusCommand: Command = {
     printPlacementFailure(io, (await api.get<Obj[]>(`/v1/job/${id}/evaluations`)).body);
     // Nomad's "Latest Deployment": the job's newest deployment, while there is one.
     const latest = (await api.get<Obj | null>(`/v1/job/${id}/deployment`).catch(() => ({ body: null }))).body;
-    if (latest) writeLine(io.stdout, `\nLatest Deployment\n${deploymentLines(latest, false)}`);
+    if (latest) writeLine(io.stdout, `\nLatest Deployment\n${deploymentLines(latest, false, flags.verbose === true)}`);
     writeLine(io.stdout, '\nAllocations');
-    writeLine(io.stdout, allocs.length === 0 ? 'No allocations placed' : allocTable(allocs));
+    writeLine(io.stdout, allocs.length === 0 ? 'No allocations placed' : allocTable(allocs, { verbose: flags.verbose === true, now: nowOf(io) }));
     return 0;
   },
 };
