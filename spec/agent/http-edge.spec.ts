@@ -86,6 +86,9 @@ describe('agent: HTTP edge with ACLs on', function () {
     const port = portOf(agent);
     expect(agent.routes.some((r) => r.method === 'UPGRADE')).to.equal(true);
     expect(agent.routes.some((r) => r.pattern === '/v1/event/stream')).to.equal(true);
+    // the written-out anonymous rows name routes the agent serves (none stale, none misspelt)
+    const served = new Set(agent.routes.map((r) => `${r.method} ${r.pattern}`));
+    expect([...ANONYMOUS_ROUTES].filter((k) => !served.has(k))).to.deep.equal([]);
     for (const r of agent.routes) {
       const path = fill(r.pattern);
       const method = r.method === 'UPGRADE' ? 'GET' : r.method;
