@@ -2,7 +2,8 @@
  * Each status command's whole output for one fixed state, compared as text: a regex per line
  * would let a column move or two values swap. The agent here is the far side of the CLI's
  * boundary: a loopback server answering Nomad-shaped JSON for one job, its allocs, an eval and a
- * deployment, with distinct numbers in every column.
+ * deployment, a node and a blocked eval, with distinct numbers in every column (job, alloc,
+ * deployment, node and eval status).
  */
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
@@ -69,7 +70,52 @@ const deployment = {
   },
 };
 
+const node = {
+  ID: NODE,
+  Name: 'box',
+  NodePool: 'default',
+  Datacenter: 'dc1',
+  NodeClass: 'gpu',
+  Drain: false,
+  SchedulingEligibility: 'eligible',
+  Status: 'ready',
+  HTTPAddr: '127.0.0.1:4646',
+  NodeResources: { Cpu: { CpuShares: 8000 }, Memory: { MemoryMB: 16384 } },
+  Drivers: { raw_exec: { Detected: true }, exec: { Detected: true } },
+};
+/** An eval whose placement failed on one group, blocked for more capacity. */
+const evaluation = {
+  ID: EVAL,
+  CreateTime: T0,
+  ModifyTime: T0 + 2e9,
+  Status: 'complete',
+  StatusDescription: '',
+  Type: 'service',
+  TriggeredBy: 'job-register',
+  JobID: 'web',
+  Priority: 70,
+  PreviousEval: '',
+  BlockedEval: 'ffffffff-0000-0000-0000-000000000000',
+  FailedTGAllocs: {
+    g: {
+      NodesEvaluated: 1,
+      NodesAvailable: { dc1: 1 },
+      ConstraintFiltered: { '${attr.kernel.name} = windows': 1 },
+      NodesExhausted: 0,
+      CoalescedFailures: 2,
+    },
+  },
+};
+
 const ROUTES: Record<string, unknown> = {
+  '/v1/nodes': [node],
+  [`/v1/node/${NODE}`]: node,
+  // Full allocations, as Nomad's API struct has them: the version is the job's.
+  [`/v1/node/${NODE}/allocations`]: [alloc(A1, 'running', 3, 1), alloc(A2, 'failed', 2, 2)].map(({ JobVersion: v, ...full }) => ({
+    ...full,
+    Job: { ...job, Version: v },
+  })),
+  '/v1/evaluations': [evaluation],
   '/v1/job/web': job,
   '/v1/job/web/allocations': [alloc(A1, 'running', 3, 1), alloc(A2, 'failed', 2, 2)],
   '/v1/job/web/summary': summary,
@@ -185,6 +231,66 @@ describe("the CLI's status output, whole, for one fixed state", () => {
         'Deployed',
         'Task Group  Desired  Placed  Healthy  Unhealthy  Progress Deadline',
         'g           4        3       2        1          600s',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('node status: the list, then one node whole with its allocations', async () => {
+    const list = await runMain(['node', 'status', '-address', address]);
+    expect(list.code, list.stderr).to.equal(0);
+    expect(list.stdout).to.equal(
+      ['ID        Node Pool  DC   Name  Class  Drain  Eligibility  Status', 'nnnnnnnn  default    dc1  box   gpu    false  eligible     ready', ''].join('\n'),
+    );
+    const one = await runMain(['node', 'status', '-address', address, NODE]);
+    expect(one.code, one.stderr).to.equal(0);
+    expect(one.stdout).to.equal(
+      [
+        'ID            = nnnnnnnn-0000-0000-0000-000000000000',
+        'Name          = box',
+        'Node Pool     = default',
+        'Class         = gpu',
+        'DC            = dc1',
+        'Drain         = false',
+        'Eligibility   = eligible',
+        'Status        = ready',
+        'HTTP Address  = 127.0.0.1:4646',
+        'CPU           = 8000 MHz',
+        'Memory        = 16384 MiB',
+        'Drivers       = raw_exec,exec',
+        '',
+        'Allocations',
+        'ID        Job ID  Task Group  Version  Desired  Status',
+        'aaaaaaaa  web     g           3        run      running',
+        'bbbbbbbb  web     g           2        run      failed',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('eval status: the fields, then the failed placements with their reasons and the blocked eval', async () => {
+    const r = await runMain(['eval', 'status', '-address', address, 'eeee']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.equal(
+      [
+        'ID                  = eeeeeeee-0000-0000-0000-000000000000',
+        'Create Time         = 2026-01-02 03:04:05 UTC',
+        'Modify Time         = 2026-01-02 03:04:07 UTC',
+        'Status              = complete',
+        'Status Description  = complete',
+        'Type                = service',
+        'TriggeredBy         = job-register',
+        'Job ID              = web',
+        'Priority            = 70',
+        'Placement Failures  = true',
+        'Previous Eval       = <none>',
+        'Blocked Eval        = ffffffff-0000-0000-0000-000000000000',
+        '',
+        'Failed Placements',
+        'Task Group "g" (failed to place 3 allocations):',
+        '  * Constraint "${attr.kernel.name} = windows": 1 nodes excluded by filter',
+        '',
+        'Evaluation "ffffffff" waiting for additional capacity to place remainder',
         '',
       ].join('\n'),
     );

@@ -54,7 +54,7 @@ export const nodeCommand = commandGroup('node', "show the agent's node", [
           ['ID', n.ID],
           ['Name', n.Name],
           ['Node Pool', n.NodePool],
-          ['Class', '<none>'],
+          ['Class', n.NodeClass],
           ['DC', n.Datacenter],
           ['Drain', n.Drain],
           ['Eligibility', n.SchedulingEligibility],
