@@ -86,9 +86,11 @@ export const jobStatusCommand: Command = {
         ['Priority', job.Priority],
         ['Datacenters', ((job.Datacenters as string[] | undefined) ?? ['*']).join(',')],
         ['Namespace', job.Namespace],
-        ['Status', job.Status],
-        ['Periodic', false],
-        ['Parameterized', false],
+        ['Node Pool', job.NodePool ?? ''],
+        ['Status', job.Stop === true ? `${job.Status} (stopped)` : job.Status],
+        // Nomad's IsPeriodic and IsParameterized: a periodic block; a parameterized parent (not a dispatched child).
+        ['Periodic', !!job.Periodic],
+        ['Parameterized', !!job.ParameterizedJob && job.Dispatched !== true],
       ]),
     );
     writeLine(io.stdout, '\nSummary');

@@ -14,7 +14,15 @@ export function kv(rows: Array<[string, unknown]>): string {
 export function table(head: string[], rows: unknown[][]): string {
   const cells = [head, ...rows.map((r) => r.map((c) => (c === undefined || c === null ? '' : String(c))))];
   const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
-  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  // As columnize: a row whose last cells are empty ends at its last text, with no trailing blanks.
+  return cells
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** Nomad's short id: the first 8 characters. */
@@ -57,4 +65,13 @@ export function prettyTimeDiff(ns: unknown, nowMs: number): string {
   take(12, 'mo');
   take(0, 'y');
   return `${parts.length ? parts.slice(0, 2).join('') : '0s'} ${suffix}`;
+}
+
+/** go-humanize's `IBytes`, which nomad prints sizes with: `0 B`, `300 MiB`, `1.5 GiB`. */
+export function iBytes(bytes: number): string {
+  if (bytes < 10) return `${bytes} B`;
+  const sizes = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
+  const e = Math.floor(Math.log(bytes) / Math.log(1024));
+  const val = Math.floor((bytes / 1024 ** e) * 10 + 0.5) / 10;
+  return val < 10 ? `${val.toFixed(1)} ${sizes[e]}` : `${val.toFixed(0)} ${sizes[e]}`;
 }
