@@ -63,7 +63,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
   const client = createClient({
     dataDir: dir,
     ...NO_GC,
-    docker: { plugin: { gc: { image: false, imageDelayMs: 0, container: true, danglingContainers: false } } },
+    docker: { plugin: { gc: { image: false, imageDelayMs: 0, container: true, danglingContainers: false, danglingCreationGraceMs: 0 } } },
   });
   try {
     const berthMs: number[] = [];

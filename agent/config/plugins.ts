@@ -87,8 +87,11 @@ function dockerPlugin(c: Obj, path: string): Partial<DockerPluginConfig> {
     if (delay !== undefined) gc.imageDelayMs = delay;
     const container = typed<boolean>(g, 'container', gp, 'boolean');
     if (container !== undefined) gc.container = container;
-    const dangling = typed<boolean>(body(g.dangling_containers, `${gp}.dangling_containers`), 'enabled', `${gp}.dangling_containers`, 'boolean');
+    const dc = body(g.dangling_containers, `${gp}.dangling_containers`);
+    const dangling = typed<boolean>(dc, 'enabled', `${gp}.dangling_containers`, 'boolean');
     if (dangling !== undefined) gc.danglingContainers = dangling;
+    const grace = durationMs(dc, 'creation_grace', `${gp}.dangling_containers`);
+    if (grace !== undefined) gc.danglingCreationGraceMs = grace;
     out.gc = gc as DockerPluginConfig['gc'];
   }
   const pull = durationMs(c, 'pull_activity_timeout', path);

@@ -104,7 +104,8 @@ consul {
       image_delay = "10m"
       container   = false
       dangling_containers {
-        enabled = false
+        enabled        = false
+        creation_grace = "90s"
       }
     }
     pull_activity_timeout = "30s"
@@ -127,7 +128,7 @@ plugin "raw_exec" {
       allowCaps: ['net_raw', 'chown'],
       volumesEnabled: true,
       // A later file's gc keys go over the earlier's, key by key.
-      gc: { image: true, imageDelayMs: 600_000, container: false, danglingContainers: false },
+      gc: { image: true, imageDelayMs: 600_000, container: false, danglingContainers: false, danglingCreationGraceMs: 90_000 },
       pullActivityTimeoutMs: 30_000,
       extraLabels: ['job_name', 'task*'],
     });

@@ -39,7 +39,11 @@ describe('agent: docker tasks across a kill -9 of the agent', function () {
 
   it('reattaches to the same container, removes a dangling one, and restarts one that died meanwhile', async () => {
     const dataDir = path.join(dir, 'data');
-    agent = await new AgentProcess(['-data-dir', dataDir]).ready();
+    // The orphan below is seconds old: without a zero creation_grace the reconciler keeps it (it
+    // could be another client's on this Engine).
+    const config = path.join(dir, 'docker.hcl');
+    fs.writeFileSync(config, 'plugin "docker" {\n  config {\n    gc {\n      dangling_containers {\n        creation_grace = "0s"\n      }\n    }\n  }\n}\n');
+    agent = await new AgentProcess(['-data-dir', dataDir, '-config', config]).ready();
     await runJob(
       agent,
       dockerJob({
@@ -65,7 +69,7 @@ describe('agent: docker tasks across a kill -9 of the agent', function () {
     });
     await orphan.start();
 
-    agent = await new AgentProcess(['-data-dir', dataDir]).ready();
+    agent = await new AgentProcess(['-data-dir', dataDir, '-config', config]).ready();
     const back = await allocOf(agent, 'keep', (a) => a.ID === alloc.ID && a.TaskStates?.t?.State === 'running', 'the alloc back');
     expect(back.TaskStates.t.Restarts).to.equal(0);
     const now = await containersOf(alloc.ID);

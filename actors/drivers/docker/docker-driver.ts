@@ -54,7 +54,11 @@ export interface DockerDriver extends Driver {
   readonly plugin: DockerPluginConfig;
   /** Whether an Engine answers at the endpoint, and its attributes. */
   fingerprint(): Promise<DockerFingerprint>;
-  /** Removes containers berth's labels name whose alloc is not in `owned`; returns their ids. */
+  /**
+   * Removes the running containers berth's labels name whose alloc is not in `owned` and that are
+   * older than the plugin's `danglingCreationGraceMs` (as Nomad's reconciler: a young one may be
+   * another client's); returns their ids.
+   */
   removeDangling(owned: ReadonlySet<string>): Promise<string[]>;
   /** Tasks using an image now (by image id). */
   imageUsers(imageId: string): number;
@@ -396,11 +400,13 @@ export function createDockerDriver(opts: DockerDriverOptions = {}): DockerDriver
     },
 
     async removeDangling(owned: ReadonlySet<string>): Promise<string[]> {
-      const list = await docker.listContainers({ all: true, filters: { label: [LABEL_ALLOC_ID] } });
+      // Nomad's reconciler looks at running containers only; a stopped one is the container GC's.
+      const list = await docker.listContainers({ all: false, filters: { label: [LABEL_ALLOC_ID] } });
+      const cutoffSec = (clock.now() - plugin.gc.danglingCreationGraceMs) / 1000;
       const removed: string[] = [];
       for (const c of list) {
         const alloc = c.Labels[LABEL_ALLOC_ID];
-        if (!alloc || owned.has(alloc)) continue;
+        if (!alloc || owned.has(alloc) || c.Created > cutoffSec) continue;
         await docker
           .getContainer(c.Id)
           .remove({ force: true, v: true })

@@ -41,6 +41,11 @@ export interface DockerPluginConfig {
     container: boolean;
     /** Remove containers berth's labels name but no alloc owns. */
     danglingContainers: boolean;
+    /**
+     * A dangling container younger than this is left alone (Nomad's `creation_grace`, 5 m): it
+     * may be another client's on the same Engine, or one whose alloc is not recorded yet.
+     */
+    danglingCreationGraceMs: number;
   };
   /** A pull that reports no progress for this long fails. */
   pullActivityTimeoutMs: number;
@@ -55,7 +60,7 @@ export function defaultDockerPluginConfig(): DockerPluginConfig {
     allowPrivileged: false,
     allowCaps: [...DEFAULT_ALLOW_CAPS],
     volumesEnabled: false,
-    gc: { image: true, imageDelayMs: 3 * 60_000, container: true, danglingContainers: true },
+    gc: { image: true, imageDelayMs: 3 * 60_000, container: true, danglingContainers: true, danglingCreationGraceMs: 5 * 60_000 },
     pullActivityTimeoutMs: 2 * 60_000,
     extraLabels: [],
   };

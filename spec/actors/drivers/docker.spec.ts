@@ -7,6 +7,7 @@ import { engine, importBusybox } from '../../support/docker.ts';
 import { containerName, LABEL_ALLOC_ID, memoryLimits } from '../../../actors/drivers/docker/container-spec.ts';
 import type { TaskConfig } from '../../../actors/drivers/driver.ts';
 import { DriverConfigError } from '../../../model/errors.ts';
+import { realClock } from '../../../model/clock.ts';
 import { skipOrFailInCi } from '../../support/skips.ts';
 import { ABORT, cleanup, sandbox, startTracked } from './support/helpers.ts';
 
@@ -99,6 +100,53 @@ describe('docker driver', function () {
       expect((err as Error).message).to.match(/allow_privileged = false/);
       const left = await engine.listContainers({ all: true, filters: { name: [containerName(cfg)] } });
       expect(left).to.deep.equal([]);
+    });
+    it("removeDangling: a running berth container no alloc owns goes once older than creation_grace; a young or stopped one stays (Nomad's reconciler)", async () => {
+      const orphan = 'a0000000-0000-4000-8000-00000000dead';
+      const make = async (name: string, start: boolean) => {
+        const c = await engine.createContainer({ name, Image: IMAGE, Cmd: ['sleep', '600'], Labels: { [LABEL_ALLOC_ID]: orphan } });
+        if (start) await c.start();
+        return c.id;
+      };
+      const running = await make(`berth-dangling-running-${process.pid}`, true);
+      const stopped = await make(`berth-dangling-stopped-${process.pid}`, false);
+      const exists = async (id: string) =>
+        engine
+          .getContainer(id)
+          .inspect()
+          .then(
+            () => true,
+            () => false,
+          );
+      try {
+        // The default grace (5 m): a container created a moment ago may be another client's.
+        const all = await engine.listContainers({ all: true, filters: { label: [LABEL_ALLOC_ID] } });
+        expect(await driver.removeDangling(new Set(all.map((c) => c.Labels[LABEL_ALLOC_ID]!).filter((a) => a !== orphan)))).to.deep.equal([]);
+        expect(await exists(running)).to.equal(true);
+        // With no grace: owned by an alloc of this client, kept; owned by none, removed. Every other
+        // berth container on this Engine (other specs', other agents') counts as owned here, so
+        // the sweep cannot touch them.
+        const others = await engine.listContainers({ all: true, filters: { label: [LABEL_ALLOC_ID] } });
+        const owned = new Set(others.map((c) => c.Labels[LABEL_ALLOC_ID]!).filter((a) => a !== orphan));
+        const noGrace = createDockerDriver({
+          plugin: { gc: { ...driver.plugin.gc, danglingCreationGraceMs: 0 } },
+          clock: { ...realClock, now: () => Date.now() + 2000 },
+        });
+        try {
+          expect(await noGrace.removeDangling(new Set([...owned, orphan]))).to.deep.equal([]);
+          expect(await noGrace.removeDangling(owned)).to.deep.equal([running]);
+        } finally {
+          await noGrace.shutdown();
+        }
+        expect(await exists(running)).to.equal(false);
+        expect(await exists(stopped), "a stopped container is the container GC's, not the reconciler's").to.equal(true);
+      } finally {
+        for (const id of [running, stopped])
+          await engine
+            .getContainer(id)
+            .remove({ force: true })
+            .catch(() => {});
+      }
     });
   });
 });
