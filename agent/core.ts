@@ -392,7 +392,7 @@ export class AgentCore {
           DestructiveUpdate: u.destructiveUpdate,
           Ignore: u.ignore,
           Migrate: u.migrate,
-          Canary: 0,
+          Canary: u.canary,
           Preemptions: u.preemptions,
           RescheduleNow: u.rescheduleNow,
           RescheduleLater: u.rescheduleLater,
