@@ -29,6 +29,7 @@ import {
 import type { AgentState, Txn } from '../state/store.ts';
 import type { Evaluation, JobRecord, ServerAlloc } from '../state/types.ts';
 import { applyPlanToDeployment } from '../deploy/deployments.ts';
+import { canaryStates } from '../deploy/canaries.ts';
 import { evalMachine } from './eval-machine.ts';
 import { refusedAlloc } from './refused.ts';
 
@@ -110,6 +111,7 @@ export function planFor(state: AgentState, node: SchedulerNode, ev: Evaluation, 
     ...(random ? { random } : {}),
     index: state.waiters.index + 1,
     heldRollouts: [...state.deployments.values()].filter((d) => d.status === 'paused' || d.status === 'failed').map((d) => `${d.jobId}@${d.jobVersion}`),
+    canaries: canaryStates(state),
     elapsed: () => performance.now(),
   });
 }

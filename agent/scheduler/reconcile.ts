@@ -117,6 +117,13 @@ export function reconcileGroup(opts: {
     allocs = allocs.filter((a) => !older.includes(a));
   }
 
+  // Nomad's `cancelUnneededCanaries`: canaries never promoted, of an older version or of a
+  // failed deployment, stop (a newer version or a revert left them behind).
+  const stop: GroupResult['stop'] = [];
+  const staleCanary = (a: Allocation) => a.deploymentStatus?.canary === true && (!sameVersion(a, job) || opts.canaries?.failed === true);
+  for (const a of allocs.filter((x) => staleCanary(x) && !isServerTerminal(x))) stop.push({ alloc: a, description: STOP_NOT_NEEDED });
+  allocs = allocs.filter((a) => !staleCanary(a));
+
   // Classify: migrating (Nomad's `alloc stop`) and the rest; the rest by reschedulability.
   const migrate = allocs.filter((a) => !isTerminal(a) && a.desiredTransition?.migrate);
   const untainted: Allocation[] = [];
@@ -154,8 +161,7 @@ export function reconcileGroup(opts: {
   const canaries = untainted.filter((a) => canaryIds.has(a.id) && sameVersion(a, job));
   const promoted = cs?.promoted === true;
   const replacing = (a: Allocation) => !sameVersion(a, job) && (destructiveChange(a.job, job, group.name) !== undefined || opts.nodeEligible === false);
-  const canarying = !promoted && !!update && update.canary > 0 && (!!cs?.desiredCanaries || untainted.some(replacing));
-  const stop: GroupResult['stop'] = [];
+  const canarying = !cs?.failed && !promoted && !!update && update.canary > 0 && (!!cs?.desiredCanaries || untainted.some(replacing));
   if (canarying) untainted.splice(0, untainted.length, ...untainted.filter((a) => !canaries.includes(a)));
   else if (canaries.length > 0) {
     const taken = new Set(canaries.map((a) => a.name));

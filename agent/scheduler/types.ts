@@ -204,6 +204,8 @@ export interface CanaryState {
   desiredCanaries: number;
   placedCanaries: readonly string[];
   promoted: boolean;
+  /** The deployment failed: its canaries never promoted stop. */
+  failed?: boolean;
 }
 
 /** What {@link schedule} needs. Everything is data; nothing is read from the outside world. */
