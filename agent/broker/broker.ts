@@ -221,7 +221,10 @@ export class EvalBroker {
     const toAdd: Allocation[] = [];
     const followUps: string[] = [];
     state.commit((txn) => {
+      // What this commit wrote, by id: a replacement's nextAllocation goes onto its predecessor's stop.
+      const written = new Map<string, ServerAlloc>();
       const put = (s: ServerAlloc, type: string) => {
+        written.set(s.alloc.id, s);
         txn.putAlloc(s);
         txn.event({ topic: 'Allocation', type, key: s.alloc.id, object: s });
       };
@@ -247,7 +250,7 @@ export class EvalBroker {
         const alloc = { ...a, ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };
         put({ alloc, ...(plan.metrics[a.id] ? { metrics: plan.metrics[a.id] } : {}), createIndex: txn.index, modifyIndex: txn.index }, 'PlanResult');
         if (a.previousAllocation) {
-          const prev = state.allocs.get(a.previousAllocation);
+          const prev = written.get(a.previousAllocation) ?? state.allocs.get(a.previousAllocation);
           if (prev) txn.putAlloc({ ...prev, nextAllocation: a.id, modifyIndex: txn.index });
         }
         toAdd.push(alloc);
