@@ -29,6 +29,14 @@ export function awaitsPromotion(taskGroups: Groups): boolean {
   return Object.values(taskGroups).some((g) => (g.desiredCanaries ?? 0) > 0 && !g.promoted);
 }
 
+/** Every group has its total healthy and nothing left to promote: the deployment is done. */
+export function deploymentComplete(taskGroups: Groups): boolean {
+  return Object.values(taskGroups).every((g) => g.healthyAllocs >= g.desiredTotal) && !awaitsPromotion(taskGroups);
+}
+
+/** Nomad's description of a deployment that completed. */
+export const SUCCESSFUL = 'Deployment completed successfully';
+
 /** A running deployment's description: waiting for a manual or an automatic promotion, or just running. */
 export function runningDescription(taskGroups: Groups): string {
   if (!awaitsPromotion(taskGroups)) return RUNNING;
@@ -79,6 +87,8 @@ export function promotedDeployment(d: Deployment, req: PromoteRequest, healthy: 
   // Nomad answers a go-multierror: its count, then each error on its own line.
   if (problems.length) return `${problems.length} error${problems.length === 1 ? '' : 's'} occurred:\n${problems.map((p) => `\t* ${p}`).join('\n')}\n\n`;
   const taskGroups: Groups = Object.fromEntries(Object.entries(d.taskGroups).map(([name, g]) => [name, asked(name) ? { ...g, promoted: true } : g]));
+  // Canaries that were all the group wanted leave nothing to replace: promoting them completes it.
+  if (d.status === 'running' && deploymentComplete(taskGroups)) return { ...d, taskGroups, status: 'successful', statusDescription: SUCCESSFUL };
   const statusDescription = d.status === 'running' && !awaitsPromotion(taskGroups) ? RUNNING : d.statusDescription;
   return { ...d, taskGroups, statusDescription };
 }

@@ -27,7 +27,7 @@ import type { Allocation, Job } from '../../index.ts';
 import type { Plan } from '../scheduler/index.ts';
 import type { AgentState, Txn } from '../state/store.ts';
 import type { Deployment, JobRecord } from '../state/types.ts';
-import { autoPromotes, commitPromotion, healthyIn, promotedDeployment, RUNNING, runningDescription } from './canaries.ts';
+import { autoPromotes, commitPromotion, deploymentComplete, healthyIn, promotedDeployment, RUNNING, runningDescription, SUCCESSFUL } from './canaries.ts';
 import { rollbackFor } from './rollback.ts';
 import type { PromoteRequest } from './canaries.ts';
 
@@ -153,11 +153,11 @@ export function recordHealth(state: AgentState, alloc: Allocation, txn: Txn, now
   } else if (autoPromotes(next, healthyIn(state, alloc))) {
     const promoted = promotedDeployment(next, { all: true, groups: [] }, healthyIn(state, alloc));
     if (typeof promoted !== 'string') {
-      commitPromotion(state, next, promoted, txn, now, alloc);
-      return { evaluate: true };
+      const stored = commitPromotion(state, next, promoted, txn, now, alloc);
+      return { evaluate: stored.status === 'running' };
     }
-  } else if (Object.values(taskGroups).every((x) => x.healthyAllocs >= x.desiredTotal && (!(x.desiredCanaries ?? 0) || x.promoted))) {
-    next = { ...next, status: 'successful', statusDescription: 'Deployment completed successfully' };
+  } else if (deploymentComplete(taskGroups)) {
+    next = { ...next, status: 'successful', statusDescription: SUCCESSFUL };
   }
   txn.putDeployment(next);
   txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
