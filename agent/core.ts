@@ -7,7 +7,7 @@
  */
 import { BerthError, isClientTerminalStatus, realClock, type Allocation, type Client, type Clock, errorText } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
-import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
+import { deploymentAfter, failsAtDeadline, FAILED_PROGRESS_DEADLINE, progressCutoff, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { commitPromotion, healthyIn, type PromoteRequest } from './deploy/canaries.ts';
 import { rollbackFor } from './deploy/rollback.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
@@ -93,7 +93,7 @@ export class AgentCore {
       onRefused: (report) => this.clientUpdate(report),
       random: opts.random ?? Math.random,
     });
-    this.deploymentWatchers = new DeploymentWatchers(state, client);
+    this.deploymentWatchers = new DeploymentWatchers(state, client, (id) => this.#progressDeadline(id));
     this.gc = new ServerGc({ state, client, config: config.serverGc, log, ...(opts.gcClock ? { clock: opts.gcClock } : {}) });
   }
 
@@ -366,6 +366,26 @@ export class AgentCore {
     if (out.evalId) this.broker.enqueue(out.evalId);
     if (rollback?.revert) return { ...out, revertedJobVersion: this.#revert(rollback.revert) };
     return out;
+  }
+
+  /**
+   * A deployment's progress deadline passed (its watcher's timer): fails it, with its rollback,
+   * if too few of its allocs turned healthy (Nomad's "Failed due to progress deadline").
+   */
+  #progressDeadline(id: string): void {
+    const d = this.state.deployments.get(id);
+    if (!d || !failsAtDeadline(d)) return;
+    const cutoff = progressCutoff(d);
+    if (cutoff === undefined || cutoff > Date.now()) return;
+    const rollback = rollbackFor(this.state, d, FAILED_PROGRESS_DEADLINE, false);
+    const ev = this.state.commit((txn) => {
+      const next = { ...d, status: 'failed' as const, statusDescription: rollback.description, modifyIndex: txn.index, modifyTime: Date.now() };
+      txn.putDeployment(next);
+      txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: id, object: next });
+      return this.state.jobs.has(d.jobId) ? newEval(txn, this.state, d.jobId, 'deployment-watcher') : undefined;
+    });
+    if (ev) this.broker.enqueue(ev.id);
+    if (rollback.revert) this.#revert(rollback.revert);
   }
 
   /** `auto_revert`: registers the stable version's spec again, as a new version (Nomad's job revert); answers the version reverted to. */

@@ -120,11 +120,15 @@ export function healthyIn(state: AgentState, current?: Allocation): (id: string)
  * canaries, as Nomad's state store does. `current` is the newer copy of one alloc this commit wrote.
  */
 export function commitPromotion(state: AgentState, before: Deployment, next: Deployment, txn: Txn, now: number, current?: Allocation): Deployment {
-  const stored: Deployment = { ...next, modifyIndex: txn.index, modifyTime: now };
+  const fresh = Object.entries(next.taskGroups).filter(([name, g]) => g.promoted && !before.taskGroups[name]?.promoted);
+  const taskGroups = { ...next.taskGroups };
+  // Promotion starts the group's progress clock again (Nomad resets `RequireProgressBy`).
+  for (const [name, g] of fresh)
+    if (g.requireProgressBy !== undefined && g.progressDeadlineMs > 0) taskGroups[name] = { ...g, requireProgressBy: now + g.progressDeadlineMs };
+  const stored: Deployment = { ...next, taskGroups, modifyIndex: txn.index, modifyTime: now };
   txn.putDeployment(stored);
   txn.event({ topic: 'Deployment', type: 'DeploymentPromotion', key: stored.id, object: stored });
-  for (const [name, g] of Object.entries(stored.taskGroups)) {
-    if (!g.promoted || before.taskGroups[name]?.promoted) continue;
+  for (const [, g] of fresh) {
     for (const id of g.placedCanaries ?? []) {
       const s = state.allocs.get(id);
       if (!s) continue;

@@ -87,6 +87,9 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
       autoRevert: update?.autoRevert ?? false,
       autoPromote: update?.autoPromote ?? false,
     };
+    const deadline = taskGroups[name].progressDeadlineMs;
+    const by = prev?.requireProgressBy ?? (placed > 0 && deadline > 0 ? now + deadline : undefined);
+    if (by !== undefined) taskGroups[name].requireProgressBy = by;
     out.set(name, d.id);
   }
   const statusDescription = d.status === 'running' ? runningDescription(taskGroups) : d.statusDescription;
@@ -143,6 +146,8 @@ export function recordHealth(state: AgentState, alloc: Allocation, txn: Txn, now
   if (!g) return { evaluate: false };
   const healthy = alloc.deploymentStatus?.healthy === true;
   const tg = { ...g, healthyAllocs: g.healthyAllocs + (healthy ? 1 : 0), unhealthyAllocs: g.unhealthyAllocs + (healthy ? 0 : 1) };
+  // Progress: a healthy alloc moves the group's deadline on (Nomad's `RequireProgressBy`).
+  if (healthy && g.progressDeadlineMs > 0) tg.requireProgressBy = now + g.progressDeadlineMs;
   const taskGroups = { ...d.taskGroups, [alloc.taskGroup]: tg };
   let next: Deployment = { ...d, taskGroups, modifyIndex: txn.index, modifyTime: now };
   let revert: JobRecord | undefined;
@@ -162,6 +167,32 @@ export function recordHealth(state: AgentState, alloc: Allocation, txn: Txn, now
   txn.putDeployment(next);
   txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
   return { evaluate: next.status === 'running', ...(revert ? { revert } : {}) };
+}
+
+/** Nomad's description of a deployment that made no progress in time. */
+export const FAILED_PROGRESS_DEADLINE = 'Failed due to progress deadline';
+
+/** When the deployment must next have made progress: the earliest deadline of a group not done yet. */
+export function progressCutoff(d: Deployment): number | undefined {
+  let next: number | undefined;
+  for (const g of Object.values(d.taskGroups)) {
+    const done = g.healthyAllocs >= g.desiredTotal && (!(g.desiredCanaries ?? 0) || !!g.promoted);
+    if (done || g.requireProgressBy === undefined) continue;
+    if (next === undefined || g.requireProgressBy < next) next = g.requireProgressBy;
+  }
+  return next;
+}
+
+/**
+ * The progress deadline passed (Nomad's `shouldFail`): a running deployment fails when a group has
+ * fewer healthy allocs than it needs: its canaries before promotion, its total after. A paused
+ * one, or one whose canaries are healthy and wait for promotion, does not.
+ */
+export function failsAtDeadline(d: Deployment): boolean {
+  if (d.status !== 'running') return false;
+  return Object.values(d.taskGroups).some((g) =>
+    (g.desiredCanaries ?? 0) > 0 && !g.promoted ? g.healthyAllocs < (g.desiredCanaries ?? 0) : g.healthyAllocs < g.desiredTotal,
+  );
 }
 
 /** What an operator may do to a deployment (`nomad deployment pause|resume|fail|promote`). */

@@ -494,7 +494,7 @@ export function apiDeployment(d: Deployment): Record<string, unknown> {
           PlacedCanaries: t.placedCanaries?.length ? t.placedCanaries : null,
           AutoRevert: t.autoRevert ?? false,
           ProgressDeadline: t.progressDeadlineMs * 1e6,
-          RequireProgressBy: ZERO_TIME,
+          RequireProgressBy: rfc(t.requireProgressBy),
           Promoted: t.promoted ?? false,
           DesiredCanaries: t.desiredCanaries ?? 0,
           DesiredTotal: t.desiredTotal,

@@ -76,6 +76,8 @@ export interface Deployment {
       autoRevert?: boolean;
       /** `update.auto_promote`: promote once every canary is healthy. */
       autoPromote?: boolean;
+      /** Nomad's `RequireProgressBy` (ms since the epoch): the group fails unless an alloc turns healthy by then. */
+      requireProgressBy?: number;
     }
   >;
   createIndex: number;

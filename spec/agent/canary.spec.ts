@@ -185,4 +185,21 @@ describe('agent: canaries', function () {
     expect([f.Status, f.StatusDescription]).to.deep.equal(['failed', 'Deployment marked as failed - rolling back to job version 1']);
     expect((await waitFor(agent, '/v1/job/can', (j) => j.Version === 5, 'job reverted again')).TaskGroups[0].Tasks[0].Env).to.deep.equal({ VERSION: '1' });
   });
+
+  it('progress_deadline: a canary that never turns healthy in time fails the deployment, and auto_revert rolls back', async () => {
+    agent = await new AgentProcess(['-dev']).ready();
+    await agent.req('POST', '/v1/jobs', job('0', SLEEP));
+    await waitFor(agent, '/v1/job/can/deployments', (l: any[]) => l[0]?.Status === 'successful', 'v0 deployed');
+    // Running but never healthy (min_healthy_time of 10 minutes) against a 500ms progress deadline.
+    await agent.req('POST', '/v1/jobs', job('1', SLEEP, { MinHealthyTime: 600e9, ProgressDeadline: 500e6, AutoRevert: true }));
+    const [d1] = await waitFor(agent, '/v1/job/can/deployments', (l: any[]) => l[0]?.JobVersion === 1, 'v1 deployment');
+    expect(d1.TaskGroups.g.RequireProgressBy).to.not.equal('0001-01-01T00:00:00Z');
+    const failed = await waitFor(agent, `/v1/deployment/${d1.ID}`, (x) => x.Status !== 'running', 'v1 deployment ended');
+    expect([failed.Status, failed.StatusDescription]).to.deep.equal(['failed', 'Failed due to progress deadline - rolling back to job version 0']);
+    const reverted = await waitFor(agent, '/v1/job/can', (j) => j.Version === 2, 'job reverted');
+    expect(reverted.TaskGroups[0].Tasks[0].Env).to.deep.equal({ VERSION: '0' });
+    await waitFor(agent, '/v1/job/can/evaluations', settled, 'evaluations processed');
+    const now = await allocs(agent);
+    expect(now.filter((a) => a.JobVersion === 1).map((a) => a.DesiredStatus)).to.deep.equal(['stop']);
+  });
 });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Allocation } from '../../index.ts';
 import { autoPromotes, promotedDeployment, runningDescription } from '../../agent/deploy/canaries.ts';
-import { deploymentAfter, recordHealth } from '../../agent/deploy/deployments.ts';
+import { deploymentAfter, failsAtDeadline, progressCutoff, recordHealth } from '../../agent/deploy/deployments.ts';
 import { isStable, rollbackFor } from '../../agent/deploy/rollback.ts';
 import { AgentState } from '../../agent/state/store.ts';
 import type { Deployment, JobRecord } from '../../agent/state/types.ts';
@@ -192,5 +192,22 @@ describe('agent deployments: canary policies', () => {
     expect(out.revert?.version).to.equal(0);
     const failed = state.deployments.get('revert')!;
     expect([failed.status, failed.statusDescription]).to.deep.equal(['failed', 'Failed due to unhealthy allocations - rolling back to job version 0']);
+  });
+
+  it('progress deadline: the earliest of the groups not done; it fails a group short of healthy canaries (before promotion) or of its total', () => {
+    const d = deployment('d', 1, 'running', {
+      a: group({ requireProgressBy: 500, healthyAllocs: 1 }),
+      b: group({ requireProgressBy: 300, desiredCanaries: 0, placedCanaries: [], healthyAllocs: 2 }),
+      c: group({ requireProgressBy: 900 }),
+    });
+    // b is done (2/2 healthy): a's deadline is the next.
+    expect(progressCutoff(d)).to.equal(500);
+    // a waits for promotion with its canary healthy; c has none healthy.
+    expect(failsAtDeadline(d)).to.equal(true);
+    const { c: _c, ...rest } = d.taskGroups;
+    expect(failsAtDeadline({ ...d, taskGroups: rest })).to.equal(false);
+    expect(failsAtDeadline({ ...d, status: 'paused' })).to.equal(false);
+    expect(failsAtDeadline(deployment('p', 1, 'running', { g: group({ promoted: true, healthyAllocs: 1 }) }))).to.equal(true);
+    expect(progressCutoff(deployment('n', 1, 'running', { g: group() }))).to.equal(undefined);
   });
 });
