@@ -106,6 +106,12 @@ describe('agent: canaries', function () {
     // Healthy but not promoted: the deployment still waits, nothing of version 0 was replaced.
     const waiting = (await agent.req('GET', `/v1/deployment/${d2.ID}`)).json;
     expect([waiting.Status, waiting.StatusDescription]).to.deep.equal(['running', 'Deployment is running but requires manual promotion']);
+    const status = await agent.main(['deployment', 'status', d2.ID.slice(0, 8)]);
+    expect(status.code, status.stderr).to.equal(0);
+    expect(status.stdout).to.match(/\nDescription\s+= Deployment is running but requires manual promotion\n/);
+    expect(status.stdout).to.match(
+      /\nTask Group\s+Promoted\s+Desired\s+Canaries\s+Placed\s+Healthy\s+Unhealthy\s+Progress Deadline\ng\s+false\s+2\s+1\s+1\s+1\s+0\s+/,
+    );
 
     // Promoted (the CLI, one group): the canary counts toward the total, the old allocs go.
     const promoted = await agent.main(['deployment', 'promote', '-group', 'g', d2.ID.slice(0, 8)]);

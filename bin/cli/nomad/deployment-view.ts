@@ -23,12 +23,28 @@ export function deploymentBlock(d: Obj, full: boolean): string {
   ]);
 }
 
-/** The "Deployed" table: one row per task group, sorted by name. */
+/**
+ * The "Deployed" table: one row per task group, sorted by name; nomad adds "Auto Revert" when a
+ * group reverts, and "Promoted" and "Canaries" when a group has canaries ("N/A" for one without).
+ */
 export function deployedTable(d: Obj): string {
   const groups = Object.entries((d.TaskGroups as Record<string, Obj> | undefined) ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  const revert = groups.some(([, t]) => t.AutoRevert === true);
+  const canaries = groups.some(([, t]) => Number(t.DesiredCanaries ?? 0) > 0);
+  const head = ['Task Group', ...(revert ? ['Auto Revert'] : []), ...(canaries ? ['Promoted'] : []), 'Desired', ...(canaries ? ['Canaries'] : [])];
   return table(
-    ['Task Group', 'Desired', 'Placed', 'Healthy', 'Unhealthy', 'Progress Deadline'],
-    groups.map(([g, t]) => [g, t.DesiredTotal, t.PlacedAllocs, t.HealthyAllocs, t.UnhealthyAllocs, deadline(t)]),
+    [...head, 'Placed', 'Healthy', 'Unhealthy', 'Progress Deadline'],
+    groups.map(([g, t]) => [
+      g,
+      ...(revert ? [t.AutoRevert === true] : []),
+      ...(canaries ? [Number(t.DesiredCanaries ?? 0) > 0 ? t.Promoted === true : 'N/A'] : []),
+      t.DesiredTotal,
+      ...(canaries ? [t.DesiredCanaries ?? 0] : []),
+      t.PlacedAllocs,
+      t.HealthyAllocs,
+      t.UnhealthyAllocs,
+      deadline(t),
+    ]),
   );
 }
 
