@@ -237,14 +237,16 @@ export class EvalBroker {
         put({ ...cur, alloc, ...(by ? { preemptedBy: by } : {}), modifyIndex: txn.index }, 'AllocationUpdated');
         toStop.push(alloc);
       }
+      const rec = state.jobs.get(ev.jobId);
+      const deploymentOf = applyPlanToDeployment(state, plan, rec ? jobOf(rec) : undefined, txn, Date.now());
       for (const a of [...plan.inPlace, ...plan.attributeUpdates]) {
         const cur = state.allocs.get(a.id)!;
-        const alloc = { ...cur.alloc, ...serverFields(a), allocModifyIndex: txn.index };
+        // An alloc updated in place joins its group's deployment.
+        const deploymentId = plan.inPlace.includes(a) ? deploymentOf.get(a.taskGroup) : undefined;
+        const alloc = { ...cur.alloc, ...serverFields(a), ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };
         put({ ...cur, alloc, modifyIndex: txn.index }, 'AllocationUpdated');
         if (plan.inPlace.includes(a)) toUpdate.push(alloc);
       }
-      const rec = state.jobs.get(ev.jobId);
-      const deploymentOf = applyPlanToDeployment(state, plan, rec ? jobOf(rec) : undefined, txn, Date.now());
       for (const a of plan.place) {
         const deploymentId = deploymentOf.get(a.taskGroup);
         const alloc = { ...a, ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };

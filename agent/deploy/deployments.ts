@@ -70,12 +70,16 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
     const update = job?.taskGroups.find((x) => x.name === name)?.update;
     const prev = taskGroups[name];
     // Every alloc the plan places in the group carries the deployment, and counts as placed.
-    const placed = plan.place.filter((a) => a.taskGroup === name).length;
+    // An alloc updated in place joins the deployment as it is: one already healthy counts healthy
+    // (Nomad's client reports its health again; the allocs are the ones that were healthy).
+    const joined = plan.inPlace.filter((a) => a.taskGroup === name && a.deploymentId !== d.id);
+    const placed = plan.place.filter((a) => a.taskGroup === name).length + joined.length;
+    const healthyJoined = joined.filter((a) => a.deploymentStatus?.healthy === true && a.clientStatus === 'running').length;
     const canaries = plan.place.filter((a) => a.taskGroup === name && a.deploymentStatus?.canary).map((a) => a.id);
     taskGroups[name] = {
       desiredTotal: prev?.desiredTotal ?? batch.desiredTotal,
       placedAllocs: (prev?.placedAllocs ?? 0) + placed,
-      healthyAllocs: prev?.healthyAllocs ?? 0,
+      healthyAllocs: (prev?.healthyAllocs ?? 0) + healthyJoined,
       unhealthyAllocs: prev?.unhealthyAllocs ?? 0,
       maxParallel: batch.maxParallel,
       minHealthyTimeMs: update?.minHealthyTimeMs ?? 10_000,
@@ -93,7 +97,10 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
     out.set(name, d.id);
   }
   const statusDescription = d.status === 'running' ? runningDescription(taskGroups) : d.statusDescription;
-  const next: Deployment = { ...d, taskGroups, statusDescription, modifyIndex: txn.index, modifyTime: now };
+  let next: Deployment = { ...d, taskGroups, statusDescription, modifyIndex: txn.index, modifyTime: now };
+  // Nothing left to place or to see healthy (an in-place update of healthy allocs): done now.
+  const replacing = groups.some(([, b]) => b.remaining > 0 || b.replaced > 0);
+  if (next.status === 'running' && !replacing && deploymentComplete(taskGroups)) next = { ...next, status: 'successful', statusDescription: SUCCESSFUL };
   if (fresh || JSON.stringify(next.taskGroups) !== JSON.stringify(d.taskGroups)) {
     txn.putDeployment(next);
     txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });

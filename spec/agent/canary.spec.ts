@@ -176,8 +176,12 @@ describe('agent: canaries', function () {
     expect(now.filter((a) => a.JobVersion === 2).map((a) => a.DesiredStatus)).to.deep.equal(['stop']);
     expect(now.filter((a) => a.DesiredStatus === 'run' && a.ClientStatus === 'running')).to.have.length(2);
     expect(live(now, 1).concat(live(now, 3))).to.have.length(2);
+    // The revert's own deployment: the allocs it updated in place were healthy, so it succeeds and version 3 is stable.
+    const [d3] = await waitFor(agent, '/v1/job/can/deployments', (l: any[]) => l[0]?.JobVersion === 3 && l[0].Status !== 'running', 'v3 deployment ended');
+    expect([d3.Status, d3.TaskGroups.g.HealthyAllocs]).to.deep.equal(['successful', 2]);
 
-    // An operator's fail of a version whose group auto-reverts names the rollback too (CLI: Nomad's words).
+    // An operator's fail of a version whose group auto-reverts names the rollback too (CLI: Nomad's
+    // words): to version 3 now, the newest stable one (version 1's spec).
     await agent.req('POST', '/v1/jobs', job('4', SLEEP, { AutoRevert: true, MinHealthyTime: 600e9 }));
     const [d4] = await waitFor(
       agent,
@@ -186,9 +190,9 @@ describe('agent: canaries', function () {
       'v4 canary',
     );
     const fail = await agent.main(['deployment', 'fail', '-detach', d4.ID]);
-    expect([fail.code, fail.stdout.trim()], fail.stderr).to.deep.equal([0, `Deployment "${d4.ID.slice(0, 8)}" failed. Auto-reverted to job version 1.`]);
+    expect([fail.code, fail.stdout.trim()], fail.stderr).to.deep.equal([0, `Deployment "${d4.ID.slice(0, 8)}" failed. Auto-reverted to job version 3.`]);
     const f = (await agent.req('GET', `/v1/deployment/${d4.ID}`)).json;
-    expect([f.Status, f.StatusDescription]).to.deep.equal(['failed', 'Deployment marked as failed - rolling back to job version 1']);
+    expect([f.Status, f.StatusDescription]).to.deep.equal(['failed', 'Deployment marked as failed - rolling back to job version 3']);
     expect((await waitFor(agent, '/v1/job/can', (j) => j.Version === 5, 'job reverted again')).TaskGroups[0].Tasks[0].Env).to.deep.equal({ VERSION: '1' });
   });
 
