@@ -27,7 +27,17 @@ import type { Allocation, Job } from '../../index.ts';
 import type { Plan } from '../scheduler/index.ts';
 import type { AgentState, Txn } from '../state/store.ts';
 import type { Deployment, JobRecord } from '../state/types.ts';
-import { autoPromotes, commitPromotion, deploymentComplete, healthyIn, promotedDeployment, RUNNING, runningDescription, SUCCESSFUL } from './canaries.ts';
+import {
+  autoPromotes,
+  awaitsPromotion,
+  commitPromotion,
+  deploymentComplete,
+  healthyIn,
+  promotedDeployment,
+  RUNNING,
+  runningDescription,
+  SUCCESSFUL,
+} from './canaries.ts';
 import { rollbackFor } from './rollback.ts';
 import type { PromoteRequest } from './canaries.ts';
 
@@ -173,7 +183,9 @@ export function recordHealth(state: AgentState, alloc: Allocation, txn: Txn, now
   }
   txn.putDeployment(next);
   txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
-  return { evaluate: next.status === 'running', ...(revert ? { revert } : {}) };
+  // A failed deployment's canaries never promoted are stopped by the next evaluation (Nomad's watcher makes one).
+  const canariesLeft = next.status === 'failed' && awaitsPromotion(next.taskGroups);
+  return { evaluate: next.status === 'running' || canariesLeft, ...(revert ? { revert } : {}) };
 }
 
 /** Nomad's description of a deployment that made no progress in time. */

@@ -120,6 +120,8 @@ export function reconcileGroup(opts: {
   // Nomad's `cancelUnneededCanaries`: canaries never promoted, of an older version or of a
   // failed deployment, stop (a newer version or a revert left them behind).
   const stop: GroupResult['stop'] = [];
+  // A failed deployment holds its version as a paused or failed rollout does.
+  const held = opts.held === true || opts.canaries?.failed === true;
   const staleCanary = (a: Allocation) => a.deploymentStatus?.canary === true && (!sameVersion(a, job) || opts.canaries?.failed === true);
   for (const a of allocs.filter((x) => staleCanary(x) && !isServerTerminal(x))) stop.push({ alloc: a, description: STOP_NOT_NEEDED });
   allocs = allocs.filter((a) => !staleCanary(a));
@@ -230,13 +232,13 @@ export function reconcileGroup(opts: {
   const failed = current.some((a) => a.deploymentStatus?.healthy === false);
   const inFlight = current.filter((a) => a.deploymentStatus?.healthy !== true).length;
   if (update && update.maxParallel > 0 && destructive.length + migrate.length > 0)
-    budget = failed || opts.held || canarying ? 0 : Math.max(0, update.maxParallel - inFlight);
+    budget = failed || held || canarying ? 0 : Math.max(0, update.maxParallel - inFlight);
   // Nomad's reconciler tracks a version with a deployment when the group has an update strategy
   // and either no alloc of this version was ever placed (a first run included: version 0 too) or
   // the spec changes under running allocs; a migration or a reschedule alone makes none.
   const hadRunning = opts.all.some((a) => a.taskGroup === group.name && sameVersion(a, job));
   const updatingSpec = destructive.length > 0 || inPlace.length > 0 || canarying;
-  if (update && update.maxParallel > 0 && !opts.held && (!hadRunning || updatingSpec))
+  if (update && update.maxParallel > 0 && !held && (!hadRunning || updatingSpec))
     deployment = {
       maxParallel: update.maxParallel,
       desiredTotal: count,
@@ -250,7 +252,7 @@ export function reconcileGroup(opts: {
 
   // Canaries still to place: the names of the allocs they will replace first (Nomad's `NextCanaries`).
   const canaryRequests: PlaceRequest[] = [];
-  if (canarying && update && !opts.held && !failed) {
+  if (canarying && update && !held && !failed) {
     const taken = new Set(canaries.map((a) => a.name));
     const free = [...destructive]
       .sort((x, y) => (allocIndexOf(x.name) ?? 0) - (allocIndexOf(y.name) ?? 0))

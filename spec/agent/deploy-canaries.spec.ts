@@ -188,6 +188,11 @@ describe('agent deployments: canary policies', () => {
     expect([auto.status, auto.statusDescription, auto.taskGroups.g!.promoted]).to.deep.equal(['running', 'Deployment is running', true]);
     expect(state.allocs.get('c1')!.alloc.deploymentStatus).to.deep.equal({ canary: false, healthy: true, timestamp: 1 });
 
+    // Unhealthy without auto_revert: failed, and an evaluation follows to stop the canary.
+    state.commit((txn) => txn.putDeployment(deployment('plain', 1, 'running')));
+    expect(health('plain', false)).to.deep.equal({ evaluate: true });
+    expect(state.deployments.get('plain')!.statusDescription).to.equal('Failed due to unhealthy allocations');
+
     const out = health('revert', false);
     expect(out.revert?.version).to.equal(0);
     const failed = state.deployments.get('revert')!;

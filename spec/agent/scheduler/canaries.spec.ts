@@ -131,4 +131,22 @@ describe('scheduler: canaries', () => {
     const plan = w.register(v1);
     expect([plan.place.length, plan.inPlace.length, plan.desiredTgUpdates.g!.canary]).to.deep.equal([0, 3, 0]);
   });
+
+  it("canaries never promoted stop: a failed deployment's, and an older version's when a newer one comes", () => {
+    const w = new World();
+    healthy(w, w.register(version(0, 1)));
+    const v1 = version(1, 1);
+    const first = w.register(v1);
+    const id = first.place[0]!.id;
+    const failed = watch(w, v1, { desiredCanaries: 1, placedCanaries: [id], promoted: false, failed: true });
+    expect(failed.stop.map((a) => [a.id, a.desiredDescription])).to.deep.equal([[id, 'alloc not needed due to job update']]);
+    expect([failed.place.length, live(w, 0).length]).to.deep.equal([0, 3]);
+
+    const w2 = new World();
+    healthy(w2, w2.register(version(0, 1)));
+    const c1 = w2.register(version(1, 1)).place[0]!.id;
+    const v2 = w2.register(version(2, 1));
+    expect(v2.stop.map((a) => a.id)).to.deep.equal([c1]);
+    expect(v2.place.map((a) => [a.jobVersion, a.deploymentStatus?.canary])).to.deep.equal([[2, true]]);
+  });
 });
