@@ -212,4 +212,20 @@ describe('agent: canaries', function () {
     const now = await allocs(agent);
     expect(now.filter((a) => a.JobVersion === 1).map((a) => a.DesiredStatus)).to.deep.equal(['stop']);
   });
+
+  it('a failing canary without auto_revert fails the deployment and is stopped; the old allocs run on', async () => {
+    agent = await new AgentProcess(['-dev']).ready();
+    await agent.req('POST', '/v1/jobs', job('0', SLEEP));
+    await waitFor(agent, '/v1/job/can/deployments', (l: any[]) => l[0]?.Status === 'successful', 'v0 deployed');
+    await agent.req('POST', '/v1/jobs', job('1', 'exit 1'));
+    const [d1] = await waitFor(agent, '/v1/job/can/deployments', (l: any[]) => l[0]?.JobVersion === 1 && l[0].Status !== 'running', 'v1 ended');
+    expect([d1.Status, d1.StatusDescription, d1.TaskGroups.g.UnhealthyAllocs]).to.deep.equal(['failed', 'Failed due to unhealthy allocations', 1]);
+    await waitFor(agent, '/v1/job/can/evaluations', settled, 'evaluations processed');
+    const now = await allocs(agent);
+    expect(now.filter((a) => a.JobVersion === 1).map((a) => [a.DesiredStatus, a.DesiredDescription])).to.deep.equal([
+      ['stop', 'alloc not needed due to job update'],
+    ]);
+    expect(live(now, 0).map((a) => a.ClientStatus)).to.deep.equal(['running', 'running']);
+    expect((await agent.req('GET', '/v1/job/can')).json.Version).to.equal(1);
+  });
 });
