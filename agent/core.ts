@@ -7,9 +7,12 @@
  */
 import { BerthError, isClientTerminalStatus, realClock, type Allocation, type Client, type Clock, errorText } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
-import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
+import { deploymentAfter, failsAtDeadline, FAILED_PROGRESS_DEADLINE, progressCutoff, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
+import { commitPromotion, healthyIn, type PromoteRequest } from './deploy/canaries.ts';
+import { rollbackFor } from './deploy/rollback.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
 import { completeApiJob } from './jobspec/complete.ts';
+import { sameSpec } from './jobs/same-spec.ts';
 import { hostPortsInUse } from './config/host-ports.ts';
 import { parsePortRanges } from './config/port-ranges.ts';
 import { ServerGc } from './gc/server-gc.ts';
@@ -90,7 +93,7 @@ export class AgentCore {
       onRefused: (report) => this.clientUpdate(report),
       random: opts.random ?? Math.random,
     });
-    this.deploymentWatchers = new DeploymentWatchers(state, client);
+    this.deploymentWatchers = new DeploymentWatchers(state, client, (id) => this.#progressDeadline(id));
     this.gc = new ServerGc({ state, client, config: config.serverGc, log, ...(opts.gcClock ? { clock: opts.gcClock } : {}) });
   }
 
@@ -350,20 +353,57 @@ export class AgentCore {
    * An operator's pause, resume, fail or promote of a deployment (Nomad's deployment endpoints).
    * A resumed rollout, or a failed one, gets a `deployment-watcher` evaluation of its job.
    */
-  deploymentAction(id: string, action: DeploymentAction): { evalId?: string; evalCreateIndex?: number; deploymentModifyIndex: number; index: number } {
+  deploymentAction(
+    id: string,
+    action: DeploymentAction,
+    promote: PromoteRequest = { all: true, groups: [] },
+  ): { evalId?: string; evalCreateIndex?: number; deploymentModifyIndex: number; index: number; revertedJobVersion?: number } {
     const d = this.state.deployments.get(id);
     if (!d) throw new ApiError(404, 'deployment not found');
-    const after = deploymentAfter(d, action);
+    const rollback =
+      action === 'fail' && (d.status === 'running' || d.status === 'paused') ? rollbackFor(this.state, d, 'Deployment marked as failed', true) : undefined;
+    const after = deploymentAfter(d, action, { failDescription: rollback?.description, promote, healthy: healthyIn(this.state) });
     if (typeof after === 'string') throw new ApiError(400, after);
     const out = this.state.commit((txn) => {
-      const next = { ...after.next, modifyIndex: txn.index, modifyTime: Date.now() };
-      txn.putDeployment(next);
-      txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: id, object: next });
+      const now = Date.now();
+      if (action === 'promote') commitPromotion(this.state, d, after.next, txn, now);
+      else {
+        const next = { ...after.next, modifyIndex: txn.index, modifyTime: now };
+        txn.putDeployment(next);
+        txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: id, object: next });
+      }
       const ev = after.evaluate && this.state.jobs.has(d.jobId) ? newEval(txn, this.state, d.jobId, 'deployment-watcher') : undefined;
       return { ...(ev ? { evalId: ev.id, evalCreateIndex: txn.index } : {}), deploymentModifyIndex: txn.index, index: txn.index };
     });
     if (out.evalId) this.broker.enqueue(out.evalId);
+    if (rollback?.revert) return { ...out, revertedJobVersion: this.#revert(rollback.revert) };
     return out;
+  }
+
+  /**
+   * A deployment's progress deadline passed (its watcher's timer): fails it, with its rollback,
+   * if too few of its allocs turned healthy (Nomad's "Failed due to progress deadline").
+   */
+  #progressDeadline(id: string): void {
+    const d = this.state.deployments.get(id);
+    if (!d || !failsAtDeadline(d)) return;
+    const cutoff = progressCutoff(d);
+    if (cutoff === undefined || cutoff > Date.now()) return;
+    const rollback = rollbackFor(this.state, d, FAILED_PROGRESS_DEADLINE, false);
+    const ev = this.state.commit((txn) => {
+      const next = { ...d, status: 'failed' as const, statusDescription: rollback.description, modifyIndex: txn.index, modifyTime: Date.now() };
+      txn.putDeployment(next);
+      txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: id, object: next });
+      return this.state.jobs.has(d.jobId) ? newEval(txn, this.state, d.jobId, 'deployment-watcher') : undefined;
+    });
+    if (ev) this.broker.enqueue(ev.id);
+    if (rollback.revert) this.#revert(rollback.revert);
+  }
+
+  /** `auto_revert`: registers the stable version's spec again, as a new version (Nomad's job revert); answers the version reverted to. */
+  #revert(target: JobRecord): number {
+    this.register(target.apiJob);
+    return target.version;
   }
 
   /**
@@ -404,7 +444,7 @@ export class AgentCore {
           DestructiveUpdate: u.destructiveUpdate,
           Ignore: u.ignore,
           Migrate: u.migrate,
-          Canary: 0,
+          Canary: u.canary,
           Preemptions: u.preemptions,
           RescheduleNow: u.rescheduleNow,
           RescheduleLater: u.rescheduleLater,
@@ -446,7 +486,9 @@ export class AgentCore {
     const cur = this.state.allocs.get(a.id);
     if (!cur) return;
     const changed = CLIENT_FIELDS.some((k) => JSON.stringify(cur.alloc[k]) !== JSON.stringify(a[k]));
-    const health = a.deploymentStatus;
+    // The canary mark is the server's (the client reports health only).
+    const canary = cur.alloc.deploymentStatus?.canary;
+    const health = a.deploymentStatus && canary !== undefined ? { ...a.deploymentStatus, canary } : a.deploymentStatus;
     const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.alloc.deploymentStatus);
     if (!changed && !healthChanged) return;
     const wasTerminal = isClientTerminalStatus(cur.alloc.clientStatus);
@@ -462,11 +504,11 @@ export class AgentCore {
       const s: ServerAlloc = { ...cur, alloc, modifyIndex: txn.index };
       txn.putAlloc(s);
       txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: a.id, object: s });
-      return decided && recordHealth(this.state, alloc, txn, Date.now()) === 'next-batch'
-        ? newEval(txn, this.state, alloc.jobId, 'deployment-watcher')
-        : undefined;
+      const outcome = decided ? recordHealth(this.state, alloc, txn, Date.now()) : { evaluate: false };
+      return { ev: outcome.evaluate ? newEval(txn, this.state, alloc.jobId, 'deployment-watcher') : undefined, revert: outcome.revert };
     });
-    if (next) this.broker.enqueue(next.id);
+    if (next.ev) this.broker.enqueue(next.ev.id);
+    if (next.revert) this.#revert(next.revert);
     if (!wasTerminal && isClientTerminalStatus(a.clientStatus)) this.broker.unblock();
     this.#taskStateHealth(this.state.allocs.get(a.id)!.alloc);
   }
@@ -540,15 +582,6 @@ export class AgentCore {
     if (!e) throw new ApiError(404, 'eval not found');
     return e;
   }
-}
-
-/** Same job spec, ignoring the fields the server sets (and whether unset fields were written out). */
-function sameSpec(a: ApiJob, b: ApiJob): boolean {
-  const strip = (j: ApiJob) => {
-    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...rest } = completeApiJob(j);
-    return JSON.stringify(rest);
-  };
-  return strip(a) === strip(b);
 }
 
 /** The API job as berth's job; a job berth cannot take is Nomad's 400 with the reason. */

@@ -29,6 +29,7 @@ import {
 import type { AgentState, Txn } from '../state/store.ts';
 import type { Evaluation, JobRecord, ServerAlloc } from '../state/types.ts';
 import { applyPlanToDeployment } from '../deploy/deployments.ts';
+import { canaryStates } from '../deploy/canaries.ts';
 import { evalMachine } from './eval-machine.ts';
 import { refusedAlloc } from './refused.ts';
 
@@ -110,6 +111,7 @@ export function planFor(state: AgentState, node: SchedulerNode, ev: Evaluation, 
     ...(random ? { random } : {}),
     index: state.waiters.index + 1,
     heldRollouts: [...state.deployments.values()].filter((d) => d.status === 'paused' || d.status === 'failed').map((d) => `${d.jobId}@${d.jobVersion}`),
+    canaries: canaryStates(state),
     elapsed: () => performance.now(),
   });
 }
@@ -219,7 +221,10 @@ export class EvalBroker {
     const toAdd: Allocation[] = [];
     const followUps: string[] = [];
     state.commit((txn) => {
+      // What this commit wrote, by id: a replacement's nextAllocation goes onto its predecessor's stop.
+      const written = new Map<string, ServerAlloc>();
       const put = (s: ServerAlloc, type: string) => {
+        written.set(s.alloc.id, s);
         txn.putAlloc(s);
         txn.event({ topic: 'Allocation', type, key: s.alloc.id, object: s });
       };
@@ -232,20 +237,22 @@ export class EvalBroker {
         put({ ...cur, alloc, ...(by ? { preemptedBy: by } : {}), modifyIndex: txn.index }, 'AllocationUpdated');
         toStop.push(alloc);
       }
+      const rec = state.jobs.get(ev.jobId);
+      const deploymentOf = applyPlanToDeployment(state, plan, rec ? jobOf(rec) : undefined, txn, Date.now());
       for (const a of [...plan.inPlace, ...plan.attributeUpdates]) {
         const cur = state.allocs.get(a.id)!;
-        const alloc = { ...cur.alloc, ...serverFields(a), allocModifyIndex: txn.index };
+        // An alloc updated in place joins its group's deployment.
+        const deploymentId = plan.inPlace.includes(a) ? deploymentOf.get(a.taskGroup) : undefined;
+        const alloc = { ...cur.alloc, ...serverFields(a), ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };
         put({ ...cur, alloc, modifyIndex: txn.index }, 'AllocationUpdated');
         if (plan.inPlace.includes(a)) toUpdate.push(alloc);
       }
-      const rec = state.jobs.get(ev.jobId);
-      const deploymentOf = applyPlanToDeployment(state, plan, rec ? jobOf(rec) : undefined, txn, Date.now());
       for (const a of plan.place) {
         const deploymentId = deploymentOf.get(a.taskGroup);
         const alloc = { ...a, ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };
         put({ alloc, ...(plan.metrics[a.id] ? { metrics: plan.metrics[a.id] } : {}), createIndex: txn.index, modifyIndex: txn.index }, 'PlanResult');
         if (a.previousAllocation) {
-          const prev = state.allocs.get(a.previousAllocation);
+          const prev = written.get(a.previousAllocation) ?? state.allocs.get(a.previousAllocation);
           if (prev) txn.putAlloc({ ...prev, nextAllocation: a.id, modifyIndex: txn.index });
         }
         toAdd.push(alloc);

@@ -10,7 +10,11 @@
  *      alloc healthy ──► healthy count +1; more to replace ──► 'deployment-watcher' evaluation
  *                                          all replaced and healthy ──► successful
  *      alloc unhealthy ──► failed ("Failed due to unhealthy allocations"): no further batch
+ *                          (auto_revert: "... - rolling back to job version N", see rollback.ts)
  * ```
+ *
+ * With `update { canary = N }` a job update first places N canaries beside the old allocs and
+ * waits for their promotion (canaries.ts) before the rolling update goes on.
  *
  * An alloc's health comes from the client (`deploymentStatus.healthy`, set by its health
  * tracker from checks); where the client reports none and the group's checks are not what decides
@@ -23,6 +27,19 @@ import type { Allocation, Job } from '../../index.ts';
 import type { Plan } from '../scheduler/index.ts';
 import type { AgentState, Txn } from '../state/store.ts';
 import type { Deployment, JobRecord } from '../state/types.ts';
+import {
+  autoPromotes,
+  awaitsPromotion,
+  commitPromotion,
+  deploymentComplete,
+  healthyIn,
+  promotedDeployment,
+  RUNNING,
+  runningDescription,
+  SUCCESSFUL,
+} from './canaries.ts';
+import { rollbackFor } from './rollback.ts';
+import type { PromoteRequest } from './canaries.ts';
 
 type Group = Deployment['taskGroups'][string];
 
@@ -51,7 +68,7 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
     jobModifyIndex: rec.jobModifyIndex,
     jobCreateIndex: rec.createIndex,
     status: 'running',
-    statusDescription: 'Deployment is running',
+    statusDescription: RUNNING,
     taskGroups: {},
     createIndex: txn.index,
     modifyIndex: txn.index,
@@ -63,20 +80,37 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
     const update = job?.taskGroups.find((x) => x.name === name)?.update;
     const prev = taskGroups[name];
     // Every alloc the plan places in the group carries the deployment, and counts as placed.
-    const placed = plan.place.filter((a) => a.taskGroup === name).length;
+    // An alloc updated in place joins the deployment as it is: one already healthy counts healthy
+    // (Nomad's client reports its health again; the allocs are the ones that were healthy).
+    const joined = plan.inPlace.filter((a) => a.taskGroup === name && a.deploymentId !== d.id);
+    const placed = plan.place.filter((a) => a.taskGroup === name).length + joined.length;
+    const healthyJoined = joined.filter((a) => a.deploymentStatus?.healthy === true && a.clientStatus === 'running').length;
+    const canaries = plan.place.filter((a) => a.taskGroup === name && a.deploymentStatus?.canary).map((a) => a.id);
     taskGroups[name] = {
       desiredTotal: prev?.desiredTotal ?? batch.desiredTotal,
       placedAllocs: (prev?.placedAllocs ?? 0) + placed,
-      healthyAllocs: prev?.healthyAllocs ?? 0,
+      healthyAllocs: (prev?.healthyAllocs ?? 0) + healthyJoined,
       unhealthyAllocs: prev?.unhealthyAllocs ?? 0,
       maxParallel: batch.maxParallel,
       minHealthyTimeMs: update?.minHealthyTimeMs ?? 10_000,
       healthyDeadlineMs: update?.healthyDeadlineMs ?? 300_000,
       progressDeadlineMs: update?.progressDeadlineMs ?? 600_000,
+      desiredCanaries: prev?.desiredCanaries ?? batch.desiredCanaries,
+      placedCanaries: [...(prev?.placedCanaries ?? []), ...canaries],
+      promoted: prev?.promoted ?? batch.promoted,
+      autoRevert: update?.autoRevert ?? false,
+      autoPromote: update?.autoPromote ?? false,
     };
+    const deadline = taskGroups[name].progressDeadlineMs;
+    const by = prev?.requireProgressBy ?? (placed > 0 && deadline > 0 ? now + deadline : undefined);
+    if (by !== undefined) taskGroups[name].requireProgressBy = by;
     out.set(name, d.id);
   }
-  const next: Deployment = { ...d, taskGroups, modifyIndex: txn.index, modifyTime: now };
+  const statusDescription = d.status === 'running' ? runningDescription(taskGroups) : d.statusDescription;
+  let next: Deployment = { ...d, taskGroups, statusDescription, modifyIndex: txn.index, modifyTime: now };
+  // Nothing left to place or to see healthy (an in-place update of healthy allocs): done now.
+  const replacing = groups.some(([, b]) => b.remaining > 0 || b.replaced > 0);
+  if (next.status === 'running' && !replacing && deploymentComplete(taskGroups)) next = { ...next, status: 'successful', statusDescription: SUCCESSFUL };
   if (fresh || JSON.stringify(next.taskGroups) !== JSON.stringify(d.taskGroups)) {
     txn.putDeployment(next);
     txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
@@ -109,32 +143,75 @@ function cancelUnneeded(state: AgentState, jobId: string, rec: JobRecord | undef
   }
 }
 
+/** What an alloc's health verdict leads to: another evaluation of the job, and a job version to revert to. */
+export interface HealthOutcome {
+  evaluate: boolean;
+  /** `auto_revert`: the stable version to register again (after this commit). */
+  revert?: JobRecord;
+}
+
 /**
  * An alloc's health was decided: counts it, and says what the broker should do next: evaluate
- * the job again for the next batch, or nothing (the deployment finished or failed).
+ * the job again for the next batch (or after an automatic promotion), revert the job, or nothing
+ * (the deployment finished or failed).
  */
-export function recordHealth(state: AgentState, alloc: Allocation, txn: Txn, now: number): 'next-batch' | 'done' {
+export function recordHealth(state: AgentState, alloc: Allocation, txn: Txn, now: number): HealthOutcome {
   const d = alloc.deploymentId ? state.deployments.get(alloc.deploymentId) : undefined;
   // A paused deployment still counts health (its resume goes on from there); no batch follows.
-  if (!d || (d.status !== 'running' && d.status !== 'paused')) return 'done';
+  if (!d || (d.status !== 'running' && d.status !== 'paused')) return { evaluate: false };
   const g = d.taskGroups[alloc.taskGroup];
-  if (!g) return 'done';
+  if (!g) return { evaluate: false };
   const healthy = alloc.deploymentStatus?.healthy === true;
   const tg = { ...g, healthyAllocs: g.healthyAllocs + (healthy ? 1 : 0), unhealthyAllocs: g.unhealthyAllocs + (healthy ? 0 : 1) };
+  // Progress: a healthy alloc moves the group's deadline on (Nomad's `RequireProgressBy`).
+  if (healthy && g.progressDeadlineMs > 0) tg.requireProgressBy = now + g.progressDeadlineMs;
   const taskGroups = { ...d.taskGroups, [alloc.taskGroup]: tg };
-  let status: Deployment['status'] = d.status;
-  let statusDescription = d.statusDescription;
+  let next: Deployment = { ...d, taskGroups, modifyIndex: txn.index, modifyTime: now };
+  let revert: JobRecord | undefined;
   if (!healthy) {
-    status = 'failed';
-    statusDescription = 'Failed due to unhealthy allocations';
-  } else if (Object.values(taskGroups).every((x) => x.healthyAllocs >= x.desiredTotal)) {
-    status = 'successful';
-    statusDescription = 'Deployment completed successfully';
+    const rollback = rollbackFor(state, d, 'Failed due to unhealthy allocations', false);
+    next = { ...next, status: 'failed', statusDescription: rollback.description };
+    revert = rollback.revert;
+  } else if (autoPromotes(next, healthyIn(state, alloc))) {
+    const promoted = promotedDeployment(next, { all: true, groups: [] }, healthyIn(state, alloc));
+    if (typeof promoted !== 'string') {
+      const stored = commitPromotion(state, next, promoted, txn, now, alloc);
+      return { evaluate: stored.status === 'running' };
+    }
+  } else if (deploymentComplete(taskGroups)) {
+    next = { ...next, status: 'successful', statusDescription: SUCCESSFUL };
   }
-  const next: Deployment = { ...d, taskGroups, status, statusDescription, modifyIndex: txn.index, modifyTime: now };
   txn.putDeployment(next);
   txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
-  return status === 'running' ? 'next-batch' : 'done';
+  // A failed deployment's canaries never promoted are stopped by the next evaluation (Nomad's watcher makes one).
+  const canariesLeft = next.status === 'failed' && awaitsPromotion(next.taskGroups);
+  return { evaluate: next.status === 'running' || canariesLeft, ...(revert ? { revert } : {}) };
+}
+
+/** Nomad's description of a deployment that made no progress in time. */
+export const FAILED_PROGRESS_DEADLINE = 'Failed due to progress deadline';
+
+/** When the deployment must next have made progress: the earliest deadline of a group not done yet. */
+export function progressCutoff(d: Deployment): number | undefined {
+  let next: number | undefined;
+  for (const g of Object.values(d.taskGroups)) {
+    const done = g.healthyAllocs >= g.desiredTotal && (!(g.desiredCanaries ?? 0) || !!g.promoted);
+    if (done || g.requireProgressBy === undefined) continue;
+    if (next === undefined || g.requireProgressBy < next) next = g.requireProgressBy;
+  }
+  return next;
+}
+
+/**
+ * The progress deadline passed (Nomad's `shouldFail`): a running deployment fails when a group has
+ * fewer healthy allocs than it needs: its canaries before promotion, its total after. A paused
+ * one, or one whose canaries are healthy and wait for promotion, does not.
+ */
+export function failsAtDeadline(d: Deployment): boolean {
+  if (d.status !== 'running') return false;
+  return Object.values(d.taskGroups).some((g) =>
+    (g.desiredCanaries ?? 0) > 0 && !g.promoted ? g.healthyAllocs < (g.desiredCanaries ?? 0) : g.healthyAllocs < g.desiredTotal,
+  );
 }
 
 /** What an operator may do to a deployment (`nomad deployment pause|resume|fail|promote`). */
@@ -151,19 +228,26 @@ const TERMINAL_REFUSAL: Record<DeploymentAction, string> = {
 /**
  * The deployment after `action` (pure): its new status and description, and whether the
  * scheduler should look at the job again (a resumed rollout places its next batch; a failed one
- * stops what it was placing). A refusal is a string, Nomad's text for it.
+ * stops what it was placing; a promoted one replaces the old allocs). A refusal is a string,
+ * Nomad's text for it. `failDescription` is a fail's description (with its rollback, if any);
+ * `promote` which groups a promotion asks for and which canaries are healthy.
  */
-export function deploymentAfter(d: Deployment, action: DeploymentAction): { next: Deployment; evaluate: boolean } | string {
+export function deploymentAfter(
+  d: Deployment,
+  action: DeploymentAction,
+  opts: { failDescription?: string; promote?: PromoteRequest; healthy?: (allocId: string) => boolean } = {},
+): { next: Deployment; evaluate: boolean } | string {
   if (d.status !== 'running' && d.status !== 'paused') return TERMINAL_REFUSAL[action];
   switch (action) {
     case 'pause':
       return { next: { ...d, status: 'paused', statusDescription: 'Deployment is paused' }, evaluate: false };
     case 'resume':
-      return { next: { ...d, status: 'running', statusDescription: 'Deployment is running' }, evaluate: d.status === 'paused' };
+      return { next: { ...d, status: 'running', statusDescription: runningDescription(d.taskGroups) }, evaluate: d.status === 'paused' };
     case 'fail':
-      return { next: { ...d, status: 'failed', statusDescription: 'Deployment marked as failed' }, evaluate: true };
-    case 'promote':
-      // berth places no canaries (update.canary is refused), so there is never one to promote.
-      return 'no canaries to promote';
+      return { next: { ...d, status: 'failed', statusDescription: opts.failDescription ?? 'Deployment marked as failed' }, evaluate: true };
+    case 'promote': {
+      const next = promotedDeployment(d, opts.promote ?? { all: true, groups: [] }, opts.healthy ?? (() => false));
+      return typeof next === 'string' ? next : { next, evaluate: true };
+    }
   }
 }

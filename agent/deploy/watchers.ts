@@ -1,7 +1,9 @@
 /**
  * The agent's deployment watchers: one `deployment-<id>` actor (watcher-machine.ts) per running
  * deployment, made when the deployment is committed (or found running at start), fed each later
- * commit of its record, shown in the client's viewer, gone once the deployment ends.
+ * commit of its record, shown in the client's viewer, gone once the deployment ends. Each running
+ * one also has a timer at its progress deadline (Nomad's `RequireProgressBy`): when it fires, the
+ * agent checks the deployment (`onDeadline`) and fails it if it made too little progress.
  * @module
  */
 import type { Subscription } from 'rxjs';
@@ -9,6 +11,7 @@ import { createActor, type Actor } from 'xstate';
 import type { Client } from '../../index.ts';
 import type { AgentState } from '../state/store.ts';
 import type { Deployment } from '../state/types.ts';
+import { progressCutoff } from './deployments.ts';
 import { deploymentMachine, type DeploymentCounts } from './watcher-machine.ts';
 
 function countsOf(d: Deployment): DeploymentCounts {
@@ -25,11 +28,13 @@ function countsOf(d: Deployment): DeploymentCounts {
 /** See the module doc. */
 export class DeploymentWatchers {
   readonly #client: Client;
-  readonly #actors = new Map<string, { actor: Actor<typeof deploymentMachine>; detach: () => void }>();
+  readonly #actors = new Map<string, { actor: Actor<typeof deploymentMachine>; detach: () => void; deadline?: NodeJS.Timeout }>();
   readonly #sub: Subscription;
+  readonly #onDeadline: ((deploymentId: string) => void) | undefined;
 
-  constructor(state: AgentState, client: Client) {
+  constructor(state: AgentState, client: Client, onDeadline?: (deploymentId: string) => void) {
     this.#client = client;
+    this.#onDeadline = onDeadline;
     for (const d of state.deployments.values()) if (d.status === 'running' || d.status === 'paused') this.#update(d);
     this.#sub = state.events$.subscribe((e) => {
       if (e.topic === 'Deployment') this.#update(e.object as Deployment);
@@ -55,13 +60,17 @@ export class DeploymentWatchers {
       actor.start();
     }
     w.actor.send({ type: 'deployment.updated', status: d.status, statusDescription: d.statusDescription, ...countsOf(d) });
-    if (w.actor.getSnapshot().status !== 'active') this.#drop(d.id);
+    if (w.actor.getSnapshot().status !== 'active') return this.#drop(d.id);
+    clearTimeout(w.deadline);
+    const cutoff = d.status === 'running' && this.#onDeadline ? progressCutoff(d) : undefined;
+    w.deadline = cutoff === undefined ? undefined : setTimeout(() => this.#onDeadline?.(d.id), Math.max(0, cutoff - Date.now()));
   }
 
   #drop(id: string): void {
     const w = this.#actors.get(id);
     if (!w) return;
     this.#actors.delete(id);
+    clearTimeout(w.deadline);
     w.detach();
     w.actor.stop();
   }

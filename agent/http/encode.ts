@@ -6,6 +6,7 @@
 import { parseGoDuration, type Allocation, type TaskState } from '../../index.ts';
 import { completeApiJob } from '../jobspec/complete.ts';
 import { jobStatus } from '../state/job-status.ts';
+import { isStable } from '../deploy/rollback.ts';
 import { NOMAD_API_VERSION } from '../config/fingerprint.ts';
 import { DEFAULT_MAX_DYNAMIC_PORT, DEFAULT_MIN_DYNAMIC_PORT } from '../scheduler/ports.ts';
 import { apiAllocMetric } from './alloc-metric.ts';
@@ -372,8 +373,7 @@ export function apiJob(job: JobRecord, state: AgentState): ApiJob {
 
 /** Nomad's `Stable`: a deployment of this job version ended successful. */
 export function jobStable(job: JobRecord, state: AgentState): boolean {
-  for (const d of state.deployments.values()) if (d.jobId === job.id && d.jobVersion === job.version && d.status === 'successful') return true;
-  return false;
+  return isStable(state, job.id, job.version);
 }
 
 /** A `/v1/jobs` entry: Nomad's `JobListStub` (which has no `Version`). */
@@ -529,12 +529,12 @@ export function apiDeployment(d: Deployment): Record<string, unknown> {
       Object.entries(d.taskGroups).map(([g, t]) => [
         g,
         {
-          PlacedCanaries: null,
-          AutoRevert: false,
+          PlacedCanaries: t.placedCanaries?.length ? t.placedCanaries : null,
+          AutoRevert: t.autoRevert ?? false,
           ProgressDeadline: t.progressDeadlineMs * 1e6,
-          RequireProgressBy: ZERO_TIME,
-          Promoted: false,
-          DesiredCanaries: 0,
+          RequireProgressBy: rfc(t.requireProgressBy),
+          Promoted: t.promoted ?? false,
+          DesiredCanaries: t.desiredCanaries ?? 0,
           DesiredTotal: t.desiredTotal,
           PlacedAllocs: t.placedAllocs,
           HealthyAllocs: t.healthyAllocs,

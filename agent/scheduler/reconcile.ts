@@ -8,7 +8,7 @@
 import { isServerTerminal, isTerminal, isTerminated, type Allocation, type Job, type TaskGroup } from '../../index.ts';
 import { allocIndexOf, NameIndex } from './names.ts';
 import { nextRescheduleTime } from './reschedule.ts';
-import type { DeploymentBatch, DesiredUpdates } from './types.ts';
+import type { CanaryState, DeploymentBatch, DesiredUpdates } from './types.ts';
 import { destructiveChange, same } from './updates.ts';
 
 /** Nomad's `desiredDescription` texts for a stop. */
@@ -32,6 +32,8 @@ export interface PlaceRequest {
   reschedule?: boolean;
   /** The previous alloc is stopped with this description when (and only if) this one is placed. */
   stopPrevious?: string;
+  /** A canary of the new version, placed beside the old allocs (Nomad's `DeploymentStatus.Canary`). */
+  canary?: boolean;
 }
 
 /**
@@ -55,6 +57,8 @@ export interface GroupResult {
   /** Where in {@link GroupResult.place} the missing ones go. */
   missingAt: number;
   destructive: PlaceRequest[];
+  /** Canaries of the new version to place beside the old allocs (after everything else). */
+  canaries: PlaceRequest[];
   inPlace: Allocation[];
   rescheduleLater: { alloc: Allocation; time: number }[];
   desired: DesiredUpdates;
@@ -63,7 +67,7 @@ export interface GroupResult {
 
 /** No changes. */
 export function emptyDesired(): DesiredUpdates {
-  return { ignore: 0, place: 0, migrate: 0, stop: 0, inPlaceUpdate: 0, destructiveUpdate: 0, preemptions: 0, rescheduleNow: 0, rescheduleLater: 0 };
+  return { ignore: 0, place: 0, migrate: 0, stop: 0, inPlaceUpdate: 0, destructiveUpdate: 0, preemptions: 0, rescheduleNow: 0, rescheduleLater: 0, canary: 0 };
 }
 
 /** How many allocs of the group the node should run: system jobs run one per node. */
@@ -76,7 +80,7 @@ export function stopAll(allocs: Allocation[]): GroupResult {
   const desired = emptyDesired();
   const stop = allocs.filter((a) => !isServerTerminal(a)).map((alloc) => ({ alloc, description: STOP_NOT_NEEDED }));
   desired.stop = stop.length;
-  return { stop, place: [], missingAt: 0, destructive: [], inPlace: [], rescheduleLater: [], desired };
+  return { stop, place: [], missingAt: 0, destructive: [], canaries: [], inPlace: [], rescheduleLater: [], desired };
 }
 
 /**
@@ -94,6 +98,8 @@ export function reconcileGroup(opts: {
   nodeEligible?: boolean;
   /** The operator paused or failed this job version's rollout: no replacement is placed. */
   held?: boolean;
+  /** The group's canaries in this job version's deployment, if it has one. */
+  canaries?: CanaryState;
 }): GroupResult {
   const { job, group, now } = opts;
   const count = desiredCount(job, group);
@@ -110,6 +116,15 @@ export function reconcileGroup(opts: {
     desired.ignore += older.length;
     allocs = allocs.filter((a) => !older.includes(a));
   }
+
+  // Nomad's `cancelUnneededCanaries`: canaries never promoted, of an older version or of a
+  // failed deployment, stop (a newer version or a revert left them behind).
+  const stop: GroupResult['stop'] = [];
+  // A failed deployment holds its version as a paused or failed rollout does.
+  const held = opts.held === true || opts.canaries?.failed === true;
+  const staleCanary = (a: Allocation) => a.deploymentStatus?.canary === true && (!sameVersion(a, job) || opts.canaries?.failed === true);
+  for (const a of allocs.filter((x) => staleCanary(x) && !isServerTerminal(x))) stop.push({ alloc: a, description: STOP_NOT_NEEDED });
+  allocs = allocs.filter((a) => !staleCanary(a));
 
   // Classify: migrating (Nomad's `alloc stop`) and the rest; the rest by reschedulability.
   const migrate = allocs.filter((a) => !isTerminal(a) && a.desiredTransition?.migrate);
@@ -140,6 +155,24 @@ export function reconcileGroup(opts: {
   }
   desired.rescheduleLater = rescheduleLater.length;
 
+  // Canaries (Nomad's `isCanarying`): until promoted they stand beside the old allocs and count
+  // for nothing; once promoted, the old allocs they took the names of stop.
+  const update = isBatch ? undefined : group.update;
+  const cs = opts.canaries;
+  const canaryIds = new Set(cs?.placedCanaries ?? []);
+  const canaries = untainted.filter((a) => canaryIds.has(a.id) && sameVersion(a, job));
+  const promoted = cs?.promoted === true;
+  const replacing = (a: Allocation) => !sameVersion(a, job) && (destructiveChange(a.job, job, group.name) !== undefined || opts.nodeEligible === false);
+  const canarying = !cs?.failed && !promoted && !!update && update.canary > 0 && (!!cs?.desiredCanaries || untainted.some(replacing));
+  if (canarying) untainted.splice(0, untainted.length, ...untainted.filter((a) => !canaries.includes(a)));
+  else if (canaries.length > 0) {
+    const taken = new Set(canaries.map((a) => a.name));
+    for (const a of untainted.filter((x) => !canaries.includes(x) && !sameVersion(x, job) && taken.has(x.name))) {
+      stop.push({ alloc: a, description: STOP_NOT_NEEDED });
+      untainted.splice(untainted.indexOf(a), 1);
+    }
+  }
+
   const names = new NameIndex(
     job.id,
     group.name,
@@ -148,7 +181,6 @@ export function reconcileGroup(opts: {
   );
 
   // Count down: stop the highest indexes (migrating allocs first).
-  const stop: GroupResult['stop'] = [];
   let remove = untainted.filter((a) => a.clientStatus !== 'unknown').length + migrate.length - count;
   if (remove > 0) {
     const removeMigrating = new NameIndex(
@@ -187,28 +219,51 @@ export function reconcileGroup(opts: {
   const destructive: Allocation[] = [];
   for (const a of untainted) {
     if (sameVersion(a, job)) desired.ignore++;
-    else if (destructiveChange(a.job, job, group.name) !== undefined || opts.nodeEligible === false) destructive.push(a);
+    else if (replacing(a)) destructive.push(a);
     else if (isTerminal(a)) desired.ignore++;
     else inPlace.push(a);
   }
   desired.inPlaceUpdate = inPlace.length;
 
   // The rolling update's budget (Nomad's underprovisioning by `update.max_parallel`).
-  const update = isBatch ? undefined : group.update;
   let budget = count;
   let deployment: DeploymentBatch | undefined;
-  const current = untainted.filter((a) => versionOf(a) === job.version && !destructive.includes(a));
+  const current = [...untainted, ...(canarying ? canaries : [])].filter((a) => versionOf(a) === job.version && !destructive.includes(a));
   const failed = current.some((a) => a.deploymentStatus?.healthy === false);
   const inFlight = current.filter((a) => a.deploymentStatus?.healthy !== true).length;
   if (update && update.maxParallel > 0 && destructive.length + migrate.length > 0)
-    budget = failed || opts.held ? 0 : Math.max(0, update.maxParallel - inFlight);
+    budget = failed || held || canarying ? 0 : Math.max(0, update.maxParallel - inFlight);
   // Nomad's reconciler tracks a version with a deployment when the group has an update strategy
   // and either no alloc of this version was ever placed (a first run included: version 0 too) or
   // the spec changes under running allocs; a migration or a reschedule alone makes none.
   const hadRunning = opts.all.some((a) => a.taskGroup === group.name && sameVersion(a, job));
-  const updatingSpec = destructive.length > 0 || inPlace.length > 0;
-  if (update && update.maxParallel > 0 && !opts.held && (!hadRunning || updatingSpec))
-    deployment = { maxParallel: update.maxParallel, desiredTotal: count, replaced: 0, remaining: destructive.length, inFlight, failed };
+  const updatingSpec = destructive.length > 0 || inPlace.length > 0 || canarying;
+  if (update && update.maxParallel > 0 && !held && (!hadRunning || updatingSpec))
+    deployment = {
+      maxParallel: update.maxParallel,
+      desiredTotal: count,
+      replaced: 0,
+      remaining: destructive.length,
+      inFlight,
+      failed,
+      desiredCanaries: canarying || canaries.length > 0 ? update.canary : 0,
+      promoted,
+    };
+
+  // Canaries still to place: the names of the allocs they will replace first (Nomad's `NextCanaries`).
+  const canaryRequests: PlaceRequest[] = [];
+  if (canarying && update && !held && !failed) {
+    const taken = new Set(canaries.map((a) => a.name));
+    const free = [...destructive]
+      .sort((x, y) => (allocIndexOf(x.name) ?? 0) - (allocIndexOf(y.name) ?? 0))
+      .map((a) => a.name ?? '')
+      .filter((n) => !taken.has(n));
+    for (let i = canaries.length; i < update.canary; i++) {
+      const name = free.shift() ?? names.next(1)[0]!;
+      canaryRequests.push({ name, group, canary: true });
+    }
+    desired.canary = canaryRequests.length;
+  }
 
   // Placements: reschedules first (same name), then missing names.
   const place: PlaceRequest[] = rescheduleNow.map((a) => ({ name: a.name ?? '', group, previous: a, reschedule: true, stopPrevious: STOP_RESCHEDULED }));
@@ -240,6 +295,7 @@ export function reconcileGroup(opts: {
     missing,
     missingAt: rescheduleNow.length,
     destructive: destructiveRequests,
+    canaries: canaryRequests,
     inPlace,
     rescheduleLater,
     desired,

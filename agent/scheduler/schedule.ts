@@ -117,6 +117,7 @@ export function schedule(input: ScheduleInput): Plan {
             now,
             nodeEligible,
             held: input.heldRollouts?.includes(`${job.id}@${job.version ?? 0}`) === true,
+            canaries: input.canaries?.[`${job.id}@${job.version ?? 0}`]?.[name],
           })
         : stopAll(allocs),
     );
@@ -152,6 +153,7 @@ export function schedule(input: ScheduleInput): Plan {
     requests.push(...r.place.slice(r.missingAt));
   }
   for (const r of results.values()) requests.push(...r.destructive);
+  for (const r of results.values()) requests.push(...r.canaries);
   const failed = new Map<string, AllocMetric>();
   const live = input.allocs.filter((a) => !isTerminal(a)).sort(byCreation);
   const inDatacenters = nodeInDatacenters(node.datacenter ?? 'dc1', job.datacenters);
@@ -216,6 +218,7 @@ export function schedule(input: ScheduleInput): Plan {
     };
     if (job.version !== undefined) alloc.jobVersion = job.version;
     if (req.previous) alloc.previousAllocation = req.previous.id;
+    if (req.canary) alloc.deploymentStatus = { canary: true };
     if (req.reschedule && req.previous) alloc.rescheduleTracker = rescheduleTrackerFor(req.previous, now);
     if (req.previous && req.stopPrevious) {
       plan.stop.push(stamp({ ...req.previous, desiredStatus: 'stop', desiredDescription: req.stopPrevious }));

@@ -169,6 +169,8 @@ export interface DesiredUpdates {
   preemptions: number;
   rescheduleNow: number;
   rescheduleLater: number;
+  /** Canaries placed by this plan (Nomad's `DesiredUpdates.Canary`). */
+  canary: number;
 }
 
 /**
@@ -188,6 +190,22 @@ export interface DeploymentBatch {
   inFlight: number;
   /** An alloc of the current version was reported unhealthy: the rollout stops here. */
   failed: boolean;
+  /** `update.canary`: canaries the version places beside the old allocs before it is promoted (0: none). */
+  desiredCanaries: number;
+  /** The group's canaries were promoted (or it has none to promote). */
+  promoted: boolean;
+}
+
+/**
+ * A group's canaries in the deployment of the eval's job version (Nomad's `DeploymentState`
+ * parts the reconciler reads): the ids of the canaries placed so far, and whether they were promoted.
+ */
+export interface CanaryState {
+  desiredCanaries: number;
+  placedCanaries: readonly string[];
+  promoted: boolean;
+  /** The deployment failed: its canaries never promoted stop. */
+  failed?: boolean;
 }
 
 /** What {@link schedule} needs. Everything is data; nothing is read from the outside world. */
@@ -217,6 +235,11 @@ export interface ScheduleInput {
    * toward that job version is placed until it is resumed (or a new version is submitted).
    */
   heldRollouts?: readonly string[];
+  /**
+   * The canaries of each group in the deployment under way for a job version, keyed
+   * `<jobId>@<version>`, then by group: which are canaries, and whether they were promoted.
+   */
+  canaries?: Readonly<Record<string, Record<string, CanaryState>>>;
   /** A monotonic clock in ms (`performance.now`), for `AllocationTime`. Default: none (times are 0). */
   elapsed?: () => number;
 }

@@ -66,6 +66,18 @@ export interface Deployment {
       minHealthyTimeMs: number;
       healthyDeadlineMs: number;
       progressDeadlineMs: number;
+      /** `update.canary`: canaries to place before promotion (0 or unset: none). */
+      desiredCanaries?: number;
+      /** Ids of the canaries placed so far. */
+      placedCanaries?: string[];
+      /** The group's canaries were promoted (by the operator or `auto_promote`). */
+      promoted?: boolean;
+      /** `update.auto_revert`: a failed deployment re-registers the latest stable job version. */
+      autoRevert?: boolean;
+      /** `update.auto_promote`: promote once every canary is healthy. */
+      autoPromote?: boolean;
+      /** Nomad's `RequireProgressBy` (ms since the epoch): the group fails unless an alloc turns healthy by then. */
+      requireProgressBy?: number;
     }
   >;
   createIndex: number;

@@ -173,11 +173,9 @@ describe('agent: deployments', function () {
     expect(failEnded.code).to.equal(1);
     expect(failEnded.stderr).to.include("can't fail terminal deployment");
 
-    // a new version's rollout, failed by the operator: no further batch; promote has no canaries
+    // a new version's rollout, failed by the operator: no further batch; an ended one is not promoted
     await agent.req('POST', '/v1/jobs', job('3', SLEEP));
     const [d2] = await waitFor(agent, '/v1/job/roll/deployments', (l: any[]) => l[0]?.JobVersion === 2, 'the v2 deployment');
-    const promote = await agent.req('POST', `/v1/deployment/promote/${d2.ID}`, { DeploymentID: d2.ID, All: true });
-    expect([promote.status, promote.text.trim()]).to.deep.equal([400, 'no canaries to promote']);
     const failed = await agent.main(['deployment', 'fail', d2.ID]);
     expect(failed.code, failed.stderr).to.equal(0);
     expect(failed.stdout).to.match(/^Deployment "\w{8}" failed\n==> .*Monitoring evaluation/);
@@ -186,6 +184,8 @@ describe('agent: deployments', function () {
     // the fail's evaluation (which the CLI followed to its end) placed nothing more
     const v2 = ((await agent.req('GET', '/v1/job/roll/allocations')).json as any[]).filter((a) => a.JobVersion === 2);
     expect(v2).to.have.length(1);
+    const promote = await agent.req('POST', `/v1/deployment/promote/${d2.ID}`, { DeploymentID: d2.ID, All: true });
+    expect([promote.status, promote.text.trim()]).to.deep.equal([400, "can't promote terminal deployment"]);
     expect((await agent.req('POST', '/v1/deployment/fail/nosuch')).status).to.equal(404);
   });
 });

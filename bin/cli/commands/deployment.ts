@@ -13,6 +13,8 @@ import { commandGroup } from '../nomad/group.ts';
 import { short, table } from '../nomad/table.ts';
 
 type Obj = Record<string, unknown>;
+/** Nomad's `DeploymentUpdateResponse` (the parts read here). */
+type Reply = { EvalID: string; RevertedJobVersion?: number | null };
 
 /** The one deployment whose id is `prefix` or starts with it. */
 async function resolveDeployment(api: AgentApi, prefix: string): Promise<Obj> {
@@ -28,7 +30,9 @@ async function resolveDeployment(api: AgentApi, prefix: string): Promise<Obj> {
  * `-detach`) the evaluation it made, as nomad's do.
  */
 function actionCommand(name: 'pause' | 'resume' | 'fail' | 'promote', summary: string, done: string): Command {
-  const help = `usage: berth deployment ${name} [-detach] DEPLOYMENT\n\n${summary[0]!.toUpperCase()}${summary.slice(1)}. DEPLOYMENT is an id or a unique prefix.\nExit codes: 0 done; 1 no such deployment, a refusal or an error; 2 usage error.`;
+  const groupFlag = name === 'promote' ? ' [-group GROUP]...' : '';
+  const groupHelp = name === 'promote' ? ' -group promotes only that task group (repeatable); without it, every group.' : '';
+  const help = `usage: berth deployment ${name} [-detach]${groupFlag} DEPLOYMENT\n\n${summary[0]!.toUpperCase()}${summary.slice(1)}. DEPLOYMENT is an id or a unique prefix.${groupHelp}\nExit codes: 0 done; 1 no such deployment, a refusal or an error; 2 usage error.`;
   return {
     name,
     summary,
@@ -46,11 +50,21 @@ function actionCommand(name: 'pause' | 'resume' | 'fail' | 'promote', summary: s
       const api = new AgentApi(flags);
       const d = await resolveDeployment(api, positionals[0]!);
       const id = encodeURIComponent(String(d.ID));
+      const groups = (flags.group as string[] | undefined) ?? [];
       const { body } =
         name === 'pause' || name === 'resume'
-          ? await api.json<{ EvalID: string }>('POST', `/v1/deployment/pause/${id}`, { DeploymentID: d.ID, Pause: name === 'pause' })
-          : await api.json<{ EvalID: string }>('POST', `/v1/deployment/${name}/${id}`, { DeploymentID: d.ID, All: true });
-      writeLine(io.stdout, `Deployment "${short(d.ID)}" ${done}`);
+          ? await api.json<Reply>('POST', `/v1/deployment/pause/${id}`, { DeploymentID: d.ID, Pause: name === 'pause' })
+          : name === 'promote'
+            ? await api.json<Reply>('POST', `/v1/deployment/promote/${id}`, {
+                DeploymentID: d.ID,
+                All: groups.length === 0,
+                Groups: groups.length ? groups : null,
+              })
+            : await api.json<Reply>('POST', `/v1/deployment/fail/${id}`, { DeploymentID: d.ID });
+      // nomad's promote says nothing before monitoring; a fail that reverted names the version.
+      if (name === 'fail' && typeof body.RevertedJobVersion === 'number')
+        writeLine(io.stdout, `Deployment "${short(d.ID)}" failed. Auto-reverted to job version ${body.RevertedJobVersion}.`);
+      else if (name !== 'promote') writeLine(io.stdout, `Deployment "${short(d.ID)}" ${done}`);
       if (body.EvalID && !flags.detach) await monitorEval(api, io, body.EvalID);
       return 0;
     },
@@ -97,5 +111,5 @@ export const deploymentCommand = commandGroup('deployment', 'inspect deployments
   actionCommand('pause', 'pause a rollout: no further batch is placed', 'paused'),
   actionCommand('resume', 'resume a paused rollout', 'resumed'),
   actionCommand('fail', 'mark a rollout as failed: no further batch is placed', 'failed'),
-  actionCommand('promote', "promote a rollout's canaries (berth places none)", 'promoted'),
+  actionCommand('promote', "promote a rollout's canaries: the rolling update replaces the old allocs", 'promoted'),
 ]);

@@ -105,7 +105,16 @@ describe('scheduler: job updates', () => {
       const first = w.register(v1);
       expect(first.place.map((a) => [a.name, a.previousAllocation])).to.deep.equal([['web.g[0]', v0[0].id]]);
       expect(first.stop.map((a) => a.id)).to.deep.equal([v0[0].id]);
-      expect(first.deployment.g).to.deep.equal({ maxParallel: 1, desiredTotal: 3, replaced: 1, remaining: 2, inFlight: 0, failed: false });
+      expect(first.deployment.g).to.deep.equal({
+        maxParallel: 1,
+        desiredTotal: 3,
+        replaced: 1,
+        remaining: 2,
+        inFlight: 0,
+        failed: false,
+        desiredCanaries: 0,
+        promoted: false,
+      });
       // Not healthy yet: the deployment watcher's next eval replaces nothing.
       const wait = w.evaluate('web', 'deployment-watcher');
       expect(wait.place).to.have.length(0);
@@ -125,7 +134,16 @@ describe('scheduler: job updates', () => {
       const w = new World();
       const v0 = w.register(job('web', { count: 3, group: { update: update(1) } }));
       expect(v0.place).to.have.length(3);
-      expect(v0.deployment.g).to.deep.equal({ maxParallel: 1, desiredTotal: 3, replaced: 0, remaining: 0, inFlight: 0, failed: false });
+      expect(v0.deployment.g).to.deep.equal({
+        maxParallel: 1,
+        desiredTotal: 3,
+        replaced: 0,
+        remaining: 0,
+        inFlight: 0,
+        failed: false,
+        desiredCanaries: 0,
+        promoted: false,
+      });
       // Once its allocs are placed, another evaluation of the same version makes none (Nomad's hadRunning).
       expect(w.evaluate('web', 'deployment-watcher').deployment).to.deep.equal({});
       // A count change is an in-place update of the new version: tracked again.
