@@ -5,7 +5,8 @@
  * `/v1/acl/bootstrap`, `/v1/acl/token/self`.
  * @module
  */
-import { ApiError, type AgentCore } from '../core.ts';
+import type { AgentCore } from '../core.ts';
+import { ApiError } from './errors.ts';
 import type { PreemptionConfig } from '../config/config.ts';
 import { secretMatches } from '../../index.ts';
 import { aclResetIndex, managementTokenInfo } from '../state/acl-token.ts';
