@@ -3,11 +3,11 @@
  * `berth operator root keyring rotate|list`: the root keys that seal variables.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv } from '../nomad/table.ts';
 import { operatorRootCommand } from './operator-keyring.ts';
@@ -25,11 +25,16 @@ const getConfig: Command = {
   summary: "show the scheduler's configuration",
   help: 'usage: berth operator scheduler get-config [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
   async run(argv, io) {
-    const { flags } = parseNomadFlags('operator scheduler get-config', argv, {
-      ...API_FLAGS,
-      json: 'boolean',
-    });
-    if (flags.help) return printHelp(io, this.help);
+    const { flags, exit } = commandFlags(
+      'operator scheduler get-config',
+      argv,
+      {
+        ...API_FLAGS,
+        json: 'boolean',
+      },
+      { io, help: this.help },
+    );
+    if (exit !== undefined) return exit;
     const { body } = await new AgentApi(flags).get<{ SchedulerConfig: Obj }>('/v1/operator/scheduler/configuration');
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(body, null, 2));
@@ -58,11 +63,16 @@ const setConfig: Command = {
 
 Exit codes: 0 updated; 1 an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('operator scheduler set-config', argv, {
-      ...API_FLAGS,
-      ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])),
-    });
-    if (flags.help) return printHelp(io, this.help);
+    const { flags, positionals, exit } = commandFlags(
+      'operator scheduler set-config',
+      argv,
+      {
+        ...API_FLAGS,
+        ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])),
+      },
+      { io, help: this.help },
+    );
+    if (exit !== undefined) return exit;
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'operator scheduler set-config');
     const pre: Record<string, boolean> = {};
     for (const [flag, key] of Object.entries(FLAGS)) if (flags[flag] !== undefined) pre[key] = flags[flag] as boolean;
