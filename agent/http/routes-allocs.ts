@@ -34,7 +34,7 @@ export function relatedEvals(state: AgentState, e: Evaluation): Evaluation[] {
 }
 
 /** Adds the allocation, evaluation, deployment and node routes. */
-export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[]): void {
+export function allocRoutes(r: Router, core: AgentCore): void {
   const { state } = core;
   const byPrefix = <T>(m: Map<string, T>, prefix: string) => [...m.entries()].filter(([id]) => id.startsWith(prefix)).map(([, v]) => v);
 
@@ -100,7 +100,7 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
     'GET',
     '/v1/nodes',
     blocking(state, ['nodes'], (req) =>
-      state.node ? [apiNodeStub(state.node, drivers(), { resources: req.query.get('resources') === 'true', os: req.query.get('os') === 'true' })] : [],
+      state.node ? [apiNodeStub(state.node, state.node.drivers, { resources: req.query.get('resources') === 'true', os: req.query.get('os') === 'true' })] : [],
     ),
   );
   const node = (id: string) => {
@@ -111,7 +111,10 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
   r.on(
     'GET',
     '/v1/node/:id',
-    blocking(state, ['nodes'], (req) => apiNode(node(req.params.id!), drivers())),
+    blocking(state, ['nodes'], (req) => {
+      const n = node(req.params.id!);
+      return apiNode(n, n.drivers);
+    }),
   );
   r.on(
     'GET',

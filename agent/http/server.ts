@@ -50,7 +50,6 @@ export interface ServeApiOptions {
   viewerUrl?: () => Promise<string | undefined>;
   /** With ACLs on: a fresh one-time code the viewer takes for a session (`/ui` adds it as `?code=`). */
   viewerCode?: () => string;
-  drivers: () => string[];
   /** How often an idle follow or event stream sends its empty heartbeat frame (Nomad: 10 s). */
   streamHeartbeatMs?: number;
   /** The variable store: given, `/v1/var*` and `/v1/operator/keyring/*` are served. */
@@ -72,7 +71,7 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   const router = new Router();
   const self: AgentSelf = { httpAddr: () => addr, managementToken: () => opts.token, bootstrap: opts.bootstrap };
   jobRoutes(router, core);
-  allocRoutes(router, core, opts.drivers);
+  allocRoutes(router, core);
   deploymentActionRoutes(router, core);
   clientRoutes(router, core, opts.streamHeartbeatMs);
   miscRoutes(router, core, self);
