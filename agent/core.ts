@@ -5,7 +5,7 @@
  * durably before it returns.
  * @module
  */
-import { isClientTerminalStatus, realClock, type Allocation, type Client, type Clock, errorText, type Job } from '../index.ts';
+import { desiredChecks, healthNow, isClientTerminalStatus, realClock, type Allocation, type Client, type Clock, errorText, type Job } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
@@ -445,14 +445,14 @@ export class AgentCore {
     };
     const d = alloc.deploymentId ? this.state.deployments.get(alloc.deploymentId) : undefined;
     const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup);
-    const byChecks =
-      group?.update?.healthCheck === 'checks' && [...(group.services ?? []), ...group.tasks.flatMap((t) => t.services ?? [])].some((s) => s.checks?.length);
+    const byChecks = group?.update?.healthCheck === 'checks' && desiredChecks(group) > 0;
     if (
       !d ||
+      !group ||
       (d.status !== 'running' && d.status !== 'paused') ||
       alloc.deploymentStatus?.healthy !== undefined ||
       byChecks ||
-      group?.update?.healthCheck === 'manual'
+      group.update?.healthCheck === 'manual'
     )
       return clear();
     const decide = (healthy: boolean) => {
@@ -462,17 +462,16 @@ export class AgentCore {
       this.clientUpdate({ ...cur.alloc, deploymentStatus: { healthy, timestamp: Date.now() } });
     };
     if (alloc.clientStatus === 'failed' || alloc.clientStatus === 'lost') return decide(false);
-    const states = Object.values(alloc.taskStates ?? {});
-    const allRunning = states.length === (group?.tasks.length ?? 0) && states.every((t) => t.state === 'running');
-    if (!allRunning) return clear();
+    // The client's rules for health from task states (machines/policy/alloc-health.ts), checks aside.
+    const holds = (a: Allocation) => healthNow({ group, taskStates: a.taskStates ?? {}, checks: [], useChecks: false }).holds;
+    if (!holds(alloc)) return clear();
     if (this.#healthTimers.has(alloc.id)) return;
     const wait = d.taskGroups[alloc.taskGroup]?.minHealthyTimeMs ?? 10_000;
     this.#healthTimers.set(
       alloc.id,
       setTimeout(() => {
         const cur = this.state.allocs.get(alloc.id)?.alloc;
-        const still = cur && Object.values(cur.taskStates ?? {}).every((t) => t.state === 'running');
-        decide(!!still);
+        decide(!!cur && holds(cur));
       }, wait),
     );
   }

@@ -116,6 +116,23 @@ describe('agent core (real SQLite, real client)', function () {
     expect(h.core.register(job, { enforceIndex: true, jobModifyIndex: first.jobModifyIndex }).jobModifyIndex).to.be.greaterThan(first.jobModifyIndex);
   });
 
+  it('setPreemption with a stale cas changes nothing; a current one commits, and it is the setting after a reopen', async () => {
+    const h = half();
+    const at = h.state.schedulerConfig!.modifyIndex;
+    expect(h.core.setPreemption({ serviceSchedulerEnabled: true }, at + 5)).to.deep.equal({ updated: false, index: at });
+    expect(h.state.schedulerConfig!.preemption.serviceSchedulerEnabled).to.equal(false);
+    const r = h.core.setPreemption({ serviceSchedulerEnabled: true, sysbatchSchedulerEnabled: true }, at);
+    expect(r.updated).to.equal(true);
+    await h.close();
+    const again = new AgentState(h.statePath);
+    try {
+      expect(again.schedulerConfig).to.deep.include({ modifyIndex: r.index });
+      expect(again.schedulerConfig!.preemption).to.deep.equal({ ...h.core.config.preemption, serviceSchedulerEnabled: true, sysbatchSchedulerEnabled: true });
+    } finally {
+      again.close();
+    }
+  });
+
   it("each operation's refusal is its named domain error, carrying what it refused", async () => {
     const h = half();
     expect(thrown(() => h.core.deregister('nope', false)))
