@@ -6,21 +6,7 @@
  * @module
  */
 import { BerthError } from '../../index.ts';
-import {
-  AllocationNotFoundError,
-  DeploymentActionError,
-  DeploymentNotFoundError,
-  EnforceIndexError,
-  EvalNotFoundError,
-  InvalidJobError,
-  InvalidPeriodicError,
-  JobNotFoundError,
-  JobNotPeriodicError,
-  JobStoppedError,
-  NodeNotFoundError,
-  PeriodicLaunchExistsError,
-  ScaleGroupNotFoundError,
-} from '../errors.ts';
+import * as E from '../errors.ts';
 import { DispatchError } from '../jobs/dispatch.ts';
 
 /** A request the HTTP edge refuses; `status` is the HTTP status Nomad answers with. */
@@ -50,7 +36,7 @@ const row = <E extends Error>(error: abstract new (...args: never[]) => E, statu
 });
 
 /** Nomad's words for a register whose `EnforceIndex` fails, by kind. */
-function enforceIndexText(e: EnforceIndexError): string {
+function enforceIndexText(e: E.EnforceIndexError): string {
   const prefix = `Enforcing job modify index ${e.want}`;
   if (e.kind === 'exists') return `${prefix}: job already exists`;
   if (e.kind === 'conflict') return `${prefix}: job exists with conflicting job modify index: ${e.current}`;
@@ -59,19 +45,19 @@ function enforceIndexText(e: EnforceIndexError): string {
 
 /** Each domain error as Nomad answers it: the status and the exact text its API writes. */
 export const ERROR_TABLE: readonly ErrorRow[] = [
-  row(JobNotFoundError, 404, () => 'job not found'),
-  row(AllocationNotFoundError, 404, () => 'alloc not found'),
-  row(EvalNotFoundError, 404, () => 'eval not found'),
-  row(DeploymentNotFoundError, 404, () => 'deployment not found'),
-  row(NodeNotFoundError, 404, () => 'node not found'),
-  row(InvalidJobError, 400, (e) => e.reason),
-  row(InvalidPeriodicError, 400, (e) => e.reason),
-  row(EnforceIndexError, 400, enforceIndexText),
-  row(JobStoppedError, 400, (e) => (e.operation === 'dispatch' ? `Specified job "${e.jobId}" is stopped` : 'Job is stopped')),
-  row(JobNotPeriodicError, 400, () => 'Job is not periodic'),
-  row(PeriodicLaunchExistsError, 409, (e) => e.message),
-  row(ScaleGroupNotFoundError, 400, (e) => `Task group "${e.group}" specified for scaling does not exist in job`),
-  row(DeploymentActionError, 400, (e) => e.reason),
+  row(E.JobNotFoundError, 404, () => 'job not found'),
+  row(E.AllocationNotFoundError, 404, () => 'alloc not found'),
+  row(E.EvalNotFoundError, 404, () => 'eval not found'),
+  row(E.DeploymentNotFoundError, 404, () => 'deployment not found'),
+  row(E.NodeNotFoundError, 404, () => 'node not found'),
+  row(E.InvalidJobError, 400, (e) => e.reason),
+  row(E.InvalidPeriodicError, 400, (e) => e.reason),
+  row(E.EnforceIndexError, 400, enforceIndexText),
+  row(E.JobStoppedError, 400, (e) => (e.operation === 'dispatch' ? `Specified job "${e.jobId}" is stopped` : 'Job is stopped')),
+  row(E.JobNotPeriodicError, 400, () => 'Job is not periodic'),
+  row(E.PeriodicLaunchExistsError, 409, (e) => e.message),
+  row(E.ScaleGroupNotFoundError, 400, (e) => `Task group "${e.group}" specified for scaling does not exist in job`),
+  row(E.DeploymentActionError, 400, (e) => e.reason),
   row(DispatchError, 400, (e) => e.message),
 ];
 

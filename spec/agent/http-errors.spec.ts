@@ -6,42 +6,28 @@
  */
 import { expect } from 'chai';
 import { BerthError } from '../../model/errors.ts';
-import {
-  AllocationNotFoundError,
-  DeploymentActionError,
-  DeploymentNotFoundError,
-  EnforceIndexError,
-  EvalNotFoundError,
-  InvalidJobError,
-  InvalidPeriodicError,
-  JobNotFoundError,
-  JobNotPeriodicError,
-  JobStoppedError,
-  NodeNotFoundError,
-  PeriodicLaunchExistsError,
-  ScaleGroupNotFoundError,
-} from '../../agent/errors.ts';
+import * as E from '../../agent/errors.ts';
 import { ApiError, ERROR_TABLE, httpAnswer } from '../../agent/http/errors.ts';
 import { DispatchError } from '../../agent/jobs/dispatch.ts';
 
 describe('agent HTTP error table', () => {
   const cases: Array<[Error, number, string]> = [
-    [new JobNotFoundError('web'), 404, 'job not found'],
-    [new AllocationNotFoundError('a1'), 404, 'alloc not found'],
-    [new EvalNotFoundError('e1'), 404, 'eval not found'],
-    [new DeploymentNotFoundError('d1'), 404, 'deployment not found'],
-    [new NodeNotFoundError('n1'), 404, 'node not found'],
-    [new InvalidJobError('Task "t": the task needs a driver'), 400, 'Task "t": the task needs a driver'],
-    [new InvalidPeriodicError('Invalid periodic job: bad'), 400, 'Invalid periodic job: bad'],
-    [new EnforceIndexError('web', 0, 'exists'), 400, 'Enforcing job modify index 0: job already exists'],
-    [new EnforceIndexError('web', 5, 'conflict', 9), 400, 'Enforcing job modify index 5: job exists with conflicting job modify index: 9'],
-    [new EnforceIndexError('web', 5, 'missing'), 400, 'Enforcing job modify index 5: job does not exist'],
-    [new JobStoppedError('greet', 'dispatch'), 400, 'Specified job "greet" is stopped'],
-    [new JobStoppedError('nightly', 'periodic-force'), 400, 'Job is stopped'],
-    [new JobNotPeriodicError('web'), 400, 'Job is not periodic'],
-    [new PeriodicLaunchExistsError('nightly'), 409, 'a launch of job nightly in this second exists already'],
-    [new ScaleGroupNotFoundError('web', 'cache'), 400, 'Task group "cache" specified for scaling does not exist in job'],
-    [new DeploymentActionError('d1', "can't pause terminal deployment"), 400, "can't pause terminal deployment"],
+    [new E.JobNotFoundError('web'), 404, 'job not found'],
+    [new E.AllocationNotFoundError('a1'), 404, 'alloc not found'],
+    [new E.EvalNotFoundError('e1'), 404, 'eval not found'],
+    [new E.DeploymentNotFoundError('d1'), 404, 'deployment not found'],
+    [new E.NodeNotFoundError('n1'), 404, 'node not found'],
+    [new E.InvalidJobError('Task "t": the task needs a driver'), 400, 'Task "t": the task needs a driver'],
+    [new E.InvalidPeriodicError('Invalid periodic job: bad'), 400, 'Invalid periodic job: bad'],
+    [new E.EnforceIndexError('web', 0, 'exists'), 400, 'Enforcing job modify index 0: job already exists'],
+    [new E.EnforceIndexError('web', 5, 'conflict', 9), 400, 'Enforcing job modify index 5: job exists with conflicting job modify index: 9'],
+    [new E.EnforceIndexError('web', 5, 'missing'), 400, 'Enforcing job modify index 5: job does not exist'],
+    [new E.JobStoppedError('greet', 'dispatch'), 400, 'Specified job "greet" is stopped'],
+    [new E.JobStoppedError('nightly', 'periodic-force'), 400, 'Job is stopped'],
+    [new E.JobNotPeriodicError('web'), 400, 'Job is not periodic'],
+    [new E.PeriodicLaunchExistsError('nightly'), 409, 'a launch of job nightly in this second exists already'],
+    [new E.ScaleGroupNotFoundError('web', 'cache'), 400, 'Task group "cache" specified for scaling does not exist in job'],
+    [new E.DeploymentActionError('d1', "can't pause terminal deployment"), 400, "can't pause terminal deployment"],
     [new DispatchError('missing payload'), 400, 'missing payload'],
   ];
 
