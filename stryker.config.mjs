@@ -36,5 +36,5 @@ export default {
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
   ignorePatterns: ['dist', 'reports', 'sim/tmp', 'bench/results*.json', '.git'],
-  disableTypeChecks: '{machines,bus,model,actors}/**/*.ts',
+  disableTypeChecks: '{machines,bus,model,actors,agent,bin}/**/*.ts',
 };

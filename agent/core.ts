@@ -144,6 +144,18 @@ export class AgentCore {
   }
 
   /**
+   * Checks `apiJob` as {@link AgentCore.register} would, and writes nothing (Nomad's
+   * `Job.Validate`): throws the error register would answer with, or returns the warnings
+   * register would give (`warnings`, what the submitted job set that berth changes, first).
+   */
+  validate(apiJob: ApiJob, warnings: readonly string[] = []): string {
+    const job = decodeJob(apiJob);
+    const periodicProblem = checkPeriodic(apiJob);
+    if (periodicProblem) throw new InvalidPeriodicError(periodicProblem);
+    return formatWarnings([...warnings, ...placementWarnings(job)]);
+  }
+
+  /**
    * Registers a new version of `apiJob` and queues its evaluation. `opts.warnings` join the
    * response's own (what the submitted job set that berth changes or ignores).
    */

@@ -62,18 +62,31 @@ export function toMs(value: unknown, field = 'duration'): number {
   throw new InvalidDurationError(`${field}: must be a number of ms or a duration string like "500ms"`);
 }
 
-/** Renders milliseconds the way Go prints a duration ("10ms", "5s", "1m30s"). */
+/**
+ * Renders milliseconds the way Go's `time.Duration.String` prints them ("1.5µs", "10ms",
+ * "1.234567ms", "5s", "1m30s", "1h2m3s"): to the nanosecond, trailing zeros of a fraction dropped.
+ */
 export function formatGoDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  if (ms < 1) return `${Math.round(ms * 1e6)}ns`;
-  if (ms < 1000) return `${+ms.toFixed(3)}ms`;
-  let rest = ms / 1000;
-  const h = Math.floor(rest / 3600);
-  rest -= h * 3600;
-  const m = Math.floor(rest / 60);
-  rest -= m * 60;
-  const s = `${+rest.toFixed(3)}s`;
-  if (h) return `${h}h${m}m${s}`;
-  if (m) return `${m}m${s}`;
-  return s;
+  let ns = Math.round(Math.abs(ms) * 1e6);
+  const sign = ms < 0 && ns > 0 ? '-' : '';
+  if (ns === 0) return '0s';
+  // The integer part of `n / 10^digits`, then its fraction without trailing zeros.
+  const frac = (n: number, digits: number) => {
+    const p = 10 ** digits;
+    const f = String(n % p)
+      .padStart(digits, '0')
+      .replace(/0+$/, '');
+    return `${Math.floor(n / p)}${f ? `.${f}` : ''}`;
+  };
+  if (ns < 1e3) return `${sign}${ns}ns`;
+  if (ns < 1e6) return `${sign}${frac(ns, 3)}µs`;
+  if (ns < 1e9) return `${sign}${frac(ns, 6)}ms`;
+  const h = Math.floor(ns / 3600e9);
+  ns -= h * 3600e9;
+  const m = Math.floor(ns / 60e9);
+  ns -= m * 60e9;
+  const s = `${frac(ns, 9)}s`;
+  if (h) return `${sign}${h}h${m}m${s}`;
+  if (m) return `${sign}${m}m${s}`;
+  return `${sign}${s}`;
 }

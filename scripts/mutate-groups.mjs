@@ -57,19 +57,58 @@ export const GROUPS = {
     ],
     threshold: 75,
   },
+  // The agent's HTTP auth and routing: the one edge decision (Host, Origin, Content-Type, the
+  // matched route's token rule), the router, the request-target parse, the JSON depth bound and
+  // the viewer's one-time codes. The pure specs first; the ACL table over every route next.
+  'agent-http': {
+    mutate: ['agent/http/edge.ts', 'agent/http/router.ts', 'agent/http/target.ts', 'agent/http/json-depth.ts', 'agent/http/one-time-codes.ts'],
+    spec: ['spec/agent/http/*.spec.ts', 'spec/agent/variables/router.spec.ts', 'spec/agent/http-edge.spec.ts', 'spec/agent/edge.spec.ts'],
+    threshold: 90,
+  },
+  // The command line against a loopback far side (Nomad-shaped answers) or its pure parts; the
+  // specs that run a real agent (spec/agent/cli*.spec.ts) are left out: seconds a test. Not
+  // examples.spec.ts (it needs dist/).
+  cli: {
+    mutate: ['bin/cli/**/*.ts'],
+    spec: [
+      'spec/bin/outcome.spec.ts',
+      'spec/bin/plan-diff.spec.ts',
+      'spec/bin/cli-output.spec.ts',
+      'spec/bin/api-flags.spec.ts',
+      'spec/bin/job-run-outcome.spec.ts',
+      'spec/bin/job-validate.spec.ts',
+      'spec/bin/init.spec.ts',
+      'spec/bin/traps.spec.ts',
+      'spec/bin/progress.spec.ts',
+      'spec/bin/cli.spec.ts',
+      'spec/bin/run.spec.ts',
+    ],
+    threshold: 80,
+  },
 };
 
 /**
- * CI's fixed small subset (a few minutes on 2 cores): pure policies the chart specs prove, and the
- * alloc-dir escape checks.
+ * CI's fixed small subset (a few minutes on 2 cores): pure policies the chart specs prove, the
+ * alloc-dir escape checks, and one file of each newer group: the agent's request-target parse
+ * and `berth run`'s exit code.
  */
 export const CI_SUBSET = {
-  mutate: ['machines/policy/kill-order.ts', 'machines/policy/update-queue.ts', 'machines/policy/shutdown-delay.ts', 'actors/allocdir/escape.ts'],
+  mutate: [
+    'machines/policy/kill-order.ts',
+    'machines/policy/update-queue.ts',
+    'machines/policy/shutdown-delay.ts',
+    'actors/allocdir/escape.ts',
+    'agent/http/target.ts',
+    'bin/cli/run/outcome.ts',
+  ],
   spec: [
     'spec/machines/policy/**/*.spec.ts',
     'spec/machines/alloc-stop-path.spec.ts',
     'spec/machines/task-shutdown-delay.spec.ts',
     'spec/actors/allocdir/escape.spec.ts',
+    'spec/agent/http/target.spec.ts',
+    'spec/agent/http-edge.spec.ts',
+    'spec/bin/outcome.spec.ts',
   ],
   threshold: 80,
 };

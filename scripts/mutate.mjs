@@ -36,7 +36,7 @@ function scores(report) {
   for (const [file, { mutants }] of Object.entries(report.files)) {
     const folder = file
       .split('/')
-      .slice(0, file.startsWith('actors/') ? 2 : 1)
+      .slice(0, /^(actors|agent|bin)\//.test(file) ? 2 : 1)
       .join('/');
     const s = per.get(folder) ?? { detected: 0, valid: 0, survived: 0, noCoverage: 0 };
     for (const m of mutants) {

@@ -33,12 +33,50 @@ const ROOTS = [
   'SchedulerConfiguration',
   'AgentSelf',
   'ServerMembers',
+  // Write answers and the smaller objects beside the main ones.
+  'JobRegisterResponse',
+  'JobDeregisterResponse',
+  'JobPlanResponse',
+  'JobVersionsResponse',
+  'JobDispatchResponse',
+  'JobScaleStatusResponse',
+  'JobValidateResponse',
+  'AllocStopResponse',
+  'AllocResourceUsage',
+  'AllocFileInfo',
+  'ServiceRegistration',
+  'ServiceRegistrationListStub',
+  'Variable',
+  'VariableMetadata',
+  'DeploymentUpdateResponse',
+  'SchedulerConfigurationResponse',
+  'SchedulerSetConfigurationResponse',
+  'Event',
 ];
 
-/** Fields whose JSON is not their Go type's (the type has a `MarshalJSON`). */
+/** Fields whose JSON is not their Go type's (the type has a `MarshalJSON`), or that the server's struct adds. */
 const CUSTOM_JSON: Record<string, Record<string, string>> = {
   // ACLToken.MarshalJSON writes the TTL as a Go duration string ("2m"), "" when unset.
   ACLToken: { ExpirationTTL: 'string omitempty' },
+  // The server's structs.Event carries the namespace the api struct leaves out (its decoder drops it).
+  Event: { Namespace: 'string' },
+  // The server's JobPlanResponse embeds its WriteMeta (the api struct does not).
+  JobPlanResponse: { Index: 'uint64 omitempty' },
+};
+
+/**
+ * The api package's `QueryMeta` and `WriteMeta` are filled from response headers, not the body.
+ * What the body carries in their place is the server's own embedded meta (`structs.QueryMeta`,
+ * `structs.WriteMeta`), which Go's decoder ignores: the fields below, absent where a route has none.
+ */
+const SERVER_META: Record<string, Field[]> = {
+  QueryMeta: [
+    { name: 'Index', type: 'uint64', omitempty: true },
+    { name: 'LastContact', type: 'time.Duration', omitempty: true },
+    { name: 'KnownLeader', type: 'bool', omitempty: true },
+    { name: 'NextToken', type: 'string', omitempty: true },
+  ],
+  WriteMeta: [{ name: 'Index', type: 'uint64', omitempty: true }],
 };
 
 interface Field {
@@ -76,6 +114,7 @@ function readPackage(dir: string): { structs: Map<string, Field[]>; named: Map<s
       }
     }
   }
+  for (const [name, fields] of Object.entries(SERVER_META)) structs.set(name, fields);
   return { structs, named };
 }
 
@@ -138,7 +177,7 @@ function closure(structs: Map<string, Field[]>, named: Map<string, string>, root
       if (f) {
         f.type = v.replace(/ omitempty$/, '');
         f.omitempty = v.endsWith(' omitempty');
-      }
+      } else flat.push({ name: k, type: v.replace(/ omitempty$/, ''), omitempty: v.endsWith(' omitempty') });
     }
     done.set(s, flat);
     for (const f of flat) for (const n of mentioned(f.type)) if (structs.has(n) && !done.has(n)) todo.push(n);

@@ -44,6 +44,9 @@ export const planBody = z.strictObject({
   ...writeRequest,
 });
 
+/** `PUT /v1/validate/job` (Nomad's `JobValidateRequest`). */
+export const validateBody = z.strictObject({ Job: jobObj(), ...writeRequest });
+
 /** `POST /v1/jobs/parse` (Nomad's `JobsParseRequest`). */
 export const parseBody = z.strictObject({ JobHCL: str(), Variables: str().optional(), Canonicalize: bool().optional(), HCLv1: bool().optional() });
 

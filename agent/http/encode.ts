@@ -103,6 +103,43 @@ function resources(a: Allocation): Record<string, unknown> {
   return { Tasks: tasks, Shared: { DiskMB: g?.ephemeralDisk?.sizeMB ?? 300, Networks: null, Ports: null } };
 }
 
+/**
+ * Nomad's pre-0.9 `TaskResources` and `Resources` of an allocation, which its servers still fill
+ * (the scheduler's `OldTaskResources`, and the state store's sum of the tasks and the shared
+ * disk) and its CLI still reads (`nomad alloc status`'s Task Resources, `nomad node status`'s
+ * Allocated Resources): derived here from the allocated resources.
+ */
+function legacyResources(a: Allocation): { tasks: Record<string, unknown>; total: Record<string, unknown> } {
+  const r = resources(a) as {
+    Tasks: Record<string, { Cpu: { CpuShares: number }; Memory: { MemoryMB: number; MemoryMaxMB: number } }>;
+    Shared: { DiskMB: number };
+  };
+  const one = (cpu: number, memoryMB: number, memoryMaxMB: number, diskMB: number) => ({
+    CPU: cpu,
+    Cores: 0,
+    MemoryMB: memoryMB,
+    MemoryMaxMB: memoryMaxMB,
+    DiskMB: diskMB,
+    IOPS: 0,
+    Networks: null,
+    Devices: null,
+    NUMA: null,
+    SecretsMB: 0,
+  });
+  const tasks = Object.fromEntries(Object.entries(r.Tasks).map(([t, v]) => [t, one(v.Cpu.CpuShares, v.Memory.MemoryMB, v.Memory.MemoryMaxMB, 0)]));
+  const all = Object.values(r.Tasks);
+  const sum = (f: (v: (typeof all)[number]) => number) => all.reduce((n, v) => n + f(v), 0);
+  return {
+    tasks,
+    total: one(
+      sum((v) => v.Cpu.CpuShares),
+      sum((v) => v.Memory.MemoryMB),
+      sum((v) => v.Memory.MemoryMaxMB),
+      r.Shared.DiskMB,
+    ),
+  };
+}
+
 const taskStates = (a: Allocation) => (a.taskStates ? Object.fromEntries(Object.entries(a.taskStates).map(([k, v]) => [k, apiTaskState(v)])) : null);
 
 function deploymentStatus(s: ServerAlloc): Record<string, unknown> | null {
@@ -171,6 +208,7 @@ export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unkn
   const kept = versions?.find((v) => v.version === (a.jobVersion ?? 0))?.apiJob ?? state.jobs.get(a.jobId)?.apiJob;
   const job = kept ? completeApiJob(kept) : null;
   const dt = a.desiredTransition;
+  const legacy = legacyResources(a);
   return {
     ID: a.id,
     Namespace: a.namespace ?? 'default',
@@ -181,8 +219,8 @@ export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unkn
     JobID: a.jobId,
     Job: job,
     TaskGroup: a.taskGroup,
-    Resources: null,
-    TaskResources: null,
+    Resources: legacy.total,
+    TaskResources: legacy.tasks,
     AllocatedResources: resources(a),
     Services: null,
     Metrics: s.metrics ? apiAllocMetric(s.metrics, state.node?.nodePool ?? 'default') : null,

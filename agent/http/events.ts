@@ -10,7 +10,7 @@ import type { BusMessage } from '../../index.ts';
 import type { AgentCore } from '../core.ts';
 import type { StateEvent } from '../state/store.ts';
 import { completeApiJob } from '../jobspec/complete.ts';
-import { apiAllocStub, apiDeployment, apiEval, apiNodeStub } from './encode.ts';
+import { apiAlloc, apiDeployment, apiEval, apiNode } from './encode.ts';
 import { writeWithBackpressure, STREAM_HEARTBEAT_MS } from './routes-client.ts';
 import type { Router } from './router.ts';
 
@@ -20,11 +20,16 @@ const CLIENT_TOPIC = /^(watcher|migration|chroot)\./;
 /** Largest number of lines queued for one slow reader before it is cut off (never unbounded). */
 export const EVENT_QUEUE_LIMIT = 10_000;
 
+/**
+ * An event's payload as Nomad's state store writes it: the whole object, not its list stub. An
+ * allocation goes without its `Job` (Nomad drops it to keep alloc events small); the node is the
+ * full `Node` (Nomad's is sanitized of its secret, which berth's never carries).
+ */
 function payload(e: StateEvent, core: AgentCore): Record<string, unknown> {
   const o = e.object as never;
   switch (e.topic) {
     case 'Allocation':
-      return { Allocation: apiAllocStub(o, core.state) };
+      return { Allocation: { ...apiAlloc(o, core.state), Job: null } };
     case 'Evaluation':
       return { Evaluation: apiEval(o) };
     case 'Job':
@@ -32,7 +37,7 @@ function payload(e: StateEvent, core: AgentCore): Record<string, unknown> {
     case 'Deployment':
       return { Deployment: apiDeployment(o) };
     case 'Node':
-      return { Node: apiNodeStub(o, (o as { drivers: string[] }).drivers) };
+      return { Node: apiNode(o, (o as { drivers: string[] }).drivers) };
     default:
       return { [e.topic]: o };
   }

@@ -30,6 +30,9 @@ export function planReply(p: JobPlan, opts: { diff?: boolean; contextual?: boole
         Preemptions: u.preemptions,
         RescheduleNow: u.rescheduleNow,
         RescheduleLater: u.rescheduleLater,
+        // A one-node agent never loses its client, so nothing disconnects or reconnects.
+        Disconnect: 0,
+        Reconnect: 0,
       },
     ]),
   );

@@ -241,6 +241,9 @@ function apiRU(u: RU): Record<string, unknown> {
       Swap: u.memoryStats.swap,
       Usage: u.memoryStats.usage,
       MaxUsage: u.memoryStats.maxUsage,
+      // Kernel memory is not read (cgroup v1's kmem counters); `Measured` does not name it.
+      KernelUsage: 0,
+      KernelMaxUsage: 0,
       Measured: u.memoryStats.measured,
     },
     CpuStats: {

@@ -15,9 +15,10 @@ function reply(r: { evalId?: string; evalCreateIndex?: number; deploymentModifyI
       EvalID: r.evalId ?? '',
       EvalCreateIndex: r.evalCreateIndex ?? 0,
       DeploymentModifyIndex: r.deploymentModifyIndex,
+      // Set when a failed deployment rolled the job back (auto_revert); null otherwise, as Nomad.
+      RevertedJobVersion: null,
+      // Nomad's WriteMeta: the index only.
       Index: r.index,
-      LastContact: 0,
-      KnownLeader: true,
     },
   };
 }

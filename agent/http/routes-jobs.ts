@@ -13,9 +13,11 @@ import { completeApiJob } from '../jobspec/complete.ts';
 import { apiAllocStub, apiDeployment, apiEval, apiJob, apiJobStub, apiJobSummary, jobStable, jobSummary } from './encode.ts';
 import type { Req, Router } from './router.ts';
 import type { z } from 'zod';
-import { decodeBody, dispatchBody, parseBody, parsed, planBody, registerBody, scaleBody } from './bodies.ts';
+import { decodeBody, dispatchBody, parseBody, parsed, planBody, registerBody, scaleBody, validateBody } from './bodies.ts';
 import { errorText } from '../../index.ts';
 import { changedValueWarnings } from '../jobs/changed-values.ts';
+import { jobDiff } from '../jobs/diff/job.ts';
+import type { JobDiff } from '../jobs/diff/types.ts';
 
 /** Nomad's 400 for a body naming another job than the path. */
 const PAYLOAD_JOB_MISMATCH = 'job ID in payload did not match URL';
@@ -78,6 +80,19 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     return registerReply(core.register(canonical, { enforceIndex: body.EnforceIndex === true, jobModifyIndex: Number(body.JobModifyIndex ?? 0), warnings }));
   };
   r.on('POST', '/v1/jobs', register);
+  // Nomad's `Job.Validate`: a job it would refuse is a 200 whose `ValidationErrors` say why.
+  const validate = async (req: Req) => {
+    const { job: apiJobIn } = await jobFromBody(req, validateBody, 'Job ID does not match');
+    try {
+      const warnings = core.validate(await canonicalJob(core, apiJobIn), changedValueWarnings(apiJobIn));
+      return { body: { DriverConfigValidated: true, ValidationErrors: null, Error: '', Warnings: warnings } };
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 400) throw e;
+      return { body: { DriverConfigValidated: true, ValidationErrors: e.message.split('\n'), Error: e.message, Warnings: '' } };
+    }
+  };
+  r.on('PUT', '/v1/validate/job', validate);
+  r.on('POST', '/v1/validate/job', validate);
   r.on('POST', '/v1/jobs/parse', async (req) => {
     const raw = await req.json();
     if (!isObj(raw) || raw.JobHCL === undefined || raw.JobHCL === '') throw new ApiError(400, 'Job spec is empty');
@@ -135,8 +150,8 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     '/v1/job/:id/versions',
     blocking(state, ['jobs', 'deployments'], (req) => {
       job(req.params.id!);
-      const versions = [...(state.versions.get(req.params.id!) ?? [])].reverse();
-      return { Versions: versions.map((v) => completeApiJob({ ...v.apiJob, Stable: jobStable(v, state) })), Diffs: null };
+      const versions = [...(state.versions.get(req.params.id!) ?? [])].reverse().map((v) => completeApiJob({ ...v.apiJob, Stable: jobStable(v, state) }));
+      return { Versions: versions, Diffs: versionDiffs(versions, req.query) };
     }),
   );
   r.on(
@@ -210,16 +225,15 @@ export function jobRoutes(r: Router, core: AgentCore): void {
         EvalID: r.evalId,
         EvalCreateIndex: r.evalCreateIndex,
         JobCreateIndex: r.jobCreateIndex,
+        // Nomad's WriteMeta: the index only.
         Index: r.index,
-        LastContact: 0,
-        KnownLeader: true,
       },
       index: r.index,
     };
   });
   r.on('POST', '/v1/job/:id/periodic/force', (req) => {
     const f = core.forcePeriodic(req.params.id!);
-    return { body: { EvalID: f.evalId, EvalCreateIndex: f.evalCreateIndex, Index: f.index, LastContact: 0, KnownLeader: true }, index: f.index };
+    return { body: { EvalID: f.evalId, EvalCreateIndex: f.evalCreateIndex, Index: f.index }, index: f.index };
   });
   r.on('POST', '/v1/job/:id/evaluate', (req) => {
     const r = core.evaluate(req.params.id!);
@@ -233,6 +247,19 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     const contextual = body.Contextual ?? req.query.get('contextual') !== 'false';
     return { body: planReply(core.planJob(await canonicalJob(core, apiJobIn)), { diff: body.Diff === true, contextual }) };
   });
+}
+
+/**
+ * `?diffs=true`: each version's contextual diff against the one before it (the oldest has none),
+ * or, with `diff_version=N`, against version N, as Nomad's `Job.GetJobVersions` computes them.
+ */
+function versionDiffs(versions: ApiJob[], query: URLSearchParams): JobDiff[] | null {
+  if (query.get('diffs') !== 'true' || versions.length === 0) return null;
+  const asked = query.get('diff_version');
+  if (asked === null) return versions.slice(0, -1).map((neu, i) => jobDiff(versions[i + 1], neu, true));
+  const against = versions.find((v) => String(v.Version) === asked);
+  if (!against) throw new ApiError(500, `version ${asked} not found`);
+  return versions.map((neu) => jobDiff(against, neu, true));
 }
 
 /** A job as submitted over the API, with Nomad's defaults for what it leaves out. */

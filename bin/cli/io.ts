@@ -12,6 +12,13 @@ export interface CliIO {
   stdin: Readable;
   /** Colour the output (a TTY without NO_COLOR). */
   color: boolean;
+  /** The clock relative times (`5m ago`) are measured against, in ms; `Date.now` when absent (specs fix it). */
+  now?: () => number;
+}
+
+/** The time relative times are printed against. */
+export function nowOf(io: CliIO): number {
+  return io.now ? io.now() : Date.now();
 }
 
 /** The process's own streams. */

@@ -35,6 +35,11 @@ const webHcl = (version: string) => `job "web" {
     network {
       port "http" {}
     }
+    service {
+      name     = "web"
+      port     = "http"
+      provider = "nomad"
+    }
     restart {
       attempts = 0
       mode     = "fail"
@@ -90,6 +95,89 @@ const bigHcl = `job "big" {
   }
 }
 `;
+
+const slowHcl = `job "slow" {
+  update {
+    min_healthy_time = "1h"
+    healthy_deadline = "2h"
+    progress_deadline = "3h"
+    health_check     = "task_states"
+  }
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", ${JSON.stringify(SLEEP)}]
+      }
+      kill_timeout = "1s"
+      resources {
+        cpu    = 20
+        memory = 16
+      }
+    }
+  }
+}
+`;
+
+const paramHcl = `job "param" {
+  type = "batch"
+  parameterized {}
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+      resources {
+        cpu    = 20
+        memory = 16
+      }
+    }
+  }
+}
+`;
+
+/** The payload struct of each event topic, under the topic's own key (Nomad's `Event.Payload`). */
+const PAYLOADS: Record<string, string> = { Job: 'Job', Allocation: 'Allocation', Evaluation: 'Evaluation', Deployment: 'Deployment', Node: 'Node' };
+
+/** The events of `/v1/event/stream?index=1` until one of each topic in `topics` came (bounded). */
+async function eventsOf(agent: AgentProcess, topics: string[]): Promise<Array<Record<string, any>>> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), 20_000);
+  const out: Array<Record<string, any>> = [];
+  const missing = new Set(topics);
+  try {
+    const res = await fetch(`${agent.url}/v1/event/stream?index=1`, {
+      signal: ac.signal,
+      ...(agent.token ? { headers: { 'X-Nomad-Token': agent.token } } : {}),
+    });
+    const reader = res.body!.getReader();
+    let buf = '';
+    while (missing.size > 0) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buf += Buffer.from(value).toString('utf8');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl).trim();
+        buf = buf.slice(nl + 1);
+        if (!line) continue;
+        for (const e of (JSON.parse(line) as { Events?: Array<Record<string, any>> }).Events ?? []) {
+          out.push(e);
+          missing.delete(e.Topic);
+        }
+      }
+    }
+    ac.abort();
+  } catch (e) {
+    if (!ac.signal.aborted) throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  expect([...missing], 'every topic came within 20 s').to.deep.equal([]);
+  return out;
+}
 
 /** One table of docs/agent.md's section: struct -> field -> why. */
 type FieldTable = Map<string, Map<string, string>>;
@@ -180,6 +268,7 @@ describe('agent: every object as Nomad’s API structs hold it (issue #35)', fun
       check(parsed.json, 'Job', 'POST /v1/jobs/parse');
       const r = await agent.req('POST', '/v1/jobs', { Job: parsed.json });
       expect(r.status, r.text).to.equal(200);
+      check(r.json, 'JobRegisterResponse', 'POST /v1/jobs');
       return r.json.EvalID as string;
     };
     const check = (json: unknown, type: string, path: string) => {
@@ -228,6 +317,54 @@ describe('agent: every object as Nomad’s API structs hold it (issue #35)', fun
     await get('/v1/acl/token/self', 'ACLToken');
     await get('/v1/operator/raft/configuration', 'RaftConfiguration');
     await get('/v1/operator/scheduler/configuration', 'SchedulerConfiguration', (j) => j.SchedulerConfig);
+
+    // The write answers and the objects beside the main ones.
+    const send = async (method: string, path: string, body: unknown, type: string) => {
+      const r = await agent.req(method, path, body);
+      expect(r.status, `${method} ${path}: ${r.text.slice(0, 200)}`).to.equal(200);
+      check(r.json, type, `${method} ${path}`);
+      return r.json;
+    };
+    const web3 = (await agent.req('POST', '/v1/jobs/parse', { JobHCL: webHcl('3'), Canonicalize: true })).json;
+    const plan = await send('POST', '/v1/job/web/plan', { Job: web3, Diff: true }, 'JobPlanResponse');
+    expect(plan.Diff?.Type, 'the plan diff').to.equal('Edited');
+    await send('PUT', '/v1/validate/job', { Job: web3 }, 'JobValidateResponse');
+    const versions = await get('/v1/job/web/versions?diffs=true', 'JobVersionsResponse');
+    expect(versions.Diffs, 'one diff per version but the oldest').to.have.length(versions.Versions.length - 1);
+    await get('/v1/job/web/scale', 'JobScaleStatusResponse');
+    const webAllocs = (await agent.req('GET', '/v1/job/web/allocations')).json as Array<{ ID: string; ClientStatus: string }>;
+    const live = webAllocs.find((a) => a.ClientStatus === 'running')!;
+    expect(live, 'a running web alloc').to.be.an('object');
+    await get(`/v1/client/allocation/${live.ID}/stats`, 'AllocResourceUsage');
+    await get(`/v1/client/fs/ls/${live.ID}?path=/`, '[]*AllocFileInfo');
+    await get(`/v1/client/fs/stat/${live.ID}?path=/alloc`, 'AllocFileInfo');
+    await waitFor(agent, '/v1/service/web', (l: unknown[]) => l.length > 0, 'the web service registered');
+    await get('/v1/services', '[]*ServiceRegistrationListStub');
+    await get('/v1/service/web', '[]*ServiceRegistration');
+    await send('PUT', '/v1/var/nomad/jobs/web', { Namespace: 'default', Path: 'nomad/jobs/web', Items: { greeting: 'hello' } }, 'Variable');
+    await get('/v1/vars', '[]*VariableMetadata');
+    await get('/v1/var/nomad/jobs/web', 'Variable');
+    const sched = await get('/v1/operator/scheduler/configuration', 'SchedulerConfigurationResponse');
+    await send('PUT', '/v1/operator/scheduler/configuration', sched.SchedulerConfig, 'SchedulerSetConfigurationResponse');
+    await register(slowHcl);
+    const [slow] = await waitFor(agent, '/v1/job/slow/deployments', (l: any[]) => l[0]?.Status === 'running', 'the slow deployment running');
+    await send('POST', `/v1/deployment/pause/${slow.ID}`, { DeploymentID: slow.ID, Pause: true }, 'DeploymentUpdateResponse');
+    await send('POST', `/v1/deployment/fail/${slow.ID}`, { DeploymentID: slow.ID }, 'DeploymentUpdateResponse');
+    await register(paramHcl);
+    await send('POST', '/v1/job/param/dispatch', {}, 'JobDispatchResponse');
+    const [done] = (await agent.req('GET', '/v1/job/once/allocations')).json as Array<{ ID: string }>;
+    await send('POST', `/v1/allocation/${done!.ID}/stop`, {}, 'AllocStopResponse');
+    for (const e of await eventsOf(agent, Object.keys(PAYLOADS))) {
+      check(e, 'Event', `event ${e.Topic}`);
+      const struct = PAYLOADS[e.Topic as string];
+      if (struct) {
+        expect(Object.keys(e.Payload), `${e.Topic} event payload`).to.deep.equal([e.Topic]);
+        check(e.Payload[e.Topic], struct, `event ${e.Topic} ${e.Type}`);
+      }
+    }
+    const gone = await agent.req('DELETE', '/v1/job/big');
+    expect(gone.status, gone.text).to.equal(200);
+    check(gone.json, 'JobDeregisterResponse', 'DELETE /v1/job/big');
   });
   after(async () => {
     if (process.env.DUMP_EMPTY)
@@ -239,7 +376,7 @@ describe('agent: every object as Nomad’s API structs hold it (issue #35)', fun
     await stopCliProcesses();
   });
 
-  it('reads every object berth serves: jobs, stubs, summaries, allocations, evaluations, deployments, the node, the agent, the token, raft', () => {
+  it('reads every object berth serves: jobs, stubs, summaries, allocations, evaluations, deployments, the node, the agent, the token, raft, write answers, stats, files, services, variables, events', () => {
     const roots = [
       'Job',
       'JobListStub',
@@ -255,6 +392,24 @@ describe('agent: every object as Nomad’s API structs hold it (issue #35)', fun
       'ACLToken',
       'RaftConfiguration',
       'SchedulerConfiguration',
+      'JobRegisterResponse',
+      'JobDeregisterResponse',
+      'JobPlanResponse',
+      'JobValidateResponse',
+      'JobVersionsResponse',
+      'JobDispatchResponse',
+      'JobScaleStatusResponse',
+      'AllocStopResponse',
+      'AllocResourceUsage',
+      'AllocFileInfo',
+      'ServiceRegistrationListStub',
+      'ServiceRegistration',
+      'Variable',
+      'VariableMetadata',
+      'DeploymentUpdateResponse',
+      'SchedulerConfigurationResponse',
+      'SchedulerSetConfigurationResponse',
+      'Event',
     ];
     expect(roots.filter((s) => !reading.seen.has(s))).to.deep.equal([]);
     // The objects inside them were reached too (a deployment's groups, an alloc's task states, a failed placement's metric).

@@ -128,7 +128,9 @@ describe('agent: job init, allocs, history, inspect and scale', function () {
     expect(status.stdout).to.match(
       /\nNomad Service Checks:\nService\s+Task\s+Name\s+Mode\s+Status\nexample-web\s+\(group\)\s+service: "example-web" check\s+healthiness\s+(success|failure|pending)\n/,
     );
-    if (full.DeploymentID) expect(status.stdout).to.match(/\nDeployment Health\s+= (healthy|unhealthy|unset)\n/);
+    // its update block gives its first version a deployment, so the alloc has a health to show
+    expect(full.DeploymentID, 'the example is deployed').to.be.a('string').that.is.not.empty;
+    expect(status.stdout).to.match(/\nDeployment ID\s+= [0-9a-f]{8}\nDeployment Health\s+= (healthy|unhealthy|unset)\n/);
 
     const allocs = await agent.main(['job', 'allocs', 'example']);
     expect(allocs.code, allocs.stderr).to.equal(0);

@@ -1,8 +1,14 @@
 /**
  * Nomad's operator endpoints as its tools use them: the scheduler configuration's check-and-set
- * (`?cas=N` applies only at index N), and the raft configuration of a one-node agent.
+ * (`?cas=N` applies only at index N) and its value kept across a restart, and the raft
+ * configuration of a one-node agent.
  */
 import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAgent, type Agent } from '../../agent/agent.ts';
+import { resolveAgentConfig } from '../../agent/config/config.ts';
 import { AgentProcess } from '../support/agent.ts';
 
 describe('agent: operator endpoints as Nomad serves them', function () {
@@ -54,5 +60,55 @@ describe('agent: operator endpoints as Nomad serves them', function () {
       { ID: node.ID, Node: `${self.config.NodeName}.${self.config.Region}`, Address: new URL(agent.url).host, Leader: true, Voter: true, RaftProtocol: '3' },
     ]);
     expect(r.json.Index).to.be.a('number');
+  });
+
+  it('berth operator raft list-peers prints the peers as nomad does: Node, ID, Address, State, Voter, RaftProtocol', async () => {
+    const [node] = (await agent.req('GET', '/v1/nodes')).json;
+    const self = (await agent.req('GET', '/v1/agent/self')).json;
+    const r = await agent.main(['operator', 'raft', 'list-peers']);
+    expect(r.code, r.stderr).to.equal(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines).to.have.length(2);
+    expect(lines[0]!.split(/\s+/)).to.deep.equal(['Node', 'ID', 'Address', 'State', 'Voter', 'RaftProtocol']);
+    expect(lines[1]!.split(/\s+/)).to.deep.equal([`${self.config.NodeName}.${self.config.Region}`, node.ID, new URL(agent.url).host, 'leader', 'true', '3']);
+    // Columns line up as columnize lays them out: each value starts where its header does.
+    const values = [node.ID, new URL(agent.url).host, 'leader', 'true', '3'];
+    ['ID', 'Address', 'State', 'Voter', 'RaftProtocol'].forEach((h, i) => {
+      const at = lines[0]!.indexOf(h);
+      expect(lines[1]!.slice(at - 2, at), h).to.equal('  ');
+      expect(lines[1]!.startsWith(values[i]!, at), h).to.equal(true);
+    });
+    const json = await agent.main(['operator', 'raft', 'list-peers', '-json']);
+    expect(JSON.parse(json.stdout).Servers).to.have.length(1);
+  });
+});
+
+describe('agent: the scheduler configuration across a restart', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let agent: Agent | undefined;
+  const start = async () => (agent = await startAgent(resolveAgentConfig([], { dataDir: dir, port: 0 }), { log: () => {} }));
+  const get = async (a: Agent) => ((await (await fetch(`${a.url}/v1/operator/scheduler/configuration`)).json()) as any).SchedulerConfig;
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'berth-sched-config-'));
+  });
+  after(async () => {
+    await agent?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('what an operator set is what the agent serves after it restarts on the same data dir', async () => {
+    const first = await start();
+    const was = await get(first);
+    const body = { PreemptionConfig: { ...was.PreemptionConfig, BatchSchedulerEnabled: !was.PreemptionConfig.BatchSchedulerEnabled } };
+    const put = await fetch(`${first.url}/v1/operator/scheduler/configuration`, { method: 'PUT', body: JSON.stringify(body) });
+    expect(put.status).to.equal(200);
+    const set = await get(first);
+    expect(set.PreemptionConfig.BatchSchedulerEnabled).to.equal(!was.PreemptionConfig.BatchSchedulerEnabled);
+    await first.close();
+    agent = undefined;
+    const again = await get(await start());
+    expect(again).to.deep.equal(set);
   });
 });

@@ -39,4 +39,24 @@ describe("berth run's exit code", () => {
     expect(runExitCode(ended({ exit_code: '3' }, 'complete', 'service'), undefined)).to.equal(0);
     expect(runExitCode(ended({ exit_code: '3' }, 'failed', 'service'), undefined)).to.equal(1);
   });
+
+  it('a sysbatch task counts as batch; an unknown signal name or a code that is no exit status falls back', () => {
+    expect(runExitCode(ended({ exit_code: '4' }, 'failed', 'sysbatch'), undefined)).to.equal(4);
+    expect(taskExitCode(ended({ exit_code: '5', signal: 'SIGNOPE' }), 't')).to.equal(5);
+    expect(taskExitCode(ended({ exit_code: '-1' }), 't')).to.equal(1);
+    expect(taskExitCode(ended({ exit_code: '2.5' }), 't')).to.equal(1);
+    expect(taskExitCode(ended({}), 't')).to.equal(0);
+  });
+
+  it('a batch alloc of two tasks, or one whose task never ended, exits by its client status', () => {
+    const two = ended({ exit_code: '3' }, 'complete');
+    (two.job.taskGroups[0]!.tasks as unknown[]).push({ name: 'u' });
+    expect(runExitCode(two, undefined)).to.equal(0);
+    const never = {
+      ...ended({ exit_code: '3' }, 'failed'),
+      taskStates: { t: { state: 'dead', events: [{ type: 'Started', time: 1, details: {} }] } },
+    } as unknown as Allocation;
+    expect(runExitCode(never, undefined)).to.equal(1);
+    expect(runExitCode({ ...never, clientStatus: 'complete' } as Allocation, undefined)).to.equal(0);
+  });
 });

@@ -81,6 +81,14 @@ describe('berth run (a real child process)', function () {
     expectClean(p, p.leftovers());
   });
 
+  it('a batch task a signal killed exits 128 + the signal (137 for SIGKILL), as a shell reports it', async () => {
+    const p = new CliProcess(['run', '-'], { input: shAlloc('batch', 'echo dying; kill -9 $$') });
+    const r = await p.exited;
+    expect(r.code, r.stderr).to.equal(137);
+    expect(r.stdout).to.match(/^work \| dying$/m);
+    expectClean(p, p.leftovers());
+  });
+
   it('exits 1 for a failed service alloc and 0 for a multi-task batch that completes; --quiet shows only task output', async () => {
     const failed = await runCli(['run', '--quiet', '-'], { input: shAlloc('service', 'echo bye; exit 4') });
     expect(failed.code, failed.stderr).to.equal(1);

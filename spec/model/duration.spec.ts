@@ -73,11 +73,22 @@ describe('Go durations', () => {
 
   it('formats nanoseconds, fractions of ms, hours and exact boundaries like Go', () => {
     expect(formatGoDuration(0)).to.equal('0s');
-    expect(formatGoDuration(0.0015)).to.equal('1500ns');
-    expect(formatGoDuration(0.25)).to.equal('250000ns');
+    expect(formatGoDuration(0.0015)).to.equal('1.5µs');
+    expect(formatGoDuration(0.25)).to.equal('250µs');
     expect(formatGoDuration(1)).to.equal('1ms');
     expect(formatGoDuration(1.5)).to.equal('1.5ms');
     expect(formatGoDuration(999)).to.equal('999ms');
+    // Each as Go 1.19's time.Duration.String prints it.
+    for (const [ns, go] of [
+      [1, '1ns'],
+      [999, '999ns'],
+      [52437, '52.437µs'],
+      [1234567, '1.234567ms'],
+      [1234567891, '1.234567891s'],
+      [3723000000000, '1h2m3s'],
+    ] as const)
+      expect(formatGoDuration(ns / 1e6), String(ns)).to.equal(go);
+    expect(formatGoDuration(-1500)).to.equal('-1.5s');
     expect(formatGoDuration(1000)).to.equal('1s');
     expect(formatGoDuration(1500)).to.equal('1.5s');
     expect(formatGoDuration(60_000)).to.equal('1m0s');

@@ -24,14 +24,14 @@ export interface CliResult {
 }
 
 /** Runs `berth <argv>` in this process. */
-export async function runMain(argv: string[], stdin = ''): Promise<CliResult> {
+export async function runMain(argv: string[], stdin = '', now?: () => number): Promise<CliResult> {
   const out = new PassThrough();
   const err = new PassThrough();
   let stdout = '';
   let stderr = '';
   out.on('data', (c: Buffer) => (stdout += c.toString()));
   err.on('data', (c: Buffer) => (stderr += c.toString()));
-  const code = await main(argv, { stdout: out, stderr: err, stdin: Readable.from([stdin]), color: false });
+  const code = await main(argv, { stdout: out, stderr: err, stdin: Readable.from([stdin]), color: false, ...(now ? { now } : {}) });
   return { code, stdout, stderr };
 }
 

@@ -4,15 +4,18 @@
  * @module
  */
 import { type Command } from '../command.ts';
-import { writeLine } from '../io.ts';
+import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
 import { commandFlags } from '../nomad/flags.ts';
-import { kv, nanoTime, short, table } from '../nomad/table.ts';
+import { kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
+import { allocMetricLines, scoreTable } from '../nomad/alloc-metrics.ts';
+import { formatGoDuration } from '../../../index.ts';
 
-const HELP = `usage: berth alloc status [-json] ALLOC
+const HELP = `usage: berth alloc status [-json] [-verbose] ALLOC
 
 An allocation (its id or a unique prefix): status, placement, preemption, and each task's
-state and recent events.
+state and recent events. -verbose prints whole ids, absolute times and the placement metrics
+(nodes evaluated, filtered, exhausted, allocation time, the scores).
 Exit codes: 0 shown; 1 no such allocation or an error; 2 usage error.`;
 
 type Obj = Record<string, unknown>;
@@ -22,6 +25,12 @@ function deploymentHealth(s: Obj | null): string {
   if (s?.Healthy === true) return 'healthy';
   if (s?.Healthy === false) return 'unhealthy';
   return 'unset';
+}
+
+/** A task state's time as nomad's `formatTaskTimes`: ISO 8601, `N/A` for none. */
+function taskTime(t: unknown): string {
+  if (typeof t !== 'string' || t === '' || t.startsWith('0001-')) return 'N/A';
+  return t.replace(/\.\d+/, '');
 }
 
 /** The alloc's check results, by service then name; none for an alloc the client no longer has. */
@@ -58,36 +67,45 @@ export const allocStatusCommand: Command = {
       writeLine(io.stdout, JSON.stringify(a, null, 2));
       return 0;
     }
-    writeLine(
-      io.stdout,
-      kv([
-        ['ID', a.ID],
-        ['Eval ID', short(a.EvalID)],
-        ['Name', a.Name],
-        ['Node ID', short(a.NodeID)],
-        ['Node Name', a.NodeName],
-        ['Job ID', a.JobID],
-        // The full allocation has no JobVersion: its job's Version is the version it runs (as nomad reads it).
-        ['Job Version', (a.Job as Obj | null)?.Version ?? 0],
-        ['Client Status', a.ClientStatus],
-        ['Client Description', a.ClientDescription],
-        ['Desired Status', a.DesiredStatus],
-        ['Desired Description', a.DesiredDescription],
-        ['Created', nanoTime(a.CreateTime)],
-        ['Modified', nanoTime(a.ModifyTime)],
-        ...((a.PreviousAllocation ? [['Previous Allocation', short(a.PreviousAllocation)]] : []) as Array<[string, unknown]>),
-        ...(((a.PreemptedAllocations as string[] | null)?.length
-          ? [['Preempted Allocations', (a.PreemptedAllocations as string[]).map(short).join(', ')]]
-          : []) as Array<[string, unknown]>),
-        ...((a.PreemptedByAllocation ? [['Preempted By Allocation', short(a.PreemptedByAllocation)]] : []) as Array<[string, unknown]>),
-        ...((a.DeploymentID
-          ? [
-              ['Deployment ID', short(a.DeploymentID)],
-              ['Deployment Health', deploymentHealth(a.DeploymentStatus as Obj | null)],
-            ]
-          : []) as Array<[string, unknown]>),
-      ]),
-    );
+    const verbose = flags.verbose === true;
+    const id = (v: unknown) => (verbose ? v : short(v));
+    const when = (ns: unknown) => (verbose ? nanoTime(ns) : prettyTimeDiff(ns, nowOf(io)));
+    const status = a.DeploymentStatus as Obj | null;
+    const metrics = (a.Metrics as Obj | null) ?? {};
+    const rows: Array<[string, unknown]> = [
+      ['ID', a.ID],
+      ['Eval ID', id(a.EvalID)],
+      ['Name', a.Name],
+      ['Node ID', id(a.NodeID)],
+      ['Node Name', a.NodeName],
+      ['Job ID', a.JobID],
+      // The full allocation has no JobVersion: its job's Version is the version it runs (as nomad reads it).
+      ['Job Version', (a.Job as Obj | null)?.Version ?? 0],
+      ['Client Status', a.ClientStatus],
+      ['Client Description', a.ClientDescription],
+      ['Desired Status', a.DesiredStatus],
+      ['Desired Description', a.DesiredDescription],
+      ['Created', when(a.CreateTime)],
+      ['Modified', when(a.ModifyTime)],
+    ];
+    // berth's: who this alloc evicted, or was evicted by (nomad prints these only in the UI).
+    if (a.PreviousAllocation) rows.push(['Previous Allocation', id(a.PreviousAllocation)]);
+    if ((a.PreemptedAllocations as string[] | null)?.length) rows.push(['Preempted Allocations', (a.PreemptedAllocations as string[]).map(id).join(', ')]);
+    if (a.PreemptedByAllocation) rows.push(['Preempted By Allocation', id(a.PreemptedByAllocation)]);
+    if (a.DeploymentID) {
+      rows.push(['Deployment ID', id(a.DeploymentID)], ['Deployment Health', deploymentHealth(status)]);
+      if (status?.Canary === true) rows.push(['Canary', true]);
+    }
+    if (a.NextAllocation) rows.push(['Replacement Alloc ID', id(a.NextAllocation)]);
+    if (verbose)
+      rows.push(
+        ['Evaluated Nodes', metrics.NodesEvaluated ?? 0],
+        ['Filtered Nodes', metrics.NodesFiltered ?? 0],
+        ['Exhausted Nodes', metrics.NodesExhausted ?? 0],
+        ['Allocation Time', formatGoDuration(Number(metrics.AllocationTime ?? 0) / 1e6)],
+        ['Failures', metrics.CoalescedFailures ?? 0],
+      );
+    writeLine(io.stdout, kv(rows));
     const checks = await checkResults(api, String(a.ID));
     if (checks.length)
       writeLine(
@@ -99,6 +117,15 @@ export const allocStatusCommand: Command = {
       );
     for (const [name, t] of Object.entries((a.TaskStates as Record<string, Obj> | null) ?? {})) {
       writeLine(io.stdout, `\nTask "${name}" is "${t.State}"`);
+      writeLine(
+        io.stdout,
+        `Task Events:\n${kv([
+          ['Started At', taskTime(t.StartedAt)],
+          ['Finished At', taskTime(t.FinishedAt)],
+          ['Total Restarts', t.Restarts ?? 0],
+          ['Last Restart', taskTime(t.LastRestart)],
+        ])}\n`,
+      );
       const events = ((t.Events as Obj[]) ?? []).slice(-10).reverse();
       writeLine(
         io.stdout,
@@ -107,6 +134,12 @@ export const allocStatusCommand: Command = {
           events.map((e) => [nanoTime(e.Time), e.Type, e.DisplayMessage]),
         )}`,
       );
+    }
+    if (verbose) {
+      writeLine(io.stdout, '\nPlacement Metrics');
+      const lines = [...allocMetricLines(metrics, '  ')];
+      const scores = scoreTable(metrics);
+      writeLine(io.stdout, [...lines, ...(scores ? [scores] : [])].join('\n'));
     }
     return 0;
   },

@@ -91,7 +91,7 @@ export const deploymentCommand = commandGroup('deployment', 'inspect deployments
   {
     name: 'status',
     summary: 'show a deployment',
-    help: 'usage: berth deployment status [-json] DEPLOYMENT\n\nDEPLOYMENT is an id or a unique prefix.\nExit codes: 0 shown; 1 no such deployment or an error; 2 usage error.',
+    help: 'usage: berth deployment status [-json] [-verbose] DEPLOYMENT\n\nDEPLOYMENT is an id or a unique prefix; -verbose prints the whole id.\nExit codes: 0 shown; 1 no such deployment or an error; 2 usage error.',
     async run(argv, io) {
       const { flags, positionals, exit } = commandFlags(
         'deployment status',
@@ -101,7 +101,7 @@ export const deploymentCommand = commandGroup('deployment', 'inspect deployments
       );
       if (exit !== undefined) return exit;
       const d = await resolveDeployment(new AgentApi(flags), positionals[0]!);
-      writeLine(io.stdout, flags.json ? JSON.stringify(d, null, 4) : deploymentLines(d, true));
+      writeLine(io.stdout, flags.json ? JSON.stringify(d, null, 4) : deploymentLines(d, true, flags.verbose === true));
       return 0;
     },
   },

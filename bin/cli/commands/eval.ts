@@ -3,21 +3,46 @@
  * @module
  */
 import {} from '../command.ts';
-import { writeLine } from '../io.ts';
+import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
 import { commandFlags } from '../nomad/flags.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { commandGroup } from '../nomad/group.ts';
-import { kv, nanoTime, short } from '../nomad/table.ts';
+import { kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
+import { allocTable } from '../job/alloc-table.ts';
 
 type Obj = Record<string, unknown>;
+
+/** The columns nomad shows only when some group has a count (or with -verbose), in its order. */
+const OPTIONAL_COLUMNS: Array<[string, string]> = [
+  ['Migrate', 'Migrate'],
+  ['Canary', 'Canary'],
+  ['Preemptions', 'Preemptions'],
+  ['Reschedule Now', 'RescheduleNow'],
+  ['Reschedule Later', 'RescheduleLater'],
+  ['Disconnect', 'Disconnect'],
+  ['Reconnect', 'Reconnect'],
+];
+
+/** Nomad's `formatPlanAnnotations`: the five counts always, the others when used or verbose. */
+function planAnnotations(updates: Record<string, Obj>, verbose: boolean): string {
+  const groups = Object.keys(updates).sort();
+  const extra = OPTIONAL_COLUMNS.filter(([, k]) => verbose || groups.some((g) => Number(updates[g]![k] ?? 0) > 0));
+  return table(
+    ['Task Group', 'Ignore', 'Place', 'Stop', 'InPlace', 'Destructive', ...extra.map(([h]) => h)],
+    groups.map((g) => {
+      const u = updates[g]!;
+      return [g, u.Ignore ?? 0, u.Place ?? 0, u.Stop ?? 0, u.InPlaceUpdate ?? 0, u.DestructiveUpdate ?? 0, ...extra.map(([, k]) => u[k] ?? 0)];
+    }),
+  );
+}
 
 /** `berth eval`. */
 export const evalCommand = commandGroup('eval', 'inspect evaluations', [
   {
     name: 'status',
     summary: 'show an evaluation',
-    help: 'usage: berth eval status [-json] EVAL\n\nExit codes: 0 shown; 1 no such evaluation or an error; 2 usage error.',
+    help: 'usage: berth eval status [-json] [-verbose] EVAL\n\nAs nomad prints it; -verbose gives whole ids and absolute times.\nExit codes: 0 shown; 1 no such evaluation or an error; 2 usage error.',
     async run(argv, io) {
       const { flags, positionals, exit } = commandFlags(
         'eval status',
@@ -40,31 +65,67 @@ export const evalCommand = commandGroup('eval', 'inspect evaluations', [
         writeLine(io.stdout, JSON.stringify(e, null, 2));
         return 0;
       }
-      writeLine(
-        io.stdout,
-        kv([
-          ['ID', e.ID],
-          ['Create Time', nanoTime(e.CreateTime)],
-          ['Modify Time', nanoTime(e.ModifyTime)],
-          ['Status', e.Status],
-          ['Status Description', e.StatusDescription || e.Status],
-          ['Type', e.Type],
-          ['TriggeredBy', e.TriggeredBy],
-          ['Job ID', e.JobID],
-          ['Priority', e.Priority],
-          ['Placement Failures', !!e.FailedTGAllocs],
-          ['Previous Eval', e.PreviousEval],
-          ['Blocked Eval', e.BlockedEval],
-        ]),
-      );
+      const verbose = flags.verbose === true;
+      const id = (v: unknown) => (verbose ? v : short(v));
+      const when = (ns: unknown) => (verbose ? nanoTime(ns) : prettyTimeDiff(ns, nowOf(io)));
       const failed = e.FailedTGAllocs as Record<string, Obj> | null;
-      if (failed) {
+      const failures = !!failed && Object.keys(failed).length > 0;
+      const rows: Array<[string, unknown]> = [
+        ['ID', id(e.ID)],
+        ['Create Time', when(e.CreateTime)],
+        ['Modify Time', when(e.ModifyTime)],
+        ['Status', e.Status],
+        ['Status Description', e.StatusDescription || e.Status],
+        ['Type', e.Type],
+        ['TriggeredBy', e.TriggeredBy],
+        ['Job ID', e.JobID],
+        ['Namespace', e.Namespace],
+      ];
+      if (e.TriggeredBy === 'node-update' && e.NodeID) rows.push(['Node ID', e.NodeID]);
+      if (e.TriggeredBy === 'max-plan-attempts' && e.PreviousEval) rows.push(['Previous Eval', e.PreviousEval]);
+      rows.push(['Priority', e.Priority], ['Placement Failures', e.Status === 'blocked' ? 'N/A - In Progress' : failures]);
+      if (typeof e.WaitUntil === 'string' && e.WaitUntil && !e.WaitUntil.startsWith('0001-')) rows.push(['Wait Until', e.WaitUntil.replace(/\.\d+/, '')]);
+      rows.push(['Previous Eval', id(e.PreviousEval)], ['Next Eval', id(e.NextEval)], ['Blocked Eval', id(e.BlockedEval)]);
+      writeLine(io.stdout, kv(rows));
+      const related = (e.RelatedEvals as Obj[] | null) ?? [];
+      if (related.length)
+        writeLine(
+          io.stdout,
+          `\nRelated Evaluations\n${table(
+            ['ID', 'Priority', 'Triggered By', 'Node ID', 'Status', 'Description'],
+            related.map((r) => [id(r.ID), r.Priority, r.TriggeredBy, id(r.NodeID), r.Status, r.StatusDescription]),
+          )}`,
+        );
+      const annotations = e.PlanAnnotations as { DesiredTGUpdates?: Record<string, Obj> | null; PreemptedAllocs?: Obj[] | null } | null;
+      if (annotations?.DesiredTGUpdates && Object.keys(annotations.DesiredTGUpdates).length)
+        writeLine(io.stdout, `\nPlan Annotations\n${planAnnotations(annotations.DesiredTGUpdates, verbose)}`);
+      if (annotations?.PreemptedAllocs?.length)
+        writeLine(
+          io.stdout,
+          `\nPreempted Allocations\n${table(
+            ['ID', 'Job ID', 'Node ID', 'Task Group', 'Version', 'Desired', 'Status', 'Created', 'Modified'],
+            annotations.PreemptedAllocs.map((a) => [
+              id(a.ID),
+              a.JobID,
+              id(a.NodeID),
+              a.TaskGroup,
+              a.JobVersion,
+              a.DesiredStatus,
+              a.ClientStatus,
+              prettyTimeDiff(a.CreateTime, nowOf(io)),
+              prettyTimeDiff(a.ModifyTime, nowOf(io)),
+            ]),
+          )}`,
+        );
+      const placed = (await api.get<Obj[]>(`/v1/evaluation/${encodeURIComponent(String(e.ID))}/allocations`)).body;
+      if (placed.length) writeLine(io.stdout, `\nPlaced Allocations\n${allocTable(placed, { fullIds: verbose, now: nowOf(io) })}`);
+      if (failures) {
         writeLine(io.stdout, '\nFailed Placements');
-        for (const [g, f] of Object.entries(failed)) {
+        for (const [g, f] of Object.entries(failed!).sort(([x], [y]) => (x < y ? -1 : 1))) {
           writeLine(io.stdout, failedGroupHeader(g, f));
           for (const line of allocMetricLines(f, '  ')) writeLine(io.stdout, line);
         }
-        if (e.BlockedEval) writeLine(io.stdout, `\nEvaluation "${short(e.BlockedEval)}" waiting for additional capacity to place remainder`);
+        if (e.BlockedEval) writeLine(io.stdout, `\nEvaluation "${id(e.BlockedEval)}" waiting for additional capacity to place remainder`);
       }
       return 0;
     },

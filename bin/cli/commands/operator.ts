@@ -1,6 +1,7 @@
 /**
  * `berth operator scheduler get-config|set-config`: the scheduler's preemption settings;
- * `berth operator root keyring rotate|list`: the root keys that seal variables.
+ * `berth operator root keyring rotate|list`: the root keys that seal variables;
+ * `berth operator raft list-peers`: the raft peers (the one-node agent is its own leader).
  * @module
  */
 import { type Command } from '../command.ts';
@@ -9,7 +10,7 @@ import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
-import { kv } from '../nomad/table.ts';
+import { kv, table } from '../nomad/table.ts';
 import { operatorRootCommand } from './operator-keyring.ts';
 
 type Obj = Record<string, unknown>;
@@ -83,8 +84,48 @@ Exit codes: 0 updated; 1 an error; 2 usage error.`,
   },
 };
 
+interface RaftServer {
+  ID: string;
+  Node: string;
+  Address: string;
+  Leader: boolean;
+  Voter: boolean;
+  RaftProtocol: string;
+}
+
+const listPeers: Command = {
+  name: 'list-peers',
+  summary: 'list the raft peers',
+  help: 'usage: berth operator raft list-peers [-stale] [-json]\n\nPrints the raft peers as nomad does (Node, ID, Address, State, Voter, RaftProtocol).\nExit codes: 0 listed; 1 an error; 2 usage error.',
+  async run(argv, io) {
+    const { flags, positionals, exit } = commandFlags(
+      'operator raft list-peers',
+      argv,
+      { ...API_FLAGS, json: 'boolean', stale: 'boolean' },
+      { io, help: this.help },
+    );
+    if (exit !== undefined) return exit;
+    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'operator raft list-peers');
+    const { body } = await new AgentApi(flags).get<{ Servers: RaftServer[] }>('/v1/operator/raft/configuration');
+    if (flags.json) {
+      writeLine(io.stdout, JSON.stringify(body, null, 2));
+      return 0;
+    }
+    const servers = [...body.Servers].sort((a, b) => (a.Node < b.Node ? -1 : a.Node > b.Node ? 1 : 0));
+    writeLine(
+      io.stdout,
+      table(
+        ['Node', 'ID', 'Address', 'State', 'Voter', 'RaftProtocol'],
+        servers.map((s) => [s.Node, s.ID, s.Address, s.Leader ? 'leader' : 'follower', s.Voter, s.RaftProtocol]),
+      ),
+    );
+    return 0;
+  },
+};
+
 /** `berth operator`. */
-export const operatorCommand = commandGroup('operator', "operate the agent's scheduler and keyring", [
+export const operatorCommand = commandGroup('operator', "operate the agent's scheduler, keyring and raft", [
   commandGroup('scheduler', "the scheduler's configuration", [getConfig, setConfig]),
+  commandGroup('raft', "the agent's raft peers", [listPeers]),
   operatorRootCommand,
 ]);

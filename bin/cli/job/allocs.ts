@@ -3,7 +3,7 @@
  * @module
  */
 import { type Command } from '../command.ts';
-import { writeLine } from '../io.ts';
+import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { commandFlags } from '../nomad/flags.ts';
 import { allocTable } from './alloc-table.ts';
@@ -31,7 +31,7 @@ export const jobAllocsCommand: Command = {
     await api.get(`/v1/job/${id}`); // a 404 names a missing job, rather than an empty list
     const allocs = (await api.get<Array<Record<string, unknown>>>(`/v1/job/${id}/allocations`)).body;
     if (flags.json) writeLine(io.stdout, JSON.stringify(allocs, null, 4));
-    else writeLine(io.stdout, allocs.length ? allocTable(allocs) : 'No allocations placed');
+    else writeLine(io.stdout, allocs.length ? allocTable(allocs, { verbose: flags.verbose === true, now: nowOf(io) }) : 'No allocations placed');
     return 0;
   },
 };

@@ -4,7 +4,7 @@
  * @module
  */
 import { type Command } from '../command.ts';
-import { writeLine, type CliIO } from '../io.ts';
+import { nowOf, writeLine, type CliIO } from '../io.ts';
 import { allocMetricLines } from '../nomad/alloc-metrics.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { commandFlags } from '../nomad/flags.ts';
@@ -89,9 +89,11 @@ export const jobStatusCommand: Command = {
         ['Priority', job.Priority],
         ['Datacenters', ((job.Datacenters as string[] | undefined) ?? ['*']).join(',')],
         ['Namespace', job.Namespace],
-        ['Status', job.Status],
-        ['Periodic', false],
-        ['Parameterized', false],
+        ['Node Pool', job.NodePool ?? ''],
+        ['Status', job.Stop === true ? `${job.Status} (stopped)` : job.Status],
+        // Nomad's IsPeriodic and IsParameterized: a periodic block; a parameterized parent (not a dispatched child).
+        ['Periodic', !!job.Periodic],
+        ['Parameterized', !!job.ParameterizedJob && job.Dispatched !== true],
       ]),
     );
     writeLine(io.stdout, '\nSummary');
@@ -105,9 +107,9 @@ export const jobStatusCommand: Command = {
     printPlacementFailure(io, (await api.get<Obj[]>(`/v1/job/${id}/evaluations`)).body);
     // Nomad's "Latest Deployment": the job's newest deployment, while there is one.
     const latest = (await api.get<Obj | null>(`/v1/job/${id}/deployment`).catch(() => ({ body: null }))).body;
-    if (latest) writeLine(io.stdout, `\nLatest Deployment\n${deploymentLines(latest, false)}`);
+    if (latest) writeLine(io.stdout, `\nLatest Deployment\n${deploymentLines(latest, false, flags.verbose === true)}`);
     writeLine(io.stdout, '\nAllocations');
-    writeLine(io.stdout, allocs.length === 0 ? 'No allocations placed' : allocTable(allocs));
+    writeLine(io.stdout, allocs.length === 0 ? 'No allocations placed' : allocTable(allocs, { verbose: flags.verbose === true, now: nowOf(io) }));
     return 0;
   },
 };

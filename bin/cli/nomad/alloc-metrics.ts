@@ -6,6 +6,9 @@
  * class and by dimension.
  * @module
  */
+import { formatFloat } from '../../../actors/templates/fmt.ts';
+import { table } from './table.ts';
+
 type Obj = Record<string, unknown>;
 
 const entries = (m: unknown): Array<[string, number]> => Object.entries((m as Record<string, number> | null | undefined) ?? {});
@@ -27,4 +30,19 @@ export function allocMetricLines(m: Obj, prefix = '  '): string[] {
 export function failedGroupHeader(group: string, m: Obj): string {
   const n = Number(m.CoalescedFailures ?? 0) + 1;
   return `Task Group ${JSON.stringify(group)} (failed to place ${n} allocation${n > 1 ? 's' : ''}):`;
+}
+
+/**
+ * The placement scores of a metric as nomad's `formatAllocMetrics` prints them with scores: a
+ * `Node | <scorer>... | final score` table, scorers sorted by name, each value as Go's `%.3g`.
+ * Empty when the metric has no score metadata.
+ */
+export function scoreTable(m: Obj): string {
+  const meta = (m.ScoreMetaData as Array<{ NodeID: string; Scores: Record<string, number>; NormScore: number }> | null | undefined) ?? [];
+  if (!meta.length) return '';
+  const scorers = [...new Set(meta.flatMap((x) => Object.keys(x.Scores ?? {})))].sort();
+  return table(
+    ['Node', ...scorers, 'final score'],
+    meta.map((x) => [x.NodeID, ...scorers.map((s) => formatFloat(x.Scores?.[s] ?? 0, 'g', 3)), formatFloat(x.NormScore ?? 0, 'g', 3)]),
+  );
 }
