@@ -4,8 +4,8 @@
  * @module
  */
 import type { AgentCore } from '../core.ts';
-import { JobNotFoundError } from '../errors.ts';
-import { ApiError } from './errors.ts';
+import { InvalidJobError, InvalidPeriodicError, JobNotFoundError } from '../errors.ts';
+import { ApiError, httpAnswer } from './errors.ts';
 import { planReply } from './plan-reply.ts';
 import type { ApiJob } from '../state/types.ts';
 import { blocking } from './blocking.ts';
@@ -87,8 +87,10 @@ export function jobRoutes(r: Router, core: AgentCore): void {
       const warnings = core.validate(await canonicalJob(core, apiJobIn), changedValueWarnings(apiJobIn));
       return { body: { DriverConfigValidated: true, ValidationErrors: null, Error: '', Warnings: warnings } };
     } catch (e) {
-      if (!(e instanceof ApiError) || e.status !== 400) throw e;
-      return { body: { DriverConfigValidated: true, ValidationErrors: e.message.split('\n'), Error: e.message, Warnings: '' } };
+      // What register would refuse with a 400 (the job as berth decodes it, its periodic block).
+      const refusal = e instanceof ApiError || e instanceof InvalidJobError || e instanceof InvalidPeriodicError ? httpAnswer(e) : undefined;
+      if (refusal?.status !== 400) throw e;
+      return { body: { DriverConfigValidated: true, ValidationErrors: refusal.text.split('\n'), Error: refusal.text, Warnings: '' } };
     }
   };
   r.on('PUT', '/v1/validate/job', validate);
