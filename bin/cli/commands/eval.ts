@@ -2,7 +2,6 @@
  * `berth eval status [-json] ID`: one evaluation (id or unique prefix), as `nomad eval status`.
  * @module
  */
-import {} from '../command.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
 import { commandFlags } from '../nomad/flags.ts';

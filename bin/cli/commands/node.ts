@@ -2,7 +2,6 @@
  * `berth node status [-json] [ID]`: the agent's node, as `nomad node status` shows it.
  * @module
  */
-import {} from '../command.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { commandFlags } from '../nomad/flags.ts';
