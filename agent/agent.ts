@@ -174,7 +174,6 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
         return (await viewer).url;
       },
       viewerCode: () => uiCodes.issue(),
-      drivers: () => offered.drivers,
       variables,
       ...(opts.streamHeartbeatMs !== undefined ? { streamHeartbeatMs: opts.streamHeartbeatMs } : {}),
     }).catch((e: unknown) => {

@@ -5,40 +5,42 @@
  * durably before it returns.
  * @module
  */
-import { BerthError, isClientTerminalStatus, realClock, type Allocation, type Client, type Clock, errorText } from '../index.ts';
+import { desiredChecks, healthNow, isClientTerminalStatus, realClock, type Allocation, type Client, type Clock, errorText, type Job } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, failsAtDeadline, FAILED_PROGRESS_DEADLINE, progressCutoff, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { commitPromotion, healthyIn, type PromoteRequest } from './deploy/canaries.ts';
 import { rollbackFor } from './deploy/rollback.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
 import { completeApiJob } from './jobspec/complete.ts';
-import { sameSpec } from './jobs/same-spec.ts';
 import { hostPortsInUse } from './config/host-ports.ts';
 import { parsePortRanges } from './config/port-ranges.ts';
 import { ServerGc } from './gc/server-gc.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
-import { apiAllocMetric } from './http/alloc-metric.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
-import { checkDispatch, dispatchedChild, DispatchError, isParentJob, type DispatchRequest } from './jobs/dispatch.ts';
+import { checkDispatch, dispatchedChild, isParentJob, type DispatchRequest } from './jobs/dispatch.ts';
+import { nextJobVersion, submittedSpec } from './jobs/job-version.ts';
+import {
+  AllocationNotFoundError,
+  DeploymentActionError,
+  DeploymentNotFoundError,
+  EnforceIndexError,
+  EvalNotFoundError,
+  InvalidJobError,
+  InvalidPeriodicError,
+  JobNotFoundError,
+  JobNotPeriodicError,
+  JobStoppedError,
+  PeriodicLaunchExistsError,
+  ScaleGroupNotFoundError,
+} from './errors.ts';
 import { JobspecParser } from './jobs/jobspec-parser.ts';
 import { nextOfAny, timeZoneProblem, CronSpecError } from './periodic/cron.ts';
 import { PeriodicDispatcher, specsOf } from './periodic/dispatcher.ts';
 import { jobStatus } from './state/job-status.ts';
 import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
-import { planDiff } from './jobs/diff/index.ts';
 import type { AgentState } from './state/store.ts';
 import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
-
-/** A request the API refuses; `status` is the HTTP status Nomad answers with. */
-export class ApiError extends BerthError {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** What registering a job answers (Nomad's JobRegisterResponse). */
 export interface RegisterResult {
@@ -46,6 +48,21 @@ export interface RegisterResult {
   evalCreateIndex: number;
   jobModifyIndex: number;
   warnings: string;
+  index: number;
+}
+
+/** What {@link AgentCore.planJob} answers: the scheduler's plan and the two versions it compares. */
+export interface JobPlan {
+  plan: ReturnType<typeof planFor>;
+  /** The job as submitted. */
+  apiJob: ApiJob;
+  /** The job as it would be registered (its next version). */
+  job: Job;
+  /** The job as it is now, if it exists. */
+  prev?: { apiJob: ApiJob; job: Job; jobModifyIndex: number };
+  /** What placing it would warn of. */
+  warnings: string[];
+  /** The state's index the plan was made at. */
   index: number;
 }
 
@@ -136,7 +153,7 @@ export class AgentCore {
   validate(apiJob: ApiJob, warnings: readonly string[] = []): string {
     const job = decodeJob(apiJob);
     const periodicProblem = checkPeriodic(apiJob);
-    if (periodicProblem) throw new ApiError(400, periodicProblem);
+    if (periodicProblem) throw new InvalidPeriodicError(periodicProblem);
     return formatWarnings([...warnings, ...placementWarnings(job)]);
   }
 
@@ -151,18 +168,17 @@ export class AgentCore {
   ): RegisterResult {
     const job = decodeJob(apiJob);
     const periodicProblem = checkPeriodic(apiJob);
-    if (periodicProblem) throw new ApiError(400, periodicProblem);
+    if (periodicProblem) throw new InvalidPeriodicError(periodicProblem);
     const prev = this.state.jobs.get(apiJob.ID);
     if (opts.enforceIndex) {
-      // Nomad's three refusals, in its words.
+      // Nomad's three refusals.
       const want = opts.jobModifyIndex ?? 0;
-      const prefix = `Enforcing job modify index ${want}`;
-      if (prev && want === 0) throw new ApiError(400, `${prefix}: job already exists`);
-      if (prev && want !== prev.jobModifyIndex) throw new ApiError(400, `${prefix}: job exists with conflicting job modify index: ${prev.jobModifyIndex}`);
-      if (!prev && want !== 0) throw new ApiError(400, `${prefix}: job does not exist`);
+      if (prev && want === 0) throw new EnforceIndexError(apiJob.ID, want, 'exists');
+      if (prev && want !== prev.jobModifyIndex) throw new EnforceIndexError(apiJob.ID, want, 'conflict', prev.jobModifyIndex);
+      if (!prev && want !== 0) throw new EnforceIndexError(apiJob.ID, want, 'missing');
     }
     const result = this.state.commit((txn) => {
-      const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
+      const version = nextJobVersion(prev, apiJob);
       const now = Date.now();
       const record: JobRecord = {
         id: apiJob.ID,
@@ -206,14 +222,9 @@ export class AgentCore {
    */
   dispatch(parentId: string, req: DispatchRequest): RegisterResult & { dispatchedJobId: string; jobCreateIndex: number } {
     const parent = this.state.jobs.get(parentId);
-    if (!parent) throw new ApiError(404, 'job not found');
-    if (parent.stop) throw new ApiError(400, `Specified job "${parentId}" is stopped`);
-    try {
-      checkDispatch(parent.apiJob, req);
-    } catch (e) {
-      if (e instanceof DispatchError) throw new ApiError(400, e.message);
-      throw e;
-    }
+    if (!parent) throw new JobNotFoundError(parentId);
+    if (parent.stop) throw new JobStoppedError(parentId, 'dispatch');
+    checkDispatch(parent.apiJob, req);
     if (req.idempotencyToken) {
       const same = [...this.state.jobs.values()].find(
         (j) => j.apiJob.ParentID === parentId && j.apiJob.DispatchIdempotencyToken === req.idempotencyToken && jobStatus(j, this.state) !== 'dead',
@@ -241,7 +252,7 @@ export class AgentCore {
    */
   deregister(jobId: string, purge: boolean): { evalId: string; jobModifyIndex: number; index: number } {
     const prev = this.state.jobs.get(jobId);
-    if (!prev) throw new ApiError(404, 'job not found');
+    if (!prev) throw new JobNotFoundError(jobId);
     const out = this.state.commit((txn) => {
       let rec: JobRecord | undefined;
       if (purge) {
@@ -278,29 +289,29 @@ export class AgentCore {
   /** Launches a periodic job now (Nomad's `periodic force`): the child's evaluation. */
   forcePeriodic(jobId: string): { evalId: string; evalCreateIndex: number; index: number } {
     const rec = this.state.jobs.get(jobId);
-    if (!rec) throw new ApiError(404, 'job not found');
-    if (!rec.apiJob.Periodic || rec.apiJob.ParentID) throw new ApiError(400, 'Job is not periodic');
-    if (rec.stop) throw new ApiError(400, 'Job is stopped');
+    if (!rec) throw new JobNotFoundError(jobId);
+    if (!rec.apiJob.Periodic || rec.apiJob.ParentID) throw new JobNotPeriodicError(jobId);
+    if (rec.stop) throw new JobStoppedError(jobId, 'periodic-force');
     const child = this.periodic.force(jobId);
     const ev = child ? [...this.state.evals.values()].find((e) => e.jobId === child) : undefined;
-    if (!ev) throw new ApiError(409, `a launch of job ${jobId} in this second exists already`);
+    if (!ev) throw new PeriodicLaunchExistsError(jobId);
     return { evalId: ev.id, evalCreateIndex: ev.createIndex, index: this.state.waiters.index };
   }
 
   /** Sets a group's count (Nomad's job scale): a new job version. */
   scale(jobId: string, group: string, count: number): RegisterResult {
     const prev = this.state.jobs.get(jobId);
-    if (!prev) throw new ApiError(404, 'job not found');
+    if (!prev) throw new JobNotFoundError(jobId);
     const groups = (prev.apiJob.TaskGroups as Array<Record<string, unknown>>) ?? [];
-    if (!groups.some((g) => g.Name === group)) throw new ApiError(400, `Task group "${group}" specified for scaling does not exist in job`);
-    const { Version: _v, Stop: _s, Status: _st, SubmitTime: _t, CreateIndex: _c, ModifyIndex: _m, JobModifyIndex: _j, ...spec } = prev.apiJob;
+    if (!groups.some((g) => g.Name === group)) throw new ScaleGroupNotFoundError(jobId, group);
+    const spec = submittedSpec(prev.apiJob);
     return this.register({ ...spec, ID: prev.id, TaskGroups: groups.map((g) => (g.Name === group ? { ...g, Count: count } : g)) }, {}, 'job-scaling');
   }
 
   /** Nomad's alloc stop: the alloc is stopped and a replacement placed. */
   stopAlloc(allocId: string): { evalId: string; index: number } {
     const cur = this.state.allocs.get(allocId);
-    if (!cur) throw new ApiError(404, 'alloc not found');
+    if (!cur) throw new AllocationNotFoundError(allocId);
     const out = this.state.commit((txn) => {
       const alloc: Allocation = {
         ...cur.alloc,
@@ -340,7 +351,7 @@ export class AgentCore {
   /** Nomad's job evaluate: a new evaluation of the job as it is (`job-eval`). */
   evaluate(jobId: string): { evalId: string; evalCreateIndex: number; jobModifyIndex: number; index: number } {
     const job = this.state.jobs.get(jobId);
-    if (!job) throw new ApiError(404, 'job not found');
+    if (!job) throw new JobNotFoundError(jobId);
     const out = this.state.commit((txn) => {
       const ev = newEval(txn, this.state, jobId, 'job-eval');
       return { evalId: ev.id, evalCreateIndex: txn.index, jobModifyIndex: job.jobModifyIndex, index: txn.index };
@@ -359,11 +370,11 @@ export class AgentCore {
     promote: PromoteRequest = { all: true, groups: [] },
   ): { evalId?: string; evalCreateIndex?: number; deploymentModifyIndex: number; index: number; revertedJobVersion?: number } {
     const d = this.state.deployments.get(id);
-    if (!d) throw new ApiError(404, 'deployment not found');
+    if (!d) throw new DeploymentNotFoundError(id);
     const rollback =
       action === 'fail' && (d.status === 'running' || d.status === 'paused') ? rollbackFor(this.state, d, 'Deployment marked as failed', true) : undefined;
     const after = deploymentAfter(d, action, { failDescription: rollback?.description, promote, healthy: healthyIn(this.state) });
-    if (typeof after === 'string') throw new ApiError(400, after);
+    if (typeof after === 'string') throw new DeploymentActionError(id, after);
     const out = this.state.commit((txn) => {
       const now = Date.now();
       if (action === 'promote') commitPromotion(this.state, d, after.next, txn, now);
@@ -421,63 +432,23 @@ export class AgentCore {
   }
 
   /**
-   * What registering `apiJob` would do, without doing it (Nomad's job plan): per group how many
-   * allocs would be placed, stopped, updated in place, and which allocs would be preempted. With
-   * `diff`, the job's field-by-field diff against its current version (`contextual`: unchanged
-   * fields of changed blocks listed too, as Nomad's plan always does).
+   * What registering `apiJob` would do, without doing it (Nomad's job plan): the scheduler's plan
+   * for the job at the version it would get, beside the job as it is now. The HTTP edge shapes
+   * Nomad's reply (and the diff) from it.
    */
-  planJob(apiJob: ApiJob, opts: { diff?: boolean; contextual?: boolean } = {}): Record<string, unknown> {
+  planJob(apiJob: ApiJob): JobPlan {
     const job = decodeJob(apiJob);
     const prev = this.state.jobs.get(apiJob.ID);
-    const version = prev ? prev.version + (sameSpec(prev.apiJob, apiJob) && !prev.stop ? 0 : 1) : 0;
-    const next = { ...job, version };
+    const next = { ...job, version: nextJobVersion(prev, apiJob) };
     const jobs = [...this.state.jobs.values()].filter((j) => j.id !== apiJob.ID).map(jobOf);
     const ev = { ...newEvaluation({ id: 'plan', job: next, triggeredBy: 'job-register', now: Date.now() }), createIndex: 0, modifyIndex: 0 };
-    const plan = planFor(this.state, this.node(), ev, [...jobs, next]);
-    const groups = Object.fromEntries(
-      Object.entries(plan.desiredTgUpdates).map(([g, u]) => [
-        g,
-        {
-          Place: u.place,
-          Stop: u.stop,
-          InPlaceUpdate: u.inPlaceUpdate,
-          DestructiveUpdate: u.destructiveUpdate,
-          Ignore: u.ignore,
-          Migrate: u.migrate,
-          Canary: u.canary,
-          Preemptions: u.preemptions,
-          RescheduleNow: u.rescheduleNow,
-          RescheduleLater: u.rescheduleLater,
-          // A one-node agent never loses its client, so nothing disconnects or reconnects.
-          Disconnect: 0,
-          Reconnect: 0,
-        },
-      ]),
-    );
-    const preempted = plan.preempt;
     return {
-      Annotations: {
-        DesiredTGUpdates: groups,
-        PreemptedAllocs: preempted.map((s) => ({
-          ID: s.id,
-          JobID: s.jobId,
-          TaskGroup: s.taskGroup,
-          Name: s.name ?? '',
-          NodeID: s.nodeId,
-          JobPriority: s.job.priority ?? 50,
-        })),
-      },
-      FailedTGAllocs: Object.keys(plan.failedTgAllocs).length
-        ? Object.fromEntries(Object.entries(plan.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)]))
-        : null,
-      JobModifyIndex: prev?.jobModifyIndex ?? 0,
-      CreatedEvals: null,
-      Diff: opts.diff
-        ? planDiff(prev && { api: completeApiJob(prev.apiJob), job: jobOf(prev) }, { api: completeApiJob(apiJob), job: next }, groups, opts.contextual ?? true)
-        : null,
-      Index: this.state.waiters.index,
-      NextPeriodicLaunch: '0001-01-01T00:00:00Z',
-      Warnings: formatWarnings(placementWarnings(job)),
+      plan: planFor(this.state, this.node(), ev, [...jobs, next]),
+      apiJob,
+      job: next,
+      ...(prev ? { prev: { apiJob: prev.apiJob, job: jobOf(prev), jobModifyIndex: prev.jobModifyIndex } } : {}),
+      warnings: placementWarnings(job),
+      index: this.state.waiters.index,
     };
   }
 
@@ -527,14 +498,14 @@ export class AgentCore {
     };
     const d = alloc.deploymentId ? this.state.deployments.get(alloc.deploymentId) : undefined;
     const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup);
-    const byChecks =
-      group?.update?.healthCheck === 'checks' && [...(group.services ?? []), ...group.tasks.flatMap((t) => t.services ?? [])].some((s) => s.checks?.length);
+    const byChecks = group?.update?.healthCheck === 'checks' && desiredChecks(group) > 0;
     if (
       !d ||
+      !group ||
       (d.status !== 'running' && d.status !== 'paused') ||
       alloc.deploymentStatus?.healthy !== undefined ||
       byChecks ||
-      group?.update?.healthCheck === 'manual'
+      group.update?.healthCheck === 'manual'
     )
       return clear();
     const decide = (healthy: boolean) => {
@@ -544,17 +515,16 @@ export class AgentCore {
       this.clientUpdate({ ...cur.alloc, deploymentStatus: { healthy, timestamp: Date.now() } });
     };
     if (alloc.clientStatus === 'failed' || alloc.clientStatus === 'lost') return decide(false);
-    const states = Object.values(alloc.taskStates ?? {});
-    const allRunning = states.length === (group?.tasks.length ?? 0) && states.every((t) => t.state === 'running');
-    if (!allRunning) return clear();
+    // The client's rules for health from task states (machines/policy/alloc-health.ts), checks aside.
+    const holds = (a: Allocation) => healthNow({ group, taskStates: a.taskStates ?? {}, checks: [], useChecks: false }).holds;
+    if (!holds(alloc)) return clear();
     if (this.#healthTimers.has(alloc.id)) return;
     const wait = d.taskGroups[alloc.taskGroup]?.minHealthyTimeMs ?? 10_000;
     this.#healthTimers.set(
       alloc.id,
       setTimeout(() => {
         const cur = this.state.allocs.get(alloc.id)?.alloc;
-        const still = cur && Object.values(cur.taskStates ?? {}).every((t) => t.state === 'running');
-        decide(!!still);
+        decide(!!cur && holds(cur));
       }, wait),
     );
   }
@@ -576,15 +546,14 @@ export class AgentCore {
     for (const e of pending) this.broker.enqueue(e.id);
   }
 
-  /** An evaluation, or a 404. */
-  evalOr404(id: string): Evaluation {
+  /** An evaluation; {@link EvalNotFoundError} when there is none. */
+  evaluation(id: string): Evaluation {
     const e = this.state.evals.get(id);
-    if (!e) throw new ApiError(404, 'eval not found');
+    if (!e) throw new EvalNotFoundError(id);
     return e;
   }
 }
 
-/** The API job as berth's job; a job berth cannot take is Nomad's 400 with the reason. */
 /** A periodic block Nomad's job validation refuses: no expression, a bad one, an unknown time zone. */
 function checkPeriodic(apiJob: ApiJob): string | undefined {
   const p = apiJob.Periodic as Parameters<typeof specsOf>[0] | null | undefined;
@@ -602,10 +571,11 @@ function checkPeriodic(apiJob: ApiJob): string | undefined {
   return undefined;
 }
 
-function decodeJob(apiJob: ApiJob): ReturnType<typeof apiJobToJob> {
+/** The API job as berth's job; {@link InvalidJobError} with the reason for one berth cannot take. */
+function decodeJob(apiJob: ApiJob): Job {
   try {
     return apiJobToJob(apiJob);
   } catch (e) {
-    throw new ApiError(400, errorText(e));
+    throw new InvalidJobError(errorText(e));
   }
 }

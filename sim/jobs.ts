@@ -172,7 +172,7 @@ export class JobSim {
       preemptionConfig: {
         serviceSchedulerEnabled: r.chance(0.6),
         batchSchedulerEnabled: r.chance(0.4),
-        sysBatchSchedulerEnabled: false,
+        sysbatchSchedulerEnabled: false,
         systemSchedulerEnabled: true,
       },
     };

@@ -6,6 +6,7 @@
  */
 import type { ServerRPC } from '../actors/watchers/types.ts';
 import { BerthError } from '../model/errors.ts';
+import { isClientTerminalStatus } from '../model/status.ts';
 import type { Allocation } from '../model/types.ts';
 import type { Rng } from './random.ts';
 import type { Scheduler } from './scheduler.ts';
@@ -27,7 +28,7 @@ export class SimServers {
 
   terminal(id: string): boolean {
     const a = this.allocs.get(id)?.alloc;
-    return !a || a.clientStatus === 'complete' || a.clientStatus === 'failed' || a.clientStatus === 'lost';
+    return !a || isClientTerminalStatus(a.clientStatus);
   }
 
   /** A host's RPC client: its timers belong to `owner`. */

@@ -76,3 +76,22 @@ describe('architecture: import rules', () => {
     expect(circles).to.deep.equal([]);
   });
 });
+
+describe('architecture: errors at the HTTP edge', () => {
+  it('ApiError (an HTTP status) is constructed only in agent/http/; the agent below it throws domain errors', () => {
+    const builders = files.filter((f) => /\bnew ApiError\s*\(/.test(readFileSync(join(root, f), 'utf8')));
+    expect(builders.length).to.be.greaterThan(5);
+    expect(builders.filter((f) => !f.startsWith('agent/http/'))).to.deep.equal([]);
+  });
+
+  it('agent/core.ts and the layers under it import nothing of agent/http/', () => {
+    const below = files.filter((f) => f.startsWith('agent/') && !f.startsWith('agent/http/') && f !== 'agent/agent.ts');
+    const up = below.flatMap((f) =>
+      graph
+        .get(f)!
+        .filter((i) => i.startsWith('agent/http/'))
+        .map((i) => `${f} -> ${i}`),
+    );
+    expect(up).to.deep.equal([]);
+  });
+});

@@ -98,12 +98,7 @@ export function planFor(state: AgentState, node: SchedulerNode, ev: Evaluation, 
     jobs,
     allocs: [...state.allocs.values()].map((s) => s.alloc),
     config: {
-      preemptionConfig: {
-        systemSchedulerEnabled: p.systemSchedulerEnabled,
-        sysBatchSchedulerEnabled: p.sysbatchSchedulerEnabled,
-        batchSchedulerEnabled: p.batchSchedulerEnabled,
-        serviceSchedulerEnabled: p.serviceSchedulerEnabled,
-      },
+      preemptionConfig: { ...p },
     },
     eval: ev,
     now: Date.now(),

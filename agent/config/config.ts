@@ -16,17 +16,13 @@ import { BerthError, parseGoDuration, errorText, type TemplateClientConfig } fro
 import { DEFAULT_MAX_DYNAMIC_PORT, DEFAULT_MIN_DYNAMIC_PORT } from '../scheduler/ports.ts';
 import { PluginConfigError, readPlugins, type PluginsConfig } from './plugins.ts';
 import { MAX_VALID_PORT, parsePortRanges } from './port-ranges.ts';
+import { PREEMPTION_KEYS, type PreemptionConfig } from './preemption.ts';
 
 /** The agent's configuration file (or a flag) is wrong; the message names the key. */
 export class AgentConfigError extends BerthError {}
 
 /** Which schedulers may preempt lower-priority allocs (Nomad's `preemption_config`). */
-export interface PreemptionConfig {
-  serviceSchedulerEnabled: boolean;
-  batchSchedulerEnabled: boolean;
-  sysbatchSchedulerEnabled: boolean;
-  systemSchedulerEnabled: boolean;
-}
+export type { PreemptionConfig };
 
 /**
  * The server half's garbage collector (Nomad's `server` block keys, in ms): how old a terminal
@@ -378,14 +374,8 @@ export function readAgentConfig(doc: unknown): AgentConfigPatch {
   const pre = block(block(srv, 'default_scheduler_config', 'server.'), 'preemption_config', 'server.default_scheduler_config.');
   const preemption: Partial<PreemptionConfig> = {};
   const pp = 'server.default_scheduler_config.preemption_config.';
-  const prePairs: Array<[string, keyof PreemptionConfig]> = [
-    ['service_scheduler_enabled', 'serviceSchedulerEnabled'],
-    ['batch_scheduler_enabled', 'batchSchedulerEnabled'],
-    ['sysbatch_scheduler_enabled', 'sysbatchSchedulerEnabled'],
-    ['system_scheduler_enabled', 'systemSchedulerEnabled'],
-  ];
-  for (const [key, field] of prePairs) {
-    const v = bool(pre, key, pp);
+  for (const { hcl, field } of PREEMPTION_KEYS) {
+    const v = bool(pre, hcl, pp);
     if (v !== undefined) preemption[field] = v;
   }
   if (Object.keys(preemption).length) out.preemption = preemption;

@@ -5,7 +5,7 @@
  * version's spec is the job's own (a revert that could not help: it would fail the same way).
  * @module
  */
-import { sameSpec } from '../jobs/same-spec.ts';
+import { sameSpec } from '../jobs/job-version.ts';
 import type { AgentState } from '../state/store.ts';
 import type { Deployment, JobRecord } from '../state/types.ts';
 

@@ -21,6 +21,7 @@
  * An alloc the client still holds (`clientHolds`) is never collected: the client releases it first.
  * @module
  */
+import { isTerminal } from '../../index.ts';
 import type { ServerGcConfig } from '../config/config.ts';
 import { jobStatus } from '../state/job-status.ts';
 import type { Deployment, Evaluation, JobRecord, ServerAlloc } from '../state/types.ts';
@@ -52,12 +53,12 @@ export interface GcPlan {
   deployments: string[];
 }
 
-const TERMINAL_EVAL = new Set(['complete', 'failed', 'canceled']);
+/** An evaluation's statuses once it is over. */
+export const TERMINAL_EVAL: ReadonlySet<string> = new Set(['complete', 'failed', 'canceled']);
 const ACTIVE_DEPLOYMENT = new Set(['running', 'paused']);
 
 /** Nomad's alloc `TerminalStatus`: the servers or the client say it is over. */
-export const allocTerminal = (a: ServerAlloc['alloc']): boolean =>
-  a.desiredStatus === 'stop' || a.desiredStatus === 'evict' || a.clientStatus === 'complete' || a.clientStatus === 'failed' || a.clientStatus === 'lost';
+export const allocTerminal = (a: ServerAlloc['alloc']): boolean => isTerminal(a);
 
 /** Nomad's job GC index: which jobs may be collected at all once old enough. */
 function jobCollectable(job: JobRecord, dead: (job: JobRecord) => boolean): boolean {

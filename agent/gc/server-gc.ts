@@ -14,7 +14,7 @@
 import { errorText, realClock, type Client, type Clock } from '../../index.ts';
 import type { ServerGcConfig } from '../config/config.ts';
 import type { AgentState, StateEvent } from '../state/store.ts';
-import { allocTerminal, serverGcPlan, type GcPlan } from './policy.ts';
+import { allocTerminal, serverGcPlan, TERMINAL_EVAL, type GcPlan } from './policy.ts';
 
 /** How many rows of each kind one pass removed. */
 export interface GcCounts {
@@ -34,8 +34,6 @@ export interface ServerGcOptions {
   log: (line: string) => void;
 }
 
-const EVAL_DONE = new Set(['complete', 'failed', 'canceled']);
-
 /** The job an event is about, when it is terminal for that job. */
 function terminalJobOf(e: StateEvent): string | undefined {
   const o = e.object as Record<string, unknown>;
@@ -43,7 +41,7 @@ function terminalJobOf(e: StateEvent): string | undefined {
     const a = (o as { alloc: Parameters<typeof allocTerminal>[0] }).alloc;
     return allocTerminal(a) ? a.jobId : undefined;
   }
-  if (e.topic === 'Evaluation') return EVAL_DONE.has(o.status as string) ? (o.jobId as string) : undefined;
+  if (e.topic === 'Evaluation') return TERMINAL_EVAL.has(o.status as string) ? (o.jobId as string) : undefined;
   if (e.topic === 'Job') return e.key;
   return undefined;
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { parseGoDuration } from '../../index.ts';
-import { ApiError } from '../core.ts';
+import { ApiError } from './errors.ts';
 import type { AgentState } from '../state/store.ts';
 import type { Table } from '../state/types.ts';
 import type { Handler, Req } from './router.ts';
@@ -26,6 +26,14 @@ export function waitMs(q: URLSearchParams): number {
   return Math.min(ms, MAX_WAIT_MS);
 }
 
+/** `?index=`: 0 when absent, the index otherwise (Nomad's 400 for one that is not). */
+export function minIndexOf(q: URLSearchParams): number {
+  const raw = q.get('index');
+  const min = raw === null ? 0 : Number(raw);
+  if (!Number.isFinite(min) || min < 0) throw new ApiError(400, `Invalid index: ${raw}`);
+  return min;
+}
+
 /** How many distinct reads keep their last answer (for the waiters that wake together). */
 export const ANSWER_CACHE = 256;
 
@@ -38,9 +46,7 @@ export const ANSWER_CACHE = 256;
 export function blocking(state: AgentState, tables: readonly Table[], read: (req: Req) => unknown, share = true): Handler {
   const answers = new Map<string, { index: number; json: string }>();
   return async (req) => {
-    const raw = req.query.get('index');
-    const min = raw === null ? 0 : Number(raw);
-    if (!Number.isFinite(min) || min < 0) throw new ApiError(400, `Invalid index: ${raw}`);
+    const min = minIndexOf(req.query);
     if (min > 0) {
       const wait = waitMs(req.query);
       await state.waiters.wait(tables, min, Date.now() + wait + Math.random() * (wait / 16), req.onClose);

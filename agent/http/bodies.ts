@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from 'zod';
-import { ApiError } from '../core.ts';
+import { ApiError } from './errors.ts';
 import type { Req } from './router.ts';
 
 const bool = () => z.boolean({ error: 'must be true or false' });

@@ -17,7 +17,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { checkHostHeader, secretMatches } from '../../index.ts';
-import { ApiError } from '../core.ts';
+import { ApiError } from './errors.ts';
 import type { Match, Router } from './router.ts';
 import { parseTarget, type Target } from './target.ts';
 

@@ -8,6 +8,7 @@ import { completeApiJob } from '../jobspec/complete.ts';
 import { jobStatus } from '../state/job-status.ts';
 import { isStable } from '../deploy/rollback.ts';
 import { NOMAD_API_VERSION } from '../config/fingerprint.ts';
+import { PREEMPTION_KEYS } from '../config/preemption.ts';
 import { DEFAULT_MAX_DYNAMIC_PORT, DEFAULT_MIN_DYNAMIC_PORT } from '../scheduler/ports.ts';
 import { apiAllocMetric } from './alloc-metric.ts';
 import type { SchedulerConfig } from '../state/store.ts';
@@ -560,12 +561,7 @@ export function apiSchedulerConfig(c: SchedulerConfig): Record<string, unknown> 
     PauseEvalBroker: false,
     // Unset: Nomad's scheduler then considers up to 100 nodes (berth has one).
     NodeLimitForFeasibilityChecks: 0,
-    PreemptionConfig: {
-      SystemSchedulerEnabled: c.preemption.systemSchedulerEnabled,
-      SysBatchSchedulerEnabled: c.preemption.sysbatchSchedulerEnabled,
-      BatchSchedulerEnabled: c.preemption.batchSchedulerEnabled,
-      ServiceSchedulerEnabled: c.preemption.serviceSchedulerEnabled,
-    },
+    PreemptionConfig: Object.fromEntries(PREEMPTION_KEYS.map((k) => [k.api, c.preemption[k.field]])),
     CreateIndex: c.createIndex,
     ModifyIndex: c.modifyIndex,
   };

@@ -21,6 +21,7 @@
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AgentCore } from '../core.ts';
+import { UNKNOWN_ALLOCATION } from './errors.ts';
 import type { UpgradeHandler } from './router.ts';
 import { errorText } from '../../index.ts';
 
@@ -61,7 +62,7 @@ export function execUpgrade(core: AgentCore, sessions: Set<WebSocket> = new Set(
 async function session(core: AgentCore, ws: WebSocket, allocId: string, q: URLSearchParams, socket: Duplex): Promise<void> {
   const fail = (code: number, reason: string) => ws.close(code, reason.slice(0, 120));
   const runner = core.client.runner(allocId);
-  if (!runner) return fail(1008, 'Unknown allocation');
+  if (!runner) return fail(1008, UNKNOWN_ALLOCATION);
   const exec = (runner as unknown as { exec?: ExecFn }).exec;
   if (typeof exec !== 'function') return fail(1011, 'exec is not available in this berth');
   const task = q.get('task') ?? '';

@@ -8,7 +8,7 @@
  * on depth.
  * @module
  */
-import { ApiError } from '../core.ts';
+import { ApiError } from './errors.ts';
 
 /** Deepest nesting of arrays and objects a request body may have (the outermost is level 1). */
 export const MAX_JSON_DEPTH = 256;

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { BerthError, errorText } from '../../index.ts';
-import { ApiError } from '../core.ts';
+import { ApiError, httpAnswer } from './errors.ts';
 import { checkJsonDepth } from './json-depth.ts';
 import type { Target } from './target.ts';
 
@@ -237,10 +237,9 @@ export function sendJson(res: ServerResponse, reply: Reply): void {
   res.end(body);
 }
 
-/** Nomad's error answer: the status and the message as plain text. */
+/** Nomad's error answer: the status and text of {@link httpAnswer}, as plain text. */
 export function sendError(res: ServerResponse, err: unknown): void {
-  const status = err instanceof ApiError ? err.status : err instanceof BerthError ? 400 : 500;
-  const text = err instanceof Error ? err.message : String(err);
+  const { status, text } = httpAnswer(err);
   if (res.headersSent) {
     res.destroy();
     return;

@@ -3,7 +3,8 @@
  * `/v1/deployment/:id`, `/v1/nodes`, `/v1/node/:id[/allocations]`.
  * @module
  */
-import { ApiError, type AgentCore } from '../core.ts';
+import type { AgentCore } from '../core.ts';
+import { AllocationNotFoundError, DeploymentNotFoundError, NodeNotFoundError } from '../errors.ts';
 import { blocking } from './blocking.ts';
 import { apiAlloc, apiAllocStub, apiDeployment, apiEval, apiNode, apiNodeStub } from './encode.ts';
 import type { Router } from './router.ts';
@@ -33,7 +34,7 @@ export function relatedEvals(state: AgentState, e: Evaluation): Evaluation[] {
 }
 
 /** Adds the allocation, evaluation, deployment and node routes. */
-export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[]): void {
+export function allocRoutes(r: Router, core: AgentCore): void {
   const { state } = core;
   const byPrefix = <T>(m: Map<string, T>, prefix: string) => [...m.entries()].filter(([id]) => id.startsWith(prefix)).map(([, v]) => v);
 
@@ -51,7 +52,7 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
     '/v1/allocation/:id',
     blocking(state, ['allocs', 'jobs'], (req) => {
       const s = state.allocs.get(req.params.id!);
-      if (!s) throw new ApiError(404, 'alloc not found');
+      if (!s) throw new AllocationNotFoundError(req.params.id!);
       return apiAlloc(s, state);
     }),
   );
@@ -72,7 +73,7 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
     'GET',
     '/v1/evaluation/:id',
     blocking(state, ['evals', 'allocs'], (req) => {
-      const e = core.evalOr404(req.params.id!);
+      const e = core.evaluation(req.params.id!);
       return apiEval(e, state, req.query.get('related') === 'true' ? relatedEvals(state, e) : undefined);
     }),
   );
@@ -91,7 +92,7 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
     '/v1/deployment/:id',
     blocking(state, ['deployments'], (req) => {
       const d = state.deployments.get(req.params.id!);
-      if (!d) throw new ApiError(404, 'deployment not found');
+      if (!d) throw new DeploymentNotFoundError(req.params.id!);
       return apiDeployment(d);
     }),
   );
@@ -99,18 +100,21 @@ export function allocRoutes(r: Router, core: AgentCore, drivers: () => string[])
     'GET',
     '/v1/nodes',
     blocking(state, ['nodes'], (req) =>
-      state.node ? [apiNodeStub(state.node, drivers(), { resources: req.query.get('resources') === 'true', os: req.query.get('os') === 'true' })] : [],
+      state.node ? [apiNodeStub(state.node, state.node.drivers, { resources: req.query.get('resources') === 'true', os: req.query.get('os') === 'true' })] : [],
     ),
   );
   const node = (id: string) => {
     const n = state.node;
-    if (!n || !(n.id === id || (id.length >= 1 && n.id.startsWith(id) && id.length < 36))) throw new ApiError(404, 'node not found');
+    if (!n || !(n.id === id || (id.length >= 1 && n.id.startsWith(id) && id.length < 36))) throw new NodeNotFoundError(id);
     return n;
   };
   r.on(
     'GET',
     '/v1/node/:id',
-    blocking(state, ['nodes'], (req) => apiNode(node(req.params.id!), drivers())),
+    blocking(state, ['nodes'], (req) => {
+      const n = node(req.params.id!);
+      return apiNode(n, n.drivers);
+    }),
   );
   r.on(
     'GET',

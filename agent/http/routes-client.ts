@@ -19,7 +19,8 @@ import {
   type AllocFileInfo,
   type AllocRunner,
 } from '../../index.ts';
-import { ApiError, type AgentCore } from '../core.ts';
+import type { AgentCore } from '../core.ts';
+import { ApiError, UNKNOWN_ALLOCATION } from './errors.ts';
 import { decodeBody, restartBody, signalBody } from './bodies.ts';
 import { apiChecks } from './checks.ts';
 import { ZERO_TIME } from './encode.ts';
@@ -60,7 +61,7 @@ function fsError(e: unknown): never {
 export function clientRoutes(r: Router, core: AgentCore, heartbeatMs: number = STREAM_HEARTBEAT_MS): void {
   const runner = (id: string): AllocRunner => {
     const run = core.client.runner(id);
-    if (!run) throw new ApiError(404, core.state.allocs.has(id) ? `alloc ${id} has been garbage collected or is not on this node` : 'Unknown allocation');
+    if (!run) throw new ApiError(404, core.state.allocs.has(id) ? `alloc ${id} has been garbage collected or is not on this node` : UNKNOWN_ALLOCATION);
     return run;
   };
   const path = (req: Req) => req.query.get('path') ?? '/';
@@ -172,7 +173,7 @@ export function clientRoutes(r: Router, core: AgentCore, heartbeatMs: number = S
     try {
       await core.client.gcAlloc(req.params.id!);
     } catch (e) {
-      if (e instanceof AllocNotFoundError) throw new ApiError(404, 'Unknown allocation');
+      if (e instanceof AllocNotFoundError) throw new ApiError(404, UNKNOWN_ALLOCATION);
       if (e instanceof AllocNotEligibleForGcError) throw new ApiError(400, e.message);
       throw e;
     }

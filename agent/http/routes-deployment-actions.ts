@@ -4,7 +4,8 @@
  * Nomad's `DeploymentUpdateResponse`.
  * @module
  */
-import { ApiError, type AgentCore } from '../core.ts';
+import type { AgentCore } from '../core.ts';
+import { ApiError } from './errors.ts';
 import type { Router } from './router.ts';
 
 /** Nomad's reply to a deployment update. */

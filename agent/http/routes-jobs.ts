@@ -3,7 +3,10 @@
  * evaluations, summary, scale, deployments and plan.
  * @module
  */
-import { ApiError, type AgentCore } from '../core.ts';
+import type { AgentCore } from '../core.ts';
+import { InvalidJobError, InvalidPeriodicError, JobNotFoundError } from '../errors.ts';
+import { ApiError, httpAnswer } from './errors.ts';
+import { planReply } from './plan-reply.ts';
 import type { ApiJob } from '../state/types.ts';
 import { blocking } from './blocking.ts';
 import { completeApiJob } from '../jobspec/complete.ts';
@@ -15,6 +18,9 @@ import { errorText } from '../../index.ts';
 import { changedValueWarnings } from '../jobs/changed-values.ts';
 import { jobDiff } from '../jobs/diff/job.ts';
 import type { JobDiff } from '../jobs/diff/types.ts';
+
+/** Nomad's 400 for a body naming another job than the path. */
+const PAYLOAD_JOB_MISMATCH = 'job ID in payload did not match URL';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -51,7 +57,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
   const { state } = core;
   const job = (id: string) => {
     const j = state.jobs.get(id);
-    if (!j) throw new ApiError(404, 'job not found');
+    if (!j) throw new JobNotFoundError(id);
     return j;
   };
 
@@ -81,8 +87,10 @@ export function jobRoutes(r: Router, core: AgentCore): void {
       const warnings = core.validate(await canonicalJob(core, apiJobIn), changedValueWarnings(apiJobIn));
       return { body: { DriverConfigValidated: true, ValidationErrors: null, Error: '', Warnings: warnings } };
     } catch (e) {
-      if (!(e instanceof ApiError) || e.status !== 400) throw e;
-      return { body: { DriverConfigValidated: true, ValidationErrors: e.message.split('\n'), Error: e.message, Warnings: '' } };
+      // What register would refuse with a 400 (the job as berth decodes it, its periodic block).
+      const refusal = e instanceof ApiError || e instanceof InvalidJobError || e instanceof InvalidPeriodicError ? httpAnswer(e) : undefined;
+      if (refusal?.status !== 400) throw e;
+      return { body: { DriverConfigValidated: true, ValidationErrors: refusal.text.split('\n'), Error: refusal.text, Warnings: '' } };
     }
   };
   r.on('PUT', '/v1/validate/job', validate);
@@ -199,13 +207,13 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     const raw = await req.json();
     if (isObj(raw) && typeof raw.Count === 'number' && raw.Count < 0) throw new ApiError(400, "scaling action count can't be negative");
     const body = await decodeBody(req, scaleBody, { given: raw });
-    if (body.Target.Job !== undefined && body.Target.Job !== req.params.id) throw new ApiError(400, 'job ID in payload did not match URL');
+    if (body.Target.Job !== undefined && body.Target.Job !== req.params.id) throw new ApiError(400, PAYLOAD_JOB_MISMATCH);
     if (typeof body.Target.Group !== 'string' || body.Target.Group === '') throw new ApiError(400, 'missing task group name for scaling action');
     return registerReply(core.scale(req.params.id!, body.Target.Group, body.Count));
   });
   r.on('POST', '/v1/job/:id/dispatch', async (req) => {
     const body = await decodeBody(req, dispatchBody, { emptyIs: {} });
-    if (body.JobID !== undefined && body.JobID !== '' && body.JobID !== req.params.id) throw new ApiError(400, 'job ID in payload did not match URL');
+    if (body.JobID !== undefined && body.JobID !== '' && body.JobID !== req.params.id) throw new ApiError(400, PAYLOAD_JOB_MISMATCH);
     // The Go client sends the token as ?idempotency_token= (WriteOptions); a body may carry it too.
     const token = req.query.get('idempotency_token') || body.IdempotencyToken || undefined;
     const r = core.dispatch(req.params.id!, {
@@ -239,7 +247,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     const { job: apiJobIn, body } = await jobFromBody(req, planBody, 'Job ID does not match');
     // Nomad's plan diff is always contextual; berth takes `Contextual` or `?contextual=false` to list changes only.
     const contextual = body.Contextual ?? req.query.get('contextual') !== 'false';
-    return { body: core.planJob(await canonicalJob(core, apiJobIn), { diff: body.Diff === true, contextual }) };
+    return { body: planReply(core.planJob(await canonicalJob(core, apiJobIn)), { diff: body.Diff === true, contextual }) };
   });
 }
 

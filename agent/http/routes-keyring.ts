@@ -3,7 +3,7 @@
  * `PUT /v1/operator/keyring/rotate` (a new active key; `?full` seals every variable again with it).
  * @module
  */
-import { ApiError } from '../core.ts';
+import { ApiError } from './errors.ts';
 import { KEY_ALGORITHM, type RootKeyMeta } from '../variables/keyring.ts';
 import type { VariableStore } from '../variables/variables.ts';
 import { VariableKeyMissingError, KeystoreFileError, VariableDecryptError } from '../variables/errors.ts';

@@ -5,8 +5,9 @@
  * `/v1/acl/bootstrap`, `/v1/acl/token/self`.
  * @module
  */
-import { ApiError, type AgentCore } from '../core.ts';
-import type { PreemptionConfig } from '../config/config.ts';
+import type { AgentCore } from '../core.ts';
+import { ApiError } from './errors.ts';
+import { PREEMPTION_KEYS, type PreemptionConfig } from '../config/preemption.ts';
 import { secretMatches } from '../../index.ts';
 import { aclResetIndex, managementTokenInfo } from '../state/acl-token.ts';
 import type { AgentState } from '../state/store.ts';
@@ -205,14 +206,8 @@ export function miscRoutes(r: Router, core: AgentCore, self: AgentSelf): void {
       if (body[k] === true) throw new ApiError(400, `${k}: true is not supported by berth's agent`);
     const p: Record<string, boolean | undefined> = body.PreemptionConfig ?? {};
     const patch: Partial<PreemptionConfig> = {};
-    const pairs: Array<[string, keyof PreemptionConfig]> = [
-      ['SystemSchedulerEnabled', 'systemSchedulerEnabled'],
-      ['SysBatchSchedulerEnabled', 'sysbatchSchedulerEnabled'],
-      ['BatchSchedulerEnabled', 'batchSchedulerEnabled'],
-      ['ServiceSchedulerEnabled', 'serviceSchedulerEnabled'],
-    ];
-    for (const [k, f] of pairs) {
-      if (p[k] !== undefined) patch[f] = p[k];
+    for (const { api, field } of PREEMPTION_KEYS) {
+      if (p[api] !== undefined) patch[field] = p[api];
     }
     // Nomad's check-and-set: `?cas=N` applies only while the config's ModifyIndex is N.
     const casText = req.query.get('cas');

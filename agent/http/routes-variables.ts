@@ -7,12 +7,12 @@
  * @module
  */
 import type { VariableData, VariableMeta } from '../../index.ts';
-import { ApiError } from '../core.ts';
+import { ApiError } from './errors.ts';
 import type { AgentState } from '../state/store.ts';
 import { KeystoreFileError, VariableDecryptError, VariableKeyMissingError } from '../variables/errors.ts';
 import { checkNamespace } from '../variables/validate.ts';
 import type { Conflict, VariableStore, WriteResult } from '../variables/variables.ts';
-import { blocking, waitMs } from './blocking.ts';
+import { blocking, minIndexOf, waitMs } from './blocking.ts';
 import { decodeBody, variableBody } from './bodies.ts';
 import type { Handler, Reply, Req, Router } from './router.ts';
 
@@ -73,9 +73,7 @@ const written = <T>(r: WriteResult<T>, ok: (value: T, index: number) => Reply): 
  * or the state closes; every change to a variable wakes it to look again.
  */
 async function waitPast(state: AgentState, req: Req, indexOf: () => number): Promise<void> {
-  const raw = req.query.get('index');
-  const min = raw === null ? 0 : Number(raw);
-  if (!Number.isFinite(min) || min < 0) throw new ApiError(400, `Invalid index: ${raw}`);
+  const min = minIndexOf(req.query);
   if (min === 0) return;
   const wait = waitMs(req.query);
   const deadline = Date.now() + wait + Math.random() * (wait / 16);

@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { isLoopbackAddress } from '../../index.ts';
-import { ApiError, type AgentCore } from '../core.ts';
+import type { AgentCore } from '../core.ts';
+import { ApiError, httpAnswer } from './errors.ts';
 import { admit, type EdgeOptions } from './edge.ts';
 import { eventRoutes } from './events.ts';
 import { Router, sendError, type RouteInfo } from './router.ts';
@@ -49,7 +50,6 @@ export interface ServeApiOptions {
   viewerUrl?: () => Promise<string | undefined>;
   /** With ACLs on: a fresh one-time code the viewer takes for a session (`/ui` adds it as `?code=`). */
   viewerCode?: () => string;
-  drivers: () => string[];
   /** How often an idle follow or event stream sends its empty heartbeat frame (Nomad: 10 s). */
   streamHeartbeatMs?: number;
   /** The variable store: given, `/v1/var*` and `/v1/operator/keyring/*` are served. */
@@ -58,8 +58,7 @@ export interface ServeApiOptions {
 
 /** A refusal written on a socket that is not yet HTTP (an upgrade the edge turned away). */
 function refuseUpgrade(socket: Duplex, err: unknown): void {
-  const status = err instanceof ApiError ? err.status : 500;
-  const text = err instanceof Error ? err.message : String(err);
+  const { status, text } = httpAnswer(err);
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
   );
@@ -72,7 +71,7 @@ export async function serveApi(core: AgentCore, opts: ServeApiOptions): Promise<
   const router = new Router();
   const self: AgentSelf = { httpAddr: () => addr, managementToken: () => opts.token, bootstrap: opts.bootstrap };
   jobRoutes(router, core);
-  allocRoutes(router, core, opts.drivers);
+  allocRoutes(router, core);
   deploymentActionRoutes(router, core);
   clientRoutes(router, core, opts.streamHeartbeatMs);
   miscRoutes(router, core, self);

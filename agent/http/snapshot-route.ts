@@ -8,7 +8,8 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { request } from 'node:http';
-import { ApiError, type AgentCore } from '../core.ts';
+import type { AgentCore } from '../core.ts';
+import { ApiError, UNKNOWN_ALLOCATION } from './errors.ts';
 import { secretMatches } from '../../index.ts';
 import type { AuthRule, Router } from './router.ts';
 
@@ -28,7 +29,7 @@ export function snapshotRoute(r: Router, core: AgentCore): void {
   };
   r.on('GET', '/v1/client/allocation/:id/snapshot', migrateToken, async (req) => {
     const allocId = req.params.id!;
-    if (!core.client.runner(allocId)) throw new ApiError(404, 'Unknown allocation');
+    if (!core.client.runner(allocId)) throw new ApiError(404, UNKNOWN_ALLOCATION);
     server ??= core.client.serveSnapshots({ host: '127.0.0.1', port: 0, token: inner, tls: false });
     const { url } = await server;
     const upstream = request(`${url}/v1/client/allocation/${encodeURIComponent(allocId)}/snapshot`, {

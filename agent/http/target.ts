@@ -11,7 +11,7 @@
  * escaped (`%2e`, `.%2E`), and a malformed `%` escape.
  * @module
  */
-import { ApiError } from '../core.ts';
+import { ApiError } from './errors.ts';
 
 /** A request target, parsed once. */
 export interface Target {

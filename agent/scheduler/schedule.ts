@@ -31,7 +31,7 @@ export class SchedulerInputError extends BerthError {
 /** Nomad's default scheduler configuration: preemption for system jobs only. */
 export function defaultSchedulerConfiguration(): SchedulerConfiguration {
   return {
-    preemptionConfig: { systemSchedulerEnabled: true, sysBatchSchedulerEnabled: false, batchSchedulerEnabled: false, serviceSchedulerEnabled: false },
+    preemptionConfig: { systemSchedulerEnabled: true, sysbatchSchedulerEnabled: false, batchSchedulerEnabled: false, serviceSchedulerEnabled: false },
     memoryOversubscriptionEnabled: false,
   };
 }
@@ -45,7 +45,7 @@ export function preemptionEnabled(config: SchedulerConfiguration, type: Job['typ
     case 'batch':
       return p.batchSchedulerEnabled;
     case 'sysbatch':
-      return p.sysBatchSchedulerEnabled;
+      return p.sysbatchSchedulerEnabled;
     case 'system':
       return p.systemSchedulerEnabled;
   }

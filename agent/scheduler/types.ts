@@ -66,7 +66,7 @@ export interface ReservedResources {
 /** Nomad's `PreemptionConfig`: preemption per scheduler type. */
 export interface PreemptionConfig {
   systemSchedulerEnabled: boolean;
-  sysBatchSchedulerEnabled: boolean;
+  sysbatchSchedulerEnabled: boolean;
   batchSchedulerEnabled: boolean;
   serviceSchedulerEnabled: boolean;
 }

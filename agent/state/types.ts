@@ -5,10 +5,14 @@
  * @module
  */
 import type { Allocation, DriverFingerprint } from '../../index.ts';
+import type { ApiJob as NomadApiJob } from '../jobspec/index.ts';
 import type { AllocMetric, Evaluation as SchedulerEvaluation } from '../scheduler/index.ts';
 
-/** A job as Nomad's API shapes it (PascalCase); kept as submitted, with the server's fields set. */
-export type ApiJob = Record<string, unknown> & { ID: string };
+/**
+ * A job as Nomad's API shapes it (PascalCase; the one type, the jobspec's), with its ID set: kept
+ * as submitted, with the server's fields set.
+ */
+export type ApiJob = NomadApiJob & { ID: string };
 
 /** One version of a job, as registered. */
 export interface JobRecord {

@@ -26,7 +26,7 @@ import { groupKillEvent } from '../policy/kill-order.ts';
 import { isReconnect } from '../policy/reconnect.ts';
 import { skipsShutdownDelay } from '../policy/shutdown-delay.ts';
 import { taskActorId, type MigrateDataInput, type AllocContext, type AllocMachineEvent, type AllocMachineInput, type RunHooksInput } from './context.ts';
-import { hooksOf, killPipeline } from './kill-pipeline.ts';
+import { hooksOf, killPipeline, runHooksThen } from './kill-pipeline.ts';
 import * as R from './reducers.ts';
 import { isDead, type Step } from './reducers.ts';
 import { updateQueueMachine } from './update-queue.ts';
@@ -303,15 +303,7 @@ export const allocMachine = setup({
               always: { guard: not('restartDelayDue'), target: 'hooks' },
               after: { groupShutdownDelay: { target: 'hooks', actions: 'passGroupDelay' } },
             },
-            hooks: {
-              invoke: {
-                id: 'pre-restart-hooks',
-                src: 'runHooks',
-                input: hooksOf('preTaskRestart'),
-                onDone: { target: '#alloc.running.tasks', actions: ['flushRestarts', 'updateGates'] },
-                onError: { target: '#alloc.running.tasks', actions: ['flushRestarts', 'updateGates'] },
-              },
-            },
+            hooks: runHooksThen('pre-restart-hooks', 'preTaskRestart', { target: '#alloc.running.tasks', actions: ['flushRestarts', 'updateGates'] }),
           },
         },
       },
@@ -347,15 +339,7 @@ export const allocMachine = setup({
           entry: 'updateStoppingGates',
           always: { guard: 'poststopDone', target: 'postrun' },
         },
-        postrun: {
-          invoke: {
-            id: 'postrun-hooks',
-            src: 'runHooks',
-            input: hooksOf('postrun'),
-            onDone: { target: 'stopped', actions: 'markPostrunDone' },
-            onError: { target: 'stopped', actions: 'markPostrunDone' },
-          },
-        },
+        postrun: runHooksThen('postrun-hooks', 'postrun', { target: 'stopped', actions: 'markPostrunDone' }),
         stopped: { entry: 'disarmMaxRun' },
         /**
          * Nomad's destroy: the same kills as a stop (shutdown delays skipped: a destroy does not
@@ -388,23 +372,9 @@ export const allocMachine = setup({
             },
             postrun: {
               always: { guard: not('needsPostrun'), target: 'hooks' },
-              invoke: {
-                id: 'postrun-hooks',
-                src: 'runHooks',
-                input: hooksOf('postrun'),
-                onDone: { target: 'hooks', actions: 'markPostrunDone' },
-                onError: { target: 'hooks', actions: 'markPostrunDone' },
-              },
+              ...runHooksThen('postrun-hooks', 'postrun', { target: 'hooks', actions: 'markPostrunDone' }),
             },
-            hooks: {
-              invoke: {
-                id: 'destroy-hooks',
-                src: 'runHooks',
-                input: hooksOf('destroy'),
-                onDone: '#alloc.destroyed',
-                onError: '#alloc.destroyed',
-              },
-            },
+            hooks: runHooksThen('destroy-hooks', 'destroy', '#alloc.destroyed'),
           },
         },
       },

@@ -1,6 +1,6 @@
 /**
  * The alloc chart's kill pipeline (Nomad's killTasks), defined once for a stop and a destroy,
- * and the `runHooks` input helper both use. Plain state configs the chart spreads in.
+ * and the hook-running state every hook phase uses. Plain state configs the chart spreads in.
  * @module
  */
 import type { AllocContext, AllocHookKind, RunHooksInput } from './context.ts';
@@ -11,6 +11,13 @@ type Ctx = AllocContext;
 export const hooksOf =
   (kind: AllocHookKind) =>
   ({ context }: { context: Ctx }): RunHooksInput => ({ allocId: context.allocId, kind });
+
+/**
+ * A state that runs one kind of host hooks (actor `id`) and then goes to `next` whether they
+ * succeed or fail: past the prerun phase a hook's failure never holds the alloc where it is.
+ */
+export const runHooksThen = <const N>(id: string, kind: AllocHookKind, next: N) =>
+  ({ invoke: { id, src: 'runHooks', input: hooksOf(kind), onDone: next, onError: next } }) as const;
 
 /**
  * The one kill pipeline (Nomad's killTasks), for a stop and a destroy alike: the group's
@@ -26,15 +33,7 @@ export function killPipeline(mode: 'stop' | 'destroy') {
 
 /** The steps both modes share: preKill hooks, then the kill phases as tasks report. */
 const TO_KILL = [{ guard: 'needsPreKill', target: 'preKillHooks' }, { target: 'killing' }] as const;
-const PREKILL_HOOKS = {
-  invoke: {
-    id: 'prekill-hooks',
-    src: 'runHooks',
-    input: hooksOf('preKill'),
-    onDone: { target: 'killing', actions: 'markPreKillDone' },
-    onError: { target: 'killing', actions: 'markPreKillDone' },
-  },
-} as const;
+const PREKILL_HOOKS = runHooksThen('prekill-hooks', 'preKill', { target: 'killing', actions: 'markPreKillDone' });
 const KILL_PHASES = { 'task.state': { actions: ['recordTaskState', 'updateStoppingGates', 'advanceKills'] } } as const;
 
 const stopKills = () =>

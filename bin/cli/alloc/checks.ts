@@ -3,11 +3,10 @@
  * allocation, as `nomad alloc checks` prints them.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { kv } from '../nomad/table.ts';
 import { checkResults } from './status.ts';
 
@@ -23,9 +22,13 @@ export const allocChecksCommand: Command = {
   summary: "show an allocation's service check results",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc checks', argv, { ...API_FLAGS, json: 'boolean', verbose: 'boolean' });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('expects one allocation id', 'alloc checks');
+    const { flags, positionals, exit } = commandFlags(
+      'alloc checks',
+      argv,
+      { ...API_FLAGS, json: 'boolean', verbose: 'boolean' },
+      { io, help: HELP, positionals: 1, usage: 'expects one allocation id' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const checks = await checkResults(api, String(a.ID));

@@ -5,10 +5,10 @@
  * @module
  */
 import WebSocket from 'ws';
-import { printHelp, type Command } from '../command.ts';
+import type { Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { AgentApi, API_FLAGS, ApiRequestError } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 
 const HELP = `usage: berth alloc exec [-task TASK] [-i=false] [-t=false] ALLOC COMMAND [ARGS...]
 
@@ -28,8 +28,8 @@ export const allocExecCommand: Command = {
     const spec = { ...API_FLAGS, task: 'string', i: 'boolean', t: 'boolean' } as const;
     const takesValue = (a: string) => /^--?[^=]+$/.test(a) && (spec as Record<string, string>)[a.replace(/^--?/, '')] === 'string';
     const idAt = argv.findIndex((a, i) => !a.startsWith('-') && !(i > 0 && takesValue(argv[i - 1]!)));
-    const { flags } = parseNomadFlags('alloc exec', idAt < 0 ? argv : argv.slice(0, idAt), spec);
-    if (flags.help) return printHelp(io, HELP);
+    const { flags, exit } = commandFlags('alloc exec', idAt < 0 ? argv : argv.slice(0, idAt), spec, { io, help: HELP });
+    if (exit !== undefined) return exit;
     if (flags.t === true) throw new UsageError('-t: berth runs commands without a terminal; leave -t off (or give -t=false)', 'alloc exec');
     if (idAt < 0 || argv.length < idAt + 2) throw new UsageError('expects an allocation id and a command', 'alloc exec');
     const api = new AgentApi(flags);

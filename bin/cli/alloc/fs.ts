@@ -3,11 +3,10 @@
  * content, through the agent's `/v1/client/fs/*`.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { table } from '../nomad/table.ts';
 
 const HELP = `usage: berth alloc fs [-stat] [-json] ALLOC [PATH]
@@ -24,14 +23,18 @@ export const allocFsCommand: Command = {
   summary: "list or read files in an allocation's directory",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc fs', argv, {
-      ...API_FLAGS,
-      stat: 'boolean',
-      json: 'boolean',
-      verbose: 'boolean',
-    });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expects an allocation id and optionally a path', 'alloc fs');
+    const { flags, positionals, exit } = commandFlags(
+      'alloc fs',
+      argv,
+      {
+        ...API_FLAGS,
+        stat: 'boolean',
+        json: 'boolean',
+        verbose: 'boolean',
+      },
+      { io, help: HELP, positionals: [1, 2], usage: 'expects an allocation id and optionally a path' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const path = positionals[1] ?? '/';

@@ -3,11 +3,10 @@
  * restart its tasks, or signal them.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { short } from '../nomad/table.ts';
 import { monitorEval } from '../job/monitor.ts';
 
@@ -17,13 +16,17 @@ export const allocStopCommand: Command = {
   summary: 'stop an allocation (the scheduler places a replacement)',
   help: `usage: berth alloc stop [-detach] ALLOC\n\nStops the allocation; its job's evaluation places a replacement.\nExit codes: 0 stopped; 1 no such allocation or an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc stop', argv, {
-      ...API_FLAGS,
-      detach: 'boolean',
-      verbose: 'boolean',
-    });
-    if (flags.help) return printHelp(io, this.help);
-    if (positionals.length !== 1) throw new UsageError('expects one allocation id', 'alloc stop');
+    const { flags, positionals, exit } = commandFlags(
+      'alloc stop',
+      argv,
+      {
+        ...API_FLAGS,
+        detach: 'boolean',
+        verbose: 'boolean',
+      },
+      { io, help: this.help, positionals: 1, usage: 'expects one allocation id' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const { body } = await api.json<{ EvalID: string }>('POST', `/v1/allocation/${a.ID}/stop`);
@@ -39,14 +42,18 @@ export const allocRestartCommand: Command = {
   summary: "restart an allocation's tasks",
   help: `usage: berth alloc restart [-all-tasks] ALLOC [TASK]\n\nRestarts TASK, or every task.\nExit codes: 0 restarted; 1 no such allocation or task, or an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc restart', argv, {
-      ...API_FLAGS,
-      'all-tasks': 'boolean',
-      task: 'string',
-      verbose: 'boolean',
-    });
-    if (flags.help) return printHelp(io, this.help);
-    if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expects an allocation id and optionally a task', 'alloc restart');
+    const { flags, positionals, exit } = commandFlags(
+      'alloc restart',
+      argv,
+      {
+        ...API_FLAGS,
+        'all-tasks': 'boolean',
+        task: 'string',
+        verbose: 'boolean',
+      },
+      { io, help: this.help, positionals: [1, 2], usage: 'expects an allocation id and optionally a task' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const task = (flags.task as string | undefined) ?? positionals[1];
@@ -62,14 +69,18 @@ export const allocSignalCommand: Command = {
   summary: "signal an allocation's tasks",
   help: `usage: berth alloc signal [-s SIGNAL] ALLOC [TASK]\n\nSends SIGNAL (default SIGKILL) to TASK, or to every running task.\nExit codes: 0 sent; 1 no such allocation or task, or an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc signal', argv, {
-      ...API_FLAGS,
-      s: 'string',
-      task: 'string',
-      verbose: 'boolean',
-    });
-    if (flags.help) return printHelp(io, this.help);
-    if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expects an allocation id and optionally a task', 'alloc signal');
+    const { flags, positionals, exit } = commandFlags(
+      'alloc signal',
+      argv,
+      {
+        ...API_FLAGS,
+        s: 'string',
+        task: 'string',
+        verbose: 'boolean',
+      },
+      { io, help: this.help, positionals: [1, 2], usage: 'expects an allocation id and optionally a task' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const task = (flags.task as string | undefined) ?? positionals[1];

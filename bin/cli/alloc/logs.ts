@@ -3,11 +3,11 @@
  * through the agent's framed log stream (`/v1/client/fs/logs`), decoded as it comes.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 
 const HELP = `usage: berth alloc logs [-f] [-stderr] [-tail] [-n LINES] [-c BYTES] ALLOC [TASK]
 
@@ -24,17 +24,21 @@ export const allocLogsCommand: Command = {
   summary: "print a task's logs",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc logs', argv, {
-      ...API_FLAGS,
-      f: 'boolean',
-      stderr: 'boolean',
-      tail: 'boolean',
-      n: 'string',
-      c: 'string',
-      verbose: 'boolean',
-    });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expects an allocation id and optionally a task', 'alloc logs');
+    const { flags, positionals, exit } = commandFlags(
+      'alloc logs',
+      argv,
+      {
+        ...API_FLAGS,
+        f: 'boolean',
+        stderr: 'boolean',
+        tail: 'boolean',
+        n: 'string',
+        c: 'string',
+        verbose: 'boolean',
+      },
+      { io, help: HELP, positionals: [1, 2], usage: 'expects an allocation id and optionally a task' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const group = ((a.Job as Obj).TaskGroups as Obj[]).find((g) => g.Name === a.TaskGroup)!;

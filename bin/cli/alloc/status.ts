@@ -3,11 +3,10 @@
  * waits for or preempted, and each task's state with its recent events.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
 import { allocMetricLines, scoreTable } from '../nomad/alloc-metrics.ts';
 import { formatGoDuration } from '../../../index.ts';
@@ -51,13 +50,17 @@ export const allocStatusCommand: Command = {
   summary: 'show an allocation',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('alloc status', argv, {
-      ...API_FLAGS,
-      json: 'boolean',
-      verbose: 'boolean',
-    });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('expects one allocation id', 'alloc status');
+    const { flags, positionals, exit } = commandFlags(
+      'alloc status',
+      argv,
+      {
+        ...API_FLAGS,
+        json: 'boolean',
+        verbose: 'boolean',
+      },
+      { io, help: HELP, positionals: 1, usage: 'expects one allocation id' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     if (flags.json) {

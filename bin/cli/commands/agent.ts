@@ -8,11 +8,11 @@ import { startAgent } from '../../../agent/agent.ts';
 import { PortInUseError } from '../../../agent/http/port-owner.ts';
 import { DataDirLockedError } from '../../../agent/state/data-dir-lock.ts';
 import { AgentConfigError, loadAgentConfigFile, resolveAgentConfig, type AgentFlags } from '../../../agent/config/config.ts';
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { writeLine } from '../io.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 
 const HELP = `usage: berth agent [-dev] [-config FILE]... [-data-dir DIR] [-bind ADDR] [-port N] [-repair-state]
 
@@ -38,15 +38,20 @@ export const agentCommand: Command = {
   summary: "run a one-node agent serving Nomad's HTTP API",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('agent', argv, {
-      dev: 'boolean',
-      config: 'multi',
-      'data-dir': 'string',
-      bind: 'string',
-      port: 'string',
-      'repair-state': 'boolean',
-    });
-    if (flags.help) return printHelp(io, HELP);
+    const { flags, positionals, exit } = commandFlags(
+      'agent',
+      argv,
+      {
+        dev: 'boolean',
+        config: 'multi',
+        'data-dir': 'string',
+        bind: 'string',
+        port: 'string',
+        'repair-state': 'boolean',
+      },
+      { io, help: HELP },
+    );
+    if (exit !== undefined) return exit;
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'agent');
     const port = flags.port === undefined ? undefined : Number(flags.port);
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))

@@ -2,13 +2,12 @@
  * `berth deployment list|status`: a job version's rollout, as `nomad deployment` shows it.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { monitorEval } from '../job/monitor.ts';
-import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
 import { deploymentLines } from '../nomad/deployment-view.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { short, table } from '../nomad/table.ts';
 
@@ -38,15 +37,19 @@ function actionCommand(name: 'pause' | 'resume' | 'fail' | 'promote', summary: s
     summary,
     help,
     async run(argv, io) {
-      const { flags, positionals } = parseNomadFlags(`deployment ${name}`, argv, {
-        ...API_FLAGS,
-        detach: 'boolean',
-        verbose: 'boolean',
-        all: 'boolean',
-        group: 'multi',
-      });
-      if (flags.help) return printHelp(io, help);
-      if (positionals.length !== 1) throw new UsageError('expects one deployment id', `deployment ${name}`);
+      const { flags, positionals, exit } = commandFlags(
+        `deployment ${name}`,
+        argv,
+        {
+          ...API_FLAGS,
+          detach: 'boolean',
+          verbose: 'boolean',
+          all: 'boolean',
+          group: 'multi',
+        },
+        { io, help: help, positionals: 1, usage: 'expects one deployment id' },
+      );
+      if (exit !== undefined) return exit;
       const api = new AgentApi(flags);
       const d = await resolveDeployment(api, positionals[0]!);
       const id = encodeURIComponent(String(d.ID));
@@ -78,9 +81,13 @@ export const deploymentCommand = commandGroup('deployment', 'inspect deployments
     summary: 'list deployments, newest first',
     help: 'usage: berth deployment list [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, positionals } = parseNomadFlags('deployment list', argv, { ...API_FLAGS, json: 'boolean', verbose: 'boolean' });
-      if (flags.help) return printHelp(io, this.help);
-      if (positionals.length) throw new UsageError('takes no arguments', 'deployment list');
+      const { flags, exit } = commandFlags(
+        'deployment list',
+        argv,
+        { ...API_FLAGS, json: 'boolean', verbose: 'boolean' },
+        { io, help: this.help, positionals: 0, usage: 'takes no arguments' },
+      );
+      if (exit !== undefined) return exit;
       const all = (await new AgentApi(flags).get<Obj[]>('/v1/deployments')).body.sort((a, b) => Number(b.CreateIndex) - Number(a.CreateIndex));
       if (flags.json) writeLine(io.stdout, JSON.stringify(all, null, 4));
       else if (all.length === 0) writeLine(io.stdout, 'No deployments found');
@@ -100,9 +107,13 @@ export const deploymentCommand = commandGroup('deployment', 'inspect deployments
     summary: 'show a deployment',
     help: 'usage: berth deployment status [-json] [-verbose] DEPLOYMENT\n\nDEPLOYMENT is an id or a unique prefix; -verbose prints the whole id.\nExit codes: 0 shown; 1 no such deployment or an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, positionals } = parseNomadFlags('deployment status', argv, { ...API_FLAGS, json: 'boolean', verbose: 'boolean' });
-      if (flags.help) return printHelp(io, this.help);
-      if (positionals.length !== 1) throw new UsageError('expects one deployment id', 'deployment status');
+      const { flags, positionals, exit } = commandFlags(
+        'deployment status',
+        argv,
+        { ...API_FLAGS, json: 'boolean', verbose: 'boolean' },
+        { io, help: this.help, positionals: 1, usage: 'expects one deployment id' },
+      );
+      if (exit !== undefined) return exit;
       const d = await resolveDeployment(new AgentApi(flags), positionals[0]!);
       writeLine(io.stdout, flags.json ? JSON.stringify(d, null, 4) : deploymentLines(d, true, flags.verbose === true));
       return 0;

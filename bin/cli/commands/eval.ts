@@ -2,11 +2,9 @@
  * `berth eval status [-json] ID`: one evaluation (id or unique prefix), as `nomad eval status`.
  * @module
  */
-import { printHelp } from '../command.ts';
-import { UsageError } from '../errors.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
@@ -45,14 +43,18 @@ export const evalCommand = commandGroup('eval', 'inspect evaluations', [
     summary: 'show an evaluation',
     help: 'usage: berth eval status [-json] [-verbose] EVAL\n\nAs nomad prints it; -verbose gives whole ids and absolute times.\nExit codes: 0 shown; 1 no such evaluation or an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, positionals } = parseNomadFlags('eval status', argv, {
-        ...API_FLAGS,
-        json: 'boolean',
-        verbose: 'boolean',
-        monitor: 'boolean',
-      });
-      if (flags.help) return printHelp(io, this.help);
-      if (positionals.length !== 1) throw new UsageError('expects one evaluation id', 'eval status');
+      const { flags, positionals, exit } = commandFlags(
+        'eval status',
+        argv,
+        {
+          ...API_FLAGS,
+          json: 'boolean',
+          verbose: 'boolean',
+          monitor: 'boolean',
+        },
+        { io, help: this.help, positionals: 1, usage: 'expects one evaluation id' },
+      );
+      if (exit !== undefined) return exit;
       const api = new AgentApi(flags);
       const matches = (await api.get<Obj[]>(`/v1/evaluations?prefix=${encodeURIComponent(positionals[0]!)}`)).body;
       if (matches.length === 0) throw new ApiRequestError(404, `No evaluation(s) with prefix or id "${positionals[0]}" found`);

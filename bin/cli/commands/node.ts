@@ -2,11 +2,9 @@
  * `berth node status [-json] [ID]`: the agent's node, as `nomad node status` shows it.
  * @module
  */
-import { printHelp } from '../command.ts';
-import { UsageError } from '../errors.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { iBytes, kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
 
@@ -56,14 +54,18 @@ export const nodeCommand = commandGroup('node', "show the agent's node", [
     summary: 'list nodes, or show one',
     help: 'usage: berth node status [-json] [-verbose] [NODE]\n\nAs nomad prints it; -verbose adds the drivers, attributes and meta, whole ids and absolute times.\nExit codes: 0 shown; 1 an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, positionals } = parseNomadFlags('node status', argv, {
-        ...API_FLAGS,
-        json: 'boolean',
-        self: 'boolean',
-        verbose: 'boolean',
-      });
-      if (flags.help) return printHelp(io, this.help);
-      if (positionals.length > 1) throw new UsageError('expects at most one node id', 'node status');
+      const { flags, positionals, exit } = commandFlags(
+        'node status',
+        argv,
+        {
+          ...API_FLAGS,
+          json: 'boolean',
+          self: 'boolean',
+          verbose: 'boolean',
+        },
+        { io, help: this.help, positionals: [0, 1], usage: 'expects at most one node id' },
+      );
+      if (exit !== undefined) return exit;
       const api = new AgentApi(flags);
       const nodes = (await api.get<Obj[]>('/v1/nodes')).body;
       if (positionals.length === 0 && !flags.self) {

@@ -3,11 +3,10 @@
  * [-verbose]`: the agent's root keys, as `nomad operator root keyring` shows and rotates them.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { table } from '../nomad/table.ts';
 import { isoTime } from '../var/common.ts';
@@ -38,9 +37,13 @@ key (at once: berth does it before it answers), after which the old key files ma
 
 Exit codes: 0 rotated; 1 an error (-full meeting a variable whose key is gone: nothing changed); 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('operator root keyring rotate', argv, { ...API_FLAGS, full: 'boolean', now: 'boolean', verbose: 'boolean' });
-    if (flags.help) return printHelp(io, this.help);
-    if (positionals.length) throw new UsageError('This command requires no arguments.', 'operator root keyring rotate');
+    const { flags, exit } = commandFlags(
+      'operator root keyring rotate',
+      argv,
+      { ...API_FLAGS, full: 'boolean', now: 'boolean', verbose: 'boolean' },
+      { io, help: this.help, positionals: 0, usage: 'This command requires no arguments.' },
+    );
+    if (exit !== undefined) return exit;
     const { body } = await new AgentApi(flags).json<{ Key: ApiRootKeyMeta }>('PUT', `/v1/operator/keyring/rotate${flags.full ? '?full=true' : ''}`);
     writeLine(io.stdout, keysTable([body.Key], flags.verbose === true));
     return 0;
@@ -56,9 +59,13 @@ Lists the agent's root keys: id, state (active or inactive) and creation time.
 
 Exit codes: 0 listed; 1 an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('operator root keyring list', argv, { ...API_FLAGS, verbose: 'boolean', json: 'boolean' });
-    if (flags.help) return printHelp(io, this.help);
-    if (positionals.length) throw new UsageError('This command requires no arguments.', 'operator root keyring list');
+    const { flags, exit } = commandFlags(
+      'operator root keyring list',
+      argv,
+      { ...API_FLAGS, verbose: 'boolean', json: 'boolean' },
+      { io, help: this.help, positionals: 0, usage: 'This command requires no arguments.' },
+    );
+    if (exit !== undefined) return exit;
     const { body } = await new AgentApi(flags).get<ApiRootKeyMeta[]>('/v1/operator/keyring/keys');
     writeLine(io.stdout, flags.json ? JSON.stringify(body, null, 4) : keysTable(body, flags.verbose === true));
     return 0;

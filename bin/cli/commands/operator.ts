@@ -4,11 +4,11 @@
  * `berth operator raft list-peers`: the raft peers (the one-node agent is its own leader).
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv, table } from '../nomad/table.ts';
 import { operatorRootCommand } from './operator-keyring.ts';
@@ -26,11 +26,16 @@ const getConfig: Command = {
   summary: "show the scheduler's configuration",
   help: 'usage: berth operator scheduler get-config [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
   async run(argv, io) {
-    const { flags } = parseNomadFlags('operator scheduler get-config', argv, {
-      ...API_FLAGS,
-      json: 'boolean',
-    });
-    if (flags.help) return printHelp(io, this.help);
+    const { flags, exit } = commandFlags(
+      'operator scheduler get-config',
+      argv,
+      {
+        ...API_FLAGS,
+        json: 'boolean',
+      },
+      { io, help: this.help },
+    );
+    if (exit !== undefined) return exit;
     const { body } = await new AgentApi(flags).get<{ SchedulerConfig: Obj }>('/v1/operator/scheduler/configuration');
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(body, null, 2));
@@ -59,11 +64,16 @@ const setConfig: Command = {
 
 Exit codes: 0 updated; 1 an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('operator scheduler set-config', argv, {
-      ...API_FLAGS,
-      ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])),
-    });
-    if (flags.help) return printHelp(io, this.help);
+    const { flags, positionals, exit } = commandFlags(
+      'operator scheduler set-config',
+      argv,
+      {
+        ...API_FLAGS,
+        ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])),
+      },
+      { io, help: this.help },
+    );
+    if (exit !== undefined) return exit;
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'operator scheduler set-config');
     const pre: Record<string, boolean> = {};
     for (const [flag, key] of Object.entries(FLAGS)) if (flags[flag] !== undefined) pre[key] = flags[flag] as boolean;
@@ -88,8 +98,13 @@ const listPeers: Command = {
   summary: 'list the raft peers',
   help: 'usage: berth operator raft list-peers [-stale] [-json]\n\nPrints the raft peers as nomad does (Node, ID, Address, State, Voter, RaftProtocol).\nExit codes: 0 listed; 1 an error; 2 usage error.',
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('operator raft list-peers', argv, { ...API_FLAGS, json: 'boolean', stale: 'boolean' });
-    if (flags.help) return printHelp(io, this.help);
+    const { flags, positionals, exit } = commandFlags(
+      'operator raft list-peers',
+      argv,
+      { ...API_FLAGS, json: 'boolean', stale: 'boolean' },
+      { io, help: this.help },
+    );
+    if (exit !== undefined) return exit;
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'operator raft list-peers');
     const { body } = await new AgentApi(flags).get<{ Servers: RaftServer[] }>('/v1/operator/raft/configuration');
     if (flags.json) {

@@ -3,10 +3,10 @@
  * every terminal evaluation, allocation and deployment and every dead job, whatever its age.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { AgentApi } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 
 const gc: Command = {
@@ -19,8 +19,8 @@ nomad system gc). The client removes the collected allocations' directories.
 
 Exit codes: 0 done; 1 an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('system gc', argv, {});
-    if (flags.help) return printHelp(io, this.help);
+    const { positionals, exit } = commandFlags('system gc', argv, {}, { io, help: this.help });
+    if (exit !== undefined) return exit;
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'system gc');
     await new AgentApi().json('PUT', '/v1/system/gc');
     return 0;

@@ -2,11 +2,10 @@
  * `berth job allocs [-json] JOB`: a job's allocations as `nomad job allocs` lists them.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { allocTable } from './alloc-table.ts';
 
 const HELP = `usage: berth job allocs [-json] JOB
@@ -20,9 +19,13 @@ export const jobAllocsCommand: Command = {
   summary: "list a job's allocations",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job allocs', argv, { ...API_FLAGS, json: 'boolean', all: 'boolean', verbose: 'boolean' });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('expects one job id', 'job allocs');
+    const { flags, positionals, exit } = commandFlags(
+      'job allocs',
+      argv,
+      { ...API_FLAGS, json: 'boolean', all: 'boolean', verbose: 'boolean' },
+      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const id = encodeURIComponent(positionals[0]!);
     await api.get(`/v1/job/${id}`); // a 404 names a missing job, rather than an empty list

@@ -6,11 +6,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { followAllocs, monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job dispatch [-meta key=value]... [-idempotency-token TOKEN] [-detach] JOB [INPUT]
@@ -36,15 +36,19 @@ export const jobDispatchCommand: Command = {
   summary: 'dispatch an instance of a parameterized job',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job dispatch', argv, {
-      ...API_FLAGS,
-      meta: 'multi',
-      'idempotency-token': 'string',
-      detach: 'boolean',
-      verbose: 'boolean',
-    });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length < 1 || positionals.length > 2) throw new UsageError('expects JOB [INPUT]', 'job dispatch');
+    const { flags, positionals, exit } = commandFlags(
+      'job dispatch',
+      argv,
+      {
+        ...API_FLAGS,
+        meta: 'multi',
+        'idempotency-token': 'string',
+        detach: 'boolean',
+        verbose: 'boolean',
+      },
+      { io, help: HELP, positionals: [1, 2], usage: 'expects JOB [INPUT]' },
+    );
+    if (exit !== undefined) return exit;
     const meta: Record<string, string> = {};
     for (const kv of (flags.meta as string[] | undefined) ?? []) {
       const eq = kv.indexOf('=');

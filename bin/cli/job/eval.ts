@@ -3,11 +3,10 @@
  * `job-eval` trigger): what it would place or replace now, as after a node change.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job eval [-detach] JOB
@@ -22,9 +21,13 @@ export const jobEvalCommand: Command = {
   summary: 'evaluate a job again',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job eval', argv, { ...API_FLAGS, detach: 'boolean', verbose: 'boolean' });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('expects one job id', 'job eval');
+    const { flags, positionals, exit } = commandFlags(
+      'job eval',
+      argv,
+      { ...API_FLAGS, detach: 'boolean', verbose: 'boolean' },
+      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const { body } = await api.json<{ EvalID: string }>('POST', `/v1/job/${encodeURIComponent(positionals[0]!)}/evaluate`, {});
     if (flags.detach) {

@@ -3,11 +3,11 @@
  * first, each with whether it is stable and when it was submitted, as `nomad job history`.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { kv, nanoTime } from '../nomad/table.ts';
 
 const HELP = `usage: berth job history [-json] [-version N] JOB
@@ -25,9 +25,13 @@ export const jobHistoryCommand: Command = {
   summary: "list a job's versions",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job history', argv, { ...API_FLAGS, json: 'boolean', version: 'string', p: 'boolean', full: 'boolean' });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('expects one job id', 'job history');
+    const { flags, positionals, exit } = commandFlags(
+      'job history',
+      argv,
+      { ...API_FLAGS, json: 'boolean', version: 'string', p: 'boolean', full: 'boolean' },
+      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
+    );
+    if (exit !== undefined) return exit;
     const version = flags.version as string | undefined;
     if (version !== undefined && !/^\d+$/.test(version)) throw new UsageError('-version takes a number', 'job history');
     const api = new AgentApi(flags);

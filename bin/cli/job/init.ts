@@ -6,10 +6,10 @@
  * @module
  */
 import { writeFileSync } from 'node:fs';
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { errorText } from '../../../model/error-text.ts';
 
 const HELP = `usage: berth job init [-short] [-json] [FILE]
@@ -95,8 +95,8 @@ export const jobInitCommand: Command = {
   summary: 'write an example job file',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job init', argv, { short: 'boolean', json: 'boolean', connect: 'boolean' });
-    if (flags.help) return printHelp(io, HELP);
+    const { flags, positionals, exit } = commandFlags('job init', argv, { short: 'boolean', json: 'boolean', connect: 'boolean' }, { io, help: HELP });
+    if (exit !== undefined) return exit;
     if (flags.connect) throw new UsageError('-connect: berth has no service mesh (Consul Connect)', 'job init');
     if (positionals.length > 1) throw new UsageError('expects at most one file name', 'job init');
     const file = positionals[0] ?? (flags.json ? 'example.nomad.json' : 'example.nomad.hcl');

@@ -3,11 +3,11 @@
  * (nomad's shape, so `berth job run` takes the output back); `-version` picks an older version.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 
 const HELP = `usage: berth job inspect [-version N] JOB
 
@@ -23,9 +23,13 @@ export const jobInspectCommand: Command = {
   summary: 'print a job as JSON',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job inspect', argv, { ...API_FLAGS, version: 'string', json: 'boolean' });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('expects one job id', 'job inspect');
+    const { flags, positionals, exit } = commandFlags(
+      'job inspect',
+      argv,
+      { ...API_FLAGS, version: 'string', json: 'boolean' },
+      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
+    );
+    if (exit !== undefined) return exit;
     const version = flags.version as string | undefined;
     if (version !== undefined && !/^\d+$/.test(version)) throw new UsageError('-version takes a number', 'job inspect');
     const api = new AgentApi(flags);

@@ -5,6 +5,7 @@
  * `Client` topic of the event stream: one line per watched alloc).
  * @module
  */
+import { isClientTerminalStatus, type ClientStatus } from '../../../index.ts';
 import type { CliIO } from '../io.ts';
 import { writeLine } from '../io.ts';
 import type { AgentApi } from '../nomad/api.ts';
@@ -88,7 +89,7 @@ export async function followAllocs(api: AgentApi, io: CliIO, allocIds: string[],
           for (const e of events.slice(shownEvents.get(key) ?? 0)) out(`    ${now()}: Task "${task}" of allocation "${short(id)}": ${taskEventText(e)}`);
           shownEvents.set(key, events.length);
         }
-        const terminal = ['complete', 'failed', 'lost'].includes(status);
+        const terminal = isClientTerminalStatus(status as ClientStatus);
         if (status === 'failed' || status === 'lost') failed++;
         if (terminal || (status === 'running' && a.JobType !== 'batch' && a.JobType !== 'sysbatch')) done++;
       }

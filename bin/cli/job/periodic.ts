@@ -3,11 +3,11 @@
  * `nomad job periodic force`; shows the child's evaluation unless `-detach`.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { followAllocs, monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job periodic force [-detach] JOB
@@ -24,8 +24,8 @@ export const jobPeriodicCommand: Command = {
   summary: 'launch a periodic job now (periodic force)',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job periodic', argv, { ...API_FLAGS, detach: 'boolean', verbose: 'boolean' });
-    if (flags.help) return printHelp(io, HELP);
+    const { flags, positionals, exit } = commandFlags('job periodic', argv, { ...API_FLAGS, detach: 'boolean', verbose: 'boolean' }, { io, help: HELP });
+    if (exit !== undefined) return exit;
     if (positionals[0] !== 'force' || positionals.length !== 2) throw new UsageError('expects force JOB', 'job periodic');
     const api = new AgentApi(flags);
     const jobId = positionals[1]!;

@@ -4,12 +4,11 @@
  * the scheduler's dry run (placements, in-place and destructive updates, stops, preemptions).
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { paint, writeLine, type CliIO } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
-import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
+import { keyValues, commandFlags } from '../nomad/flags.ts';
 import { short, table } from '../nomad/table.ts';
 import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
 import { errorText } from '../../../model/error-text.ts';
@@ -41,17 +40,21 @@ export const jobPlanCommand: Command = {
   summary: 'show what running a job file would change',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job plan', argv, {
-      ...API_FLAGS,
-      var: 'multi',
-      'var-file': 'multi',
-      json: 'boolean',
-      diff: 'boolean',
-      verbose: 'boolean',
-      unsupported: 'string',
-    });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('expects one job file', 'job plan');
+    const { flags, positionals, exit } = commandFlags(
+      'job plan',
+      argv,
+      {
+        ...API_FLAGS,
+        var: 'multi',
+        'var-file': 'multi',
+        json: 'boolean',
+        diff: 'boolean',
+        verbose: 'boolean',
+        unsupported: 'string',
+      },
+      { io, help: HELP, positionals: 1, usage: 'expects one job file' },
+    );
+    if (exit !== undefined) return exit;
     const { api: job, leftOut } = await loadJobFile(
       positionals[0]!,
       {

@@ -4,11 +4,11 @@
  * follows the new allocations until they run, unless `-detach`.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { keyValues, parseNomadFlags } from '../nomad/flags.ts';
+import { keyValues, commandFlags } from '../nomad/flags.ts';
 import { nextOfAny } from '../../../agent/periodic/cron.ts';
 import { followAllocs, followDeployment, monitorEval } from './monitor.ts';
 import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
@@ -35,18 +35,22 @@ export const jobRunCommand: Command = {
   summary: 'register a job and follow its allocations',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job run', argv, {
-      ...API_FLAGS,
-      detach: 'boolean',
-      var: 'multi',
-      'var-file': 'multi',
-      'check-index': 'string',
-      json: 'boolean',
-      verbose: 'boolean',
-      unsupported: 'string',
-    });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('expects one job file', 'job run');
+    const { flags, positionals, exit } = commandFlags(
+      'job run',
+      argv,
+      {
+        ...API_FLAGS,
+        detach: 'boolean',
+        var: 'multi',
+        'var-file': 'multi',
+        'check-index': 'string',
+        json: 'boolean',
+        verbose: 'boolean',
+        unsupported: 'string',
+      },
+      { io, help: HELP, positionals: 1, usage: 'expects one job file' },
+    );
+    if (exit !== undefined) return exit;
     const { api: job, leftOut } = await loadJobFile(
       positionals[0]!,
       {

@@ -3,11 +3,11 @@
  * GROUP may be left out when the job has one group. Shows the evaluation unless `-detach`.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { followAllocs, monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job scale [-detach] JOB [GROUP] COUNT
@@ -23,9 +23,13 @@ export const jobScaleCommand: Command = {
   summary: "set a task group's count",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job scale', argv, { ...API_FLAGS, detach: 'boolean', verbose: 'boolean' });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length < 2 || positionals.length > 3) throw new UsageError('expects JOB [GROUP] COUNT', 'job scale');
+    const { flags, positionals, exit } = commandFlags(
+      'job scale',
+      argv,
+      { ...API_FLAGS, detach: 'boolean', verbose: 'boolean' },
+      { io, help: HELP, positionals: [2, 3], usage: 'expects JOB [GROUP] COUNT' },
+    );
+    if (exit !== undefined) return exit;
     const countText = positionals[positionals.length - 1]!;
     if (!/^\d+$/.test(countText)) throw new UsageError(`COUNT must be a whole number, got ${JSON.stringify(countText)}`, 'job scale');
     const api = new AgentApi(flags);

@@ -3,12 +3,11 @@
  * group, its latest deployment and its allocations, as `nomad job status` prints them.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { nowOf, writeLine, type CliIO } from '../io.ts';
 import { allocMetricLines } from '../nomad/alloc-metrics.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { deploymentLines } from '../nomad/deployment-view.ts';
 import { kv, nanoTime, table } from '../nomad/table.ts';
 import { allocTable } from './alloc-table.ts';
@@ -46,13 +45,17 @@ export const jobStatusCommand: Command = {
   summary: 'list jobs, or show one',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job status', argv, {
-      ...API_FLAGS,
-      json: 'boolean',
-      verbose: 'boolean',
-    });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length > 1) throw new UsageError('expects at most one job id', 'job status');
+    const { flags, positionals, exit } = commandFlags(
+      'job status',
+      argv,
+      {
+        ...API_FLAGS,
+        json: 'boolean',
+        verbose: 'boolean',
+      },
+      { io, help: HELP, positionals: [0, 1], usage: 'expects at most one job id' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     if (positionals.length === 0) {
       const jobs = (await api.get<Obj[]>('/v1/jobs')).body;

@@ -3,12 +3,11 @@
  * the job), showing the evaluation unless `-detach`.
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
 import { short } from '../nomad/table.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job stop [-purge] [-detach] JOB
@@ -22,14 +21,18 @@ export const jobStopCommand: Command = {
   summary: "stop a job's allocations",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags('job stop', argv, {
-      ...API_FLAGS,
-      purge: 'boolean',
-      detach: 'boolean',
-      yes: 'boolean',
-    });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('expects one job id', 'job stop');
+    const { flags, positionals, exit } = commandFlags(
+      'job stop',
+      argv,
+      {
+        ...API_FLAGS,
+        purge: 'boolean',
+        detach: 'boolean',
+        yes: 'boolean',
+      },
+      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
+    );
+    if (exit !== undefined) return exit;
     const api = new AgentApi(flags);
     const { body } = await api.json<{ EvalID: string }>('DELETE', `/v1/job/${encodeURIComponent(positionals[0]!)}${flags.purge ? '?purge=true' : ''}`);
     if (flags.detach) {

@@ -5,7 +5,9 @@
  * first; berth takes both.
  * @module
  */
+import { printHelp } from '../command.ts';
 import { UsageError } from '../errors.ts';
+import type { CliIO } from '../io.ts';
 
 /** A flag's kind. */
 export type FlagKind = 'boolean' | 'string' | 'multi';
@@ -62,4 +64,33 @@ export function keyValues(command: string, pairs: string[] | undefined): Record<
     out[p.slice(0, eq)] = p.slice(eq + 1);
   }
   return out;
+}
+
+/** What a command's preamble checks besides the flags: its help text, and how many positionals it takes. */
+export interface CommandShape {
+  io: CliIO;
+  /** Printed for `-help` (the command then exits 0). */
+  help: string;
+  /** Exactly this many positionals, or from `[min, max]`; left out, any number. */
+  positionals?: number | readonly [number, number];
+  /** The UsageError's text for a count outside `positionals`. */
+  usage?: string;
+}
+
+/**
+ * The preamble nomad-style commands share: `argv` parsed against `spec`; for `-help` the help
+ * printed and `exit` set to 0 (the command returns it); a positional count outside
+ * `shape.positionals` is the UsageError `shape.usage`, named for `command`.
+ * @example
+ * const { flags, positionals, exit } = commandFlags('job eval', argv, { ...API_FLAGS }, { io, help: HELP, positionals: 1, usage: 'expects one job id' });
+ * if (exit !== undefined) return exit;
+ */
+export function commandFlags(command: string, argv: string[], spec: Record<string, FlagKind>, shape: CommandShape): NomadArgs & { exit?: number } {
+  const args = parseNomadFlags(command, argv, spec);
+  if (args.flags.help) return { ...args, exit: printHelp(shape.io, shape.help) };
+  const n = args.positionals.length;
+  const want = shape.positionals;
+  const [min, max] = typeof want === 'number' ? [want, want] : (want ?? [0, Infinity]);
+  if (n < min || n > max) throw new UsageError(shape.usage ?? `expects ${min === max ? min : `${min} to ${max}`} arguments`, command);
+  return args;
 }

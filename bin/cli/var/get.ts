@@ -4,11 +4,11 @@
  * newline after it).
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { isTerminal, refuseWildcard, variableJson, variableTable, varUrl, type ApiVariable } from './common.ts';
 
 const NAME = 'var get';
@@ -25,9 +25,13 @@ export const varGetCommand: Command = {
   summary: 'read a variable',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags(NAME, argv, { ...API_FLAGS, item: 'string', out: 'string' });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('This command takes one argument: <path>', NAME);
+    const { flags, positionals, exit } = commandFlags(
+      NAME,
+      argv,
+      { ...API_FLAGS, item: 'string', out: 'string' },
+      { io, help: HELP, positionals: 1, usage: 'This command takes one argument: <path>' },
+    );
+    if (exit !== undefined) return exit;
     const out = (flags.out as string | undefined) ?? (isTerminal(io.stdout) ? 'table' : 'json');
     if (!['none', 'json', 'table'].includes(out)) throw new UsageError('Invalid value for "-out"; valid values are [json, none, table]', NAME);
     refuseWildcard(NAME, flags.namespace);

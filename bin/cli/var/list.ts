@@ -3,11 +3,11 @@
  * `nomad var list` shows them (namespace, path, last update; `-q` the paths only).
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { table } from '../nomad/table.ts';
 import { isoTime, type ApiVariable } from './common.ts';
 
@@ -25,9 +25,13 @@ export const varListCommand: Command = {
   summary: 'list variables',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags(NAME, argv, { ...API_FLAGS, json: 'boolean', q: 'boolean', out: 'string' });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length > 1) throw new UsageError('This command takes flags and either no arguments or one: <prefix>', NAME);
+    const { flags, positionals, exit } = commandFlags(
+      NAME,
+      argv,
+      { ...API_FLAGS, json: 'boolean', q: 'boolean', out: 'string' },
+      { io, help: HELP, positionals: [0, 1], usage: 'This command takes flags and either no arguments or one: <prefix>' },
+    );
+    if (exit !== undefined) return exit;
     const out = flags.json ? 'json' : ((flags.out as string | undefined) ?? 'table');
     if (!['json', 'table'].includes(out)) throw new UsageError('Invalid value for "-out"; valid values are [json, table]', NAME);
     const prefix = positionals[0] ?? '';

@@ -4,11 +4,10 @@
  * and exits 1).
  * @module
  */
-import { printHelp, type Command } from '../command.ts';
-import { UsageError } from '../errors.ts';
+import { type Command } from '../command.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { casConflictOf, checkIndexFlag, refuseWildcard, varUrl, writeCasConflict } from './common.ts';
 
 const NAME = 'var purge';
@@ -24,9 +23,13 @@ export const varPurgeCommand: Command = {
   summary: 'delete a variable',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags(NAME, argv, { ...API_FLAGS, 'check-index': 'string' });
-    if (flags.help) return printHelp(io, HELP);
-    if (positionals.length !== 1) throw new UsageError('This command takes one argument: <path>', NAME);
+    const { flags, positionals, exit } = commandFlags(
+      NAME,
+      argv,
+      { ...API_FLAGS, 'check-index': 'string' },
+      { io, help: HELP, positionals: 1, usage: 'This command takes one argument: <path>' },
+    );
+    if (exit !== undefined) return exit;
     const checkIndex = checkIndexFlag(NAME, flags['check-index']);
     refuseWildcard(NAME, flags.namespace);
     const path = positionals[0]!;

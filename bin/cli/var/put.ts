@@ -8,11 +8,11 @@
  */
 import type { Readable } from 'node:stream';
 import { readInput, parseJsonText } from '../alloc-file.ts';
-import { printHelp, type Command } from '../command.ts';
+import { type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { parseNomadFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import {
   casConflictOf,
   checkIndexFlag,
@@ -113,15 +113,20 @@ export const varPutCommand: Command = {
   summary: 'create or update a variable',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals } = parseNomadFlags(NAME, argv, {
-      ...API_FLAGS,
-      'check-index': 'string',
-      force: 'boolean',
-      in: 'string',
-      out: 'string',
-      verbose: 'boolean',
-    });
-    if (flags.help) return printHelp(io, HELP);
+    const { flags, positionals, exit } = commandFlags(
+      NAME,
+      argv,
+      {
+        ...API_FLAGS,
+        'check-index': 'string',
+        force: 'boolean',
+        in: 'string',
+        out: 'string',
+        verbose: 'boolean',
+      },
+      { io, help: HELP },
+    );
+    if (exit !== undefined) return exit;
     const verbose = (line: string) => flags.verbose && writeLine(io.stderr, line);
     const checkIndex = checkIndexFlag(NAME, flags['check-index']);
     refuseWildcard(NAME, flags.namespace);

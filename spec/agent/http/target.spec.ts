@@ -4,7 +4,7 @@
  * taken only for the request's own Host (compared without case), never read out of a query.
  */
 import { expect } from 'chai';
-import { ApiError } from '../../../agent/core.ts';
+import { ApiError } from '../../../agent/http/errors.ts';
 import { parseTarget } from '../../../agent/http/target.ts';
 
 const HOST = 'localhost:4646';

@@ -73,7 +73,7 @@ describe('scheduler: placement', () => {
     j.taskGroups[0].tasks[0].resources = { cpu: 100, memoryMB: 200, memoryMaxMB: 400, secretsMB: 1 };
     expect(new World().register(j).place[0].allocatedResources!.tasks.t).to.deep.equal({ cpu: 100, memoryMB: 201 });
     const over = new World(node(), {
-      preemptionConfig: { serviceSchedulerEnabled: false, batchSchedulerEnabled: false, sysBatchSchedulerEnabled: false, systemSchedulerEnabled: true },
+      preemptionConfig: { serviceSchedulerEnabled: false, batchSchedulerEnabled: false, sysbatchSchedulerEnabled: false, systemSchedulerEnabled: true },
       memoryOversubscriptionEnabled: true,
     });
     expect(over.register(j).place[0].allocatedResources!.tasks.t).to.deep.equal({ cpu: 100, memoryMB: 201, memoryMaxMB: 401 });

@@ -61,7 +61,7 @@ export function preemption(...types: Array<'service' | 'batch' | 'sysbatch' | 's
     preemptionConfig: {
       serviceSchedulerEnabled: types.includes('service'),
       batchSchedulerEnabled: types.includes('batch'),
-      sysBatchSchedulerEnabled: types.includes('sysbatch'),
+      sysbatchSchedulerEnabled: types.includes('sysbatch'),
       systemSchedulerEnabled: types.includes('system'),
     },
   };

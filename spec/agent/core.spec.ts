@@ -1,0 +1,169 @@
+/**
+ * The agent's operations (`agent/core.ts`) at their own path, without HTTP: on a real SQLite
+ * state in a temp dir and a real in-process client. What they commit survives a reopen, a job's
+ * version follows its spec, and each refusal is a named domain error carrying its facts (the
+ * HTTP edge's table turns those into Nomad's texts: spec/agent/http-errors.spec.ts).
+ */
+import { expect } from 'chai';
+import { firstValueFrom, filter } from 'rxjs';
+import { AgentState } from '../../agent/state/store.ts';
+import {
+  AllocationNotFoundError,
+  DeploymentNotFoundError,
+  EnforceIndexError,
+  EvalNotFoundError,
+  InvalidJobError,
+  InvalidPeriodicError,
+  JobNotFoundError,
+  JobNotPeriodicError,
+  ScaleGroupNotFoundError,
+} from '../../agent/errors.ts';
+import type { ApiJob } from '../../agent/state/types.ts';
+import { useServerHalves, type ServerHalf } from '../support/server-half.ts';
+
+/** A service job of `count` mock tasks that run until stopped, through the agent's jobspec canonicalisation. */
+async function serviceJob(half: ServerHalf, id: string, over: { count?: number; runFor?: string } = {}): Promise<ApiJob> {
+  const job = {
+    ID: id,
+    Type: 'service',
+    TaskGroups: [
+      {
+        Name: 'g',
+        Count: over.count ?? 1,
+        Tasks: [{ Name: 't', Driver: 'mock_driver', Config: { run_for: over.runFor ?? '1h' }, Resources: { CPU: 10, MemoryMB: 10 } }],
+      },
+    ],
+  };
+  return half.core.jobspec.parse(JSON.stringify(job), { filename: `job ${JSON.stringify(id)}` });
+}
+
+/** Throws what `fn` throws, or fails. */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('agent core (real SQLite, real client)', function () {
+  this.timeout(20_000);
+  const half = useServerHalves();
+
+  it('register commits the job and its eval; the broker places it; the client runs it; all of it is there after a reopen', async () => {
+    const h = half();
+    const running = firstValueFrom(h.client.updates$.pipe(filter((a) => a.jobId === 'web' && a.clientStatus === 'running')));
+    const r = h.core.register(await serviceJob(h, 'web'));
+    expect(r.evalId).to.be.a('string').and.not.equal('');
+    expect(h.state.jobs.get('web')?.version).to.equal(0);
+    await h.core.broker.idle();
+    const allocs = [...h.state.allocs.values()].filter((s) => s.alloc.jobId === 'web');
+    expect(allocs).to.have.length(1);
+    expect(h.state.evals.get(r.evalId)?.status).to.equal('complete');
+    const live = await running;
+    expect(live.id).to.equal(allocs[0]!.alloc.id);
+    // The core took the client's report in (its subscription is the first).
+    expect(h.state.allocs.get(live.id)?.alloc.clientStatus).to.equal('running');
+
+    await h.close();
+    const again = new AgentState(h.statePath);
+    try {
+      expect(again.jobs.get('web')?.jobModifyIndex).to.equal(r.jobModifyIndex);
+      expect(again.evals.get(r.evalId)?.status).to.equal('complete');
+      expect(again.allocs.get(live.id)?.alloc.clientStatus).to.equal('running');
+      expect(again.schedulerConfig?.preemption).to.deep.equal(h.core.config.preemption);
+      expect(again.node?.id).to.equal(h.state.node?.id);
+    } finally {
+      again.close();
+    }
+  });
+
+  it('the same spec again keeps the version; a changed spec, or one registered over a stopped job, is the next', async () => {
+    const h = half();
+    h.core.register(await serviceJob(h, 'web'));
+    h.core.register(await serviceJob(h, 'web'));
+    expect(h.state.jobs.get('web')?.version).to.equal(0);
+    h.core.register(await serviceJob(h, 'web', { count: 2 }));
+    expect(h.state.jobs.get('web')?.version).to.equal(1);
+    h.core.deregister('web', false);
+    h.core.register(await serviceJob(h, 'web', { count: 2 }));
+    expect(h.state.jobs.get('web')?.version).to.equal(2);
+    // A scale writes the group's count into a new version, with the server's fields set anew.
+    h.core.scale('web', 'g', 3);
+    const rec = h.state.jobs.get('web')!;
+    expect(rec.version).to.equal(3);
+    expect(rec.apiJob.Version).to.equal(3);
+    expect((rec.apiJob.TaskGroups as Array<{ Count: number }>)[0]!.Count).to.equal(3);
+  });
+
+  it('an enforce-index refusal is an EnforceIndexError with the index asked and the one the job has; nothing is written', async () => {
+    const h = half();
+    const job = await serviceJob(h, 'web');
+    const missing = thrown(() => h.core.register(job, { enforceIndex: true, jobModifyIndex: 7 }));
+    expect(missing).to.be.instanceOf(EnforceIndexError).and.include({ jobId: 'web', want: 7, kind: 'missing' });
+    expect(h.state.jobs.has('web')).to.equal(false);
+    const first = h.core.register(job, { enforceIndex: true, jobModifyIndex: 0 });
+    const index = h.state.waiters.index;
+    expect(thrown(() => h.core.register(job, { enforceIndex: true })))
+      .to.be.instanceOf(EnforceIndexError)
+      .and.include({ kind: 'exists', want: 0 });
+    const conflict = thrown(() => h.core.register(job, { enforceIndex: true, jobModifyIndex: first.jobModifyIndex + 100 }));
+    expect(conflict)
+      .to.be.instanceOf(EnforceIndexError)
+      .and.include({ kind: 'conflict', want: first.jobModifyIndex + 100, current: first.jobModifyIndex });
+    expect(h.state.waiters.index).to.equal(index);
+    expect(h.core.register(job, { enforceIndex: true, jobModifyIndex: first.jobModifyIndex }).jobModifyIndex).to.be.greaterThan(first.jobModifyIndex);
+  });
+
+  it('setPreemption with a stale cas changes nothing; a current one commits, and it is the setting after a reopen', async () => {
+    const h = half();
+    const at = h.state.schedulerConfig!.modifyIndex;
+    expect(h.core.setPreemption({ serviceSchedulerEnabled: true }, at + 5)).to.deep.equal({ updated: false, index: at });
+    expect(h.state.schedulerConfig!.preemption.serviceSchedulerEnabled).to.equal(false);
+    const r = h.core.setPreemption({ serviceSchedulerEnabled: true, sysbatchSchedulerEnabled: true }, at);
+    expect(r.updated).to.equal(true);
+    await h.close();
+    const again = new AgentState(h.statePath);
+    try {
+      expect(again.schedulerConfig).to.deep.include({ modifyIndex: r.index });
+      expect(again.schedulerConfig!.preemption).to.deep.equal({ ...h.core.config.preemption, serviceSchedulerEnabled: true, sysbatchSchedulerEnabled: true });
+    } finally {
+      again.close();
+    }
+  });
+
+  it("each operation's refusal is its named domain error, carrying what it refused", async () => {
+    const h = half();
+    expect(thrown(() => h.core.deregister('nope', false)))
+      .to.be.instanceOf(JobNotFoundError)
+      .and.include({ jobId: 'nope' });
+    expect(thrown(() => h.core.evaluate('nope'))).to.be.instanceOf(JobNotFoundError);
+    expect(thrown(() => h.core.scale('nope', 'g', 1))).to.be.instanceOf(JobNotFoundError);
+    expect(thrown(() => h.core.dispatch('nope', {}))).to.be.instanceOf(JobNotFoundError);
+    expect(thrown(() => h.core.stopAlloc('no-alloc')))
+      .to.be.instanceOf(AllocationNotFoundError)
+      .and.include({ allocId: 'no-alloc' });
+    expect(thrown(() => h.core.evaluation('no-eval')))
+      .to.be.instanceOf(EvalNotFoundError)
+      .and.include({ evalId: 'no-eval' });
+    expect(thrown(() => h.core.deploymentAction('no-dep', 'fail')))
+      .to.be.instanceOf(DeploymentNotFoundError)
+      .and.include({ deploymentId: 'no-dep' });
+    h.core.register(await serviceJob(h, 'web'));
+    expect(thrown(() => h.core.scale('web', 'other', 2)))
+      .to.be.instanceOf(ScaleGroupNotFoundError)
+      .and.include({ jobId: 'web', group: 'other' });
+    expect(thrown(() => h.core.forcePeriodic('web')))
+      .to.be.instanceOf(JobNotPeriodicError)
+      .and.include({ jobId: 'web' });
+    const badCron = { ...(await serviceJob(h, 'cron')), Type: 'batch', Periodic: { Enabled: true, Spec: 'not a cron', SpecType: 'cron' } };
+    expect(thrown(() => h.core.register(badCron)))
+      .to.be.instanceOf(InvalidPeriodicError)
+      .and.have.property('reason')
+      .that.matches(/^Invalid periodic job: /);
+    const noDriver = { ...(await serviceJob(h, 'x')), TaskGroups: [{ Name: 'g', Count: 1, Tasks: [{ Name: 't' }] }] };
+    expect(thrown(() => h.core.register(noDriver))).to.be.instanceOf(InvalidJobError);
+    expect(h.state.jobs.has('cron') || h.state.jobs.has('x')).to.equal(false);
+  });
+});
