@@ -27,7 +27,7 @@ export const COLLECTION_FUNCTIONS: FunctionTable = {
     if (typeof v === 'string') return [...new Intl.Segmenter().segment(v)].length;
     if (Array.isArray(v)) return v.length;
     if (isObject(v)) return Object.keys(v).length;
-    throw new FunctionArgumentError(0, 'collection must be a list, a map or a tuple');
+    throw new FunctionArgumentError(0, 'argument must be a string, a collection type, or a structural type');
   }),
   keys: define(['inputMap:any'], ([m]) => {
     if (!isObject(m)) throw new FunctionArgumentError(0, 'must have map or object type');
