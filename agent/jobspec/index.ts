@@ -98,7 +98,7 @@ export async function parseJobspec(text: string, opts: ParseJobspecOptions = {})
       problems.push({ line, path, at: source ? locateBerthPath(source, api, path) : undefined, unsupported: u });
     }
   }
-  if (problems.length) throw problemsError(problems, filename);
+  if (problems.length) throw problemsError(afterExpressions(problems), filename);
   return raw ?? api;
 }
 
@@ -108,6 +108,14 @@ interface Problem {
   path: string;
   at?: Position;
   unsupported?: UnsupportedStanza;
+  /** An expression that failed (its text is kept as written, so the decoder may complain of it too). */
+  expression?: boolean;
+}
+
+/** Leaves out what the decoder or schema says of a value whose expression already failed there. */
+function afterExpressions(problems: Problem[]): Problem[] {
+  const failed = new Set(problems.filter((p) => p.expression && p.at).map((p) => `${p.at!.line}:${p.at!.column}`));
+  return problems.filter((p) => p.expression || p.unsupported || !p.at || !failed.has(`${p.at.line}:${p.at.column}`));
 }
 
 function problemsError(unsorted: Problem[], filename: string): JobspecError {
@@ -208,7 +216,7 @@ async function fromHcl(
     },
     unevaluated,
   ) as Record<string, unknown>;
-  for (const u of unevaluated) early.push({ line: `${u.path}: ${u.message}`, path: u.path, at: hclPathAt(source, u.path) });
+  for (const u of unevaluated) early.push({ line: `${u.path}: ${u.message}`, path: u.path, at: hclPathAt(source, u.path), expression: true });
   const ctx: DecodeContext = { source, issues: [], unsupported: [] };
   const api = decodeBlock('job', substituted, 'job', ctx, [['job', id]]) as ApiJob;
   groupAloneTasks(api, ctx);

@@ -126,11 +126,14 @@ describe('parseJobspec: variables and JSON', () => {
     await expectReject(parseJobspec(hcl, { filename: 'v.hcl', vars: { n: 'three' } }), /variable "n": a number is required/);
   });
 
-  it('evaluates expressions (var.n + 1), and an expression that fails is an error in HCL\'s words, not text passed on', async () => {
+  it("evaluates expressions (var.n + 1), and an expression that fails is an error in HCL's words, not text passed on", async () => {
     const text = hcl.replace('count = var.n', 'count = var.n + 1');
     const api = await parseJobspec(text, { filename: 'v.hcl', vars: { n: '1' } });
     expect((api.TaskGroups![0] as any).Count).to.equal(2);
-    await expectReject(parseJobspec(hcl.replace('count = var.n', 'count = nope(var.n)'), { filename: 'v.hcl', vars: { n: '1' } }), /Call to unknown function; There is no function named "nope"/);
+    await expectReject(
+      parseJobspec(hcl.replace('count = var.n', 'count = nope(var.n)'), { filename: 'v.hcl', vars: { n: '1' } }),
+      /Call to unknown function; There is no function named "nope"/,
+    );
   });
 
   it('leaves an unknown ${NAME} as written for the task env, as jobspec2 does; an undefined local is an error', async () => {

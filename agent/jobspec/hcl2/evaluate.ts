@@ -62,7 +62,11 @@ export function evaluate(e: Expr, ctx: EvalContext, item?: Value): Value {
       if (e.object.kind === 'variable' && e.object.name === 'local' && !ctx.scope?.has('local')) return ctx.local(e.name, e.start);
       if (e.object.kind === 'variable' && e.object.name === 'var' && !ctx.scope?.has('var')) {
         if (!ctx.vars.has(e.name))
-          throw new HclDiagnostic('Unsupported attribute', `This object does not have an attribute named ${JSON.stringify(e.name)} (no variable "${e.name}" is declared).`, e.start);
+          throw new HclDiagnostic(
+            'Unsupported attribute',
+            `This object does not have an attribute named ${JSON.stringify(e.name)} (no variable "${e.name}" is declared).`,
+            e.start,
+          );
         return structuredClone(ctx.vars.get(e.name)!);
       }
       return getAttr(evaluate(e.object, ctx, item), e.name, e.start);
@@ -87,7 +91,11 @@ export function evaluate(e: Expr, ctx: EvalContext, item?: Value): Value {
       const c = evaluate(e.cond, ctx, item);
       const b = asBool(c);
       if (b === undefined)
-        throw new HclDiagnostic('Incorrect condition type', `The condition expression must be of type bool${c === null ? '; the condition value is null' : ''}.`, e.cond.start);
+        throw new HclDiagnostic(
+          'Incorrect condition type',
+          `The condition expression must be of type bool${c === null ? '; the condition value is null' : ''}.`,
+          e.cond.start,
+        );
       return evaluate(b ? e.then : e.else, ctx, item);
     }
     case 'tuple':
@@ -96,7 +104,7 @@ export function evaluate(e: Expr, ctx: EvalContext, item?: Value): Value {
       const out: ObjectValue = {};
       for (const { key, value } of e.items) {
         const k = asString(evaluate(key, ctx, item));
-        if (k === undefined) throw new HclDiagnostic('Incorrect key type', 'Can\'t use this value as a key: string required.', key.start);
+        if (k === undefined) throw new HclDiagnostic('Incorrect key type', "Can't use this value as a key: string required.", key.start);
         out[k] = evaluate(value, ctx, item);
       }
       return out;
@@ -117,7 +125,8 @@ export function evaluate(e: Expr, ctx: EvalContext, item?: Value): Value {
         if (e.cond && !forCondition(evaluate(e.cond, inner, item), e.cond.start)) continue;
         const kv = evaluate(e.key, inner, item);
         const key = asString(kv);
-        if (key === undefined) throw new HclDiagnostic('Invalid object key', `Key expression in 'for' expression must be a string: ${typeName(kv)} given.`, e.key.start);
+        if (key === undefined)
+          throw new HclDiagnostic('Invalid object key', `Key expression in 'for' expression must be a string: ${typeName(kv)} given.`, e.key.start);
         const value = evaluate(e.value, inner, item);
         if (e.group) ((out[key] ??= []) as Value[]).push(value);
         else if (key in out)
@@ -142,7 +151,11 @@ function variable(name: string, ctx: EvalContext, at: number): Value {
 
 function operand<T>(v: T | undefined, raw: Value, type: string, at: number): T {
   if (v === undefined)
-    throw new HclDiagnostic('Invalid operand', `Unsuitable value for unary operand: ${raw === null ? `a ${type} is required, not null` : `a ${type} is required`}.`, at);
+    throw new HclDiagnostic(
+      'Invalid operand',
+      `Unsuitable value for unary operand: ${raw === null ? `a ${type} is required, not null` : `a ${type} is required`}.`,
+      at,
+    );
   return v;
 }
 
@@ -153,7 +166,11 @@ function binary(e: Extract<Expr, { kind: 'binary' }>, ctx: EvalContext, item?: V
   const side = (v: Value, which: 'left' | 'right', type: 'number' | 'bool') => {
     const c = type === 'number' ? asNumber(v) : asBool(v);
     if (c === undefined)
-      throw new HclDiagnostic('Invalid operand', `Unsuitable value for ${which} operand: ${v === null ? `a ${type} is required, not null` : `a ${type} is required`}.`, which === 'left' ? e.left.start : e.right.start);
+      throw new HclDiagnostic(
+        'Invalid operand',
+        `Unsuitable value for ${which} operand: ${v === null ? `a ${type} is required, not null` : `a ${type} is required`}.`,
+        which === 'left' ? e.left.start : e.right.start,
+      );
     return c;
   };
   const n = (v: Value, w: 'left' | 'right') => side(v, w, 'number') as number;
@@ -208,8 +225,14 @@ function getIndex(v: Value, key: Value, at: number): Value {
   if (v === null) throw new HclDiagnostic('Attempt to index null value', 'This value is null, so it does not have any indices.', at);
   if (Array.isArray(v)) {
     const i = asNumber(key);
-    if (i === undefined || !Number.isInteger(i)) throw new HclDiagnostic('Invalid index', 'The given key does not identify an element in this collection value: a number is required.', at);
-    if (i < 0 || i >= v.length) throw new HclDiagnostic('Invalid index', 'The given key does not identify an element in this collection value: the given index is greater than or equal to the length of the collection.', at);
+    if (i === undefined || !Number.isInteger(i))
+      throw new HclDiagnostic('Invalid index', 'The given key does not identify an element in this collection value: a number is required.', at);
+    if (i < 0 || i >= v.length)
+      throw new HclDiagnostic(
+        'Invalid index',
+        'The given key does not identify an element in this collection value: the given index is greater than or equal to the length of the collection.',
+        at,
+      );
     return v[i]!;
   }
   if (isObject(v)) {
@@ -226,24 +249,22 @@ export function iterate(v: Value, at: number): Array<[Value, Value]> {
   const list = asList(v);
   if (list) return list.map((x, i) => [i, x]);
   if (isObject(v)) return sortedKeys(v).map((k) => [k, v[k]!]);
-  throw new HclDiagnostic(
-    'Iteration over non-iterable value',
-    `A value of type ${typeName(v)} cannot be used as the collection in a 'for' expression.`,
-    at,
-  );
+  throw new HclDiagnostic('Iteration over non-iterable value', `A value of type ${typeName(v)} cannot be used as the collection in a 'for' expression.`, at);
 }
 
 function forCondition(v: Value, at: number): boolean {
   const b = asBool(v);
-  if (b === undefined) throw new HclDiagnostic('Invalid \'for\' condition', `The 'if' clause value is invalid: bool required.`, at);
+  if (b === undefined) throw new HclDiagnostic("Invalid 'for' condition", `The 'if' clause value is invalid: bool required.`, at);
   return b;
 }
 
 /** One interpolated value as template text. */
 function interpolated(v: Value, at: number): string {
-  if (v === null) throw new HclDiagnostic('Invalid template interpolation value', 'The expression result is null. Cannot include a null value in a string template.', at);
+  if (v === null)
+    throw new HclDiagnostic('Invalid template interpolation value', 'The expression result is null. Cannot include a null value in a string template.', at);
   const s = asString(v);
-  if (s === undefined) throw new HclDiagnostic('Invalid template interpolation value', `Cannot include the given value in a string template: string required.`, at);
+  if (s === undefined)
+    throw new HclDiagnostic('Invalid template interpolation value', `Cannot include the given value in a string template: string required.`, at);
   return s;
 }
 
@@ -261,7 +282,8 @@ function renderParts(parts: TemplatePart[], ctx: EvalContext, at: number): strin
       if (c === undefined) throw new HclDiagnostic('Incorrect condition type', 'The condition expression must be of type bool.', p.cond.start);
       // Nested parts charge their own pieces.
       out += renderParts(c ? p.then : p.else, ctx, at);
-    } else for (const [k, v] of iterate(evaluate(p.collection, ctx), p.collection.start)) out += renderParts(p.body, withScope(ctx, p.valueVar, v, p.keyVar, k), at);
+    } else
+      for (const [k, v] of iterate(evaluate(p.collection, ctx), p.collection.start)) out += renderParts(p.body, withScope(ctx, p.valueVar, v, p.keyVar, k), at);
   }
   return out;
 }

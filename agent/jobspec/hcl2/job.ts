@@ -66,7 +66,9 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
   const seen = new Set<string>();
   const report = (p: ExpressionProblem) => {
     const key = `${p.path}\0${p.message}`;
-    if (!seen.has(key)) problems.push(p), seen.add(key);
+    if (seen.has(key)) return;
+    problems.push(p);
+    seen.add(key);
   };
 
   const base: EvalContext = {
@@ -78,7 +80,12 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
       if (done.has(name)) return structuredClone(done.get(name)!);
       if (failed.has(name)) throw new ReportedError('Reported', `local.${name} has a problem of its own`, at);
       const entry = locals.get(name);
-      if (!entry) throw new HclDiagnostic('Unsupported attribute', `This object does not have an attribute named ${JSON.stringify(name)} (no local value "${name}" is defined).`, at);
+      if (!entry)
+        throw new HclDiagnostic(
+          'Unsupported attribute',
+          `This object does not have an attribute named ${JSON.stringify(name)} (no local value "${name}" is defined).`,
+          at,
+        );
       if (evaluating.includes(name)) {
         const cycle = [...evaluating.slice(evaluating.indexOf(name)), name].map((n) => `local.${n}`).join(' -> ');
         throw new HclDiagnostic('Cycle in local values', `The locals refer to each other in a circle: ${cycle}.`, at);
@@ -102,7 +109,10 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
   const charge = (n: number, path: string) => {
     total += n;
     if (total > opts.bounds.maxTotal)
-      throw new JobspecError(`${path}: variables substituted into the job come to more than ${opts.bounds.maxTotal} characters; refused before building it`, opts.where(path));
+      throw new JobspecError(
+        `${path}: variables substituted into the job come to more than ${opts.bounds.maxTotal} characters; refused before building it`,
+        opts.where(path),
+      );
   };
 
   /** One string: a template, evaluated; a problem is reported and the text kept as written. */
@@ -140,16 +150,23 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
     if (!isObject(v)) return v;
     const out: Record<string, Raw> = {};
     for (const [k, x] of Object.entries(v)) if (!(k === 'dynamic' && isDynamicSection(x))) merge(out, k, walk(x, ctx, `${path}.${k}`));
-    if (isDynamicSection(v.dynamic)) for (const [type, blocks] of Object.entries(v.dynamic)) blocks.forEach((b, i) => expandDynamic(out, type, b, ctx, `${path}.dynamic.${type}[${i}]`));
+    if (isDynamicSection(v.dynamic))
+      for (const [type, blocks] of Object.entries(v.dynamic)) blocks.forEach((b, i) => expandDynamic(out, type, b, ctx, `${path}.dynamic.${type}[${i}]`));
     return out;
   }
 
   function expandDynamic(out: Record<string, Raw>, type: string, spec: ObjectValue, ctx: EvalContext, path: string): void {
     for (const k of Object.keys(spec))
-      if (!['for_each', 'iterator', 'labels', 'content'].includes(k)) report({ path: `${path}.${k}`, message: `Unsupported argument; An argument named ${JSON.stringify(k)} is not expected here.` });
-    if (spec.for_each === undefined) return report({ path, message: 'Missing required argument; The argument "for_each" is required, but no definition was found.' });
+      if (!['for_each', 'iterator', 'labels', 'content'].includes(k))
+        report({ path: `${path}.${k}`, message: `Unsupported argument; An argument named ${JSON.stringify(k)} is not expected here.` });
+    if (spec.for_each === undefined)
+      return report({ path, message: 'Missing required argument; The argument "for_each" is required, but no definition was found.' });
     const content = Array.isArray(spec.content) ? spec.content[0] : spec.content;
-    if (!isObject(content)) return report({ path, message: 'Missing content block; A dynamic block must have a nested block of type "content" to describe the body of each generated block.' });
+    if (!isObject(content))
+      return report({
+        path,
+        message: 'Missing content block; A dynamic block must have a nested block of type "content" to describe the body of each generated block.',
+      });
     const iterName = typeof spec.iterator === 'string' ? spec.iterator.replace(/^\$\{\s*([A-Za-z_][\w-]*)\s*\}$/, '$1') : type;
     const before = problems.length;
     const coll = walk(spec.for_each, ctx, `${path}.for_each`) as Value;
@@ -158,7 +175,10 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
     try {
       pairs = iterate(coll, 0);
     } catch {
-      return report({ path: `${path}.for_each`, message: `Invalid dynamic for_each value; Cannot use a ${coll === null ? 'null' : typeof coll} value in for_each. An iterable collection is required.` });
+      return report({
+        path: `${path}.for_each`,
+        message: `Invalid dynamic for_each value; Cannot use a ${coll === null ? 'null' : typeof coll} value in for_each. An iterable collection is required.`,
+      });
     }
     for (const [key, value] of pairs) {
       const scope = new Map(ctx.scope ?? []);

@@ -13,7 +13,36 @@ export interface Token {
   end: number;
 }
 
-const PUNCT = ['...', '~', '==', '!=', '<=', '>=', '&&', '||', '=>', '[', ']', '(', ')', '{', '}', ',', '.', '?', ':', '=', '!', '<', '>', '+', '-', '*', '/', '%'];
+const PUNCT = [
+  '...',
+  '~',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '=>',
+  '[',
+  ']',
+  '(',
+  ')',
+  '{',
+  '}',
+  ',',
+  '.',
+  '?',
+  ':',
+  '=',
+  '!',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+];
 
 /** Reads one token of `src` at `i` (after skipping whitespace and comments). */
 export function nextToken(src: string, i: number): Token {

@@ -67,7 +67,12 @@ class Parser {
 
   expectEnd(): void {
     const t = this.peek();
-    if (t.type !== 'eof') throw new HclDiagnostic('Extra characters after expression', `An expression was successfully parsed, but extra characters were found after it: ${JSON.stringify(t.text)}.`, t.start);
+    if (t.type !== 'eof')
+      throw new HclDiagnostic(
+        'Extra characters after expression',
+        `An expression was successfully parsed, but extra characters were found after it: ${JSON.stringify(t.text)}.`,
+        t.start,
+      );
   }
 
   expression(): Expr {
@@ -127,7 +132,13 @@ class Parser {
         }
         if (after.type !== 'ident' && after.type !== 'number') throw this.error(after, 'an attribute name');
         this.pos = after.end;
-        e = { kind: after.type === 'ident' ? 'attr' : 'index', object: e, ...(after.type === 'ident' ? { name: after.text } : {}), start: e.start, end: after.end } as Expr;
+        e = {
+          kind: after.type === 'ident' ? 'attr' : 'index',
+          object: e,
+          ...(after.type === 'ident' ? { name: after.text } : {}),
+          start: e.start,
+          end: after.end,
+        } as Expr;
         if (after.type === 'number') (e as { key: Expr }).key = { kind: 'literal', value: Number(after.text), start: after.start, end: after.end };
         continue;
       }
@@ -279,7 +290,8 @@ class Parser {
         key = { kind: 'literal', value: t.text, start: t.start, end: t.end };
       } else key = this.expression();
       const sep = this.peek();
-      if (sep.type !== 'punct' || (sep.text !== '=' && sep.text !== ':')) throw this.error(sep, 'an equals sign (=) to mark the beginning of the attribute value');
+      if (sep.type !== 'punct' || (sep.text !== '=' && sep.text !== ':'))
+        throw this.error(sep, 'an equals sign (=) to mark the beginning of the attribute value');
       this.take();
       items.push({ key, value: this.expression() });
       if (this.is(',')) this.take();
@@ -364,7 +376,8 @@ class Parser {
         }
         const word = this.peek();
         if (word.type === 'ident' && (word.text === 'else' || word.text === 'endif' || word.text === 'endfor')) {
-          if (stop !== 'directive') throw new HclDiagnostic('Unexpected directive', `The ${JSON.stringify(word.text)} directive has no matching opening directive.`, open);
+          if (stop !== 'directive')
+            throw new HclDiagnostic('Unexpected directive', `The ${JSON.stringify(word.text)} directive has no matching opening directive.`, open);
           this.take();
           const strip = this.closeTemplateSequence();
           if (strip) this.skipWhite();
@@ -378,7 +391,8 @@ class Parser {
       this.pos++;
     }
     if (quoted) throw new HclDiagnostic('Unterminated template string', 'No closing marker was found for the string.', this.pos);
-    if (stop === 'directive') throw new HclDiagnostic('Unterminated template directive', 'A template directive (if or for) has no end (endif or endfor).', this.pos);
+    if (stop === 'directive')
+      throw new HclDiagnostic('Unterminated template directive', 'A template directive (if or for) has no end (endif or endfor).', this.pos);
     flush();
     return { parts, end: this.pos };
   }
@@ -408,7 +422,7 @@ class Parser {
       this.take();
       const cond = this.expression();
       if (this.closeTemplateSequence()) this.skipWhite();
-      const first = this.templateParts('directive', quoted) ;
+      const first = this.templateParts('directive', quoted);
       let otherwise: TemplatePart[] = [];
       let last = first;
       if (first.directive === 'else') {
@@ -434,12 +448,16 @@ class Parser {
       this.expect('in', 'the "in" keyword');
       const collection = this.expression();
       if (this.closeTemplateSequence()) this.skipWhite();
-      const body = this.templateParts('directive', quoted) ;
+      const body = this.templateParts('directive', quoted);
       if (body.directive !== 'endfor') throw new HclDiagnostic('Unexpected directive', `Expected an endfor directive, found ${body.directive}.`, open);
       this.lastStrip = body.stripAfter ?? false;
       return { kind: 'for', keyVar, valueVar, collection, body: body.parts };
     }
-    throw new HclDiagnostic('Invalid template directive', 'A template directive keyword ("if", "for", etc) is expected at the beginning of a %{ sequence.', open);
+    throw new HclDiagnostic(
+      'Invalid template directive',
+      'A template directive keyword ("if", "for", etc) is expected at the beginning of a %{ sequence.',
+      open,
+    );
   }
 
   private escape(): string {
@@ -459,4 +477,3 @@ class Parser {
     throw new HclDiagnostic('Invalid escape sequence', `The symbol ${JSON.stringify(n ?? '')} is not a valid escape sequence selector.`, this.pos);
   }
 }
-

@@ -92,15 +92,25 @@ export function callFunction(e: Extract<Expr, { kind: 'call' }>, ctx: EvalContex
   if (e.expand) {
     const last = args[args.length - 1] ?? null;
     const list = asList(last);
-    if (!list) throw new HclDiagnostic('Invalid expanding argument value', 'The expanding argument (indicated by ...) must be of a tuple, list, or set type.', e.args[e.args.length - 1]!.start);
+    if (!list)
+      throw new HclDiagnostic(
+        'Invalid expanding argument value',
+        'The expanding argument (indicated by ...) must be of a tuple, list, or set type.',
+        e.args[e.args.length - 1]!.start,
+      );
     args = [...args.slice(0, -1), ...list];
   }
   const n = fn.params.length;
   if (args.length < n) {
     const missing = fn.params[args.length]!;
-    throw new HclDiagnostic('Not enough function arguments', `Function ${JSON.stringify(e.name)} expects ${n} argument(s). Missing value for ${JSON.stringify(missing.name)}.`, e.start);
+    throw new HclDiagnostic(
+      'Not enough function arguments',
+      `Function ${JSON.stringify(e.name)} expects ${n} argument(s). Missing value for ${JSON.stringify(missing.name)}.`,
+      e.start,
+    );
   }
-  if (args.length > n && !fn.variadic) throw new HclDiagnostic('Too many function arguments', `Function ${JSON.stringify(e.name)} expects only ${n} argument(s).`, e.start);
+  if (args.length > n && !fn.variadic)
+    throw new HclDiagnostic('Too many function arguments', `Function ${JSON.stringify(e.name)} expects only ${n} argument(s).`, e.start);
   const at = (i: number) => (e.expand && i >= e.args.length - 1 ? e.args[e.args.length - 1]! : e.args[i])?.start ?? e.start;
   const converted = args.map((v, i) => {
     const p = i < n ? fn.params[i]! : fn.variadic!;
@@ -118,7 +128,8 @@ export function callFunction(e: Extract<Expr, { kind: 'call' }>, ctx: EvalContex
       const p = err.index < n ? fn.params[err.index]! : fn.variadic!;
       throw new HclDiagnostic('Invalid function argument', `Invalid value for ${JSON.stringify(p.name)} parameter: ${err.message}.`, at(err.index));
     }
-    if (err instanceof FunctionCallError) throw new HclDiagnostic('Error in function call', `Call to function ${JSON.stringify(e.name)} failed: ${err.message}.`, e.start);
+    if (err instanceof FunctionCallError)
+      throw new HclDiagnostic('Error in function call', `Call to function ${JSON.stringify(e.name)} failed: ${err.message}.`, e.start);
     throw err;
   }
 }
@@ -126,7 +137,12 @@ export function callFunction(e: Extract<Expr, { kind: 'call' }>, ctx: EvalContex
 /** `try(a, b, ...)`: the first argument that evaluates without error; `can(x)`: whether `x` does. */
 function tryOrCan(e: Extract<Expr, { kind: 'call' }>, evaluate: (x: Expr) => Value): Value {
   if (e.name === 'can') {
-    if (e.args.length !== 1) throw new HclDiagnostic(e.args.length ? 'Too many function arguments' : 'Not enough function arguments', e.args.length ? 'Function "can" expects only 1 argument(s).' : 'Function "can" expects 1 argument(s). Missing value for "expression".', e.start);
+    if (e.args.length !== 1)
+      throw new HclDiagnostic(
+        e.args.length ? 'Too many function arguments' : 'Not enough function arguments',
+        e.args.length ? 'Function "can" expects only 1 argument(s).' : 'Function "can" expects 1 argument(s). Missing value for "expression".',
+        e.start,
+      );
     try {
       evaluate(e.args[0]!);
       return true;
@@ -135,7 +151,8 @@ function tryOrCan(e: Extract<Expr, { kind: 'call' }>, evaluate: (x: Expr) => Val
       throw err;
     }
   }
-  if (e.args.length === 0) throw new HclDiagnostic('Invalid function argument', 'Invalid value for "expressions" parameter: at least one argument is required.', e.start);
+  if (e.args.length === 0)
+    throw new HclDiagnostic('Invalid function argument', 'Invalid value for "expressions" parameter: at least one argument is required.', e.start);
   const problems: string[] = [];
   for (const a of e.args) {
     try {
@@ -145,5 +162,9 @@ function tryOrCan(e: Extract<Expr, { kind: 'call' }>, evaluate: (x: Expr) => Val
       problems.push(err.message);
     }
   }
-  throw new HclDiagnostic('Error in function call', `Call to function "try" failed: no expression succeeded:\n- ${problems.join('\n- ')}\n\nAt least one expression must produce a successful result.`, e.start);
+  throw new HclDiagnostic(
+    'Error in function call',
+    `Call to function "try" failed: no expression succeeded:\n- ${problems.join('\n- ')}\n\nAt least one expression must produce a successful result.`,
+    e.start,
+  );
 }

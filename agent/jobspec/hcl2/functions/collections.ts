@@ -78,7 +78,11 @@ export const COLLECTION_FUNCTIONS: FunctionTable = {
   concat: define([], (ls) => ls.flatMap(list), 'seqs:list'),
   flatten: define(['list:list'], ([l]) => flatten(list(l))),
   distinct: define(['list:list'], ([l]) => unique(list(l))),
-  compact: define(['list:list'], ([l]) => list(l).filter((x) => x !== null && x !== '').map((x) => asString(x) ?? x)),
+  compact: define(['list:list'], ([l]) =>
+    list(l)
+      .filter((x) => x !== null && x !== '')
+      .map((x) => asString(x) ?? x),
+  ),
   coalesce: define(
     [],
     (vs) => {
@@ -121,12 +125,19 @@ export const COLLECTION_FUNCTIONS: FunctionTable = {
     [],
     (ns) => {
       if (ns.length === 0 || ns.length > 3) throw new FunctionCallError('must have one, two, or three arguments');
-      const [start, end, step] = ns.length === 1 ? [0, ns[0] as number, 1] : [ns[0] as number, ns[1] as number, (ns[2] as number | undefined) ?? ((ns[0] as number) > (ns[1] as number) ? -1 : 1)];
+      const [start, end, step] =
+        ns.length === 1
+          ? [0, ns[0] as number, 1]
+          : [ns[0] as number, ns[1] as number, (ns[2] as number | undefined) ?? ((ns[0] as number) > (ns[1] as number) ? -1 : 1)];
       if (step === 0) throw new FunctionCallError('step must not be zero');
-      if ((step > 0 && end < start) || (step < 0 && end > start)) throw new FunctionCallError('step must be ' + (step > 0 ? 'negative' : 'positive') + ' when start is ' + (step > 0 ? 'greater' : 'less') + ' than limit');
+      if ((step > 0 && end < start) || (step < 0 && end > start))
+        throw new FunctionCallError(
+          'step must be ' + (step > 0 ? 'negative' : 'positive') + ' when start is ' + (step > 0 ? 'greater' : 'less') + ' than limit',
+        );
       const out: number[] = [];
       for (let x = start; step > 0 ? x < end : x > end; x += step) {
-        if (out.length >= 1024) throw new FunctionCallError('more than 1024 values were generated; either decrease the difference between start and end or use a smaller step');
+        if (out.length >= 1024)
+          throw new FunctionCallError('more than 1024 values were generated; either decrease the difference between start and end or use a smaller step');
         out.push(x);
       }
       return out;
@@ -149,7 +160,10 @@ export const COLLECTION_FUNCTIONS: FunctionTable = {
     return out;
   }),
   setunion: define([], (ls) => setOrder(unique(ls.flatMap(list))), 'sets:list'),
-  setintersection: define(['first_set:list'], ([first, ...rest]) => setOrder(unique(list(first!)).filter((x) => rest.every((r) => list(r).some((y) => equal(x, y))))), 'other_sets:list'),
+  setintersection: define(
+    ['first_set:list'],
+    ([first, ...rest]) => setOrder(unique(list(first!)).filter((x) => rest.every((r) => list(r).some((y) => equal(x, y))))),
+    'other_sets:list',
+  ),
   setproduct: define([], (ls) => ls.reduce<Value[][]>((acc, l) => acc.flatMap((p) => unique(list(l)).map((x) => [...p, x])), [[]]), 'sets:list'),
 };
-

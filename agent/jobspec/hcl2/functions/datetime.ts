@@ -31,7 +31,15 @@ const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 
 /** The wall-clock fields of a stamp in its own offset. */
 function fields(st: Stamp) {
   const d = new Date(st.ms + st.offset * 60_000);
-  return { Y: d.getUTCFullYear(), M: d.getUTCMonth() + 1, D: d.getUTCDate(), h: d.getUTCHours(), m: d.getUTCMinutes(), s: d.getUTCSeconds(), wd: d.getUTCDay() };
+  return {
+    Y: d.getUTCFullYear(),
+    M: d.getUTCMonth() + 1,
+    D: d.getUTCDate(),
+    h: d.getUTCHours(),
+    m: d.getUTCMinutes(),
+    s: d.getUTCSeconds(),
+    wd: d.getUTCDay(),
+  };
 }
 
 function offsetText(offset: number, colon: boolean, zulu: boolean): string {
@@ -113,4 +121,3 @@ export const DATETIME_FUNCTIONS: FunctionTable = {
     return formatDate(spec as string, st);
   }),
 };
-

@@ -33,12 +33,16 @@ function csvRecords(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"' && field === '') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\n' || c === '\r') {
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++;
       row.push(field);
       rows.push(row);
@@ -47,7 +51,10 @@ function csvRecords(text: string): string[][] {
     } else field += c;
   }
   if (quoted) throw new FunctionCallError('extraneous or missing " in quoted-field');
-  if (field !== '' || row.length) row.push(field), rows.push(row);
+  if (field !== '' || row.length) {
+    row.push(field);
+    rows.push(row);
+  }
   return rows;
 }
 
@@ -92,7 +99,11 @@ export const ENCODING_FUNCTIONS: FunctionTable = {
       return Object.fromEntries(head.map((h, j) => [h, r[j]!]));
     });
   }),
-  urlencode: define(['str:string'], ([v]) => encodeURIComponent(s(v)).replace(/%20/g, '+').replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)),
+  urlencode: define(['str:string'], ([v]) =>
+    encodeURIComponent(s(v))
+      .replace(/%20/g, '+')
+      .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+  ),
   md5: hash('md5'),
   sha1: hash('sha1'),
   sha256: hash('sha256'),
@@ -107,4 +118,3 @@ export const ENCODING_FUNCTIONS: FunctionTable = {
     }
   }),
 };
-

@@ -27,7 +27,9 @@ function read(basedir: string, path: string): Buffer {
     size = st.size;
   } catch (e) {
     if (e instanceof FunctionCallError) throw e;
-    throw new FunctionCallError(`no file exists at ${path}; this function works only with files that are distributed as part of the configuration source code, so if this file will be created by a resource in this configuration you must instead obtain this result from an attribute of that resource`);
+    throw new FunctionCallError(
+      `no file exists at ${path}; this function works only with files that are distributed as part of the configuration source code, so if this file will be created by a resource in this configuration you must instead obtain this result from an attribute of that resource`,
+    );
   }
   if (size > MAX_FILE_FUNCTION_BYTES) throw new FunctionCallError(`${path} is larger than ${MAX_FILE_FUNCTION_BYTES} bytes`);
   return readFileSync(full);
@@ -39,7 +41,10 @@ export function filesystemFunctions(basedir: string, allowFs: boolean): Function
     file: define(['path:string'], ([p]) => {
       const buf = read(basedir, s(p));
       const text = buf.toString('utf8');
-      if (!Buffer.from(text, 'utf8').equals(buf)) throw new FunctionCallError(`contents of ${s(p)} are not valid UTF-8; use the filebase64 function to obtain the Base64 encoded contents or the other file functions (e.g. filemd5, filesha256) to obtain file hashing results instead`);
+      if (!Buffer.from(text, 'utf8').equals(buf))
+        throw new FunctionCallError(
+          `contents of ${s(p)} are not valid UTF-8; use the filebase64 function to obtain the Base64 encoded contents or the other file functions (e.g. filemd5, filesha256) to obtain file hashing results instead`,
+        );
       return text;
     }),
     filebase64: define(['path:string'], ([p]) => read(basedir, s(p)).toString('base64')),
@@ -63,4 +68,3 @@ export function filesystemFunctions(basedir: string, allowFs: boolean): Function
   });
   return Object.fromEntries(Object.entries(table).map(([k, f]) => [k, guarded(f)]));
 }
-

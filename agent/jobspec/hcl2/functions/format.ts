@@ -57,7 +57,14 @@ export function format(spec: string, args: Value[]): string {
         break;
       }
       case 'v':
-        text = typeof arg === 'string' && !flags.includes('#') ? arg : arg === null ? 'null' : typeof arg === 'object' || flags.includes('#') ? JSON.stringify(arg) : asString(arg)!;
+        text =
+          typeof arg === 'string' && !flags.includes('#')
+            ? arg
+            : arg === null
+              ? 'null'
+              : typeof arg === 'object' || flags.includes('#')
+                ? JSON.stringify(arg)
+                : asString(arg)!;
         break;
       case 't': {
         const b = asBool(arg);
@@ -77,7 +84,9 @@ export function format(spec: string, args: Value[]): string {
         break;
       case 'e':
       case 'E': {
-        const e = num().toExponential(prec ?? 6).replace(/e([+-])(\d)$/, 'e$10$2');
+        const e = num()
+          .toExponential(prec ?? 6)
+          .replace(/e([+-])(\d)$/, 'e$10$2');
         text = signed(num(), verb === 'E' ? e.toUpperCase() : e);
         break;
       }

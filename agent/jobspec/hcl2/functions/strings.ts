@@ -76,7 +76,10 @@ export const STRING_FUNCTIONS: FunctionTable = {
   ),
   replace: define(['str:string', 'substr:string', 'replace:string'], ([v, f, r]) => s(v).split(s(f)).join(s(r))),
   regex_replace: define(['str:string', 'substr:string', 'replace:string'], ([v, f, r]) =>
-    s(v).replace(goRegExp(s(f), 'g'), s(r).replace(/\$\{?(\w+)\}?/g, (_, n: string) => (/^\d+$/.test(n) ? `$${n}` : `$<${n}>`))),
+    s(v).replace(
+      goRegExp(s(f), 'g'),
+      s(r).replace(/\$\{?(\w+)\}?/g, (_, n: string) => (/^\d+$/.test(n) ? `$${n}` : `$<${n}>`)),
+    ),
   ),
   format: define(['format:string'], ([f, ...args]) => format(s(f), args), 'args:any'),
   formatlist: define(
@@ -85,7 +88,12 @@ export const STRING_FUNCTIONS: FunctionTable = {
       const lengths = args.flatMap((a) => (Array.isArray(a) ? [a.length] : []));
       if (new Set(lengths).size > 1) throw new FunctionCallError('all lists must have the same length');
       const n = lengths[0] ?? 1;
-      return Array.from({ length: n }, (_, i) => format(s(f), args.map((a) => (Array.isArray(a) ? a[i]! : a))));
+      return Array.from({ length: n }, (_, i) =>
+        format(
+          s(f),
+          args.map((a) => (Array.isArray(a) ? a[i]! : a)),
+        ),
+      );
     },
     'args:any',
   ),

@@ -82,13 +82,19 @@ describe('hcl2: expressions', () => {
     expect(fails('${var.names[5]}')).to.match(/^Invalid index; The given key does not identify an element in this collection value/);
     expect(fails('${"a" + 1}')).to.equal('Invalid operand; Unsuitable value for left operand: a number is required.');
     expect(fails('${1 ? 2 : 3}')).to.equal('Incorrect condition type; The condition expression must be of type bool.');
-    expect(fails('${[for x in 5 : x]}')).to.equal("Iteration over non-iterable value; A value of type number cannot be used as the collection in a 'for' expression.");
+    expect(fails('${[for x in 5 : x]}')).to.equal(
+      "Iteration over non-iterable value; A value of type number cannot be used as the collection in a 'for' expression.",
+    );
     expect(fails('${{for x in ["a", "a"] : x => 1}}')).to.match(/^Duplicate object key; Two different items produced the key "a"/);
     expect(fails('x${[1]}')).to.equal('Invalid template interpolation value; Cannot include the given value in a string template: string required.');
     expect(fails('${jsondecode("{")}')).to.match(/^Invalid function argument; Invalid value for "str" parameter: /);
-    expect(fails('${element([], 0)}')).to.equal('Invalid function argument; Invalid value for "list" parameter: cannot use element function with an empty list.');
+    expect(fails('${element([], 0)}')).to.equal(
+      'Invalid function argument; Invalid value for "list" parameter: cannot use element function with an empty list.',
+    );
     expect(fails('${file("x")}')).to.equal('Error in function call; Call to function "file" failed: filesystem function disabled.');
-    expect(fails('${bcrypt("x")}')).to.match(/^Error in function call; Call to function "bcrypt" failed: the function bcrypt is one of Nomad's but berth does not evaluate it/);
+    expect(fails('${bcrypt("x")}')).to.match(
+      /^Error in function call; Call to function "bcrypt" failed: the function bcrypt is one of Nomad's but berth does not evaluate it/,
+    );
   });
 });
 
