@@ -180,9 +180,11 @@ function binary(e: Extract<Expr, { kind: 'binary' }>, ctx: EvalContext, item?: V
     case '!=':
       return !equal(l, r);
     case '&&':
-      return (side(l, 'left', 'bool') as boolean) && (side(r, 'right', 'bool') as boolean);
-    case '||':
-      return (side(l, 'left', 'bool') as boolean) || (side(r, 'right', 'bool') as boolean);
+    case '||': {
+      // Both operands are checked before combining: `true || 0` is an error, as in HCL.
+      const [a, b] = [side(l, 'left', 'bool') as boolean, side(r, 'right', 'bool') as boolean];
+      return e.op === '&&' ? a && b : a || b;
+    }
     case '<':
       return n(l, 'left') < n(r, 'right');
     case '<=':

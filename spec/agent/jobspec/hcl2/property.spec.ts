@@ -120,13 +120,71 @@ const run = (text: string): Value | undefined => {
   }
 };
 
+/** A template: literal text (which may hold `${` and `%{`, escaped when printed) and interpolations. */
+type Part = { text: string } | { expr: Tree };
+const part: fc.Arbitrary<Part> = fc.oneof(
+  fc.stringMatching(/^[a-z ${}%]{1,5}$/).map((text): Part => ({ text })),
+  tree.map((expr): Part => ({ expr })),
+);
+
+/** The template's value read directly: text as is, each interpolation's value as a string. */
+function directTemplate(parts: Part[]): Value | undefined {
+  if (parts.length === 1 && 'expr' in parts[0]!) return direct(parts[0].expr);
+  let out = '';
+  for (const p of parts) {
+    if ('text' in p) out += p.text;
+    else {
+      const v = direct(p.expr);
+      if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return undefined;
+      out += String(v);
+    }
+  }
+  return out;
+}
+
+/**
+ * HCL text for a template: adjacent texts joined, `${`/`%{` in text escaped, and a `$` or `%` just
+ * before an interpolation written as `${"$"}` (`$${` would be an escape).
+ */
+function printTemplate(parts: Part[]): string {
+  const merged: Part[] = [];
+  for (const p of parts) {
+    const last = merged[merged.length - 1];
+    if ('text' in p && last && 'text' in last) merged[merged.length - 1] = { text: last.text + p.text };
+    else merged.push(p);
+  }
+  return merged
+    .map((p, i) => {
+      if ('expr' in p) return `\${${print(p.expr, true)}}`;
+      const text = p.text.replace(/([$%])\{/g, '$1$1{');
+      return i + 1 < merged.length && /[$%]$/.test(text) ? `${text.slice(0, -1)}\${${JSON.stringify(text.slice(-1))}}` : text;
+    })
+    .join('');
+}
+
 describe('hcl2: property: printed and parsed expressions evaluate as their trees do', () => {
+  it('a printed template (escapes, interpolations) evaluates to its parts read directly', () => {
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 4 }), (parts) => {
+        const src = printTemplate(parts);
+        let got: Value | undefined;
+        try {
+          got = evaluate(parseTemplate(src), { src, vars: new Map(), local: () => null, localNames: () => [], functions });
+        } catch (e) {
+          if ((e as Error).name !== 'HclDiagnostic') throw e;
+        }
+        expect(got).to.deep.equal(directTemplate(parts));
+      }),
+      { numRuns: 300, seed: 38 },
+    );
+  });
+
   it('fully parenthesised text evaluates to the tree read directly', () => {
     fc.assert(
       fc.property(tree, (t) => {
         expect(run(print(t, false))).to.deep.equal(direct(t));
       }),
-      { numRuns: 400, seed: 36 },
+      { numRuns: 1000, seed: 36 },
     );
   });
 
@@ -135,7 +193,7 @@ describe('hcl2: property: printed and parsed expressions evaluate as their trees
       fc.property(tree, (t) => {
         expect(run(print(t, true))).to.deep.equal(run(print(t, false)));
       }),
-      { numRuns: 400, seed: 37 },
+      { numRuns: 1000, seed: 37 },
     );
   });
 });
