@@ -9,7 +9,20 @@
 import type { Expr, TemplatePart } from './ast.ts';
 import { HclDiagnostic } from './errors.ts';
 import { callFunction, type FunctionTable } from './functions/call.ts';
-import { asBool, asList, asNumber, asString, equal, isObject, numberText, sortedKeys, typeName, type ObjectValue, type Value } from './values.ts';
+import {
+  asBool,
+  asList,
+  asNumber,
+  asString,
+  equal,
+  exactArithmetic,
+  isObject,
+  numberText,
+  sortedKeys,
+  typeName,
+  type ObjectValue,
+  type Value,
+} from './values.ts';
 
 /** What an expression is evaluated in. */
 export interface EvalContext {
@@ -194,11 +207,9 @@ function binary(e: Extract<Expr, { kind: 'binary' }>, ctx: EvalContext, item?: V
     case '>=':
       return n(l, 'left') >= n(r, 'right');
     case '+':
-      return n(l, 'left') + n(r, 'right');
     case '-':
-      return n(l, 'left') - n(r, 'right');
     case '*':
-      return n(l, 'left') * n(r, 'right');
+      return exactArithmetic(e.op, n(l, 'left'), n(r, 'right'));
     case '/': {
       const d = n(r, 'right');
       const x = n(l, 'left');

@@ -77,3 +77,36 @@ export function needString(v: Value, what: string, at?: number): string {
   if (s === undefined) throw new HclDiagnostic('Invalid value', `${what}: string required${v === null ? ', got null' : ''}.`, at);
   return s;
 }
+
+/** A finite number as a scaled integer: `1.25` is `[125n, 2]`; undefined when it has an exponent. */
+function decimal(n: number): [bigint, number] | undefined {
+  const text = String(n);
+  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!m) return undefined;
+  const frac = m[3] ?? '';
+  return [BigInt(`${m[1]}${m[2]}${frac}`), frac.length];
+}
+
+/** A scaled integer back to the nearest number. */
+function fromDecimal(v: bigint, places: number): number {
+  const neg = v < 0n;
+  const digits = (neg ? -v : v).toString().padStart(places + 1, '0');
+  const text = places ? `${digits.slice(0, -places)}.${digits.slice(-places)}` : digits;
+  return Number(`${neg ? '-' : ''}${text}`);
+}
+
+/**
+ * `+`, `-` and `*` on the decimals the numbers are written as, as cty's arbitrary-precision
+ * numbers give them (`0.1 + 0.2` is `0.3`, not `0.30000000000000004`); JavaScript's arithmetic
+ * where a number has no plain decimal form.
+ */
+export function exactArithmetic(op: '+' | '-' | '*', a: number, b: number): number {
+  const x = decimal(a);
+  const y = decimal(b);
+  if (!x || !y) return op === '+' ? a + b : op === '-' ? a - b : a * b;
+  if (op === '*') return fromDecimal(x[0] * y[0], x[1] + y[1]);
+  const places = Math.max(x[1], y[1]);
+  const xs = x[0] * 10n ** BigInt(places - x[1]);
+  const ys = y[0] * 10n ** BigInt(places - y[1]);
+  return fromDecimal(op === '+' ? xs + ys : xs - ys, places);
+}

@@ -38,6 +38,8 @@ describe('hcl2: expressions', () => {
     expect(ev('${1 + 2 * 3 - 4 / 2}')).to.equal(5);
     expect(ev('${(1 + 2) * 3}')).to.equal(9);
     expect(ev('${-5 % 3}')).to.equal(-2);
+    expect(ev('${0.1 + 0.2}')).to.equal(0.3); // exact decimals, as cty's big numbers give
+    expect(ev('${1.1 * 3}-${0.3 - 0.1}')).to.equal('3.3-0.2');
     expect(ev('${var.s + 1}')).to.equal(6); // a numeric string converts
     expect(ev('${1 < 2 && 2 < 3 || false}')).to.equal(true);
     expect(ev('${!true == false}')).to.equal(true);
