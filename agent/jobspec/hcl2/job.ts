@@ -119,20 +119,23 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
   function string(s: string, ctx: EvalContext, path: string): Raw {
     if (!s.includes('${') && !s.includes('%{')) return s;
     let built = 0;
+    const tooLong = () =>
+      new JobspecError(
+        `${path}: with variables substituted this string is longer than ${opts.bounds.maxString} characters (the most a task's whole command line and environment can hold)`,
+        opts.where(path),
+      );
     const inner: EvalContext = {
       ...ctx,
       src: s,
       charge: (n) => {
         built += n;
-        if (built > opts.bounds.maxString)
-          throw new JobspecError(
-            `${path}: with variables substituted this string is longer than ${opts.bounds.maxString} characters (the most a task's whole command line and environment can hold)`,
-            opts.where(path),
-          );
+        if (built > opts.bounds.maxString) throw tooLong();
       },
     };
     try {
       const v = evaluate(parseTemplate(s), inner);
+      // A function (join, format, file) may build a long string without a template piece.
+      if (typeof v === 'string' && v.length > opts.bounds.maxString) throw tooLong();
       charge(typeof v === 'string' ? v.length : JSON.stringify(v).length, path);
       return v;
     } catch (e) {

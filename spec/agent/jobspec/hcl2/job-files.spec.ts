@@ -121,6 +121,23 @@ describe('jobspec: HCL2 expressions in job files', () => {
     expect(noFs.issues).to.deep.equal(['15:3: locals[1].banner: Error in function call; Call to function "file" failed: filesystem function disabled.']);
   });
 
+  it('a dynamic block without for_each, or over a number, is an error at the block; a string a function builds past the bound is refused', async () => {
+    const noEach = JOB.replace('for_each = ["one", "two"]\n', '');
+    const e1 = (await parse(noEach).catch((e: unknown) => e)) as JobspecError;
+    expect(e1.issues).to.deep.equal([
+      '21:3: job.taskGroups[0].tasks: is required',
+      '35:5: job.group.g[0].dynamic.task[0]: Missing required argument; The argument "for_each" is required, but no definition was found.',
+    ]);
+    const overNumber = JOB.replace('for_each = ["one", "two"]', 'for_each = 3');
+    const e2 = (await parse(overNumber).catch((e: unknown) => e)) as JobspecError;
+    expect(e2.issues).to.include(
+      '36:7: job.group.g[0].dynamic.task[0].for_each: Invalid dynamic for_each value; Cannot use a number value in for_each. An iterable collection is required.',
+    );
+    const big = JOB.replace('KEYS   = join(",", keys(local.ports))', 'KEYS   = join("", [for i in range(1000) : format("%03000d", i)])');
+    const e3 = (await parse(big).catch((e: unknown) => e)) as JobspecError;
+    expect(e3.message).to.match(/KEYS: with variables substituted this string is longer than 2097152 characters/);
+  });
+
   it('the shared corpus of real job files: at least 43 of 79 parse (skipped when the corpus is absent)', async function () {
     const corpus = resolve(process.env.BERTH_CORPUS ?? resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'shared', 'corpus', 'jobs'));
     if (!existsSync(corpus)) this.skip();
