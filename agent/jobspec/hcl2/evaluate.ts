@@ -8,38 +8,9 @@
  */
 import type { Expr, TemplatePart } from './ast.ts';
 import { HclDiagnostic } from './errors.ts';
-import { callFunction, type FunctionTable } from './functions/call.ts';
-import {
-  asBool,
-  asList,
-  asNumber,
-  asString,
-  equal,
-  exactArithmetic,
-  isObject,
-  numberText,
-  sortedKeys,
-  typeName,
-  type ObjectValue,
-  type Value,
-} from './values.ts';
-
-/** What an expression is evaluated in. */
-export interface EvalContext {
-  /** The text the expression was parsed from (a runtime reference is kept as this text has it). */
-  src: string;
-  /** `var.<name>` values. */
-  vars: Map<string, Value>;
-  /** `local.<name>`: evaluated on first use (so locals may refer to each other in any order). */
-  local(name: string, at: number): Value;
-  /** Every local's name, for a bare `local`. */
-  localNames(): string[];
-  functions: FunctionTable;
-  /** Iterator and `for` variables in scope, innermost last. */
-  scope?: Map<string, Value>;
-  /** Called with the length of each piece a template adds (the substitution bound). */
-  charge?(n: number): void;
-}
+import type { EvalContext } from './context.ts';
+import { callFunction } from './functions/call.ts';
+import { asBool, asList, asNumber, asString, equal, exactArithmetic, isObject, sortedKeys, typeName, type ObjectValue, type Value } from './values.ts';
 
 const withScope = (ctx: EvalContext, name: string, v: Value, keyName?: string, k?: Value): EvalContext => {
   const scope = new Map(ctx.scope ?? []);
@@ -301,4 +272,4 @@ function renderParts(parts: TemplatePart[], ctx: EvalContext, at: number): strin
   return out;
 }
 
-export { numberText };
+export type { EvalContext } from './context.ts';

@@ -7,29 +7,11 @@
  */
 import type { Expr } from '../ast.ts';
 import { HclDiagnostic } from '../errors.ts';
-import type { EvalContext } from '../evaluate.ts';
+import type { EvalContext } from '../context.ts';
 import { asBool, asList, asNumber, asString, isObject, typeName, type Value } from '../values.ts';
+import type { Param } from './types.ts';
 
-/** A parameter's type: what an argument is converted to before the function sees it. */
-export type ParamType = 'string' | 'number' | 'bool' | 'list' | 'map' | 'any';
-
-/** One parameter. */
-export interface Param {
-  name: string;
-  type: ParamType;
-  /** The function takes null here (most refuse it, as cty does). */
-  allowNull?: boolean;
-}
-
-/** One function: its parameters, an optional variadic one, and what it does. */
-export interface HclFunction {
-  params: Param[];
-  variadic?: Param;
-  impl(args: Value[]): Value;
-}
-
-/** Functions by name. */
-export type FunctionTable = Record<string, HclFunction>;
+export type { FunctionTable, HclFunction, Param, ParamType } from './types.ts';
 
 /** A function's own failure: becomes `Error in function call; Call to function "x" failed: ...`. */
 export class FunctionCallError extends Error {
