@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { v4, v5 } from 'uuid';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import type { Value } from '../values.ts';
+import { isObject, sortedKeys, type Value } from '../values.ts';
 import { FunctionArgumentError, FunctionCallError, type FunctionTable } from './call.ts';
 import { define } from './define.ts';
 
@@ -23,6 +23,16 @@ function plain(v: unknown): Value {
   if (typeof v === 'bigint') return Number(v);
   return v as Value;
 }
+
+/** A value with every object's keys in cty's (lexical) order, as cty's encoders write them. */
+function sorted(v: Value): Value {
+  if (Array.isArray(v)) return v.map(sorted);
+  if (isObject(v)) return Object.fromEntries(sortedKeys(v).map((k) => [k, sorted(v[k]!)]));
+  return v;
+}
+
+/** JSON as Go's encoder writes it: `<`, `>`, `&`, U+2028 and U+2029 escaped. */
+const goJson = (v: Value) => JSON.stringify(sorted(v)).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** RFC 4180 CSV records. */
 function csvRecords(text: string): string[][] {
@@ -75,7 +85,7 @@ export const ENCODING_FUNCTIONS: FunctionTable = {
     if (!Buffer.from(text, 'utf8').equals(out)) throw new FunctionCallError('the result of decoding the provided string is not valid UTF-8');
     return text;
   }),
-  jsonencode: define(['val:any'], ([v]) => JSON.stringify(v)),
+  jsonencode: define(['val:any:null'], ([v]) => goJson(v!)),
   jsondecode: define(['str:string'], ([v]) => {
     try {
       return plain(JSON.parse(s(v)));
@@ -83,7 +93,10 @@ export const ENCODING_FUNCTIONS: FunctionTable = {
       throw new FunctionArgumentError(0, (e as Error).message);
     }
   }),
-  yamlencode: define(['value:any'], ([v]) => stringifyYaml(v, { lineWidth: 0 })),
+  // go-cty-yaml's style: keys and strings double-quoted, sequences not indented under their key.
+  yamlencode: define(['value:any:null'], ([v]) =>
+    stringifyYaml(sorted(v!), { lineWidth: 0, defaultStringType: 'QUOTE_DOUBLE', defaultKeyType: 'QUOTE_DOUBLE', indentSeq: false }),
+  ),
   yamldecode: define(['src:string'], ([v]) => {
     try {
       return plain(parseYaml(s(v)));
