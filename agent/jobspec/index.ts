@@ -163,6 +163,12 @@ function blockAt(source: SourceIndex, word: string): Position | undefined {
  * each word found after the last, with its label when the next part is one.
  */
 function hclPathAt(source: SourceIndex, path: string): Position | undefined {
+  const found = hclPathOffset(source, path);
+  return found === undefined ? undefined : source.positionOf(found);
+}
+
+/** The offset {@link hclPathAt} finds. */
+function hclPathOffset(source: SourceIndex, path: string): number | undefined {
   const parts = path.split('.').map((p) => p.replace(/\[\d+\]$/, ''));
   let from = 0;
   let found: number | undefined;
@@ -173,7 +179,7 @@ function hclPathAt(source: SourceIndex, path: string): Position | undefined {
     if (labelled !== undefined) i++;
     from = found = at;
   }
-  return found === undefined ? undefined : source.positionOf(found);
+  return found;
 }
 
 async function fromHcl(
@@ -213,6 +219,10 @@ async function fromHcl(
       allowFs: opts.allowFs ?? true,
       bounds: { maxString: MAX_SUBSTITUTED_STRING, maxTotal: MAX_SUBSTITUTED_TOTAL },
       where: whereOf,
+      generated: (type, label, path) => {
+        const at = hclPathOffset(source, path);
+        if (at !== undefined) source.placeGenerated(type, label, at);
+      },
     },
     unevaluated,
   ) as Record<string, unknown>;

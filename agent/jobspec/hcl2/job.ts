@@ -33,6 +33,8 @@ export interface JobTreeOptions extends FunctionOptions {
   bounds: EvaluationBounds;
   /** Where a bound is broken: thrown at once (the job is refused before it is built). */
   where(path: string): { path: string; file?: string };
+  /** Told of each labelled block a `dynamic` block at `path` generates (to keep the file's order). */
+  generated?(type: string, label: string, path: string): void;
 }
 
 /** Thrown for a reference to a local whose own problem is already reported. */
@@ -191,6 +193,7 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
       const body = walk(content, inner, `${path}.content[0]`);
       if (!Array.isArray(labels)) return report({ path: `${path}.labels`, message: 'Invalid dynamic block labels; The labels must be a list of strings.' });
       // hcl2json's shape: a labelled block is `{ label: [body] }` under its type, unlabelled `[body]`.
+      if (labels.length) opts.generated?.(type, String(labels[0]), path);
       let node: Raw = [body];
       for (const l of [...labels].reverse()) node = { [String(l)]: node };
       merge(out, type, node);

@@ -92,6 +92,17 @@ describe('jobspec: HCL2 expressions in job files', () => {
     expect(jobFromApi(api).taskGroups[0]!.tasks).to.have.length(2);
   });
 
+  it('blocks a dynamic block generates keep its place among the written ones, as dynblock expands in place', async () => {
+    const text = JOB.replace(
+      '    dynamic "task" {',
+      '    task "first" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n\n    dynamic "task" {',
+    )
+      .replace('        env {\n          BANNER', '        env {\n          BANNER')
+      .replace(/(\n {2}\}\n\}\n)$/, '\n    task "last" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }$1');
+    const api = await parse(text);
+    expect(api.TaskGroups[0].Tasks.map((t: any) => t.Name)).to.deep.equal(['first', 'web-PROD-one', 'web-PROD-two', 'last']);
+  });
+
   it('a -var value flows through the locals that use it', async () => {
     const api = await parse(JOB, { env: 'dev' });
     expect(api.TaskGroups[0].Count).to.equal(1);
