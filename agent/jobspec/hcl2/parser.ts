@@ -132,14 +132,17 @@ class Parser {
         }
         if (after.type !== 'ident' && after.type !== 'number') throw this.error(after, 'an attribute name');
         this.pos = after.end;
-        e = {
-          kind: after.type === 'ident' ? 'attr' : 'index',
-          object: e,
-          ...(after.type === 'ident' ? { name: after.text } : {}),
-          start: e.start,
-          end: after.end,
-        } as Expr;
-        if (after.type === 'number') (e as { key: Expr }).key = { kind: 'literal', value: Number(after.text), start: after.start, end: after.end };
+        // `.0` is HCL's legacy index syntax: the same as `[0]`.
+        e =
+          after.type === 'ident'
+            ? { kind: 'attr', object: e, name: after.text, start: e.start, end: after.end }
+            : {
+                kind: 'index',
+                object: e,
+                key: { kind: 'literal', value: Number(after.text), start: after.start, end: after.end },
+                start: e.start,
+                end: after.end,
+              };
         continue;
       }
       if (!attrOnly && t.type === 'punct' && t.text === '[') {
