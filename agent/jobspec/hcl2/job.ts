@@ -82,12 +82,7 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
       if (done.has(name)) return structuredClone(done.get(name)!);
       if (failed.has(name)) throw new ReportedError('Reported', `local.${name} has a problem of its own`, at);
       const entry = locals.get(name);
-      if (!entry)
-        throw new HclDiagnostic(
-          'Unsupported attribute',
-          `This object does not have an attribute named ${JSON.stringify(name)} (no local value "${name}" is defined).`,
-          at,
-        );
+      if (!entry) throw new HclDiagnostic('Unsupported attribute', `This object does not have an attribute named ${JSON.stringify(name)}.`, at);
       if (evaluating.includes(name)) {
         const cycle = [...evaluating.slice(evaluating.indexOf(name)), name].map((n) => `local.${n}`).join(' -> ');
         throw new HclDiagnostic('Cycle in local values', `The locals refer to each other in a circle: ${cycle}.`, at);

@@ -42,7 +42,7 @@ describe('jobspec: every problem of a file in one pass', () => {
       '6:5: volume is not supported by berth (job.taskGroups[0].volumes)',
       '11:7: vault is not supported by berth (job.taskGroups[0].tasks[0].vault)',
       '15:9: job.group.g[0].task.t[0].config[0].command: Invalid function argument; Invalid value for "str" parameter: string required.',
-      '20:9: job.group.g[0].task.t[0].env[0].C: Unsupported attribute; This object does not have an attribute named "y" (no local value "y" is defined).',
+      '20:9: job.group.g[0].task.t[0].env[0].C: Unsupported attribute; This object does not have an attribute named "y".',
     ]);
     expect(err.message).to.match(/^x\.nomad\.hcl:2:3: invalid job \(5 problems\)/);
     expect(err.unsupported.map((u) => u.stanza)).to.include.members(['volume', 'vault']);
