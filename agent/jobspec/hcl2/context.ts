@@ -18,6 +18,8 @@ export interface EvalContext {
   functions: FunctionTable;
   /** Iterator and `for` variables in scope, innermost last. */
   scope?: Map<string, Value>;
+  /** Called for each expression evaluated (the bound on the work a job's expressions may take). */
+  step?(): void;
   /** Called with the length of each piece a template adds (the substitution bound). */
   charge?(n: number): void;
 }

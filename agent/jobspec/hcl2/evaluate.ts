@@ -24,6 +24,7 @@ const knownRoot = (ctx: EvalContext, root: string) => root === 'var' || root ===
 
 /** Evaluates `e`. @throws HclDiagnostic worded as HCL words it. */
 export function evaluate(e: Expr, ctx: EvalContext, item?: Value): Value {
+  ctx.step?.();
   switch (e.kind) {
     case 'literal':
       return e.value;

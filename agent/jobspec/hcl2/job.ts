@@ -19,6 +19,12 @@ export interface ExpressionProblem {
   message: string;
 }
 
+/**
+ * The most expressions one job's evaluation may take (each `for` iteration, element and operand is
+ * one): a few kilobytes of nested `for`s over `range(1024)` would otherwise ask for billions.
+ */
+export const MAX_EVALUATION_STEPS = 1_000_000;
+
 /** Bounds on what evaluation may build (see `variables.ts`). */
 export interface EvaluationBounds {
   /** The longest string one expression may build. */
@@ -65,6 +71,7 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
   const failed = new Set<string>();
   const evaluating: string[] = [];
   let total = 0;
+  let steps = 0;
   const seen = new Set<string>();
   const report = (p: ExpressionProblem) => {
     const key = `${p.path}\0${p.message}`;
@@ -73,8 +80,16 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
     seen.add(key);
   };
 
+  let stepPath = bodyPath;
   const base: EvalContext = {
     src: '',
+    step() {
+      if (++steps > MAX_EVALUATION_STEPS)
+        throw new JobspecError(
+          `${stepPath}: the job's expressions take more than ${MAX_EVALUATION_STEPS} steps to evaluate; refused before building it`,
+          opts.where(stepPath),
+        );
+    },
     vars: opts.vars,
     functions,
     localNames: () => [...locals.keys()],
@@ -115,6 +130,7 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
   /** One string: a template, evaluated; a problem is reported and the text kept as written. */
   function string(s: string, ctx: EvalContext, path: string): Raw {
     if (!s.includes('${') && !s.includes('%{')) return s;
+    stepPath = path;
     let built = 0;
     const tooLong = () =>
       new JobspecError(
@@ -137,6 +153,11 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
       return v;
     } catch (e) {
       if (e instanceof ReportedError) return s;
+      // JavaScript's own limits (nesting past the stack, a string past its largest): a problem of the file.
+      if (e instanceof RangeError) {
+        report({ path, message: `Expression too complex; berth cannot evaluate it: ${e.message}.` });
+        return s;
+      }
       if (!(e instanceof HclDiagnostic)) throw e;
       // A cycle is reported once, at the local where it was found.
       report({ path, message: e.message });

@@ -10,6 +10,9 @@ import { define } from './define.ts';
 
 const list = (v: Value) => v as Value[];
 
+/** The most elements `setproduct` builds. */
+export const MAX_PRODUCT = 100_000;
+
 /** Unique elements, first seen first (a set's elements, as berth keeps them). */
 const unique = (xs: Value[]) => xs.filter((x, i) => xs.findIndex((y) => equal(x, y)) === i);
 
@@ -165,5 +168,14 @@ export const COLLECTION_FUNCTIONS: FunctionTable = {
     ([first, ...rest]) => setOrder(unique(list(first!)).filter((x) => rest.every((r) => list(r).some((y) => equal(x, y))))),
     'other_sets:list',
   ),
-  setproduct: define([], (ls) => ls.reduce<Value[][]>((acc, l) => acc.flatMap((p) => unique(list(l)).map((x) => [...p, x])), [[]]), 'sets:list'),
+  setproduct: define(
+    [],
+    (ls) => {
+      const sets = ls.map((l) => unique(list(l)));
+      // Refused before it is built: a few ranges would otherwise ask for billions of tuples.
+      if (sets.reduce((n, x) => n * x.length, 1) > MAX_PRODUCT) throw new FunctionCallError(`the product has more than ${MAX_PRODUCT} elements`);
+      return sets.reduce<Value[][]>((acc, set) => acc.flatMap((p) => set.map((x) => [...p, x])), [[]]);
+    },
+    'sets:list',
+  ),
 };

@@ -16,6 +16,9 @@ const pad = (s: string, width: number | undefined, left: boolean, zero: boolean)
   return ' '.repeat(width - s.length) + s;
 };
 
+/** The largest width or precision a verb may ask for (1 MiB). */
+export const MAX_FORMAT_WIDTH = 1024 * 1024;
+
 /** Formats `args` by `spec` as cty's format function does. */
 export function format(spec: string, args: Value[]): string {
   let out = '';
@@ -35,6 +38,9 @@ export function format(spec: string, args: Value[]): string {
     const arg = args[next++]!;
     const width = widthText ? Number(widthText) : undefined;
     const prec = precText !== undefined ? Number(precText) : undefined;
+    // A width or precision no string of a job can have is refused before it is padded out.
+    if ((width ?? 0) > MAX_FORMAT_WIDTH || (prec ?? 0) > MAX_FORMAT_WIDTH)
+      throw new FunctionCallError(`width or precision over ${MAX_FORMAT_WIDTH} at ${m.index}`);
     const plus = flags.includes('+');
     const num = () => {
       const n = asNumber(arg);

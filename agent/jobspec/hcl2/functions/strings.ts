@@ -7,7 +7,7 @@
 import { asString, type Value } from '../values.ts';
 import { FunctionArgumentError, FunctionCallError, type FunctionTable } from './call.ts';
 import { define } from './define.ts';
-import { format } from './format.ts';
+import { format, MAX_FORMAT_WIDTH } from './format.ts';
 
 const s = (v: Value) => v as string;
 const chars = (v: string) => [...new Intl.Segmenter().segment(v)].map((x) => x.segment);
@@ -33,7 +33,10 @@ export const STRING_FUNCTIONS: FunctionTable = {
   lower: define(['str:string'], ([v]) => s(v).toLowerCase()),
   title: define(['str:string'], ([v]) => s(v).replace(/(^|[^\p{L}\p{N}'])(\p{L})/gu, (_, a: string, b: string) => a + b.toUpperCase())),
   chomp: define(['str:string'], ([v]) => s(v).replace(/(\r\n|\n|\r)+$/, '')),
-  indent: define(['spaces:number', 'str:string'], ([n, v]) => s(v).replace(/\n/g, `\n${' '.repeat(n as number)}`)),
+  indent: define(['spaces:number', 'str:string'], ([n, v]) => {
+    if ((n as number) < 0 || (n as number) > MAX_FORMAT_WIDTH) throw new FunctionArgumentError(0, `must be between 0 and ${MAX_FORMAT_WIDTH}`);
+    return s(v).replace(/\n/g, `\n${' '.repeat(n as number)}`);
+  }),
   strlen: define(['str:string'], ([v]) => chars(s(v)).length),
   strrev: define(['str:string'], ([v]) => chars(s(v)).reverse().join('')),
   substr: define(['str:string', 'offset:number', 'length:number'], ([v, o, l]) => {

@@ -149,6 +149,24 @@ describe('jobspec: HCL2 expressions in job files', () => {
     expect(e3.message).to.match(/KEYS: with variables substituted this string is longer than 2097152 characters/);
   });
 
+  it('nested for expressions asking for billions of values, a huge format width and a huge setproduct are refused quickly', async () => {
+    const started = Date.now();
+    const bomb = JOB.replace(
+      'KEYS   = join(",", keys(local.ports))',
+      'KEYS   = length([for a in range(1000) : [for b in range(1000) : [for c in range(1000) : 1]]])',
+    );
+    const e1 = (await parse(bomb).catch((e: unknown) => e)) as JobspecError;
+    expect(e1).to.be.instanceOf(JobspecError);
+    expect(e1.message).to.match(/KEYS: the job's expressions take more than 1000000 steps to evaluate; refused/);
+    expect(Date.now() - started).to.be.below(4000);
+    const wide = JOB.replace('KEYS   = join(",", keys(local.ports))', 'KEYS   = format("%0999999999d", 1)');
+    const e2 = (await parse(wide).catch((e: unknown) => e)) as JobspecError;
+    expect(e2.issues.join('\n')).to.include('Error in function call; Call to function "format" failed: width or precision over 1048576 at 0.');
+    const product = JOB.replace('KEYS   = join(",", keys(local.ports))', 'KEYS   = length(setproduct(range(1000), range(1000)))');
+    const e3 = (await parse(product).catch((e: unknown) => e)) as JobspecError;
+    expect(e3.issues.join('\n')).to.include('Call to function "setproduct" failed: the product has more than 100000 elements.');
+  });
+
   it('the shared corpus of real job files: at least 43 of 79 parse (skipped when the corpus is absent)', async function () {
     const corpus = resolve(process.env.BERTH_CORPUS ?? resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'shared', 'corpus', 'jobs'));
     if (!existsSync(corpus)) this.skip();
