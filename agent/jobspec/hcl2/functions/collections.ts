@@ -13,8 +13,26 @@ const list = (v: Value) => v as Value[];
 /** The most elements `setproduct` builds. */
 export const MAX_PRODUCT = 100_000;
 
-/** Unique elements, first seen first (a set's elements, as berth keeps them). */
-const unique = (xs: Value[]) => xs.filter((x, i) => xs.findIndex((y) => equal(x, y)) === i);
+/** A key equal values share (HCL's equality: same type, same value; object keys in order). */
+const valueKey = (v: Value): string =>
+  Array.isArray(v)
+    ? `[${v.map(valueKey).join(',')}]`
+    : isObject(v)
+      ? `{${sortedKeys(v)
+          .map((k) => `${JSON.stringify(k)}:${valueKey(v[k]!)}`)
+          .join(',')}}`
+      : JSON.stringify(v);
+
+/** Unique elements, first seen first (a set's elements, as berth keeps them); linear, by key. */
+function unique(xs: Value[]): Value[] {
+  const seen = new Set<string>();
+  return xs.filter((x) => {
+    const k = valueKey(x);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
 
 /** cty's set order for the set functions' results: strings and numbers sorted. */
 const setOrder = (xs: Value[]) =>
@@ -165,7 +183,10 @@ export const COLLECTION_FUNCTIONS: FunctionTable = {
   setunion: define([], (ls) => setOrder(unique(ls.flatMap(list))), 'sets:list'),
   setintersection: define(
     ['first_set:list'],
-    ([first, ...rest]) => setOrder(unique(list(first!)).filter((x) => rest.every((r) => list(r).some((y) => equal(x, y))))),
+    ([first, ...rest]) => {
+      const others = rest.map((r) => new Set(list(r).map(valueKey)));
+      return setOrder(unique(list(first!)).filter((x) => others.every((o) => o.has(valueKey(x)))));
+    },
     'other_sets:list',
   ),
   setproduct: define(
