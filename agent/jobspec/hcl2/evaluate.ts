@@ -48,7 +48,7 @@ export function evaluate(e: Expr, ctx: EvalContext, item?: Value): Value {
       if (e.object.kind === 'variable' && e.object.name === 'var' && !ctx.scope?.has('var')) {
         if (!ctx.vars.has(e.name))
           throw new HclDiagnostic('Unsupported attribute', `This object does not have an attribute named ${JSON.stringify(e.name)}.`, e.start);
-        return structuredClone(ctx.vars.get(e.name)!);
+        return ctx.vars.get(e.name)!;
       }
       return getAttr(evaluate(e.object, ctx, item), e.name, e.start);
     case 'index':

@@ -94,7 +94,7 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
     functions,
     localNames: () => [...locals.keys()],
     local(name, at) {
-      if (done.has(name)) return structuredClone(done.get(name)!);
+      if (done.has(name)) return done.get(name)!;
       if (failed.has(name)) throw new ReportedError('Reported', `local.${name} has a problem of its own`, at);
       const entry = locals.get(name);
       if (!entry) throw new HclDiagnostic('Unsupported attribute', `This object does not have an attribute named ${JSON.stringify(name)}.`, at);
@@ -111,7 +111,7 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
           throw new ReportedError('Reported', `local.${name} has a problem of its own`, at);
         }
         done.set(name, v);
-        return structuredClone(v);
+        return v;
       } finally {
         evaluating.pop();
       }
@@ -150,7 +150,8 @@ export function evaluateJobTree(root: Record<string, unknown>, body: Raw, bodyPa
       // A function (join, format, file) may build a long string without a template piece.
       if (typeof v === 'string' && v.length > opts.bounds.maxString) throw tooLong();
       charge(typeof v === 'string' ? v.length : JSON.stringify(v).length, path);
-      return v;
+      // Expressions share values (a local used twice); the job gets its own copy, which decoding may change.
+      return typeof v === 'object' && v !== null ? structuredClone(v) : v;
     } catch (e) {
       if (e instanceof ReportedError) return s;
       // JavaScript's own limits (nesting past the stack, a string past its largest): a problem of the file.
