@@ -25,6 +25,8 @@ export interface ParseJobFileOptions {
 /** A job file (HCL2, or JSON either `{Job: ...}` or the bare API job) → the canonical Nomad API job. */
 export async function parseJobFile(text: string, opts: ParseJobFileOptions = {}): Promise<ApiJob> {
   const job = await parseJobspec(text, {
+    // A server's parse reads no files of its own disk for a request (Nomad's AllowFS false).
+    allowFs: false,
     ...(opts.filename ? { filename: opts.filename } : {}),
     ...(opts.vars ? { vars: opts.vars } : {}),
     ...(opts.varFiles ? { varFiles: opts.varFiles } : {}),

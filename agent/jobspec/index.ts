@@ -14,7 +14,9 @@ import { decodeBlock, type DecodeContext } from './decode.ts';
 import { labelOrder, parseHcl, type Position } from './hcl.ts';
 import { SourceIndex } from './source-index.ts';
 import { locateBerthPath } from './locate.ts';
-import { declaredVariables, resolveVariables, substituteAll, type SubstitutionProblem, type VarFile, type VarValue } from './variables.ts';
+import { dirname, resolve } from 'node:path';
+import { evaluateJobTree, type ExpressionProblem } from './hcl2/job.ts';
+import { declaredVariables, MAX_SUBSTITUTED_STRING, MAX_SUBSTITUTED_TOTAL, resolveVariables, type VarFile, type VarValue } from './variables.ts';
 
 export type { VarFile, VarValue } from './variables.ts';
 
@@ -50,6 +52,13 @@ export interface ParseJobspecOptions {
    * has it (what `/v1/jobs/parse` answers without `Canonicalize`), still checked as canonicalised.
    */
   canonicalize?: boolean;
+  /**
+   * Whether `file`, `fileexists` and the other filesystem functions may read (Nomad's `AllowFS`:
+   * true for the CLI, false for a server's `/v1/jobs/parse`). Default true.
+   */
+  allowFs?: boolean;
+  /** The directory `file()` reads relative to (default: the job file's directory). */
+  basedir?: string;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -89,7 +98,7 @@ export async function parseJobspec(text: string, opts: ParseJobspecOptions = {})
       problems.push({ line, path, at: source ? locateBerthPath(source, api, path) : undefined, unsupported: u });
     }
   }
-  if (problems.length) throw problemsError(problems, filename);
+  if (problems.length) throw problemsError(afterExpressions(problems), filename);
   return raw ?? api;
 }
 
@@ -99,6 +108,14 @@ interface Problem {
   path: string;
   at?: Position;
   unsupported?: UnsupportedStanza;
+  /** An expression that failed (its text is kept as written, so the decoder may complain of it too). */
+  expression?: boolean;
+}
+
+/** Leaves out what the decoder or schema says of a value whose expression already failed there. */
+function afterExpressions(problems: Problem[]): Problem[] {
+  const failed = new Set(problems.filter((p) => p.expression && p.at).map((p) => `${p.at!.line}:${p.at!.column}`));
+  return problems.filter((p) => p.expression || p.unsupported || !p.at || !failed.has(`${p.at.line}:${p.at.column}`));
 }
 
 function problemsError(unsorted: Problem[], filename: string): JobspecError {
@@ -146,6 +163,12 @@ function blockAt(source: SourceIndex, word: string): Position | undefined {
  * each word found after the last, with its label when the next part is one.
  */
 function hclPathAt(source: SourceIndex, path: string): Position | undefined {
+  const found = hclPathOffset(source, path);
+  return found === undefined ? undefined : source.positionOf(found);
+}
+
+/** The offset {@link hclPathAt} finds. */
+function hclPathOffset(source: SourceIndex, path: string): number | undefined {
   const parts = path.split('.').map((p) => p.replace(/\[\d+\]$/, ''));
   let from = 0;
   let found: number | undefined;
@@ -156,7 +179,7 @@ function hclPathAt(source: SourceIndex, path: string): Position | undefined {
     if (labelled !== undefined) i++;
     from = found = at;
   }
-  return found === undefined ? undefined : source.positionOf(found);
+  return found;
 }
 
 async function fromHcl(
@@ -166,18 +189,11 @@ async function fromHcl(
   jsonRoot?: Record<string, unknown>,
 ): Promise<{ api: ApiJob; problems: Problem[] }> {
   const root = jsonRoot ?? (await parseHcl(source.text, filename));
-  const known = ['job', 'variable', 'variables'];
+  const known = ['job', 'variable', 'variables', 'locals'];
   // Every problem of the file is told in one pass: these join the decoder's and the schema's.
   const early: Problem[] = [];
   for (const k of Object.keys(root)) {
-    if (k === 'locals')
-      early.push({
-        line: 'locals is not supported by berth (use variable blocks)',
-        path: 'locals',
-        at: blockAt(source, k),
-        unsupported: { stanza: 'locals', path: 'locals' },
-      });
-    else if (!known.includes(k))
+    if (!known.includes(k))
       early.push({ line: `unknown top-level block "${k}" (a job file holds one job block and variable blocks)`, path: k, at: blockAt(source, k) });
   }
   const declared = declaredVariables(root, filename);
@@ -192,9 +208,25 @@ async function fromHcl(
   const bodies = (jobs as Record<string, unknown>)[id];
   const body = Array.isArray(bodies) ? bodies[0] : bodies;
   const whereOf = (path: string) => ({ path, file: filename });
-  const unevaluated: SubstitutionProblem[] = [];
-  const substituted = substituteAll(body, values, whereOf, 'job', undefined, unevaluated) as Record<string, unknown>;
-  for (const u of unevaluated) early.push({ line: `${u.path}: ${u.message}`, path: u.path, at: hclPathAt(source, u.path) });
+  const unevaluated: ExpressionProblem[] = [];
+  const substituted = evaluateJobTree(
+    root,
+    body,
+    'job',
+    {
+      vars: values,
+      basedir: opts.basedir ?? dirname(resolve(filename)),
+      allowFs: opts.allowFs ?? true,
+      bounds: { maxString: MAX_SUBSTITUTED_STRING, maxTotal: MAX_SUBSTITUTED_TOTAL },
+      where: whereOf,
+      generated: (type, label, path) => {
+        const at = hclPathOffset(source, path);
+        if (at !== undefined) source.placeGenerated(type, label, at);
+      },
+    },
+    unevaluated,
+  ) as Record<string, unknown>;
+  for (const u of unevaluated) early.push({ line: `${u.path}: ${u.message}`, path: u.path, at: hclPathAt(source, u.path), expression: true });
   const ctx: DecodeContext = { source, issues: [], unsupported: [] };
   const api = decodeBlock('job', substituted, 'job', ctx, [['job', id]]) as ApiJob;
   groupAloneTasks(api, ctx);

@@ -88,14 +88,26 @@ export class SourceIndex {
 
   /** The offset of the first `word "label"` (Infinity when absent), for ordering labels. */
   firstLabelled(word: string, label: string): number {
-    const list = this.words.get(word) ?? [];
+    return this.firstOf(word).get(label) ?? Infinity;
+  }
+
+  /**
+   * Places a `word "label"` block that a `dynamic` block at offset `at` generated (it is not in the
+   * text), so labelled blocks keep the file's order with it where the `dynamic` block is.
+   */
+  placeGenerated(word: string, label: string, at: number): void {
+    const first = this.firstOf(word);
+    if (!first.has(label)) first.set(label, at);
+  }
+
+  private firstOf(word: string): Map<string, number> {
     let first = this.labelFirst.get(word);
     if (!first) {
       first = new Map();
-      for (const o of list) if (o.label !== undefined && !first.has(o.label)) first.set(o.label, o.at);
+      for (const o of this.words.get(word) ?? []) if (o.label !== undefined && !first.has(o.label)) first.set(o.label, o.at);
       this.labelFirst.set(word, first);
     }
-    return first.get(label) ?? Infinity;
+    return first;
   }
 
   private readonly labelFirst = new Map<string, Map<string, number>>();

@@ -1,8 +1,7 @@
 /**
  * HCL2 `variable` blocks and their values (`default`, `-var name=value`, `-var-file`), and the
- * substitution of `var.<name>` in the strings `@cdktf/hcl2json` leaves expressions in (`"${...}"`).
- * Runtime references (`${NOMAD_*}`, `${node.*}`, `${attr.*}`, `${meta.*}`, `${env...}`) are kept for
- * the client to interpolate when the task starts, as Nomad does.
+ * bounds on what evaluating expressions with them may build. The expressions themselves are
+ * evaluated by `hcl2/` (see `hcl2/job.ts`).
  * @module
  */
 import { JobspecError } from '../../index.ts';
@@ -147,11 +146,6 @@ export async function resolveVariables(
   return values;
 }
 
-/** Runtime references kept for the client to interpolate. */
-// Runtime references, and (as jobspec2 does) any other bare `${NAME}`: left as written for the
-// task's environment to fill in when it runs.
-const RUNTIME = /^(NOMAD_[A-Za-z0-9_]*|node\.|attr\.|meta\.|env\b|env\[|device\.|[A-Za-z_][A-Za-z0-9_]*$)/;
-
 /**
  * The longest string substitution may build, in UTF-16 code units: ARG_MAX, the most the kernel
  * takes for a whole command line and environment, so no string a task can use is longer.
@@ -163,124 +157,3 @@ export const MAX_SUBSTITUTED_STRING = 2 * 1024 * 1024;
  * otherwise name a 3 MB variable a thousand times and ask for gigabytes).
  */
 export const MAX_SUBSTITUTED_TOTAL = 8 * 1024 * 1024;
-
-/** What substitution has built so far over one job, checked as each piece is added. */
-export interface SubstitutionBudget {
-  used: number;
-  /** Rendered size of each non-string value, measured once. */
-  sizes: Map<string, number>;
-}
-
-/** A fresh {@link SubstitutionBudget}. */
-export const substitutionBudget = (): SubstitutionBudget => ({ used: 0, sizes: new Map() });
-
-/** Charges `n` more code units to a string of `length` so far, or refuses before it is built. */
-function charge(budget: SubstitutionBudget, length: number, n: number, where: () => { path: string }): void {
-  if (length + n > MAX_SUBSTITUTED_STRING)
-    throw new JobspecError(
-      `${where().path}: with variables substituted this string is longer than ${MAX_SUBSTITUTED_STRING} characters (the most a task's whole command line and environment can hold)`,
-      where(),
-    );
-  budget.used += n;
-  if (budget.used > MAX_SUBSTITUTED_TOTAL)
-    throw new JobspecError(
-      `${where().path}: variables substituted into the job come to more than ${MAX_SUBSTITUTED_TOTAL} characters; refused before building it`,
-      where(),
-    );
-}
-
-/** Rendered size of a variable's value (a string's length, else its JSON's), cached per name. */
-function sizeOf(name: string, val: VarValue, budget: SubstitutionBudget): number {
-  if (typeof val === 'string') return val.length;
-  let n = budget.sizes.get(name);
-  if (n === undefined) budget.sizes.set(name, (n = JSON.stringify(val).length));
-  return n;
-}
-
-/**
- * Substitutes `var.*` in one string from hcl2json. A string that is exactly one `${var.x}` takes
- * the value's own type (a number stays a number, a list a list); otherwise values are rendered into
- * the text. `$${` and `%%{` (HCL's escapes) become `${` and `%{`. Anything else inside `${...}`
- * (functions, locals, arithmetic) is refused: berth evaluates variables only. Each piece is charged
- * to `budget` before it is added ({@link MAX_SUBSTITUTED_STRING}, {@link MAX_SUBSTITUTED_TOTAL}).
- */
-export function substitute(
-  s: string,
-  values: Map<string, VarValue>,
-  where: () => { path: string },
-  budget = substitutionBudget(),
-  problems?: SubstitutionProblem[],
-): VarValue {
-  const whole = /^\$\{\s*var\.([A-Za-z_][\w-]*)\s*\}$/.exec(s);
-  if (whole) {
-    const name = whole[1]!;
-    if (values.has(name)) charge(budget, 0, sizeOf(name, values.get(name)!, budget), where);
-    return lookup(name, values, where);
-  }
-  let out = '';
-  let i = 0;
-  // Literal text is charged as it is copied, in runs up to the next `$` or `%`.
-  while (i < s.length) {
-    if (s.startsWith('$${', i) || s.startsWith('%%{', i)) {
-      charge(budget, out.length, 2, where);
-      out += `${s[i]}{`;
-      i += 3;
-      continue;
-    }
-    if (s.startsWith('${', i)) {
-      const end = s.indexOf('}', i);
-      if (end < 0) break;
-      const expr = s.slice(i + 2, end).trim();
-      const v = /^var\.([A-Za-z_][\w-]*)$/.exec(expr);
-      if (v) {
-        if (!values.has(v[1]!)) lookup(v[1]!, values, where);
-        const val = values.get(v[1]!)!;
-        charge(budget, out.length, sizeOf(v[1]!, val, budget), where);
-        out += typeof val === 'string' ? val : JSON.stringify(val);
-      } else if (RUNTIME.test(expr)) {
-        charge(budget, out.length, end + 1 - i, where);
-        out += s.slice(i, end + 1);
-      } else {
-        const message = `the expression \${${expr}} is not supported by berth (only var.<name>, runtime \${NOMAD_*}, \${node.*}, \${attr.*}, \${meta.*} references and \${NAME}s left for the task's environment)`;
-        if (!problems) throw new JobspecError(`${where().path}: ${message}`, where());
-        // Collected, so every problem of the file is told at once; the text stays as written.
-        problems.push({ path: where().path, message });
-        out += s.slice(i, end + 1);
-      }
-      i = end + 1;
-      continue;
-    }
-    let next = i + 1;
-    while (next < s.length && s[next] !== '$' && s[next] !== '%') next++;
-    charge(budget, out.length, next - i, where);
-    out += s.slice(i, next);
-    i = next;
-  }
-  return out;
-}
-
-function lookup(name: string, values: Map<string, VarValue>, where: () => { path: string }): VarValue {
-  if (!values.has(name)) throw new JobspecError(`${where().path}: reference to undeclared variable "var.${name}"`, where());
-  return structuredClone(values.get(name)!);
-}
-
-/** Substitutes variables everywhere in a decoded value, within one {@link SubstitutionBudget}. */
-export function substituteAll(
-  v: unknown,
-  values: Map<string, VarValue>,
-  where: (path: string) => { path: string },
-  path = 'job',
-  budget = substitutionBudget(),
-  problems?: SubstitutionProblem[],
-): unknown {
-  if (typeof v === 'string') return v.includes('${') || v.includes('%{') ? substitute(v, values, () => where(path), budget, problems) : v;
-  if (Array.isArray(v)) return v.map((x, i) => substituteAll(x, values, where, `${path}[${i}]`, budget, problems));
-  if (isObj(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substituteAll(x, values, where, `${path}.${k}`, budget, problems)]));
-  return v;
-}
-
-/** An expression berth does not evaluate, at its path (hcl2json's shape: `job.group.web[0]...`). */
-export interface SubstitutionProblem {
-  path: string;
-  message: string;
-}

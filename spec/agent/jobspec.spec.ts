@@ -126,19 +126,24 @@ describe('parseJobspec: variables and JSON', () => {
     await expectReject(parseJobspec(hcl, { filename: 'v.hcl', vars: { n: 'three' } }), /variable "n": a number is required/);
   });
 
-  it('refuses expressions it cannot evaluate rather than passing them on as text', async () => {
+  it("evaluates expressions (var.n + 1), and an expression that fails is an error in HCL's words, not text passed on", async () => {
     const text = hcl.replace('count = var.n', 'count = var.n + 1');
-    await expectReject(parseJobspec(text, { filename: 'v.hcl', vars: { n: '1' } }), /not supported by berth/);
+    const api = await parseJobspec(text, { filename: 'v.hcl', vars: { n: '1' } });
+    expect((api.TaskGroups![0] as any).Count).to.equal(2);
+    await expectReject(
+      parseJobspec(hcl.replace('count = var.n', 'count = nope(var.n)'), { filename: 'v.hcl', vars: { n: '1' } }),
+      /Call to unknown function; There is no function named "nope"/,
+    );
   });
 
-  it('leaves an unknown ${NAME} as written for the task env, as jobspec2 does; refuses what it cannot evaluate', async () => {
+  it('leaves an unknown ${NAME} as written for the task env, as jobspec2 does; an undefined local is an error', async () => {
     const text =
       'job "u" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/echo"\n        args    = ["${MINIO_VOLUMES}", "x-${HOME}-y"]\n      }\n    }\n  }\n}\n';
     const api = await parseJobspec(text, { filename: 'u.hcl' });
     expect((api.TaskGroups![0] as any).Tasks[0].Config.args).to.deep.equal(['${MINIO_VOLUMES}', 'x-${HOME}-y']);
     await expectReject(
       parseJobspec(text.replace('${HOME}', '${local.home}'), { filename: 'u.hcl' }),
-      /the expression \$\{local\.home\} is not supported by berth/,
+      /7:9: job\.group\.g\[0\]\.task\.t\[0\]\.config\[0\]\.args\[1\]: Unsupported attribute; This object does not have an attribute named "home"/,
     );
   });
 

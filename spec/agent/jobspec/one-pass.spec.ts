@@ -1,6 +1,6 @@
 /**
- * Every problem of a job file in one pass (issue 36, item 2): `locals`, an expression berth does
- * not evaluate, and refused stanzas are reported together, sorted by position, each with its
+ * Every problem of a job file in one pass (issue 36, item 2): expression errors
+ * (in `locals` too), and refused stanzas are reported together, sorted by position, each with its
  * line and column; an unknown `${NAME}` is left for the task's environment, not refused.
  */
 import { expect } from 'chai';
@@ -8,7 +8,7 @@ import { JobspecError } from '../../../index.ts';
 import { parseJobspec } from '../../../agent/jobspec/index.ts';
 
 const HCL = `locals {
-  x = "y"
+  x = env("HOME")
 }
 job "x" {
   group "g" {
@@ -21,11 +21,12 @@ job "x" {
         policies = ["a"]
       }
       config {
-        command = upper("a")
+        command = upper(["a"])
       }
       env {
         A = "\${local.x}"
         B = "\${SOME_RUNTIME_NAME}"
+        C = local.y
       }
     }
   }
@@ -33,26 +34,27 @@ job "x" {
 `;
 
 describe('jobspec: every problem of a file in one pass', () => {
-  it('locals, unevaluated expressions and refused stanzas come together, in file order, with line:column', async () => {
+  it('expression errors (in locals too) and refused stanzas come together, in file order, with line:column', async () => {
     const err = (await parseJobspec(HCL, { filename: 'x.nomad.hcl' }).catch((e: unknown) => e)) as JobspecError;
     expect(err).to.be.instanceOf(JobspecError);
-    expect(err.issues.map((l) => l.replace(/ \(only var\..*$/, ''))).to.deep.equal([
-      '1:1: locals is not supported by berth (use variable blocks)',
+    expect(err.issues).to.deep.equal([
+      '2:3: locals[0].x: Call to unknown function; There is no function named "env".',
       '6:5: volume is not supported by berth (job.taskGroups[0].volumes)',
       '11:7: vault is not supported by berth (job.taskGroups[0].tasks[0].vault)',
-      '15:9: job.group.g[0].task.t[0].config[0].command: the expression ${upper("a")} is not supported by berth',
-      '18:9: job.group.g[0].task.t[0].env[0].A: the expression ${local.x} is not supported by berth',
+      '15:9: job.group.g[0].task.t[0].config[0].command: Invalid function argument; Invalid value for "str" parameter: string required.',
+      '20:9: job.group.g[0].task.t[0].env[0].C: Unsupported attribute; This object does not have an attribute named "y".',
     ]);
-    expect(err.message).to.match(/^x\.nomad\.hcl:1:1: invalid job \(5 problems\)/);
-    expect(err.unsupported.map((u) => u.stanza)).to.include.members(['locals', 'volume', 'vault']);
+    expect(err.message).to.match(/^x\.nomad\.hcl:2:3: invalid job \(5 problems\)/);
+    expect(err.unsupported.map((u) => u.stanza)).to.include.members(['volume', 'vault']);
   });
 
   it('an unknown ${NAME} alone is no problem: it is left as written for the task env', async () => {
-    const ok = HCL.replace(/locals \{\n {2}x = "y"\n\}\n/, '')
+    const ok = HCL.replace(/locals \{\n {2}x = env\("HOME"\)\n\}\n/, '')
       .replace(/ {4}volume "v" \{\n {6}type = "host"\n {4}\}\n/, '')
       .replace(/ {6}vault \{\n {8}policies = \["a"\]\n {6}\}\n/, '')
-      .replace('upper("a")', '"/bin/true"')
-      .replace('A = "${local.x}"\n', '');
+      .replace('upper(["a"])', '"/bin/true"')
+      .replace('A = "${local.x}"\n', '')
+      .replace('C = local.y\n', '');
     const api = (await parseJobspec(ok)) as { TaskGroups: Array<{ Tasks: Array<{ Env: Record<string, string> }> }> };
     expect(api.TaskGroups[0]!.Tasks[0]!.Env).to.deep.equal({ B: '${SOME_RUNTIME_NAME}' });
   });

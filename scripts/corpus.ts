@@ -1,0 +1,82 @@
+/**
+ * `npm run corpus`: reads every job file of the shared corpus of real Nomad job files (outside
+ * the repository: `BERTH_CORPUS`, default `../shared/corpus/jobs`) through `parseJobspec` and the
+ * agent's decode (`jobFromApi`), and prints one line per file: `parsed`, `refused: <every refused
+ * stanza>` or `error: <the first problem>`, then the totals. A `<file>.vars` beside a job file holds
+ * the command-line arguments its source runs it with (`-var` then `name=value`, a line each), given
+ * as `vars`. Not part of `npm test`.
+ * @module
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { JobspecError } from '../index.ts';
+import { jobFromApi, parseJobspec } from '../agent/jobspec/index.ts';
+
+/** One file's outcome. */
+export interface CorpusResult {
+  file: string;
+  outcome: 'parsed' | 'refused' | 'error';
+  detail: string;
+}
+
+/** The job files of a corpus directory (not its `.vars` files, templates or data files). */
+export function corpusFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => /\.(nomad|hcl)$/.test(f) || /\.nomad\.hcl$/.test(f))
+    .sort();
+}
+
+/** `-var` / `name=value` line pairs to `-var` values. */
+function cliVars(text: string): Record<string, string> {
+  const lines = text.split('\n');
+  const out: Record<string, string> = {};
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.trim() !== '-var') continue;
+    const kv = lines[++i] ?? '';
+    const eq = kv.indexOf('=');
+    if (eq > 0) out[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return out;
+}
+
+/** Parses and decodes one corpus file. */
+export async function runCorpusFile(dir: string, file: string): Promise<CorpusResult> {
+  const path = join(dir, file);
+  const vars = existsSync(`${path}.vars`) ? cliVars(readFileSync(`${path}.vars`, 'utf8')) : {};
+  try {
+    const api = await parseJobspec(readFileSync(path, 'utf8'), { filename: path, vars });
+    jobFromApi(api);
+    return { file, outcome: 'parsed', detail: '' };
+  } catch (e) {
+    if (e instanceof JobspecError && e.unsupported.length) {
+      const stanzas = [...new Set(e.unsupported.map((u) => u.stanza))];
+      const others = e.issues.length - e.unsupported.length;
+      return { file, outcome: 'refused', detail: `${stanzas.join(', ')}${others > 0 ? ` (and ${others} other problem${others > 1 ? 's' : ''})` : ''}` };
+    }
+    const first = e instanceof JobspecError && e.issues.length ? e.issues[0]! : (e as Error).message.split('\n')[0]!;
+    return { file, outcome: 'error', detail: first.replace(`${path}:`, '') };
+  }
+}
+
+/** Runs the whole corpus; undefined when the directory is absent. */
+export async function runCorpus(dir: string): Promise<CorpusResult[] | undefined> {
+  if (!existsSync(dir)) return undefined;
+  const out: CorpusResult[] = [];
+  for (const f of corpusFiles(dir)) out.push(await runCorpusFile(dir, f));
+  return out;
+}
+
+async function main(): Promise<void> {
+  const dir = resolve(process.env.BERTH_CORPUS ?? resolve(import.meta.dirname, '..', '..', 'shared', 'corpus', 'jobs'));
+  const results = await runCorpus(dir);
+  if (!results) {
+    console.log(`corpus: ${dir} is absent (set BERTH_CORPUS); skipped`);
+    return;
+  }
+  const width = Math.max(...results.map((r) => r.file.length));
+  for (const r of results) console.log(`${r.file.padEnd(width)}  ${r.outcome}${r.detail ? `: ${r.detail}` : ''}`);
+  const count = (o: CorpusResult['outcome']) => results.filter((r) => r.outcome === o).length;
+  console.log(`\n${results.length} files: ${count('parsed')} parsed, ${count('refused')} refused, ${count('error')} errors`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
