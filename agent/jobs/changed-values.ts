@@ -16,6 +16,7 @@
  * | job `node_pool` other than `default`    | ignored: the job is placed on the agent's one node    |
  * | task `logs { enabled = false }`         | ignored: logs are always kept                         |
  * | network `hostname`                      | ignored: berth makes no network namespace             |
+ * | a task's `resources { network }`        | its ports are the group's (every task sees them)      |
  * @module
  */
 import type { ApiJob } from '../state/types.ts';
@@ -40,6 +41,10 @@ export function changedValueWarnings(job: ApiJob): string[] {
     for (const t of list(g.Tasks)) {
       const where = `Task "${String(t.Name ?? '')}" in group "${group}"`;
       if (isObj(t.LogConfig) && t.LogConfig.Enabled === false) out.push(`${where}: logs enabled = false is ignored (berth always keeps the task's logs)`);
+      if (isObj(t.Resources) && list(t.Resources.Networks).length)
+        out.push(
+          `${where}: the ports of its resources network are allocated as the group's (berth's tasks share the host network; every task of the group sees them)`,
+        );
       for (const s of list(t.Services)) serviceWarnings(out, s, where, `${jobName}-${group}-${String(t.Name ?? '')}`);
     }
   }

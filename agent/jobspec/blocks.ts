@@ -169,8 +169,11 @@ export const BLOCKS: Record<string, BlockSpec> = {
       memory_max: ['MemoryMaxMB', 'int'],
       disk: ['DiskMB', 'int'],
       secrets: ['SecretsMB', 'int'],
+      // The task-level network of Nomad before 0.12, still honoured by its scheduler: berth
+      // allocates its ports with the group's (see model/schema/nomad.ts).
+      network: ['Networks', { blocks: 'network' }],
     },
-    unsupported: { device: 'devices', network: 'networks', numa: 'numa' },
+    unsupported: { device: 'devices', numa: 'numa' },
   },
   restart: {
     fields: {

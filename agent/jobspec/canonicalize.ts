@@ -151,6 +151,8 @@ function portDefaults(p: Obj): void {
 
 function canonicalizeTask(t: Obj, g: Obj, job: Obj): void {
   const r = (t.Resources ??= {}) as Obj;
+  for (const n of (r.Networks as Obj[] | undefined) ?? [])
+    for (const k of ['ReservedPorts', 'DynamicPorts']) for (const p of (n[k] as Obj[] | null) ?? []) portDefaults(p);
   if (r.Cores === undefined) {
     r.Cores = 0;
     dflt(r, 'CPU', 100);

@@ -60,7 +60,8 @@ export const dockerConfigShape = {
   entrypoint: strings.optional(),
   work_dir: z.string().optional(),
   ports: strings.optional(),
-  port_map: block(z.record(z.string(), z.int().min(1).max(65535))).optional(),
+  // A number, or its digits as a string (HCL converts "9107" for Nomad's `number` attribute).
+  port_map: block(z.record(z.string(), z.union([z.int(), z.string().regex(/^\d+$/, { error: 'must be a port number' }).transform(Number)]).pipe(z.int().min(1).max(65535)))).optional(),
   network_mode: z.string().optional(),
   hostname: z.string().optional(),
   dns_servers: strings.optional(),

@@ -310,8 +310,9 @@ const TABLES: Record<string, Table> = {
       ['DiskMB', 'diskMB', 'num'],
       ['SecretsMB', 'secretsMB', 'num'],
     ],
-    ignored: ['IOPS'],
-    unsupported: { Networks: 'task resources network', Devices: 'device', NUMA: 'numa' },
+    // Networks (a task-level network) is lifted into the group's: see fixUps.
+    ignored: ['IOPS', 'Networks'],
+    unsupported: { Devices: 'device', NUMA: 'numa' },
   },
   Network: {
     fields: [
@@ -499,6 +500,7 @@ function fixUps(type: string, v: Obj, out: Obj, path: string, report: FromNomadR
       if (jm) g.migrate = { ...jm, ...((g.migrate as Obj) ?? {}) };
     }
   }
+  if (type === 'TaskGroup') liftTaskNetworks(v, out, path, report);
   if (type === 'TaskGroup') {
     // The old spelling of disconnect.stop_on_client_after.
     if (typeof v.StopAfterClientDisconnect === 'number' && v.StopAfterClientDisconnect > 0) {
@@ -516,6 +518,44 @@ function fixUps(type: string, v: Obj, out: Obj, path: string, report: FromNomadR
     const base = fromNomad(v.CheckRestart, 'CheckRestart', renderPath(['checkRestart'], path), report) as Obj;
     for (const c of Array.isArray(out.checks) ? (out.checks as Obj[]) : []) if (isObj(c)) c.checkRestart = { ...base, ...((c.checkRestart as Obj) ?? {}) };
   }
+}
+
+/**
+ * A task-level network (`resources { network { port ... } }`, Nomad before 0.12, still placed by
+ * its scheduler) becomes ports of the group's network: berth's tasks share the host network, so a
+ * task's port is the group's, in every task's environment. A label the group (or another task)
+ * already has is refused by name; a mode other than host is refused as a group's would be.
+ */
+function liftTaskNetworks(v: Obj, out: Obj, path: string, report: FromNomadReport): void {
+  const tasks = Array.isArray(v.Tasks) ? v.Tasks : [];
+  const lifted: Obj[] = [];
+  tasks.forEach((t, ti) => {
+    const nets = isObj(t) && isObj(t.Resources) && Array.isArray(t.Resources.Networks) ? t.Resources.Networks : [];
+    nets.forEach((n, ni) => {
+      const p = renderPath(['tasks', ti, 'resources', 'networks', ni], path);
+      const net = fromNomad(n, 'Network', p, report);
+      if (!isObj(net)) return;
+      if (typeof net.mode === 'string' && net.mode !== 'host') report.unsupported.push({ stanza: `network mode ${JSON.stringify(net.mode)}`, path: renderPath(['mode'], p) });
+      else lifted.push({ ...net, path: p });
+    });
+  });
+  if (!lifted.length) return;
+  const groupNets = Array.isArray(out.networks) ? (out.networks as Obj[]) : [];
+  const target: Obj = groupNets[0] ?? { mode: 'host' };
+  if (!groupNets.length) out.networks = [target];
+  const labels = new Set<string>();
+  for (const k of ['reservedPorts', 'dynamicPorts']) for (const port of (target[k] as Obj[] | undefined) ?? []) labels.add(String(port.label));
+  for (const { path: p, ...net } of lifted)
+    for (const k of ['reservedPorts', 'dynamicPorts'] as const)
+      for (const port of (net[k] as Obj[] | undefined) ?? []) {
+        if (labels.has(String(port.label))) {
+          // Nomad gives each task its own ports; berth's are the group's, so two of one label cannot be.
+          report.unsupported.push({ stanza: `task network port ${JSON.stringify(String(port.label))} that the group or another task also has`, path: String(p) });
+          continue;
+        }
+        labels.add(String(port.label));
+        ((target[k] ??= []) as Obj[]).push(port);
+      }
 }
 
 /** Converts berth camelCase of table `type` back to Nomad's API JSON (ms to ns). */

@@ -216,8 +216,9 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
   },
   Resources: {
     mapped: ['CPU cpu num', 'Cores cores num', 'MemoryMB memoryMB num', 'MemoryMaxMB memoryMaxMB num', 'DiskMB diskMB num', 'SecretsMB secretsMB num'],
-    ignored: ['IOPS'],
-    unsupported: { Networks: 'task resources network', Devices: 'device', NUMA: 'numa' },
+    // Networks (a task-level network) is read by the group: its ports become the group's.
+    ignored: ['IOPS', 'Networks'],
+    unsupported: { Devices: 'device', NUMA: 'numa' },
   },
   Network: {
     mapped: ['Mode mode str', 'ReservedPorts reservedPorts list:Port', 'DynamicPorts dynamicPorts list:Port'],
@@ -548,5 +549,37 @@ describe("model: Nomad's API JSON, key by key", () => {
     task.meta.k = 'w';
     expect(out.Config.command).to.equal('x');
     expect(out.Meta.k).to.equal('v');
+  });
+
+  it("a task-level network's ports become the group's network ports; a label already there, or a mode, is refused by name", () => {
+    const group = (tasks: unknown[], networks?: unknown[]) => {
+      const r: FromNomadReport = { issues: [], unsupported: [] };
+      const out = fromNomad({ Name: 'g', ...(networks ? { Networks: networks } : {}), Tasks: tasks }, 'TaskGroup', 'job.taskGroups[0]', r) as any;
+      return { out, r };
+    };
+    const task = (name: string, net: unknown) => ({ Name: name, Driver: 'raw_exec', Resources: { CPU: 10, Networks: [net] } });
+    // No group network: one is made, in host mode, with the task's ports.
+    const one = group([task('a', { MBits: 10, DynamicPorts: [{ Label: 'http' }], ReservedPorts: [{ Label: 'lb', Value: 9999 }] })]);
+    expect(one.r).to.deep.equal({ issues: [], unsupported: [] });
+    expect(one.out.networks).to.deep.equal([{ mode: 'host', reservedPorts: [{ label: 'lb', value: 9999 }], dynamicPorts: [{ label: 'http' }] }]);
+    expect(one.out.tasks[0].resources).to.deep.equal({ cpu: 10 });
+    // With a group network: added to it, after its own ports, task by task.
+    const two = group([task('a', { DynamicPorts: [{ Label: 'x' }] }), task('b', { DynamicPorts: [{ Label: 'y' }] })], [{ DynamicPorts: [{ Label: 'admin' }] }]);
+    expect(two.out.networks[0].dynamicPorts.map((p: { label: string }) => p.label)).to.deep.equal(['admin', 'x', 'y']);
+    // A label the group or an earlier task has: refused, at the task's network.
+    const clash = group(
+      [task('a', { DynamicPorts: [{ Label: 'admin' }] }), task('b', { ReservedPorts: [{ Label: 'admin', Value: 80 }] })],
+      [{ DynamicPorts: [{ Label: 'admin' }] }],
+    );
+    expect(clash.r.unsupported).to.deep.equal([
+      { stanza: 'task network port "admin" that the group or another task also has', path: 'job.taskGroups[0].tasks[0].resources.networks[0]' },
+      { stanza: 'task network port "admin" that the group or another task also has', path: 'job.taskGroups[0].tasks[1].resources.networks[0]' },
+    ]);
+    expect(clash.out.networks[0].dynamicPorts).to.have.length(1);
+    expect(clash.out.networks[0].reservedPorts).to.equal(undefined);
+    // A bridge network is refused as a group's would be, and gives no ports.
+    const bridge = group([task('a', { Mode: 'bridge', DynamicPorts: [{ Label: 'http' }] })]);
+    expect(bridge.r.unsupported).to.deep.equal([{ stanza: 'network mode "bridge"', path: 'job.taskGroups[0].tasks[0].resources.networks[0].mode' }]);
+    expect(bridge.out.networks).to.equal(undefined);
   });
 });
