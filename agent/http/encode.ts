@@ -88,7 +88,7 @@ function resources(a: Allocation): Record<string, unknown> {
       ),
       Shared: {
         DiskMB: r.shared.diskMB,
-        Networks: null,
+        Networks: sharedNetworks(a, r.shared.ports),
         Ports: r.shared.ports.length ? r.shared.ports.map((p) => ({ Label: p.label, Value: p.value, To: p.to, HostIP: p.hostIp })) : null,
       },
     };
@@ -102,6 +102,36 @@ function resources(a: Allocation): Record<string, unknown> {
       Devices: null,
     };
   return { Tasks: tasks, Shared: { DiskMB: g?.ephemeralDisk?.sizeMB ?? 300, Networks: null, Ports: null } };
+}
+
+/**
+ * The group network as the scheduler offered it (Nomad's `AllocatedSharedResources.Networks`):
+ * host mode, the node's address, the group's static ports reserved and the others dynamic, each
+ * with the value it got. None when the group asks for no port.
+ */
+function sharedNetworks(a: Allocation, ports: ReadonlyArray<{ label: string; value: number; to?: number; hostIp: string }>): Record<string, unknown>[] | null {
+  if (!ports.length) return null;
+  const net = a.job.taskGroups.find((g) => g.name === a.taskGroup)?.networks?.[0];
+  const reserved = new Set((net?.reservedPorts ?? []).map((p) => p.label));
+  const port = (p: (typeof ports)[number]) => ({ Label: p.label, Value: p.value, To: p.to ?? 0, HostNetwork: 'default', IgnoreCollision: false });
+  const of = (static_: boolean) => {
+    const list = ports.filter((p) => reserved.has(p.label) === static_).map(port);
+    return list.length ? list : null;
+  };
+  return [
+    {
+      Mode: 'host',
+      Device: '',
+      CIDR: '',
+      IP: ports[0]!.hostIp,
+      DNS: null,
+      ReservedPorts: of(true),
+      DynamicPorts: of(false),
+      Hostname: '',
+      MBits: 0,
+      CNI: null,
+    },
+  ];
 }
 
 /**

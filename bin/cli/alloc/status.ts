@@ -7,7 +7,7 @@ import { type Command } from '../command.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
 import { commandFlags } from '../nomad/flags.ts';
-import { kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
+import { iBytes, kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
 import { allocMetricLines, scoreTable } from '../nomad/alloc-metrics.ts';
 import { formatGoDuration } from '../../../index.ts';
 
@@ -25,6 +25,46 @@ function deploymentHealth(s: Obj | null): string {
   if (s?.Healthy === true) return 'healthy';
   if (s?.Healthy === false) return 'unhealthy';
   return 'unset';
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * Nomad's "Allocation Addresses" block: each of the group's ports, `*label`, dynamic `yes` (nomad
+ * writes yes for every shared port), `ip:port`, and `-> to` when the task sees another port.
+ */
+function allocAddresses(a: Obj): string | undefined {
+  const shared = (a.AllocatedResources as { Shared?: { Networks?: Obj[] | null; Ports?: Obj[] | null } } | null)?.Shared;
+  const net = shared?.Networks?.[0];
+  const ports = shared?.Ports ?? [];
+  if (!net || !ports.length) return undefined;
+  const rows = ports.map((p) => [`*${String(p.Label)}`, 'yes', `${String(p.HostIP)}:${String(p.Value)}${Number(p.To ?? 0) > 0 ? ` -> ${String(p.To)}` : ''}`]);
+  return `Allocation Addresses${net.Mode ? ` (mode = ${JSON.stringify(net.Mode)})` : ''}:\n${table(['Label', 'Dynamic', 'Address'], rows)}`;
+}
+
+/**
+ * Nomad's "Task Resources" table of one task: CPU (used ticks / asked MHz), memory (used / asked,
+ * and `Max:` when memory_max differs), the alloc's disk; empty cells stay blank, as nomad's
+ * `formatListWithSpaces` leaves them.
+ */
+function taskResources(a: Obj, task: string, usage: Obj | undefined): string | undefined {
+  const r = (a.TaskResources as Record<string, Obj> | null)?.[task];
+  if (!r) return undefined;
+  const ru = usage?.ResourceUsage as { CpuStats?: { TotalTicks?: number }; MemoryStats?: { RSS?: number; Usage?: number; Measured?: string[] } } | undefined;
+  const cores = Number(r.Cores ?? 0);
+  let cpu = String(r.CPU ?? 0);
+  if (ru?.CpuStats) cpu = `${Math.floor(ru.CpuStats.TotalTicks ?? 0)}/${cpu}`;
+  let mem = iBytes(Number(r.MemoryMB ?? 0) * MiB);
+  if (ru?.MemoryStats) {
+    const m = ru.MemoryStats;
+    const used = m.RSS || m.Measured?.includes('RSS') ? (m.RSS ?? 0) : (m.Usage ?? 0);
+    mem = `${iBytes(used)}/${mem}`;
+  }
+  const max = Number(r.MemoryMaxMB ?? 0);
+  const disk = Number((a.Resources as Obj | null)?.DiskMB ?? 0);
+  const rows: unknown[][] = [[`${cpu} MHz`, mem, iBytes(disk * MiB), '']];
+  if (max !== 0 && max !== Number(r.MemoryMB ?? 0)) rows.push(['', `Max: ${iBytes(max * MiB)}`, '', '']);
+  return table([cores > 0 ? `CPU (${cores} cores)` : 'CPU', 'Memory', 'Disk', 'Addresses'], rows, { empty: '' });
 }
 
 /** A task state's time as nomad's `formatTaskTimes`: ISO 8601, `N/A` for none. */
@@ -106,6 +146,8 @@ export const allocStatusCommand: Command = {
         ['Failures', metrics.CoalescedFailures ?? 0],
       );
     writeLine(io.stdout, kv(rows));
+    const addresses = allocAddresses(a);
+    if (addresses) writeLine(io.stdout, `\n${addresses}`);
     const checks = await checkResults(api, String(a.ID));
     if (checks.length)
       writeLine(
@@ -115,8 +157,16 @@ export const allocStatusCommand: Command = {
           checks.map((c) => [c.Service, c.Task ?? '(group)', c.Check, c.Mode, c.Status]),
         )}`,
       );
+    let stats: Record<string, Obj> | undefined;
+    try {
+      stats = (await api.get<{ Tasks?: Record<string, Obj> }>(`/v1/client/allocation/${encodeURIComponent(String(a.ID))}/stats`)).body.Tasks ?? {};
+    } catch (e) {
+      writeLine(io.stderr, `Couldn't retrieve stats: ${e instanceof Error ? e.message : String(e)}`);
+    }
     for (const [name, t] of Object.entries((a.TaskStates as Record<string, Obj> | null) ?? {})) {
       writeLine(io.stdout, `\nTask "${name}" is "${t.State}"`);
+      const resources = taskResources(a, name, stats?.[name]);
+      if (resources) writeLine(io.stdout, `Task Resources:\n${resources}\n`);
       writeLine(
         io.stdout,
         `Task Events:\n${kv([

@@ -10,9 +10,13 @@ export function kv(rows: Array<[string, unknown]>): string {
   return rows.map(([k, v]) => `${k.padEnd(w)} = ${v === undefined || v === null || v === '' ? '<none>' : String(v)}`).join('\n');
 }
 
-/** A table with a header row, columns padded to their widest cell. */
-export function table(head: string[], rows: unknown[][]): string {
-  const cells = [head, ...rows.map((r) => r.map((c) => (c === undefined || c === null ? '' : String(c))))];
+/**
+ * A table with a header row, columns padded to their widest cell: nomad's `formatList`, which
+ * prints an empty cell as `<none>` (`empty: ''` for its `formatListWithSpaces`).
+ */
+export function table(head: string[], rows: unknown[][], opts: { empty?: string } = {}): string {
+  const empty = opts.empty ?? '<none>';
+  const cells = [head, ...rows.map((r) => r.map((c) => (c === undefined || c === null || c === '' ? empty : String(c))))];
   const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
   // As columnize: a row whose last cells are empty ends at its last text, with no trailing blanks.
   return cells
