@@ -298,10 +298,14 @@ export class AgentCore {
     return { evalId: ev.id, evalCreateIndex: ev.createIndex, index: this.state.waiters.index };
   }
 
-  /** Sets a group's count (Nomad's job scale): a new job version. */
-  scale(jobId: string, group: string, count: number): RegisterResult {
+  /**
+   * Sets a group's count (Nomad's job scale): a new job version. A `jobModifyIndex` other than 0
+   * applies only at that index of the job (Nomad's check-and-set on `ScalingRequest`).
+   */
+  scale(jobId: string, group: string, count: number, jobModifyIndex = 0): RegisterResult {
     const prev = this.state.jobs.get(jobId);
     if (!prev) throw new JobNotFoundError(jobId);
+    if (jobModifyIndex > 0 && jobModifyIndex !== prev.jobModifyIndex) throw new EnforceIndexError(jobId, jobModifyIndex, 'conflict', prev.jobModifyIndex);
     const groups = (prev.apiJob.TaskGroups as Array<Record<string, unknown>>) ?? [];
     if (!groups.some((g) => g.Name === group)) throw new ScaleGroupNotFoundError(jobId, group);
     const spec = submittedSpec(prev.apiJob);

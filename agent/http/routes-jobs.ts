@@ -209,7 +209,7 @@ export function jobRoutes(r: Router, core: AgentCore): void {
     const body = await decodeBody(req, scaleBody, { given: raw });
     if (body.Target.Job !== undefined && body.Target.Job !== req.params.id) throw new ApiError(400, PAYLOAD_JOB_MISMATCH);
     if (typeof body.Target.Group !== 'string' || body.Target.Group === '') throw new ApiError(400, 'missing task group name for scaling action');
-    return registerReply(core.scale(req.params.id!, body.Target.Group, body.Count));
+    return registerReply(core.scale(req.params.id!, body.Target.Group, body.Count, Number(body.JobModifyIndex ?? 0)));
   });
   r.on('POST', '/v1/job/:id/dispatch', async (req) => {
     const body = await decodeBody(req, dispatchBody, { emptyIs: {} });

@@ -116,6 +116,22 @@ describe('agent core (real SQLite, real client)', function () {
     expect(h.core.register(job, { enforceIndex: true, jobModifyIndex: first.jobModifyIndex }).jobModifyIndex).to.be.greaterThan(first.jobModifyIndex);
   });
 
+  it("scale with a JobModifyIndex applies only at the job's index (Nomad's check-and-set); 0 is no check", async () => {
+    const h = half();
+    const first = h.core.register(await serviceJob(h, 'web'));
+    const index = h.state.waiters.index;
+    expect(thrown(() => h.core.scale('web', 'g', 3, first.jobModifyIndex + 5)))
+      .to.be.instanceOf(EnforceIndexError)
+      .and.include({ jobId: 'web', kind: 'conflict', want: first.jobModifyIndex + 5, current: first.jobModifyIndex });
+    expect(h.state.waiters.index, 'nothing written').to.equal(index);
+    expect(h.state.jobs.get('web')?.version).to.equal(0);
+    const scaled = h.core.scale('web', 'g', 3, first.jobModifyIndex);
+    expect(h.state.jobs.get('web')?.version).to.equal(1);
+    h.core.scale('web', 'g', 2);
+    expect(h.state.jobs.get('web')?.version).to.equal(2);
+    expect(thrown(() => h.core.scale('web', 'g', 4, scaled.jobModifyIndex))).to.be.instanceOf(EnforceIndexError);
+  });
+
   it('setPreemption with a stale cas changes nothing; a current one commits, and it is the setting after a reopen', async () => {
     const h = half();
     const at = h.state.schedulerConfig!.modifyIndex;
