@@ -81,8 +81,9 @@ export class HealthInvariant {
     const spec = this.specOf(allocId);
     if (!spec) return this.checker.fail('I8', `${aliasOf(allocId)}: reported healthy, but it is not a simulated alloc`, allocId);
     if (spec.type !== 'service') return this.checker.fail('I8', `${aliasOf(allocId)}: a ${spec.type} alloc reported healthy`, allocId);
-    // Without a deployment, Nomad's migrate defaults apply (min_healthy_time 10 s, no checks here).
-    const min = spec.health?.minHealthyMs ?? DEFAULT_MIGRATE_HEALTH.minHealthyTimeMs;
+    // A job alloc in a deployment: its update block's; without a deployment, Nomad's migrate
+    // defaults apply (min_healthy_time 10 s, no checks here).
+    const min = spec.deploymentMinHealthyMs ?? spec.health?.minHealthyMs ?? DEFAULT_MIGRATE_HEALTH.minHealthyTimeMs;
     const t = this.now();
     for (const task of spec.tasks) {
       if (task.hook) continue;

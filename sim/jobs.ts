@@ -17,14 +17,15 @@ import {
   isReady,
   newEvaluation,
   schedule,
-  supersededBlockedEvals,
   type EvalTrigger,
-  type Evaluation,
   type Plan,
   type SchedulerConfiguration,
   type SchedulerNode,
 } from '../agent/scheduler/index.ts';
 import { addComparable, allocComparable, emptyComparable, exhaustedDimension, nodeAvailable } from '../agent/scheduler/resources.ts';
+import { applyPlan, type PlanView } from '../agent/broker/apply-plan.ts';
+import type { DeploymentJobRow } from '../agent/deploy/deployments.ts';
+import type { Deployment, Evaluation, ServerAlloc } from '../agent/state/types.ts';
 import { SIM_DRIVER } from './driver.ts';
 import { Rng } from './random.ts';
 
@@ -48,6 +49,8 @@ export interface GroupSpec {
   sticky?: boolean;
   shutdownDelayMs?: number;
   maxRunDurationMs?: number;
+  /** Set on a placed alloc that carries a deployment: its update block's `min_healthy_time` (sim/health.ts checks it). */
+  deploymentMinHealthyMs?: number;
 }
 
 /** A job op, at a virtual time in ms from the start. */
@@ -154,12 +157,17 @@ export interface JobSimEnv {
 
 /** The agent's side for jobs: the job and eval store, the broker, the scheduler in the loop. */
 export class JobSim {
-  private readonly jobs = new Map<number, { job: Job; spec: GroupSpec }>();
-  private readonly allocs = new Map<string, Allocation>();
+  /** Each job with the indexes a deployment records (its first register's, its last change's). */
+  private readonly jobs = new Map<number, { job: Job; spec: GroupSpec; createIndex: number; jobModifyIndex: number }>();
+  /** The server's alloc rows, as the agent's store keeps them (preemptedBy, nextAllocation). */
+  private readonly allocs = new Map<string, ServerAlloc>();
   private readonly evals = new Map<string, Evaluation>();
+  private readonly deployments = new Map<string, Deployment>();
   private readonly config: SchedulerConfiguration;
   private readonly random: () => number;
   private ids = 0;
+  /** Deployment ids count apart, so alloc and eval ids stay what they were. */
+  private deploymentIds = 0;
   private index = 1000;
   /** Jobs with a rolling update still under way. */
   private readonly rollouts = new Set<string>();
@@ -185,7 +193,7 @@ export class JobSim {
     switch (op.op) {
       case 'jobRegister': {
         const job = this.toJob(op, 0);
-        this.jobs.set(op.job, { job, spec: op.spec });
+        this.jobs.set(op.job, { job, spec: op.spec, createIndex: this.index, jobModifyIndex: this.index });
         this.evaluate(job, 'job-register');
         break;
       }
@@ -198,7 +206,7 @@ export class JobSim {
         if (op.change === 'destructive') for (const t of g.tasks) t.env = { VERSION: String(job.version) };
         else if (op.change === 'count') g.count = op.count ?? 1;
         else g.shutdownDelayMs = g.shutdownDelayMs ? undefined : 100;
-        this.jobs.set(op.job, { ...cur, job });
+        this.jobs.set(op.job, { ...cur, job, jobModifyIndex: this.index });
         this.evaluate(job, 'job-register');
         break;
       }
@@ -206,7 +214,7 @@ export class JobSim {
         const cur = this.jobs.get(op.job);
         if (!cur) return this.env.log('  (no such job)');
         const job = { ...cur.job, stop: true, version: (cur.job.version ?? 0) + 1 };
-        this.jobs.set(op.job, { ...cur, job });
+        this.jobs.set(op.job, { ...cur, job, jobModifyIndex: this.index });
         this.evaluate(job, 'job-deregister');
         break;
       }
@@ -225,7 +233,8 @@ export class JobSim {
     // Health as the deployment watcher would see it: a running alloc is healthy.
     for (const a of this.view()) {
       if (a.clientStatus === 'running' && a.deploymentStatus?.healthy === undefined) {
-        this.allocs.set(a.id, { ...this.allocs.get(a.id)!, deploymentStatus: { healthy: true, timestamp: this.env.now() } });
+        const row = this.allocs.get(a.id)!;
+        this.allocs.set(a.id, { ...row, alloc: { ...row.alloc, deploymentStatus: { healthy: true, timestamp: this.env.now() } } });
       }
     }
     const withFailures = new Set<string>();
@@ -237,7 +246,7 @@ export class JobSim {
     const freed = this.view().filter((a) => isServerTerminal(a) || isClientTerminalStatus(a.clientStatus)).length;
     if (freed > this.freed) {
       this.freed = freed;
-      for (const ev of blockedEvalsToRetry([...this.evals.values()])) this.process(ev);
+      for (const ev of blockedEvalsToRetry([...this.evals.values()]) as Evaluation[]) this.process(ev);
     }
   }
 
@@ -251,10 +260,11 @@ export class JobSim {
   }
 
   private evaluate(job: Job, triggeredBy: EvalTrigger): void {
-    this.process(newEvaluation({ id: this.newId('e'), job, triggeredBy, now: this.env.now() }));
+    this.process({ ...newEvaluation({ id: this.newId('e'), job, triggeredBy, now: this.env.now() }), createIndex: this.index, modifyIndex: this.index });
   }
 
   private process(ev: Evaluation): void {
+    const snapshotIndex = this.index;
     const plan = schedule({
       node: SIM_NODE,
       jobs: [...this.jobs.values()].map((j) => j.job),
@@ -269,7 +279,7 @@ export class JobSim {
     this.env.log(
       `  eval ${ev.triggeredBy} ${ev.jobId}: place ${plan.place.map((a) => `${alias(a.id)}=${a.name}`).join(',') || '-'} stop ${plan.stop.map((a) => alias(a.id)).join(',') || '-'} evict ${plan.preempt.map((a) => alias(a.id)).join(',') || '-'} inplace ${plan.inPlace.length} queued ${JSON.stringify(plan.queued)} -> ${plan.eval.status}`,
     );
-    this.commit(plan);
+    this.commit(plan, ev, snapshotIndex);
     this.check(plan);
     const rolling = Object.values(plan.deployment).some((d) => d.remaining > 0);
     if (rolling) this.rollouts.add(ev.jobId);
@@ -299,36 +309,72 @@ export class JobSim {
     }
     for (const a of plan.place) {
       for (const v of a.preemptedAllocations ?? []) {
-        if (this.allocs.get(v)?.desiredStatus !== 'evict') this.env.fail(`scheduler: ${alias(a.id)} preempted ${alias(v)}, which is not evicted`, a.id);
+        if (this.allocs.get(v)?.alloc.desiredStatus !== 'evict') this.env.fail(`scheduler: ${alias(a.id)} preempted ${alias(v)}, which is not evicted`, a.id);
       }
     }
   }
 
-  /** Store the plan and hand it to the client. */
-  private commit(plan: Plan): void {
-    for (const e of [plan.eval, ...plan.evals]) this.evals.set(e.id, e);
-    for (const b of plan.evals.filter((e) => e.status === 'blocked')) {
-      for (const c of supersededBlockedEvals([...this.evals.values()], b, this.env.now())) this.evals.set(c.id, c);
-    }
+  /**
+   * Store the plan and hand it to the client, as the broker does: the same plan application
+   * (agent/broker/apply-plan.ts), its rows into the simulator's maps, its calls to the client.
+   */
+  private commit(plan: Plan, ev: Evaluation, snapshotIndex: number): void {
     const client = this.env.client();
-    for (const a of [...plan.stop, ...plan.preempt, ...plan.inPlace, ...plan.attributeUpdates]) {
-      this.allocs.set(a.id, a);
-      if (client.runner(a.id)) client.updateAlloc(a);
-      else this.env.log(`  (${alias(a.id)} has no runner)`);
+    const job = [...this.jobs.values()].find((j) => j.job.id === ev.jobId);
+    const applied = applyPlan(this.planView(), plan, ev, job?.job, {
+      index: this.index,
+      snapshotIndex,
+      now: this.env.now(),
+      newId: () => `0000000d-0000-4000-8000-${(++this.deploymentIds).toString(16).padStart(12, '0')}`,
+    });
+    for (const w of applied.writes) {
+      if (w.table === 'alloc') this.allocs.set(w.row.alloc.id, w.row);
+      else if (w.table === 'eval') this.evals.set(w.row.id, w.row);
+      else this.deployments.set(w.row.id, w.row);
     }
-    for (const a of plan.place) {
-      this.allocs.set(a.id, a);
-      const spec = [...this.jobs.values()].find((j) => j.job.id === a.jobId)!.spec;
-      this.env.specs.set(a.id, spec);
-      this.env.waitsFor(a.id, a.previousAllocation, a.preemptedAllocations ?? []);
-      client.addAlloc(a);
+    for (const { kind, alloc } of applied.clientCalls) {
+      if (kind === 'update') {
+        // An alloc updated in place may join a deployment now.
+        if (alloc.deploymentId && this.env.specs.has(alloc.id)) this.env.specs.set(alloc.id, this.specOf(alloc));
+        if (client.runner(alloc.id)) client.updateAlloc(alloc);
+        else this.env.log(`  (${alias(alloc.id)} has no runner)`);
+        continue;
+      }
+      this.env.specs.set(alloc.id, this.specOf(alloc));
+      this.env.waitsFor(alloc.id, alloc.previousAllocation, alloc.preemptedAllocations ?? []);
+      client.addAlloc(alloc);
     }
+  }
+
+  /** The process behaviour of a job alloc; in a deployment the client judges health by the group's update block (as Nomad's does). */
+  private specOf(alloc: Allocation): GroupSpec {
+    const { spec, job } = [...this.jobs.values()].find((j) => j.job.id === alloc.jobId)!;
+    const minHealthy = job.taskGroups.find((g) => g.name === alloc.taskGroup)?.update?.minHealthyTimeMs;
+    return alloc.deploymentId && minHealthy !== undefined ? { ...spec, deploymentMinHealthyMs: minHealthy } : spec;
+  }
+
+  /** What plan application reads: the alloc rows with the client's view, the jobs, evals and deployments. */
+  private planView(): PlanView {
+    const viewed = new Map(this.view().map((a) => [a.id, a]));
+    const allocs = new Map<string, ServerAlloc>();
+    for (const [id, row] of this.allocs) allocs.set(id, { ...row, alloc: viewed.get(id)! });
+    const jobs = new Map<string, DeploymentJobRow>();
+    for (const j of this.jobs.values())
+      jobs.set(j.job.id, {
+        id: j.job.id,
+        namespace: 'default',
+        version: j.job.version ?? 0,
+        jobModifyIndex: j.jobModifyIndex,
+        createIndex: j.createIndex,
+        stop: !!j.job.stop,
+      });
+    return { allocs, jobs, evals: this.evals, deployments: this.deployments };
   }
 
   /** The store's allocs with the client's view of each (status, task states). */
   private view(): Allocation[] {
     const client = this.env.client();
-    return [...this.allocs.values()].map((a) => {
+    return [...this.allocs.values()].map(({ alloc: a }) => {
       const r = client.runner(a.id);
       if (!r) return a;
       const c = r.alloc();

@@ -36,6 +36,8 @@ export interface AllocSpec {
   maxRunDurationMs?: number;
   /** A deployment's health settings and a script check on the `web` task (sim/health.ts). */
   health?: HealthSpec;
+  /** A job alloc placed in a deployment (sim/jobs.ts): its update block's `min_healthy_time`, no checks. */
+  deploymentMinHealthyMs?: number;
 }
 
 /** Another alloc, on this node (`a`) or another (`r`, through the fake servers). */

@@ -16,19 +16,11 @@ import { createActor, fromPromise, toPromise } from 'xstate';
 import { errorText, isClientTerminalStatus, type Allocation, type Client, type Job } from '../../index.ts';
 import { apiJobToJob } from '../jobs/jobspec.ts';
 import { isParentJob } from '../jobs/dispatch.ts';
-import {
-  blockedEvalsToRetry,
-  isReady,
-  newEvaluation,
-  schedule,
-  supersededBlockedEvals,
-  type EvalTrigger,
-  type Plan,
-  type SchedulerNode,
-} from '../scheduler/index.ts';
+import { blockedEvalsToRetry, isReady, newEvaluation, schedule, type EvalTrigger, type Plan, type SchedulerNode } from '../scheduler/index.ts';
 import type { AgentState, Txn } from '../state/store.ts';
-import type { Evaluation, JobRecord, ServerAlloc } from '../state/types.ts';
-import { applyPlanToDeployment } from '../deploy/deployments.ts';
+import type { Evaluation, JobRecord } from '../state/types.ts';
+import { putDeployments } from '../deploy/deployments.ts';
+import { applyPlan, serverFields, type AppliedPlan, type PlanWrite } from './apply-plan.ts';
 import { canaryStates } from '../deploy/canaries.ts';
 import { evalMachine } from './eval-machine.ts';
 import { refusedAlloc } from './refused.ts';
@@ -211,84 +203,20 @@ export class EvalBroker {
     // The state the scheduler read (Nomad's SnapshotIndex).
     const snapshotIndex = state.waiters.index;
     const plan = planFor(state, this.#deps.node(), ev, allJobs(state), this.#deps.random);
-    const toStop: Allocation[] = [];
-    const toUpdate: Allocation[] = [];
-    const toAdd: Allocation[] = [];
-    const followUps: string[] = [];
+    const rec = state.jobs.get(ev.jobId);
+    let applied: AppliedPlan | undefined;
     state.commit((txn) => {
-      // What this commit wrote, by id: a replacement's nextAllocation goes onto its predecessor's stop.
-      const written = new Map<string, ServerAlloc>();
-      const put = (s: ServerAlloc, type: string) => {
-        written.set(s.alloc.id, s);
-        txn.putAlloc(s);
-        txn.event({ topic: 'Allocation', type, key: s.alloc.id, object: s });
-      };
-      const byPreempted = new Map<string, string>();
-      for (const p of plan.place) for (const v of p.preemptedAllocations ?? []) byPreempted.set(v, p.id);
-      for (const a of [...plan.stop, ...plan.preempt]) {
-        const cur = state.allocs.get(a.id)!;
-        const alloc = { ...cur.alloc, ...serverFields(a), allocModifyIndex: txn.index };
-        const by = byPreempted.get(a.id);
-        put({ ...cur, alloc, ...(by ? { preemptedBy: by } : {}), modifyIndex: txn.index }, 'AllocationUpdated');
-        toStop.push(alloc);
-      }
-      const rec = state.jobs.get(ev.jobId);
-      const deploymentOf = applyPlanToDeployment(state, plan, rec ? jobOf(rec) : undefined, txn, Date.now());
-      for (const a of [...plan.inPlace, ...plan.attributeUpdates]) {
-        const cur = state.allocs.get(a.id)!;
-        // An alloc updated in place joins its group's deployment.
-        const deploymentId = plan.inPlace.includes(a) ? deploymentOf.get(a.taskGroup) : undefined;
-        const alloc = { ...cur.alloc, ...serverFields(a), ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };
-        put({ ...cur, alloc, modifyIndex: txn.index }, 'AllocationUpdated');
-        if (plan.inPlace.includes(a)) toUpdate.push(alloc);
-      }
-      for (const a of plan.place) {
-        const deploymentId = deploymentOf.get(a.taskGroup);
-        const alloc = { ...a, ...(deploymentId ? { deploymentId } : {}), allocModifyIndex: txn.index };
-        put({ alloc, ...(plan.metrics[a.id] ? { metrics: plan.metrics[a.id] } : {}), createIndex: txn.index, modifyIndex: txn.index }, 'PlanResult');
-        if (a.previousAllocation) {
-          const prev = written.get(a.previousAllocation) ?? state.allocs.get(a.previousAllocation);
-          if (prev) txn.putAlloc({ ...prev, nextAllocation: a.id, modifyIndex: txn.index });
-        }
-        toAdd.push(alloc);
-      }
-      const now = Date.now();
-      const made: Evaluation[] = plan.evals.map((e) => {
-        const jobModifyIndex = state.jobs.get(e.jobId)?.jobModifyIndex;
-        return { ...e, ...(jobModifyIndex !== undefined ? { jobModifyIndex } : {}), createIndex: txn.index, modifyIndex: txn.index };
-      });
-      for (const e of made) {
-        txn.putEval(e);
-        txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: e.id, object: e });
-        if (e.status === 'pending') followUps.push(e.id);
-        if (e.status === 'blocked')
-          for (const c of supersededBlockedEvals([...state.evals.values()], e, now)) {
-            const canceled = { ...(c as Evaluation), modifyIndex: txn.index };
-            txn.putEval(canceled);
-            txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: c.id, object: canceled });
-          }
-      }
-      const done: Evaluation = {
-        ...ev,
-        ...plan.eval,
-        createIndex: ev.createIndex,
-        modifyIndex: txn.index,
-        snapshotIndex,
-        plan: {
-          placed: plan.place.map((a) => a.id),
-          stopped: plan.stop.map((a) => a.id),
-          preempted: plan.preempt.map((a) => ({ allocId: a.id, by: byPreempted.get(a.id) ?? '' })),
-        },
-      };
-      txn.putEval(done);
-      txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: evalId, object: done });
+      applied = applyPlan(state, plan, ev, rec ? jobOf(rec) : undefined, { index: txn.index, snapshotIndex, now: Date.now(), newId: randomUUID });
+      commitWrites(txn, applied.writes);
     });
-    for (const a of toStop) this.#client(() => client.updateAlloc(a));
-    for (const a of toUpdate) this.#client(() => client.updateAlloc(a));
-    for (const a of toAdd) this.#client(() => client.addAlloc(a), a);
+    const { clientCalls, followUps } = applied!;
+    for (const { kind, alloc } of clientCalls) {
+      if (kind === 'update') this.#client(() => client.updateAlloc(alloc));
+      else this.#client(() => client.addAlloc(alloc), alloc);
+    }
     for (const f of followUps) this.enqueue(f);
     this.#deps.onPlan?.(plan);
-    const parts = [`${toAdd.length} placed`, `${plan.stop.length} stopped`];
+    const parts = [`${plan.place.length} placed`, `${plan.stop.length} stopped`];
     if (plan.preempt.length) parts.push(`${plan.preempt.length} preempted`);
     if (plan.inPlace.length) parts.push(`${plan.inPlace.length} updated in place`);
     if (Object.keys(plan.failedTgAllocs).length) parts.push('blocked');
@@ -307,12 +235,17 @@ export class EvalBroker {
   }
 }
 
-/** What the scheduler decides about an alloc (never the client's report). */
-function serverFields(a: Allocation): Partial<Allocation> {
-  const out: Partial<Allocation> = { desiredStatus: a.desiredStatus, job: a.job };
-  for (const k of ['desiredDescription', 'jobVersion', 'evalId', 'followupEvalId', 'modifyTime', 'allocatedResources', 'deploymentId'] as const)
-    if (a[k] !== undefined) (out as Record<string, unknown>)[k] = a[k];
-  return out;
+/** Writes a plan's rows into `txn`, each with the event it raises. */
+function commitWrites(txn: Txn, writes: readonly PlanWrite[]): void {
+  for (const w of writes) {
+    if (w.table === 'alloc') {
+      txn.putAlloc(w.row);
+      if (w.eventType) txn.event({ topic: 'Allocation', type: w.eventType, key: w.row.alloc.id, object: w.row });
+    } else if (w.table === 'eval') {
+      txn.putEval(w.row);
+      txn.event({ topic: 'Evaluation', type: 'EvaluationUpdated', key: w.row.id, object: w.row });
+    } else putDeployments(txn, [w.row]);
+  }
 }
 
 /**

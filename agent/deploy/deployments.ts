@@ -44,24 +44,46 @@ import type { PromoteRequest } from './canaries.ts';
 type Group = Deployment['taskGroups'][string];
 
 /** The deployment of `jobId` at `version` still under way (running or paused), if any. */
-export function runningDeployment(state: AgentState, jobId: string, version: number): Deployment | undefined {
+export function runningDeployment(state: { deployments: ReadonlyMap<string, Deployment> }, jobId: string, version: number): Deployment | undefined {
   return [...state.deployments.values()].find((d) => d.jobId === jobId && d.jobVersion === version && (d.status === 'running' || d.status === 'paused'));
 }
 
+/** The stored job fields a plan's deployment reads (a {@link JobRecord}'s, or the simulator's own). */
+export type DeploymentJobRow = Pick<JobRecord, 'id' | 'namespace' | 'version' | 'jobModifyIndex' | 'createIndex' | 'stop'>;
+
+/** What {@link planDeployment} reads: the stored jobs and deployments. */
+export interface DeploymentView {
+  jobs: ReadonlyMap<string, DeploymentJobRow>;
+  deployments: ReadonlyMap<string, Deployment>;
+}
+
+/** The deployment rows a plan writes (in order) and the deployment id each rolled group's allocs carry. */
+export interface PlannedDeployment {
+  rows: Deployment[];
+  deploymentOf: Map<string, string>;
+}
+
 /**
- * Inside the plan's commit: creates or advances the job's deployment for the groups the plan
- * rolls, and returns the deployment id each placed alloc of those groups should carry.
+ * Pure: the deployments a plan's commit writes: older or stopped ones cancelled, the job's one
+ * for the groups the plan rolls created or advanced; and the deployment id each placed alloc of
+ * those groups should carry. `newId` names a new deployment.
  */
-export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | undefined, txn: Txn, now: number): Map<string, string> {
+export function planDeployment(
+  view: DeploymentView,
+  plan: Plan,
+  job: Job | undefined,
+  opts: { index: number; now: number; newId: () => string },
+): PlannedDeployment {
+  const { index, now } = opts;
   const out = new Map<string, string>();
-  const rec = state.jobs.get(plan.eval.jobId);
-  cancelUnneeded(state, plan.eval.jobId, rec, txn, now);
+  const rec = view.jobs.get(plan.eval.jobId);
+  const rows = cancelUnneeded(view, plan.eval.jobId, rec, index, now);
   const groups = Object.entries(plan.deployment);
-  if (groups.length === 0 || !rec) return out;
-  let d = runningDeployment(state, rec.id, rec.version);
+  if (groups.length === 0 || !rec) return { rows, deploymentOf: out };
+  let d = runningDeployment(view, rec.id, rec.version);
   const fresh = !d;
   d ??= {
-    id: randomUUID(),
+    id: opts.newId(),
     namespace: rec.namespace,
     jobId: rec.id,
     jobVersion: rec.version,
@@ -70,8 +92,8 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
     status: 'running',
     statusDescription: RUNNING,
     taskGroups: {},
-    createIndex: txn.index,
-    modifyIndex: txn.index,
+    createIndex: index,
+    modifyIndex: index,
     createTime: now,
     modifyTime: now,
   };
@@ -107,15 +129,31 @@ export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | 
     out.set(name, d.id);
   }
   const statusDescription = d.status === 'running' ? runningDescription(taskGroups) : d.statusDescription;
-  let next: Deployment = { ...d, taskGroups, statusDescription, modifyIndex: txn.index, modifyTime: now };
+  let next: Deployment = { ...d, taskGroups, statusDescription, modifyIndex: index, modifyTime: now };
   // Nothing left to place or to see healthy (an in-place update of healthy allocs): done now.
   const replacing = groups.some(([, b]) => b.remaining > 0 || b.replaced > 0);
   if (next.status === 'running' && !replacing && deploymentComplete(taskGroups)) next = { ...next, status: 'successful', statusDescription: SUCCESSFUL };
-  if (fresh || JSON.stringify(next.taskGroups) !== JSON.stringify(d.taskGroups)) {
+  if (fresh || JSON.stringify(next.taskGroups) !== JSON.stringify(d.taskGroups)) rows.push(next);
+  return { rows, deploymentOf: out };
+}
+
+/** Writes `rows` (deployments) into `txn`, each with its event. */
+export function putDeployments(txn: Txn, rows: readonly Deployment[]): void {
+  for (const next of rows) {
     txn.putDeployment(next);
     txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
   }
-  return out;
+}
+
+/**
+ * Inside the plan's commit: creates or advances the job's deployment for the groups the plan
+ * rolls ({@link planDeployment}, written into `txn`), and returns the deployment id each placed
+ * alloc of those groups should carry.
+ */
+export function applyPlanToDeployment(state: AgentState, plan: Plan, job: Job | undefined, txn: Txn, now: number): Map<string, string> {
+  const { rows, deploymentOf } = planDeployment(state, plan, job, { index: txn.index, now, newId: randomUUID });
+  putDeployments(txn, rows);
+  return deploymentOf;
 }
 
 /** Nomad's descriptions of a deployment cancelled by the scheduler. */
@@ -126,21 +164,21 @@ export const CANCELLED_STOPPED_JOB = 'Cancelled because job is stopped';
  * Nomad's `cancelUnneededDeployments`: a deployment still under way for an older version of the
  * job (or for a job now stopped or gone) is cancelled when the job is next scheduled.
  */
-function cancelUnneeded(state: AgentState, jobId: string, rec: JobRecord | undefined, txn: Txn, now: number): void {
-  for (const d of state.deployments.values()) {
+function cancelUnneeded(view: DeploymentView, jobId: string, rec: DeploymentJobRow | undefined, index: number, now: number): Deployment[] {
+  const rows: Deployment[] = [];
+  for (const d of view.deployments.values()) {
     if (d.jobId !== jobId || (d.status !== 'running' && d.status !== 'paused')) continue;
     const stopped = !rec || rec.stop;
     if (!stopped && d.jobVersion === rec.version && d.jobCreateIndex === rec.createIndex) continue;
-    const next: Deployment = {
+    rows.push({
       ...d,
       status: 'cancelled',
       statusDescription: stopped ? CANCELLED_STOPPED_JOB : CANCELLED_NEWER_JOB,
-      modifyIndex: txn.index,
+      modifyIndex: index,
       modifyTime: now,
-    };
-    txn.putDeployment(next);
-    txn.event({ topic: 'Deployment', type: 'DeploymentStatusUpdate', key: next.id, object: next });
+    });
   }
+  return rows;
 }
 
 /** What an alloc's health verdict leads to: another evaluation of the job, and a job version to revert to. */

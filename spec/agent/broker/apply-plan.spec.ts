@@ -1,0 +1,154 @@
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { applyPlan, type AppliedPlan, type PlanView } from '../../../agent/broker/apply-plan.ts';
+import type { Plan } from '../../../agent/scheduler/index.ts';
+import type { Deployment, Evaluation, JobRecord, ServerAlloc } from '../../../agent/state/types.ts';
+import type { Allocation } from '../../../model/types.ts';
+import { makeAlloc, mockTask } from '../../support/fixtures.ts';
+
+const NOW = 1_700_000_000_000;
+const INDEX = 42;
+
+function evalOf(id: string, over: Partial<Evaluation> = {}): Evaluation {
+  return {
+    id,
+    priority: 50,
+    type: 'service',
+    triggeredBy: 'job-register',
+    jobId: 'example',
+    status: 'pending',
+    createTime: NOW - 1000,
+    modifyTime: NOW - 1000,
+    createIndex: 10,
+    modifyIndex: 10,
+    ...over,
+  };
+}
+
+function row(a: Allocation): ServerAlloc {
+  return { alloc: a, createIndex: 5, modifyIndex: 5 };
+}
+
+function planOf(ev: Evaluation, over: Partial<Plan> = {}): Plan {
+  return {
+    eval: { ...ev, status: 'complete' },
+    place: [],
+    stop: [],
+    preempt: [],
+    inPlace: [],
+    attributeUpdates: [],
+    evals: [],
+    queued: {},
+    failedTgAllocs: {},
+    desiredTgUpdates: {},
+    deployment: {},
+    metrics: {},
+    ...over,
+  };
+}
+
+function viewOf(allocs: Allocation[], over: Partial<PlanView> = {}): PlanView {
+  const rec = { id: 'example', namespace: 'default', version: 1, jobModifyIndex: 30, createIndex: 3, stop: false } as JobRecord;
+  return {
+    allocs: new Map(allocs.map((a) => [a.id, row(a)])),
+    jobs: new Map([['example', rec]]),
+    evals: new Map(),
+    deployments: new Map<string, Deployment>(),
+    ...over,
+  };
+}
+
+function apply(view: PlanView, plan: Plan, ev: Evaluation): AppliedPlan {
+  let n = 0;
+  return applyPlan(view, plan, ev, undefined, { index: INDEX, snapshotIndex: INDEX - 1, now: NOW, newId: () => `dep-${++n}` });
+}
+
+const allocRows = (out: AppliedPlan) => out.writes.flatMap((w) => (w.table === 'alloc' ? [w] : []));
+const evalRows = (out: AppliedPlan) => out.writes.flatMap((w) => (w.table === 'eval' ? [w.row] : []));
+
+describe('applyPlan (the plan application the broker and the simulator share)', () => {
+  const tasks = [mockTask('web')];
+
+  it('a stop and its replacement: the stopped row written in this commit carries nextAllocation; calls are update then add', () => {
+    const old = makeAlloc(tasks, { clientStatus: 'running' });
+    const ev = evalOf('e1');
+    const stopped = { ...old, desiredStatus: 'stop' as const, desiredDescription: 'alloc is being updated' };
+    const next = makeAlloc(tasks, { previousAllocation: old.id });
+    const out = apply(viewOf([old]), planOf(ev, { stop: [stopped], place: [next] }), ev);
+    const rows = allocRows(out);
+    const last = rows.filter((w) => w.row.alloc.id === old.id).at(-1)!;
+    expect(last.row.nextAllocation).to.equal(next.id);
+    expect(last.row.alloc.desiredStatus, 'the predecessor row is the stop, not the stale one').to.equal('stop');
+    expect(last.row.alloc.clientStatus, 'the client report stays the server row’s').to.equal('running');
+    expect(last.row.modifyIndex).to.equal(INDEX);
+    expect(rows.find((w) => w.row.alloc.id === next.id)!.eventType).to.equal('PlanResult');
+    expect(out.clientCalls.map((c) => [c.kind, c.alloc.id])).to.deep.equal([
+      ['update', old.id],
+      ['add', next.id],
+    ]);
+    expect(out.clientCalls[0]!.alloc.allocModifyIndex).to.equal(INDEX);
+  });
+
+  it('an eviction carries preemptedBy (its preemptor); the eval records the plan with its snapshot index', () => {
+    const victim = makeAlloc(tasks, { clientStatus: 'running' });
+    const ev = evalOf('e1');
+    const placed = makeAlloc(tasks, { preemptedAllocations: [victim.id] });
+    const evicted = { ...victim, desiredStatus: 'evict' as const, desiredDescription: `Preempted by alloc ID ${placed.id}` };
+    const out = apply(viewOf([victim]), planOf(ev, { preempt: [evicted], place: [placed] }), ev);
+    const victimRow = allocRows(out).find((w) => w.row.alloc.id === victim.id)!.row;
+    expect(victimRow.preemptedBy).to.equal(placed.id);
+    expect(victimRow.alloc.desiredStatus).to.equal('evict');
+    const done = evalRows(out).at(-1)!;
+    expect(done).to.include({ id: 'e1', status: 'complete', snapshotIndex: INDEX - 1, modifyIndex: INDEX, createIndex: 10 });
+    expect(done.plan).to.deep.equal({ placed: [placed.id], stopped: [], preempted: [{ allocId: victim.id, by: placed.id }] });
+  });
+
+  it('a new blocked eval cancels the older blocked one of its job; new evals carry the jobModifyIndex; pending ones are the follow-ups', () => {
+    const ev = evalOf('e2');
+    const older = evalOf('b1', { status: 'blocked' });
+    const other = evalOf('b9', { status: 'blocked', jobId: 'other' });
+    const blocked = evalOf('b2', { status: 'blocked', previousEval: 'e2' });
+    const followUp = evalOf('f1', { status: 'pending', waitUntil: NOW + 5000 });
+    const view = viewOf([], { evals: new Map([older, other].map((e) => [e.id, e])) });
+    const out = apply(view, planOf(ev, { evals: [blocked, followUp] }), ev);
+    const byId = new Map(evalRows(out).map((e) => [e.id, e]));
+    expect(byId.get('b1')).to.include({ status: 'canceled', modifyIndex: INDEX });
+    expect(byId.has('b9'), 'another job’s blocked eval stays').to.equal(false);
+    expect(byId.get('b2')).to.include({ status: 'blocked', jobModifyIndex: 30, createIndex: INDEX });
+    expect(out.followUps).to.deep.equal(['f1']);
+  });
+
+  it('an alloc updated in place joins its group’s new deployment and is an update call; an attribute update is written, never sent', () => {
+    const a = makeAlloc(tasks, { clientStatus: 'running', deploymentStatus: { healthy: true, timestamp: NOW - 1 } });
+    const b = makeAlloc(tasks, { clientStatus: 'failed' });
+    const ev = evalOf('e1');
+    const batch = { maxParallel: 1, desiredTotal: 1, replaced: 0, remaining: 0, inFlight: 0, failed: false, desiredCanaries: 0, promoted: true };
+    const plan = planOf(ev, { inPlace: [{ ...a, jobVersion: 1 }], attributeUpdates: [{ ...b, followupEvalId: 'f1' }], deployment: { web: batch } });
+    const out = apply(viewOf([a, b]), plan, ev);
+    const dep = out.writes.find((w) => w.table === 'deployment')!.row as Deployment;
+    expect(dep).to.include({ id: 'dep-1', jobId: 'example', jobVersion: 1, createIndex: INDEX });
+    expect(dep.taskGroups.web).to.include({ placedAllocs: 1, healthyAllocs: 1 });
+    const rows = allocRows(out);
+    expect(rows.find((w) => w.row.alloc.id === a.id)!.row.alloc.deploymentId).to.equal('dep-1');
+    const attr = rows.find((w) => w.row.alloc.id === b.id)!.row.alloc;
+    expect(attr.followupEvalId).to.equal('f1');
+    expect(attr, 'an attribute update does not join the deployment').to.not.have.property('deploymentId');
+    expect(out.clientCalls.map((c) => [c.kind, c.alloc.id])).to.deep.equal([['update', a.id]]);
+  });
+
+  it('is pure: the view is left as it was', () => {
+    const old = makeAlloc(tasks, { clientStatus: 'running' });
+    const view = viewOf([old]);
+    const before = JSON.stringify([...view.allocs]);
+    const ev = evalOf('e1');
+    apply(view, planOf(ev, { stop: [{ ...old, desiredStatus: 'stop' }], place: [makeAlloc(tasks, { previousAllocation: old.id })] }), ev);
+    expect(JSON.stringify([...view.allocs])).to.equal(before);
+  });
+
+  it('is the one plan application: the broker and the simulator both import it', () => {
+    for (const file of ['agent/broker/broker.ts', 'sim/jobs.ts']) {
+      const src = readFileSync(new URL(`../../../${file}`, import.meta.url), 'utf8');
+      expect(src, file).to.match(/import \{[^}]*\bapplyPlan\b[^}]*\} from '(\.\/|\.\.\/agent\/broker\/)apply-plan\.ts'/);
+    }
+  });
+});
