@@ -10,7 +10,8 @@ import { JobspecError, unsupportedText, type UnsupportedStanza } from '../../../
 import { refusalHintLines } from './refusal-hints.ts';
 import { readInput } from '../alloc-file.ts';
 import { InputError, UsageError } from '../errors.ts';
-import type { CliIO } from '../io.ts';
+import { writeLine, type CliIO } from '../io.ts';
+import { keyValues } from '../nomad/flags.ts';
 import { errorText } from '../../../model/error-text.ts';
 
 /** Flags and positionals of a `berth job` command that reads a job file. */
@@ -115,4 +116,31 @@ export function leftOutWarnings(leftOut: UnsupportedStanza[]): string | undefine
   if (!leftOut.length) return undefined;
   const n = leftOut.length;
   return `${n} warning${n === 1 ? '' : 's'}:\n\n${leftOut.map((u) => `* ${unsupportedText(u)}: left out`).join('\n')}`;
+}
+
+/**
+ * The job file of a `job run`/`job plan` command from its parsed flags (`-var`, `-var-file`,
+ * `-unsupported`): loaded, with the stanzas left out printed as nomad's `Job Warnings:` on stderr.
+ */
+export async function loadCommandJob(
+  command: string,
+  path: string,
+  flags: Record<string, unknown>,
+  io: CliIO,
+  extra: Pick<JobFileOptions, 'canonicalize'> = {},
+): Promise<ApiJob & { ID: string }> {
+  const { api, leftOut } = await loadJobFile(
+    path,
+    {
+      vars: keyValues(command, flags.var as string[] | undefined),
+      varFiles: (flags['var-file'] as string[] | undefined) ?? [],
+      unsupported: unsupportedMode(flags.unsupported, command),
+      command,
+      ...extra,
+    },
+    io,
+  );
+  const text = leftOutWarnings(leftOut);
+  if (text) writeLine(io.stderr, `Job Warnings:\n${text}\n`);
+  return api;
 }

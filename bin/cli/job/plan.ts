@@ -8,9 +8,9 @@ import { type Command } from '../command.ts';
 import { paint, writeLine, type CliIO } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
-import { keyValues, commandFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { short, table } from '../nomad/table.ts';
-import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
+import { loadCommandJob } from './job-file.ts';
 import { errorText } from '../../../model/error-text.ts';
 import { quote } from '../../../actors/templates/fmt.ts';
 import type { JobDiff } from '../../../agent/jobs/diff/index.ts';
@@ -55,18 +55,7 @@ export const jobPlanCommand: Command = {
       { io, help: HELP, positionals: 1, usage: 'expects one job file' },
     );
     if (exit !== undefined) return exit;
-    const { api: job, leftOut } = await loadJobFile(
-      positionals[0]!,
-      {
-        vars: keyValues('job plan', flags.var as string[] | undefined),
-        varFiles: (flags['var-file'] as string[] | undefined) ?? [],
-        unsupported: unsupportedMode(flags.unsupported, 'job plan'),
-        command: 'job plan',
-      },
-      io,
-    );
-    const leftOutText = leftOutWarnings(leftOut);
-    if (leftOutText) writeLine(io.stderr, `Job Warnings:\n${leftOutText}\n`);
+    const job = await loadCommandJob('job plan', positionals[0]!, flags, io);
     const api = new AgentApi(flags);
     let plan: Obj;
     try {

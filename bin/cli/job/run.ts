@@ -8,10 +8,10 @@ import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { keyValues, commandFlags } from '../nomad/flags.ts';
+import { commandFlags } from '../nomad/flags.ts';
 import { nextOfAny } from '../../../agent/periodic/cron.ts';
 import { followAllocs, followDeployment, monitorEval } from './monitor.ts';
-import { leftOutWarnings, loadJobFile, unsupportedMode } from './job-file.ts';
+import { loadCommandJob } from './job-file.ts';
 
 const HELP = `usage: berth job run [-detach] [-var key=value]... [-var-file FILE]... [-check-index N] [-unsupported warn] FILE
 
@@ -51,20 +51,8 @@ export const jobRunCommand: Command = {
       { io, help: HELP, positionals: 1, usage: 'expects one job file' },
     );
     if (exit !== undefined) return exit;
-    const { api: job, leftOut } = await loadJobFile(
-      positionals[0]!,
-      {
-        vars: keyValues('job run', flags.var as string[] | undefined),
-        varFiles: (flags['var-file'] as string[] | undefined) ?? [],
-        unsupported: unsupportedMode(flags.unsupported, 'job run'),
-        command: 'job run',
-        // As nomad sends it: the agent fills in the defaults, and says what it changes.
-        canonicalize: false,
-      },
-      io,
-    );
-    const leftOutText = leftOutWarnings(leftOut);
-    if (leftOutText) writeLine(io.stderr, `Job Warnings:\n${leftOutText}\n`);
+    // As nomad sends it: the agent fills in the defaults, and says what it changes.
+    const job = await loadCommandJob('job run', positionals[0]!, flags, io, { canonicalize: false });
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify({ Job: job }, null, 2));
       return 0;
