@@ -22,7 +22,7 @@
  * See docs/scheduler.md for what it does and leaves out.
  * @module
  */
-export { schedule, defaultSchedulerConfiguration, preemptionEnabled, nodeInDatacenters, SchedulerInputError } from './schedule.ts';
+export { schedule, emptyPlan, defaultSchedulerConfiguration, preemptionEnabled, nodeInDatacenters, SchedulerInputError } from './schedule.ts';
 export {
   newEvaluation,
   blockedEvalsToRetry,

@@ -82,20 +82,7 @@ export function schedule(input: ScheduleInput): Plan {
   const job = input.jobs.find((j) => j.id === ev.jobId && (j.namespace ?? 'default') === namespace);
   const jobAllocs = input.allocs.filter((a) => a.jobId === ev.jobId && (a.namespace ?? 'default') === namespace).sort(byCreation);
 
-  const plan: Plan = {
-    eval: ev,
-    place: [],
-    stop: [],
-    preempt: [],
-    inPlace: [],
-    attributeUpdates: [],
-    evals: [],
-    queued: {},
-    failedTgAllocs: {},
-    desiredTgUpdates: {},
-    deployment: {},
-    metrics: {},
-  };
+  const plan = emptyPlan(ev);
   const stamp = (a: Allocation): Allocation => ({ ...a, allocModifyIndex: index, modifyTime: now });
 
   // Reconcile every group (and stop what belongs to groups the job no longer has).
@@ -340,6 +327,24 @@ function rescheduleFollowups(
     plan.attributeUpdates.push(stamp({ ...alloc, followupEvalId: current.id }));
   }
   return evals;
+}
+
+/** A plan for `ev` that does nothing yet: where the scheduler starts, and a base for specs' plans. */
+export function emptyPlan(ev: Evaluation): Plan {
+  return {
+    eval: ev,
+    place: [],
+    stop: [],
+    preempt: [],
+    inPlace: [],
+    attributeUpdates: [],
+    evals: [],
+    queued: {},
+    failedTgAllocs: {},
+    desiredTgUpdates: {},
+    deployment: {},
+    metrics: {},
+  };
 }
 
 /** The processed eval: complete (or still blocked), with what it left queued and why. */

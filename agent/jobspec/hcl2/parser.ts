@@ -219,6 +219,7 @@ class Parser {
     return { kind: 'call', name: name.text, args, expand, start: name.start, end: close.end };
   }
 
+  /** `for k, v in collection` (of a for expression or a %{ for } directive): the variables and the collection. */
   private forHead(): { keyVar?: string; valueVar: string; collection: Expr } {
     this.take(); // for
     const first = this.take();
@@ -233,9 +234,7 @@ class Parser {
       valueVar = second.text;
     }
     this.expect('in', 'the "in" keyword');
-    const collection = this.expression();
-    this.expect(':', 'a colon (:) after the collection of the for expression');
-    return { keyVar, valueVar, collection };
+    return { keyVar, valueVar, collection: this.expression() };
   }
 
   private isFor(): boolean {
@@ -254,6 +253,7 @@ class Parser {
     const open = this.take();
     if (this.isFor()) {
       const head = this.forHead();
+      this.expect(':', 'a colon (:) after the collection of the for expression');
       const value = this.expression();
       const cond = this.forCond();
       const close = this.expect(']', 'the closing bracket of the for expression');
@@ -273,6 +273,7 @@ class Parser {
     const open = this.take();
     if (this.isFor()) {
       const head = this.forHead();
+      this.expect(':', 'a colon (:) after the collection of the for expression');
       const key = this.expression();
       this.expect('=>', 'the => between the key and value of the for expression');
       const value = this.expression();
@@ -437,19 +438,7 @@ class Parser {
       return { kind: 'if', cond, then: first.parts, else: otherwise };
     }
     if (word.type === 'ident' && word.text === 'for') {
-      this.take();
-      const first = this.take();
-      if (first.type !== 'ident') throw this.error(first, 'an iterator variable name');
-      let keyVar: string | undefined;
-      let valueVar = first.text;
-      if (this.is(',')) {
-        this.take();
-        const second = this.take();
-        keyVar = first.text;
-        valueVar = second.text;
-      }
-      this.expect('in', 'the "in" keyword');
-      const collection = this.expression();
+      const { keyVar, valueVar, collection } = this.forHead();
       if (this.closeTemplateSequence()) this.skipWhite();
       const body = this.templateParts('directive', quoted);
       if (body.directive !== 'endfor') throw new HclDiagnostic('Unexpected directive', `Expected an endfor directive, found ${body.directive}.`, open);

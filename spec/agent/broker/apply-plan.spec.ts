@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { applyPlan, type AppliedPlan, type PlanView } from '../../../agent/broker/apply-plan.ts';
-import type { Plan } from '../../../agent/scheduler/index.ts';
+import { emptyPlan, type Plan } from '../../../agent/scheduler/index.ts';
 import type { Deployment, Evaluation, JobRecord, ServerAlloc } from '../../../agent/state/types.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
@@ -30,21 +30,7 @@ function row(a: Allocation): ServerAlloc {
 }
 
 function planOf(ev: Evaluation, over: Partial<Plan> = {}): Plan {
-  return {
-    eval: { ...ev, status: 'complete' },
-    place: [],
-    stop: [],
-    preempt: [],
-    inPlace: [],
-    attributeUpdates: [],
-    evals: [],
-    queued: {},
-    failedTgAllocs: {},
-    desiredTgUpdates: {},
-    deployment: {},
-    metrics: {},
-    ...over,
-  };
+  return { ...emptyPlan({ ...ev, status: 'complete' }), ...over };
 }
 
 function viewOf(allocs: Allocation[], over: Partial<PlanView> = {}): PlanView {
