@@ -129,8 +129,9 @@ export function createClient(options: ClientOptions): Client {
     : { unavailable: detected.reason };
   const drivers: Record<string, Driver> = {
     mock_driver: createMockDriver({ clock }),
-    raw_exec: createRawExecDriver({ cgroups }),
-    exec: createExecDriver({ cgroups }),
+    // One supervisor for both (its socket and log in the client's data dir).
+    raw_exec: createRawExecDriver({ cgroups, supervisorDir: join(dataDir, 'client', 'supervisor') }),
+    exec: createExecDriver({ cgroups, supervisorDir: join(dataDir, 'client', 'supervisor') }),
     docker: createDockerDriver({ ...options.docker, clock, onError: (error) => bus.publish('client.error', { error }) }),
     ...(options.drivers ?? {}),
   };

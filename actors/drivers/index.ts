@@ -12,9 +12,10 @@ export {
   type ProcessDriverOptions,
   type ProcessHandleState,
 } from './executor/process-driver.ts';
-export { EXECUTOR_PATH, socketPathFor } from './executor/client.ts';
-export type { ExecutorRequest, ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyLine } from './executor/protocol.ts';
+export { SUPERVISOR_PATH, defaultSupervisorDir, supervisorSocketPath } from './executor/client.ts';
+export type { ExecutorRequest, ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyLine, SupervisorRequest } from './executor/protocol.ts';
 export { buildTaskEnv, interpolateEnv, DEFAULT_ENV_DENYLIST, type TaskEnvInput } from './env.ts';
+export { SHIM_MARKER } from './executor/shim.mjs';
 export { signalName, signalNumber, isSignal } from './signals.ts';
 export { readTaskLogs, logFileIndices, type LogStream, type ReadTaskLogsOptions } from './logs/reader.ts';
 export { FileRotator, rotatingStream } from './logs/rotator.mjs';

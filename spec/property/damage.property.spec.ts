@@ -7,11 +7,11 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mountsUnder, unmount } from '../../actors/allocdir/mounts.ts';
-import { socketPathFor } from '../../actors/drivers/executor/client.ts';
+import { supervisorSocketPath } from '../../actors/drivers/executor/client.ts';
 import type { Client } from '../../actors/client/types.ts';
 import { crashedHost, DAMAGE, procsWith, restoreOnce } from '../actors/state/support/damage.ts';
 import { propertyRuns, propertyTimeout } from './settings.ts';
@@ -26,9 +26,8 @@ describe('property: a damaged store after kill -9 never orphans or duplicates a 
         const opened: Client[] = [];
         try {
           const ids = await crashedHost(dataDir);
-          // Every executor's socket; a long state dir puts it under /tmp, outside the data dir.
-          const tasksRoot = join(dataDir, 'client', 'tasks');
-          const sockets = readdirSync(tasksRoot).flatMap((a) => readdirSync(join(tasksRoot, a)).map((t) => socketPathFor(join(tasksRoot, a, t))));
+          // The supervisor's socket; a long data dir puts it under /tmp, outside the data dir.
+          const sockets = [supervisorSocketPath(join(dataDir, 'client', 'supervisor'))];
           let seed = seed0;
           DAMAGE[damageName]!(join(dataDir, 'client', 'state.db'), ids, () => (seed = (seed * 16807) % 2147483647) / 2147483647);
           const first = await restoreOnce(dataDir, ids, opened);
@@ -46,7 +45,7 @@ describe('property: a damaged store after kill -9 never orphans or duplicates a 
           expect(procsWith(dataDir), 'processes left after destroying every alloc').to.deep.equal([]);
           expect(
             sockets.filter((f) => existsSync(f)),
-            'executor sockets left after destroying every alloc',
+            'a supervisor socket left after destroying every alloc',
           ).to.deep.equal([]);
           if (process.env.BERTH_SOAK_LOG) appendFileSync(process.env.BERTH_SOAK_LOG, `${++n} ok ${damageName}\n`);
         } catch (e) {

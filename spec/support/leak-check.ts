@@ -12,9 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shutdownMountHelper } from '../../actors/allocdir/mounts.ts';
 import { findCgroupMounts, parseSelfCgroup } from '../../actors/cgroups/detect.ts';
-import { EXECUTOR_PATH } from '../../actors/drivers/executor/client.ts';
+import { SUPERVISOR_PATH } from '../../actors/drivers/executor/client.ts';
+import { SHIM_MARKER } from '../../actors/drivers/executor/shim.mjs';
 
 process.env.BERTH_CGROUP_PARENT ??= `berth-test-${process.pid}`;
+// A supervisor leaves soon after its last task: the check below finds none left.
+process.env.BERTH_SUPERVISOR_IDLE_MS ??= '100';
 
 /** berth's parent cgroup of this run in every mounted hierarchy. */
 function cgroupParents(): string[] {
@@ -70,8 +73,8 @@ function leftoverProcesses(): string[] {
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
       if (preexisting.has(pid) || cmd.includes('esbuild')) continue; // tsx's compiler service is not ours
-      // Executors of this checkout only: other checkouts on a shared machine run their own suites.
-      if (ppid === process.pid || cmd.includes(EXECUTOR_PATH)) out.push(`${pid}: ${cmd}`);
+      // Supervisors of this checkout and shims of this run only: other checkouts on a shared machine run their own suites.
+      if (ppid === process.pid || cmd.includes(SUPERVISOR_PATH) || (cmd.includes(SHIM_MARKER) && cmd.includes(suiteTmp))) out.push(`${pid}: ${cmd}`);
     } catch {
       // exited meanwhile
     }
@@ -104,7 +107,7 @@ export const mochaHooks = {
     this.timeout(10_000);
     await shutdownMountHelper();
     // Let exits, closes and unrefs that are already under way settle.
-    for (let i = 0; i < 20 && (leftoverProcesses().length || leftoverCgroups().length || fds() > before.fds || timers() > before.timers + OWN_HOOK_TIMER); i++)
+    for (let i = 0; i < 40 && (leftoverProcesses().length || leftoverCgroups().length || fds() > before.fds || timers() > before.timers + OWN_HOOK_TIMER); i++)
       await new Promise((r) => setTimeout(r, 25));
     const problems: string[] = [];
     const procs = leftoverProcesses();

@@ -1,37 +1,55 @@
 /**
- * One request to a task's executor, with the retry that covers an executor between answering and
- * exiting, and a fallback for one that is gone.
+ * One request about a task to the supervisor, with the retries that cover a supervisor that is
+ * gone or leaving (start one, ask again, while the task's shim still holds the task or its exit
+ * status), and a fallback for a task whose shim is gone too.
  * @module
  */
+import fs from 'node:fs';
 import type { TaskHandle } from '../driver.ts';
-import { ExecutorUnreachableError, delay, executorRequest, isSameProcess, readExitRecord } from './client.ts';
+import { ExecutorUnreachableError, delay, executorRequest, isSameProcess, stateFiles } from './client.ts';
 import { stateOf } from './handle-state.ts';
-import type { ExecutorResponse } from './protocol.ts';
+import type { ExecutorRequest, ExecutorResponse } from './protocol.ts';
 
-/** How many times an unreachable but living executor is asked again before `fallback` decides. */
+/** How many times an unreachable supervisor is asked again (starting a new one) before `fallback` decides. */
 const MAX_ATTEMPTS = 50;
 
-/** Asks the executor; on an unreachable executor, `fallback` decides. */
+/** How a request is made. */
+export interface AskOptions {
+  /** Makes sure a supervisor answers (starting one when none does). */
+  revive: () => Promise<void>;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** Asks the supervisor about `handle`'s task; when no supervisor can hold the task, `fallback` decides. */
 export async function askExecutor<T>(
   handle: TaskHandle,
-  req: Parameters<typeof executorRequest>[1],
+  req: ExecutorRequest,
   onAnswer: (res: ExecutorResponse) => T,
   fallback: () => Promise<T>,
-  signal?: AbortSignal,
-  timeoutMs?: number,
+  opts: AskOptions,
 ): Promise<T> {
+  const { signal, timeoutMs } = opts;
   const st = stateOf(handle);
+  const files = stateFiles(st.stateDir);
   for (let attempt = 0; ; attempt++) {
     try {
-      return onAnswer(await executorRequest(st.socketPath, req, { signal, timeoutMs }));
+      const res = await executorRequest(st.socketPath, { ...req, stateDir: st.stateDir }, { signal, timeoutMs });
+      // The task's shim is gone without a status: nothing is left for a supervisor to hold.
+      if (!res.ok && res.code === 'ELOST') return fallback();
+      if (res.ok || res.code !== 'ESHUTDOWN') return onAnswer(res);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (!(err instanceof ExecutorUnreachableError)) throw err;
     }
-    // The executor may be between answering and exiting, or just gone.
-    if (readExitRecord(st.stateDir) || !isSameProcess(st.executorPid, st.executorStartTime) || attempt >= MAX_ATTEMPTS) {
-      return fallback();
+    // No supervisor (or one leaving): a new one adopts the task while its shim holds it or its status.
+    const held = fs.existsSync(files.status) || isSameProcess(st.executorPid, st.executorStartTime);
+    if (fs.existsSync(files.exit) || !held || attempt >= MAX_ATTEMPTS) return fallback();
+    try {
+      await opts.revive();
+    } catch {
+      return fallback(); // no supervisor can be started: what the state dir says
     }
-    await delay(Math.min(5 * (attempt + 1), 50), signal);
+    if (attempt > 0) await delay(Math.min(5 * attempt, 50), signal);
   }
 }

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TaskCgroup } from '../../cgroups/types.ts';
 import { removeCgroup } from '../../cgroups/procs.mjs';
-import { isSameProcess, readExecutorState, readJson, socketPathFor, stateFiles } from './client.ts';
+import { isSameProcess, readExecutorState, readJson, stateFiles } from './client.ts';
 import type { ExecutorSpec } from './protocol.ts';
 
 /** One task whose executor is alive. */
@@ -105,7 +105,5 @@ export async function killLiveExecutor(e: LiveExecutor): Promise<void> {
   for (const pid of e.executorPids) kill(pid);
   if (e.pgid && e.pgid > 1) kill(-e.pgid);
   if (e.cgroup) await removeCgroup(e.cgroup).catch(() => false);
-  // A long state dir puts the socket under /tmp instead (sun_path's limit): remove it too.
-  fs.rmSync(socketPathFor(e.stateDir), { force: true });
   fs.rmSync(e.stateDir, { recursive: true, force: true });
 }

@@ -1,30 +1,42 @@
 /**
- * The host side of the executor: launching one (with its ready handshake), talking to it over its
- * unix socket, and reading what it leaves in the state dir. Nothing here keeps a handle, socket,
- * timer or child process referenced once its promise settles.
+ * The host side of the supervisor: starting one (with its ready handshake), starting tasks
+ * through it, talking to it over its unix socket, and reading what it and the shims leave in a
+ * task's state dir. Nothing here keeps a handle, socket, timer or child process referenced once
+ * its promise settles.
  * @module
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BerthError } from '../../../model/errors.ts';
-import type { ExecutorRequest, ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyLine } from './protocol.ts';
+import type { ExecutorResponse, ExecutorSpec, ExecutorState, ExitRecord, ReadyLine, SupervisorRequest } from './protocol.ts';
+import { decodeStatus } from './shim.mjs';
 
-/** The executor program shipped with berth. */
-export const EXECUTOR_PATH = fileURLToPath(new URL('./executor.mjs', import.meta.url));
+/** The supervisor program shipped with berth. */
+export const SUPERVISOR_PATH = fileURLToPath(new URL('./supervisor.mjs', import.meta.url));
 
 /** sun_path holds 108 bytes including the terminating NUL. */
 const MAX_SOCKET_PATH = 107;
 
-/** The executor's socket path for a state dir: `<stateDir>/executor.sock`, or a short /tmp path. */
-export function socketPathFor(stateDir: string): string {
-  const p = path.join(stateDir, 'executor.sock');
+/** The supervisor's socket path for its dir: `<dir>/supervisor.sock`, or a short /tmp path. */
+export function supervisorSocketPath(dir: string): string {
+  const p = path.join(dir, 'supervisor.sock');
   if (Buffer.byteLength(p) <= MAX_SOCKET_PATH) return p;
-  const hash = createHash('sha256').update(path.resolve(stateDir)).digest('hex').slice(0, 24);
+  const hash = createHash('sha256').update(path.resolve(dir)).digest('hex').slice(0, 24);
   return path.join('/tmp', `berth-${hash}.sock`);
+}
+
+/**
+ * The supervisor dir of a driver given none: one per user and berth install, under the temp dir
+ * (a client passes `<dataDir>/client/supervisor`).
+ */
+export function defaultSupervisorDir(): string {
+  const install = createHash('sha256').update(SUPERVISOR_PATH).digest('hex').slice(0, 12);
+  return path.join(os.tmpdir(), `berth-supervisor-${process.getuid?.() ?? 0}-${install}`);
 }
 
 /** Files the executor uses in its state dir. */
@@ -32,6 +44,11 @@ export const stateFiles = (stateDir: string) => ({
   spec: path.join(stateDir, 'executor.json'),
   state: path.join(stateDir, 'state.json'),
   exit: path.join(stateDir, 'exit.json'),
+  /** The shim's `$?` once the task exited (the supervisor turns it into exit.json). */
+  status: path.join(stateDir, 'status'),
+  stdoutFifo: path.join(stateDir, 'stdout.fifo'),
+  stderrFifo: path.join(stateDir, 'stderr.fifo'),
+  /** The shim's own stderr. */
   log: path.join(stateDir, 'executor.log'),
 });
 
@@ -86,7 +103,7 @@ export function groupAlive(pgid: number): boolean {
 }
 
 /**
- * Pids of live executors launched with `specPath` (their command line names it): how a start
+ * Pids of live shims launched with `specPath` (their command line names it): how a start
  * that was under way when the host died is found again.
  */
 export function executorPidsFor(specPath: string): number[] {
@@ -110,7 +127,20 @@ export function readJson<T>(file: string): T | undefined {
   }
 }
 
-export const readExitRecord = (stateDir: string) => readJson<ExitRecord>(stateFiles(stateDir).exit);
+/**
+ * The task's recorded exit: the supervisor's exit.json, else the shim's bare status (a task that
+ * exited while no supervisor ran; no OOM reading then).
+ */
+export function readExitRecord(stateDir: string): ExitRecord | undefined {
+  const files = stateFiles(stateDir);
+  const rec = readJson<ExitRecord>(files.exit);
+  if (rec) return rec;
+  try {
+    const text = fs.readFileSync(files.status, 'utf8').trim();
+    if (/^\d+$/.test(text)) return { ...decodeStatus(Number(text)), finishedAt: fs.statSync(files.status).mtimeMs };
+  } catch {}
+  return undefined;
+}
 export const readExecutorState = (stateDir: string) => readJson<ExecutorState>(stateFiles(stateDir).state);
 
 /** Writes JSON atomically (temp file + rename). */
@@ -136,55 +166,54 @@ export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export interface LaunchOptions {
-  spec: ExecutorSpec;
+/** Where a driver's supervisor lives and how it is started. */
+export interface SupervisorOptions {
+  /** The supervisor's dir: its socket (when the path is short enough) and log. */
+  dir: string;
+  /** Node binary that runs the supervisor. */
   nodePath: string;
-  executorPath: string;
-  /** Give up (and kill the executor) when no ready line arrives in time. */
+  /** The supervisor program. */
+  supervisorPath: string;
+  /** How long a start of the supervisor, and a task's start through it, may take. */
   timeoutMs: number;
 }
 
-/**
- * Starts a detached executor and waits for its ready line on fd 3. The host keeps nothing of it:
- * the pipe is closed and the child unref'd. Throws BerthError when the executor dies or hangs.
- */
-export async function launchExecutor(opts: LaunchOptions): Promise<ReadyLine> {
-  const { spec } = opts;
-  const files = stateFiles(spec.stateDir);
-  writeJsonAtomic(files.spec, spec);
-  const logFd = fs.openSync(files.log, 'a', 0o600);
+/** Supervisor starts under way in this process, by socket path: one at a time per dir. */
+const spawning = new Map<string, Promise<void>>();
+
+/** Starts a supervisor for `o.dir` and waits for its ready line; fine when another one won the race. */
+async function spawnSupervisor(o: SupervisorOptions, socketPath: string): Promise<void> {
+  fs.mkdirSync(o.dir, { recursive: true, mode: 0o700 });
+  const logFile = path.join(o.dir, 'supervisor.log');
+  const logFd = fs.openSync(logFile, 'a', 0o600);
   let child;
   try {
-    child = spawn(opts.nodePath, [opts.executorPath, files.spec], {
-      detached: true,
-      cwd: '/',
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      stdio: ['ignore', 'ignore', logFd, 'pipe'],
-    });
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+    if (process.env.BERTH_SUPERVISOR_IDLE_MS) env.BERTH_SUPERVISOR_IDLE_MS = process.env.BERTH_SUPERVISOR_IDLE_MS;
+    child = spawn(o.nodePath, [o.supervisorPath, o.dir, socketPath], { detached: true, cwd: '/', env, stdio: ['ignore', 'ignore', logFd, 'pipe'] });
   } finally {
     fs.closeSync(logFd);
   }
   const pipe = child.stdio[3] as net.Socket;
   try {
-    return await new Promise<ReadyLine>((resolve, reject) => {
+    const line = await new Promise<{ ok: boolean; code?: string; error?: string }>((resolve, reject) => {
       let text = '';
       const timer = setTimeout(() => {
         try {
           process.kill(child.pid!, 'SIGKILL');
         } catch {}
-        reject(new BerthError(`executor did not report ready within ${opts.timeoutMs} ms (see ${files.log})`));
-      }, opts.timeoutMs);
+        reject(new BerthError(`the task supervisor did not report ready within ${o.timeoutMs} ms (see ${logFile})`));
+      }, o.timeoutMs);
       const finish = () => {
         clearTimeout(timer);
-        const line = text.split('\n')[0]!;
         try {
-          resolve(JSON.parse(line) as ReadyLine);
+          resolve(JSON.parse(text.split('\n')[0]!));
         } catch {
           let tail = '';
           try {
-            tail = fs.readFileSync(files.log, 'utf8').trim().split('\n').slice(-3).join(' | ');
+            tail = fs.readFileSync(logFile, 'utf8').trim().split('\n').slice(-3).join(' | ');
           } catch {}
-          reject(new BerthError(`executor exited before it was ready${tail ? `: ${tail}` : ''}`));
+          reject(new BerthError(`the task supervisor exited before it was ready${tail ? `: ${tail}` : ''}`));
         }
       };
       pipe.setEncoding('utf8');
@@ -196,11 +225,12 @@ export async function launchExecutor(opts: LaunchOptions): Promise<ReadyLine> {
       pipe.on('error', finish);
       child.on('error', (err) => {
         clearTimeout(timer);
-        reject(new BerthError(`cannot start executor ${opts.nodePath}: ${err.message}`));
+        reject(new BerthError(`cannot start the task supervisor with ${o.nodePath}: ${err.message}`));
       });
     });
+    if (!line.ok && line.code !== 'EEXIST') throw new BerthError(line.error ?? 'the task supervisor failed to start');
   } finally {
-    // Resolve only once the pipe is really closed: the host keeps nothing of the executor.
+    // Resolve only once the pipe is really closed: the host keeps nothing of the supervisor.
     if (!pipe.closed) {
       await new Promise<void>((resolve) => {
         pipe.once('close', () => resolve());
@@ -213,11 +243,74 @@ export async function launchExecutor(opts: LaunchOptions): Promise<ReadyLine> {
 }
 
 /**
+ * Makes sure a supervisor answers on `o.dir`'s socket, starting one when none does (or the one
+ * there is leaving), and returns the socket path.
+ */
+export async function ensureSupervisor(o: SupervisorOptions): Promise<string> {
+  const socketPath = supervisorSocketPath(o.dir);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const res = await executorRequest(socketPath, { op: 'ping' }, { timeoutMs: o.timeoutMs });
+      if (res.ok) return socketPath;
+      if (res.code !== 'ESHUTDOWN') throw new BerthError(`the task supervisor refused a ping: ${res.error}`);
+      await delay(Math.min(10 * (attempt + 1), 100)); // let the leaving one go
+    } catch (err) {
+      if (!(err instanceof ExecutorUnreachableError)) throw err;
+    }
+    if (attempt >= 20) throw new BerthError(`no task supervisor answers on ${socketPath}`);
+    let p = spawning.get(socketPath);
+    if (!p) {
+      p = spawnSupervisor(o, socketPath).finally(() => spawning.delete(socketPath));
+      spawning.set(socketPath, p);
+    }
+    await p;
+  }
+}
+
+/**
+ * Starts a task through the supervisor (starting one if needed) and returns its ready line. The
+ * spec is on disk first: a supervisor that adopts the task later reads it there.
+ */
+export async function startOnSupervisor(spec: ExecutorSpec, o: SupervisorOptions): Promise<ReadyLine> {
+  const files = stateFiles(spec.stateDir);
+  const socketPath = supervisorSocketPath(o.dir);
+  const full = { ...spec, socketPath };
+  writeJsonAtomic(files.spec, full);
+  for (let attempt = 0; ; attempt++) {
+    await ensureSupervisor(o);
+    let res: ExecutorResponse;
+    try {
+      res = await executorRequest(socketPath, { op: 'start', spec: full }, { timeoutMs: o.timeoutMs });
+    } catch (err) {
+      if (!(err instanceof ExecutorUnreachableError)) throw err;
+      // The supervisor died (or hung) mid-start: a task that got as far as its state stays; else nothing may run.
+      const state = readExecutorState(spec.stateDir);
+      if (state && isSameProcess(state.executorPid, state.executorStartTime)) return { ok: true, ...state };
+      for (const pid of executorPidsFor(files.spec)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+      if (err.code === 'ETIMEDOUT' || attempt >= 2)
+        throw new BerthError(`the task supervisor did not answer the start within ${o.timeoutMs} ms (see ${path.join(o.dir, 'supervisor.log')})`);
+      continue;
+    }
+    if (res.ok && res.ready) return res.ready;
+    if (!res.ok && res.code === 'ESHUTDOWN' && attempt < 20) continue;
+    throw new BerthError(`the task supervisor refused the start: ${res.ok ? 'no answer' : res.error}`);
+  }
+}
+
+/**
  * Sends one request on a fresh connection and resolves with the answer. `signal` aborts it
  * (rejecting with `signal.reason` and closing the socket); `timeoutMs` bounds it.
  * Throws {@link ExecutorUnreachableError} when nobody listens or the connection drops unanswered.
  */
-export function executorRequest(socketPath: string, req: ExecutorRequest, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<ExecutorResponse> {
+export function executorRequest(
+  socketPath: string,
+  req: SupervisorRequest,
+  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<ExecutorResponse> {
   const { signal, timeoutMs } = opts;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);

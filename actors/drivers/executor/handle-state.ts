@@ -14,6 +14,8 @@ import type { ExecutorSpec, ExecutorState, ExitRecord, ReadyOk } from './protoco
 export interface ProcessHandleState {
   executorPid: number;
   executorStartTime: number;
+  /** The supervisor that started the task (another may hold it after a crash). */
+  supervisorPid?: number;
   /** Process group leader spawned by the executor (also `TaskHandle.pid`). */
   pid: number;
   pgid: number;

@@ -1,12 +1,14 @@
 /**
- * What raw_exec and exec share: a driver whose tasks run under a detached per-task executor
- * (./executor.mjs), so they outlive the host process. The two drivers differ only in
- * {@link ProcessDriverKind.prepare}: how the executor spec's isolation is filled in.
+ * What raw_exec and exec share: a driver whose tasks run under berth's detached supervisor
+ * (./supervisor.mjs, one per client) and a per-task shim (./shim.mjs), so they outlive the host
+ * process and the supervisor alike. The two drivers differ only in
+ * {@link ProcessDriverKind.prepare}: how the task spec's isolation is filled in.
  *
  * ```
- *  start ─► launchExecutor ─► ready line ─► TaskHandle (pid, socket, start times)
- *  wait / stop / signal ─► one JSON request on the executor's socket
- *     └─ executor gone? ─► exit.json ─► else pid + start time: orphan (kill its group) or gone
+ *  start ─► startOnSupervisor ─► ready line ─► TaskHandle (pid, shim pid, socket, start times)
+ *  wait / stop / signal ─► one JSON request on the supervisor's socket
+ *     └─ no supervisor? ─► the shim still holds the task (or its status): start one, ask again
+ *          └─ shim gone too ─► exit.json ─► else pid + start time: orphan (kill its group) or gone
  * ```
  *
  * The steps live beside it: a start's in process-start.ts, a handle saved mid-start in
@@ -28,7 +30,7 @@ import { ExecError, runExec, type ExecSpawn } from '../exec-process.ts';
 import { withHostEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import { askExecutor } from './ask.ts';
-import { EXECUTOR_PATH, isSameProcess, readExitRecord, stateFiles } from './client.ts';
+import { SUPERVISOR_PATH, defaultSupervisorDir, ensureSupervisor, isSameProcess, readExitRecord, stateFiles, type SupervisorOptions } from './client.ts';
 import { cgroupFile, stateOf, toExit, type ProcessHandleState } from './handle-state.ts';
 import { stopOrphan, waitGone } from './orphan.ts';
 import { startProcessTask } from './process-start.ts';
@@ -37,13 +39,18 @@ import { completeStarting, settleStarting } from './starting.ts';
 
 export type { ProcessHandleState } from './handle-state.ts';
 
-/** Options every executor-based driver takes. */
+/** Options every supervisor-based driver takes. */
 export interface ProcessDriverOptions {
-  /** Node binary that runs the executor. Default `process.execPath`. */
+  /** Node binary that runs the supervisor. Default `process.execPath`. */
   nodePath?: string;
-  /** The executor program. Default the bundled `executor/executor.mjs`. */
+  /** The supervisor program. Default the bundled `executor/supervisor.mjs`. */
   executorPath?: string;
-  /** How long `start` waits for the executor's ready line. Default 10000 ms. */
+  /**
+   * The supervisor's dir (socket and log). Drivers given the same dir share one supervisor. Default
+   * {@link defaultSupervisorDir}; a client passes `<dataDir>/client/supervisor`.
+   */
+  supervisorDir?: string;
+  /** How long `start` waits for the task's ready line. Default 10000 ms. */
   startTimeoutMs?: number;
   /**
    * Where each task's cgroup is made (the client passes its detected one), or why there is none
@@ -138,25 +145,30 @@ async function recoverWithoutExecutor(st: ProcessHandleState, task: string): Pro
 const stillRunning = (st: ProcessHandleState): boolean =>
   !readExitRecord(st.stateDir) && (isSameProcess(st.executorPid, st.executorStartTime) || isSameProcess(st.pid, st.startTime));
 
-/** Removes what a task left in its state dir once its executor is gone. */
+/** Removes what a task left in its state dir once its shim is gone. */
 async function clearStateDir(st: ProcessHandleState): Promise<void> {
-  // The executor exits right after answering; make sure it is gone before cleaning up.
+  // The shim exits right after recording the exit; make sure it is gone before cleaning up.
   if (!(await waitGone(() => isSameProcess(st.executorPid, st.executorStartTime), 2000))) {
     try {
       process.kill(st.executorPid, 'SIGKILL');
     } catch {}
   }
   const files = stateFiles(st.stateDir);
-  for (const f of [st.socketPath, files.spec, files.state, files.exit, files.log, cgroupFile(st.stateDir)]) {
+  for (const f of [files.spec, files.state, files.exit, files.status, files.stdoutFifo, files.stderrFifo, files.log, cgroupFile(st.stateDir)]) {
     fs.rmSync(f, { force: true });
   }
 }
 
 /** Builds a driver around the executor. Used by createRawExecDriver and createExecDriver. */
 export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriverOptions = {}): Driver {
-  const nodePath = opts.nodePath ?? process.execPath;
-  const executorPath = opts.executorPath ?? EXECUTOR_PATH;
   const startTimeoutMs = opts.startTimeoutMs ?? 10_000;
+  const supervisor: SupervisorOptions = {
+    dir: opts.supervisorDir ?? defaultSupervisorDir(),
+    nodePath: opts.nodePath ?? process.execPath,
+    supervisorPath: opts.executorPath ?? SUPERVISOR_PATH,
+    timeoutMs: startTimeoutMs,
+  };
+  const revive = () => ensureSupervisor(supervisor).then(() => undefined);
   const cgroups = opts.cgroups && 'create' in opts.cgroups ? opts.cgroups : undefined;
   const cgroupNote = opts.cgroups && 'unavailable' in opts.cgroups ? opts.cgroups.unavailable : undefined;
   const statsReader = new CgroupStatsReader();
@@ -179,9 +191,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       const setup = {
         driverName: kind.name,
         applyLimits: kind.applyLimits,
-        nodePath,
-        executorPath,
-        startTimeoutMs,
+        supervisor,
         ...(cgroups ? { cgroups } : {}),
         ...(cgroupNote ? { cgroupNote } : {}),
         dropCgroup,
@@ -201,7 +211,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
           return toExit(res.result);
         },
         () => exitWithoutExecutor(handle),
-        signal,
+        { revive, signal },
       );
     },
 
@@ -216,6 +226,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
           if (!res.ok) throw new BerthError(`executor refused stop: ${res.error}`);
         },
         () => stopOrphan(stateOf(handle), timeoutMs, sig),
+        { revive },
       );
     },
 
@@ -230,6 +241,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
           throw new BerthError(`executor refused signal: ${res.error}`);
         },
         () => signalWithoutExecutor(stateOf(handle), name),
+        { revive },
       );
     },
 
@@ -287,8 +299,7 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
         { op: 'status' },
         () => undefined,
         () => recoverWithoutExecutor(st, handle.config.taskName),
-        undefined,
-        5000,
+        { revive, timeoutMs: 5000 },
       );
       if (st.cgroup) cgroups?.adopt(st.cgroup);
       return handle;

@@ -1,7 +1,7 @@
 /**
  * A raw_exec/exec start, step by step: clear the task's state dir, make its cgroup (on record
- * before anything runs in it), write the executor's spec, launch the executor, and make the
- * handle from its ready line. A step that fails leaves nothing behind (the cgroup is removed).
+ * before anything runs in it), write the task's spec, start it through the supervisor, and make
+ * the handle from its ready line. A step that fails leaves nothing behind (the cgroup is removed).
  *
  * ```
  *  prepareStateDir ─► createTaskCgroup ─► executorSpec ─► launch ─► startedHandle
@@ -16,7 +16,7 @@ import type { CgroupManager } from '../../cgroups/manager.ts';
 import type { TaskCgroup } from '../../cgroups/types.ts';
 import type { TaskConfig, TaskHandle } from '../driver.ts';
 import { interpolateEnv, withHostEnv } from '../env.ts';
-import { launchExecutor, socketPathFor, stateFiles, writeJsonAtomic } from './client.ts';
+import { startOnSupervisor, stateFiles, supervisorSocketPath, writeJsonAtomic, type SupervisorOptions } from './client.ts';
 import { cgroupFile, type ProcessHandleState } from './handle-state.ts';
 import type { ExecutorSpec, ReadyOk } from './protocol.ts';
 import { dropStartedCgroup, type CgroupDropper } from './starting.ts';
@@ -29,9 +29,8 @@ export interface StartSetup {
   driverName: string;
   /** Whether the task's resources become cgroup limits. */
   applyLimits: boolean;
-  nodePath: string;
-  executorPath: string;
-  startTimeoutMs: number;
+  /** The supervisor the task starts under. */
+  supervisor: SupervisorOptions;
   /** Where the task's cgroup is made; absent: no cgroup. */
   cgroups?: CgroupManager;
   /** Why there is no cgroup, said on the handle. */
@@ -49,8 +48,8 @@ export function prepareStateDir(config: Pick<TaskConfig, 'stateDir' | 'allocDir'
   try {
     fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
     fs.mkdirSync(config.allocDir.logsDir, { recursive: true });
-    fs.rmSync(files.exit, { force: true }); // a previous run's
-    fs.rmSync(files.state, { force: true });
+    // A previous run's.
+    for (const f of [files.exit, files.state, files.status]) fs.rmSync(f, { force: true });
   } catch (err) {
     throw new DriverStartError(`failed to prepare task state dir ${config.stateDir}: ${errorText(err)}`, true);
   }
@@ -76,7 +75,7 @@ export async function createTaskCgroup(
 /** The spec the executor runs the task by (command and args interpolated in its environment). */
 export function executorSpec(
   config: Pick<TaskConfig, 'id' | 'taskName' | 'taskDir' | 'allocDir' | 'logs' | 'stateDir' | 'task'>,
-  setup: Pick<StartSetup, 'command' | 'isolation'>,
+  setup: Pick<StartSetup, 'command' | 'isolation' | 'supervisor'>,
   env: Record<string, string>,
   cgroup: TaskCgroup | undefined,
 ): ExecutorSpec {
@@ -96,7 +95,7 @@ export function executorSpec(
       maxFileSizeBytes: Math.max(1, Math.floor(config.logs.maxFileSizeMB * 1024 * 1024)),
     },
     stateDir: config.stateDir,
-    socketPath: socketPathFor(config.stateDir),
+    socketPath: supervisorSocketPath(setup.supervisor.dir),
     killSignal: config.task.killSignal ?? 'SIGINT',
     killTimeoutMs: config.task.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS,
     ...(cgroup ? { cgroup } : {}),
@@ -104,20 +103,20 @@ export function executorSpec(
 }
 
 /**
- * Launches the executor and waits for its ready line. Once launched, the start runs to its end
- * even when `signal` aborts: the task may already exist, and returning its handle is the only
- * way berth can kill it. The launch is bounded by the start timeout.
+ * Starts the task through the supervisor and waits for its ready line. Once asked, the start
+ * runs to its end even when `signal` aborts: the task may already exist, and returning its handle
+ * is the only way berth can kill it. The start is bounded by the start timeout.
  */
 export async function launch(
   spec: ExecutorSpec,
-  setup: Pick<StartSetup, 'nodePath' | 'executorPath' | 'startTimeoutMs' | 'dropCgroup'>,
+  setup: Pick<StartSetup, 'supervisor' | 'dropCgroup'>,
   cgroup: TaskCgroup | undefined,
   signal: AbortSignal,
 ): Promise<ReadyOk> {
   const dropOnFailure = () => (cgroup ? dropStartedCgroup(spec.stateDir, setup.dropCgroup) : Promise.resolve());
   let ready;
   try {
-    ready = await launchExecutor({ spec, nodePath: setup.nodePath, executorPath: setup.executorPath, timeoutMs: setup.startTimeoutMs });
+    ready = await startOnSupervisor(spec, setup.supervisor);
   } catch (err) {
     await dropOnFailure();
     if (signal.aborted) throw signal.reason;
@@ -140,6 +139,7 @@ export function startedHandle(
   const state: ProcessHandleState = {
     executorPid: ready.executorPid,
     executorStartTime: ready.executorStartTime,
+    ...(ready.supervisorPid ? { supervisorPid: ready.supervisorPid } : {}),
     pid: ready.pid,
     pgid: ready.pgid,
     startTime: ready.startTime,

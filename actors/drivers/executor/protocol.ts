@@ -1,22 +1,25 @@
 /**
- * The executor's on-disk and wire formats (types only: `executor.mjs` imports them through JSDoc).
+ * The supervisor's on-disk and wire formats (types only: `supervisor.mjs` imports them through JSDoc).
  *
  * ```
- *  host (driver)                          executor (detached, one per task)           task
- *  write <stateDir>/executor.json ──►  node executor.mjs <spec>
- *                                      listen <socketPath>
- *                                      spawn (own process group) ───────────────────►  runs
- *  fd 3  ◄── one ReadyLine, then fd 3 closed                      stdout/stderr ◄──── pipes
- *                                      state.json (atomic)     <logs>/<task>.stdout.N, .stderr.N
- *  socket: one JSON request per line ──► answers one JSON line per request (with its id)
- *                                      task exits: kill -KILL -pgid, drain + close logs,
- *                                      exit.json (atomic), answer waiters, close, exit
+ *  host (driver)                         supervisor (detached, one per client)     shim (sh, one per task)   task
+ *  no answer on <dir>/supervisor.sock ─► node supervisor.mjs <dir> <socket>
+ *  fd 3  ◄── { ok: true } once listening, then fd 3 closed
+ *  write <stateDir>/executor.json
+ *  { op: 'start', spec } ──────────────► spawn (detached) ─────────────────────► mkfifo, hold FIFOs
+ *                                                                                 setsid ──exec──────────►  runs
+ *  ◄── { ready: ReadyLine }  ◄──────────── its pid, from inside the cgroup          stdout/stderr ◄── FIFOs
+ *                                        state.json (atomic)     <logs>/<task>.stdout.N, .stderr.N
+ *  { op: 'wait' | 'stop' | 'signal' | 'status', stateDir } ─► one JSON answer line per request (with its id)
+ *                                                                                 task exits: status ($?), exit
+ *                                        kill -KILL -pgid and the cgroup, drain + close logs,
+ *                                        exit.json (atomic), answer waiters
  * ```
  * @module
  */
 import type { TaskCgroup } from '../../cgroups/types.ts';
 
-/** What the driver writes to `<stateDir>/executor.json` and passes as the executor's argument. */
+/** What the driver writes to `<stateDir>/executor.json` and sends in a `start` request. */
 export interface ExecutorSpec {
   version: 1;
   /** TaskConfig.id, for logs. */
@@ -45,21 +48,25 @@ export interface ExecutorSpec {
   };
   logs: { dir: string; maxFiles: number; maxFileSizeBytes: number };
   stateDir: string;
+  /** The supervisor's socket. */
   socketPath: string;
-  /** The task's cgroup: the child is spawned inside it, and at exit everything in it is killed. */
+  /** The task's cgroup: the task joins it before its exec, and at exit everything in it is killed. */
   cgroup?: TaskCgroup;
-  /** Used when the executor itself receives SIGTERM or SIGINT: stop the task like this. */
+  /** The task's kill signal and timeout (the host sends them with each stop). */
   killSignal: string;
   killTimeoutMs: number;
 }
 
-/** The executor's single line on fd 3 when the task is running. */
+/** The answer to a `start` when the task is running. */
 export interface ReadyOk {
   ok: true;
+  /** The task's shim: its parent for life (named "executor" as in Nomad, where one process per task holds it). */
   executorPid: number;
-  /** /proc/<pid>/stat field 22 (clock ticks since boot) of the executor. */
+  /** /proc/<pid>/stat field 22 (clock ticks since boot) of the shim. */
   executorStartTime: number;
-  /** The process group leader the executor spawned (the task for raw; `unshare`/`chroot` for exec). */
+  /** The supervisor that started (or adopted) the task. */
+  supervisorPid?: number;
+  /** The process group leader the shim runs (the task for raw; `unshare`/`chroot` for exec). */
   pid: number;
   pgid: number;
   startTime: number;
@@ -68,7 +75,7 @@ export interface ReadyOk {
   command: string;
   socketPath: string;
 }
-/** The executor's single line on fd 3 when the task could not be started. */
+/** The answer to a `start` when the task could not be started. */
 export interface ReadyError {
   ok: false;
   error: string;
@@ -93,12 +100,15 @@ export interface ExitRecord {
   oomKilled?: boolean;
 }
 
-/** One request line on the executor's socket. `id` is echoed in the answer. */
+/** One request about a task, named by its state dir. `id` is echoed in the answer. */
 export type ExecutorRequest =
   | { id?: number; op: 'status' }
   | { id?: number; op: 'wait' }
   | { id?: number; op: 'signal'; signal: string }
   | { id?: number; op: 'stop'; signal: string; timeoutMs: number };
+
+/** One request line on the supervisor's socket. */
+export type SupervisorRequest = { id?: number; op: 'ping' } | { id?: number; op: 'start'; spec: ExecutorSpec } | (ExecutorRequest & { stateDir: string });
 
 export interface ExecutorStatus {
   running: boolean;
@@ -109,7 +119,11 @@ export interface ExecutorStatus {
   exit?: ExitRecord;
 }
 
-/** One answer line. `wait` and `stop` answer once the task has exited, with `result`. */
+/**
+ * One answer line. `wait` and `stop` answer once the task has exited, with `result`; `start`
+ * with `ready`. `ELOST`: the task's shim is gone without recording its exit; `ESHUTDOWN`: the
+ * supervisor is leaving (idle), ask a new one; `EEXIST`: a task already runs in that state dir.
+ */
 export type ExecutorResponse =
-  | { id?: number; ok: true; result?: ExitRecord; status?: ExecutorStatus }
-  | { id?: number; ok: false; error: string; code?: 'ENOTRUNNING' | 'EBADREQ' | 'ESIGNAL' };
+  | { id?: number; ok: true; result?: ExitRecord; status?: ExecutorStatus; ready?: ReadyLine }
+  | { id?: number; ok: false; error: string; code?: 'ENOTRUNNING' | 'EBADREQ' | 'ESIGNAL' | 'ELOST' | 'ESHUTDOWN' | 'EEXIST' };

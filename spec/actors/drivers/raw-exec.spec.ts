@@ -1,19 +1,23 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRawExecDriver } from '../../../actors/drivers/raw-exec.ts';
 import { readTaskLogs } from '../../../actors/drivers/logs/reader.ts';
 import { buildTaskEnv } from '../../../actors/drivers/env.ts';
 import { TaskRecoveryError, type ProcessHandleState } from '../../../actors/drivers/executor/process-driver.ts';
-import { socketPathFor } from '../../../actors/drivers/executor/client.ts';
+import { supervisorSocketPath } from '../../../actors/drivers/executor/client.ts';
 import { DriverConfigError, DriverStartError, TaskNotRunningError } from '../../../model/errors.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { ABORT, alive, cleanup, logUntil, sandbox, sh, startTracked, until } from './support/helpers.ts';
 
-const driver = createRawExecDriver();
+// The suite's own supervisor dir: a run that kills shims on purpose leaves the supervisor's log there.
+const supervisorDir = fs.mkdtempSync(path.join(os.tmpdir(), 'berth-sup-'));
+const driver = createRawExecDriver({ supervisorDir });
 const stateOf = (h: { state: Record<string, unknown> }) => h.state as ProcessHandleState;
 
 describe('raw_exec driver', () => {
+  after(() => fs.rmSync(supervisorDir, { recursive: true, force: true }));
   afterEach(cleanup);
 
   describe('validateConfig', () => {
@@ -313,7 +317,7 @@ describe('raw_exec driver', () => {
     it('reattaches to a running task through its executor', async () => {
       const h = await startTracked(driver, sandbox().config(sh('sleep 30')));
       const copy = JSON.parse(JSON.stringify(h));
-      const other = createRawExecDriver();
+      const other = createRawExecDriver({ supervisorDir });
       await other.recover(copy);
       await other.stop(copy, 1000, 'SIGINT');
       expect(await other.wait(copy, ABORT())).to.deep.equal({ exitCode: 130, signal: 2 });
@@ -379,15 +383,15 @@ describe('raw_exec driver', () => {
     });
 
     it('socket paths too long for sun_path fall back to a short path', () => {
-      expect(socketPathFor('/s')).to.equal('/s/executor.sock');
-      const long = socketPathFor('/' + 'x'.repeat(120));
+      expect(supervisorSocketPath('/s')).to.equal('/s/supervisor.sock');
+      const long = supervisorSocketPath('/' + 'x'.repeat(120));
       expect(long).to.match(/^\/tmp\/berth-[0-9a-f]{24}\.sock$/);
-      expect(socketPathFor('/' + 'x'.repeat(120))).to.equal(long);
+      expect(supervisorSocketPath('/' + 'x'.repeat(120))).to.equal(long);
     });
   });
 
   describe('resources', () => {
-    it('a start/stop/destroy cycle leaves no socket, timer, child or executor in the host', async () => {
+    it('a start/stop/destroy cycle leaves no socket, timer, child, shim or supervisor behind', async () => {
       const sb = sandbox();
       const warm = await startTracked(driver, sb.config(sh('exit 0'))); // load modules first
       await driver.wait(warm, ABORT());
@@ -403,7 +407,8 @@ describe('raw_exec driver', () => {
       expect(handles()).to.deep.equal(before);
       expect(alive(stateOf(h).executorPid)).to.equal(false);
       expect(alive(h.pid!)).to.equal(false);
-      expect(fs.existsSync(stateOf(h).socketPath)).to.equal(false);
+      // The supervisor leaves once it holds no task, and takes its socket with it.
+      await until(() => !fs.existsSync(stateOf(h).socketPath), 5000, 'the idle supervisor to leave');
     });
   });
 });
