@@ -6,6 +6,7 @@
  * the restart policy.
  */
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,7 +35,19 @@ describe('agent: docker tasks across a kill -9 of the agent', function () {
       .remove({ force: true })
       .catch(() => {});
     await removeImage(image);
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    // That agent's destroy is best effort (bounded by its shutdown): what it left mounted goes here.
+    if (dir) {
+      try {
+        execFileSync('umount', ['-R', '-l', dir], { stdio: 'ignore' });
+      } catch {}
+      for (const m of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '')) {
+        if (!m.startsWith(`${dir}/`)) continue;
+        try {
+          execFileSync('umount', ['-l', m], { stdio: 'ignore' });
+        } catch {}
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reattaches to the same container, removes a dangling one, and restarts one that died meanwhile', async () => {
