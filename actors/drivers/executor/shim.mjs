@@ -44,11 +44,20 @@ const INNER = [
   '  shift; __berth_n=$((__berth_n - 1))',
   'done',
   'if [ "$__berth_u" = 1 ]; then unset PWD; fi',
+  // The command line comes in the environment (__berth_argc, __berth_a0...), so that no shim's
+  // command line repeats the task's: `ps` and `pgrep -f` find the task once. Each value is
+  // expanded inside double quotes by the eval, never evaluated itself.
+  '__berth_i=0 __berth_set=',
+  'while [ "$__berth_i" -lt "$__berth_argc" ]; do',
+  '  __berth_set="$__berth_set \\"\\$__berth_a$__berth_i\\""; __berth_i=$((__berth_i + 1))',
+  'done',
+  'eval "set -- $__berth_set"',
+  'while [ "$__berth_i" -gt 0 ]; do __berth_i=$((__berth_i - 1)); unset "__berth_a$__berth_i"; done',
   `echo $$ || exit ${CGROUP_JOIN_FAILED}`,
   // The supervisor's go: it reads the FIFOs from now on, so no output is lost to a quick task.
   `read -r __berth_go || exit ${CGROUP_JOIN_FAILED}`,
   'exec </dev/null >"$__berth_o" 2>"$__berth_e" 3>&- 4>&-',
-  'unset __berth_o __berth_e __berth_u __berth_n __berth_go',
+  'unset __berth_o __berth_e __berth_u __berth_n __berth_go __berth_i __berth_set __berth_argc',
   'exec "$@"',
 ].join('\n');
 
@@ -100,22 +109,13 @@ export function shimCommand(o) {
     else if (k && !k.includes('=')) odd.push(`${k}=${v}`);
   }
   const command = odd.length ? [o.tools.env, ...odd, o.file, ...o.args] : [o.file, ...o.args];
+  env.__berth_argc = String(command.length);
+  command.forEach((arg, i) => (env[`__berth_a${i}`] = arg));
   const unsetPwd = 'PWD' in o.env ? '0' : '1';
   return {
     file: o.tools.sh,
     // $0 of the shim is the spec path: a task's shim is found by its command line (see audit.ts).
-    argv: [
-      '-c',
-      shimScript(o.tools),
-      o.specPath,
-      o.statusFile,
-      o.stdoutFifo,
-      o.stderrFifo,
-      unsetPwd,
-      String(o.cgroupProcs.length),
-      ...o.cgroupProcs,
-      ...command,
-    ],
+    argv: ['-c', shimScript(o.tools), o.specPath, o.statusFile, o.stdoutFifo, o.stderrFifo, unsetPwd, String(o.cgroupProcs.length), ...o.cgroupProcs],
     env,
   };
 }
