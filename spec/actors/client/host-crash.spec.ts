@@ -8,6 +8,7 @@ import type { AllocRunner, Client } from '../../../actors/client/types.ts';
 import { openStateStore } from '../../../actors/state/state-store.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 import { wrappedRawExec } from './support/crash-support.ts';
+import { until } from '../drivers/support/helpers.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repo = join(here, '..', '..', '..');
@@ -127,13 +128,20 @@ describe('client: host kill -9, then restore on the same data dir (checked again
     expect(procsWith(dataDir), 'processes left after destroying every alloc').to.deep.equal([]);
   }
 
-  it('at every phase at once (running, finished, stopping, destroying, starting, terminal): no duplicate, orphan, re-run or resurrection', async () => {
+  /** The whole-phases crash; with `killSupervisor`, the task supervisor dies with the host. */
+  async function everyPhase(killSupervisor: boolean) {
     const dataDir = newClient().dataDir;
     dataDirs.push(dataDir);
     const ids = await crashHost(dataDir, 'phases', true);
     const before = Object.fromEntries(Object.keys(ids).map((l) => [l, procsWith(join(dataDir, `runs-${l}`))]));
     expect(before.running).to.have.length(1);
     expect(before.starting, 'the hung start had a process').to.have.length(1);
+    if (killSupervisor) {
+      const supervisors = procsWith(join(dataDir, 'client', 'supervisor'));
+      expect(supervisors, 'one supervisor held the tasks').to.have.length(1);
+      process.kill(supervisors[0]!, 'SIGKILL');
+      await until(() => procsWith(join(dataDir, 'client', 'supervisor')).length === 0, 5000, 'the supervisor to die');
+    }
 
     const client = restoreClient(newClient, dataDir);
     opened.push(client);
@@ -180,7 +188,12 @@ describe('client: host kill -9, then restore on the same data dir (checked again
     const store = openStateStore(join(dataDir, 'client', 'state.db'));
     expect(store.load().map((s) => Object.entries(ids).find(([, id]) => id === s.alloc.id)?.[0])).to.deep.equal([]);
     store.close();
-  });
+  }
+
+  it('at every phase at once (running, finished, stopping, destroying, starting, terminal): no duplicate, orphan, re-run or resurrection', () =>
+    everyPhase(false));
+
+  it('the same with the task supervisor killed (SIGKILL) beside the host: every task is adopted, none runs twice', () => everyPhase(true));
 
   it('between the spawn and the save of its handle: restore reattaches the process, never starts a second', async () => {
     const dataDir = newClient().dataDir;
