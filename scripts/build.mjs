@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run build`: compiles the TypeScript sources into dist/ (ESM JavaScript, .d.ts and source
 // maps), then copies every other file of the source dirs to the same place under dist/: what tsc
-// does not emit but is found at runtime next to the compiled code (the per-task executor, the
+// does not emit but is found at runtime next to the compiled code (the task supervisor and shim, the
 // log rotator, cgroup helpers, the viewer's static page) and their .d.mts.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';

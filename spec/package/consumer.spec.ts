@@ -69,7 +69,9 @@ describe('the packed package, installed offline into a project of its own', func
       'dist/index.d.ts',
       'dist/index.js.map',
       'dist/bin/berth.js',
-      'dist/actors/drivers/executor/executor.mjs',
+      'dist/actors/drivers/executor/supervisor.mjs',
+      'dist/actors/drivers/executor/shim.mjs',
+      'dist/actors/drivers/executor/command.mjs',
       'dist/actors/drivers/logs/rotator.mjs',
       'examples/hello.json',
       'docs/viewer.png', // the README's screenshot
