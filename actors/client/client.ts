@@ -462,7 +462,7 @@ export function createClient(options: ClientOptions): Client {
       await viewers.close();
       rt.store.close();
       bus.close();
-      await Promise.all(Object.values(drivers).map((d) => (d as { shutdown?: () => Promise<void> }).shutdown?.()));
+      await Promise.all(Object.values(drivers).map((d) => d.shutdown?.()));
       await releaseMountHelper();
     },
   };

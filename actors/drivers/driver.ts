@@ -117,4 +117,9 @@ export interface Driver {
    * without it is always detected and healthy. Never throws: what is missing is a finding.
    */
   fingerprint?(): Promise<DriverFingerprint>;
+  /**
+   * Called by the client's `shutdown()`: let go of what the driver holds in the host (timers, log
+   * copies, a helper process with no task left). Running tasks are never touched. Optional.
+   */
+  shutdown?(): Promise<void>;
 }

@@ -268,6 +268,23 @@ export async function ensureSupervisor(o: SupervisorOptions): Promise<string> {
 }
 
 /**
+ * Asks the supervisor of `o.dir` to leave now if it holds no task, and waits (bounded) until it is
+ * gone; a supervisor that holds tasks stays. Nothing to do when none answers.
+ */
+export async function dismissSupervisor(o: SupervisorOptions): Promise<void> {
+  const socketPath = supervisorSocketPath(o.dir);
+  let res: ExecutorResponse;
+  try {
+    res = await executorRequest(socketPath, { op: 'leave' }, { timeoutMs: o.timeoutMs });
+  } catch {
+    return; // none answers
+  }
+  if (!res.ok || !res.leaving) return;
+  const pid = res.leaving;
+  for (let step = 1; isSameProcess(pid, undefined); step = Math.min(step * 2, 20)) await delay(step);
+}
+
+/**
  * Starts a task through the supervisor (starting one if needed) and returns its ready line. The
  * spec is on disk first: a supervisor that adopts the task later reads it there.
  */

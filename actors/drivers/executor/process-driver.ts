@@ -30,7 +30,7 @@ import { ExecError, runExec, type ExecSpawn } from '../exec-process.ts';
 import { withHostEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import { askExecutor } from './ask.ts';
-import { SUPERVISOR_PATH, defaultSupervisorDir, ensureSupervisor, isSameProcess, readExitRecord, stateFiles, type SupervisorOptions } from './client.ts';
+import { SUPERVISOR_PATH, defaultSupervisorDir, dismissSupervisor, ensureSupervisor, isSameProcess, readExitRecord, stateFiles, type SupervisorOptions } from './client.ts';
 import { cgroupFile, stateOf, toExit, type ProcessHandleState } from './handle-state.ts';
 import { stopOrphan, waitGone } from './orphan.ts';
 import { startProcessTask } from './process-start.ts';
@@ -283,6 +283,11 @@ export function createProcessDriver(kind: ProcessDriverKind, opts: ProcessDriver
       // Without a cgroup: the process group, as long as its leader is the task we started.
       if (isSameProcess(st.pid, st.startTime)) return statsReader.readProcessGroup(handle.id, st.pgid, handle.startedAt);
       return unmeasured(Date.now());
+    },
+
+    /** Sends the supervisor away when it holds no task (it would leave when idle anyway), and waits for it to go. */
+    async shutdown(): Promise<void> {
+      await dismissSupervisor(supervisor);
     },
 
     async recover(saved: TaskHandle): Promise<TaskHandle> {

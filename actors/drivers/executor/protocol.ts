@@ -108,7 +108,12 @@ export type ExecutorRequest =
   | { id?: number; op: 'stop'; signal: string; timeoutMs: number };
 
 /** One request line on the supervisor's socket. */
-export type SupervisorRequest = { id?: number; op: 'ping' } | { id?: number; op: 'start'; spec: ExecutorSpec } | (ExecutorRequest & { stateDir: string });
+export type SupervisorRequest =
+  | { id?: number; op: 'ping' }
+  /** Leave now if no task is held (answered with `leaving`: the supervisor's pid), else stay. */
+  | { id?: number; op: 'leave' }
+  | { id?: number; op: 'start'; spec: ExecutorSpec }
+  | (ExecutorRequest & { stateDir: string });
 
 export interface ExecutorStatus {
   running: boolean;
@@ -125,5 +130,5 @@ export interface ExecutorStatus {
  * supervisor is leaving (idle), ask a new one; `EEXIST`: a task already runs in that state dir.
  */
 export type ExecutorResponse =
-  | { id?: number; ok: true; result?: ExitRecord; status?: ExecutorStatus; ready?: ReadyLine }
+  | { id?: number; ok: true; result?: ExitRecord; status?: ExecutorStatus; ready?: ReadyLine; leaving?: number }
   | { id?: number; ok: false; error: string; code?: 'ENOTRUNNING' | 'EBADREQ' | 'ESIGNAL' | 'ELOST' | 'ESHUTDOWN' | 'EEXIST' };

@@ -557,6 +557,11 @@ async function handle(req, requester) {
   const id = req?.id;
   if (closing) return { id, ok: false, error: 'the supervisor is shutting down', code: 'ESHUTDOWN' };
   if (req?.op === 'ping') return { id, ok: true };
+  if (req?.op === 'leave') {
+    if (tasks.size || starting.size) return { id, ok: true };
+    setImmediate(leave);
+    return { id, ok: true, leaving: process.pid };
+  }
   if (req?.op === 'start') {
     const spec = req.spec;
     if (!spec || typeof spec.stateDir !== 'string') return { id, ok: false, error: 'start: no spec', code: 'EBADREQ' };
@@ -652,20 +657,27 @@ function idleCheck() {
   clearTimeout(idleTimer);
   if (closing || tasks.size || starting.size || conns.size) return;
   idleTimer = setTimeout(() => {
-    if (tasks.size || starting.size || conns.size) return;
-    closing = true;
-    // Unlinked first: a host that comes now finds no socket and starts a new supervisor.
-    try {
-      fs.rmSync(socketPath, { force: true });
-      // Nothing went wrong: leave no trace (a dir that holds anything else stays).
-      if (!problems) {
-        fs.rmSync(path.join(dir, 'supervisor.log'), { force: true });
-        fs.rmdirSync(dir);
-      }
-    } catch {}
-    server.close(() => process.exit(0));
-    setTimeout(() => process.exit(0), 1000).unref();
+    if (!tasks.size && !starting.size && !conns.size) leave();
   }, IDLE_MS);
+}
+
+/** Stops serving and exits: idle, or sent away by a host that shuts down. */
+function leave() {
+  if (closing) return;
+  closing = true;
+  clearTimeout(idleTimer);
+  // Unlinked first: a host that comes now finds no socket and starts a new supervisor.
+  try {
+    fs.rmSync(socketPath, { force: true });
+    // Nothing went wrong: leave no trace (a dir that holds anything else stays).
+    if (!problems) {
+      fs.rmSync(path.join(dir, 'supervisor.log'), { force: true });
+      fs.rmdirSync(dir);
+    }
+  } catch {}
+  for (const sock of conns) sock.end();
+  server.close(() => process.exit(0));
+  setTimeout(() => process.exit(0), 1000).unref();
 }
 
 /** @param {net.Socket} sock */
