@@ -234,7 +234,7 @@ describe('raw_exec driver', () => {
       expect(fs.readFileSync(path.join(sb.logsDir, 'web.stderr.0'), 'utf8')).to.equal('oops\n');
     });
 
-    it('a flooding task keeps the executor bounded and its logs intact', async () => {
+    it('a flooding task keeps the supervisor bounded and its logs intact', async () => {
       const sb = sandbox();
       // ~8 MB as fast as sh can write it, into 1 MB files.
       const cfg = sb.config(sh('head -c 8000000 /dev/zero | tr "\\0" x'), { logs: { maxFiles: 20, maxFileSizeMB: 1 } });
@@ -244,12 +244,14 @@ describe('raw_exec driver', () => {
       const sample = () => {
         let status: string;
         try {
-          status = fs.readFileSync(`/proc/${stateOf(h).executorPid}/status`, 'utf8');
+          status = fs.readFileSync(`/proc/${stateOf(h).supervisorPid}/status`, 'utf8');
         } catch (e) {
-          if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // the executor has exited
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // the supervisor has left
           throw e;
         }
-        peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(status)![1]));
+        const rss = /VmRSS:\s+(\d+)/.exec(status);
+        if (!rss) return; // a zombie, about to be reaped
+        peak = Math.max(peak, Number(rss[1]));
         samples++;
       };
       sample(); // at least once while it surely runs
@@ -257,7 +259,7 @@ describe('raw_exec driver', () => {
       await driver.wait(h, ABORT());
       clearInterval(timer);
       expect(samples, 'RSS samples read').to.be.greaterThan(0);
-      expect(peak, 'a live executor has an RSS').to.be.greaterThan(1000);
+      expect(peak, 'a live supervisor has an RSS').to.be.greaterThan(1000);
       const sizes = fs
         .readdirSync(sb.logsDir)
         .filter((f) => f.startsWith('web.stdout.'))
