@@ -85,6 +85,14 @@ export const GROUPS = {
     ],
     threshold: 80,
   },
+  // The agent's scheduler: pure functions of a state view and a job (reconcile, feasibility,
+  // placement, scoring, ports, preemption, rescheduling, updates), proved by their own specs and
+  // the plan application that consumes them.
+  scheduler: {
+    mutate: ['agent/scheduler/**/*.ts', '!agent/scheduler/types.ts', '!agent/scheduler/index.ts'],
+    spec: ['spec/agent/scheduler/*.spec.ts', 'spec/agent/broker/apply-plan.spec.ts'],
+    threshold: 85,
+  },
 };
 
 /**
