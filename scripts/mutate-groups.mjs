@@ -93,6 +93,13 @@ export const GROUPS = {
     spec: ['spec/agent/scheduler/*.spec.ts', 'spec/agent/broker/apply-plan.spec.ts'],
     threshold: 85,
   },
+  // The job file reader: HCL2 (lexer, parser, evaluator, functions), the jobspec decode, its
+  // defaults and canonicalization, the refusals named by stanza.
+  jobspec: {
+    mutate: ['agent/jobspec/**/*.ts', '!agent/jobspec/index.ts'],
+    spec: ['spec/agent/jobspec/**/*.spec.ts', 'spec/agent/jobspec.spec.ts', 'spec/agent/jobspec-parser.spec.ts'],
+    threshold: 85,
+  },
 };
 
 /**
