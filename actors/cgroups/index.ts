@@ -1,6 +1,6 @@
 /**
  * Task cgroups: detection, the manager that makes them with their limits, kill/remove (shared
- * with the executor), stats, and the lines berth prints about them.
+ * with the supervisor), stats, and the lines berth prints about them.
  * @module
  */
 export { detectCgroups, findCgroupMounts, parseSelfCgroup, type CgroupDetection, type CgroupOptions } from './detect.ts';

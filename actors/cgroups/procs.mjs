@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The cgroup operations the executor and the host share (plain JavaScript, so the executor can
+ * The cgroup operations the supervisor and the host share (plain JavaScript, so the supervisor can
  * import it without a TypeScript loader): join a task's cgroup around a spawn, list its
  * processes, count its OOM kills, kill everything in it, and remove it.
  *

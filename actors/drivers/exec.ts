@@ -5,8 +5,8 @@
  * mount namespaces with a private `/proc` and a minimal `/dev`:
  *
  * ```
- *  executor ─► unshare --pid --mount --fork --kill-child --mount-proc=<taskdir>/proc
- *                └─ sh (mount /dev) ─exec─► chroot --userspec=uid:gid <taskdir> <command> <args>
+ *  shim ─► setsid sh ─exec─► unshare --pid --mount --fork --kill-child --mount-proc=<taskdir>/proc
+ *                              └─ sh (mount /dev) ─exec─► chroot --userspec=uid:gid <taskdir> <command> <args>
  * ```
  * The handle's `state.isolation` says what was achieved: `'chroot+pid+mount'`, or `'chroot'`
  * when namespaces are not available. With namespaces the task is PID 1 of its namespace: as in

@@ -1,7 +1,8 @@
 /**
  * The `raw_exec` driver: runs `config.command` with `config.args`, unisolated, as the user berth
- * runs as, with the task dir as working directory. Each task runs under a detached executor
- * (see ./executor/executor.mjs) so it outlives the host process; its stdout/stderr go to
+ * runs as, with the task dir as working directory. Each task runs under berth's detached
+ * supervisor and a shim of its own (see ./executor/supervisor.mjs and ./executor/shim.mjs), so it
+ * outlives the host process and the supervisor; its stdout/stderr go to
  * `<alloc>/alloc/logs/<task>.stdout.N` / `.stderr.N`.
  *
  * ```ts

@@ -3,7 +3,7 @@
  * Rotating log files, as Nomad's logmon writes them: `<dir>/<base>.0`, `<base>.1`, ...
  * Each file holds at most `fileSize` bytes (a write is split at the boundary); only the
  * `maxFiles` newest files are kept. Opening continues the newest existing file, so a restarted
- * task keeps appending where the last run stopped. Plain JavaScript: the executor loads it.
+ * task keeps appending where the last run stopped. Plain JavaScript: the supervisor loads it.
  * @module
  */
 import fs from 'node:fs';
