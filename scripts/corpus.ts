@@ -4,13 +4,15 @@
  * agent's decode (`jobFromApi`), and prints one line per file: `parsed`, `refused: <every refused
  * stanza>` or `error: <the first problem>`, then the totals. A `<file>.vars` beside a job file holds
  * the command-line arguments its source runs it with (`-var` then `name=value`, a line each), given
- * as `vars`. Not part of `npm test`.
+ * as `vars`. With `--run`, every file that parses is also registered on a real agent and watched
+ * (scripts/corpus-run.ts). Not part of `npm test`.
  * @module
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { JobspecError } from '../index.ts';
 import { jobFromApi, parseJobspec } from '../agent/jobspec/index.ts';
+import { cliVars, runOnAgent } from './corpus-run.ts';
 
 /** One file's outcome. */
 export interface CorpusResult {
@@ -24,19 +26,6 @@ export function corpusFiles(dir: string): string[] {
   return readdirSync(dir)
     .filter((f) => /\.(nomad|hcl)$/.test(f) || /\.nomad\.hcl$/.test(f))
     .sort();
-}
-
-/** `-var` / `name=value` line pairs to `-var` values. */
-function cliVars(text: string): Record<string, string> {
-  const lines = text.split('\n');
-  const out: Record<string, string> = {};
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i]!.trim() !== '-var') continue;
-    const kv = lines[++i] ?? '';
-    const eq = kv.indexOf('=');
-    if (eq > 0) out[kv.slice(0, eq)] = kv.slice(eq + 1);
-  }
-  return out;
 }
 
 /** Parses and decodes one corpus file. */
@@ -77,6 +66,13 @@ async function main(): Promise<void> {
   for (const r of results) console.log(`${r.file.padEnd(width)}  ${r.outcome}${r.detail ? `: ${r.detail}` : ''}`);
   const count = (o: CorpusResult['outcome']) => results.filter((r) => r.outcome === o).length;
   console.log(`\n${results.length} files: ${count('parsed')} parsed, ${count('refused')} refused, ${count('error')} errors`);
+  if (!process.argv.includes('--run')) return;
+  console.log(`\nOn a berth agent -dev (each parsed file registered, watched up to 20 s, purged):`);
+  const runs = await runOnAgent(dir, results, { log: (r) => console.log(`${r.file.padEnd(width)}  ${r.outcome}${r.detail ? `: ${r.detail}` : ''}`) });
+  const n = (o: string) => runs.filter((r) => r.outcome === o).length;
+  console.log(
+    `\n${runs.length} parsed files: ${n('ran')} ran, ${n('waits')} wait for a launch, ${n('failed')} failed, ${n('queued')} queued, ${n('pending')} pending`,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();
