@@ -160,7 +160,7 @@ export { ExecError } from './actors/drivers/exec-process.ts';
 export { ArtifactError, ArtifactDownloadError, ArtifactLimitError } from './actors/artifacts/errors.ts';
 export { InvalidServiceError } from './actors/services/errors.ts';
 export type { CheckStatus } from './machines/policy/check-status.ts';
-export { desiredChecks, healthNow, healthParams, type HealthParams } from './machines/policy/alloc-health.ts';
+export { desiredChecks, healthNow, healthParams, unreportedHealth, type HealthParams } from './machines/policy/alloc-health.ts';
 export { readTaskLogs, type ReadTaskLogsOptions } from './actors/drivers/logs/reader.ts';
 
 // Resources: task cgroups, limits, stats.

@@ -5,7 +5,7 @@
  * durably before it returns.
  * @module
  */
-import { desiredChecks, healthNow, isClientTerminalStatus, realClock, type Allocation, type Client, type Clock, errorText, type Job } from '../index.ts';
+import { isClientTerminalStatus, unreportedHealth, realClock, type Allocation, type Client, type Clock, errorText, type Job } from '../index.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, failsAtDeadline, FAILED_PROGRESS_DEADLINE, progressCutoff, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { commitPromotion, healthyIn, type PromoteRequest } from './deploy/canaries.ts';
@@ -456,14 +456,16 @@ export class AgentCore {
     };
   }
 
-  /** Takes the client's report of an alloc (status, task states) into the server's view. */
+  /**
+   * Takes the client's report of an alloc (status, task states, health) into the server's view.
+   * Health is the client's verdict (machines/policy/alloc-health.ts, decided by its health hook);
+   * the server only counts it, and marks unhealthy a deployment alloc that ended with none.
+   */
   clientUpdate(a: Allocation): void {
     const cur = this.state.allocs.get(a.id);
     if (!cur) return;
     const changed = CLIENT_FIELDS.some((k) => JSON.stringify(cur.alloc[k]) !== JSON.stringify(a[k]));
-    // The canary mark is the server's (the client reports health only).
-    const canary = cur.alloc.deploymentStatus?.canary;
-    const health = a.deploymentStatus && canary !== undefined ? { ...a.deploymentStatus, canary } : a.deploymentStatus;
+    const health = this.#reportedHealth(cur.alloc, a);
     const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.alloc.deploymentStatus);
     if (!changed && !healthChanged) return;
     const wasTerminal = isClientTerminalStatus(cur.alloc.clientStatus);
@@ -485,61 +487,29 @@ export class AgentCore {
     if (next.ev) this.broker.enqueue(next.ev.id);
     if (next.revert) this.#revert(next.revert);
     if (!wasTerminal && isClientTerminalStatus(a.clientStatus)) this.broker.unblock();
-    this.#taskStateHealth(this.state.allocs.get(a.id)!.alloc);
   }
-
-  readonly #healthTimers = new Map<string, NodeJS.Timeout>();
 
   /**
-   * Health from task states, for an alloc of a running (or paused) deployment whose client reports none and
-   * whose group's checks do not decide: healthy once every task has run `min_healthy_time`,
-   * unhealthy when the alloc fails first.
+   * The alloc's health after the client's report `a`: the client's verdict with the server's
+   * canary mark (the client reports health only), or, for an alloc of a running (or paused)
+   * deployment that ended failed or lost with no verdict, unhealthy ({@link unreportedHealth}).
    */
-  #taskStateHealth(alloc: Allocation): void {
-    const clear = () => {
-      clearTimeout(this.#healthTimers.get(alloc.id));
-      this.#healthTimers.delete(alloc.id);
-    };
-    const d = alloc.deploymentId ? this.state.deployments.get(alloc.deploymentId) : undefined;
-    const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup);
-    const byChecks = group?.update?.healthCheck === 'checks' && desiredChecks(group) > 0;
-    if (
-      !d ||
-      !group ||
-      (d.status !== 'running' && d.status !== 'paused') ||
-      alloc.deploymentStatus?.healthy !== undefined ||
-      byChecks ||
-      group.update?.healthCheck === 'manual'
-    )
-      return clear();
-    const decide = (healthy: boolean) => {
-      clear();
-      const cur = this.state.allocs.get(alloc.id);
-      if (!cur || cur.alloc.deploymentStatus?.healthy !== undefined) return;
-      this.clientUpdate({ ...cur.alloc, deploymentStatus: { healthy, timestamp: Date.now() } });
-    };
-    if (alloc.clientStatus === 'failed' || alloc.clientStatus === 'lost') return decide(false);
-    // The client's rules for health from task states (machines/policy/alloc-health.ts), checks aside.
-    const holds = (a: Allocation) => healthNow({ group, taskStates: a.taskStates ?? {}, checks: [], useChecks: false }).holds;
-    if (!holds(alloc)) return clear();
-    if (this.#healthTimers.has(alloc.id)) return;
-    const wait = d.taskGroups[alloc.taskGroup]?.minHealthyTimeMs ?? 10_000;
-    this.#healthTimers.set(
-      alloc.id,
-      setTimeout(() => {
-        const cur = this.state.allocs.get(alloc.id)?.alloc;
-        decide(!!cur && holds(cur));
-      }, wait),
-    );
+  #reportedHealth(cur: Allocation, a: Allocation): Allocation['deploymentStatus'] {
+    const canary = cur.deploymentStatus?.canary;
+    if (a.deploymentStatus) return canary !== undefined ? { ...a.deploymentStatus, canary } : a.deploymentStatus;
+    const d = cur.deploymentId ? this.state.deployments.get(cur.deploymentId) : undefined;
+    if (!d || (d.status !== 'running' && d.status !== 'paused')) return undefined;
+    const group = cur.job.taskGroups.find((g) => g.name === cur.taskGroup);
+    const after = { ...cur, clientStatus: a.clientStatus };
+    if (unreportedHealth(after, group) !== false) return undefined;
+    return { healthy: false, timestamp: Date.now(), ...(canary !== undefined ? { canary } : {}) };
   }
 
-  /** Stops the broker and the health timers. */
+  /** Stops the broker, the collector, the periodic dispatcher and the job file worker. */
   async stop(): Promise<void> {
     this.periodic.stop();
     await this.jobspec.close();
     await this.gc.stop();
-    for (const t of this.#healthTimers.values()) clearTimeout(t);
-    this.#healthTimers.clear();
     await this.broker.stop();
     this.deploymentWatchers.stop();
   }

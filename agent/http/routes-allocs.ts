@@ -7,7 +7,7 @@ import type { AgentCore } from '../core.ts';
 import { AllocationNotFoundError, DeploymentNotFoundError, NodeNotFoundError } from '../errors.ts';
 import { blocking } from './blocking.ts';
 import { apiAlloc, apiAllocStub, apiDeployment, apiEval, apiNode, apiNodeStub } from './encode.ts';
-import type { Router } from './router.ts';
+import type { Req, Router } from './router.ts';
 import type { AgentState } from '../state/store.ts';
 import type { Evaluation } from '../state/types.ts';
 
@@ -36,16 +36,17 @@ export function relatedEvals(state: AgentState, e: Evaluation): Evaluation[] {
 /** Adds the allocation, evaluation, deployment and node routes. */
 export function allocRoutes(r: Router, core: AgentCore): void {
   const { state } = core;
-  const byPrefix = <T>(m: Map<string, T>, prefix: string) => [...m.entries()].filter(([id]) => id.startsWith(prefix)).map(([, v]) => v);
+  // A list route's rows: those whose id starts with `?prefix=`, by creation (Nomad lists evals newest first).
+  const byPrefix = <T extends { createIndex: number }>(m: Map<string, T>, req: Req, newestFirst = false) =>
+    [...m.entries()]
+      .filter(([id]) => id.startsWith(req.query.get('prefix') ?? ''))
+      .map(([, v]) => v)
+      .sort((a, b) => (newestFirst ? b.createIndex - a.createIndex : a.createIndex - b.createIndex));
 
   r.on(
     'GET',
     '/v1/allocations',
-    blocking(state, ['allocs'], (req) =>
-      byPrefix(state.allocs, req.query.get('prefix') ?? '')
-        .sort((a, b) => a.createIndex - b.createIndex)
-        .map((s) => apiAllocStub(s, state)),
-    ),
+    blocking(state, ['allocs'], (req) => byPrefix(state.allocs, req).map((s) => apiAllocStub(s, state))),
   );
   r.on(
     'GET',
@@ -63,11 +64,7 @@ export function allocRoutes(r: Router, core: AgentCore): void {
   r.on(
     'GET',
     '/v1/evaluations',
-    blocking(state, ['evals', 'allocs'], (req) =>
-      byPrefix(state.evals, req.query.get('prefix') ?? '')
-        .sort((a, b) => b.createIndex - a.createIndex)
-        .map((e) => apiEval(e, state)),
-    ),
+    blocking(state, ['evals', 'allocs'], (req) => byPrefix(state.evals, req, true).map((e) => apiEval(e, state))),
   );
   r.on(
     'GET',

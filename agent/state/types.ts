@@ -4,7 +4,7 @@
  * submitted, which stays in Nomad's API shape (what `/v1/job/:id` returns).
  * @module
  */
-import type { Allocation, DriverFingerprint } from '../../index.ts';
+import type { Allocation, DriverFingerprint, VariableMeta } from '../../index.ts';
 import type { ApiJob as NomadApiJob } from '../jobspec/index.ts';
 import type { AllocMetric, Evaluation as SchedulerEvaluation } from '../scheduler/index.ts';
 
@@ -168,13 +168,7 @@ export interface SealedItems {
  * A Nomad variable as the state keeps it (Nomad's `VariableEncrypted`): the metadata in clear,
  * the items sealed. Times are nanoseconds since the epoch, as Nomad's API reports them.
  */
-export interface VarRecord {
-  namespace: string;
-  path: string;
-  createIndex: number;
-  modifyIndex: number;
-  createTime: number;
-  modifyTime: number;
+export interface VarRecord extends VariableMeta {
   sealed: SealedItems;
 }
 

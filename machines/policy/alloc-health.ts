@@ -113,3 +113,15 @@ export function unhealthyTaskText(
   if (mine.length < desired) return `Only ${mine.filter((c) => c.status === 'passing').length} out of ${desired} checks registered and passing`;
   return undefined;
 }
+
+/**
+ * The server's one health rule of its own (Nomad's server counts what the client reports): a
+ * deployment alloc that ends failed or lost with no verdict from its client (the client lost it,
+ * or it failed before its tracker could decide) counts unhealthy. Undefined otherwise: the
+ * client's verdict, or none yet, stands. A `manual` group's health is set by hand only.
+ */
+export function unreportedHealth(alloc: Allocation, group: TaskGroup | undefined): false | undefined {
+  if (!alloc.deploymentId || !group || alloc.deploymentStatus?.healthy !== undefined) return undefined;
+  if (group.update?.healthCheck === 'manual') return undefined;
+  return alloc.clientStatus === 'failed' || alloc.clientStatus === 'lost' ? false : undefined;
+}

@@ -5,19 +5,9 @@
  * @module
  */
 import { z } from 'zod';
-import { parseGoDuration } from '../duration.ts';
-import { errorText } from '../error-text.ts';
+import { goDuration } from './fields.ts';
 import { strict } from './issues.ts';
 
-/** A Go duration string ("10s") or milliseconds. */
-const duration = z.union([z.string(), z.number().min(0)], { error: 'must be a duration string like "10s" or a number of ms' }).superRefine((v, ctx) => {
-  if (typeof v !== 'string' || v === '') return;
-  try {
-    if (parseGoDuration(v) < 0) ctx.addIssue({ code: 'custom', message: 'must not be negative' });
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: errorText(e) });
-  }
-});
 
 const strings = z.array(z.string(), { error: 'must be a list of strings' });
 const scalar = z.union([z.string(), z.number(), z.boolean()], { error: 'must be a string, number or boolean' });
@@ -77,7 +67,7 @@ export const dockerConfigShape = {
   ).optional(),
   auth_soft_fail: z.boolean().optional(),
   force_pull: z.boolean().optional(),
-  image_pull_timeout: duration.optional(),
+  image_pull_timeout: goDuration.optional(),
   load: z.string().optional(),
   logging: block(strict({ type: z.string().optional(), driver: z.string().optional(), config: block(stringMap).optional() })).optional(),
   privileged: z.boolean().optional(),

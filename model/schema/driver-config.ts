@@ -6,21 +6,11 @@
  * @module
  */
 import { z } from 'zod';
-import { parseGoDuration } from '../duration.ts';
+import { goDuration } from './fields.ts';
 import { argStringProblem } from './limits.ts';
 import { issueLines, strict } from './issues.ts';
-import { errorText } from '../error-text.ts';
 import { dockerConfigSchema } from './docker-config.ts';
 
-/** A Go duration string ("10s") or milliseconds. */
-const duration = z.union([z.string(), z.number().min(0)], { error: 'must be a duration string like "10s" or a number of ms' }).superRefine((v, ctx) => {
-  if (typeof v !== 'string' || v === '') return;
-  try {
-    if (parseGoDuration(v) < 0) ctx.addIssue({ code: 'custom', message: 'must not be negative' });
-  } catch (e) {
-    ctx.addIssue({ code: 'custom', message: errorText(e) });
-  }
-});
 
 const argString = (what: string, required?: string) =>
   z.string({ error: (iss) => (iss.input === undefined && required ? required : 'must be a string') }).superRefine((s, ctx) => {
@@ -49,17 +39,17 @@ export const processConfigSchema = strict(
 );
 
 const mockCommandShape = {
-  run_for: duration.optional(),
+  run_for: goDuration.optional(),
   exit_code: z.int({ error: 'must be an integer' }).optional(),
   exit_signal: z.int({ error: 'must be an integer' }).optional(),
   exit_err_msg: z.string().optional(),
   signal_error: z.string().optional(),
   stdout_string: z.string().optional(),
   stdout_repeat: z.int({ error: 'must be an integer' }).optional(),
-  stdout_repeat_duration: duration.optional(),
+  stdout_repeat_duration: goDuration.optional(),
   stderr_string: z.string().optional(),
   stderr_repeat: z.int({ error: 'must be an integer' }).optional(),
-  stderr_repeat_duration: duration.optional(),
+  stderr_repeat_duration: goDuration.optional(),
 };
 
 const mockCommandSchema = strict(mockCommandShape, 'what a mock exec runs');
@@ -70,9 +60,9 @@ export const mockConfigSchema = strict(
     ...mockCommandShape,
     start_error: z.string().optional(),
     start_error_recoverable: z.boolean().optional(),
-    start_block_for: duration.optional(),
-    kill_after: duration.optional(),
-    plugin_exit_after: duration.optional(),
+    start_block_for: goDuration.optional(),
+    kill_after: goDuration.optional(),
+    plugin_exit_after: goDuration.optional(),
     exec_command: z.union([mockCommandSchema, z.array(mockCommandSchema).length(1)], { error: 'must be a block' }).optional(),
   },
   'mock_driver task config',

@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { ARG_MAX, argStringProblem, envEntryBytes, MAX_EXACT_MB } from './limits.ts';
 import { MEMORY_NO_LIMIT } from '../memory.ts';
+import { parseGoDuration } from '../duration.ts';
+import { errorText } from '../error-text.ts';
 
 /** A whole number >= 0. zod says "expected number" of a string here; a missing one keeps "is required". */
 export const nonNegInt = () => z.int({ error: (iss) => (iss.code === 'invalid_type' && iss.input !== undefined ? 'must be an integer' : undefined) }).min(0);
@@ -61,3 +63,13 @@ export const envMap = (what: string, prefix = '') =>
 
 /** A list of strings. */
 export const stringList = () => z.array(z.string({ error: 'must be a string' }), { error: 'must be an array of strings' });
+
+/** A Go duration string ("10s") or milliseconds (a driver config's durations). */
+export const goDuration = z.union([z.string(), z.number().min(0)], { error: 'must be a duration string like "10s" or a number of ms' }).superRefine((v, ctx) => {
+  if (typeof v !== 'string' || v === '') return;
+  try {
+    if (parseGoDuration(v) < 0) ctx.addIssue({ code: 'custom', message: 'must not be negative' });
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: errorText(e) });
+  }
+});

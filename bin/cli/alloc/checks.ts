@@ -4,9 +4,8 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { kv } from '../nomad/table.ts';
 import { checkResults } from './status.ts';
 
@@ -22,14 +21,13 @@ export const allocChecksCommand: Command = {
   summary: "show an allocation's service check results",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'alloc checks',
       argv,
-      { ...API_FLAGS, json: 'boolean', verbose: 'boolean' },
+      { json: 'boolean', verbose: 'boolean' },
       { io, help: HELP, positionals: 1, usage: 'expects one allocation id' },
     );
     if (exit !== undefined) return exit;
-    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const checks = await checkResults(api, String(a.ID));
     if (flags.json) {

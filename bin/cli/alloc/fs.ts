@@ -4,9 +4,8 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { table } from '../nomad/table.ts';
 
 const HELP = `usage: berth alloc fs [-stat] [-json] ALLOC [PATH]
@@ -23,19 +22,13 @@ export const allocFsCommand: Command = {
   summary: "list or read files in an allocation's directory",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'alloc fs',
       argv,
-      {
-        ...API_FLAGS,
-        stat: 'boolean',
-        json: 'boolean',
-        verbose: 'boolean',
-      },
+      { stat: 'boolean', json: 'boolean', verbose: 'boolean' },
       { io, help: HELP, positionals: [1, 2], usage: 'expects an allocation id and optionally a path' },
     );
     if (exit !== undefined) return exit;
-    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const path = positionals[1] ?? '/';
     const q = `path=${encodeURIComponent(path)}`;

@@ -4,10 +4,9 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 
 const HELP = `usage: berth alloc logs [-f] [-stderr] [-tail] [-n LINES] [-c BYTES] ALLOC [TASK]
 
@@ -24,22 +23,13 @@ export const allocLogsCommand: Command = {
   summary: "print a task's logs",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'alloc logs',
       argv,
-      {
-        ...API_FLAGS,
-        f: 'boolean',
-        stderr: 'boolean',
-        tail: 'boolean',
-        n: 'string',
-        c: 'string',
-        verbose: 'boolean',
-      },
+      { f: 'boolean', stderr: 'boolean', tail: 'boolean', n: 'string', c: 'string', verbose: 'boolean' },
       { io, help: HELP, positionals: [1, 2], usage: 'expects an allocation id and optionally a task' },
     );
     if (exit !== undefined) return exit;
-    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     const group = ((a.Job as Obj).TaskGroups as Obj[]).find((g) => g.Name === a.TaskGroup)!;
     const tasks = (group.Tasks as Obj[]).map((t) => String(t.Name));

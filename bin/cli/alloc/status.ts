@@ -4,9 +4,9 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { nowOf, writeLine } from '../io.ts';
-import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
+import { AgentApi, ApiRequestError } from '../nomad/api.ts';
 import { iBytes, kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
 import { allocMetricLines, scoreTable } from '../nomad/alloc-metrics.ts';
 import { formatGoDuration } from '../../../index.ts';
@@ -90,18 +90,13 @@ export const allocStatusCommand: Command = {
   summary: 'show an allocation',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'alloc status',
       argv,
-      {
-        ...API_FLAGS,
-        json: 'boolean',
-        verbose: 'boolean',
-      },
+      { json: 'boolean', verbose: 'boolean' },
       { io, help: HELP, positionals: 1, usage: 'expects one allocation id' },
     );
     if (exit !== undefined) return exit;
-    const api = new AgentApi(flags);
     const a = await api.resolveAlloc(positionals[0]!);
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(a, null, 2));

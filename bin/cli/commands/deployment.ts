@@ -3,11 +3,11 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { monitorEval } from '../job/monitor.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
+import { AgentApi, ApiRequestError } from '../nomad/api.ts';
 import { deploymentLines } from '../nomad/deployment-view.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { short, table } from '../nomad/table.ts';
 
@@ -37,11 +37,10 @@ function actionCommand(name: 'pause' | 'resume' | 'fail' | 'promote', summary: s
     summary,
     help,
     async run(argv, io) {
-      const { flags, positionals, exit } = commandFlags(
+      const { flags, positionals, exit, api } = apiCommandFlags(
         `deployment ${name}`,
         argv,
         {
-          ...API_FLAGS,
           detach: 'boolean',
           verbose: 'boolean',
           all: 'boolean',
@@ -50,7 +49,6 @@ function actionCommand(name: 'pause' | 'resume' | 'fail' | 'promote', summary: s
         { io, help: help, positionals: 1, usage: 'expects one deployment id' },
       );
       if (exit !== undefined) return exit;
-      const api = new AgentApi(flags);
       const d = await resolveDeployment(api, positionals[0]!);
       const id = encodeURIComponent(String(d.ID));
       const groups = (flags.group as string[] | undefined) ?? [];
@@ -81,14 +79,14 @@ export const deploymentCommand = commandGroup('deployment', 'inspect deployments
     summary: 'list deployments, newest first',
     help: 'usage: berth deployment list [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, exit } = commandFlags(
+      const { flags, exit, api } = apiCommandFlags(
         'deployment list',
         argv,
-        { ...API_FLAGS, json: 'boolean', verbose: 'boolean' },
+        { json: 'boolean', verbose: 'boolean' },
         { io, help: this.help, positionals: 0, usage: 'takes no arguments' },
       );
       if (exit !== undefined) return exit;
-      const all = (await new AgentApi(flags).get<Obj[]>('/v1/deployments')).body.sort((a, b) => Number(b.CreateIndex) - Number(a.CreateIndex));
+      const all = (await api.get<Obj[]>('/v1/deployments')).body.sort((a, b) => Number(b.CreateIndex) - Number(a.CreateIndex));
       if (flags.json) writeLine(io.stdout, JSON.stringify(all, null, 4));
       else if (all.length === 0) writeLine(io.stdout, 'No deployments found');
       else
@@ -107,14 +105,14 @@ export const deploymentCommand = commandGroup('deployment', 'inspect deployments
     summary: 'show a deployment',
     help: 'usage: berth deployment status [-json] [-verbose] DEPLOYMENT\n\nDEPLOYMENT is an id or a unique prefix; -verbose prints the whole id.\nExit codes: 0 shown; 1 no such deployment or an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, positionals, exit } = commandFlags(
+      const { flags, positionals, exit, api } = apiCommandFlags(
         'deployment status',
         argv,
-        { ...API_FLAGS, json: 'boolean', verbose: 'boolean' },
+        { json: 'boolean', verbose: 'boolean' },
         { io, help: this.help, positionals: 1, usage: 'expects one deployment id' },
       );
       if (exit !== undefined) return exit;
-      const d = await resolveDeployment(new AgentApi(flags), positionals[0]!);
+      const d = await resolveDeployment(api, positionals[0]!);
       writeLine(io.stdout, flags.json ? JSON.stringify(d, null, 4) : deploymentLines(d, true, flags.verbose === true));
       return 0;
     },

@@ -3,8 +3,8 @@
  * @module
  */
 import { nowOf, writeLine } from '../io.ts';
-import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
+import { ApiRequestError } from '../nomad/api.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
@@ -43,19 +43,13 @@ export const evalCommand = commandGroup('eval', 'inspect evaluations', [
     summary: 'show an evaluation',
     help: 'usage: berth eval status [-json] [-verbose] EVAL\n\nAs nomad prints it; -verbose gives whole ids and absolute times.\nExit codes: 0 shown; 1 no such evaluation or an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, positionals, exit } = commandFlags(
+      const { flags, positionals, exit, api } = apiCommandFlags(
         'eval status',
         argv,
-        {
-          ...API_FLAGS,
-          json: 'boolean',
-          verbose: 'boolean',
-          monitor: 'boolean',
-        },
+        { json: 'boolean', verbose: 'boolean', monitor: 'boolean' },
         { io, help: this.help, positionals: 1, usage: 'expects one evaluation id' },
       );
       if (exit !== undefined) return exit;
-      const api = new AgentApi(flags);
       const matches = (await api.get<Obj[]>(`/v1/evaluations?prefix=${encodeURIComponent(positionals[0]!)}`)).body;
       if (matches.length === 0) throw new ApiRequestError(404, `No evaluation(s) with prefix or id "${positionals[0]}" found`);
       if (matches.length > 1) throw new ApiRequestError(400, `Prefix matched multiple evaluations: ${matches.map((e) => short(e.ID)).join(', ')}`);

@@ -3,8 +3,7 @@
  * @module
  */
 import { nowOf, writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { iBytes, kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
 
@@ -54,19 +53,13 @@ export const nodeCommand = commandGroup('node', "show the agent's node", [
     summary: 'list nodes, or show one',
     help: 'usage: berth node status [-json] [-verbose] [NODE]\n\nAs nomad prints it; -verbose adds the drivers, attributes and meta, whole ids and absolute times.\nExit codes: 0 shown; 1 an error; 2 usage error.',
     async run(argv, io) {
-      const { flags, positionals, exit } = commandFlags(
+      const { flags, positionals, exit, api } = apiCommandFlags(
         'node status',
         argv,
-        {
-          ...API_FLAGS,
-          json: 'boolean',
-          self: 'boolean',
-          verbose: 'boolean',
-        },
+        { json: 'boolean', self: 'boolean', verbose: 'boolean' },
         { io, help: this.help, positionals: [0, 1], usage: 'expects at most one node id' },
       );
       if (exit !== undefined) return exit;
-      const api = new AgentApi(flags);
       const nodes = (await api.get<Obj[]>('/v1/nodes')).body;
       if (positionals.length === 0 && !flags.self) {
         if (flags.json) writeLine(io.stdout, JSON.stringify(nodes, null, 2));

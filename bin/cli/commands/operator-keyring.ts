@@ -4,9 +4,8 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { table } from '../nomad/table.ts';
 import { isoTime } from '../var/common.ts';
@@ -37,14 +36,14 @@ key (at once: berth does it before it answers), after which the old key files ma
 
 Exit codes: 0 rotated; 1 an error (-full meeting a variable whose key is gone: nothing changed); 2 usage error.`,
   async run(argv, io) {
-    const { flags, exit } = commandFlags(
+    const { flags, exit, api } = apiCommandFlags(
       'operator root keyring rotate',
       argv,
-      { ...API_FLAGS, full: 'boolean', now: 'boolean', verbose: 'boolean' },
+      { full: 'boolean', now: 'boolean', verbose: 'boolean' },
       { io, help: this.help, positionals: 0, usage: 'This command requires no arguments.' },
     );
     if (exit !== undefined) return exit;
-    const { body } = await new AgentApi(flags).json<{ Key: ApiRootKeyMeta }>('PUT', `/v1/operator/keyring/rotate${flags.full ? '?full=true' : ''}`);
+    const { body } = await api.json<{ Key: ApiRootKeyMeta }>('PUT', `/v1/operator/keyring/rotate${flags.full ? '?full=true' : ''}`);
     writeLine(io.stdout, keysTable([body.Key], flags.verbose === true));
     return 0;
   },
@@ -59,14 +58,14 @@ Lists the agent's root keys: id, state (active or inactive) and creation time.
 
 Exit codes: 0 listed; 1 an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, exit } = commandFlags(
+    const { flags, exit, api } = apiCommandFlags(
       'operator root keyring list',
       argv,
-      { ...API_FLAGS, verbose: 'boolean', json: 'boolean' },
+      { verbose: 'boolean', json: 'boolean' },
       { io, help: this.help, positionals: 0, usage: 'This command requires no arguments.' },
     );
     if (exit !== undefined) return exit;
-    const { body } = await new AgentApi(flags).get<ApiRootKeyMeta[]>('/v1/operator/keyring/keys');
+    const { body } = await api.get<ApiRootKeyMeta[]>('/v1/operator/keyring/keys');
     writeLine(io.stdout, flags.json ? JSON.stringify(body, null, 4) : keysTable(body, flags.verbose === true));
     return 0;
   },

@@ -5,10 +5,9 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { kv, table } from '../nomad/table.ts';
 import { operatorRootCommand } from './operator-keyring.ts';
@@ -26,17 +25,9 @@ const getConfig: Command = {
   summary: "show the scheduler's configuration",
   help: 'usage: berth operator scheduler get-config [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
   async run(argv, io) {
-    const { flags, exit } = commandFlags(
-      'operator scheduler get-config',
-      argv,
-      {
-        ...API_FLAGS,
-        json: 'boolean',
-      },
-      { io, help: this.help },
-    );
+    const { flags, exit, api } = apiCommandFlags('operator scheduler get-config', argv, { json: 'boolean' }, { io, help: this.help });
     if (exit !== undefined) return exit;
-    const { body } = await new AgentApi(flags).get<{ SchedulerConfig: Obj }>('/v1/operator/scheduler/configuration');
+    const { body } = await api.get<{ SchedulerConfig: Obj }>('/v1/operator/scheduler/configuration');
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(body, null, 2));
       return 0;
@@ -64,13 +55,10 @@ const setConfig: Command = {
 
 Exit codes: 0 updated; 1 an error; 2 usage error.`,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'operator scheduler set-config',
       argv,
-      {
-        ...API_FLAGS,
-        ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])),
-      },
+      { ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])) },
       { io, help: this.help },
     );
     if (exit !== undefined) return exit;
@@ -78,7 +66,7 @@ Exit codes: 0 updated; 1 an error; 2 usage error.`,
     const pre: Record<string, boolean> = {};
     for (const [flag, key] of Object.entries(FLAGS)) if (flags[flag] !== undefined) pre[key] = flags[flag] as boolean;
     if (Object.keys(pre).length === 0) throw new UsageError('give at least one -preempt-*-scheduler flag', 'operator scheduler set-config');
-    await new AgentApi(flags).json('POST', '/v1/operator/scheduler/configuration', { PreemptionConfig: pre });
+    await api.json('POST', '/v1/operator/scheduler/configuration', { PreemptionConfig: pre });
     writeLine(io.stdout, 'Scheduler configuration updated!');
     return 0;
   },
@@ -98,15 +86,10 @@ const listPeers: Command = {
   summary: 'list the raft peers',
   help: 'usage: berth operator raft list-peers [-stale] [-json]\n\nPrints the raft peers as nomad does (Node, ID, Address, State, Voter, RaftProtocol).\nExit codes: 0 listed; 1 an error; 2 usage error.',
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
-      'operator raft list-peers',
-      argv,
-      { ...API_FLAGS, json: 'boolean', stale: 'boolean' },
-      { io, help: this.help },
-    );
+    const { flags, positionals, exit, api } = apiCommandFlags('operator raft list-peers', argv, { json: 'boolean', stale: 'boolean' }, { io, help: this.help });
     if (exit !== undefined) return exit;
     if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'operator raft list-peers');
-    const { body } = await new AgentApi(flags).get<{ Servers: RaftServer[] }>('/v1/operator/raft/configuration');
+    const { body } = await api.get<{ Servers: RaftServer[] }>('/v1/operator/raft/configuration');
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(body, null, 2));
       return 0;

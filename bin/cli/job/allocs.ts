@@ -3,9 +3,8 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { nowOf, writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { allocTable } from './alloc-table.ts';
 
 const HELP = `usage: berth job allocs [-json] JOB
@@ -19,14 +18,13 @@ export const jobAllocsCommand: Command = {
   summary: "list a job's allocations",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job allocs',
       argv,
-      { ...API_FLAGS, json: 'boolean', all: 'boolean', verbose: 'boolean' },
+      { json: 'boolean', all: 'boolean', verbose: 'boolean' },
       { io, help: HELP, positionals: 1, usage: 'expects one job id' },
     );
     if (exit !== undefined) return exit;
-    const api = new AgentApi(flags);
     const id = encodeURIComponent(positionals[0]!);
     await api.get(`/v1/job/${id}`); // a 404 names a missing job, rather than an empty list
     const allocs = (await api.get<Array<Record<string, unknown>>>(`/v1/job/${id}/allocations`)).body;

@@ -5,12 +5,11 @@
  * @module
  */
 import { readFile } from 'node:fs/promises';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import type { Readable } from 'node:stream';
 import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { followAllocs, monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job dispatch [-meta key=value]... [-idempotency-token TOKEN] [-detach] JOB [INPUT]
@@ -36,16 +35,10 @@ export const jobDispatchCommand: Command = {
   summary: 'dispatch an instance of a parameterized job',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job dispatch',
       argv,
-      {
-        ...API_FLAGS,
-        meta: 'multi',
-        'idempotency-token': 'string',
-        detach: 'boolean',
-        verbose: 'boolean',
-      },
+      { meta: 'multi', 'idempotency-token': 'string', detach: 'boolean', verbose: 'boolean' },
       { io, help: HELP, positionals: [1, 2], usage: 'expects JOB [INPUT]' },
     );
     if (exit !== undefined) return exit;
@@ -57,7 +50,6 @@ export const jobDispatchCommand: Command = {
     }
     const input = positionals[1];
     const payload = input === undefined ? undefined : input === '-' ? await readAll(io.stdin) : await readFile(input);
-    const api = new AgentApi(flags);
     const jobId = positionals[0]!;
     const token = flags['idempotency-token'] as string | undefined;
     const { body } = await api.json<{ DispatchedJobID: string; EvalID: string; EvalCreateIndex: number }>(

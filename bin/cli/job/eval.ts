@@ -4,9 +4,8 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job eval [-detach] JOB
@@ -21,14 +20,13 @@ export const jobEvalCommand: Command = {
   summary: 'evaluate a job again',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job eval',
       argv,
-      { ...API_FLAGS, detach: 'boolean', verbose: 'boolean' },
+      { detach: 'boolean', verbose: 'boolean' },
       { io, help: HELP, positionals: 1, usage: 'expects one job id' },
     );
     if (exit !== undefined) return exit;
-    const api = new AgentApi(flags);
     const { body } = await api.json<{ EvalID: string }>('POST', `/v1/job/${encodeURIComponent(positionals[0]!)}/evaluate`, {});
     if (flags.detach) {
       writeLine(io.stdout, `Created eval ID: "${body.EvalID}"`);

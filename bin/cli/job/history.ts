@@ -4,10 +4,10 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
+import { ApiRequestError } from '../nomad/api.ts';
 import { kv, nanoTime } from '../nomad/table.ts';
 
 const HELP = `usage: berth job history [-json] [-version N] JOB
@@ -25,16 +25,15 @@ export const jobHistoryCommand: Command = {
   summary: "list a job's versions",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job history',
       argv,
-      { ...API_FLAGS, json: 'boolean', version: 'string', p: 'boolean', full: 'boolean' },
+      { json: 'boolean', version: 'string', p: 'boolean', full: 'boolean' },
       { io, help: HELP, positionals: 1, usage: 'expects one job id' },
     );
     if (exit !== undefined) return exit;
     const version = flags.version as string | undefined;
     if (version !== undefined && !/^\d+$/.test(version)) throw new UsageError('-version takes a number', 'job history');
-    const api = new AgentApi(flags);
     const { Versions } = (await api.get<{ Versions: Obj[] }>(`/v1/job/${encodeURIComponent(positionals[0]!)}/versions`)).body;
     const shown = version === undefined ? Versions : Versions.filter((v) => v.Version === Number(version));
     if (shown.length === 0) throw new ApiRequestError(404, `job "${positionals[0]}" has no version ${version}`);

@@ -4,10 +4,10 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
+import { ApiRequestError } from '../nomad/api.ts';
 
 const HELP = `usage: berth job inspect [-version N] JOB
 
@@ -23,16 +23,15 @@ export const jobInspectCommand: Command = {
   summary: 'print a job as JSON',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job inspect',
       argv,
-      { ...API_FLAGS, version: 'string', json: 'boolean' },
+      { version: 'string', json: 'boolean' },
       { io, help: HELP, positionals: 1, usage: 'expects one job id' },
     );
     if (exit !== undefined) return exit;
     const version = flags.version as string | undefined;
     if (version !== undefined && !/^\d+$/.test(version)) throw new UsageError('-version takes a number', 'job inspect');
-    const api = new AgentApi(flags);
     const id = encodeURIComponent(positionals[0]!);
     let job: Obj;
     if (version === undefined) job = (await api.get<Obj>(`/v1/job/${id}`)).body;

@@ -4,10 +4,9 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { followAllocs, monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job periodic force [-detach] JOB
@@ -24,10 +23,9 @@ export const jobPeriodicCommand: Command = {
   summary: 'launch a periodic job now (periodic force)',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags('job periodic', argv, { ...API_FLAGS, detach: 'boolean', verbose: 'boolean' }, { io, help: HELP });
+    const { flags, positionals, exit, api } = apiCommandFlags('job periodic', argv, { detach: 'boolean', verbose: 'boolean' }, { io, help: HELP });
     if (exit !== undefined) return exit;
     if (positionals[0] !== 'force' || positionals.length !== 2) throw new UsageError('expects force JOB', 'job periodic');
-    const api = new AgentApi(flags);
     const jobId = positionals[1]!;
     const { body } = await api.json<{ EvalID: string }>('POST', `/v1/job/${encodeURIComponent(jobId)}/periodic/force`, {});
     if (flags.detach) {

@@ -5,10 +5,9 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { paint, writeLine, type CliIO } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { short, table } from '../nomad/table.ts';
 import { loadCommandJob } from './job-file.ts';
 import { errorText } from '../../../model/error-text.ts';
@@ -40,23 +39,14 @@ export const jobPlanCommand: Command = {
   summary: 'show what running a job file would change',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job plan',
       argv,
-      {
-        ...API_FLAGS,
-        var: 'multi',
-        'var-file': 'multi',
-        json: 'boolean',
-        diff: 'boolean',
-        verbose: 'boolean',
-        unsupported: 'string',
-      },
+      { var: 'multi', 'var-file': 'multi', json: 'boolean', diff: 'boolean', verbose: 'boolean', unsupported: 'string' },
       { io, help: HELP, positionals: 1, usage: 'expects one job file' },
     );
     if (exit !== undefined) return exit;
     const job = await loadCommandJob('job plan', positionals[0]!, flags, io);
-    const api = new AgentApi(flags);
     let plan: Obj;
     try {
       plan = (await api.json<Obj>('POST', `/v1/job/${encodeURIComponent(job.ID)}/plan`, { Job: job, Diff: true })).body;

@@ -5,10 +5,9 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { nextOfAny } from '../../../agent/periodic/cron.ts';
 import { followAllocs, followDeployment, monitorEval } from './monitor.ts';
 import { loadCommandJob } from './job-file.ts';
@@ -35,19 +34,10 @@ export const jobRunCommand: Command = {
   summary: 'register a job and follow its allocations',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job run',
       argv,
-      {
-        ...API_FLAGS,
-        detach: 'boolean',
-        var: 'multi',
-        'var-file': 'multi',
-        'check-index': 'string',
-        json: 'boolean',
-        verbose: 'boolean',
-        unsupported: 'string',
-      },
+      { detach: 'boolean', var: 'multi', 'var-file': 'multi', 'check-index': 'string', json: 'boolean', verbose: 'boolean', unsupported: 'string' },
       { io, help: HELP, positionals: 1, usage: 'expects one job file' },
     );
     if (exit !== undefined) return exit;
@@ -59,7 +49,6 @@ export const jobRunCommand: Command = {
     }
     const checkIndex = flags['check-index'];
     if (checkIndex !== undefined && !/^\d+$/.test(checkIndex as string)) throw new UsageError('-check-index takes a number', 'job run');
-    const api = new AgentApi(flags);
     const { body } = await api.json<{ EvalID: string; Warnings: string }>('POST', '/v1/jobs', {
       Job: job,
       ...(checkIndex !== undefined ? { EnforceIndex: true, JobModifyIndex: Number(checkIndex) } : {}),

@@ -4,10 +4,9 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { followAllocs, monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job scale [-detach] JOB [GROUP] COUNT
@@ -23,16 +22,15 @@ export const jobScaleCommand: Command = {
   summary: "set a task group's count",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job scale',
       argv,
-      { ...API_FLAGS, detach: 'boolean', verbose: 'boolean' },
+      { detach: 'boolean', verbose: 'boolean' },
       { io, help: HELP, positionals: [2, 3], usage: 'expects JOB [GROUP] COUNT' },
     );
     if (exit !== undefined) return exit;
     const countText = positionals[positionals.length - 1]!;
     if (!/^\d+$/.test(countText)) throw new UsageError(`COUNT must be a whole number, got ${JSON.stringify(countText)}`, 'job scale');
-    const api = new AgentApi(flags);
     const jobId = positionals[0]!;
     let group = positionals.length === 3 ? positionals[1]! : undefined;
     if (group === undefined) {

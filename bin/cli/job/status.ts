@@ -4,10 +4,9 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { nowOf, writeLine, type CliIO } from '../io.ts';
 import { allocMetricLines } from '../nomad/alloc-metrics.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { deploymentLines } from '../nomad/deployment-view.ts';
 import { kv, nanoTime, table } from '../nomad/table.ts';
 import { allocTable } from './alloc-table.ts';
@@ -45,18 +44,13 @@ export const jobStatusCommand: Command = {
   summary: 'list jobs, or show one',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job status',
       argv,
-      {
-        ...API_FLAGS,
-        json: 'boolean',
-        verbose: 'boolean',
-      },
+      { json: 'boolean', verbose: 'boolean' },
       { io, help: HELP, positionals: [0, 1], usage: 'expects at most one job id' },
     );
     if (exit !== undefined) return exit;
-    const api = new AgentApi(flags);
     if (positionals.length === 0) {
       const jobs = (await api.get<Obj[]>('/v1/jobs')).body;
       if (flags.json) writeLine(io.stdout, JSON.stringify(jobs, null, 2));

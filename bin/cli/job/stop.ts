@@ -4,10 +4,10 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
+import { ApiRequestError } from '../nomad/api.ts';
 import { short } from '../nomad/table.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { monitorEval } from './monitor.ts';
 
 const HELP = `usage: berth job stop [-purge] [-detach] JOB
@@ -21,19 +21,13 @@ export const jobStopCommand: Command = {
   summary: "stop a job's allocations",
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       'job stop',
       argv,
-      {
-        ...API_FLAGS,
-        purge: 'boolean',
-        detach: 'boolean',
-        yes: 'boolean',
-      },
+      { purge: 'boolean', detach: 'boolean', yes: 'boolean' },
       { io, help: HELP, positionals: 1, usage: 'expects one job id' },
     );
     if (exit !== undefined) return exit;
-    const api = new AgentApi(flags);
     const { body } = await api.json<{ EvalID: string }>('DELETE', `/v1/job/${encodeURIComponent(positionals[0]!)}${flags.purge ? '?purge=true' : ''}`);
     if (flags.detach) {
       writeLine(io.stdout, body.EvalID);

@@ -5,10 +5,10 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, ApiRequestError, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
+import { ApiRequestError } from '../nomad/api.ts';
 import { isTerminal, refuseWildcard, variableJson, variableTable, varUrl, type ApiVariable } from './common.ts';
 
 const NAME = 'var get';
@@ -25,10 +25,10 @@ export const varGetCommand: Command = {
   summary: 'read a variable',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       NAME,
       argv,
-      { ...API_FLAGS, item: 'string', out: 'string' },
+      { item: 'string', out: 'string' },
       { io, help: HELP, positionals: 1, usage: 'This command takes one argument: <path>' },
     );
     if (exit !== undefined) return exit;
@@ -37,7 +37,7 @@ export const varGetCommand: Command = {
     refuseWildcard(NAME, flags.namespace);
     let v: ApiVariable;
     try {
-      v = (await new AgentApi(flags).get<ApiVariable>(varUrl(positionals[0]!))).body;
+      v = (await api.get<ApiVariable>(varUrl(positionals[0]!))).body;
     } catch (e) {
       if (!(e instanceof ApiRequestError && e.status === 404)) throw e;
       writeLine(io.stderr, 'Variable not found');

@@ -4,10 +4,9 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { table } from '../nomad/table.ts';
 import { isoTime, type ApiVariable } from './common.ts';
 
@@ -25,17 +24,17 @@ export const varListCommand: Command = {
   summary: 'list variables',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       NAME,
       argv,
-      { ...API_FLAGS, json: 'boolean', q: 'boolean', out: 'string' },
+      { json: 'boolean', q: 'boolean', out: 'string' },
       { io, help: HELP, positionals: [0, 1], usage: 'This command takes flags and either no arguments or one: <prefix>' },
     );
     if (exit !== undefined) return exit;
     const out = flags.json ? 'json' : ((flags.out as string | undefined) ?? 'table');
     if (!['json', 'table'].includes(out)) throw new UsageError('Invalid value for "-out"; valid values are [json, table]', NAME);
     const prefix = positionals[0] ?? '';
-    const { body } = await new AgentApi(flags).get<Array<Omit<ApiVariable, 'Items'>>>(`/v1/vars?prefix=${encodeURIComponent(prefix)}`);
+    const { body } = await api.get<Array<Omit<ApiVariable, 'Items'>>>(`/v1/vars?prefix=${encodeURIComponent(prefix)}`);
     const vars = [...(body ?? [])].sort((a, b) => (a.Namespace === b.Namespace ? (a.Path < b.Path ? -1 : 1) : a.Namespace < b.Namespace ? -1 : 1));
     if (out === 'json') writeLine(io.stdout, JSON.stringify(flags.q ? vars.map((v) => v.Path) : vars, null, 4));
     else if (flags.q) {

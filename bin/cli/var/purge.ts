@@ -5,9 +5,8 @@
  * @module
  */
 import { type Command } from '../command.ts';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import { casConflictOf, checkIndexFlag, refuseWildcard, varUrl, writeCasConflict } from './common.ts';
 
 const NAME = 'var purge';
@@ -23,10 +22,10 @@ export const varPurgeCommand: Command = {
   summary: 'delete a variable',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       NAME,
       argv,
-      { ...API_FLAGS, 'check-index': 'string' },
+      { 'check-index': 'string' },
       { io, help: HELP, positionals: 1, usage: 'This command takes one argument: <path>' },
     );
     if (exit !== undefined) return exit;
@@ -34,7 +33,7 @@ export const varPurgeCommand: Command = {
     refuseWildcard(NAME, flags.namespace);
     const path = positionals[0]!;
     try {
-      const res = await new AgentApi(flags).raw('DELETE', varUrl(path, checkIndex === undefined ? '' : `?cas=${checkIndex}`));
+      const res = await api.raw('DELETE', varUrl(path, checkIndex === undefined ? '' : `?cas=${checkIndex}`));
       res.resume();
     } catch (e) {
       const conflict = casConflictOf(e);

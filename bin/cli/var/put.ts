@@ -7,12 +7,11 @@
  * @module
  */
 import type { Readable } from 'node:stream';
+import { apiCommandFlags } from '../nomad/api-command.ts';
 import { readInput, parseJsonText } from '../alloc-file.ts';
 import { type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { AgentApi, API_FLAGS } from '../nomad/api.ts';
-import { commandFlags } from '../nomad/flags.ts';
 import {
   casConflictOf,
   checkIndexFlag,
@@ -113,17 +112,10 @@ export const varPutCommand: Command = {
   summary: 'create or update a variable',
   help: HELP,
   async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
+    const { flags, positionals, exit, api } = apiCommandFlags(
       NAME,
       argv,
-      {
-        ...API_FLAGS,
-        'check-index': 'string',
-        force: 'boolean',
-        in: 'string',
-        out: 'string',
-        verbose: 'boolean',
-      },
+      { 'check-index': 'string', force: 'boolean', in: 'string', out: 'string', verbose: 'boolean' },
       { io, help: HELP },
     );
     if (exit !== undefined) return exit;
@@ -176,7 +168,6 @@ export const varPutCommand: Command = {
     }
     const cas = checkIndex ?? v.ModifyIndex ?? 0;
     const body = { Namespace: v.Namespace ?? '', Path: v.Path, Items: items };
-    const api = new AgentApi(flags);
     let written: ApiVariable;
     try {
       written = (await api.json<ApiVariable>('PUT', varUrl(v.Path, flags.force ? '' : `?cas=${cas}`), body)).body;

@@ -3,7 +3,15 @@
  * (task by task, lifecycle by lifecycle, check by check), and which text each task is given.
  */
 import { expect } from 'chai';
-import { desiredChecks, healthNow, healthParams, unhealthyTaskText, type CheckView, type HealthParams } from '../../../machines/policy/alloc-health.ts';
+import {
+  desiredChecks,
+  healthNow,
+  healthParams,
+  unhealthyTaskText,
+  type CheckView,
+  type HealthParams,
+  unreportedHealth,
+} from '../../../machines/policy/alloc-health.ts';
 import type { Allocation, Task, TaskGroup, TaskState } from '../../../model/types.ts';
 
 const check = { type: 'http' as const, intervalMs: 1000, timeoutMs: 1000 };
@@ -160,4 +168,22 @@ describe('policy: alloc health, case by case', () => {
       });
     }
   });
+});
+
+describe('policy: unreported health (the server counts what the client reports)', () => {
+  const g: TaskGroup = { name: 'g', update, tasks: [task('t')] };
+  const manual: TaskGroup = { ...g, update: { ...update, healthCheck: 'manual' } };
+  const rows: [string, Partial<Allocation>, TaskGroup | undefined, false | undefined][] = [
+    ['failed, no verdict: unhealthy', { clientStatus: 'failed' }, g, false],
+    ['lost, no verdict: unhealthy', { clientStatus: 'lost' }, g, false],
+    ['running, no verdict: the client decides', {}, g, undefined],
+    ['complete, no verdict: not a failure', { clientStatus: 'complete' }, g, undefined],
+    ['failed after a healthy verdict: the verdict stands', { clientStatus: 'failed', deploymentStatus: { healthy: true } }, g, undefined],
+    ['failed, manual health: set by hand only', { clientStatus: 'failed' }, manual, undefined],
+    ['failed, group gone', { clientStatus: 'failed' }, undefined, undefined],
+  ];
+  for (const [name, over, group, want] of rows) {
+    it(name, () => expect(unreportedHealth(alloc(g, { deploymentId: 'd', ...over }), group)).to.equal(want));
+  }
+  it('failed, not in a deployment: nothing to count', () => expect(unreportedHealth(alloc(g, { clientStatus: 'failed' }), g)).to.equal(undefined));
 });
