@@ -16,7 +16,6 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseJobspec } from '../agent/jobspec/index.ts';
-import type { CorpusResult } from './corpus.ts';
 
 /** `-var` / `name=value` line pairs to `-var` values. */
 export function cliVars(text: string): Record<string, string> {
@@ -204,7 +203,11 @@ async function runOne(url: string, dir: string, file: string, timeoutMs: number)
 }
 
 /** Runs every parsed file of `parsed` on one agent, in order. */
-export async function runOnAgent(dir: string, parsed: CorpusResult[], opts: { timeoutMs?: number; log?: (r: RunResult) => void } = {}): Promise<RunResult[]> {
+export async function runOnAgent(
+  dir: string,
+  parsed: ReadonlyArray<{ file: string; outcome: string }>,
+  opts: { timeoutMs?: number; log?: (r: RunResult) => void } = {},
+): Promise<RunResult[]> {
   const agent = await startAgent();
   const out: RunResult[] = [];
   try {
