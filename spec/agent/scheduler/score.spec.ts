@@ -104,6 +104,8 @@ describe('scheduler: placement scores (Nomad rank iterators)', () => {
         [a('${meta.rack}', '=', 'r1', 50), a('${meta.rack}', '=', 'r1', -50)],
         -50 / 150,
       ],
+      ['weights of 0 score 0', [a('${meta.rack}', '=', 'r1', 0)], [], [], 0],
+      ['no targets at all compare "" with "" (literals): a match', [{ operand: '=', weight: 10 }], [], [], 1],
       ['is_set needs no right side', [], [], [a('${meta.rack}', 'is_set', undefined, 20)], 1],
     ];
     for (const [name, jobAff, groupAff, taskAff, score] of cases)
@@ -114,6 +116,12 @@ describe('scheduler: placement scores (Nomad rank iterators)', () => {
         close(scores['node-affinity']!, score);
         close(normScore, score === 0 ? scores.binpack! : (scores.binpack! + score) / 2);
       });
+  });
+
+  it('group affinities count without job ones', () => {
+    const base = input();
+    const group = { ...base.group, affinities: [{ lTarget: '${meta.rack}', operand: '=', rTarget: 'r1', weight: 40 }] };
+    expect(scorePlacement({ ...base, group, job: { ...base.job, taskGroups: [group] } }).scores['node-affinity']).to.equal(1);
   });
 
   describe('spread: (desired - used) / desired per spread, by weight over the weights', () => {

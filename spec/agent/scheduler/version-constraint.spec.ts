@@ -2,7 +2,7 @@
 // constraint with a pre-release on the same segments) and `semver` (strict SemVer 2.0
 // constraints: no `~>`, at most three segments, pre-releases ordered, never special-cased).
 import { expect } from 'chai';
-import { compareVersions, parseVersion, versionMatches } from '../../../agent/scheduler/version-constraint.ts';
+import { compareVersions, parseVersion, parseVersionConstraint, versionMatches } from '../../../agent/scheduler/version-constraint.ts';
 
 describe('scheduler: version and semver constraints', () => {
   describe('version (go-version)', () => {
@@ -10,6 +10,9 @@ describe('scheduler: version and semver constraints', () => {
     const cases: Array<[string, string, boolean]> = [
       ['1.2.3', '= 1.2.3', true],
       ['1.2.3', '1.2.3', true], // no operator is `=`
+      ['1.2.4', '1.2.3', false], // (not `~>`)
+      ['1.2.3', '>= 1.0 junk', false],
+      ['1.5', '>= 1.0 , < 2.0 ', true], // spaces around each part
       ['1.2.4', '= 1.2.3', false],
       ['1.2', '= 1.2.0', true], // missing segments are 0
       ['1.2.3.0', '= 1.2.3', true],
@@ -50,6 +53,8 @@ describe('scheduler: version and semver constraints', () => {
       ['1.2.3', '> 1.2.3-beta', true], // a release is above its pre-releases
       ['1.2.3', '>= 1.2.3-beta', true],
       ['1.2.3', '< 1.2.3-beta', false],
+      ['1.2.4', '> 1.2.3-beta', true], // a release version is not held to the constraint's segments
+      ['1.2.3-beta', '<= 1.2.3', false], // a constraint without a pre-release never matches one
       ['6.8.0-45-generic', '>= 6.0', false],
       ['6.8.0-45-generic', '>= 6.8.0-1', true], // numeric pre-release parts as numbers: 45 > 1
       ['6.8.0-45-generic', '<= 6.8.0-9', false],
@@ -109,6 +114,11 @@ describe('scheduler: version and semver constraints', () => {
     ];
     for (const [v, c, holds] of cases) it(`${JSON.stringify(v)} ${c} → ${holds}`, () => expect(versionMatches(v, c, true)).to.equal(holds));
     it('the same four-segment constraint holds as a version constraint', () => expect(versionMatches('1.2.3.5', '>= 1.2.3.4')).to.equal(true));
+  });
+
+  it('a constraint list parses leniently by default (~> allowed)', () => {
+    const check = parseVersionConstraint('~> 1.2');
+    expect(check && [check(parseVersion('1.9')!), check(parseVersion('2.0')!)]).to.deep.equal([true, false]);
   });
 
   describe('parsing', () => {
