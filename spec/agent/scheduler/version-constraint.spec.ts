@@ -167,13 +167,21 @@ describe('scheduler: version and semver constraints', () => {
         1, -1, 0,
       ]);
     });
-    it('a numeric pre-release part is below an alphanumeric one, whichever comes first', () => {
-      const v = (t: string) => parseVersion(t, true)!;
-      expect([
-        compareVersions(v('1.0.0-1'), v('1.0.0-a')),
-        compareVersions(v('1.0.0-a'), v('1.0.0-1')),
-        compareVersions(v('1.0.0-a.b'), v('1.0.0-a.b')),
-      ]).to.deep.equal([-1, 1, 0]);
-    });
+    // [a, b, a against b], strict SemVer parsing.
+    const parts: Array<[string, string, number]> = [
+      ['1.0.0-1', '1.0.0-a', -1], // a numeric identifier is below an alphanumeric one…
+      ['1.0.0-a', '1.0.0-1', 1],
+      ['1.0.0-rc.1', '1.0.0-rc.-x', -1], // …even one that sorts below digits as text
+      ['1.0.0-rc.-x', '1.0.0-rc.1', 1],
+      ['1.0.0-rc.10', '1.0.0-rc.-x', -1],
+      ['1.0.0-rc.-x', '1.0.0-rc.10', 1],
+      ['1.0.0-alpha.01', '1.0.0-alpha.1', 0], // numeric identifiers compare as numbers
+      ['1.0.0-alpha.1', '1.0.0-alpha.01', 0],
+      ['1.0.0-a0', '1.0.0-a1', -1], // alphanumeric ones as text
+      ['1.0.0-0b', '1.0.0-1a', -1],
+      ['1.0.0-a.b', '1.0.0-a.b', 0],
+    ];
+    for (const [a, b, order] of parts)
+      it(`${a} against ${b}: ${order}`, () => expect(compareVersions(parseVersion(a, true)!, parseVersion(b, true)!)).to.equal(order));
   });
 });
