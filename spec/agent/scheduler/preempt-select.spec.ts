@@ -72,9 +72,16 @@ describe('scheduler: choosing what to preempt', () => {
       ['none preempted yet: the nearest', [], ['x']],
       ['one of its group preempted (max_parallel 1): the other', [victim('x0', 10, 1, 1, { jobId: 'jx' })], ['y']],
       ['one of another namespace’s group: no penalty', [victim('x0', 10, 1, 1, { jobId: 'jx', namespace: 'other' })], ['x']],
+      ['one in default named so, the candidate in default by omission: the same group', [victim('x0', 10, 1, 1, { jobId: 'jx', namespace: 'default' })], ['y']],
       ['one of another group of the job: no penalty', [victim('x0', 10, 1, 1, { jobId: 'jx', group: 'h' })], ['x']],
     ];
     for (const [name, preemptedSoFar, chosen] of cases) it(name, () => expect(pick([x(), y()], { preemptedSoFar })).to.deep.equal(chosen));
+  });
+
+  it('max_parallel is the alloc’s own group’s, not the first of its job', () => {
+    const second = victim('x', 10, 500, 500, { jobId: 'jx' });
+    second.job.taskGroups.unshift({ ...structuredClone(second.job.taskGroups[0]!), name: 'first', migrate: { maxParallel: 1 } as never });
+    expect(pick([second, victim('y', 10, 900, 900, { jobId: 'jy' })], { preemptedSoFar: [victim('x0', 10, 1, 1, { jobId: 'jx' })] })).to.deep.equal(['x']);
   });
 
   describe('the score: distance plus 50 per alloc at or past max_parallel', () => {
@@ -82,6 +89,7 @@ describe('scheduler: choosing what to preempt', () => {
     const cases: Array<[number, number, number]> = [
       [0, 5, 0],
       [2, 1, 0],
+      [3, 1, 0],
       [2, 2, 50],
       [2, 3, 100],
     ];

@@ -122,6 +122,7 @@ describe('scheduler: reschedule rules', () => {
         [ev(now - H, 30 * S, 'y'), ev(now - 10 * M, 30 * S, 'z'), mine(60 * S)],
       ],
       ['attempts with no interval: none of the past', policy({ intervalMs: 0 }), [ev(now - S)], [mine(60 * S)]],
+      ['attempts with no interval: not even one made this very ms', policy({ intervalMs: 0 }), [ev(now)], [mine(60 * S)]],
       [
         'unlimited: the last five, however old',
         policy({ attempts: 0, unlimited: true, delayFunction: 'constant' }),
