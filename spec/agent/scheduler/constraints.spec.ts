@@ -50,6 +50,9 @@ describe('scheduler: constraint operators over values', () => {
     ['<', '5', 'abc', true],
     ['<', '1.5', 'abc', true],
     ['<', 'xinf', 'yinf', true],
+    ['<', 'infa', 'infb', true],
+    ['<', '5', 'inf', true], // on either side
+    ['>', '-5', '-inf', true],
     // Sets: comma lists, items trimmed.
     ['set_contains', 'ab,cd', 'ab', true],
     ['set_contains_all', 'a,b', 'b, a', true],
@@ -91,6 +94,7 @@ describe('scheduler: constraint targets', () => {
     ['${attr.missing}', '!=', '', false],
     ['${attr.missing}', 'is_not_set', undefined, true],
     [undefined, '=', '', true], // no targets: "" = ""
+    [undefined, '=', undefined, true],
   ];
   for (const [l, op, r, holds] of cases)
     it(`${l} ${op} ${JSON.stringify(r)} → ${holds}`, () => expect(meetsConstraint({ lTarget: l, operand: op, rTarget: r }, bare)).to.equal(holds));
