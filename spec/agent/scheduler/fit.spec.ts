@@ -7,8 +7,14 @@ import type { Allocation, TaskGroup } from '../../../index.ts';
 import { fit, type FitInput } from '../../../agent/scheduler/place.ts';
 import { job, node } from './support.ts';
 
-function holder(id: string, priority: number, ports: number[], over: { jobId?: string; namespace?: string; cpu?: number; cores?: number[] } = {}): Allocation {
+function holder(
+  id: string,
+  priority: number,
+  ports: number[],
+  over: { jobId?: string; namespace?: string; cpu?: number; cores?: number[]; maxParallel?: number } = {},
+): Allocation {
   const j = job(over.jobId ?? `job-${id}`, { priority });
+  if (over.maxParallel !== undefined) j.taskGroups[0]!.migrate = { maxParallel: over.maxParallel } as never;
   return {
     id,
     jobId: j.id,
@@ -94,6 +100,32 @@ describe('scheduler: fitting one alloc', () => {
         proposed: [holder('a', 10, [100])],
       },
       'network: dynamic port selection failed',
+    ],
+    [
+      'the same static port twice, its holder preemptible: still a collision',
+      { group: group({ networks: statics(8080, 8080) }), proposed: [holder('a', 10, [8080])] },
+      'network: reserved port collision s1=8080',
+    ],
+    [
+      'an alloc made by hand (no allocated resources) holds no port',
+      {
+        group: group({ networks: statics(8080) }),
+        proposed: [{ ...holder('m', 10, []), allocatedResources: undefined } as Allocation, holder('a', 10, [8080])],
+      },
+      ['a'],
+    ],
+    [
+      'a group preempted max_parallel times by this plan already is passed over',
+      {
+        proposed: [holder('x', 10, [], { cpu: 450, jobId: 'jx', maxParallel: 1 }), holder('y', 10, [], { cpu: 450, jobId: 'jy' })],
+        preemptedSoFar: [holder('x0', 10, [], { jobId: 'jx' })],
+      },
+      ['y'],
+    ],
+    [
+      'the same without the earlier preemption: the first of two as near',
+      { proposed: [holder('x', 10, [], { cpu: 450, jobId: 'jx', maxParallel: 1 }), holder('y', 10, [], { cpu: 450, jobId: 'jy' })] },
+      ['x'],
     ],
     ['cpu short, preemption off', { proposed: [holder('a', 10, [], { cpu: 600 })], evict: false }, 'cpu'],
     ['cpu short: the lower job preempted', { proposed: [holder('a', 10, [], { cpu: 600 })] }, ['a']],
