@@ -104,8 +104,8 @@ export const GROUPS = {
 
 /**
  * CI's fixed small subset (a few minutes on 2 cores): pure policies the chart specs prove, the
- * alloc-dir escape checks, and one file of each newer group: the agent's request-target parse
- * and `berth run`'s exit code.
+ * alloc-dir escape checks, and one file of each newer group: the agent's request-target parse,
+ * `berth run`'s exit code and the scheduler's alloc name index.
  */
 export const CI_SUBSET = {
   mutate: [
@@ -115,6 +115,7 @@ export const CI_SUBSET = {
     'actors/allocdir/escape.ts',
     'agent/http/target.ts',
     'bin/cli/run/outcome.ts',
+    'agent/scheduler/names.ts',
   ],
   spec: [
     'spec/machines/policy/**/*.spec.ts',
@@ -124,6 +125,7 @@ export const CI_SUBSET = {
     'spec/agent/http/target.spec.ts',
     'spec/agent/http-edge.spec.ts',
     'spec/bin/outcome.spec.ts',
+    'spec/agent/scheduler/names.spec.ts',
   ],
   threshold: 80,
 };

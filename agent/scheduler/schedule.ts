@@ -384,6 +384,9 @@ function validate(input: ScheduleInput): void {
   if (!input.eval?.id || !input.eval.jobId) issues.push('eval: an id and a jobId are required');
   if (typeof input.newId !== 'function') issues.push('newId: a function is required');
   if (!Number.isFinite(input.now)) issues.push('now: a time in ms is required');
+  // Without these the scheduler would fail later with a TypeError, not this error.
+  if (!Array.isArray(input.jobs)) issues.push('jobs: a list is required');
+  if (!Array.isArray(input.allocs)) issues.push('allocs: a list is required');
   for (const job of input.jobs ?? []) {
     for (const g of job.taskGroups) {
       if (g.count !== undefined && (!Number.isInteger(g.count) || g.count < 0)) issues.push(`job ${job.id} group ${g.name}: count must be a whole number >= 0`);
