@@ -29,6 +29,10 @@ function pidsWith(marker: string): number[] {
 const jobHcl = (n: number, marker: string) => `job "p11" {
   group "g" {
     count = ${n}
+    # The default 300 MB each would exhaust the node's disk long before N allocs.
+    ephemeral_disk {
+      size = 10
+    }
     task "t" {
       driver = "raw_exec"
       config {
