@@ -2,7 +2,8 @@
  * P13, a thousand long-running processes under berth's agent and under pm2, in the same run:
  * - berth: an agent in its own process (bench/p11-child.ts, a data dir, capacity raised) runs a
  *   `count = N` service job of raw_exec `/bin/sleep 3600` tasks; start is from the register request
- *   to every task machine `running`, stop from destroying every alloc to all of them destroyed.
+ *   to every task machine `running`, stop from the job's deregister (DELETE /v1/job) to no task
+ *   process left in /proc.
  * - pm2 (node_modules/pm2, its own PM2_HOME in a temp dir): an ecosystem file of N apps running
  *   `/bin/sleep 3600` (`interpreter: none`); start is from `pm2 start` to N such processes alive
  *   in /proc, stop from `pm2 delete all` to none left. Its daemon is killed at the end.
@@ -165,15 +166,19 @@ async function berth(n: number, dir: string, opts: BenchOptions): Promise<Side> 
     const perTask = (drop - (rss1 - rss0) - tasks) / n;
     // A cross-check that other work on the machine does not move: the Pss of the shims and the supervisor.
     const overhead = pssSum([...pidsWith(marker, true), ...pidsByCmdline('supervisor.mjs', dir)]);
-    opts.log(`P13 berth: running in ${fresh.freshMs!.toFixed(0)} ms; stopping`);
-    const stopped = await agent.ask<{ stopMs?: number }>({ cmd: 'destroy' });
+    opts.log(`P13 berth: running in ${fresh.freshMs!.toFixed(0)} ms; stopping the job`);
+    // Stop through the API (job deregister), as pm2's side does: destroying the runners on the
+    // client instead has the scheduler replace the lost allocs of a service job.
+    const t1 = now();
+    const r = await fetch(`${agent.hello.url}/v1/job/p13`, { method: 'DELETE' });
+    if (!r.ok) throw new Error(`P13 berth: job stop: ${r.status} ${await r.text()}`);
+    const stopMs = await untilCount(marker, (c) => c === 0, t1, 60_000 + n * 300, `berth stop of ${n}`);
+    await agent.ask({ cmd: 'destroy' });
     await agent.close();
     agent = undefined;
-    const left = pidsWith(marker).length;
-    if (left > 0) throw new Error(`P13 berth: ${left} task processes left after every alloc was destroyed`);
     return {
       startMs: fresh.freshMs!,
-      stopMs: stopped.stopMs!,
+      stopMs,
       perTask,
       details: { availDropMB: drop / MB, agentRssGrowthMB: (rss1 - rss0) / MB, tasksPssMB: tasks / MB, overheadPssPerTaskMB: overhead / n / MB },
     };
