@@ -69,8 +69,8 @@ process.on('message', (m: Msg) => {
         await Promise.allSettled(agent.client.runners().map((r) => r.destroy()));
         const stopMs = now() - t;
         await agent.close();
-        send({ closed: true, stopMs });
-        process.disconnect();
+        // An explicit exit once the answer is out: `--cpu-prof` (BENCH_CPU_PROF) writes on exit.
+        process.send!({ closed: true, stopMs }, () => process.exit(0));
       }
     } catch (e) {
       send({ error: String((e as Error).stack ?? e) });
