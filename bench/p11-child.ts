@@ -3,7 +3,7 @@
  * (port 0) with room for any number of small allocs. Its first message says when the agent
  * served and, on a restart, how long until every restored task's machine was `running` again
  * (reattached). IPC: `register` (a count = N raw_exec job, until every task runs), `destroy`
- * (every alloc destroyed, then exit).
+ * (every alloc destroyed, its time as `stopMs`, then exit). P13 runs its agent here too.
  */
 import type { AnyActorRef } from 'xstate';
 import { startAgent, type Agent } from '../agent/agent.ts';
@@ -65,10 +65,12 @@ process.on('message', (m: Msg) => {
         await post('/v1/jobs', { Job: job });
         send({ freshMs: await untilRunning(agent, m.n, t, 60_000 + m.n * 300) });
       } else if (m.cmd === 'destroy') {
+        const t = now();
         await Promise.allSettled(agent.client.runners().map((r) => r.destroy()));
+        const stopMs = now() - t;
         await agent.close();
-        send({ closed: true });
-        process.disconnect();
+        // An explicit exit once the answer is out: `--cpu-prof` (BENCH_CPU_PROF) writes on exit.
+        process.send!({ closed: true, stopMs }, () => process.exit(0));
       }
     } catch (e) {
       send({ error: String((e as Error).stack ?? e) });

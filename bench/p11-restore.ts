@@ -12,13 +12,15 @@ import { safeRemove, tempDir } from './lib/fsutil.ts';
 import { ratioResult, size, type BenchOptions, type BenchResult } from './lib/results.ts';
 import { ServerChild } from './lib/server-child.ts';
 
-/** Pids of processes whose command line contains `marker`. */
-function pidsWith(marker: string): number[] {
+/** Pids of the tasks (`/bin/sh -c ...`) whose command line contains `marker`; with `all`, also
+ * the supervisor's per-task shims, which carry the task's command line too. */
+function pidsWith(marker: string, all = false): number[] {
   const out: number[] = [];
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(marker)) out.push(Number(d));
+      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      if (cmd.includes(marker) && (all || cmd.startsWith('/bin/sh\0-c\0'))) out.push(Number(d));
     } catch {
       // gone
     }
@@ -29,6 +31,10 @@ function pidsWith(marker: string): number[] {
 const jobHcl = (n: number, marker: string) => `job "p11" {
   group "g" {
     count = ${n}
+    # The default 300 MB each would exhaust the node's disk long before N allocs.
+    ephemeral_disk {
+      size = 10
+    }
     task "t" {
       driver = "raw_exec"
       config {
@@ -86,12 +92,12 @@ export async function run(opts: BenchOptions): Promise<BenchResult[]> {
   } finally {
     if (agent) await agent.ask({ cmd: 'destroy' }).catch(() => {});
     await agent?.close();
-    // Whatever a failed run left running.
-    for (const p of pidsWith(marker)) {
+    // Whatever a failed run left running: each task's process group (its `sleep` too), then the shims.
+    for (const p of [...pidsWith(marker).map((p) => -p), ...pidsWith(marker, true)]) {
       try {
         process.kill(p, 'SIGKILL');
       } catch {
-        // gone
+        // gone, or not a group leader
       }
     }
     await safeRemove(dir);

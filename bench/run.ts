@@ -25,6 +25,7 @@ const BENCHES: Record<string, { title: string; load: () => Promise<{ run(o: Benc
   P10: { title: 'blocking queries', load: () => import('./p10-blocking.ts') },
   P11: { title: 'restore after kill -9', load: () => import('./p11-restore.ts') },
   P12: { title: 'tasks per alloc', load: () => import('./p12-tasks-per-alloc.ts') },
+  P13: { title: 'a thousand tasks vs pm2', load: () => import('./p13-pm2.ts') },
   S1: { title: 'service jobs', load: () => import('./s1-services.ts') },
   S2: { title: 'agent bounds', load: () => import('./s2-agent-bounds.ts') },
   S3: { title: 'docker driver', load: () => import('./s3-docker.ts') },
@@ -51,7 +52,7 @@ function parseArgs(argv: string[]): { quick: boolean; table: boolean; only?: str
     else if (flag === '--out') out = value();
     else if (flag === '--help' || flag === '-h') {
       console.log(
-        'usage: npm run bench -- [--table] [--quick] [--only P1,P3] [--out file] [--p1-n N] [--p2-n N] [--p3-k 10,100,1000] [--p3-rounds R] [--p4-sends N] [--p5-map default|small] [--p6-mb MB] [--p6-small N] [--p7-n N] [--p7-rounds R] [--p8-n N] [--p8-rounds R] [--p9-files N] [--p9-rounds R] (S1) [--s2-groups N] [--s2-rounds R] [--s3-rounds R] [--s3-k K] [--s4-rounds R] [--p9-n N] [--p9-lat-rounds R] [--p10-n N] [--p10-rounds R] [--p11-n N]',
+        'usage: npm run bench -- [--table] [--quick] [--only P1,P3] [--out file] [--p1-n N] [--p2-n N] [--p3-k 10,100,1000] [--p3-rounds R] [--p4-sends N] [--p5-map default|small] [--p6-mb MB] [--p6-small N] [--p7-n N] [--p7-rounds R] [--p8-n N] [--p8-rounds R] [--p9-files N] [--p9-rounds R] (S1) [--s2-groups N] [--s2-rounds R] [--s3-rounds R] [--s3-k K] [--s4-rounds R] [--p9-n N] [--p9-lat-rounds R] [--p10-n N] [--p10-rounds R] [--p11-n N] [--p13-n N]',
       );
       process.exit(0);
     } else if (flag.startsWith('--p')) args[flag.slice(2)] = value();

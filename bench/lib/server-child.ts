@@ -21,10 +21,12 @@ export class ServerChild<Hello = unknown> {
     });
   }
 
-  /** Forks `script` with `payload` (JSON in argv) and resolves with its first message. */
+  /** Forks `script` with `payload` (JSON in argv) and resolves with its first message.
+   * `BENCH_CPU_PROF=dir` in the environment profiles the child (`--cpu-prof`, written on its exit). */
   static start<H>(script: string, payload: unknown, log: (l: string) => void): Promise<ServerChild<H>> {
+    const prof = process.env.BENCH_CPU_PROF;
     const proc = fork(benchPath(script), [JSON.stringify(payload)], {
-      execArgv: ['--expose-gc', '--import', 'tsx'],
+      execArgv: ['--expose-gc', '--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
       cwd: benchPath('..'),
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     });
