@@ -40,7 +40,10 @@ describe('agent: docker tasks across a kill -9 of the agent', function () {
       try {
         execFileSync('umount', ['-R', '-l', dir], { stdio: 'ignore' });
       } catch {}
-      for (const m of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '')) {
+      for (const m of fs
+        .readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .map((l) => l.split(' ')[4] ?? '')) {
         if (!m.startsWith(`${dir}/`)) continue;
         try {
           execFileSync('umount', ['-l', m], { stdio: 'ignore' });

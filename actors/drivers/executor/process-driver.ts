@@ -30,7 +30,16 @@ import { ExecError, runExec, type ExecSpawn } from '../exec-process.ts';
 import { withHostEnv } from '../env.ts';
 import { signalName } from '../signals.ts';
 import { askExecutor } from './ask.ts';
-import { SUPERVISOR_PATH, defaultSupervisorDir, dismissSupervisor, ensureSupervisor, isSameProcess, readExitRecord, stateFiles, type SupervisorOptions } from './client.ts';
+import {
+  SUPERVISOR_PATH,
+  defaultSupervisorDir,
+  dismissSupervisor,
+  ensureSupervisor,
+  isSameProcess,
+  readExitRecord,
+  stateFiles,
+  type SupervisorOptions,
+} from './client.ts';
 import { cgroupFile, stateOf, toExit, type ProcessHandleState } from './handle-state.ts';
 import { stopOrphan, waitGone } from './orphan.ts';
 import { startProcessTask } from './process-start.ts';
