@@ -11,6 +11,7 @@ import path from 'node:path';
 import { safeRemove, tempDir } from './lib/fsutil.ts';
 import { ratioResult, size, type BenchOptions, type BenchResult } from './lib/results.ts';
 import { ServerChild } from './lib/server-child.ts';
+import { sleepersJobHcl } from './lib/sleepers.ts';
 
 /** Pids of the tasks (`/bin/sh -c ...`) whose command line contains `marker`; with `all`, also
  * the supervisor's per-task shims, which carry the task's command line too. */
@@ -28,27 +29,7 @@ function pidsWith(marker: string, all = false): number[] {
   return out.sort((a, b) => a - b);
 }
 
-const jobHcl = (n: number, marker: string) => `job "p11" {
-  group "g" {
-    count = ${n}
-    # The default 300 MB each would exhaust the node's disk long before N allocs.
-    ephemeral_disk {
-      size = 10
-    }
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sh"
-        args = ["-c", "sleep 100000; : ${marker}"]
-      }
-      resources {
-        cpu = 1
-        memory = 10
-      }
-    }
-  }
-}
-`;
+const jobHcl = (n: number, marker: string) => sleepersJobHcl({ id: 'p11', count: n, command: '/bin/sh', args: ['-c', `sleep 100000; : ${marker}`] });
 
 type Hello = { url: string; servedMs: number; reattachMs: number };
 

@@ -22,6 +22,7 @@ import { benchPath } from './lib/proc.ts';
 import { absoluteResult, ratioResult, size, type BenchOptions, type BenchResult } from './lib/results.ts';
 import { ServerChild } from './lib/server-child.ts';
 import { now, sleep } from './lib/stats.ts';
+import { sleepersJobHcl } from './lib/sleepers.ts';
 
 const MB = 1024 * 1024;
 
@@ -110,31 +111,8 @@ function killPids(pids: number[]): void {
   }
 }
 
-const jobHcl = (n: number, marker: string) => `job "p13" {
-  type = "service"
-  group "g" {
-    count = ${n}
-    # The default 300 MB each would exhaust the node's disk long before N allocs.
-    ephemeral_disk {
-      size = 10
-    }
-    task "t" {
-      driver = "raw_exec"
-      config {
-        command = "/bin/sleep"
-        args = ["3600"]
-      }
-      env {
-        P13_MARK = "${marker}"
-      }
-      resources {
-        cpu = 1
-        memory = 10
-      }
-    }
-  }
-}
-`;
+const jobHcl = (n: number, marker: string) =>
+  sleepersJobHcl({ id: 'p13', type: 'service', count: n, command: '/bin/sleep', args: ['3600'], env: { P13_MARK: marker } });
 
 interface Side {
   startMs: number;
