@@ -7,19 +7,9 @@
 import { expect } from 'chai';
 import type { Allocation, Job } from '../../../index.ts';
 import { newEvaluation, type CanaryState, type Plan } from '../../../agent/scheduler/index.ts';
-import { job, World } from './support.ts';
+import { job, updateStrategy, World } from './support.ts';
 
-const update = (canary: number, maxParallel = 1) => ({
-  maxParallel,
-  healthCheck: 'task_states' as const,
-  minHealthyTimeMs: 100,
-  healthyDeadlineMs: 300_000,
-  progressDeadlineMs: 600_000,
-  autoRevert: false,
-  autoPromote: false,
-  canary,
-  staggerMs: 30_000,
-});
+const update = (canary: number, maxParallel = 1) => updateStrategy({ maxParallel, canary, healthCheck: 'task_states', minHealthyTimeMs: 100 });
 
 function version(v: number, canary: number, count = 3): Job {
   const j = job('web', { count, version: v, group: { update: update(canary) } });

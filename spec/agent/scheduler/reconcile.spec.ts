@@ -7,20 +7,10 @@ import { expect } from 'chai';
 import type { Allocation, Job } from '../../../index.ts';
 import { desiredCount, reconcileGroup, type GroupResult } from '../../../agent/scheduler/reconcile.ts';
 import type { CanaryState } from '../../../agent/scheduler/types.ts';
-import { job } from './support.ts';
+import { job, updateStrategy } from './support.ts';
 
 const NOW = 1_000_000_000;
-const update = (maxParallel: number, canary = 0) => ({
-  maxParallel,
-  healthCheck: 'checks' as const,
-  minHealthyTimeMs: 10_000,
-  healthyDeadlineMs: 300_000,
-  progressDeadlineMs: 600_000,
-  autoRevert: false,
-  autoPromote: false,
-  canary,
-  staggerMs: 30_000,
-});
+const update = (maxParallel: number, canary = 0) => updateStrategy({ maxParallel, canary, healthCheck: 'checks', minHealthyTimeMs: 10_000 });
 const resched = (delayMs: number) => ({ attempts: 2, intervalMs: 3_600_000, delayMs, delayFunction: 'constant' as const, maxDelayMs: 0, unlimited: false });
 
 /** Version `v` of `web` (group g); `config` changes the task (a destructive change). */

@@ -1,6 +1,6 @@
 // Builders for the scheduler's table specs: jobs, nodes, allocs, a counter id generator, and a
 // tiny store that applies a plan the way the agent will (replace each alloc by id).
-import type { Allocation, Job, TaskGroup } from '../../../index.ts';
+import type { Allocation, Job, TaskGroup, UpdateStrategy } from '../../../index.ts';
 import {
   newEvaluation,
   schedule,
@@ -11,6 +11,18 @@ import {
   type SchedulerConfiguration,
   type SchedulerNode,
 } from '../../../agent/scheduler/index.ts';
+
+/** An update block with Nomad's deadlines and stagger; each spec sets what its rows vary. */
+export function updateStrategy(over: Pick<UpdateStrategy, 'maxParallel' | 'canary' | 'healthCheck' | 'minHealthyTimeMs'>): UpdateStrategy {
+  return {
+    healthyDeadlineMs: 300_000,
+    progressDeadlineMs: 600_000,
+    autoRevert: false,
+    autoPromote: false,
+    staggerMs: 30_000,
+    ...over,
+  };
+}
 
 /** A node with lowered limits (the seed's `cpu_total_compute = 3000`, `memory_total_mb = 3072`). */
 export function node(over: Partial<SchedulerNode> = {}): SchedulerNode {
