@@ -30,8 +30,12 @@ export interface TaskCgroupInput {
 /** Makes and forgets task cgroups. */
 export interface CgroupManager {
   readonly layout: CgroupLayout;
-  /** Makes the task's cgroup and writes its limits. Throws {@link CgroupSetupError}. */
-  create(input: TaskCgroupInput): Promise<TaskCgroup>;
+  /**
+   * Makes the task's cgroup and writes its limits. Throws {@link CgroupSetupError}. `record`, when
+   * given, gets the cgroup's description before its first directory is made: a host that dies
+   * while the cgroup is being made leaves a record a restore can remove it by.
+   */
+  create(input: TaskCgroupInput, record?: (cg: TaskCgroup) => void): Promise<TaskCgroup>;
   /** Counts a restored task's pinned cores again. */
   adopt(cg: TaskCgroup): void;
   /** Kills what is left in the cgroup, removes it, and releases its cores. */
@@ -90,7 +94,7 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
   };
   return {
     layout,
-    async create(input) {
+    async create(input, record) {
       const asked = input.applyLimits ? cgroupLimits(input.resources, opts.pidsLimit) : {};
       const { limits, dropped } = enforceableLimits(asked, layout.controllers);
       let cpuset: number[] | undefined;
@@ -112,13 +116,15 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
         ...(dropped.length ? { unenforced: dropped } : {}),
         createdAt: now(),
       };
+      for (const [key, parent] of Object.entries(layout.parents)) {
+        paths[key] = join(parent, input.allocId, input.taskName);
+        mounts[key] = layout.mounts[key]!;
+      }
       try {
-        for (const [key, parent] of Object.entries(layout.parents)) {
-          const allocDir = join(parent, input.allocId);
-          const dir = join(allocDir, input.taskName);
+        record?.(cg);
+        for (const [key, dir] of Object.entries(paths)) {
+          const allocDir = dirname(dir);
           makeDir(dir);
-          paths[key] = dir;
-          mounts[key] = layout.mounts[key]!;
           if (layout.version === 'v1' && key === 'cpuset') {
             initCpuset(allocDir);
             initCpuset(dir);

@@ -85,6 +85,13 @@ export function realAlloc(id: string, plans: TaskPlan[], pidDir: string, over: P
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** `p`, or after `ms` whatever `p` does; the timer goes either way (no timer outlives a schedule). */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
 /** Watches a client's broadcasts: I1 against /proc, and one live process per task (I5). */
 function watchI1(client: Client, pidDir: string, violations: string[]) {
   return client.bus.of('alloc.updated').subscribe(({ alloc }) => {
@@ -187,7 +194,7 @@ export async function runReal(seed: number, kind?: RealKind): Promise<RealResult
           bursts.push(a0.restartTask('web', 'burst').catch(() => {}));
           await sleep(r.int(0, 120));
         }
-        await Promise.race([Promise.all(bursts), sleep(4000)]);
+        await within(Promise.all(bursts), 4000);
       } else if (k === 'replace') {
         await untilState(c, a0, running);
         const id1 = uuid(seed, 1);
@@ -236,11 +243,11 @@ async function crashAndRestore(
   host.stdout!.setEncoding('utf8');
   host.stdout!.on('data', (c: string) => (out += c));
   const exited = new Promise<void>((res) => host.once('exit', () => res()));
-  await new Promise<void>((res) => {
-    const check = () => (out.includes('added\n') ? res() : setTimeout(check, 10));
+  const added = new Promise<void>((res) => {
+    const check = () => (out.includes('added\n') ? res() : void host.stdout!.once('data', check));
     check();
-    setTimeout(res, 10_000);
   });
+  await within(Promise.race([added, exited]), 10_000);
   await sleep(r.int(0, 1500)); // dies anywhere in a start, a run, a kill, a destroy
   host.kill('SIGKILL');
   await exited;

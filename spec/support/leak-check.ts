@@ -29,12 +29,32 @@ function cgroupParents(): string[] {
   return [...new Set(out)];
 }
 
+/** An alloc cgroup with its task cgroups and the processes in each: what a leak report needs to find its cause. */
+function describeCgroup(dir: string): string {
+  const procs = (d: string) => {
+    try {
+      return readFileSync(join(d, 'cgroup.procs'), 'utf8').trim().split('\n').filter(Boolean).join(',') || 'none';
+    } catch {
+      return '?';
+    }
+  };
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => `${e.name} (processes: ${procs(join(dir, e.name))})`);
+  } catch {
+    // removed meanwhile
+  }
+  return `${dir} (processes: ${procs(dir)}; tasks: ${tasks.join(', ') || 'none'})`;
+}
+
 /** Cgroups left under berth's parent (alloc or task cgroups). */
 function leftoverCgroups(): string[] {
   const out: string[] = [];
   for (const p of cgroupParents()) {
     try {
-      for (const e of readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) out.push(join(p, e.name));
+      for (const e of readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) out.push(describeCgroup(join(p, e.name)));
     } catch {
       // no such parent: nothing made there
     }

@@ -62,10 +62,11 @@ export async function createTaskCgroup(
   applyLimits: boolean,
 ): Promise<TaskCgroup> {
   try {
-    const cgroup = await cgroups.create({ allocId: config.allocId, taskName: config.taskName, resources: config.task.resources, applyLimits });
-    // On record before anything can run in it: a host that dies before the executor starts
-    // leaves a cgroup a later restore must still find and remove.
-    writeJsonAtomic(cgroupFile(config.stateDir), cgroup);
+    // On record before its first directory is made, and again once made: a host that dies
+    // anywhere before the executor starts leaves a cgroup a later restore must find and remove.
+    const record = (cg: TaskCgroup) => writeJsonAtomic(cgroupFile(config.stateDir), cg);
+    const cgroup = await cgroups.create({ allocId: config.allocId, taskName: config.taskName, resources: config.task.resources, applyLimits }, record);
+    record(cgroup);
     return cgroup;
   } catch (err) {
     throw new DriverStartError(errorText(err), true);

@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { createRawExecDriver } from '../../../actors/drivers/raw-exec.ts';
 import type { TaskHandle } from '../../../actors/drivers/driver.ts';
 import type { ProcessHandleState } from '../../../actors/drivers/executor/process-driver.ts';
+import { detectCgroups } from '../../../actors/cgroups/detect.ts';
+import { createCgroupManager } from '../../../actors/cgroups/manager.ts';
+import { TaskNotStartedError } from '../../../model/errors.ts';
 import { ABORT, alive, cleanup, logUntil, sandbox, sh, track, until } from './support/helpers.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -66,5 +69,35 @@ describe('raw_exec: tasks outlive the host', function () {
     expect(await waiting).to.deep.equal({ exitCode: 130, signal: 2 });
     await until(() => !alive(st.executorPid), 2000, 'executor exit');
     expect(alive(handle.pid!)).to.equal(false);
+  });
+
+  it('a host that dies while a task cgroup is being made leaves a record its restore removes the cgroup by (root)', async function () {
+    if (process.geteuid?.() !== 0) return this.skip(); // cgroups need root
+    const detected = detectCgroups();
+    if (!detected.ok) return this.skip();
+    const sb = sandbox();
+    const allocId = `die-${process.pid}-${Date.now()}`;
+    const config = sb.config(sh('sleep 30'), { allocId, id: `${allocId}/web/1` });
+    const host = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'support', 'die-making-cgroup.ts'), JSON.stringify(config)], {
+      cwd: repo,
+      stdio: 'ignore',
+    });
+    const signal = await new Promise<NodeJS.Signals | null>((r) => host.once('exit', (_code, sig) => r(sig)));
+    expect(signal, 'the host died by SIGKILL in the middle of making the cgroup').to.equal('SIGKILL');
+    const allocCgroups = () =>
+      Object.values(detected.layout.parents)
+        .map((p) => path.join(p, allocId))
+        .filter((d) => fs.existsSync(d));
+    expect(allocCgroups(), 'the first hierarchy was made before the host died').to.have.length(1);
+
+    // The restore: the start was on record as intent; nothing was started, and the cgroup goes.
+    const driver = createRawExecDriver({ cgroups: createCgroupManager(detected.layout) });
+    const intent: TaskHandle = { driver: 'raw_exec', id: config.id, config, startedAt: Date.now(), state: {}, starting: true };
+    const err = await driver.recover(intent).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(TaskNotStartedError);
+    expect(allocCgroups(), 'cgroups left after the restore').to.deep.equal([]);
   });
 });
