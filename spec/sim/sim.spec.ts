@@ -4,6 +4,7 @@ import type { Violation } from '../../sim/invariants.ts';
 import { knownFindingOf, KNOWN_FINDINGS } from '../../sim/known.ts';
 import type { Op, TaskSpec } from '../../sim/ops.ts';
 import { shrink } from '../../sim/shrink.ts';
+import { runSeeds } from '../../sim/parallel.ts';
 import { releaseSimDataDir, runSim } from '../../sim/world.ts';
 import { chartCoverage, coverageRan } from '../support/chart-coverage.ts';
 
@@ -11,7 +12,7 @@ import { chartCoverage, coverageRan } from '../support/chart-coverage.ts';
 const SEEDS = Number(process.env.BERTH_SIM_SEEDS ?? 1000);
 
 describe('deterministic simulator', function () {
-  // 1,000 seeds take ~35 s of CPU; the limit tolerates a loaded machine.
+  // 1,000 seeds take ~100 s of CPU, on one worker thread per core; the limit tolerates a loaded machine.
   this.timeout(900_000);
   before(() => coverageRan.add('sim'));
   after(releaseSimDataDir);
@@ -20,8 +21,8 @@ describe('deterministic simulator', function () {
     const t0 = performance.now();
     const unknown: string[] = [];
     const known = new Map<string, number>();
-    for (let seed = 1; seed <= SEEDS; seed++) {
-      const r = await runSim({ seed, trace: false, inspect: chartCoverage.observe });
+    for (const r of await runSeeds({ from: 1, count: SEEDS, coverage: chartCoverage })) {
+      const seed = r.seed;
       for (const v of r.violations) {
         const k = knownFindingOf(v);
         if (k) known.set(k.id, (known.get(k.id) ?? 0) + 1);
@@ -33,6 +34,16 @@ describe('deterministic simulator', function () {
       `      ${SEEDS} seeds in ${secs.toFixed(1)} s (${(SEEDS / secs).toFixed(0)} seeds/s); known open findings hit: ${[...known].map(([k, n]) => `${k} x${n}`).join(', ') || 'none'}`,
     );
     expect(unknown, unknown.slice(0, 10).join('\n')).to.deep.equal([]);
+  });
+
+  it('gives each seed the same outcome in worker processes as in this one', async () => {
+    const par = await runSeeds({ from: 300, count: 6, workers: 2 });
+    expect(par.map((o) => o.seed)).to.deep.equal([300, 301, 302, 303, 304, 305]);
+    for (const o of par) {
+      const r = await runSim({ seed: o.seed, trace: false });
+      expect({ steps: o.steps, violations: o.violations }, `seed ${o.seed}`).to.deep.equal({ steps: r.steps, violations: r.violations });
+      expect(o.steps).to.be.greaterThan(0);
+    }
   });
 
   it('gives the same trace for the same seed, byte for byte', async () => {
