@@ -10,20 +10,12 @@ import type { TaskCgroup } from '../../cgroups/types.ts';
 import { readJson, stateFiles } from './client.ts';
 import type { ExecutorSpec, ExecutorState, ExitRecord, ReadyOk } from './protocol.ts';
 
-/** `TaskHandle.state` of raw_exec and exec tasks (plain JSON). */
-export interface ProcessHandleState {
-  executorPid: number;
-  executorStartTime: number;
-  /** The supervisor that started the task (another may hold it after a crash). */
-  supervisorPid?: number;
-  /** Process group leader spawned by the executor (also `TaskHandle.pid`). */
-  pid: number;
-  pgid: number;
-  startTime: number;
-  isolation: ReadyOk['isolation'];
-  /** The resolved command (inside the chroot for exec). */
-  command: string;
-  socketPath: string;
+/**
+ * `TaskHandle.state` of raw_exec and exec tasks (plain JSON): what the shim's ready line said
+ * (its pid, the task's pid and group, the isolation, the resolved command and socket), and where
+ * the task's state and cgroup are.
+ */
+export interface ProcessHandleState extends Omit<ReadyOk, 'ok'> {
   stateDir: string;
   /** The task's cgroup, when it has one. */
   cgroup?: TaskCgroup;
