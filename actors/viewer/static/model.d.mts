@@ -6,19 +6,20 @@ export type ViewerRecord =
   | { k: 'actor'; t: number; id: string; name: string; parent?: string; kind: ActorKind }
   | { k: 'state'; t: number; id: string; state: string; status: 'active' | 'done' | 'error' | 'stopped'; ev?: string }
   | { k: 'event'; t: number; id: string; type: string; src?: string }
-  | {
-      k: 'alloc';
-      t: number;
-      alloc: string;
-      name?: string;
-      job: string;
-      group: string;
-      tasks: string[];
-      preempted: string[];
-      previous?: string;
-      priority?: number;
-    }
+  | ({ k: 'alloc'; t: number; alloc: string } & AllocFacts)
   | ({ k: 'bus'; t: number; type: string; alloc?: string } & Record<string, unknown>);
+
+/** What an alloc is, as its `alloc` record says and its view keeps. */
+export interface AllocFacts {
+  /** Nomad's alloc name ("web.app[0]"), when the alloc has one. */
+  name?: string;
+  job: string;
+  group: string;
+  tasks: string[];
+  preempted: string[];
+  previous?: string;
+  priority?: number;
+}
 
 export interface ModelLimits {
   timeline: number;
@@ -48,16 +49,8 @@ export interface WaitView {
   reason?: string;
 }
 
-export interface AllocView {
+export interface AllocView extends AllocFacts {
   id: string;
-  /** Nomad's alloc name ("web.app[0]"), when the alloc has one. */
-  name?: string;
-  job: string;
-  group: string;
-  tasks: string[];
-  preempted: string[];
-  previous?: string;
-  priority?: number;
   state: string;
   added: number;
   timeline: ViewerRecord[];
