@@ -11,8 +11,7 @@
  * @module
  */
 import { isIP } from 'node:net';
-import { Resolver } from 'node:dns/promises';
-import { lookup as systemLookup } from 'node:dns/promises';
+import { Resolver, lookup as systemLookup } from 'node:dns/promises';
 import { ArtifactDownloadError } from './errors.ts';
 
 /** glibc's resolver defaults (`timeout:5 attempts:2`): per query, then tried once more. */
