@@ -3,7 +3,8 @@
  *
  * ```
  *  plan (source, options, destination) ─► download into a private temp file
- *     http(s): headers; redirects followed by hand, only to http(s), at most 10;
+ *     http(s): host looked up off the threadpool (lookup.ts); connect within 30 s, TLS within 10 s;
+ *              headers; redirects followed by hand, only to http(s), at most 10;
  *              non-2xx refused; bounded in bytes and time
  *     file:    a regular file, bounded in bytes
  *  ─► checksum (md5/sha1/sha256/sha512, or looked up in a `file:` checksum file)
@@ -18,9 +19,11 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createGunzip } from 'node:zlib';
 import { BerthError } from '../../model/errors.ts';
 import type { Artifact } from '../../model/types.ts';
@@ -33,6 +36,7 @@ import { CHECKSUM_TYPES, planArtifact, type ArtifactPlan, type ChecksumSpec } fr
 import { bzip2Stream, readFileAs, xzStream } from './decompress.ts';
 import { singleFileTar, zipAsTar } from './tar-stream.ts';
 import { errorText } from '../../model/error-text.ts';
+import { defaultArtifactLookup, type ArtifactLookup } from './lookup.ts';
 
 /** Most redirects followed (go-getter's client follows 10). */
 const MAX_REDIRECTS = 10;
@@ -53,6 +57,8 @@ export interface FetchArtifactContext {
   maxBytes: number;
   /** Bound on the whole fetch. */
   timeoutMs: number;
+  /** How http(s) hosts are looked up; default {@link defaultArtifactLookup} (off libuv's threadpool). */
+  lookup?: ArtifactLookup;
   signal: AbortSignal;
 }
 
@@ -92,34 +98,78 @@ async function download(plan: ArtifactPlan, file: string, ctx: FetchArtifactCont
     await pipeline(from, bounded(ctx.maxBytes), createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal });
     return;
   }
-  const res = await httpGet(plan.url, signal, plan.headers);
+  const res = await httpGet(plan.url, signal, ctx.lookup ?? defaultArtifactLookup, plan.headers);
   await pipeline(res, bounded(ctx.maxBytes), createWriteStream(file, { flags: 'wx', mode: 0o600 }), { signal });
 }
 
+/** go-cleanhttp's dial timeout (Nomad's artifact HTTP client): the lookup and the TCP connect. */
+export const CONNECT_TIMEOUT_MS = 30_000;
+/** go-cleanhttp's TLS handshake timeout. */
+export const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+
 /** GET with redirects followed by hand (http and https only); the body as a Node stream. */
-async function httpGet(url: string, signal: AbortSignal, headers: Record<string, string> = {}) {
+async function httpGet(url: string, signal: AbortSignal, lookup: ArtifactLookup, headers: Record<string, string> = {}): Promise<Readable> {
   let current = url;
   for (let i = 0; i <= MAX_REDIRECTS; i++) {
-    const res = await fetch(current, { redirect: 'manual', signal, headers }).catch((e: Error) => {
+    const res = await get(new URL(current), signal, lookup, headers).catch((e: Error) => {
       if (signal.aborted) throw signal.reason;
-      throw new ArtifactDownloadError(`GET ${current}: ${(e as { cause?: Error }).cause?.message ?? e.message}`);
+      throw new ArtifactDownloadError(`GET ${current}: ${e.message}`);
     });
-    if (res.status >= 300 && res.status < 400 && res.headers.get('location')) {
-      await res.body?.cancel();
-      const next = new URL(res.headers.get('location')!, current);
+    const status = res.statusCode ?? 0;
+    if (status >= 300 && status < 400 && res.headers.location) {
+      res.destroy();
+      const next = new URL(res.headers.location, current);
       if (next.protocol !== 'http:' && next.protocol !== 'https:') {
         throw new ArtifactDownloadError(`GET ${current}: refusing a redirect to ${JSON.stringify(next.protocol.slice(0, -1))} (only http and https)`);
       }
       current = next.toString();
       continue;
     }
-    if (res.status < 200 || res.status >= 300) {
-      await res.body?.cancel();
-      throw new ArtifactDownloadError(`bad response code: ${res.status}`);
+    if (status < 200 || status >= 300) {
+      res.destroy();
+      throw new ArtifactDownloadError(`bad response code: ${status}`);
     }
-    return Readable.fromWeb(res.body as WebReadableStream);
+    return res;
   }
   throw new ArtifactDownloadError(`GET ${url}: stopped after ${MAX_REDIRECTS} redirects`);
+}
+
+/** One GET on a connection of its own, its host looked up by `lookup`, connecting within go-cleanhttp's bounds. */
+function get(u: URL, signal: AbortSignal, lookup: ArtifactLookup, headers: Record<string, string>): Promise<IncomingMessage> {
+  const tls = u.protocol === 'https:';
+  return new Promise((resolve, reject) => {
+    const req = (tls ? httpsRequest : httpRequest)(u, {
+      method: 'GET',
+      agent: false,
+      headers,
+      signal,
+      lookup: ((host, opts, cb) => {
+        lookup(host, signal).then(
+          (all) => (opts.all ? cb(null, all) : cb(null, all[0]!.address, all[0]!.family)),
+          (e: Error) => cb(e as NodeJS.ErrnoException, opts.all ? [] : ''),
+        );
+      }) satisfies LookupFunction,
+    });
+    let timer = setTimeout(() => req.destroy(new ArtifactDownloadError(`no connection within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+    req.once('socket', (s) => {
+      s.once('connect', () => {
+        clearTimeout(timer);
+        if (tls)
+          timer = setTimeout(() => req.destroy(new ArtifactDownloadError(`no TLS handshake within ${TLS_HANDSHAKE_TIMEOUT_MS} ms`)), TLS_HANDSHAKE_TIMEOUT_MS);
+      });
+      s.once('secureConnect', () => clearTimeout(timer));
+    });
+    req.once('response', (res) => {
+      clearTimeout(timer);
+      resolve(res);
+    });
+    req.once('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    req.once('close', () => clearTimeout(timer));
+    req.end();
+  });
 }
 
 /** A pass-through that fails once more than `max` bytes went by. */
@@ -171,7 +221,9 @@ async function expectedChecksum(spec: ChecksumSpec, plan: ArtifactPlan, ctx: Fet
     }
   } else {
     if (!/^https?:\/\//.test(spec.file)) throw new ArtifactError(`checksum file ${JSON.stringify(spec.file)} must be an http(s) URL or a file path`);
-    text = (await readBounded(await httpGet(spec.file, signal), MAX_CHECKSUM_FILE, `checksum file ${spec.file}`)).toString('utf8');
+    text = (await readBounded(await httpGet(spec.file, signal, ctx.lookup ?? defaultArtifactLookup), MAX_CHECKSUM_FILE, `checksum file ${spec.file}`)).toString(
+      'utf8',
+    );
   }
   for (const line of text.split('\n')) {
     // GNU style "<hex>  <name>" (a '*' marks binary mode), or BSD style "SHA256 (<name>) = <hex>".

@@ -16,6 +16,7 @@ import { lookupUser } from '../drivers/exec.ts';
 import { taskEnvironment } from '../runner/task-actors.ts';
 import type { RunnerInternals, Runtime } from '../runner/runtime.ts';
 import { fetchArtifact } from './fetch.ts';
+import type { ArtifactLookup } from './lookup.ts';
 import { RwLock } from '../allocdir/lock.ts';
 import { prestartTemplates } from '../runner/template-hook.ts';
 
@@ -30,7 +31,7 @@ const lockOf = (r: RunnerInternals): RwLock => (r.allocDir as { lock?: RwLock })
 const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** The `prestartTask` actor of a runtime (see the module doc). */
-export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBytes?: number } = {}) {
+export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBytes?: number; lookup?: ArtifactLookup } = {}) {
   /** Artifacts fetched per runner and task: a restart does not fetch them again (Nomad's hook state). */
   const fetched = new WeakMap<RunnerInternals, Set<string>>();
   return fromPromise<PrestartOutput, { allocId: string; taskName: string; attempt: number; now: number }>(async ({ input, signal }) => {
@@ -64,6 +65,7 @@ export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBy
           owner,
           maxBytes,
           timeoutMs: opts.timeoutMs ?? DEFAULT_ARTIFACT_TIMEOUT_MS,
+          ...(opts.lookup ? { lookup: opts.lookup } : {}),
           signal: AbortSignal.any([signal, r.destroySignal]),
         });
         done.add(`${task.name}\0${JSON.stringify(a)}`);

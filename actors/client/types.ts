@@ -26,6 +26,7 @@ import type { AllocRunner, InspectionObserver } from '../runner/api.ts';
 // The runner's own API lives beside its implementation; re-exported for hosts reading this file.
 export type { AllocRunner, InspectionObserver, LogStream } from '../runner/api.ts';
 import type { GcClientOptions } from '../gc/options.ts';
+import type { ArtifactLookup } from '../artifacts/lookup.ts';
 
 /** Options for {@link createClient}. */
 /** Nomad's client `template` block: what every task's templates may do on this client. */
@@ -91,8 +92,11 @@ export interface ClientOptions extends GcClientOptions {
   clock?: Clock;
   /** Address registered for services without a port label (the node's address). Default 127.0.0.1. */
   serviceAddress?: string;
-  /** Bounds on artifact downloads (defaults: 30 minutes; the group's ephemeral disk in bytes). */
-  artifacts?: { timeoutMs?: number; maxBytes?: number };
+  /**
+   * Bounds on artifact downloads (defaults: 30 minutes; the group's ephemeral disk in bytes) and
+   * how their hosts are looked up (default: the system's DNS servers by c-ares, off libuv's threadpool).
+   */
+  artifacts?: { timeoutMs?: number; maxBytes?: number; lookup?: ArtifactLookup };
   /** Random source in [0,1) for jitter and stagger (default Math.random). */
   random?: () => number;
   /** Remote watcher retry timing (default 30000 + uniform [0, 30000)). */
