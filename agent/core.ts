@@ -12,7 +12,7 @@ import { commitPromotion, healthyIn, type PromoteRequest } from './deploy/canari
 import { rollbackFor } from './deploy/rollback.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
 import { completeApiJob } from './jobspec/complete.ts';
-import { hostPortsInUse } from './config/host-ports.ts';
+import { cachedHostPorts } from './config/host-ports.ts';
 import { parsePortRanges } from './config/port-ranges.ts';
 import { ServerGc } from './gc/server-gc.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
@@ -90,11 +90,11 @@ export class AgentCore {
       periodicClock?: Clock;
       /** A number in [0, 1) for each dynamic port pick (default `Math.random`; specs seed it). */
       random?: () => number;
-      /** The ports held on the host now (default: read from /proc/net). */
+      /** The ports held on the host now (default: read from /proc/net, at most once a second). */
       hostPorts?: () => number[];
     } = {},
   ) {
-    this.#hostPorts = opts.hostPorts ?? hostPortsInUse;
+    this.#hostPorts = opts.hostPorts ?? cachedHostPorts(Date.now);
     this.periodic = new PeriodicDispatcher({
       state,
       clock: opts.periodicClock ?? realClock,
