@@ -145,7 +145,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(opts.random ? { random: opts.random } : {}),
       ...(opts.hostPorts ? { hostPorts: opts.hostPorts } : {}),
     });
-    subs.push(client.updates$.subscribe((a) => core.clientUpdate(a)));
+    // What the client reports in one turn of the event loop lands in one commit.
+    subs.push(client.updates$.subscribe((a) => core.queueClientUpdate(a)));
     subs.push(
       client.bus.messages$.subscribe((m) => {
         if (m.type === 'watcher.waiting') log(`alloc ${m.allocId.slice(0, 8)} waits for ${m.role} alloc ${m.watchedAllocId.slice(0, 8)} (${m.mode})`);
@@ -156,7 +157,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     await client.restore();
     const lost: Allocation[] = [];
     reconcileClient(state, client, log, (a) => lost.push(a));
-    for (const r of client.runners()) core.clientUpdate(r.alloc());
+    core.clientUpdates(client.runners().map((r) => r.alloc()));
 
     let viewer: Promise<{ url: string }> | undefined;
     const uiCodes = new OneTimeCodes();

@@ -12,7 +12,7 @@ import { commitPromotion, healthyIn, type PromoteRequest } from './deploy/canari
 import { rollbackFor } from './deploy/rollback.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
 import { completeApiJob } from './jobspec/complete.ts';
-import { hostPortsInUse } from './config/host-ports.ts';
+import { cachedHostPorts } from './config/host-ports.ts';
 import { parsePortRanges } from './config/port-ranges.ts';
 import { ServerGc } from './gc/server-gc.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
@@ -39,7 +39,7 @@ import { nextOfAny, timeZoneProblem, CronSpecError } from './periodic/cron.ts';
 import { PeriodicDispatcher, specsOf } from './periodic/dispatcher.ts';
 import { jobStatus } from './state/job-status.ts';
 import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
-import type { AgentState } from './state/store.ts';
+import type { AgentState, Txn } from './state/store.ts';
 import type { ApiJob, Evaluation, JobRecord, ServerAlloc } from './state/types.ts';
 
 /** What registering a job answers (Nomad's JobRegisterResponse). */
@@ -90,11 +90,11 @@ export class AgentCore {
       periodicClock?: Clock;
       /** A number in [0, 1) for each dynamic port pick (default `Math.random`; specs seed it). */
       random?: () => number;
-      /** The ports held on the host now (default: read from /proc/net). */
+      /** The ports held on the host now (default: read from /proc/net, at most once a second). */
       hostPorts?: () => number[];
     } = {},
   ) {
-    this.#hostPorts = opts.hostPorts ?? hostPortsInUse;
+    this.#hostPorts = opts.hostPorts ?? cachedHostPorts(Date.now);
     this.periodic = new PeriodicDispatcher({
       state,
       clock: opts.periodicClock ?? realClock,
@@ -462,31 +462,94 @@ export class AgentCore {
    * the server only counts it, and marks unhealthy a deployment alloc that ended with none.
    */
   clientUpdate(a: Allocation): void {
+    this.clientUpdates([a]);
+  }
+
+  /**
+   * Takes the client's reports queued for the next turn of the event loop: what arrives in one
+   * turn lands in one commit ({@link AgentCore.clientUpdates}), as Nomad's client sends its alloc
+   * updates in batches. Nothing waits on the answer, and a report lost to a kill before its
+   * commit is made again by the client's restore. After {@link AgentCore.stop}, taken at once.
+   */
+  queueClientUpdate(a: Allocation): void {
+    if (this.#stopped) return this.clientUpdate(a);
+    this.#queued.push(a);
+    this.#flush ??= setImmediate(() => this.flushClientUpdates());
+  }
+
+  /** Commits the reports {@link AgentCore.queueClientUpdate} holds, now. */
+  flushClientUpdates(): void {
+    if (this.#flush) clearImmediate(this.#flush);
+    this.#flush = undefined;
+    const batch = this.#queued.splice(0);
+    // A start that failed closed the state under a queued batch: the client's restore reports it again.
+    if (batch.length && !this.state.closed) this.clientUpdates(batch);
+  }
+
+  #queued: Allocation[] = [];
+  #flush: NodeJS.Immediate | undefined;
+  #stopped = false;
+
+  /**
+   * Takes several client reports: the last of each alloc counts (Nomad's client coalesces them
+   * too), and all land in one commit, except those that decide a deployment's health: each of
+   * those reads the deployment the one before left, so each gets a commit of its own, after.
+   */
+  clientUpdates(reports: readonly Allocation[]): void {
+    const last = new Map<string, Allocation>();
+    for (const a of reports) {
+      last.delete(a.id);
+      last.set(a.id, a);
+    }
+    const plain: ClientChange[] = [];
+    const deciding: ClientChange[] = [];
+    for (const a of last.values()) {
+      const c = this.#clientChange(a);
+      if (c) (c.decided ? deciding : plain).push(c);
+    }
+    const out: Array<{ ev?: Evaluation; revert?: JobRecord }> = [];
+    if (plain.length) this.state.commit((txn) => plain.forEach((c) => out.push(this.#applyClientChange(c, txn))));
+    for (const c of deciding) out.push(this.state.commit((txn) => this.#applyClientChange(c, txn)));
+    for (const o of out) if (o.ev) this.broker.enqueue(o.ev.id);
+    for (const o of out) if (o.revert) this.#revert(o.revert);
+    if ([...plain, ...deciding].some((c) => c.ended)) this.broker.unblock();
+  }
+
+  /** What report `a` changes in the server's alloc; undefined when nothing. */
+  #clientChange(a: Allocation): ClientChange | undefined {
     const cur = this.state.allocs.get(a.id);
-    if (!cur) return;
+    if (!cur) return undefined;
     const changed = CLIENT_FIELDS.some((k) => JSON.stringify(cur.alloc[k]) !== JSON.stringify(a[k]));
     const health = this.#reportedHealth(cur.alloc, a);
     const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.alloc.deploymentStatus);
-    if (!changed && !healthChanged) return;
-    const wasTerminal = isClientTerminalStatus(cur.alloc.clientStatus);
-    const decided = healthChanged && health?.healthy !== undefined && cur.alloc.deploymentStatus?.healthy === undefined;
-    const next = this.state.commit((txn) => {
-      const alloc: Allocation = { ...cur.alloc };
-      for (const k of CLIENT_FIELDS) {
-        if (a[k] === undefined) delete alloc[k];
-        else (alloc as unknown as Record<string, unknown>)[k] = a[k];
-      }
-      if (healthChanged) alloc.deploymentStatus = health;
-      alloc.modifyTime = Date.now();
-      const s: ServerAlloc = { ...cur, alloc, modifyIndex: txn.index };
-      txn.putAlloc(s);
-      txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: a.id, object: s });
-      const outcome = decided ? recordHealth(this.state, alloc, txn, Date.now()) : { evaluate: false };
-      return { ev: outcome.evaluate ? newEval(txn, this.state, alloc.jobId, 'deployment-watcher') : undefined, revert: outcome.revert };
-    });
-    if (next.ev) this.broker.enqueue(next.ev.id);
-    if (next.revert) this.#revert(next.revert);
-    if (!wasTerminal && isClientTerminalStatus(a.clientStatus)) this.broker.unblock();
+    if (!changed && !healthChanged) return undefined;
+    return {
+      cur,
+      report: a,
+      ...(healthChanged ? { health } : {}),
+      decided: healthChanged && health?.healthy !== undefined && cur.alloc.deploymentStatus?.healthy === undefined,
+      ended: !isClientTerminalStatus(cur.alloc.clientStatus) && isClientTerminalStatus(a.clientStatus),
+    };
+  }
+
+  /** Writes one {@link ClientChange} in `txn`: the alloc, and the deployment's count when it decides one. */
+  #applyClientChange(c: ClientChange, txn: Txn): { ev?: Evaluation; revert?: JobRecord } {
+    const { cur, report: a } = c;
+    const alloc: Allocation = { ...cur.alloc };
+    for (const k of CLIENT_FIELDS) {
+      if (a[k] === undefined) delete alloc[k];
+      else (alloc as unknown as Record<string, unknown>)[k] = a[k];
+    }
+    if (c.health) alloc.deploymentStatus = c.health;
+    alloc.modifyTime = Date.now();
+    const s: ServerAlloc = { ...cur, alloc, modifyIndex: txn.index };
+    txn.putAlloc(s);
+    txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: a.id, object: s });
+    const outcome = c.decided ? recordHealth(this.state, alloc, txn, Date.now()) : { evaluate: false };
+    return {
+      ...(outcome.evaluate ? { ev: newEval(txn, this.state, alloc.jobId, 'deployment-watcher') } : {}),
+      ...(outcome.revert ? { revert: outcome.revert } : {}),
+    };
   }
 
   /**
@@ -507,6 +570,8 @@ export class AgentCore {
 
   /** Stops the broker, the collector, the periodic dispatcher and the job file worker. */
   async stop(): Promise<void> {
+    this.flushClientUpdates();
+    this.#stopped = true;
     this.periodic.stop();
     await this.jobspec.close();
     await this.gc.stop();
@@ -552,4 +617,16 @@ function decodeJob(apiJob: ApiJob): Job {
   } catch (e) {
     throw new InvalidJobError(errorText(e));
   }
+}
+
+/** What one client report changes in the server's alloc. */
+interface ClientChange {
+  cur: ServerAlloc;
+  report: Allocation;
+  /** The alloc's new health, when it changed. */
+  health?: Allocation['deploymentStatus'];
+  /** The report gives the alloc's first verdict: the deployment counts it. */
+  decided: boolean;
+  /** The alloc went terminal on the client: capacity may have come free. */
+  ended: boolean;
 }

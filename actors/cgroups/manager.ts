@@ -49,12 +49,14 @@ export interface CgroupManagerOptions {
   now?: () => number;
 }
 
-/** mkdir -p that survives a sibling task removing the alloc's cgroup at the same moment. */
-function makeDir(dir: string): void {
+/**
+ * mkdir -p that survives a sibling task removing the alloc's cgroup at the same moment; returns
+ * the first directory it made (undefined when `dir` was there already).
+ */
+function makeDir(dir: string): string | undefined {
   for (let i = 0; ; i++) {
     try {
-      fs.mkdirSync(dir, { recursive: true });
-      return;
+      return fs.mkdirSync(dir, { recursive: true });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || i >= 3) throw e;
     }
@@ -124,12 +126,14 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
         record?.(cg);
         for (const [key, dir] of Object.entries(paths)) {
           const allocDir = dirname(dir);
-          makeDir(dir);
+          // The alloc's cgroup is set up by the task that makes it, not again by each sibling:
+          // per-task cgroupfs writes on the event loop were the N = 1,000 profile's top frame.
+          const allocIsNew = makeDir(dir) === allocDir;
           if (layout.version === 'v1' && key === 'cpuset') {
-            initCpuset(allocDir);
+            if (allocIsNew) initCpuset(allocDir);
             initCpuset(dir);
           }
-          if (layout.version === 'v2') {
+          if (layout.version === 'v2' && allocIsNew) {
             for (const c of layout.controllers) {
               try {
                 writeIn(allocDir, 'cgroup.subtree_control', `+${c}`);

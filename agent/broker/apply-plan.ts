@@ -9,14 +9,14 @@
  * deployment       ──► cancelled older ones, the job's created or advanced (planDeployment)
  * in place, attrs  ──► server fields; an in-place one joins its group's deployment
  * placements       ──► new rows with the deployment id; the predecessor's nextAllocation
- * new evals        ──► jobModifyIndex; a blocked one cancels the older blocked ones it supersedes
+ * new evals        ──► jobModifyIndex; a blocked one refreshes the job's blocked eval if it has one
  * the eval         ──► done, with its snapshot index and plan summary
  * client calls     ──► update (stops, evictions), update (in place), add (placements)
  * ```
  * @module
  */
 import type { Allocation, Job } from '../../index.ts';
-import { supersededBlockedEvals, type Plan } from '../scheduler/index.ts';
+import { blockedEvalOf, supersededBlockedEvals, type Plan } from '../scheduler/index.ts';
 import { planDeployment, type DeploymentJobRow } from '../deploy/deployments.ts';
 import type { Deployment, Evaluation, ServerAlloc } from '../state/types.ts';
 
@@ -113,18 +113,31 @@ export function applyPlan(view: PlanView, plan: Plan, ev: Evaluation, job: Job |
     }
     adds.push(alloc);
   }
-  const evals = [...view.evals.values()];
+  let blockedEval = plan.eval.blockedEval;
   for (const e of plan.evals) {
     const jobModifyIndex = view.jobs.get(e.jobId)?.jobModifyIndex;
     const made: Evaluation = { ...e, ...(jobModifyIndex !== undefined ? { jobModifyIndex } : {}), createIndex: index, modifyIndex: index };
+    if (made.status === 'blocked') {
+      // One blocked eval per job (Nomad's blocked-evals tracker): a job already blocked keeps its
+      // eval, refreshed with what this pass could not place, rather than a new one per pass
+      // cancelling the last (one per client update while a job waits for capacity).
+      const kept = blockedEvalOf(view.evals.values(), made.jobId, made.namespace ?? 'default');
+      const row: Evaluation = kept
+        ? { ...kept, ...pick(made), modifyIndex: index, modifyTime: now, ...(jobModifyIndex !== undefined ? { jobModifyIndex } : {}) }
+        : made;
+      writes.push({ table: 'eval', row });
+      if (made.id === blockedEval) blockedEval = row.id;
+      for (const c of supersededBlockedEvals([...view.evals.values()], row, now))
+        writes.push({ table: 'eval', row: { ...(c as Evaluation), modifyIndex: index } });
+      continue;
+    }
     writes.push({ table: 'eval', row: made });
     if (made.status === 'pending') followUps.push(made.id);
-    if (made.status === 'blocked')
-      for (const c of supersededBlockedEvals(evals, made, now)) writes.push({ table: 'eval', row: { ...(c as Evaluation), modifyIndex: index } });
   }
   const done: Evaluation = {
     ...ev,
     ...plan.eval,
+    ...(blockedEval !== undefined ? { blockedEval } : {}),
     createIndex: ev.createIndex,
     modifyIndex: index,
     snapshotIndex: opts.snapshotIndex,
@@ -141,4 +154,13 @@ export function applyPlan(view: PlanView, plan: Plan, ev: Evaluation, job: Job |
     ...adds.map((alloc) => ({ kind: 'add' as const, alloc })),
   ];
   return { writes, clientCalls, followUps, preemptedBy: byPreempted };
+}
+
+/** What a pass learns about what it could not place, refreshed on a job's kept blocked eval. */
+function pick(made: Evaluation): Partial<Evaluation> {
+  return {
+    ...(made.failedTgAllocs ? { failedTgAllocs: made.failedTgAllocs } : {}),
+    ...(made.queuedAllocations ? { queuedAllocations: made.queuedAllocations } : {}),
+    ...(made.jobVersion !== undefined ? { jobVersion: made.jobVersion } : {}),
+  };
 }

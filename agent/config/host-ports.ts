@@ -40,3 +40,24 @@ export function hostPortsInUse(root = '/proc/net'): number[] {
   for (const t of ['udp', 'udp6']) for (const p of portsInTable(read(`${root}/${t}`), UDP_BOUND)) ports.add(p);
   return [...ports].sort((a, b) => a - b);
 }
+
+/** How long one read of /proc/net answers for: the scheduler plans many allocs in that time. */
+export const HOST_PORTS_TTL_MS = 1000;
+
+/**
+ * `read` (default {@link hostPortsInUse}) kept for `ttlMs` on the clock `now`: a burst of plans
+ * (a thousand client updates, each planning) reads /proc/net once, not once per alloc. A port
+ * bound in the window is missed as it would be between two reads.
+ */
+export function cachedHostPorts(now: () => number, read: () => number[] = hostPortsInUse, ttlMs = HOST_PORTS_TTL_MS): () => number[] {
+  let at = -Infinity;
+  let ports: number[] = [];
+  return () => {
+    const t = now();
+    if (t - at >= ttlMs || t < at) {
+      ports = read();
+      at = t;
+    }
+    return ports;
+  };
+}

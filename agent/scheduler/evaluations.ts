@@ -54,6 +54,20 @@ export function blockedEvalsToRetry(evals: Evaluation[]): Evaluation[] {
 }
 
 /**
+ * The blocked eval `job` already has (the newest, should there be several), if any: a pass that
+ * still cannot place everything refreshes it rather than making another, so a blocked job keeps
+ * one blocked eval however often it is evaluated.
+ */
+export function blockedEvalOf<E extends Evaluation>(evals: Iterable<E>, jobId: string, namespace = 'default'): E | undefined {
+  let out: E | undefined;
+  for (const e of evals) {
+    if (e.status !== 'blocked' || e.jobId !== jobId || (e.namespace ?? 'default') !== namespace) continue;
+    if (!out || e.createTime > out.createTime || (e.createTime === out.createTime && e.id > out.id)) out = e;
+  }
+  return out;
+}
+
+/**
  * Nomad keeps one blocked eval per job: given every eval and a newly blocked one, the older
  * blocked evals of its job, canceled with Nomad's description.
  */

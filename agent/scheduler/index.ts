@@ -27,6 +27,7 @@ export {
   newEvaluation,
   blockedEvalsToRetry,
   supersededBlockedEvals,
+  blockedEvalOf,
   isReady,
   DESC_BLOCKED_EVAL,
   DESC_RESCHEDULE_FOLLOWUP,

@@ -63,7 +63,8 @@ describe('agent core (real SQLite, real client)', function () {
     expect(h.state.evals.get(r.evalId)?.status).to.equal('complete');
     const live = await running;
     expect(live.id).to.equal(allocs[0]!.alloc.id);
-    // The core took the client's report in (its subscription is the first).
+    // The core took the client's report in, in the commit of that turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(h.state.allocs.get(live.id)?.alloc.clientStatus).to.equal('running');
 
     await h.close();
@@ -181,5 +182,42 @@ describe('agent core (real SQLite, real client)', function () {
     const noDriver = { ...(await serviceJob(h, 'x')), TaskGroups: [{ Name: 'g', Count: 1, Tasks: [{ Name: 't' }] }] };
     expect(thrown(() => h.core.register(noDriver))).to.be.instanceOf(InvalidJobError);
     expect(h.state.jobs.has('cron') || h.state.jobs.has('x')).to.equal(false);
+  });
+
+  it('client reports that arrive in one turn of the event loop land in one commit, the last report of each alloc counting (issue #40)', async () => {
+    const h = half();
+    const n = 20;
+    const allRunning = () => [...h.state.allocs.values()].filter((s) => s.alloc.jobId === 'many' && s.alloc.clientStatus === 'running').length === n;
+    const ready = firstValueFrom(h.state.events$.pipe(filter(allRunning)));
+    h.core.register(await serviceJob(h, 'many', { count: n }));
+    await h.core.broker.idle();
+    if (!allRunning()) await ready;
+    const allocs = [...h.state.allocs.values()].filter((s) => s.alloc.jobId === 'many').map((s) => s.alloc);
+    const before = h.state.waiters.index;
+    const seen: number[] = [];
+    const sub = h.state.events$.subscribe((e) => seen.push(e.index));
+    try {
+      for (const a of allocs) h.core.queueClientUpdate({ ...a, clientDescription: 'first' });
+      for (const a of allocs) h.core.queueClientUpdate({ ...a, clientDescription: 'last' });
+      expect(h.state.waiters.index).to.equal(before); // queued, not yet committed
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      sub.unsubscribe();
+    }
+    expect(h.state.waiters.index).to.equal(before + 1);
+    expect(seen)
+      .to.have.length(n)
+      .and.to.satisfy((xs: number[]) => xs.every((i) => i === before + 1));
+    for (const a of allocs) {
+      const s = h.state.allocs.get(a.id)!;
+      expect([s.alloc.clientDescription, s.modifyIndex]).to.deep.equal(['last', before + 1]);
+    }
+    await h.close();
+    const again = new AgentState(h.statePath);
+    try {
+      for (const a of allocs) expect(again.allocs.get(a.id)?.alloc.clientDescription).to.equal('last');
+    } finally {
+      again.close();
+    }
   });
 });

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { createServer, type Server } from 'node:net';
 import { startAgent, type Agent } from '../../agent/agent.ts';
 import { AgentConfigError, readAgentConfig, resolveAgentConfig } from '../../agent/config/config.ts';
-import { hostPortsInUse, portsInTable } from '../../agent/config/host-ports.ts';
+import { cachedHostPorts, HOST_PORTS_TTL_MS, hostPortsInUse, portsInTable } from '../../agent/config/host-ports.ts';
 import { parsePortRanges, PortRangeError } from '../../agent/config/port-ranges.ts';
 import { Rng } from '../../sim/random.ts';
 
@@ -119,6 +119,23 @@ describe('agent: dynamic ports (issue #35)', function () {
     ].join('\n');
     expect(portsInTable(tcp, '0A')).to.deep.equal([8080]);
     expect(portsInTable('   5: 00000000:0044 00000000:0000 07 00000000:00000000 00:00000000 00000000 0 0 1 2 0 0', '07')).to.deep.equal([68]);
+  });
+
+  it('reads the host ports once per second, however many plans ask (issue #40)', () => {
+    let t = 5000;
+    let reads = 0;
+    const ports = cachedHostPorts(
+      () => t,
+      () => [++reads],
+    );
+    for (let i = 0; i < 1000; i++) expect(ports()).to.deep.equal([1]);
+    t += HOST_PORTS_TTL_MS - 1;
+    expect(ports()).to.deep.equal([1]);
+    t += 1;
+    expect(ports()).to.deep.equal([2]);
+    t -= 10_000; // a clock stepped back reads again rather than trusting a read from the future
+    expect(ports()).to.deep.equal([3]);
+    expect(reads).to.equal(3);
   });
 
   it("parses Nomad's port ranges and refuses bad ones in the config, naming the key", () => {

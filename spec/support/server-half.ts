@@ -72,7 +72,7 @@ export function useServerHalves(): () => ServerHalf {
       if (!state.node) txn.putNode(nodeRecord(txn.index));
     });
     const core = new AgentCore({ ...config, dataDir: dir }, state, client, (l) => log.push(l), { hostPorts: () => [] });
-    const subs = [client.updates$.subscribe((a) => core.clientUpdate(a))];
+    const subs = [client.updates$.subscribe((a) => core.queueClientUpdate(a))];
     let closing: Promise<void> | undefined;
     const half: ServerHalf = { dir, statePath, state, client, core, log, close: () => (closing ??= closeHalf(half, subs)) };
     made.push(half);

@@ -76,6 +76,21 @@ describe('cgroups on a fake cgroupfs tree', () => {
     expect(describeTaskCgroup(cg)).to.equal('cgroup v2: memory 100 MB soft / no hard limit');
   });
 
+  it("v2: the alloc's cgroup is set up by its first task only, not again by each sibling (issue #40)", async () => {
+    const d = fakeV2('cpuset cpu memory pids');
+    if (!d.ok) throw new Error(d.reason);
+    const mgr = createCgroupManager(d.layout);
+    await mgr.create({ allocId: 'a1', taskName: 'web', resources: { memoryMB: 64, cpu: 100 }, applyLimits: true });
+    const control = path.join(root, 'berth', 'a1', 'cgroup.subtree_control');
+    expect(read(control)).to.not.equal('');
+    // a plain file stands in for the kernel's: a second write would replace this mark
+    fs.writeFileSync(control, 'set-once');
+    await mgr.create({ allocId: 'a1', taskName: 'side', resources: { memoryMB: 64, cpu: 100 }, applyLimits: true });
+    expect(read(control)).to.equal('set-once');
+    await mgr.create({ allocId: 'a2', taskName: 'web', resources: { memoryMB: 64, cpu: 100 }, applyLimits: true });
+    expect(read(root, 'berth', 'a2', 'cgroup.subtree_control')).to.not.equal('');
+  });
+
   it('v2 without controllers: tasks are tracked, limits are reported as not enforced', async () => {
     const d = fakeV2('');
     if (!d.ok) throw new Error(d.reason);

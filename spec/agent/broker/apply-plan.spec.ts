@@ -89,19 +89,32 @@ describe('applyPlan (the plan application the broker and the simulator share)', 
     expect(done.plan).to.deep.equal({ placed: [placed.id], stopped: [], preempted: [{ allocId: victim.id, by: placed.id }] });
   });
 
-  it('a new blocked eval cancels the older blocked one of its job; new evals carry the jobModifyIndex; pending ones are the follow-ups', () => {
+  it("a pass that blocks again refreshes the job's blocked eval (one per job: older extras canceled); new evals carry the jobModifyIndex; pending ones are the follow-ups", () => {
     const ev = evalOf('e2');
-    const older = evalOf('b1', { status: 'blocked' });
+    const stale = evalOf('b0', { status: 'blocked', createTime: NOW - 3000 });
+    const older = evalOf('b1', { status: 'blocked', createTime: NOW - 2000 });
     const other = evalOf('b9', { status: 'blocked', jobId: 'other' });
-    const blocked = evalOf('b2', { status: 'blocked', previousEval: 'e2' });
+    const failedTgAllocs = { g: { coalescedFailures: 0, dimensionExhausted: { disk: 1 } } } as unknown as Evaluation['failedTgAllocs'];
+    const blocked = evalOf('b2', { status: 'blocked', previousEval: 'e2', failedTgAllocs, queuedAllocations: { g: 3 } });
     const followUp = evalOf('f1', { status: 'pending', waitUntil: NOW + 5000 });
-    const view = viewOf([], { evals: new Map([older, other].map((e) => [e.id, e])) });
-    const out = apply(view, planOf(ev, { evals: [blocked, followUp] }), ev);
+    const view = viewOf([], { evals: new Map([stale, older, other].map((e) => [e.id, e])) });
+    const out = apply(view, planOf(ev, { evals: [blocked, followUp], eval: { ...ev, status: 'complete', blockedEval: 'b2' } }), ev);
     const byId = new Map(evalRows(out).map((e) => [e.id, e]));
-    expect(byId.get('b1')).to.include({ status: 'canceled', modifyIndex: INDEX });
+    expect(byId.has('b2'), 'no second blocked eval').to.equal(false);
+    expect(byId.get('b1')).to.deep.include({ status: 'blocked', modifyIndex: INDEX, jobModifyIndex: 30, failedTgAllocs, queuedAllocations: { g: 3 } });
+    expect(byId.get('b0')).to.include({ status: 'canceled', modifyIndex: INDEX });
     expect(byId.has('b9'), 'another job’s blocked eval stays').to.equal(false);
-    expect(byId.get('b2')).to.include({ status: 'blocked', jobModifyIndex: 30, createIndex: INDEX });
+    expect(byId.get('e2')).to.include({ blockedEval: 'b1' });
     expect(out.followUps).to.deep.equal(['f1']);
+  });
+
+  it('the first pass that blocks makes the blocked eval', () => {
+    const ev = evalOf('e3');
+    const blocked = evalOf('b3', { status: 'blocked', previousEval: 'e3' });
+    const out = apply(viewOf([]), planOf(ev, { evals: [blocked], eval: { ...ev, status: 'complete', blockedEval: 'b3' } }), ev);
+    const byId = new Map(evalRows(out).map((e) => [e.id, e]));
+    expect(byId.get('b3')).to.include({ status: 'blocked', jobModifyIndex: 30, createIndex: INDEX });
+    expect(byId.get('e3')).to.include({ blockedEval: 'b3' });
   });
 
   it('an alloc updated in place joins its group’s new deployment and is an update call; an attribute update is written, never sent', () => {

@@ -144,4 +144,29 @@ describe('agent eval broker (real SQLite, real client)', function () {
       again.close();
     }
   });
+
+  it('a job that stays blocked keeps one blocked evaluation over many evaluations of it, refreshed, none canceled (issue #40)', async () => {
+    const first = register(await apiJob('big', 1, 64 * 1024), 0);
+    await broker.idle();
+    const [blocked] = [...state.evals.values()].filter((e) => e.status === 'blocked');
+    expect(state.evals.get(first)?.blockedEval).to.equal(blocked!.id);
+    // What a client update does while the job waits: another evaluation of it (a deployment
+    // watcher's, an alloc's failure), and an unblock.
+    const later: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const id = state.commit((txn) => newEval(txn, state, 'big', 'deployment-watcher').id);
+      later.push(id);
+      broker.enqueue(id);
+      broker.unblock();
+    }
+    await broker.idle();
+    const ofJob = [...state.evals.values()].filter((e) => e.jobId === 'big');
+    expect(ofJob.filter((e) => e.status === 'blocked').map((e) => e.id)).to.deep.equal([blocked!.id]);
+    expect(ofJob.filter((e) => e.status === 'canceled')).to.deep.equal([]);
+    expect(ofJob).to.have.length(22);
+    for (const id of later) expect(state.evals.get(id)).to.include({ status: 'complete', blockedEval: blocked!.id });
+    const kept = state.evals.get(blocked!.id)!;
+    expect(kept.modifyIndex).to.be.greaterThan(blocked!.modifyIndex);
+    expect(kept.failedTgAllocs).to.have.property('g');
+  });
 });
