@@ -179,22 +179,37 @@ export function createDockerDriver(opts: DockerDriverOptions = {}): DockerDriver
       if (signal.aborted) throw signal.reason;
       const cfg = parseDockerConfig(config.task);
       checkPluginRules(config, cfg, plugin);
-      const imageId = await ensureImage(docker, config, cfg, { activityMs: plugin.pullActivityTimeoutMs, emit: emit ?? (() => {}), signal });
-      if (signal.aborted) throw signal.reason;
-      // A container of this name left by an earlier run of this task (a start that died) goes first.
-      const old = await inspect(containerName(config));
-      if (old) await docker.getContainer(old.Id).remove({ force: true });
-      const cpuset = pickCores(config.task.resources?.cores);
-      let container: Dockerode.Container;
+      const pulled = refs.beginPull();
+      let imageId: string;
       try {
-        container = await docker.createContainer(createOptions(config, cfg, plugin, cpuset));
+        imageId = await ensureImage(docker, config, cfg, { activityMs: plugin.pullActivityTimeoutMs, emit: emit ?? (() => {}), signal });
+      } finally {
+        pulled();
+      }
+      // Taken as soon as the pull answers, as Nomad's coordinator does in its pull: a removal
+      // armed by the image's last user (image_delay) must not fire before this task's container
+      // exists. Given back if no container comes of it.
+      refs.take(imageId, config.id);
+      let container: Dockerode.Container;
+      let cpuset: number[] | undefined;
+      try {
+        if (signal.aborted) throw signal.reason;
+        // A container of this name left by an earlier run of this task (a start that died) goes first.
+        const old = await inspect(containerName(config));
+        if (old) await docker.getContainer(old.Id).remove({ force: true });
+        cpuset = pickCores(config.task.resources?.cores);
+        try {
+          container = await docker.createContainer(createOptions(config, cfg, plugin, cpuset));
+        } catch (e) {
+          releaseCores(cpuset);
+          throw new DriverStartError(`failed to create container: ${errorText(e)}`, statusOf(e) !== 400);
+        }
       } catch (e) {
-        releaseCores(cpuset);
-        throw new DriverStartError(`failed to create container: ${errorText(e)}`, statusOf(e) !== 400);
+        refs.release(imageId, config.id);
+        throw e;
       }
       const state: DockerHandleState = { containerId: container.id, imageId, ...(cpuset ? { cpuset } : {}) };
       const handle: TaskHandle = { driver: 'docker', id: config.id, config, startedAt: clock.now(), state: { ...state } };
-      refs.take(imageId, config.id);
       try {
         await container.start();
       } catch (e) {

@@ -191,6 +191,8 @@ export async function ensureImage(
 export class ImageRefs {
   readonly #users = new Map<string, Set<string>>();
   readonly #timers = new Map<string, unknown>();
+  /** Pulls under way: which image a pull ends on is known only after it, so no removal runs meanwhile. */
+  #pulls = 0;
   constructor(
     private readonly opts: { enabled: boolean; delayMs: number; clock: Clock; remove: (imageId: string) => Promise<void>; onError: (e: unknown) => void },
   ) {}
@@ -207,17 +209,33 @@ export class ImageRefs {
     set.add(taskId);
   }
 
+  /** A pull begins; the function returned ends it. A removal due meanwhile waits another delay. */
+  beginPull(): () => void {
+    this.#pulls++;
+    let ended = false;
+    return () => {
+      if (!ended) this.#pulls--;
+      ended = true;
+    };
+  }
+
   /** `taskId` no longer uses `image`; the last user arms the removal. */
   release(image: string, taskId: string): void {
     const set = this.#users.get(image);
     if (!set?.delete(taskId) || set.size) return;
     this.#users.delete(image);
     if (!this.opts.enabled || this.#timers.has(image)) return;
+    this.#arm(image);
+  }
+
+  #arm(image: string): void {
     this.#timers.set(
       image,
       this.opts.clock.setTimeout(() => {
         this.#timers.delete(image);
         if (this.#users.has(image)) return;
+        // The pull under way may be of this image: its task takes it once the pull answers.
+        if (this.#pulls > 0) return this.#arm(image);
         this.opts.remove(image).catch(this.opts.onError);
       }, this.opts.delayMs),
     );
