@@ -107,9 +107,22 @@ export const CONNECT_TIMEOUT_MS = 30_000;
 /** go-cleanhttp's TLS handshake timeout. */
 export const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 
+/** Headers Go's HTTP client (go-getter's) drops on a redirect to another domain. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'www-authenticate', 'cookie', 'cookie2']);
+
+/**
+ * The headers a redirect to `toHost` carries: all of them within the first request's domain
+ * (its host or a subdomain of it), and no credentials beyond it, as Go's client does.
+ */
+export function redirectHeaders(headers: Record<string, string>, fromHost: string, toHost: string): Record<string, string> {
+  if (toHost === fromHost || toHost.endsWith(`.${fromHost}`)) return headers;
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIAL_HEADERS.has(k.toLowerCase())));
+}
+
 /** GET with redirects followed by hand (http and https only); the body as a Node stream. */
-async function httpGet(url: string, signal: AbortSignal, lookup: ArtifactLookup, headers: Record<string, string> = {}): Promise<Readable> {
+async function httpGet(url: string, signal: AbortSignal, lookup: ArtifactLookup, given: Record<string, string> = {}): Promise<Readable> {
   let current = url;
+  let headers = given;
   for (let i = 0; i <= MAX_REDIRECTS; i++) {
     const res = await get(new URL(current), signal, lookup, headers).catch((e: Error) => {
       if (signal.aborted) throw signal.reason;
@@ -122,6 +135,7 @@ async function httpGet(url: string, signal: AbortSignal, lookup: ArtifactLookup,
       if (next.protocol !== 'http:' && next.protocol !== 'https:') {
         throw new ArtifactDownloadError(`GET ${current}: refusing a redirect to ${JSON.stringify(next.protocol.slice(0, -1))} (only http and https)`);
       }
+      headers = redirectHeaders(headers, new URL(url).hostname, next.hostname);
       current = next.toString();
       continue;
     }

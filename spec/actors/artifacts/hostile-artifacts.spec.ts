@@ -153,6 +153,31 @@ describe('artifacts: hostile archives and sources write nothing outside the task
     }
   });
 
+  it('http: a redirect to another host carries no credentials (Authorization, Cookie), other headers go on', async () => {
+    const seen = new Map<string, http.IncomingHttpHeaders>();
+    const server = http.createServer((req, res) => {
+      seen.set(`${req.headers.host?.split(':')[0]}${req.url}`, req.headers);
+      if (req.url === '/away') return void res.writeHead(302, { location: `http://localhost:${port}/there` }).end();
+      if (req.url === '/here') return void res.writeHead(302, { location: '/there' }).end();
+      res.writeHead(200).end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    const headers = { Authorization: 'Bearer s3cret', Cookie: 'k=v', 'X-Trace': 't1' };
+    try {
+      await fetchArtifact({ source: `http://127.0.0.1:${port}/here`, destination: 'local/same', mode: 'file', headers }, ctx());
+      expect(seen.get('127.0.0.1/there')?.authorization, 'same host: kept').to.equal('Bearer s3cret');
+      await fetchArtifact({ source: `http://127.0.0.1:${port}/away`, destination: 'local/other', mode: 'file', headers }, ctx());
+      const there = seen.get('localhost/there')!;
+      expect(there, 'the redirect reached the other host').to.not.equal(undefined);
+      expect([there.authorization, there.cookie]).to.deep.equal([undefined, undefined]);
+      expect(there['x-trace']).to.equal('t1');
+      expect(seen.get('127.0.0.1/away')?.authorization).to.equal('Bearer s3cret');
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   it('archive=false keeps an archive as a file; mode file gunzips to the given path; a file: checksum file is looked up', async () => {
     const tgz = gzipSync(tarOf([{ path: 'x', body: 'y' }]));
     await writeFile(path.join(root, 'keep.tar.gz'), tgz);
