@@ -18,7 +18,7 @@ import path from 'node:path';
 import { parseCpuList } from '../../machines/policy/cgroup-limits.ts';
 import { CgroupUnavailableError } from './errors.ts';
 import { parseSelfCgroup } from './procs.mjs';
-import { readText, writeIn } from './fsutil.ts';
+import { readText, readTextAsync, writeIn, writeInAsync } from './fsutil.ts';
 import { UNIFIED, V1_CONTROLLERS, type CgroupLayout } from './types.ts';
 import { errorText } from '../../model/error-text.ts';
 
@@ -74,12 +74,27 @@ function parentDir(mount: string, own: string | undefined, parent: string): stri
   return parent.startsWith('/') ? path.join(mount, parent) : path.join(mount, own ?? '/', parent);
 }
 
+const CPUSET_FILES = ['cpuset.cpus', 'cpuset.mems'] as const;
+
 /** v1 cpuset cgroups start with no cpus or mems: give a new level its parent's. */
 export function initCpuset(dir: string): void {
-  for (const f of ['cpuset.cpus', 'cpuset.mems']) {
+  for (const f of CPUSET_FILES) {
     if (readText(path.join(dir, f))) continue;
     const from = readText(path.join(path.dirname(dir), f));
     if (from) writeIn(dir, f, from);
+  }
+}
+
+/**
+ * {@link initCpuset} on the thread pool, for a task's cgroup: a v1 cpuset write rebuilds the
+ * kernel's scheduling domains (milliseconds each), which on the event loop held up every other
+ * alloc's start (15 % of the agent's time starting 1,000 allocs).
+ */
+export async function initCpusetAsync(dir: string): Promise<void> {
+  for (const f of CPUSET_FILES) {
+    if (await readTextAsync(path.join(dir, f))) continue;
+    const from = await readTextAsync(path.join(path.dirname(dir), f));
+    if (from) await writeInAsync(dir, f, from);
   }
 }
 

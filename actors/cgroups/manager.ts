@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MAX_CPU_SHARES, cgroupLimits, enforceableLimits, pickCores } from '../../machines/policy/cgroup-limits.ts';
 import type { Resources } from '../../model/types.ts';
-import { initCpuset } from './detect.ts';
+import { initCpusetAsync } from './detect.ts';
+import { KeyedQueue } from './keyed-queue.ts';
 import { CgroupSetupError } from './errors.ts';
 import { readNumber, writeIn } from './fsutil.ts';
 import { removeCgroup } from './procs.mjs';
@@ -53,10 +54,10 @@ export interface CgroupManagerOptions {
  * mkdir -p that survives a sibling task removing the alloc's cgroup at the same moment; returns
  * the first directory it made (undefined when `dir` was there already).
  */
-function makeDir(dir: string): string | undefined {
+async function makeDir(dir: string): Promise<string | undefined> {
   for (let i = 0; ; i++) {
     try {
-      return fs.mkdirSync(dir, { recursive: true });
+      return await fs.promises.mkdir(dir, { recursive: true });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || i >= 3) throw e;
     }
@@ -94,6 +95,7 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
   const count = (cores: number[] | undefined, by: number) => {
     for (const c of cores ?? []) coresInUse[c] = Math.max(0, (coresInUse[c] ?? 0) + by);
   };
+  const allocTurns = new KeyedQueue();
   return {
     layout,
     async create(input, record) {
@@ -124,23 +126,27 @@ export function createCgroupManager(layout: CgroupLayout, opts: CgroupManagerOpt
       }
       try {
         record?.(cg);
-        for (const [key, dir] of Object.entries(paths)) {
-          const allocDir = dirname(dir);
-          // The alloc's cgroup is set up by the task that makes it, not again by each sibling:
-          // per-task cgroupfs writes on the event loop were the N = 1,000 profile's top frame.
-          const allocIsNew = makeDir(dir) === allocDir;
-          if (layout.version === 'v1' && key === 'cpuset') {
-            if (allocIsNew) initCpuset(allocDir);
-            initCpuset(dir);
-          }
-          if (layout.version === 'v2' && allocIsNew) {
-            for (const c of layout.controllers) {
-              try {
-                writeIn(allocDir, 'cgroup.subtree_control', `+${c}`);
-              } catch {}
+        // On the thread pool (cgroupfs writes on the event loop were the N = 1,000 profile's top
+        // frame), one task of an alloc at a time: a sibling must not write its limits before the
+        // task that made the alloc's cgroup has set it up (its cpuset, v2's subtree_control).
+        await allocTurns.run(input.allocId, async () => {
+          for (const [key, dir] of Object.entries(paths)) {
+            const allocDir = dirname(dir);
+            // The alloc's cgroup is set up by the task that makes it, not again by each sibling.
+            const allocIsNew = (await makeDir(dir)) === allocDir;
+            if (layout.version === 'v1' && key === 'cpuset') {
+              if (allocIsNew) await initCpusetAsync(allocDir);
+              await initCpusetAsync(dir);
+            }
+            if (layout.version === 'v2' && allocIsNew) {
+              for (const c of layout.controllers) {
+                try {
+                  writeIn(allocDir, 'cgroup.subtree_control', `+${c}`);
+                } catch {}
+              }
             }
           }
-        }
+        });
         if (layout.version === 'v1') writeLimitsV1(paths, limits, cpuset);
         else writeLimitsV2(paths.unified!, layout.controllers, limits, cpuset);
       } catch (e) {

@@ -320,7 +320,10 @@ export async function startOnSupervisor(spec: ExecutorSpec, o: SupervisorOptions
 
 /**
  * Sends one request on a fresh connection and resolves with the answer. `signal` aborts it
- * (rejecting with `signal.reason` and closing the socket); `timeoutMs` bounds it.
+ * (rejecting with `signal.reason` and closing the socket); `timeoutMs` bounds it, the waits for a
+ * busy supervisor included. A connect refused with EAGAIN means the supervisor's accept queue is
+ * full (hundreds of starts at once), not that it is gone: the request was not sent, so the
+ * connect is tried again after a short backoff.
  * Throws {@link ExecutorUnreachableError} when nobody listens or the connection drops unanswered.
  */
 export function executorRequest(
@@ -331,17 +334,19 @@ export function executorRequest(
   const { signal, timeoutMs } = opts;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const sock = net.createConnection(socketPath);
+    let sock: net.Socket | undefined;
     let buf = '';
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    let backoff: NodeJS.Timeout | undefined;
     // Settles once the socket is really closed, so nothing of it outlives the promise.
     const settle = (fn: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(backoff);
       signal?.removeEventListener('abort', onAbort);
-      if (sock.closed) fn();
+      if (!sock || sock.closed) fn();
       else {
         sock.once('close', fn);
         sock.destroy();
@@ -352,22 +357,43 @@ export function executorRequest(
     if (timeoutMs !== undefined) {
       timer = setTimeout(() => settle(() => reject(new ExecutorUnreachableError(socketPath, 'ETIMEDOUT'))), timeoutMs);
     }
-    sock.setEncoding('utf8');
-    sock.on('connect', () => sock.write(JSON.stringify(req) + '\n'));
-    sock.on('data', (chunk: string) => {
-      buf += chunk;
-      const nl = buf.indexOf('\n');
-      if (nl < 0) return;
-      const line = buf.slice(0, nl);
-      settle(() => {
-        try {
-          resolve(JSON.parse(line) as ExecutorResponse);
-        } catch {
-          reject(new ExecutorUnreachableError(socketPath, 'EPROTO'));
-        }
+    const connect = (busyTries: number) => {
+      const s = net.createConnection(socketPath);
+      sock = s;
+      let connected = false;
+      s.setEncoding('utf8');
+      s.on('connect', () => {
+        connected = true;
+        s.write(JSON.stringify(req) + '\n');
       });
-    });
-    sock.on('error', (err: NodeJS.ErrnoException) => settle(() => reject(new ExecutorUnreachableError(socketPath, err.code))));
-    sock.on('close', () => settle(() => reject(new ExecutorUnreachableError(socketPath, 'ECONNRESET'))));
+      s.on('data', (chunk: string) => {
+        buf += chunk;
+        const nl = buf.indexOf('\n');
+        if (nl < 0) return;
+        const line = buf.slice(0, nl);
+        settle(() => {
+          try {
+            resolve(JSON.parse(line) as ExecutorResponse);
+          } catch {
+            reject(new ExecutorUnreachableError(socketPath, 'EPROTO'));
+          }
+        });
+      });
+      s.on('error', (err: NodeJS.ErrnoException) => {
+        if (settled) return;
+        if (!connected && err.code === 'EAGAIN') {
+          // Busy, not gone: wait for this socket to close, then connect again (1, 2, 4 ... 50 ms).
+          s.removeAllListeners('close');
+          s.once('close', () => {
+            if (!settled) backoff = setTimeout(() => connect(busyTries + 1), Math.min(2 ** busyTries, 50));
+          });
+          s.destroy();
+          return;
+        }
+        settle(() => reject(new ExecutorUnreachableError(socketPath, err.code)));
+      });
+      s.on('close', () => settle(() => reject(new ExecutorUnreachableError(socketPath, 'ECONNRESET'))));
+    };
+    connect(0);
   });
 }

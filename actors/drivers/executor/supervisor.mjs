@@ -734,7 +734,10 @@ const server = net.createServer(serve);
 for (let attempt = 0; ; attempt++) {
   const err = await new Promise((resolve) => {
     server.once('error', resolve);
-    server.listen(socketPath, () => {
+    // A deep accept queue: a client starting a thousand allocs at once connects faster than
+    // the supervisor accepts (Node's default of 511 made the rest fail with EAGAIN). The
+    // kernel caps it at net.core.somaxconn.
+    server.listen({ path: socketPath, backlog: 4096 }, () => {
       server.off('error', resolve);
       resolve(undefined);
     });

@@ -131,6 +131,29 @@ describe('cgroups on a fake cgroupfs tree', () => {
     expect(fs.existsSync(path.join(raw.paths.memory!, 'memory.limit_in_bytes'))).to.equal(false);
   });
 
+  it("v1: siblings made at once each get the alloc's cpuset, set up once by the first (the writes are on the thread pool)", async () => {
+    const mounts: Record<string, string> = {};
+    for (const c of ['memory', 'cpuset']) {
+      mounts[c] = path.join(root, c);
+      write(path.join(root, c, 'own', 'berth', 'cgroup.procs'), '');
+    }
+    write(path.join(root, 'cpuset', 'own', 'cpuset.cpus'), '0-1');
+    write(path.join(root, 'cpuset', 'own', 'cpuset.mems'), '0');
+    const d = detectCgroups({ mode: 'v1', parent: 'berth', mounts: { v1: mounts }, selfCgroup: '4:memory:/own\n3:cpuset:/own' });
+    if (!d.ok) throw new Error(d.reason);
+    const mgr = createCgroupManager(d.layout);
+    const names = Array.from({ length: 8 }, (_, i) => `t${i}`);
+    const made = await Promise.all(
+      ['a1', 'a2'].flatMap((allocId) => names.map((taskName) => mgr.create({ allocId, taskName, resources: { memoryMB: 64, cpu: 100 }, applyLimits: true }))),
+    );
+    expect(made).to.have.length(16);
+    for (const cg of made) {
+      expect(read(cg.paths.cpuset!, 'cpuset.cpus'), cg.paths.cpuset).to.equal('0-1');
+      expect(read(cg.paths.cpuset!, 'cpuset.mems'), cg.paths.cpuset).to.equal('0');
+      expect(read(cg.paths.memory!, 'memory.limit_in_bytes')).to.equal(String(64 * MB));
+    }
+  });
+
   it('a forced mode the machine cannot give is a named error; auto falls back with the reason', () => {
     expect(() => detectCgroups({ mode: 'v2', mounts: { v1: {} } })).to.throw(CgroupUnavailableError, /no cgroup v2 mount/);
     expect(detectCgroups({ mode: 'auto', mounts: { v1: {} } })).to.deep.equal({ ok: false, reason: 'no cgroup v1 controllers mounted' });
