@@ -217,26 +217,30 @@ export async function killCgroup(cg, opts = {}) {
  * @returns {Promise<boolean>}
  */
 export async function removeCgroup(cg) {
-  let ok = await killCgroup(cg);
-  for (const dir of cgroupDirs(cg)) {
-    for (let i = 0; ; i++) {
-      try {
-        fs.rmdirSync(dir);
-        break;
-      } catch (err) {
-        const code = /** @type {NodeJS.ErrnoException} */ (err).code;
-        if (code === 'ENOENT') break;
-        // EBUSY: the last members are still exiting.
-        if (i >= 50) {
-          ok = false;
+  const killed = await killCgroup(cg);
+  // rmdir on the thread pool, the hierarchies side by side: a cgroup's removal waits on the
+  // kernel (5 % of the event loop at 2,000 allocs when it was synchronous).
+  const removed = await Promise.all(
+    cgroupDirs(cg).map(async (dir) => {
+      let gone = true;
+      for (let i = 0; ; i++) {
+        try {
+          await fs.promises.rmdir(dir);
           break;
+        } catch (err) {
+          const code = /** @type {NodeJS.ErrnoException} */ (err).code;
+          if (code === 'ENOENT') break;
+          // EBUSY: the last members are still exiting.
+          if (i >= 50) {
+            gone = false;
+            break;
+          }
+          await pause(Math.min(2 ** i, 50));
         }
-        await pause(Math.min(2 ** i, 50));
       }
-    }
-    try {
-      fs.rmdirSync(path.dirname(dir)); // the alloc's cgroup, once its last task is gone
-    } catch {}
-  }
-  return ok;
+      await fs.promises.rmdir(path.dirname(dir)).catch(() => {}); // the alloc's cgroup, once its last task is gone
+      return gone;
+    }),
+  );
+  return killed && removed.every(Boolean);
 }

@@ -22,10 +22,13 @@ export interface NodeScriptOptions {
 
 /**
  * Runs `bench/<script>` under node with tsx, passing `payload` as JSON in argv, and resolves with
- * the JSON the child prints as its last stdout line.
+ * the JSON the child prints as its last stdout line. `BENCH_CPU_PROF=dir` in the environment
+ * profiles the child (`--cpu-prof`, written on its exit).
  */
 export function runNodeScript<T>(script: string, payload: unknown, opts: NodeScriptOptions = {}): Promise<T> {
-  const nodeArgv = [...(opts.nodeArgs ?? []), '--import', 'tsx', benchPath(script), JSON.stringify(payload)];
+  // `BENCH_CPU_PROF=dir` profiles the child as ServerChild does (`--cpu-prof` is refused in NODE_OPTIONS).
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const nodeArgv = [...(opts.nodeArgs ?? []), ...prof, '--import', 'tsx', benchPath(script), JSON.stringify(payload)];
   const [cmd, argv] = opts.asUser
     ? ['setpriv', [`--reuid=${opts.asUser.uid}`, `--regid=${opts.asUser.gid}`, '--clear-groups', process.execPath, ...nodeArgv]]
     : [process.execPath, nodeArgv];
