@@ -30,7 +30,7 @@ export function taskSettingsFor(alloc: Allocation, maxKillTimeoutMs = DEFAULT_MA
       killTimeoutMs: Math.min(t.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS, maxKillTimeoutMs),
       killSignal: t.killSignal ?? 'SIGINT',
       shutdownDelayMs: t.shutdownDelayMs ?? 0,
-      ...(t.artifacts?.length || t.templates?.length ? { hooks: { prestart: true } } : {}),
+      ...(t.artifacts?.length || t.templates?.length ? { hooks: { prestart: true, ...(t.templates?.length ? { templates: true } : {}) } } : {}),
     };
   }
   return { roles, tasks };

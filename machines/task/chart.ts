@@ -32,7 +32,21 @@
  * @module
  */
 import { missingActor } from '../missing-actor.ts';
-import { and, assign, fromCallback, fromPromise, not, or, sendParent, sendTo, setup, spawnChild, stopChild, type PromiseActorLogic } from 'xstate';
+import {
+  and,
+  assign,
+  enqueueActions,
+  fromCallback,
+  fromPromise,
+  not,
+  or,
+  sendParent,
+  sendTo,
+  setup,
+  spawnChild,
+  stopChild,
+  type PromiseActorLogic,
+} from 'xstate';
 import { scriptFailed, templateActions, type TemplateEffectsOutput } from '../policy/template-change.ts';
 import { runOpen } from '../policy/task-events.ts';
 import type {
@@ -335,13 +349,14 @@ export const taskMachine = setup({
           src: 'taskServices',
           input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, startedAt: context.now }),
         },
-        // The template hook's watch: re-renders while the task runs (stopped as it leaves `running`).
-        {
-          id: 'templates',
-          src: 'taskTemplates',
-          input: ({ context }) => ({ allocId: context.allocId, taskName: context.taskName, startedAt: context.now }),
-        },
       ],
+      // The template hook's watch, for a task with templates only: re-renders while the task
+      // runs, stopped as it leaves `running`.
+      entry: enqueueActions(({ context, enqueue }) => {
+        if (context.hooks.templates)
+          enqueue.spawnChild('taskTemplates', { id: 'templates', input: { allocId: context.allocId, taskName: context.taskName, startedAt: context.now } });
+      }),
+      exit: stopChild('templates'),
       on: {
         kill: [
           { guard: 'hasShutdownDelay', target: 'shutdownDelay', actions: ['appendKill', 'takeKillSkip', 'enterShutdownDelay', 'report'] },

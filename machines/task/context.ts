@@ -47,6 +47,11 @@ export interface TaskMachineInput {
 export interface TaskHooks {
   /** Fetch artifacts (and build the task dir) before each start. */
   prestart?: boolean;
+  /**
+   * Watch the task's templates while it runs (the `taskTemplates` child): only a task with
+   * templates gets one, as an idle child per running task cost ~2 KB of heap.
+   */
+  templates?: boolean;
 }
 
 /** The task machine's context (plain data). */

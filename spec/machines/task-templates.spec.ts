@@ -18,7 +18,7 @@ const role: TaskRole = { name: 'web', leader: false, stage: 'main', sidecar: fal
 const handle: TaskHandle = { driver: 'stub', id: 'a/web/1', config: {} as never, startedAt: 0, pid: 101, state: {} };
 const pending = (): TaskState => ({ state: 'pending', failed: false, restarts: 0, events: [{ type: 'Received', time: 0, displayMessage: '', details: {} }] });
 
-function harness() {
+function harness(withTemplates = true) {
   const start = stub<StartOutput>();
   const wait = stub<ExitOutput>();
   const kill = stub<ExitOutput>();
@@ -39,6 +39,7 @@ function harness() {
     initialState: pending(),
     gateOpen: true,
     now: 0,
+    ...(withTemplates ? { hooks: { templates: true } } : {}),
   };
   const task = taskMachine.provide({
     actors: { startTask: start.logic, waitTask: wait.logic, killTask: kill.logic, taskTemplates, templateEffects: effects.logic },
@@ -67,6 +68,16 @@ function harness() {
 }
 
 describe('task chart: the template hook', () => {
+  it('only a task with templates is watched while it runs: no idle watch child for the others (~2 KB of heap a running task)', async () => {
+    const h = harness(false);
+    await h.running();
+    expect(h.value()).to.equal('running');
+    expect(h.watch.started).to.equal(0);
+    const t = harness(true);
+    await t.running();
+    expect(t.watch.started).to.equal(1);
+  });
+
   it('a restart template among the changes restarts the task ("Restart Signaled", not a failure); the watch stops and starts again', async () => {
     const h = harness();
     await h.running();
