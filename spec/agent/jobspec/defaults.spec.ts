@@ -4,7 +4,7 @@
  * `check_restart`'s grace.
  */
 import { expect } from 'chai';
-import { parseJobspec } from '../../../agent/jobspec/index.ts';
+import { jobFromApi, parseJobspec } from '../../../agent/jobspec/index.ts';
 import { SCRIPT_CHECK_SERVICE_HCL } from '../../support/jobspec-pieces.ts';
 
 const S = 1e9;
@@ -54,5 +54,27 @@ describe('jobspec: the defaults Nomad writes', () => {
     const svc = SCRIPT_CHECK_SERVICE_HCL;
     const api = (await parseJobspec(job('service', svc), { filename: 'j.nomad.hcl' })) as any;
     expect(api.TaskGroups[0].Tasks[0].Services[0].Checks[0].CheckRestart).to.deep.equal({ Limit: 3, Grace: 1 * S, IgnoreWarnings: false });
+  });
+
+  it('a port without host_network keeps "" (NetworkResource.Canonicalize writes nothing; "default" is the server\'s)', async () => {
+    const net = `network {\n    port "http" {}\n    port "lb" { static = 8080 }\n  }\n  task "t" {`;
+    const api = (await parseJobspec(job('service').replace('task "t" {', net), { filename: 'j.nomad.hcl' })) as any;
+    expect(api.TaskGroups[0].Networks[0].DynamicPorts).to.deep.equal([{ Label: 'http', Value: 0, To: 0 }]);
+    expect(api.TaskGroups[0].Networks[0].ReservedPorts).to.deep.equal([{ Label: 'lb', Value: 8080, To: 0 }]);
+  });
+
+  it("a parameterized job's payload stays unset (the API's canonicalization leaves it; dispatch reads unset as optional)", async () => {
+    const file = job('batch').replace('group "g" {', 'parameterized {\n    meta_required = ["m"]\n  }\n  group "g" {');
+    const api = (await parseJobspec(file, { filename: 'j.nomad.hcl' })) as any;
+    expect(api.ParameterizedJob).to.deep.equal({ MetaRequired: ['m'] });
+    expect(jobFromApi(api).parameterized).to.deep.equal({ metaRequired: ['m'] });
+  });
+
+  it("an artifact's empty options and headers are null (TaskArtifact.Canonicalize)", async () => {
+    const artifact = `artifact {\n        source = "https://example.com/a.tgz"\n        options {}\n        headers {}\n      }`;
+    const api = (await parseJobspec(job('batch', artifact), { filename: 'j.nomad.hcl' })) as any;
+    expect(api.TaskGroups[0].Tasks[0].Artifacts).to.deep.equal([
+      { GetterSource: 'https://example.com/a.tgz', GetterOptions: null, GetterHeaders: null, GetterMode: 'any', GetterInsecure: false, RelativeDest: 'local/' },
+    ]);
   });
 });

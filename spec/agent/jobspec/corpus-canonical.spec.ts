@@ -1,0 +1,102 @@
+/**
+ * Every real job file of the shared corpus that berth parses, canonicalised by berth and by an
+ * independent port of Nomad's API canonicalization (spec/support/nomad-canonicalize.ts), compared
+ * WHOLE: berth's non-canonical API JSON (what `/v1/jobs/parse` answers with `Canonicalize: false`)
+ * through the port must deep-equal berth's canonical API JSON (what it answers with `true`), both
+ * marshalled as Nomad's are (`completeApiJob`: every field, unset ones zero). Where berth differs
+ * on purpose, and docs/ says so, the difference is in EXCEPTIONS; each must still apply.
+ */
+import { expect } from 'chai';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseJobspec } from '../../../agent/jobspec/index.ts';
+import { completeApiJob } from '../../../agent/jobspec/complete.ts';
+import { cliVars } from '../../../scripts/corpus-run.ts';
+import { corpusDir, runCorpus } from '../../../scripts/corpus.ts';
+import { nomadCanonicalize } from '../../support/nomad-canonicalize.ts';
+import { skipSaying } from '../../support/skips.ts';
+
+type Obj = Record<string, unknown>;
+
+/** A value berth writes unlike Nomad's canonicalization, on purpose. */
+interface Exception {
+  /** Where, `[]` standing for every element of an array. */
+  path: string;
+  berth: unknown;
+  nomad: unknown;
+  /** Why, and where docs/ says so. */
+  why: string;
+}
+
+const EXCEPTIONS: Exception[] = [
+  {
+    path: 'TaskGroups[].Services[].Provider',
+    berth: 'nomad',
+    nomad: 'consul',
+    why: 'berth has no Consul: a service without provider is a Nomad service (docs/jobspec.md, "Defaults"; the register warnings say so)',
+  },
+  {
+    path: 'TaskGroups[].Tasks[].Services[].Provider',
+    berth: 'nomad',
+    nomad: 'consul',
+    why: 'as for group services (docs/jobspec.md, "Defaults")',
+  },
+];
+
+/** Each place `path` names in `o`: the object holding it and its key. */
+function places(o: unknown, path: string): Array<{ holder: Obj; key: string }> {
+  const [head, ...rest] = path.split('.');
+  if (typeof o !== 'object' || o === null) return [];
+  const obj = o as Obj;
+  if (head!.endsWith('[]')) {
+    const arr = obj[head!.slice(0, -2)];
+    return Array.isArray(arr) ? arr.flatMap((e) => places(e, rest.join('.'))) : [];
+  }
+  return rest.length ? places(obj[head!], rest.join('.')) : head! in obj ? [{ holder: obj, key: head! }] : [];
+}
+
+/** Nomad's answer with the exceptions berth makes: each place where both are as the table says takes berth's value. */
+function withExceptions(nomad: Obj, berth: Obj, used: Set<Exception>): Obj {
+  for (const ex of EXCEPTIONS) {
+    const n = places(nomad, ex.path);
+    const b = places(berth, ex.path);
+    n.forEach((p, i) => {
+      if (p.holder[p.key] === ex.nomad && b[i]?.holder[b[i]!.key] === ex.berth) {
+        p.holder[p.key] = ex.berth;
+        used.add(ex);
+      }
+    });
+  }
+  return nomad;
+}
+
+const dir = corpusDir();
+const parsed = existsSync(dir) ? (await runCorpus(dir))!.filter((r) => r.outcome === 'parsed').map((r) => r.file) : [];
+
+describe("jobspec: the corpus's job files canonicalised by berth and by Nomad's rules, whole", () => {
+  const used = new Set<Exception>();
+
+  if (!existsSync(dir)) {
+    it('the shared corpus of real job files (skipped when absent)', function () {
+      skipSaying(this, `the corpus is absent (${dir}; set BERTH_CORPUS)`);
+    });
+    return;
+  }
+
+  for (const file of parsed) {
+    it(file, async () => {
+      const path = join(dir, file);
+      const text = readFileSync(path, 'utf8');
+      const vars = existsSync(`${path}.vars`) ? cliVars(readFileSync(`${path}.vars`, 'utf8')) : {};
+      const raw = completeApiJob(await parseJobspec(text, { filename: path, vars, canonicalize: false }));
+      const berth = completeApiJob(await parseJobspec(text, { filename: path, vars }));
+      const nomad = completeApiJob(withExceptions(nomadCanonicalize(raw), berth, used));
+      expect(berth).to.deep.equal(nomad);
+    });
+  }
+
+  it('compares at least the 45 files that parse, and every exception still applies to one of them', () => {
+    expect(parsed.length).to.be.at.least(45);
+    expect(EXCEPTIONS.filter((e) => !used.has(e)).map((e) => e.path)).to.deep.equal([]);
+  });
+});
