@@ -15,6 +15,7 @@ import {
   defaultRestartPolicy,
   type Job,
 } from '../../index.ts';
+import { posix } from 'node:path';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -176,10 +177,7 @@ function canonicalizeTask(t: Obj, g: Obj, job: Obj): void {
     dflt(a, 'GetterMode', 'any');
     dflt(a, 'GetterInsecure', false);
     dflt(a, 'GetterSource', '');
-    if (a.RelativeDest === undefined) {
-      const base = String(a.GetterSource).split('?')[0]!.split('/').pop() ?? '';
-      a.RelativeDest = a.GetterMode === 'file' ? `local/${base}` : 'local/';
-    }
+    if (a.RelativeDest === undefined) a.RelativeDest = a.GetterMode === 'file' ? fileModeDest(String(a.GetterSource)) : 'local/';
   }
   for (const tmpl of (t.Templates as Obj[] | undefined) ?? []) canonicalizeTemplate(tmpl);
   for (const s of (t.Services as Obj[] | undefined) ?? []) canonicalizeService(s, t, g, job);
@@ -188,6 +186,18 @@ function canonicalizeTask(t: Obj, g: Obj, job: Obj): void {
   dflt(t, 'ShutdownDelay', 0);
   dflt(t, 'KillSignal', '');
   dflt(t, 'User', '');
+}
+
+/**
+ * A file-mode artifact's default destination as Nomad's API writes it: `local/` and the last
+ * element of the whole source (Go's `path.Base`, a query string included), cleaned as Go's
+ * `filepath.Join` cleans it.
+ */
+function fileModeDest(source: string): string {
+  const trimmed = source.replace(/\/+$/, '');
+  const base = source === '' ? '.' : trimmed === '' ? '/' : trimmed.slice(trimmed.lastIndexOf('/') + 1);
+  const joined = posix.join('local', base);
+  return joined.length > 1 ? joined.replace(/\/$/, '') : joined;
 }
 
 function canonicalizeService(s: Obj, t: Obj | undefined, g: Obj, job: Obj): void {

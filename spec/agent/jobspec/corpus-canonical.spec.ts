@@ -70,6 +70,14 @@ function withExceptions(nomad: Obj, berth: Obj, used: Set<Exception>): Obj {
   return nomad;
 }
 
+/** berth's canonical API JSON of `text` deep-equals the port's over berth's non-canonical one. */
+async function compareWhole(text: string, filename: string, vars: Record<string, string>, used: Set<Exception>): Promise<void> {
+  const raw = completeApiJob(await parseJobspec(text, { filename, vars, canonicalize: false }));
+  const berth = completeApiJob(await parseJobspec(text, { filename, vars }));
+  const nomad = completeApiJob(withExceptions(nomadCanonicalize(raw), berth, used));
+  expect(berth).to.deep.equal(nomad);
+}
+
 const dir = corpusDir();
 const parsed = existsSync(dir) ? (await runCorpus(dir))!.filter((r) => r.outcome === 'parsed').map((r) => r.file) : [];
 
@@ -86,12 +94,8 @@ describe("jobspec: the corpus's job files canonicalised by berth and by Nomad's 
   for (const file of parsed) {
     it(file, async () => {
       const path = join(dir, file);
-      const text = readFileSync(path, 'utf8');
       const vars = existsSync(`${path}.vars`) ? cliVars(readFileSync(`${path}.vars`, 'utf8')) : {};
-      const raw = completeApiJob(await parseJobspec(text, { filename: path, vars, canonicalize: false }));
-      const berth = completeApiJob(await parseJobspec(text, { filename: path, vars }));
-      const nomad = completeApiJob(withExceptions(nomadCanonicalize(raw), berth, used));
-      expect(berth).to.deep.equal(nomad);
+      await compareWhole(readFileSync(path, 'utf8'), path, vars, used);
     });
   }
 
@@ -99,4 +103,113 @@ describe("jobspec: the corpus's job files canonicalised by berth and by Nomad's 
     expect(parsed.length).to.be.at.least(45);
     expect(EXCEPTIONS.filter((e) => !used.has(e)).map((e) => e.path)).to.deep.equal([]);
   });
+});
+
+/** What the corpus's files do not reach: job-level policies merged into groups, check_restart merges, artifact and template modes. */
+const HAND_WRITTEN: Record<string, string> = {
+  'job-level update, reschedule and migrate merged into a group that sets part of each': `job "merge" {
+  update { max_parallel = 2 }
+  reschedule { attempts = 4 }
+  migrate { max_parallel = 3 }
+  group "g" {
+    count = 2
+    update { canary = 1 }
+    reschedule { delay = "10s" }
+    migrate { min_healthy_time = "20s" }
+    restart { attempts = 5 }
+    ephemeral_disk { size = 500 }
+    disconnect { lost_after = "1h" }
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/sleep" }
+      restart { delay = "1s" }
+      logs { max_files = 3 }
+      resources { memory = 64 }
+    }
+  }
+}
+`,
+  "check_restart: the service's merged into each check, a check's own limit and grace winning": `job "checks" {
+  group "g" {
+    network {
+      port "http" {}
+    }
+    service {
+      name     = "web"
+      provider = "nomad"
+      port     = "http"
+      check_restart { limit = 3 }
+      check {
+        type     = "http"
+        path     = "/"
+        interval = "10s"
+        timeout  = "2s"
+      }
+      check {
+        type     = "http"
+        path     = "/ready"
+        interval = "10s"
+        timeout  = "2s"
+        check_restart {
+          limit = 5
+          grace = "30s"
+        }
+      }
+    }
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/sleep" }
+    }
+  }
+}
+`,
+  'artifacts in each mode, templates with a signal and a change_script, a periodic batch job': `job "files" {
+  type = "batch"
+  periodic {
+    crons     = ["@daily"]
+    time_zone = "Europe/Paris"
+  }
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+      artifact { source = "https://example.com/a.tar.gz" }
+      artifact {
+        source = "https://example.com/dir/tool"
+        mode   = "file"
+      }
+      artifact {
+        source = "https://example.com/dir/tool2?archive=false"
+        mode   = "file"
+      }
+      artifact {
+        source      = "https://example.com/b.zip"
+        destination = "local/b"
+        mode        = "dir"
+        options { checksum = "sha256:${'0'.repeat(64)}" }
+      }
+      template {
+        data          = "x"
+        destination   = "local/x"
+        change_mode   = "signal"
+        change_signal = "SIGUSR1"
+      }
+      template {
+        data        = "y"
+        destination = "local/y"
+        change_mode = "script"
+        change_script {
+          command = "/bin/true"
+          timeout = "10s"
+        }
+      }
+    }
+  }
+}
+`,
+};
+
+describe("jobspec: hand-written job files canonicalised by berth and by Nomad's rules, whole", () => {
+  const used = new Set<Exception>();
+  for (const [title, text] of Object.entries(HAND_WRITTEN)) it(title, () => compareWhole(text, 'job.nomad.hcl', {}, used));
 });

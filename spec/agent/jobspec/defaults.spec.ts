@@ -77,4 +77,15 @@ describe('jobspec: the defaults Nomad writes', () => {
       { GetterSource: 'https://example.com/a.tgz', GetterOptions: null, GetterHeaders: null, GetterMode: 'any', GetterInsecure: false, RelativeDest: 'local/' },
     ]);
   });
+
+  it("a file-mode artifact without destination goes to local/ and the source's last element, query and all (Go's path.Base, as Nomad's API)", async () => {
+    const dest = async (source: string) => {
+      const artifact = `artifact {\n        source = "${source}"\n        mode = "file"\n      }`;
+      const api = (await parseJobspec(job('batch', artifact), { filename: 'j.nomad.hcl' })) as any;
+      return api.TaskGroups[0].Tasks[0].Artifacts[0].RelativeDest as string;
+    };
+    expect(await dest('https://example.com/dir/tool')).to.equal('local/tool');
+    expect(await dest('https://example.com/dir/tool?archive=false')).to.equal('local/tool?archive=false');
+    expect(await dest('https://example.com/dir/')).to.equal('local/dir');
+  });
 });
