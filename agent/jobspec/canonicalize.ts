@@ -209,8 +209,8 @@ function canonicalizeService(s: Obj, t: Obj | undefined, g: Obj, job: Obj): void
   // Nomad writes the default Consul cluster's name into every service, whatever its provider.
   if (!s.Cluster) s.Cluster = 'default';
   for (const c of (s.Checks as Obj[] | undefined) ?? []) {
-    const cr = merge((s.CheckRestart as Obj | undefined) ?? {}, c.CheckRestart as Obj | undefined);
-    if (Object.keys(cr).length) c.CheckRestart = merge({ Limit: 0, Grace: ns(1000), IgnoreWarnings: false }, cr);
+    const cr = checkRestartOf(s.CheckRestart as Obj | null | undefined, c.CheckRestart as Obj | null | undefined);
+    if (cr) c.CheckRestart = merge({ Limit: 0, Grace: ns(1000), IgnoreWarnings: false }, cr);
     if (!c.OnUpdate) c.OnUpdate = s.OnUpdate;
   }
 }
@@ -240,4 +240,19 @@ function canonicalizeTemplate(t: Obj): void {
   );
   t.ChangeSignal = typeof signal === 'string' ? signal.toUpperCase() : t.ChangeMode === 'signal' ? 'SIGHUP' : '';
   if (isObj(t.ChangeScript)) t.ChangeScript = merge({ Command: '', Args: [], Timeout: ns(5000), FailOnError: false, RunOnFirstRender: false }, t.ChangeScript);
+}
+
+/**
+ * A check's `check_restart`: the service's with the check's over it, as Nomad's
+ * `CheckRestart.Merge`: the check's limit only when above 0, its grace when set, its
+ * ignore_warnings only when true (a check cannot turn the service's off).
+ */
+function checkRestartOf(service: Obj | null | undefined, check: Obj | null | undefined): Obj | undefined {
+  if (!service) return check ?? undefined;
+  const out = { ...service };
+  if (!check) return out;
+  if (typeof check.Limit === 'number' && check.Limit > 0) out.Limit = check.Limit;
+  if (check.Grace !== undefined && check.Grace !== null) out.Grace = check.Grace;
+  if (check.IgnoreWarnings === true) out.IgnoreWarnings = true;
+  return out;
 }

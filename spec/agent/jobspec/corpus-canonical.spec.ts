@@ -138,7 +138,10 @@ const HAND_WRITTEN: Record<string, string> = {
       name     = "web"
       provider = "nomad"
       port     = "http"
-      check_restart { limit = 3 }
+      check_restart {
+        limit           = 3
+        ignore_warnings = true
+      }
       check {
         type     = "http"
         path     = "/"
@@ -153,6 +156,16 @@ const HAND_WRITTEN: Record<string, string> = {
         check_restart {
           limit = 5
           grace = "30s"
+        }
+      }
+      check {
+        type     = "http"
+        path     = "/live"
+        interval = "10s"
+        timeout  = "2s"
+        check_restart {
+          limit           = 0
+          ignore_warnings = false
         }
       }
     }

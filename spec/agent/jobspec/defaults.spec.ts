@@ -88,4 +88,13 @@ describe('jobspec: the defaults Nomad writes', () => {
     expect(await dest('https://example.com/dir/tool?archive=false')).to.equal('local/tool?archive=false');
     expect(await dest('https://example.com/dir/')).to.equal('local/dir');
   });
+
+  it("a check's check_restart cannot undo the service's: its limit wins only above 0, its ignore_warnings only when true (CheckRestart.Merge)", async () => {
+    const svc = SCRIPT_CHECK_SERVICE_HCL.replace(
+      'check_restart { limit = 3 }',
+      'check_restart {\n limit = 0\n ignore_warnings = false\n grace = "5s"\n }',
+    ).replace('provider = "nomad"', 'provider = "nomad"\n        check_restart {\n limit = 4\n ignore_warnings = true\n }');
+    const api = (await parseJobspec(job('service', svc), { filename: 'j.nomad.hcl' })) as any;
+    expect(api.TaskGroups[0].Tasks[0].Services[0].Checks[0].CheckRestart).to.deep.equal({ Limit: 4, Grace: 5 * S, IgnoreWarnings: true });
+  });
 });
