@@ -208,6 +208,8 @@ function canonicalizeService(s: Obj, t: Obj | undefined, g: Obj, job: Obj): void
   if (!s.Provider) s.Provider = 'nomad';
   // Nomad writes the default Consul cluster's name into every service, whatever its provider.
   if (!s.Cluster) s.Cluster = 'default';
+  // No meta is null, as Nomad's Service.Canonicalize writes an empty block.
+  for (const k of ['Meta', 'CanaryMeta', 'TaggedAddresses']) if (isObj(s[k]) && Object.keys(s[k]).length === 0) s[k] = null;
   for (const c of (s.Checks as Obj[] | undefined) ?? []) {
     const cr = checkRestartOf(s.CheckRestart as Obj | null | undefined, c.CheckRestart as Obj | null | undefined);
     if (cr) c.CheckRestart = merge({ Limit: 0, Grace: ns(1000), IgnoreWarnings: false }, cr);

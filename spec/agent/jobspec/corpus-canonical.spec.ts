@@ -70,11 +70,28 @@ function withExceptions(nomad: Obj, berth: Obj, used: Set<Exception>): Obj {
   return nomad;
 }
 
+/** Where `a` and `b` differ: `path: a's value, b's value` (an absent key is `absent`). */
+function differences(a: unknown, b: unknown, path: string): string[] {
+  if (JSON.stringify(a) === JSON.stringify(b) && (a === undefined) === (b === undefined)) return [];
+  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && Array.isArray(a) === Array.isArray(b)) {
+    const x = a as Obj;
+    const y = b as Obj;
+    return [...new Set([...Object.keys(x), ...Object.keys(y)])].flatMap((k) =>
+      k in x && k in y
+        ? differences(x[k], y[k], `${path}.${k}`)
+        : [`${path}.${k}: ${k in x ? JSON.stringify(x[k]) : 'absent'}, ${k in y ? JSON.stringify(y[k]) : 'absent'}`],
+    );
+  }
+  return [`${path}: ${JSON.stringify(a)}, ${JSON.stringify(b)}`];
+}
+
 /** berth's canonical API JSON of `text` deep-equals the port's over berth's non-canonical one. */
 async function compareWhole(text: string, filename: string, vars: Record<string, string>, used: Set<Exception>): Promise<void> {
   const raw = completeApiJob(await parseJobspec(text, { filename, vars, canonicalize: false }));
   const berth = completeApiJob(await parseJobspec(text, { filename, vars }));
   const nomad = completeApiJob(withExceptions(nomadCanonicalize(raw), berth, used));
+  // Each difference by its path first (chai's diff of two large objects can come out empty).
+  expect(differences(berth, nomad, '')).to.deep.equal([]);
   expect(berth).to.deep.equal(nomad);
 }
 
@@ -214,6 +231,37 @@ const HAND_WRITTEN: Record<string, string> = {
         change_script {
           command = "/bin/true"
           timeout = "10s"
+        }
+      }
+    }
+  }
+}
+`,
+  'cores instead of cpu, services named by default, a task-level network, lifecycle and disconnect': `job "names" {
+  type = "system"
+  group "g" {
+    disconnect { replace = false }
+    service {
+      provider = "nomad"
+      meta {}
+    }
+    task "side" {
+      driver = "raw_exec"
+      config { command = "/bin/sleep" }
+      lifecycle {
+        hook    = "prestart"
+        sidecar = true
+      }
+      resources { cores = 2 }
+    }
+    task "main" {
+      driver = "raw_exec"
+      config { command = "/bin/sleep" }
+      service { provider = "nomad" }
+      resources {
+        cpu = 200
+        network {
+          port "p" {}
         }
       }
     }

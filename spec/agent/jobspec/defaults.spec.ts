@@ -97,4 +97,9 @@ describe('jobspec: the defaults Nomad writes', () => {
     const api = (await parseJobspec(job('service', svc), { filename: 'j.nomad.hcl' })) as any;
     expect(api.TaskGroups[0].Tasks[0].Services[0].Checks[0].CheckRestart).to.deep.equal({ Limit: 4, Grace: 5 * S, IgnoreWarnings: true });
   });
+
+  it("a service's empty meta block is null (Service.Canonicalize)", async () => {
+    const api = (await parseJobspec(job('service', 'service {\n provider = "nomad"\n meta {}\n }'), { filename: 'j.nomad.hcl' })) as any;
+    expect(api.TaskGroups[0].Tasks[0].Services[0].Meta).to.equal(null);
+  });
 });
