@@ -3,8 +3,11 @@
  * independent port of Nomad's API canonicalization (spec/support/nomad-canonicalize.ts), compared
  * WHOLE: berth's non-canonical API JSON (what `/v1/jobs/parse` answers with `Canonicalize: false`)
  * through the port must deep-equal berth's canonical API JSON (what it answers with `true`), both
- * marshalled as Nomad's are (`completeApiJob`: every field, unset ones zero). Where berth differs
- * on purpose, and docs/ says so, the difference is in EXCEPTIONS; each must still apply.
+ * marshalled as Nomad's are (`completeApiJob`: every field, unset ones zero). The route's
+ * `parseJobFile` is `parseJobspec` with filesystem functions off; here they are on, as on the CLI
+ * and in `npm run corpus`, so the files that read a file with `file()` are compared too. Where
+ * berth differs on purpose, and docs/ says so, the difference is in EXCEPTIONS; each must still
+ * apply. Hand-written files below cover what the corpus does not reach.
  */
 import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
