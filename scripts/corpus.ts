@@ -21,6 +21,11 @@ export interface CorpusResult {
   detail: string;
 }
 
+/** The corpus directory: `BERTH_CORPUS`, or `../shared/corpus/jobs` beside the checkout. */
+export function corpusDir(): string {
+  return resolve(process.env.BERTH_CORPUS ?? resolve(import.meta.dirname, '..', '..', 'shared', 'corpus', 'jobs'));
+}
+
 /** The job files of a corpus directory (not its `.vars` files, templates or data files). */
 export function corpusFiles(dir: string): string[] {
   return readdirSync(dir)
@@ -56,7 +61,7 @@ export async function runCorpus(dir: string): Promise<CorpusResult[] | undefined
 }
 
 async function main(): Promise<void> {
-  const dir = resolve(process.env.BERTH_CORPUS ?? resolve(import.meta.dirname, '..', '..', 'shared', 'corpus', 'jobs'));
+  const dir = corpusDir();
   const results = await runCorpus(dir);
   if (!results) {
     console.log(`corpus: ${dir} is absent (set BERTH_CORPUS); skipped`);

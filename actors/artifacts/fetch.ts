@@ -29,6 +29,7 @@ import { BerthError } from '../../model/errors.ts';
 import type { Artifact } from '../../model/types.ts';
 import { isRoot } from '../allocdir/perms.ts';
 import { SHARED_ALLOC_NAME } from '../allocdir/task-dir.ts';
+import type { RwLock } from '../allocdir/lock.ts';
 import { restoreSnapshot, type RestoreDest } from '../allocdir/restore.ts';
 import { interpolateEnv } from '../drivers/env.ts';
 import { ArtifactDownloadError, ArtifactError, ArtifactLimitError } from './errors.ts';
@@ -59,6 +60,11 @@ export interface FetchArtifactContext {
   timeoutMs: number;
   /** How http(s) hosts are looked up; default {@link defaultArtifactLookup} (off libuv's threadpool). */
   lookup?: ArtifactLookup;
+  /**
+   * Held alone while the artifact is unpacked and moved in: a task's artifacts downloaded together
+   * are placed one at a time, so each staging's merge and undo see no other's (fetch-all.ts).
+   */
+  placing?: RwLock;
   signal: AbortSignal;
 }
 
@@ -76,7 +82,8 @@ export async function fetchArtifact(a: Artifact, ctx: FetchArtifactContext): Pro
     if (plan.checksum) await verifyChecksum(file, plan, ctx, signal);
     // Into the task dir, or (`../alloc/...`) the alloc's shared dir, under the same alloc lock.
     const into = plan.root === 'alloc' ? { ...ctx, dest: { ...ctx.dest, dir: dirs.sharedAllocDir } } : ctx;
-    await place(plan, file, tmp, into, signal);
+    const placeIt = () => place(plan, file, tmp, into, signal);
+    await (ctx.placing ? ctx.placing.exclusive(placeIt) : placeIt());
   } catch (e) {
     if (timeout.aborted && !ctx.signal.aborted) throw new ArtifactLimitError(`download took longer than ${ctx.timeoutMs} ms`);
     throw e;

@@ -1,8 +1,8 @@
 /**
  * `prestartTask`: the task runner's prestart hooks, as the task chart invokes them before each
  * start of a task that has artifacts: build the task dir (as the start would), then fetch every
- * artifact not yet fetched for this alloc ("Downloading Artifacts"). A failure is Nomad's
- * "Failed Artifact Download" with `failed to download artifact "<source>": <reason>`, a
+ * artifact not yet fetched for this alloc, three at a time ("Downloading Artifacts"). A failure
+ * is Nomad's "Failed Artifact Download" with `failed to download artifact "<source>": <reason>`, a
  * recoverable start error: the task's restart policy decides what happens next.
  * @module
  */
@@ -11,11 +11,11 @@ import type { PrestartOutput } from '../../machines/task/index.ts';
 import { taskEvent } from '../../machines/policy/task-events.ts';
 import { AllocNotFoundError, TaskNotFoundError } from '../../model/errors.ts';
 import { taskGroupOf } from '../../model/status.ts';
-import type { Artifact, TaskEvent } from '../../model/types.ts';
+import type { TaskEvent } from '../../model/types.ts';
 import { lookupUser } from '../drivers/exec.ts';
 import { taskEnvironment } from '../runner/task-actors.ts';
 import type { RunnerInternals, Runtime } from '../runner/runtime.ts';
-import { fetchArtifact } from './fetch.ts';
+import { fetchArtifacts } from './fetch-all.ts';
 import type { ArtifactLookup } from './lookup.ts';
 import { RwLock } from '../allocdir/lock.ts';
 import { prestartTemplates } from '../runner/template-hook.ts';
@@ -36,7 +36,6 @@ export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBy
   const fetched = new WeakMap<RunnerInternals, Set<string>>();
   return fromPromise<PrestartOutput, { allocId: string; taskName: string; attempt: number; now: number }>(async ({ input, signal }) => {
     const events: TaskEvent[] = [];
-    let current: Artifact | undefined;
     try {
       const r = rt.registry.get(input.allocId);
       if (!r) throw new AllocNotFoundError(input.allocId);
@@ -57,9 +56,11 @@ export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBy
       // What is written belongs to the task's user: nobody by default for exec, berth's own for raw_exec.
       const owner = chroot ? lookupUser(task.user ?? 'nobody') : { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
       const maxBytes = opts.maxBytes ?? (group.ephemeralDisk?.sizeMB ?? DEFAULT_DISK_MB) * 1024 * 1024;
-      for (const a of todo) {
-        current = a;
-        await fetchArtifact(a, {
+      // Three at a time, as Nomad's hook; each one in place is recorded at once, so a failure of
+      // another does not make the restart fetch it again.
+      await fetchArtifacts(
+        todo,
+        {
           dest: { dir: taskDir.dir, allocId: alloc.id, built: true, lock: lockOf(r) },
           env,
           owner,
@@ -67,10 +68,9 @@ export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBy
           timeoutMs: opts.timeoutMs ?? DEFAULT_ARTIFACT_TIMEOUT_MS,
           ...(opts.lookup ? { lookup: opts.lookup } : {}),
           signal: AbortSignal.any([signal, r.destroySignal]),
-        });
-        done.add(`${task.name}\0${JSON.stringify(a)}`);
-      }
-      current = undefined;
+        },
+        { onFetched: (a) => done.add(`${task.name}\0${JSON.stringify(a)}`) },
+      );
       // The template hook runs after the artifacts (a template's `source` may be one).
       try {
         await prestartTemplates(rt, r, task, { env, taskDir, allocDir: r.allocDir }, AbortSignal.any([signal, r.destroySignal]));
@@ -82,7 +82,8 @@ export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBy
       }
       return { ok: true, time: rt.clock.now(), events };
     } catch (e) {
-      const error = current ? `failed to download artifact ${JSON.stringify(current.source)}: ${msg(e)}` : msg(e);
+      // An artifact's failure already reads `failed to download artifact "<source>": <reason>`.
+      const error = msg(e);
       events.push(taskEvent('Failed Artifact Download', rt.clock.now(), { details: { download_error: error } }));
       return { ok: false, time: rt.clock.now(), events, error, recoverable: true, jitter: rt.random() };
     }

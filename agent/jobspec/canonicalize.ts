@@ -15,6 +15,7 @@ import {
   defaultRestartPolicy,
   type Job,
 } from '../../index.ts';
+import { posix } from 'node:path';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -89,9 +90,14 @@ export function canonicalizeJob(job: Obj): Obj {
   if (isObj(job.Update)) job.Update = merge(defaultUpdate(), job.Update);
   else if (type === 'service' || type === 'system') job.Update = defaultUpdate();
   placementDefaults(job);
-  // PeriodicConfig.Canonicalize; a parameterized job's payload rule defaults to optional.
-  if (isObj(job.Periodic)) job.Periodic = merge({ Enabled: true, SpecType: 'cron', ProhibitOverlap: false, TimeZone: 'UTC' }, job.Periodic);
-  if (isObj(job.ParameterizedJob)) dflt(job.ParameterizedJob, 'Payload', 'optional');
+  // PeriodicConfig.Canonicalize: no cron is "" and no crons an empty list; an empty time zone is UTC.
+  if (isObj(job.Periodic)) {
+    const p = merge({ Enabled: true, Spec: '', Specs: [], SpecType: 'cron', ProhibitOverlap: false, TimeZone: 'UTC' }, job.Periodic);
+    if (p.TimeZone === '') p.TimeZone = 'UTC';
+    job.Periodic = p;
+  }
+  // A parameterized job's payload rule stays as written: Nomad's API canonicalization leaves it
+  // (its server reads "" as optional, as berth's dispatch does).
   // JobUIConfig.Canonicalize: no links is null.
   if (isObj(job.UI)) {
     dflt(job.UI, 'Description', '');
@@ -143,10 +149,13 @@ function placementDefaults(o: Obj): void {
   for (const k of ['Affinities', 'Spreads']) for (const a of Array.isArray(o[k]) ? (o[k] as Obj[]) : []) if (isObj(a)) dflt(a, 'Weight', 50);
 }
 
+/**
+ * A port's numbers at Go's zero. Nothing more: Nomad's `NetworkResource.Canonicalize` is a no-op,
+ * so an unset `host_network` stays "" (its server, not the API, reads that as "default").
+ */
 function portDefaults(p: Obj): void {
   dflt(p, 'Value', 0);
   dflt(p, 'To', 0);
-  dflt(p, 'HostNetwork', 'default');
 }
 
 function canonicalizeTask(t: Obj, g: Obj, job: Obj): void {
@@ -163,20 +172,32 @@ function canonicalizeTask(t: Obj, g: Obj, job: Obj): void {
   placementDefaults(t);
   t.LogConfig = merge({ MaxFiles: DEFAULT_LOGS.maxFiles, MaxFileSizeMB: DEFAULT_LOGS.maxFileSizeMB, Disabled: false }, t.LogConfig as Obj | undefined);
   for (const a of (t.Artifacts as Obj[] | undefined) ?? []) {
+    // No options or headers is null, as an empty block.
+    for (const k of ['GetterOptions', 'GetterHeaders']) if (isObj(a[k]) && Object.keys(a[k]).length === 0) a[k] = null;
     dflt(a, 'GetterMode', 'any');
     dflt(a, 'GetterInsecure', false);
     dflt(a, 'GetterSource', '');
-    if (a.RelativeDest === undefined) {
-      const base = String(a.GetterSource).split('?')[0]!.split('/').pop() ?? '';
-      a.RelativeDest = a.GetterMode === 'file' ? `local/${base}` : 'local/';
-    }
+    if (a.RelativeDest === undefined) a.RelativeDest = a.GetterMode === 'file' ? fileModeDest(String(a.GetterSource)) : 'local/';
   }
+  for (const tmpl of (t.Templates as Obj[] | undefined) ?? []) canonicalizeTemplate(tmpl);
   for (const s of (t.Services as Obj[] | undefined) ?? []) canonicalizeService(s, t, g, job);
   t.RestartPolicy = merge(g.RestartPolicy as Obj, t.RestartPolicy as Obj | undefined);
   dflt(t, 'Leader', false);
   dflt(t, 'ShutdownDelay', 0);
   dflt(t, 'KillSignal', '');
   dflt(t, 'User', '');
+}
+
+/**
+ * A file-mode artifact's default destination as Nomad's API writes it: `local/` and the last
+ * element of the whole source (Go's `path.Base`, a query string included), cleaned as Go's
+ * `filepath.Join` cleans it.
+ */
+function fileModeDest(source: string): string {
+  const trimmed = source.replace(/\/+$/, '');
+  const base = source === '' ? '.' : trimmed === '' ? '/' : trimmed.slice(trimmed.lastIndexOf('/') + 1);
+  const joined = posix.join('local', base);
+  return joined.length > 1 ? joined.replace(/\/$/, '') : joined;
 }
 
 function canonicalizeService(s: Obj, t: Obj | undefined, g: Obj, job: Obj): void {
@@ -187,9 +208,53 @@ function canonicalizeService(s: Obj, t: Obj | undefined, g: Obj, job: Obj): void
   if (!s.Provider) s.Provider = 'nomad';
   // Nomad writes the default Consul cluster's name into every service, whatever its provider.
   if (!s.Cluster) s.Cluster = 'default';
+  // No meta is null, as Nomad's Service.Canonicalize writes an empty block.
+  for (const k of ['Meta', 'CanaryMeta', 'TaggedAddresses']) if (isObj(s[k]) && Object.keys(s[k]).length === 0) s[k] = null;
   for (const c of (s.Checks as Obj[] | undefined) ?? []) {
-    const cr = merge((s.CheckRestart as Obj | undefined) ?? {}, c.CheckRestart as Obj | undefined);
-    if (Object.keys(cr).length) c.CheckRestart = merge({ Limit: 0, Grace: ns(1000), IgnoreWarnings: false }, cr);
+    const cr = checkRestartOf(s.CheckRestart as Obj | null | undefined, c.CheckRestart as Obj | null | undefined);
+    if (cr) c.CheckRestart = merge({ Limit: 0, Grace: ns(1000), IgnoreWarnings: false }, cr);
     if (!c.OnUpdate) c.OnUpdate = s.OnUpdate;
   }
+}
+
+/** Nomad's `Template.Canonicalize`: every unset field at its default, the change signal in capitals. */
+function canonicalizeTemplate(t: Obj): void {
+  const signal = t.ChangeSignal;
+  Object.assign(
+    t,
+    merge(
+      {
+        SourcePath: '',
+        DestPath: '',
+        EmbeddedTmpl: '',
+        ChangeMode: 'restart',
+        Once: false,
+        Splay: ns(5000),
+        Perms: '0644',
+        LeftDelim: '{{',
+        RightDelim: '}}',
+        Envvars: false,
+        ErrMissingKey: false,
+        VaultGrace: 0,
+      },
+      t,
+    ),
+  );
+  t.ChangeSignal = typeof signal === 'string' ? signal.toUpperCase() : t.ChangeMode === 'signal' ? 'SIGHUP' : '';
+  if (isObj(t.ChangeScript)) t.ChangeScript = merge({ Command: '', Args: [], Timeout: ns(5000), FailOnError: false, RunOnFirstRender: false }, t.ChangeScript);
+}
+
+/**
+ * A check's `check_restart`: the service's with the check's over it, as Nomad's
+ * `CheckRestart.Merge`: the check's limit only when above 0, its grace when set, its
+ * ignore_warnings only when true (a check cannot turn the service's off).
+ */
+function checkRestartOf(service: Obj | null | undefined, check: Obj | null | undefined): Obj | undefined {
+  if (!service) return check ?? undefined;
+  const out = { ...service };
+  if (!check) return out;
+  if (typeof check.Limit === 'number' && check.Limit > 0) out.Limit = check.Limit;
+  if (check.Grace !== undefined && check.Grace !== null) out.Grace = check.Grace;
+  if (check.IgnoreWarnings === true) out.IgnoreWarnings = true;
+  return out;
 }

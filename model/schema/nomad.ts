@@ -186,6 +186,8 @@ const TABLES: Record<string, Table> = {
       ['Timeout', 'timeoutMs', 'dur'],
       ['FailOnError', 'failOnError', 'true'],
     ],
+    // Running the script on the first render too: berth runs it on changes only.
+    unsupported: { RunOnFirstRender: 'run_on_first_render' },
   },
   WaitConfig: {
     fields: [

@@ -48,8 +48,8 @@ describe('jobspec and agent: task-level networks', function () {
     expect(task.Resources.Networks).to.deep.equal([
       {
         MBits: 10,
-        ReservedPorts: [{ Label: 'lb', Value: 9999, To: 0, HostNetwork: 'default' }],
-        DynamicPorts: [{ Label: 'http', Value: 0, To: 0, HostNetwork: 'default' }],
+        ReservedPorts: [{ Label: 'lb', Value: 9999, To: 0 }],
+        DynamicPorts: [{ Label: 'http', Value: 0, To: 0 }],
       },
     ]);
     const job = jobFromApi(api);

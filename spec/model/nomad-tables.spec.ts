@@ -142,7 +142,10 @@ const TABLES: Record<string, { mapped: string[]; ignored?: string[]; unsupported
     ],
     ignored: ['VaultGrace'],
   },
-  ChangeScript: { mapped: ['Command command str', 'Args args plain', 'Timeout timeoutMs dur', 'FailOnError failOnError true'] },
+  ChangeScript: {
+    mapped: ['Command command str', 'Args args plain', 'Timeout timeoutMs dur', 'FailOnError failOnError true'],
+    unsupported: { RunOnFirstRender: 'run_on_first_render' },
+  },
   WaitConfig: { mapped: ['Min minMs dur', 'Max maxMs dur'] },
   Periodic: {
     mapped: [

@@ -158,4 +158,58 @@ describe('jobspec: the canonical job of each type, whole', () => {
       TaskGroups: [group(BATCH_RESTART, task(BATCH_RESTART))],
     });
   });
+
+  it("a template: every field at Nomad's Template.Canonicalize default, the change signal in capitals, a change_script's defaults", async () => {
+    const templates = `template {
+        data        = "x"
+        destination = "local/x"
+      }
+      template {
+        data          = "y"
+        destination   = "local/y"
+        change_mode   = "signal"
+        change_signal = "sigusr1"
+      }
+      template {
+        data        = "z"
+        destination = "local/z"
+        change_mode = "script"
+        change_script { command = "/bin/true" }
+      }`;
+    const TEMPLATE = {
+      SourcePath: '',
+      EmbeddedTmpl: 'x',
+      DestPath: 'local/x',
+      ChangeMode: 'restart',
+      ChangeSignal: '',
+      Once: false,
+      Splay: 5 * S,
+      Perms: '0644',
+      LeftDelim: '{{',
+      RightDelim: '}}',
+      Envvars: false,
+      ErrMissingKey: false,
+      VaultGrace: 0,
+    };
+    const api = (await parse('batch', templates)) as { TaskGroups: Array<{ Tasks: Array<{ Templates: unknown[] }> }> };
+    expect(api.TaskGroups[0]!.Tasks[0]!.Templates).to.deep.equal([
+      TEMPLATE,
+      { ...TEMPLATE, EmbeddedTmpl: 'y', DestPath: 'local/y', ChangeMode: 'signal', ChangeSignal: 'SIGUSR1' },
+      {
+        ...TEMPLATE,
+        EmbeddedTmpl: 'z',
+        DestPath: 'local/z',
+        ChangeMode: 'script',
+        ChangeScript: { Command: '/bin/true', Args: [], Timeout: 5 * S, FailOnError: false, RunOnFirstRender: false },
+      },
+    ]);
+  });
+
+  it('periodic: no cron is "", no crons an empty list, an empty time zone UTC (PeriodicConfig.Canonicalize)', async () => {
+    const file = (p: string) => `job "j" {\n  type = "batch"\n  periodic {\n    ${p}\n  }\n${jobFile('batch').split('\n').slice(2).join('\n')}`;
+    const one = (await parseJobspec(file('cron = "@daily"\n    time_zone = ""'), { filename: 'j.nomad.hcl' })) as { Periodic: unknown };
+    expect(one.Periodic).to.deep.equal({ Enabled: true, Spec: '@daily', Specs: [], SpecType: 'cron', ProhibitOverlap: false, TimeZone: 'UTC' });
+    const many = (await parseJobspec(file('crons = ["@daily", "@hourly"]'), { filename: 'j.nomad.hcl' })) as { Periodic: unknown };
+    expect(many.Periodic).to.deep.equal({ Enabled: true, Spec: '', Specs: ['@daily', '@hourly'], SpecType: 'cron', ProhibitOverlap: false, TimeZone: 'UTC' });
+  });
 });

@@ -4,7 +4,7 @@
  * `check_restart`'s grace.
  */
 import { expect } from 'chai';
-import { parseJobspec } from '../../../agent/jobspec/index.ts';
+import { jobFromApi, parseJobspec } from '../../../agent/jobspec/index.ts';
 import { SCRIPT_CHECK_SERVICE_HCL } from '../../support/jobspec-pieces.ts';
 
 const S = 1e9;
@@ -54,5 +54,52 @@ describe('jobspec: the defaults Nomad writes', () => {
     const svc = SCRIPT_CHECK_SERVICE_HCL;
     const api = (await parseJobspec(job('service', svc), { filename: 'j.nomad.hcl' })) as any;
     expect(api.TaskGroups[0].Tasks[0].Services[0].Checks[0].CheckRestart).to.deep.equal({ Limit: 3, Grace: 1 * S, IgnoreWarnings: false });
+  });
+
+  it('a port without host_network keeps "" (NetworkResource.Canonicalize writes nothing; "default" is the server\'s)', async () => {
+    const net = `network {\n    port "http" {}\n    port "lb" { static = 8080 }\n  }\n  task "t" {`;
+    const api = (await parseJobspec(job('service').replace('task "t" {', net), { filename: 'j.nomad.hcl' })) as any;
+    expect(api.TaskGroups[0].Networks[0].DynamicPorts).to.deep.equal([{ Label: 'http', Value: 0, To: 0 }]);
+    expect(api.TaskGroups[0].Networks[0].ReservedPorts).to.deep.equal([{ Label: 'lb', Value: 8080, To: 0 }]);
+  });
+
+  it("a parameterized job's payload stays unset (the API's canonicalization leaves it; dispatch reads unset as optional)", async () => {
+    const file = job('batch').replace('group "g" {', 'parameterized {\n    meta_required = ["m"]\n  }\n  group "g" {');
+    const api = (await parseJobspec(file, { filename: 'j.nomad.hcl' })) as any;
+    expect(api.ParameterizedJob).to.deep.equal({ MetaRequired: ['m'] });
+    expect(jobFromApi(api).parameterized).to.deep.equal({ metaRequired: ['m'] });
+  });
+
+  it("an artifact's empty options and headers are null (TaskArtifact.Canonicalize)", async () => {
+    const artifact = `artifact {\n        source = "https://example.com/a.tgz"\n        options {}\n        headers {}\n      }`;
+    const api = (await parseJobspec(job('batch', artifact), { filename: 'j.nomad.hcl' })) as any;
+    expect(api.TaskGroups[0].Tasks[0].Artifacts).to.deep.equal([
+      { GetterSource: 'https://example.com/a.tgz', GetterOptions: null, GetterHeaders: null, GetterMode: 'any', GetterInsecure: false, RelativeDest: 'local/' },
+    ]);
+  });
+
+  it("a file-mode artifact without destination goes to local/ and the source's last element, query and all (Go's path.Base, as Nomad's API)", async () => {
+    const dest = async (source: string) => {
+      const artifact = `artifact {\n        source = "${source}"\n        mode = "file"\n      }`;
+      const api = (await parseJobspec(job('batch', artifact), { filename: 'j.nomad.hcl' })) as any;
+      return api.TaskGroups[0].Tasks[0].Artifacts[0].RelativeDest as string;
+    };
+    expect(await dest('https://example.com/dir/tool')).to.equal('local/tool');
+    expect(await dest('https://example.com/dir/tool?archive=false')).to.equal('local/tool?archive=false');
+    expect(await dest('https://example.com/dir/')).to.equal('local/dir');
+  });
+
+  it("a check's check_restart cannot undo the service's: its limit wins only above 0, its ignore_warnings only when true (CheckRestart.Merge)", async () => {
+    const svc = SCRIPT_CHECK_SERVICE_HCL.replace(
+      'check_restart { limit = 3 }',
+      'check_restart {\n limit = 0\n ignore_warnings = false\n grace = "5s"\n }',
+    ).replace('provider = "nomad"', 'provider = "nomad"\n        check_restart {\n limit = 4\n ignore_warnings = true\n }');
+    const api = (await parseJobspec(job('service', svc), { filename: 'j.nomad.hcl' })) as any;
+    expect(api.TaskGroups[0].Tasks[0].Services[0].Checks[0].CheckRestart).to.deep.equal({ Limit: 4, Grace: 5 * S, IgnoreWarnings: true });
+  });
+
+  it("a service's empty meta block is null (Service.Canonicalize)", async () => {
+    const api = (await parseJobspec(job('service', 'service {\n provider = "nomad"\n meta {}\n }'), { filename: 'j.nomad.hcl' })) as any;
+    expect(api.TaskGroups[0].Tasks[0].Services[0].Meta).to.equal(null);
   });
 });

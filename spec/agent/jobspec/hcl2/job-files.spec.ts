@@ -8,10 +8,10 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { JobspecError } from '../../../../index.ts';
 import { jobFromApi, parseJobspec } from '../../../../agent/jobspec/index.ts';
-import { runCorpus } from '../../../../scripts/corpus.ts';
+import { corpusDir, runCorpus } from '../../../../scripts/corpus.ts';
 
 const JOB = `variable "env" {
   type    = string
@@ -83,8 +83,8 @@ describe('jobspec: HCL2 expressions in job files', () => {
     const g = api.TaskGroups[0];
     expect(g.Count).to.equal(3);
     expect(g.Networks[0].ReservedPorts).to.deep.equal([
-      { Label: 'admin', Value: 9090, To: 0, HostNetwork: 'default' },
-      { Label: 'http', Value: 8080, To: 0, HostNetwork: 'default' },
+      { Label: 'admin', Value: 9090, To: 0 },
+      { Label: 'http', Value: 8080, To: 0 },
     ]);
     expect(g.Tasks.map((t: any) => t.Name)).to.deep.equal(['web-PROD-one', 'web-PROD-two']);
     expect(g.Tasks[1].Config.args).to.deep.equal(['--worker=00', '--worker=01', '--worker=02', '${NOMAD_ALLOC_DIR}/1']);
@@ -168,7 +168,7 @@ describe('jobspec: HCL2 expressions in job files', () => {
   });
 
   it('the shared corpus of real job files: at least 45 of 79 parse (skipped when the corpus is absent)', async function () {
-    const corpus = resolve(process.env.BERTH_CORPUS ?? resolve(import.meta.dirname, '..', '..', '..', '..', '..', 'shared', 'corpus', 'jobs'));
+    const corpus = corpusDir();
     if (!existsSync(corpus)) this.skip();
     this.timeout(60_000);
     const results = (await runCorpus(corpus))!;
