@@ -3,8 +3,7 @@
  * waits for or preempted, and each task's state with its recent events.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError } from '../nomad/api.ts';
 import { iBytes, kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
@@ -85,18 +84,10 @@ export async function checkResults(api: AgentApi, allocId: string): Promise<Obj[
 }
 
 /** `berth alloc status`. */
-export const allocStatusCommand: Command = {
-  name: 'status',
-  summary: 'show an allocation',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'alloc status',
-      argv,
-      { json: 'boolean', verbose: 'boolean' },
-      { io, help: HELP, positionals: 1, usage: 'expects one allocation id' },
-    );
-    if (exit !== undefined) return exit;
+export const allocStatusCommand = apiCommand(
+  { command: 'alloc status', summary: 'show an allocation', help: HELP, args: [1, 'expects one allocation id'] },
+  { json: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const a = await api.resolveAlloc(positionals[0]!);
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(a, null, 2));
@@ -188,4 +179,4 @@ export const allocStatusCommand: Command = {
     }
     return 0;
   },
-};
+);

@@ -3,8 +3,7 @@
  * `nomad job periodic force`; shows the child's evaluation unless `-detach`.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { followAllocs, monitorEval } from './monitor.ts';
@@ -18,13 +17,10 @@ Exit codes: 0 launched; 1 not a periodic job, or an error; 2 usage error or some
 could not be placed.`;
 
 /** `berth job periodic`. */
-export const jobPeriodicCommand: Command = {
-  name: 'periodic',
-  summary: 'launch a periodic job now (periodic force)',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags('job periodic', argv, { detach: 'boolean', verbose: 'boolean' }, { io, help: HELP });
-    if (exit !== undefined) return exit;
+export const jobPeriodicCommand = apiCommand(
+  { command: 'job periodic', summary: 'launch a periodic job now (periodic force)', help: HELP },
+  { detach: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     if (positionals[0] !== 'force' || positionals.length !== 2) throw new UsageError('expects force JOB', 'job periodic');
     const jobId = positionals[1]!;
     const { body } = await api.json<{ EvalID: string }>('POST', `/v1/job/${encodeURIComponent(jobId)}/periodic/force`, {});
@@ -36,4 +32,4 @@ export const jobPeriodicCommand: Command = {
     if (!(await followAllocs(api, io, outcome.placed, outcome.createIndex - 1))) return 1;
     return outcome.failed ? 2 : 0;
   },
-};
+);
