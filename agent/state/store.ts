@@ -28,6 +28,10 @@ export interface StateEvent {
 /** What one row of the `objects` table holds. */
 export type Kind = 'job' | 'jobVersion' | 'eval' | 'alloc' | 'deployment' | 'node' | 'var' | 'meta';
 
+/** The kinds held in a map by id, each with the table its writes wake. */
+const TABLE_OF = { eval: 'evals', alloc: 'allocs', deployment: 'deployments', var: 'vars' } as const satisfies Partial<Record<Kind, Table>>;
+type MappedKind = keyof typeof TABLE_OF;
+
 /** The scheduler configuration the operator endpoint reads and sets. */
 export interface SchedulerConfig {
   preemption: PreemptionConfig;
@@ -167,6 +171,12 @@ export class AgentState {
     // Each job's versions as this commit leaves them (several writes of one job may share it).
     const versions = new Map<string, JobRecord[]>();
     const versionsOf = (id: string) => versions.get(id) ?? this.versions.get(id) ?? [];
+    // One row of a kind kept in a map by id: written (or, undefined, deleted) with the commit, its table woken.
+    const write = <T>(kind: MappedKind, id: string, v: T | undefined, map: Map<string, T>) => {
+      rows.push([kind, id, v]);
+      tables.add(TABLE_OF[kind]);
+      apply.push(() => (v === undefined ? map.delete(id) : map.set(id, v)));
+    };
     const txn: Txn = {
       index,
       putJob: (j) => {
@@ -193,36 +203,12 @@ export class AgentState {
           this.versions.delete(id);
         });
       },
-      putEval: (e) => {
-        rows.push(['eval', e.id, e]);
-        tables.add('evals');
-        apply.push(() => this.evals.set(e.id, e));
-      },
-      deleteEval: (id) => {
-        rows.push(['eval', id, undefined]);
-        tables.add('evals');
-        apply.push(() => this.evals.delete(id));
-      },
-      putAlloc: (a) => {
-        rows.push(['alloc', a.alloc.id, a]);
-        tables.add('allocs');
-        apply.push(() => this.allocs.set(a.alloc.id, a));
-      },
-      deleteAlloc: (id) => {
-        rows.push(['alloc', id, undefined]);
-        tables.add('allocs');
-        apply.push(() => this.allocs.delete(id));
-      },
-      putDeployment: (d) => {
-        rows.push(['deployment', d.id, d]);
-        tables.add('deployments');
-        apply.push(() => this.deployments.set(d.id, d));
-      },
-      deleteDeployment: (id) => {
-        rows.push(['deployment', id, undefined]);
-        tables.add('deployments');
-        apply.push(() => this.deployments.delete(id));
-      },
+      putEval: (e) => write('eval', e.id, e, this.evals),
+      deleteEval: (id) => write('eval', id, undefined, this.evals),
+      putAlloc: (a) => write('alloc', a.alloc.id, a, this.allocs),
+      deleteAlloc: (id) => write('alloc', id, undefined, this.allocs),
+      putDeployment: (d) => write('deployment', d.id, d, this.deployments),
+      deleteDeployment: (id) => write('deployment', id, undefined, this.deployments),
       putNode: (n) => {
         rows.push(['node', n.id, n]);
         tables.add('nodes');
@@ -233,18 +219,8 @@ export class AgentState {
         tables.add('scheduler');
         apply.push(() => (this.schedulerConfig = c));
       },
-      putVar: (v) => {
-        const key = varKey(v.namespace, v.path);
-        rows.push(['var', key, v]);
-        tables.add('vars');
-        apply.push(() => this.vars.set(key, v));
-      },
-      deleteVar: (namespace, path) => {
-        const key = varKey(namespace, path);
-        rows.push(['var', key, undefined]);
-        tables.add('vars');
-        apply.push(() => this.vars.delete(key));
-      },
+      putVar: (v) => write('var', varKey(v.namespace, v.path), v, this.vars),
+      deleteVar: (namespace, path) => write('var', varKey(namespace, path), undefined, this.vars),
       putMeta: (key, value) => {
         rows.push(['meta', key, value]);
         apply.push(() => this.meta.set(key, value));
