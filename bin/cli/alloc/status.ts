@@ -6,7 +6,7 @@
 import { apiCommand } from '../nomad/api-command.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError } from '../nomad/api.ts';
-import { iBytes, kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
+import { iBytes, kv, nanoTime, table, verboseFormat } from '../nomad/table.ts';
 import { allocMetricLines, scoreTable } from '../nomad/alloc-metrics.ts';
 import { formatGoDuration } from '../../../index.ts';
 
@@ -94,8 +94,7 @@ export const allocStatusCommand = apiCommand(
       return 0;
     }
     const verbose = flags.verbose === true;
-    const id = (v: unknown) => (verbose ? v : short(v));
-    const when = (ns: unknown) => (verbose ? nanoTime(ns) : prettyTimeDiff(ns, nowOf(io)));
+    const { id, when } = verboseFormat(verbose, () => nowOf(io));
     const status = a.DeploymentStatus as Obj | null;
     const metrics = (a.Metrics as Obj | null) ?? {};
     const rows: Array<[string, unknown]> = [

@@ -7,7 +7,7 @@ import { apiCommand } from '../nomad/api-command.ts';
 import { ApiRequestError } from '../nomad/api.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { commandGroup } from '../nomad/group.ts';
-import { kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
+import { kv, prettyTimeDiff, short, table, verboseFormat } from '../nomad/table.ts';
 import { allocTable } from '../job/alloc-table.ts';
 
 type Obj = Record<string, unknown>;
@@ -54,8 +54,7 @@ export const evalCommand = commandGroup('eval', 'inspect evaluations', [
         return 0;
       }
       const verbose = flags.verbose === true;
-      const id = (v: unknown) => (verbose ? v : short(v));
-      const when = (ns: unknown) => (verbose ? nanoTime(ns) : prettyTimeDiff(ns, nowOf(io)));
+      const { id, when } = verboseFormat(verbose, () => nowOf(io));
       const failed = e.FailedTGAllocs as Record<string, Obj> | null;
       const failures = !!failed && Object.keys(failed).length > 0;
       const rows: Array<[string, unknown]> = [

@@ -9,7 +9,7 @@ import { apiCommand } from '../nomad/api-command.ts';
 import type { Readable } from 'node:stream';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { followAllocs, monitorEval } from './monitor.ts';
+import { monitorAndFollow } from './monitor.ts';
 
 const HELP = `usage: berth job dispatch [-meta key=value]... [-idempotency-token TOKEN] [-detach] JOB [INPUT]
 
@@ -54,8 +54,6 @@ export const jobDispatchCommand = apiCommand(
     writeLine(io.stdout, `Evaluation ID     = ${flags.verbose ? body.EvalID : body.EvalID.slice(0, 8)}`);
     if (flags.detach) return 0;
     writeLine(io.stdout, '');
-    const outcome = await monitorEval(api, io, body.EvalID);
-    if (!(await followAllocs(api, io, outcome.placed, outcome.createIndex - 1))) return 1;
-    return outcome.failed ? 2 : 0;
+    return monitorAndFollow(api, io, body.EvalID);
   },
 );

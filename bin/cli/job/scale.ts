@@ -6,7 +6,7 @@
 import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { followAllocs, monitorEval } from './monitor.ts';
+import { monitorAndFollow } from './monitor.ts';
 
 const HELP = `usage: berth job scale [-detach] JOB [GROUP] COUNT
 
@@ -39,8 +39,6 @@ export const jobScaleCommand = apiCommand(
       writeLine(io.stdout, `Job scale successful\nEvaluation ID: ${body.EvalID}`);
       return 0;
     }
-    const outcome = await monitorEval(api, io, body.EvalID);
-    if (!(await followAllocs(api, io, outcome.placed, outcome.createIndex - 1))) return 1;
-    return outcome.failed ? 2 : 0;
+    return monitorAndFollow(api, io, body.EvalID);
   },
 );
