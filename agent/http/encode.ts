@@ -200,14 +200,14 @@ type Words<S extends string, Found extends string = never> = S extends `${infer 
  * of `order` (space-separated names of `fields`; a name it lacks does not compile) fills those
  * fields in that order, the JSON key order Nomad's Go client tests read.
  */
-function encoderOf<Src, K extends string, S extends string>(
-  fields: Record<K, (src: Src) => unknown>,
+function encoderOf<Args extends unknown[], K extends string, S extends string>(
+  fields: Record<K, (...args: Args) => unknown>,
   order: S & (Words<S> extends K ? unknown : never),
-): (src: Src) => Record<string, unknown> {
+): (...args: Args) => Record<string, unknown> {
   const names = order.split(' ') as K[];
-  return (src) => {
+  return (...args) => {
     const out: Record<string, unknown> = {};
-    for (const name of names) out[name] = fields[name](src);
+    for (const name of names) out[name] = fields[name](...args);
     return out;
   };
 }
@@ -313,58 +313,61 @@ export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unkn
   return allocFull(allocSource(s, state));
 }
 
-/** What an evaluation's API fields are made of. */
-interface EvalSource {
-  e: Evaluation;
+/** What an evaluation's API fields are made of besides the evaluation. */
+interface EvalContext {
   state?: AgentState | undefined;
   related?: Evaluation[] | undefined;
 }
 
+/** How one field of an evaluation is filled. */
+type EvalField = (e: Evaluation, context: EvalContext) => unknown;
+
 /** Every field of Nomad's `Evaluation` and `EvaluationStub`, once: how berth fills it. */
 const EVAL_FIELDS = {
-  ID: ({ e }) => e.id,
-  Priority: ({ e }) => e.priority,
-  Type: ({ e }) => e.type,
-  TriggeredBy: ({ e }) => e.triggeredBy,
-  Namespace: ({ e }) => e.namespace,
-  JobID: ({ e }) => e.jobId,
-  JobModifyIndex: ({ e }) => e.jobModifyIndex ?? 0,
-  NodeID: ({ e }) => e.nodeId ?? '',
+  ID: (e) => e.id,
+  Priority: (e) => e.priority,
+  Type: (e) => e.type,
+  TriggeredBy: (e) => e.triggeredBy,
+  Namespace: (e) => e.namespace,
+  JobID: (e) => e.jobId,
+  JobModifyIndex: (e) => e.jobModifyIndex ?? 0,
+  NodeID: (e) => e.nodeId ?? '',
   NodeModifyIndex: () => 0,
-  DeploymentID: ({ e }) => e.deploymentId ?? '',
-  Status: ({ e }) => e.status,
-  StatusDescription: ({ e }) => e.statusDescription ?? '',
+  DeploymentID: (e) => e.deploymentId ?? '',
+  Status: (e) => e.status,
+  StatusDescription: (e) => e.statusDescription ?? '',
   Wait: () => 0,
-  WaitUntil: ({ e }) => (e.waitUntil ? new Date(e.waitUntil).toISOString() : ZERO_TIME),
-  NextEval: ({ e }) => e.nextEval ?? '',
-  PreviousEval: ({ e }) => e.previousEval ?? '',
-  BlockedEval: ({ e }) => e.blockedEval ?? '',
-  RelatedEvals: ({ related }) => (related ? related.map(apiEvalStub) : null),
-  FailedTGAllocs: ({ e }) => (e.failedTgAllocs ? Object.fromEntries(Object.entries(e.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)])) : null),
-  PlanAnnotations: ({ e, state }) =>
+  WaitUntil: (e) => (e.waitUntil ? new Date(e.waitUntil).toISOString() : ZERO_TIME),
+  NextEval: (e) => e.nextEval ?? '',
+  PreviousEval: (e) => e.previousEval ?? '',
+  BlockedEval: (e) => e.blockedEval ?? '',
+  RelatedEvals: (_, { related }) => (related ? related.map(apiEvalStub) : null),
+  FailedTGAllocs: (e) => (e.failedTgAllocs ? Object.fromEntries(Object.entries(e.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)])) : null),
+  PlanAnnotations: (e, { state }) =>
     e.plan ? { DesiredTGUpdates: null, PreemptedAllocs: e.plan.preempted.length ? e.plan.preempted.map((p) => preemptedStub(p, state)) : null } : null,
   ClassEligibility: () => null,
   EscapedComputedClass: () => false,
   QuotaLimitReached: () => '',
   MissingNonNodeResources: () => null,
   AnnotatePlan: () => false,
-  QueuedAllocations: ({ e }) => e.queuedAllocations ?? null,
-  SnapshotIndex: ({ e }) => e.snapshotIndex ?? 0,
-  CreateIndex: ({ e }) => e.createIndex,
-  ModifyIndex: ({ e }) => e.modifyIndex,
-  CreateTime: ({ e }) => nanos(e.createTime),
-  ModifyTime: ({ e }) => nanos(e.modifyTime),
-} satisfies Record<string, (src: EvalSource) => unknown>;
+  QueuedAllocations: (e) => e.queuedAllocations ?? null,
+  SnapshotIndex: (e) => e.snapshotIndex ?? 0,
+  CreateIndex: (e) => e.createIndex,
+  ModifyIndex: (e) => e.modifyIndex,
+  CreateTime: (e) => nanos(e.createTime),
+  ModifyTime: (e) => nanos(e.modifyTime),
+} satisfies Record<string, EvalField>;
+const evalFields: Record<keyof typeof EVAL_FIELDS, EvalField> = EVAL_FIELDS; // each field as taking the context, which most leave out
 
 /** Nomad's `Evaluation`, in its order. */
 const evalFull = encoderOf(
-  EVAL_FIELDS,
+  evalFields,
   'ID Priority Type TriggeredBy Namespace JobID JobModifyIndex NodeID NodeModifyIndex DeploymentID Status StatusDescription Wait WaitUntil NextEval PreviousEval BlockedEval RelatedEvals FailedTGAllocs PlanAnnotations ClassEligibility EscapedComputedClass QuotaLimitReached MissingNonNodeResources AnnotatePlan QueuedAllocations SnapshotIndex CreateIndex ModifyIndex CreateTime ModifyTime',
 );
 
 /** Nomad's `EvaluationStub`, in its order. */
 const evalStub = encoderOf(
-  EVAL_FIELDS,
+  evalFields,
   'ID Priority Type TriggeredBy Namespace JobID NodeID DeploymentID Status StatusDescription WaitUntil NextEval PreviousEval BlockedEval CreateIndex ModifyIndex CreateTime ModifyTime',
 );
 
@@ -380,12 +383,12 @@ function preemptedStub(p: { allocId: string; by: string }, state: AgentState | u
  * filled only when asked (`?related=true`), as Nomad does.
  */
 export function apiEval(e: Evaluation, state?: AgentState, related?: Evaluation[]): Record<string, unknown> {
-  return evalFull({ e, state, related });
+  return evalFull(e, { state, related });
 }
 
 /** Nomad's `EvaluationStub` (an entry of `RelatedEvals`). */
 export function apiEvalStub(e: Evaluation): Record<string, unknown> {
-  return evalStub({ e });
+  return evalStub(e, {});
 }
 
 /** What `/v1/job/:id/summary` and the job list count per group. */

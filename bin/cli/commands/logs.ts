@@ -8,7 +8,7 @@ import { readTaskLogs } from '../../../actors/drivers/logs/reader.ts';
 import { flagCommand, intFlag } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import type { Allocation } from '../../../model/types.ts';
-import { allocLogsDir, findAlloc, readStoredAllocs } from '../state-dir.ts';
+import { allocLogsDir, DATA_DIR_FLAG, findAlloc, readStoredAllocs } from '../state-dir.ts';
 
 /** How often `logs -f` asks the state store whether the task is dead. */
 const DEAD_POLL_MS = 500;
@@ -34,7 +34,7 @@ function lastLines(text: string, n: number): string {
 export const logsCommand = flagCommand(
   { name: 'logs', summary: "print (or follow) a task's stdout or stderr", help: HELP },
   {
-    'data-dir': { type: 'string' },
+    ...DATA_DIR_FLAG,
     follow: { type: 'boolean', short: 'f' },
     stderr: { type: 'boolean' },
     tail: { type: 'string' },

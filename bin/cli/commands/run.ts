@@ -20,7 +20,7 @@ import { parsePort, withInspector } from '../inspector.ts';
 import { LogPump } from '../run/log-pump.ts';
 import { runExitCode } from '../run/outcome.ts';
 import { applyRestartOverride, parseRestartFlag, restartNote } from '../run/restart.ts';
-import { readStoredAllocs, stateDbPath } from '../state-dir.ts';
+import { DATA_DIR_FLAG, readStoredAllocs, stateDbPath } from '../state-dir.ts';
 import { RunPrinter, TIMELINE_TYPES, type PrintMode } from '../run/printer.ts';
 import { openLiveViewer, untilInterrupted, untilPagesClosed } from '../../../actors/viewer/open.ts';
 import { parseGoDuration } from '../../../model/duration.ts';
@@ -138,9 +138,9 @@ function finished(client: Client, r: AllocRunner): Promise<Allocation> {
 export const runCommand = flagCommand(
   { name: 'run', summary: "run one allocation until it is done, showing its tasks' output", help: HELP },
   {
-    'data-dir': { type: 'string' },
-    quiet: { type: 'boolean', short: 'q' },
+    ...DATA_DIR_FLAG,
     json: { type: 'boolean' },
+    quiet: { type: 'boolean', short: 'q' },
     inspect: { type: 'boolean' },
     port: { type: 'string' },
     stats: { type: 'string' },
