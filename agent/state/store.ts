@@ -29,7 +29,7 @@ export interface StateEvent {
 export type Kind = 'job' | 'jobVersion' | 'eval' | 'alloc' | 'deployment' | 'node' | 'var' | 'meta';
 
 /** The kinds held in a map by id, each with the table its writes wake. */
-const TABLE_OF = { eval: 'evals', alloc: 'allocs', deployment: 'deployments', var: 'vars' } as const satisfies Partial<Record<Kind, Table>>;
+const TABLE_OF = { job: 'jobs', eval: 'evals', alloc: 'allocs', deployment: 'deployments', var: 'vars' } as const satisfies Partial<Record<Kind, Table>>;
 type MappedKind = keyof typeof TABLE_OF;
 
 /** The scheduler configuration the operator endpoint reads and sets. */
@@ -106,36 +106,21 @@ export class AgentState {
       const v = JSON.parse(row.json);
       const idx = (v?.modifyIndex as number | undefined) ?? 1;
       maxIndex = Math.max(maxIndex, idx);
+      if (row.kind in TABLE_OF) {
+        this.#mapOf(row.kind as MappedKind).set(row.id, v);
+        seeds.push([TABLE_OF[row.kind as MappedKind], idx]);
+        continue;
+      }
       switch (row.kind) {
-        case 'job':
-          this.jobs.set(row.id, v);
-          seeds.push(['jobs', idx]);
-          break;
         case 'jobVersion': {
           const list = this.versions.get(v.id) ?? [];
           list.push(v);
           this.versions.set(v.id, list);
           break;
         }
-        case 'eval':
-          this.evals.set(row.id, v);
-          seeds.push(['evals', idx]);
-          break;
-        case 'alloc':
-          this.allocs.set(row.id, v);
-          seeds.push(['allocs', idx]);
-          break;
-        case 'deployment':
-          this.deployments.set(row.id, v);
-          seeds.push(['deployments', idx]);
-          break;
         case 'node':
           this.node = v;
           seeds.push(['nodes', idx]);
-          break;
-        case 'var':
-          this.vars.set(row.id, v);
-          seeds.push(['vars', idx]);
           break;
         case 'meta':
           if (row.id === 'schedulerConfig') {
@@ -155,6 +140,11 @@ export class AgentState {
     if (stale.length) this.#db.transaction(() => stale.forEach((id) => this.#del.run('jobVersion', id)))();
     this.waiters = new IndexWaiters(maxIndex);
     for (const [t, i] of seeds) this.waiters.seed(t, i);
+  }
+
+  /** The map that holds the rows of `kind`, by id. */
+  #mapOf(kind: MappedKind): Map<string, unknown> {
+    return { job: this.jobs, eval: this.evals, alloc: this.allocs, deployment: this.deployments, var: this.vars }[kind];
   }
 
   /**
