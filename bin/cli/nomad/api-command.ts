@@ -6,10 +6,10 @@
 import type { Command } from '../command.ts';
 import { AgentApi, API_FLAGS } from './api.ts';
 import type { FlagKind } from './flags.ts';
-import { nomadCommand, type CommandArgs, type CommandMeta } from './nomad-command.ts';
+import { nomadCommand, type NomadCommandArgs, type NomadCommandMeta } from './nomad-command.ts';
 
-/** What an agent command's own code gets: {@link CommandArgs} and the agent's API. */
-export interface ApiCommandArgs extends CommandArgs {
+/** What an agent command's own code gets: {@link NomadCommandArgs} and the agent's API. */
+export interface ApiCommandArgs extends NomadCommandArgs {
   api: AgentApi;
 }
 
@@ -22,6 +22,6 @@ export interface ApiCommandArgs extends CommandArgs {
  *   async ({ flags, positionals, api, io }) => ...,
  * );
  */
-export function apiCommand(meta: CommandMeta, flags: Record<string, FlagKind>, run: (args: ApiCommandArgs) => Promise<number>): Command {
+export function apiCommand(meta: NomadCommandMeta, flags: Record<string, FlagKind>, run: (args: ApiCommandArgs) => Promise<number>): Command {
   return nomadCommand(meta, { ...API_FLAGS, ...flags }, (args) => run({ ...args, api: new AgentApi(args.flags) }));
 }

@@ -9,7 +9,7 @@ import type { CliIO } from '../io.ts';
 import { commandFlags, type CommandShape, type FlagKind, type NomadArgs } from './flags.ts';
 
 /** A nomad-style subcommand as data (its flags beside it). */
-export interface CommandMeta {
+export interface NomadCommandMeta {
   /** The words after `berth` (`'job stop'`), as its usage errors name it; the last is the name its group lists. */
   command: string;
   /** One line for its group's help. */
@@ -21,7 +21,7 @@ export interface CommandMeta {
 }
 
 /** What a command's own code gets: the parsed flags and positionals, and the command line's streams. */
-export interface CommandArgs extends NomadArgs {
+export interface NomadCommandArgs extends NomadArgs {
   io: CliIO;
 }
 
@@ -29,7 +29,7 @@ export interface CommandArgs extends NomadArgs {
  * The {@link Command} `meta` describes, taking `flags` (name → kind): `-help` prints the help
  * (exit 0), a positional count outside `meta.args` is its usage error, else `run` gets the parse.
  */
-export function nomadCommand(meta: CommandMeta, flags: Record<string, FlagKind>, run: (args: CommandArgs) => Promise<number>): Command {
+export function nomadCommand(meta: NomadCommandMeta, flags: Record<string, FlagKind>, run: (args: NomadCommandArgs) => Promise<number>): Command {
   const [positionals, usage] = meta.args ?? [];
   return {
     name: meta.command.slice(meta.command.lastIndexOf(' ') + 1),
@@ -43,5 +43,5 @@ export function nomadCommand(meta: CommandMeta, flags: Record<string, FlagKind>,
   };
 }
 
-/** {@link CommandMeta.args} of a command that takes no positionals, with the usage error nomad's give for one. */
-export const NO_ARGS: NonNullable<CommandMeta['args']> = [0, (positionals) => `unexpected argument ${JSON.stringify(positionals[0])}`];
+/** {@link NomadCommandMeta.args} of a command that takes no positionals, with the usage error nomad's give for one. */
+export const NO_ARGS: NonNullable<NomadCommandMeta['args']> = [0, (positionals) => `unexpected argument ${JSON.stringify(positionals[0])}`];
