@@ -60,31 +60,22 @@ export function emptyUsage(): ResourceUsage {
   };
 }
 
-const union = (a: string[], b: string[]) => [...new Set([...a, ...b])];
+/** `L` when it names every figure of `T` (all but `measured`), else `never`: a figure added to a struct and not to its list does not compile. */
+type EveryFigure<T, L extends ReadonlyArray<keyof T>> = Exclude<keyof T, 'measured'> extends L[number] ? L : never;
+
+/** The figures of each stats struct, in its order (`measured` follows them). */
+const MEMORY_FIGURES = ['rss', 'cache', 'swap', 'usage', 'maxUsage'] as const;
+const CPU_FIGURES = ['systemMode', 'userMode', 'totalTicks', 'percent', 'throttledPeriods', 'throttledTime'] as const;
+
+/** `a` and `b` summed figure by figure; `measured` is the union. */
+function addFigures<T extends { measured: string[] }, L extends ReadonlyArray<keyof T>>(a: T, b: T, figures: L & EveryFigure<T, L>): T {
+  const out: Record<string, unknown> = {};
+  for (const f of figures) out[f as string] = (a[f] as number) + (b[f] as number);
+  out.measured = [...new Set([...a.measured, ...b.measured])];
+  return out as T;
+}
 
 /** Sums two usages field by field (as Nomad's `ResourceUsage.Add`); `measured` is the union. */
 export function addUsage(a: ResourceUsage, b: ResourceUsage): ResourceUsage {
-  const m = a.memoryStats;
-  const n = b.memoryStats;
-  const c = a.cpuStats;
-  const d = b.cpuStats;
-  return {
-    memoryStats: {
-      rss: m.rss + n.rss,
-      cache: m.cache + n.cache,
-      swap: m.swap + n.swap,
-      usage: m.usage + n.usage,
-      maxUsage: m.maxUsage + n.maxUsage,
-      measured: union(m.measured, n.measured),
-    },
-    cpuStats: {
-      systemMode: c.systemMode + d.systemMode,
-      userMode: c.userMode + d.userMode,
-      totalTicks: c.totalTicks + d.totalTicks,
-      percent: c.percent + d.percent,
-      throttledPeriods: c.throttledPeriods + d.throttledPeriods,
-      throttledTime: c.throttledTime + d.throttledTime,
-      measured: union(c.measured, d.measured),
-    },
-  };
+  return { memoryStats: addFigures(a.memoryStats, b.memoryStats, MEMORY_FIGURES), cpuStats: addFigures(a.cpuStats, b.cpuStats, CPU_FIGURES) };
 }

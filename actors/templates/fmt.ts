@@ -19,6 +19,14 @@ interface Flags {
   precPresent: boolean;
 }
 
+/** `%v` takes `#` and `+` as its own (`%#v` Go syntax, `%+v` field names), as Go's doPrintf moves them before printing. */
+function takeVerbVFlags(f: Flags): void {
+  f.sharpV = f.sharp;
+  f.sharp = false;
+  f.plusV = f.plus;
+  f.plus = false;
+}
+
 const newFlags = (): Flags => ({
   sharp: false,
   zero: false,
@@ -772,12 +780,7 @@ export function sprintf(format: string, a: unknown[]): string {
           break;
         default:
           if (c >= 'a' && c <= 'z' && argNum < a.length) {
-            if (c === 'v') {
-              f.sharpV = f.sharp;
-              f.sharp = false;
-              f.plusV = f.plus;
-              f.plus = false;
-            }
+            if (c === 'v') takeVerbVFlags(f);
             p.printArg(a[argNum], c, 0);
             argNum++;
             i++;
@@ -833,12 +836,7 @@ export function sprintf(format: string, a: unknown[]): string {
     else if (!goodArgNum) p.buf += '%!' + verb + '(BADINDEX)';
     else if (argNum >= a.length) p.buf += '%!' + verb + '(MISSING)';
     else {
-      if (verb === 'v') {
-        f.sharpV = f.sharp;
-        f.sharp = false;
-        f.plusV = f.plus;
-        f.plus = false;
-      }
+      if (verb === 'v') takeVerbVFlags(f);
       p.printArg(a[argNum], verb, 0);
       argNum++;
     }

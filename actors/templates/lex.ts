@@ -361,20 +361,22 @@ export function lex(input: string, opts: { breakOK: boolean; continueOK: boolean
     }
     return lexFieldOrVariable(T.Variable);
   };
-  const lexChar = (): State => {
+  /** A constant up to its closing `close`, a backslash escaping the next rune; `what` is unterminated at a newline or the end. */
+  const lexEscaped = (close: string, type: T, what: string) => (): State => {
     for (;;) {
       let r = next();
       if (r === '\\') {
         r = next();
         if (r !== EOFR && r !== '\n') continue;
-        return errorf('unterminated character constant');
+        return errorf(`unterminated ${what}`);
       }
-      if (r === EOFR || r === '\n') return errorf('unterminated character constant');
-      if (r === "'") break;
+      if (r === EOFR || r === '\n') return errorf(`unterminated ${what}`);
+      if (r === close) break;
     }
-    emit(T.CharConstant);
+    emit(type);
     return lexInsideAction;
   };
+  const lexChar = lexEscaped("'", T.CharConstant, 'character constant');
   const scanNumber = (): boolean => {
     accept('+-');
     let digits = '0123456789_';
@@ -410,20 +412,7 @@ export function lex(input: string, opts: { breakOK: boolean; continueOK: boolean
     } else emit(T.Number);
     return lexInsideAction;
   };
-  const lexQuote = (): State => {
-    for (;;) {
-      let r = next();
-      if (r === '\\') {
-        r = next();
-        if (r !== EOFR && r !== '\n') continue;
-        return errorf('unterminated quoted string');
-      }
-      if (r === EOFR || r === '\n') return errorf('unterminated quoted string');
-      if (r === '"') break;
-    }
-    emit(T.String);
-    return lexInsideAction;
-  };
+  const lexQuote = lexEscaped('"', T.String, 'quoted string');
   const lexRawQuote = (): State => {
     for (;;) {
       const r = next();

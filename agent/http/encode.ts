@@ -191,97 +191,190 @@ function rescheduleTracker(a: Allocation): Record<string, unknown> | null {
     : null;
 }
 
+/** The space-separated words of `S`, as a union. */
+type Words<S extends string, Found extends string = never> = S extends `${infer W} ${infer Rest}` ? Words<Rest, Found | W> : Found | S;
+
 /**
- * The stub `/v1/allocations`, `/v1/job/:id/allocations` and `/v1/evaluation/:id/allocations` list:
- * Nomad's `AllocationListStub`, field for field (no `DesiredTransition`, `DeploymentID` or
- * `PreviousAllocation`: those are the full allocation's).
+ * Nomad's structs that come in two shapes (`Allocation` and `AllocationListStub`, `Evaluation` and
+ * `EvaluationStub`) are one field list each, and the shapes are orders of its names: the encoder
+ * of `order` (space-separated names of `fields`; a name it lacks does not compile) fills those
+ * fields in that order, the JSON key order Nomad's Go client tests read.
  */
-export function apiAllocStub(s: ServerAlloc, state: AgentState): Record<string, unknown> {
-  const a = s.alloc;
-  return {
-    ID: a.id,
-    EvalID: a.evalId ?? '',
-    Name: a.name ?? '',
-    Namespace: a.namespace ?? 'default',
-    NodeID: a.nodeId,
-    NodeName: state.node?.name ?? '',
-    JobID: a.jobId,
-    JobType: a.job.type,
-    JobVersion: a.jobVersion ?? 0,
-    TaskGroup: a.taskGroup,
-    AllocatedResources: resources(a),
-    DesiredStatus: a.desiredStatus,
-    DesiredDescription: a.desiredDescription ?? '',
-    ClientStatus: a.clientStatus,
-    ClientDescription: a.clientDescription ?? '',
-    TaskStates: taskStates(a),
-    DeploymentStatus: deploymentStatus(s),
-    FollowupEvalID: a.followupEvalId ?? '',
-    NextAllocation: s.nextAllocation ?? '',
-    RescheduleTracker: rescheduleTracker(a),
-    PreemptedAllocations: a.preemptedAllocations ?? null,
-    PreemptedByAllocation: s.preemptedBy ?? '',
-    CreateIndex: s.createIndex,
-    ModifyIndex: s.modifyIndex,
-    CreateTime: nanos(a.createTime),
-    ModifyTime: nanos(a.modifyTime),
+function encoderOf<Args extends unknown[], K extends string, S extends string>(
+  fields: Record<K, (...args: Args) => unknown>,
+  order: S & (Words<S> extends K ? unknown : never),
+): (...args: Args) => Record<string, unknown> {
+  const names = order.split(' ') as K[];
+  return (...args) => {
+    const out: Record<string, unknown> = {};
+    for (const name of names) out[name] = fields[name](...args);
+    return out;
   };
 }
 
+/** What an allocation's API fields are made of; `legacy` is made once, on first use. */
+interface AllocSource {
+  s: ServerAlloc;
+  a: Allocation;
+  state: AgentState;
+  legacy(): ReturnType<typeof legacyResources>;
+}
+
 /**
- * One allocation in full (`/v1/allocation/:id`, `/v1/node/:id/allocations`): Nomad's
- * `Allocation`, with the job version it runs (the job's `Version`; the full allocation has no
- * `JobVersion`, and no `MigrateToken`, which Nomad's servers hand only to clients).
+ * Every field of Nomad's `Allocation` and `AllocationListStub`, once: how berth fills it. Which
+ * fields each holds, and in which order, is {@link allocFull} and {@link allocStub}.
  */
-export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unknown> {
-  const a = s.alloc;
-  const versions = state.versions.get(a.jobId);
-  const kept = versions?.find((v) => v.version === (a.jobVersion ?? 0))?.apiJob ?? state.jobs.get(a.jobId)?.apiJob;
-  const job = kept ? completeApiJob(kept) : null;
+const ALLOC_FIELDS = {
+  ID: ({ a }) => a.id,
+  Namespace: ({ a }) => a.namespace ?? 'default',
+  EvalID: ({ a }) => a.evalId ?? '',
+  Name: ({ a }) => a.name ?? '',
+  NodeID: ({ a }) => a.nodeId,
+  NodeName: ({ state }) => state.node?.name ?? '',
+  JobID: ({ a }) => a.jobId,
+  JobType: ({ a }) => a.job.type,
+  JobVersion: ({ a }) => a.jobVersion ?? 0,
+  // The version the alloc runs, as its job's registration kept it.
+  Job: ({ a, state }) => {
+    const kept = state.versions.get(a.jobId)?.find((v) => v.version === (a.jobVersion ?? 0))?.apiJob ?? state.jobs.get(a.jobId)?.apiJob;
+    return kept ? completeApiJob(kept) : null;
+  },
+  TaskGroup: ({ a }) => a.taskGroup,
+  Resources: ({ legacy }) => legacy().total,
+  TaskResources: ({ legacy }) => legacy().tasks,
+  AllocatedResources: ({ a }) => resources(a),
+  Services: () => null,
+  Metrics: ({ s, state }) => (s.metrics ? apiAllocMetric(s.metrics, state.node?.nodePool ?? 'default') : null),
+  DesiredStatus: ({ a }) => a.desiredStatus,
+  DesiredDescription: ({ a }) => a.desiredDescription ?? '',
+  DesiredTransition: ({ a }) => desiredTransition(a),
+  ClientStatus: ({ a }) => a.clientStatus,
+  ClientDescription: ({ a }) => a.clientDescription ?? '',
+  TaskStates: ({ a }) => taskStates(a),
+  DeploymentID: ({ a }) => a.deploymentId ?? '',
+  DeploymentStatus: ({ s }) => deploymentStatus(s),
+  FollowupEvalID: ({ a }) => a.followupEvalId ?? '',
+  PreviousAllocation: ({ a }) => a.previousAllocation ?? '',
+  NextAllocation: ({ s }) => s.nextAllocation ?? '',
+  RescheduleTracker: ({ a }) => rescheduleTracker(a),
+  NetworkStatus: () => null,
+  PreemptedAllocations: ({ a }) => a.preemptedAllocations ?? null,
+  PreemptedByAllocation: ({ s }) => s.preemptedBy ?? '',
+  CreateIndex: ({ s }) => s.createIndex,
+  ModifyIndex: ({ s }) => s.modifyIndex,
+  AllocModifyIndex: ({ a }) => a.allocModifyIndex,
+  CreateTime: ({ a }) => nanos(a.createTime),
+  ModifyTime: ({ a }) => nanos(a.modifyTime),
+} satisfies Record<string, (src: AllocSource) => unknown>;
+
+/**
+ * Nomad's `AllocationListStub`, in its order: no `DesiredTransition`, `DeploymentID` or
+ * `PreviousAllocation` (those are the full allocation's), and the `JobType` and `JobVersion` the
+ * full one has not.
+ */
+const allocStub = encoderOf(
+  ALLOC_FIELDS,
+  'ID EvalID Name Namespace NodeID NodeName JobID JobType JobVersion TaskGroup AllocatedResources DesiredStatus DesiredDescription ClientStatus ClientDescription TaskStates DeploymentStatus FollowupEvalID NextAllocation RescheduleTracker PreemptedAllocations PreemptedByAllocation CreateIndex ModifyIndex CreateTime ModifyTime',
+);
+
+/**
+ * Nomad's `Allocation`, in its order: the job itself (the version it runs: the full allocation has
+ * no `JobVersion`), and no `MigrateToken`, which Nomad's servers hand only to clients.
+ */
+const allocFull = encoderOf(
+  ALLOC_FIELDS,
+  'ID Namespace EvalID Name NodeID NodeName JobID Job TaskGroup Resources TaskResources AllocatedResources Services Metrics DesiredStatus DesiredDescription DesiredTransition ClientStatus ClientDescription TaskStates DeploymentID DeploymentStatus FollowupEvalID PreviousAllocation NextAllocation RescheduleTracker NetworkStatus PreemptedAllocations PreemptedByAllocation CreateIndex ModifyIndex AllocModifyIndex CreateTime ModifyTime',
+);
+
+/** The source of an allocation's fields. */
+function allocSource(s: ServerAlloc, state: AgentState): AllocSource {
+  let legacy: ReturnType<typeof legacyResources> | undefined;
+  return { s, a: s.alloc, state, legacy: () => (legacy ??= legacyResources(s.alloc)) };
+}
+
+function desiredTransition(a: Allocation): Record<string, unknown> {
   const dt = a.desiredTransition;
-  const legacy = legacyResources(a);
   return {
-    ID: a.id,
-    Namespace: a.namespace ?? 'default',
-    EvalID: a.evalId ?? '',
-    Name: a.name ?? '',
-    NodeID: a.nodeId,
-    NodeName: state.node?.name ?? '',
-    JobID: a.jobId,
-    Job: job,
-    TaskGroup: a.taskGroup,
-    Resources: legacy.total,
-    TaskResources: legacy.tasks,
-    AllocatedResources: resources(a),
-    Services: null,
-    Metrics: s.metrics ? apiAllocMetric(s.metrics, state.node?.nodePool ?? 'default') : null,
-    DesiredStatus: a.desiredStatus,
-    DesiredDescription: a.desiredDescription ?? '',
-    DesiredTransition: {
-      Migrate: dt?.migrate ?? null,
-      Reschedule: dt?.reschedule ?? null,
-      ForceReschedule: dt?.forceReschedule ?? null,
-      NoShutdownDelay: dt?.noShutdownDelay ?? null,
-      MigrateDisablePlacement: null,
-    },
-    ClientStatus: a.clientStatus,
-    ClientDescription: a.clientDescription ?? '',
-    TaskStates: taskStates(a),
-    DeploymentID: a.deploymentId ?? '',
-    DeploymentStatus: deploymentStatus(s),
-    FollowupEvalID: a.followupEvalId ?? '',
-    PreviousAllocation: a.previousAllocation ?? '',
-    NextAllocation: s.nextAllocation ?? '',
-    RescheduleTracker: rescheduleTracker(a),
-    NetworkStatus: null,
-    PreemptedAllocations: a.preemptedAllocations ?? null,
-    PreemptedByAllocation: s.preemptedBy ?? '',
-    CreateIndex: s.createIndex,
-    ModifyIndex: s.modifyIndex,
-    AllocModifyIndex: a.allocModifyIndex,
-    CreateTime: nanos(a.createTime),
-    ModifyTime: nanos(a.modifyTime),
+    Migrate: dt?.migrate ?? null,
+    Reschedule: dt?.reschedule ?? null,
+    ForceReschedule: dt?.forceReschedule ?? null,
+    NoShutdownDelay: dt?.noShutdownDelay ?? null,
+    MigrateDisablePlacement: null,
   };
+}
+
+/** The stub `/v1/allocations`, `/v1/job/:id/allocations` and `/v1/evaluation/:id/allocations` list: Nomad's `AllocationListStub`. */
+export function apiAllocStub(s: ServerAlloc, state: AgentState): Record<string, unknown> {
+  return allocStub(allocSource(s, state));
+}
+
+/** One allocation in full (`/v1/allocation/:id`, `/v1/node/:id/allocations`): Nomad's `Allocation`. */
+export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unknown> {
+  return allocFull(allocSource(s, state));
+}
+
+/** What an evaluation's API fields are made of besides the evaluation. */
+interface EvalContext {
+  state?: AgentState | undefined;
+  related?: Evaluation[] | undefined;
+}
+
+/** How one field of an evaluation is filled. */
+type EvalField = (e: Evaluation, context: EvalContext) => unknown;
+
+/** Every field of Nomad's `Evaluation` and `EvaluationStub`, once: how berth fills it. */
+const EVAL_FIELDS = {
+  ID: (e) => e.id,
+  Priority: (e) => e.priority,
+  Type: (e) => e.type,
+  TriggeredBy: (e) => e.triggeredBy,
+  Namespace: (e) => e.namespace,
+  JobID: (e) => e.jobId,
+  JobModifyIndex: (e) => e.jobModifyIndex ?? 0,
+  NodeID: (e) => e.nodeId ?? '',
+  NodeModifyIndex: () => 0,
+  DeploymentID: (e) => e.deploymentId ?? '',
+  Status: (e) => e.status,
+  StatusDescription: (e) => e.statusDescription ?? '',
+  Wait: () => 0,
+  WaitUntil: (e) => (e.waitUntil ? new Date(e.waitUntil).toISOString() : ZERO_TIME),
+  NextEval: (e) => e.nextEval ?? '',
+  PreviousEval: (e) => e.previousEval ?? '',
+  BlockedEval: (e) => e.blockedEval ?? '',
+  RelatedEvals: (_, { related }) => (related ? related.map(apiEvalStub) : null),
+  FailedTGAllocs: (e) => (e.failedTgAllocs ? Object.fromEntries(Object.entries(e.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)])) : null),
+  PlanAnnotations: (e, { state }) =>
+    e.plan ? { DesiredTGUpdates: null, PreemptedAllocs: e.plan.preempted.length ? e.plan.preempted.map((p) => preemptedStub(p, state)) : null } : null,
+  ClassEligibility: () => null,
+  EscapedComputedClass: () => false,
+  QuotaLimitReached: () => '',
+  MissingNonNodeResources: () => null,
+  AnnotatePlan: () => false,
+  QueuedAllocations: (e) => e.queuedAllocations ?? null,
+  SnapshotIndex: (e) => e.snapshotIndex ?? 0,
+  CreateIndex: (e) => e.createIndex,
+  ModifyIndex: (e) => e.modifyIndex,
+  CreateTime: (e) => nanos(e.createTime),
+  ModifyTime: (e) => nanos(e.modifyTime),
+} satisfies Record<string, EvalField>;
+const evalFields: Record<keyof typeof EVAL_FIELDS, EvalField> = EVAL_FIELDS; // each field as taking the context, which most leave out
+
+/** Nomad's `Evaluation`, in its order. */
+const evalFull = encoderOf(
+  evalFields,
+  'ID Priority Type TriggeredBy Namespace JobID JobModifyIndex NodeID NodeModifyIndex DeploymentID Status StatusDescription Wait WaitUntil NextEval PreviousEval BlockedEval RelatedEvals FailedTGAllocs PlanAnnotations ClassEligibility EscapedComputedClass QuotaLimitReached MissingNonNodeResources AnnotatePlan QueuedAllocations SnapshotIndex CreateIndex ModifyIndex CreateTime ModifyTime',
+);
+
+/** Nomad's `EvaluationStub`, in its order. */
+const evalStub = encoderOf(
+  evalFields,
+  'ID Priority Type TriggeredBy Namespace JobID NodeID DeploymentID Status StatusDescription WaitUntil NextEval PreviousEval BlockedEval CreateIndex ModifyIndex CreateTime ModifyTime',
+);
+
+/** The stub of an alloc a plan evicted, with who evicted it; only its id when the state no longer holds it. */
+function preemptedStub(p: { allocId: string; by: string }, state: AgentState | undefined): Record<string, unknown> {
+  const s = state?.allocs.get(p.allocId);
+  return s ? { ...apiAllocStub(s, state!), PreemptedByAllocation: p.by } : { ID: p.allocId, PreemptedByAllocation: p.by };
 }
 
 /**
@@ -290,67 +383,12 @@ export function apiAlloc(s: ServerAlloc, state: AgentState): Record<string, unkn
  * filled only when asked (`?related=true`), as Nomad does.
  */
 export function apiEval(e: Evaluation, state?: AgentState, related?: Evaluation[]): Record<string, unknown> {
-  const preempted = (p: { allocId: string; by: string }) => {
-    const s = state?.allocs.get(p.allocId);
-    return s ? { ...apiAllocStub(s, state!), PreemptedByAllocation: p.by } : { ID: p.allocId, PreemptedByAllocation: p.by };
-  };
-  return {
-    ID: e.id,
-    Priority: e.priority,
-    Type: e.type,
-    TriggeredBy: e.triggeredBy,
-    Namespace: e.namespace,
-    JobID: e.jobId,
-    JobModifyIndex: e.jobModifyIndex ?? 0,
-    NodeID: e.nodeId ?? '',
-    NodeModifyIndex: 0,
-    DeploymentID: e.deploymentId ?? '',
-    Status: e.status,
-    StatusDescription: e.statusDescription ?? '',
-    Wait: 0,
-    WaitUntil: e.waitUntil ? new Date(e.waitUntil).toISOString() : ZERO_TIME,
-    NextEval: e.nextEval ?? '',
-    PreviousEval: e.previousEval ?? '',
-    BlockedEval: e.blockedEval ?? '',
-    RelatedEvals: related ? related.map(apiEvalStub) : null,
-    FailedTGAllocs: e.failedTgAllocs ? Object.fromEntries(Object.entries(e.failedTgAllocs).map(([g, f]) => [g, apiAllocMetric(f)])) : null,
-    PlanAnnotations: e.plan ? { DesiredTGUpdates: null, PreemptedAllocs: e.plan.preempted.length ? e.plan.preempted.map(preempted) : null } : null,
-    ClassEligibility: null,
-    EscapedComputedClass: false,
-    QuotaLimitReached: '',
-    MissingNonNodeResources: null,
-    AnnotatePlan: false,
-    QueuedAllocations: e.queuedAllocations ?? null,
-    SnapshotIndex: e.snapshotIndex ?? 0,
-    CreateIndex: e.createIndex,
-    ModifyIndex: e.modifyIndex,
-    CreateTime: nanos(e.createTime),
-    ModifyTime: nanos(e.modifyTime),
-  };
+  return evalFull(e, { state, related });
 }
 
 /** Nomad's `EvaluationStub` (an entry of `RelatedEvals`). */
 export function apiEvalStub(e: Evaluation): Record<string, unknown> {
-  return {
-    ID: e.id,
-    Priority: e.priority,
-    Type: e.type,
-    TriggeredBy: e.triggeredBy,
-    Namespace: e.namespace,
-    JobID: e.jobId,
-    NodeID: e.nodeId ?? '',
-    DeploymentID: e.deploymentId ?? '',
-    Status: e.status,
-    StatusDescription: e.statusDescription ?? '',
-    WaitUntil: e.waitUntil ? new Date(e.waitUntil).toISOString() : ZERO_TIME,
-    NextEval: e.nextEval ?? '',
-    PreviousEval: e.previousEval ?? '',
-    BlockedEval: e.blockedEval ?? '',
-    CreateIndex: e.createIndex,
-    ModifyIndex: e.modifyIndex,
-    CreateTime: nanos(e.createTime),
-    ModifyTime: nanos(e.modifyTime),
-  };
+  return evalStub(e, {});
 }
 
 /** What `/v1/job/:id/summary` and the job list count per group. */

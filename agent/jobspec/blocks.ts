@@ -29,6 +29,14 @@ export interface BlockSpec {
   ignored?: Record<string, [api: string, decode: Decode]>;
 }
 
+/** The fields `update` and `migrate` share, meaning the same in both (Nomad's `UpdateStrategy` and `MigrateStrategy`). */
+const ROLLOUT_FIELDS: BlockSpec['fields'] = {
+  max_parallel: ['MaxParallel', 'int'],
+  health_check: ['HealthCheck', 'string'],
+  min_healthy_time: ['MinHealthyTime', 'duration'],
+  healthy_deadline: ['HealthyDeadline', 'duration'],
+};
+
 /** Every stanza berth reads, by HCL block name. */
 export const BLOCKS: Record<string, BlockSpec> = {
   job: {
@@ -198,24 +206,14 @@ export const BLOCKS: Record<string, BlockSpec> = {
   update: {
     fields: {
       stagger: ['Stagger', 'duration'],
-      max_parallel: ['MaxParallel', 'int'],
-      health_check: ['HealthCheck', 'string'],
-      min_healthy_time: ['MinHealthyTime', 'duration'],
-      healthy_deadline: ['HealthyDeadline', 'duration'],
+      ...ROLLOUT_FIELDS,
       progress_deadline: ['ProgressDeadline', 'duration'],
       canary: ['Canary', 'int'],
       auto_revert: ['AutoRevert', 'bool'],
       auto_promote: ['AutoPromote', 'bool'],
     },
   },
-  migrate: {
-    fields: {
-      max_parallel: ['MaxParallel', 'int'],
-      health_check: ['HealthCheck', 'string'],
-      min_healthy_time: ['MinHealthyTime', 'duration'],
-      healthy_deadline: ['HealthyDeadline', 'duration'],
-    },
-  },
+  migrate: { fields: ROLLOUT_FIELDS },
   disconnect: {
     fields: {
       lost_after: ['LostAfter', 'duration'],

@@ -28,6 +28,10 @@ export interface StateEvent {
 /** What one row of the `objects` table holds. */
 export type Kind = 'job' | 'jobVersion' | 'eval' | 'alloc' | 'deployment' | 'node' | 'var' | 'meta';
 
+/** The kinds held in a map by id, each with the table its writes wake. */
+const TABLE_OF = { job: 'jobs', eval: 'evals', alloc: 'allocs', deployment: 'deployments', var: 'vars' } as const satisfies Partial<Record<Kind, Table>>;
+type MappedKind = keyof typeof TABLE_OF;
+
 /** The scheduler configuration the operator endpoint reads and sets. */
 export interface SchedulerConfig {
   preemption: PreemptionConfig;
@@ -102,36 +106,21 @@ export class AgentState {
       const v = JSON.parse(row.json);
       const idx = (v?.modifyIndex as number | undefined) ?? 1;
       maxIndex = Math.max(maxIndex, idx);
+      if (row.kind in TABLE_OF) {
+        this.#mapOf(row.kind as MappedKind).set(row.id, v);
+        seeds.push([TABLE_OF[row.kind as MappedKind], idx]);
+        continue;
+      }
       switch (row.kind) {
-        case 'job':
-          this.jobs.set(row.id, v);
-          seeds.push(['jobs', idx]);
-          break;
         case 'jobVersion': {
           const list = this.versions.get(v.id) ?? [];
           list.push(v);
           this.versions.set(v.id, list);
           break;
         }
-        case 'eval':
-          this.evals.set(row.id, v);
-          seeds.push(['evals', idx]);
-          break;
-        case 'alloc':
-          this.allocs.set(row.id, v);
-          seeds.push(['allocs', idx]);
-          break;
-        case 'deployment':
-          this.deployments.set(row.id, v);
-          seeds.push(['deployments', idx]);
-          break;
         case 'node':
           this.node = v;
           seeds.push(['nodes', idx]);
-          break;
-        case 'var':
-          this.vars.set(row.id, v);
-          seeds.push(['vars', idx]);
           break;
         case 'meta':
           if (row.id === 'schedulerConfig') {
@@ -153,6 +142,11 @@ export class AgentState {
     for (const [t, i] of seeds) this.waiters.seed(t, i);
   }
 
+  /** The map that holds the rows of `kind`, by id. */
+  #mapOf(kind: MappedKind): Map<string, unknown> {
+    return { job: this.jobs, eval: this.evals, alloc: this.allocs, deployment: this.deployments, var: this.vars }[kind];
+  }
+
   /**
    * Runs `fn` with the next index; its writes land in one durable transaction, then become
    * visible, wake the blocking queries on the tables they touched and go out as events. A throw
@@ -167,6 +161,12 @@ export class AgentState {
     // Each job's versions as this commit leaves them (several writes of one job may share it).
     const versions = new Map<string, JobRecord[]>();
     const versionsOf = (id: string) => versions.get(id) ?? this.versions.get(id) ?? [];
+    // One row of a kind kept in a map by id: written (or, undefined, deleted) with the commit, its table woken.
+    const write = <T>(kind: MappedKind, id: string, v: T | undefined, map: Map<string, T>) => {
+      rows.push([kind, id, v]);
+      tables.add(TABLE_OF[kind]);
+      apply.push(() => (v === undefined ? map.delete(id) : map.set(id, v)));
+    };
     const txn: Txn = {
       index,
       putJob: (j) => {
@@ -193,36 +193,12 @@ export class AgentState {
           this.versions.delete(id);
         });
       },
-      putEval: (e) => {
-        rows.push(['eval', e.id, e]);
-        tables.add('evals');
-        apply.push(() => this.evals.set(e.id, e));
-      },
-      deleteEval: (id) => {
-        rows.push(['eval', id, undefined]);
-        tables.add('evals');
-        apply.push(() => this.evals.delete(id));
-      },
-      putAlloc: (a) => {
-        rows.push(['alloc', a.alloc.id, a]);
-        tables.add('allocs');
-        apply.push(() => this.allocs.set(a.alloc.id, a));
-      },
-      deleteAlloc: (id) => {
-        rows.push(['alloc', id, undefined]);
-        tables.add('allocs');
-        apply.push(() => this.allocs.delete(id));
-      },
-      putDeployment: (d) => {
-        rows.push(['deployment', d.id, d]);
-        tables.add('deployments');
-        apply.push(() => this.deployments.set(d.id, d));
-      },
-      deleteDeployment: (id) => {
-        rows.push(['deployment', id, undefined]);
-        tables.add('deployments');
-        apply.push(() => this.deployments.delete(id));
-      },
+      putEval: (e) => write('eval', e.id, e, this.evals),
+      deleteEval: (id) => write('eval', id, undefined, this.evals),
+      putAlloc: (a) => write('alloc', a.alloc.id, a, this.allocs),
+      deleteAlloc: (id) => write('alloc', id, undefined, this.allocs),
+      putDeployment: (d) => write('deployment', d.id, d, this.deployments),
+      deleteDeployment: (id) => write('deployment', id, undefined, this.deployments),
       putNode: (n) => {
         rows.push(['node', n.id, n]);
         tables.add('nodes');
@@ -233,18 +209,8 @@ export class AgentState {
         tables.add('scheduler');
         apply.push(() => (this.schedulerConfig = c));
       },
-      putVar: (v) => {
-        const key = varKey(v.namespace, v.path);
-        rows.push(['var', key, v]);
-        tables.add('vars');
-        apply.push(() => this.vars.set(key, v));
-      },
-      deleteVar: (namespace, path) => {
-        const key = varKey(namespace, path);
-        rows.push(['var', key, undefined]);
-        tables.add('vars');
-        apply.push(() => this.vars.delete(key));
-      },
+      putVar: (v) => write('var', varKey(v.namespace, v.path), v, this.vars),
+      deleteVar: (namespace, path) => write('var', varKey(namespace, path), undefined, this.vars),
       putMeta: (key, value) => {
         rows.push(['meta', key, value]);
         apply.push(() => this.meta.set(key, value));

@@ -51,6 +51,24 @@ export function intFlag(command: string, flag: string, value: string | undefined
   return Number(value);
 }
 
+/** What a command is besides what it does: its name, its line in `berth --help`, its help text. */
+export type CommandMeta = Pick<Command, 'name' | 'summary' | 'help'>;
+
+/**
+ * The {@link Command} `meta` describes, taking the GNU-style `options` (as {@link parseCommandArgs}
+ * parses them): `--help` prints the help (exit 0), else `run` gets the parse.
+ */
+export function flagCommand<O extends Options>(meta: CommandMeta, options: O, run: (args: ParsedArgs<O> & { io: CliIO }) => Promise<number>): Command {
+  return {
+    ...meta,
+    async run(argv, io) {
+      const { values, positionals } = parseCommandArgs(meta.name, argv, options);
+      if (values.help) return printHelp(io, meta.help);
+      return run({ values, positionals, io });
+    },
+  };
+}
+
 /** Prints a command's help to stdout; `--help` exits 0. */
 export function printHelp(io: CliIO, help: string): number {
   io.stdout.write(`${help}\n`);

@@ -10,6 +10,9 @@ import { openStateStore, type StoredAlloc } from '../../actors/state/state-store
 import { AllocNotFoundError } from '../../model/errors.ts';
 import { InputError, UsageError } from './errors.ts';
 
+/** The parseArgs option of `--data-dir DIR`, the data dir `run` writes and `status` and `logs` read. */
+export const DATA_DIR_FLAG = { 'data-dir': { type: 'string' } } as const;
+
 /** The state store's path inside a data dir (as createClient lays it out). */
 export const stateDbPath = (dataDir: string) => join(dataDir, 'client', 'state.db');
 

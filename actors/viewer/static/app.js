@@ -258,6 +258,17 @@ function drawChart(el, chart) {
   el.addEventListener('pointercancel', end);
   new ResizeObserver(() => (v.focus ? focusOn(v) : applyView(v))).observe(el);
 }
+/** Each chart's toolbar, the same for both charts: what a button does, its label, its tooltip. */
+const CHART_TOOLS = [
+  ['focus', 'focus', 'follow the active state, readable'],
+  ['fit', 'fit', 'the whole chart'],
+  ['in', '+', 'zoom in (or the wheel)'],
+  ['out', '−', 'zoom out (or the wheel)'],
+];
+for (const bar of document.querySelectorAll('.chart-tools'))
+  bar.innerHTML = CHART_TOOLS.map(
+    ([act, label, title]) => `<button type="button" data-chart="${bar.dataset.chart}" data-act="${act}" title="${title}">${label}</button>`,
+  ).join(' ');
 for (const b of document.querySelectorAll('.chart-tools button')) {
   b.addEventListener('click', () => {
     const v = views.get(b.dataset.chart);

@@ -3,8 +3,7 @@
  * allocation, as `nomad alloc checks` prints them.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
 import { kv } from '../nomad/table.ts';
 import { checkResults } from './status.ts';
@@ -16,18 +15,10 @@ its status (success, failure or pending), the HTTP status code and the output.
 Exit codes: 0 shown; 1 no such allocation or an error; 2 usage error.`;
 
 /** `berth alloc checks`. */
-export const allocChecksCommand: Command = {
-  name: 'checks',
-  summary: "show an allocation's service check results",
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'alloc checks',
-      argv,
-      { json: 'boolean', verbose: 'boolean' },
-      { io, help: HELP, positionals: 1, usage: 'expects one allocation id' },
-    );
-    if (exit !== undefined) return exit;
+export const allocChecksCommand = apiCommand(
+  { command: 'alloc checks', summary: "show an allocation's service check results", help: HELP, args: [1, 'expects one allocation id'] },
+  { json: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const a = await api.resolveAlloc(positionals[0]!);
     const checks = await checkResults(api, String(a.ID));
     if (flags.json) {
@@ -54,4 +45,4 @@ export const allocChecksCommand: Command = {
     }
     return 0;
   },
-};
+);

@@ -3,8 +3,7 @@
  * content, through the agent's `/v1/client/fs/*`.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
 import { table } from '../nomad/table.ts';
 
@@ -17,18 +16,15 @@ Exit codes: 0 shown; 1 no such allocation or path, or an error; 2 usage error.`;
 type Obj = Record<string, unknown>;
 
 /** `berth alloc fs`. */
-export const allocFsCommand: Command = {
-  name: 'fs',
-  summary: "list or read files in an allocation's directory",
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'alloc fs',
-      argv,
-      { stat: 'boolean', json: 'boolean', verbose: 'boolean' },
-      { io, help: HELP, positionals: [1, 2], usage: 'expects an allocation id and optionally a path' },
-    );
-    if (exit !== undefined) return exit;
+export const allocFsCommand = apiCommand(
+  {
+    command: 'alloc fs',
+    summary: "list or read files in an allocation's directory",
+    help: HELP,
+    args: [[1, 2], 'expects an allocation id and optionally a path'],
+  },
+  { stat: 'boolean', json: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const a = await api.resolveAlloc(positionals[0]!);
     const path = positionals[1] ?? '/';
     const q = `path=${encodeURIComponent(path)}`;
@@ -47,4 +43,4 @@ export const allocFsCommand: Command = {
     for await (const chunk of res) io.stdout.write(chunk);
     return 0;
   },
-};
+);

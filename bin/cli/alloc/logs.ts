@@ -3,8 +3,7 @@
  * through the agent's framed log stream (`/v1/client/fs/logs`), decoded as it comes.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 
@@ -18,18 +17,10 @@ Exit codes: 0 printed; 1 no such allocation or task, or an error; 2 usage error.
 type Obj = Record<string, unknown>;
 
 /** `berth alloc logs`. */
-export const allocLogsCommand: Command = {
-  name: 'logs',
-  summary: "print a task's logs",
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'alloc logs',
-      argv,
-      { f: 'boolean', stderr: 'boolean', tail: 'boolean', n: 'string', c: 'string', verbose: 'boolean' },
-      { io, help: HELP, positionals: [1, 2], usage: 'expects an allocation id and optionally a task' },
-    );
-    if (exit !== undefined) return exit;
+export const allocLogsCommand = apiCommand(
+  { command: 'alloc logs', summary: "print a task's logs", help: HELP, args: [[1, 2], 'expects an allocation id and optionally a task'] },
+  { f: 'boolean', stderr: 'boolean', tail: 'boolean', n: 'string', c: 'string', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const a = await api.resolveAlloc(positionals[0]!);
     const group = ((a.Job as Obj).TaskGroups as Obj[]).find((g) => g.Name === a.TaskGroup)!;
     const tasks = (group.Tasks as Obj[]).map((t) => String(t.Name));
@@ -86,4 +77,4 @@ export const allocLogsCommand: Command = {
     if (io.stdout === process.stdout) writeLine(io.stderr, '');
     return 0;
   },
-};
+);

@@ -3,11 +3,10 @@
  * waits for or preempted, and each task's state with its recent events.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError } from '../nomad/api.ts';
-import { iBytes, kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
+import { iBytes, kv, nanoTime, table, verboseFormat } from '../nomad/table.ts';
 import { allocMetricLines, scoreTable } from '../nomad/alloc-metrics.ts';
 import { formatGoDuration } from '../../../index.ts';
 
@@ -85,26 +84,17 @@ export async function checkResults(api: AgentApi, allocId: string): Promise<Obj[
 }
 
 /** `berth alloc status`. */
-export const allocStatusCommand: Command = {
-  name: 'status',
-  summary: 'show an allocation',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'alloc status',
-      argv,
-      { json: 'boolean', verbose: 'boolean' },
-      { io, help: HELP, positionals: 1, usage: 'expects one allocation id' },
-    );
-    if (exit !== undefined) return exit;
+export const allocStatusCommand = apiCommand(
+  { command: 'alloc status', summary: 'show an allocation', help: HELP, args: [1, 'expects one allocation id'] },
+  { json: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const a = await api.resolveAlloc(positionals[0]!);
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(a, null, 2));
       return 0;
     }
     const verbose = flags.verbose === true;
-    const id = (v: unknown) => (verbose ? v : short(v));
-    const when = (ns: unknown) => (verbose ? nanoTime(ns) : prettyTimeDiff(ns, nowOf(io)));
+    const { id, when } = verboseFormat(verbose, () => nowOf(io));
     const status = a.DeploymentStatus as Obj | null;
     const metrics = (a.Metrics as Obj | null) ?? {};
     const rows: Array<[string, unknown]> = [
@@ -188,4 +178,4 @@ export const allocStatusCommand: Command = {
     }
     return 0;
   },
-};
+);

@@ -8,11 +8,10 @@ import { startAgent } from '../../../agent/agent.ts';
 import { PortInUseError } from '../../../agent/http/port-owner.ts';
 import { DataDirLockedError } from '../../../agent/state/data-dir-lock.ts';
 import { AgentConfigError, loadAgentConfigFile, resolveAgentConfig, type AgentFlags } from '../../../agent/config/config.ts';
-import { type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { writeLine } from '../io.ts';
-import { commandFlags } from '../nomad/flags.ts';
+import { NO_ARGS, nomadCommand } from '../nomad/nomad-command.ts';
 
 const HELP = `usage: berth agent [-dev] [-config FILE]... [-data-dir DIR] [-bind ADDR] [-port N] [-repair-state]
 
@@ -33,26 +32,10 @@ Exit codes: 0 stopped by a signal; 1 failed to start; 2 usage or config error, t
 held by another agent, or the port in use.`;
 
 /** `berth agent`. */
-export const agentCommand: Command = {
-  name: 'agent',
-  summary: "run a one-node agent serving Nomad's HTTP API",
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags(
-      'agent',
-      argv,
-      {
-        dev: 'boolean',
-        config: 'multi',
-        'data-dir': 'string',
-        bind: 'string',
-        port: 'string',
-        'repair-state': 'boolean',
-      },
-      { io, help: HELP },
-    );
-    if (exit !== undefined) return exit;
-    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'agent');
+export const agentCommand = nomadCommand(
+  { command: 'agent', summary: "run a one-node agent serving Nomad's HTTP API", help: HELP, args: NO_ARGS },
+  { dev: 'boolean', config: 'multi', 'data-dir': 'string', bind: 'string', port: 'string', 'repair-state': 'boolean' },
+  async ({ flags, io }) => {
     const port = flags.port === undefined ? undefined : Number(flags.port);
     if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
       throw new UsageError(`-port must be a port number, got ${JSON.stringify(flags.port)}`, 'agent');
@@ -96,4 +79,4 @@ export const agentCommand: Command = {
     if (stop.failed) return ExitCode.failed;
     return ExitCode.ok;
   },
-};
+);

@@ -5,7 +5,7 @@
  */
 import { openLiveViewer, untilInterrupted } from '../../../actors/viewer/open.ts';
 import { runDemo } from '../../demo.ts';
-import { parseCommandArgs, printHelp, type Command } from '../command.ts';
+import { flagCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { signalExitCode } from '../exit-codes.ts';
 import { parsePort, withInspector } from '../inspector.ts';
@@ -21,13 +21,10 @@ Prints a timeline, each task's first log lines and a summary, cleans up and exit
 ${VIEWER_HELP}
 With --view the demo waits up to 60 s for a page, and holds the allocations until Ctrl-C.`;
 
-export const demoCommand: Command = {
-  name: 'demo',
-  summary: 'the preemption demo on real processes (what npm start runs)',
-  help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs('demo', argv, { inspect: { type: 'boolean' }, port: { type: 'string' }, ...VIEWER_FLAGS });
-    if (values.help) return printHelp(io, HELP);
+export const demoCommand = flagCommand(
+  { name: 'demo', summary: 'the preemption demo on real processes (what npm start runs)', help: HELP },
+  { inspect: { type: 'boolean' }, port: { type: 'string' }, ...VIEWER_FLAGS },
+  async ({ values, positionals, io }) => {
     if (positionals.length) throw new UsageError(`demo takes no arguments, got ${JSON.stringify(positionals[0])}`, 'demo');
     const port = parsePort('demo', values.port);
     const log = (line: string) => writeLine(io.stdout, line);
@@ -65,4 +62,4 @@ export const demoCommand: Command = {
     }
     return stoppedBy ? signalExitCode(stoppedBy) : 0;
   },
-};
+);

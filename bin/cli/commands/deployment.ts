@@ -3,7 +3,7 @@
  * @module
  */
 import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { monitorEval } from '../job/monitor.ts';
 import { writeLine } from '../io.ts';
 import { AgentApi, ApiRequestError } from '../nomad/api.ts';
@@ -32,23 +32,10 @@ function actionCommand(name: 'pause' | 'resume' | 'fail' | 'promote', summary: s
   const groupFlag = name === 'promote' ? ' [-group GROUP]...' : '';
   const groupHelp = name === 'promote' ? ' -group promotes only that task group (repeatable); without it, every group.' : '';
   const help = `usage: berth deployment ${name} [-detach]${groupFlag} DEPLOYMENT\n\n${summary[0]!.toUpperCase()}${summary.slice(1)}. DEPLOYMENT is an id or a unique prefix.${groupHelp}\nExit codes: 0 done; 1 no such deployment, a refusal or an error; 2 usage error.`;
-  return {
-    name,
-    summary,
-    help,
-    async run(argv, io) {
-      const { flags, positionals, exit, api } = apiCommandFlags(
-        `deployment ${name}`,
-        argv,
-        {
-          detach: 'boolean',
-          verbose: 'boolean',
-          all: 'boolean',
-          group: 'multi',
-        },
-        { io, help: help, positionals: 1, usage: 'expects one deployment id' },
-      );
-      if (exit !== undefined) return exit;
+  return apiCommand(
+    { command: `deployment ${name}`, summary, help, args: [1, 'expects one deployment id'] },
+    { detach: 'boolean', verbose: 'boolean', all: 'boolean', group: 'multi' },
+    async ({ flags, positionals, api, io }) => {
       const d = await resolveDeployment(api, positionals[0]!);
       const id = encodeURIComponent(String(d.ID));
       const groups = (flags.group as string[] | undefined) ?? [];
@@ -69,23 +56,19 @@ function actionCommand(name: 'pause' | 'resume' | 'fail' | 'promote', summary: s
       if (body.EvalID && !flags.detach) await monitorEval(api, io, body.EvalID);
       return 0;
     },
-  };
+  );
 }
+
+const LIST_HELP = 'usage: berth deployment list [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.';
+const STATUS_HELP =
+  'usage: berth deployment status [-json] [-verbose] DEPLOYMENT\n\nDEPLOYMENT is an id or a unique prefix; -verbose prints the whole id.\nExit codes: 0 shown; 1 no such deployment or an error; 2 usage error.';
 
 /** `berth deployment`. */
 export const deploymentCommand = commandGroup('deployment', 'inspect deployments (the rollouts of job versions)', [
-  {
-    name: 'list',
-    summary: 'list deployments, newest first',
-    help: 'usage: berth deployment list [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
-    async run(argv, io) {
-      const { flags, exit, api } = apiCommandFlags(
-        'deployment list',
-        argv,
-        { json: 'boolean', verbose: 'boolean' },
-        { io, help: this.help, positionals: 0, usage: 'takes no arguments' },
-      );
-      if (exit !== undefined) return exit;
+  apiCommand(
+    { command: 'deployment list', summary: 'list deployments, newest first', help: LIST_HELP, args: [0, 'takes no arguments'] },
+    { json: 'boolean', verbose: 'boolean' },
+    async ({ flags, api, io }) => {
       const all = (await api.get<Obj[]>('/v1/deployments')).body.sort((a, b) => Number(b.CreateIndex) - Number(a.CreateIndex));
       if (flags.json) writeLine(io.stdout, JSON.stringify(all, null, 4));
       else if (all.length === 0) writeLine(io.stdout, 'No deployments found');
@@ -99,24 +82,16 @@ export const deploymentCommand = commandGroup('deployment', 'inspect deployments
         );
       return 0;
     },
-  },
-  {
-    name: 'status',
-    summary: 'show a deployment',
-    help: 'usage: berth deployment status [-json] [-verbose] DEPLOYMENT\n\nDEPLOYMENT is an id or a unique prefix; -verbose prints the whole id.\nExit codes: 0 shown; 1 no such deployment or an error; 2 usage error.',
-    async run(argv, io) {
-      const { flags, positionals, exit, api } = apiCommandFlags(
-        'deployment status',
-        argv,
-        { json: 'boolean', verbose: 'boolean' },
-        { io, help: this.help, positionals: 1, usage: 'expects one deployment id' },
-      );
-      if (exit !== undefined) return exit;
+  ),
+  apiCommand(
+    { command: 'deployment status', summary: 'show a deployment', help: STATUS_HELP, args: [1, 'expects one deployment id'] },
+    { json: 'boolean', verbose: 'boolean' },
+    async ({ flags, positionals, api, io }) => {
       const d = await resolveDeployment(api, positionals[0]!);
       writeLine(io.stdout, flags.json ? JSON.stringify(d, null, 4) : deploymentLines(d, true, flags.verbose === true));
       return 0;
     },
-  },
+  ),
   actionCommand('pause', 'pause a rollout: no further batch is placed', 'paused'),
   actionCommand('resume', 'resume a paused rollout', 'resumed'),
   actionCommand('fail', 'mark a rollout as failed: no further batch is placed', 'failed'),

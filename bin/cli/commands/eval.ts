@@ -3,11 +3,11 @@
  * @module
  */
 import { nowOf, writeLine } from '../io.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { ApiRequestError } from '../nomad/api.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { commandGroup } from '../nomad/group.ts';
-import { kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
+import { kv, prettyTimeDiff, short, table, verboseFormat } from '../nomad/table.ts';
 import { allocTable } from '../job/alloc-table.ts';
 
 type Obj = Record<string, unknown>;
@@ -36,20 +36,15 @@ function planAnnotations(updates: Record<string, Obj>, verbose: boolean): string
   );
 }
 
+const STATUS_HELP =
+  'usage: berth eval status [-json] [-verbose] EVAL\n\nAs nomad prints it; -verbose gives whole ids and absolute times.\nExit codes: 0 shown; 1 no such evaluation or an error; 2 usage error.';
+
 /** `berth eval`. */
 export const evalCommand = commandGroup('eval', 'inspect evaluations', [
-  {
-    name: 'status',
-    summary: 'show an evaluation',
-    help: 'usage: berth eval status [-json] [-verbose] EVAL\n\nAs nomad prints it; -verbose gives whole ids and absolute times.\nExit codes: 0 shown; 1 no such evaluation or an error; 2 usage error.',
-    async run(argv, io) {
-      const { flags, positionals, exit, api } = apiCommandFlags(
-        'eval status',
-        argv,
-        { json: 'boolean', verbose: 'boolean', monitor: 'boolean' },
-        { io, help: this.help, positionals: 1, usage: 'expects one evaluation id' },
-      );
-      if (exit !== undefined) return exit;
+  apiCommand(
+    { command: 'eval status', summary: 'show an evaluation', help: STATUS_HELP, args: [1, 'expects one evaluation id'] },
+    { json: 'boolean', verbose: 'boolean', monitor: 'boolean' },
+    async ({ flags, positionals, api, io }) => {
       const matches = (await api.get<Obj[]>(`/v1/evaluations?prefix=${encodeURIComponent(positionals[0]!)}`)).body;
       if (matches.length === 0) throw new ApiRequestError(404, `No evaluation(s) with prefix or id "${positionals[0]}" found`);
       if (matches.length > 1) throw new ApiRequestError(400, `Prefix matched multiple evaluations: ${matches.map((e) => short(e.ID)).join(', ')}`);
@@ -59,8 +54,7 @@ export const evalCommand = commandGroup('eval', 'inspect evaluations', [
         return 0;
       }
       const verbose = flags.verbose === true;
-      const id = (v: unknown) => (verbose ? v : short(v));
-      const when = (ns: unknown) => (verbose ? nanoTime(ns) : prettyTimeDiff(ns, nowOf(io)));
+      const { id, when } = verboseFormat(verbose, () => nowOf(io));
       const failed = e.FailedTGAllocs as Record<string, Obj> | null;
       const failures = !!failed && Object.keys(failed).length > 0;
       const rows: Array<[string, unknown]> = [
@@ -122,5 +116,5 @@ export const evalCommand = commandGroup('eval', 'inspect evaluations', [
       }
       return 0;
     },
-  },
+  ),
 ]);

@@ -4,7 +4,7 @@
  * @module
  */
 import { writeFileSync } from 'node:fs';
-import { parseCommandArgs, printHelp, type Command } from '../command.ts';
+import { flagCommand } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { BATCH_EXAMPLE, FIELD_NOTES, SERVICE_EXAMPLE } from '../examples.ts';
 import { writeLine } from '../io.ts';
@@ -18,13 +18,10 @@ Writes an example allocation to FILE (default alloc.json) and prints what each f
   --force    overwrite FILE
 Exit codes: 0 written; 2 usage error or FILE exists.`;
 
-export const initCommand: Command = {
-  name: 'init',
-  summary: 'write an example allocation file and explain its fields',
-  help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs('init', argv, { batch: { type: 'boolean' }, service: { type: 'boolean' }, force: { type: 'boolean' } });
-    if (values.help) return printHelp(io, HELP);
+export const initCommand = flagCommand(
+  { name: 'init', summary: 'write an example allocation file and explain its fields', help: HELP },
+  { batch: { type: 'boolean' }, service: { type: 'boolean' }, force: { type: 'boolean' } },
+  async ({ values, positionals, io }) => {
     if (values.batch && values.service) throw new UsageError('--batch and --service cannot be used together', 'init');
     if (positionals.length > 1) throw new UsageError(`init takes at most one file name, got ${positionals.length}`, 'init');
     const file = positionals[0] ?? 'alloc.json';
@@ -41,4 +38,4 @@ export const initCommand: Command = {
     writeLine(io.stdout, FIELD_NOTES);
     return 0;
   },
-};
+);

@@ -5,10 +5,10 @@
  * @module
  */
 import { readTaskLogs } from '../../../actors/drivers/logs/reader.ts';
-import { intFlag, parseCommandArgs, printHelp, type Command } from '../command.ts';
+import { flagCommand, intFlag } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import type { Allocation } from '../../../model/types.ts';
-import { allocLogsDir, findAlloc, readStoredAllocs } from '../state-dir.ts';
+import { allocLogsDir, DATA_DIR_FLAG, findAlloc, readStoredAllocs } from '../state-dir.ts';
 
 /** How often `logs -f` asks the state store whether the task is dead. */
 const DEAD_POLL_MS = 500;
@@ -31,18 +31,15 @@ function lastLines(text: string, n: number): string {
   return lines.slice(-n).join('\n') + (endsWithNewline ? '\n' : '');
 }
 
-export const logsCommand: Command = {
-  name: 'logs',
-  summary: "print (or follow) a task's stdout or stderr",
-  help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs('logs', argv, {
-      'data-dir': { type: 'string' },
-      follow: { type: 'boolean', short: 'f' },
-      stderr: { type: 'boolean' },
-      tail: { type: 'string' },
-    });
-    if (values.help) return printHelp(io, HELP);
+export const logsCommand = flagCommand(
+  { name: 'logs', summary: "print (or follow) a task's stdout or stderr", help: HELP },
+  {
+    ...DATA_DIR_FLAG,
+    follow: { type: 'boolean', short: 'f' },
+    stderr: { type: 'boolean' },
+    tail: { type: 'string' },
+  },
+  async ({ values, positionals, io }) => {
     if (!values['data-dir']) throw new UsageError('logs needs --data-dir DIR', 'logs');
     if (positionals.length !== 2) throw new UsageError('logs needs an alloc id and a task name', 'logs');
     const tail = values.tail === undefined ? undefined : intFlag('logs', 'tail', values.tail, 0);
@@ -106,4 +103,4 @@ export const logsCommand: Command = {
     }
     return 0;
   },
-};
+);

@@ -3,7 +3,7 @@
  * @module
  */
 import { nowOf, writeLine } from '../io.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { commandGroup } from '../nomad/group.ts';
 import { iBytes, kv, nanoTime, prettyTimeDiff, short, table } from '../nomad/table.ts';
 
@@ -46,20 +46,15 @@ function nodeAllocTable(allocs: Obj[], verbose: boolean, now: number): string {
   );
 }
 
+const STATUS_HELP =
+  'usage: berth node status [-json] [-verbose] [NODE]\n\nAs nomad prints it; -verbose adds the drivers, attributes and meta, whole ids and absolute times.\nExit codes: 0 shown; 1 an error; 2 usage error.';
+
 /** `berth node`. */
 export const nodeCommand = commandGroup('node', "show the agent's node", [
-  {
-    name: 'status',
-    summary: 'list nodes, or show one',
-    help: 'usage: berth node status [-json] [-verbose] [NODE]\n\nAs nomad prints it; -verbose adds the drivers, attributes and meta, whole ids and absolute times.\nExit codes: 0 shown; 1 an error; 2 usage error.',
-    async run(argv, io) {
-      const { flags, positionals, exit, api } = apiCommandFlags(
-        'node status',
-        argv,
-        { json: 'boolean', self: 'boolean', verbose: 'boolean' },
-        { io, help: this.help, positionals: [0, 1], usage: 'expects at most one node id' },
-      );
-      if (exit !== undefined) return exit;
+  apiCommand(
+    { command: 'node status', summary: 'list nodes, or show one', help: STATUS_HELP, args: [[0, 1], 'expects at most one node id'] },
+    { json: 'boolean', self: 'boolean', verbose: 'boolean' },
+    async ({ flags, positionals, api, io }) => {
       const nodes = (await api.get<Obj[]>('/v1/nodes')).body;
       if (positionals.length === 0 && !flags.self) {
         if (flags.json) writeLine(io.stdout, JSON.stringify(nodes, null, 2));
@@ -173,5 +168,5 @@ export const nodeCommand = commandGroup('node', "show the agent's node", [
       }
       return 0;
     },
-  },
+  ),
 ]);

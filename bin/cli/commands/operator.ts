@@ -4,8 +4,8 @@
  * `berth operator raft list-peers`: the raft peers (the one-node agent is its own leader).
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
+import { NO_ARGS } from '../nomad/nomad-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { commandGroup } from '../nomad/group.ts';
@@ -20,13 +20,18 @@ const FLAGS = {
   'preempt-system-scheduler': 'SystemSchedulerEnabled',
 } as const;
 
-const getConfig: Command = {
-  name: 'get-config',
-  summary: "show the scheduler's configuration",
-  help: 'usage: berth operator scheduler get-config [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.',
-  async run(argv, io) {
-    const { flags, exit, api } = apiCommandFlags('operator scheduler get-config', argv, { json: 'boolean' }, { io, help: this.help });
-    if (exit !== undefined) return exit;
+const GETCONFIG_HELP = 'usage: berth operator scheduler get-config [-json]\n\nExit codes: 0 shown; 1 an error; 2 usage error.';
+const SETCONFIG_HELP = `usage: berth operator scheduler set-config [-preempt-service-scheduler=true|false]
+       [-preempt-batch-scheduler=...] [-preempt-sysbatch-scheduler=...] [-preempt-system-scheduler=...]
+
+Exit codes: 0 updated; 1 an error; 2 usage error.`;
+const LISTPEERS_HELP =
+  'usage: berth operator raft list-peers [-stale] [-json]\n\nPrints the raft peers as nomad does (Node, ID, Address, State, Voter, RaftProtocol).\nExit codes: 0 listed; 1 an error; 2 usage error.';
+
+const getConfig = apiCommand(
+  { command: 'operator scheduler get-config', summary: "show the scheduler's configuration", help: GETCONFIG_HELP },
+  { json: 'boolean' },
+  async ({ flags, api, io }) => {
     const { body } = await api.get<{ SchedulerConfig: Obj }>('/v1/operator/scheduler/configuration');
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(body, null, 2));
@@ -45,24 +50,12 @@ const getConfig: Command = {
     );
     return 0;
   },
-};
+);
 
-const setConfig: Command = {
-  name: 'set-config',
-  summary: "change the scheduler's preemption settings",
-  help: `usage: berth operator scheduler set-config [-preempt-service-scheduler=true|false]
-       [-preempt-batch-scheduler=...] [-preempt-sysbatch-scheduler=...] [-preempt-system-scheduler=...]
-
-Exit codes: 0 updated; 1 an error; 2 usage error.`,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'operator scheduler set-config',
-      argv,
-      { ...Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])) },
-      { io, help: this.help },
-    );
-    if (exit !== undefined) return exit;
-    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'operator scheduler set-config');
+const setConfig = apiCommand(
+  { command: 'operator scheduler set-config', summary: "change the scheduler's preemption settings", help: SETCONFIG_HELP, args: NO_ARGS },
+  Object.fromEntries(Object.keys(FLAGS).map((k) => [k, 'boolean' as const])),
+  async ({ flags, api, io }) => {
     const pre: Record<string, boolean> = {};
     for (const [flag, key] of Object.entries(FLAGS)) if (flags[flag] !== undefined) pre[key] = flags[flag] as boolean;
     if (Object.keys(pre).length === 0) throw new UsageError('give at least one -preempt-*-scheduler flag', 'operator scheduler set-config');
@@ -70,7 +63,7 @@ Exit codes: 0 updated; 1 an error; 2 usage error.`,
     writeLine(io.stdout, 'Scheduler configuration updated!');
     return 0;
   },
-};
+);
 
 interface RaftServer {
   ID: string;
@@ -81,14 +74,10 @@ interface RaftServer {
   RaftProtocol: string;
 }
 
-const listPeers: Command = {
-  name: 'list-peers',
-  summary: 'list the raft peers',
-  help: 'usage: berth operator raft list-peers [-stale] [-json]\n\nPrints the raft peers as nomad does (Node, ID, Address, State, Voter, RaftProtocol).\nExit codes: 0 listed; 1 an error; 2 usage error.',
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags('operator raft list-peers', argv, { json: 'boolean', stale: 'boolean' }, { io, help: this.help });
-    if (exit !== undefined) return exit;
-    if (positionals.length) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`, 'operator raft list-peers');
+const listPeers = apiCommand(
+  { command: 'operator raft list-peers', summary: 'list the raft peers', help: LISTPEERS_HELP, args: NO_ARGS },
+  { json: 'boolean', stale: 'boolean' },
+  async ({ flags, api, io }) => {
     const { body } = await api.get<{ Servers: RaftServer[] }>('/v1/operator/raft/configuration');
     if (flags.json) {
       writeLine(io.stdout, JSON.stringify(body, null, 2));
@@ -104,7 +93,7 @@ const listPeers: Command = {
     );
     return 0;
   },
-};
+);
 
 /** `berth operator`. */
 export const operatorCommand = commandGroup('operator', "operate the agent's scheduler, keyring and raft", [

@@ -14,13 +14,13 @@ import { shutdownMountHelper } from '../../../actors/allocdir/mounts.ts';
 import { isTerminated } from '../../../model/status.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { loadAllocation, standaloneProblem } from '../alloc-file.ts';
-import { parseCommandArgs, printHelp, type Command } from '../command.ts';
+import { flagCommand } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { parsePort, withInspector } from '../inspector.ts';
 import { LogPump } from '../run/log-pump.ts';
 import { runExitCode } from '../run/outcome.ts';
 import { applyRestartOverride, parseRestartFlag, restartNote } from '../run/restart.ts';
-import { readStoredAllocs, stateDbPath } from '../state-dir.ts';
+import { DATA_DIR_FLAG, readStoredAllocs, stateDbPath } from '../state-dir.ts';
 import { RunPrinter, TIMELINE_TYPES, type PrintMode } from '../run/printer.ts';
 import { openLiveViewer, untilInterrupted, untilPagesClosed } from '../../../actors/viewer/open.ts';
 import { parseGoDuration } from '../../../model/duration.ts';
@@ -135,24 +135,21 @@ function finished(client: Client, r: AllocRunner): Promise<Allocation> {
   });
 }
 
-export const runCommand: Command = {
-  name: 'run',
-  summary: "run one allocation until it is done, showing its tasks' output",
-  help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs('run', argv, {
-      'data-dir': { type: 'string' },
-      quiet: { type: 'boolean', short: 'q' },
-      json: { type: 'boolean' },
-      inspect: { type: 'boolean' },
-      port: { type: 'string' },
-      stats: { type: 'string' },
-      force: { type: 'boolean' },
-      restart: { type: 'string' },
-      verbose: { type: 'boolean', short: 'v' },
-      ...VIEWER_FLAGS,
-    });
-    if (values.help) return printHelp(io, HELP);
+export const runCommand = flagCommand(
+  { name: 'run', summary: "run one allocation until it is done, showing its tasks' output", help: HELP },
+  {
+    ...DATA_DIR_FLAG,
+    json: { type: 'boolean' },
+    quiet: { type: 'boolean', short: 'q' },
+    inspect: { type: 'boolean' },
+    port: { type: 'string' },
+    stats: { type: 'string' },
+    force: { type: 'boolean' },
+    restart: { type: 'string' },
+    verbose: { type: 'boolean', short: 'v' },
+    ...VIEWER_FLAGS,
+  },
+  async ({ values, positionals, io }) => {
     if (positionals.length !== 1)
       throw new UsageError(
         positionals.length ? `run takes one allocation file, got ${positionals.length} arguments` : 'run needs an allocation file (or - for stdin)',
@@ -267,4 +264,4 @@ export const runCommand: Command = {
       if (!keep) rmSync(dataDir, { recursive: true, force: true });
     }
   },
-};
+);

@@ -9,7 +9,7 @@ import type { Allocation } from '../../../model/types.ts';
 import { intFlag, parseCommandArgs, printHelp, type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { paint, writeLine, type CliIO } from '../io.ts';
-import { findAlloc, readStoredAllocs } from '../state-dir.ts';
+import { DATA_DIR_FLAG, findAlloc, readStoredAllocs } from '../state-dir.ts';
 import { agentStatus } from './agent-status.ts';
 
 const HELP = `usage: berth status --data-dir DIR [alloc-id] [--json] [--events N]
@@ -71,7 +71,7 @@ export const statusCommand: Command = {
   async run(argv, io) {
     // Without --data-dir it is nomad's `status`, against the agent.
     if (!argv.some((a) => /^--?data-dir(=|$)/.test(a)) && !argv.some((a) => /^--?(h|help)$/.test(a))) return agentStatus(argv, io);
-    const { values, positionals } = parseCommandArgs('status', argv, { 'data-dir': { type: 'string' }, json: { type: 'boolean' }, events: { type: 'string' } });
+    const { values, positionals } = parseCommandArgs('status', argv, { ...DATA_DIR_FLAG, json: { type: 'boolean' }, events: { type: 'string' } });
     if (values.help) return printHelp(io, HELP);
     if (!values['data-dir']) throw new UsageError('status needs --data-dir DIR', 'status');
     if (positionals.length > 1) throw new UsageError(`status takes at most one alloc id, got ${positionals.length}`, 'status');

@@ -4,7 +4,7 @@
  * @module
  */
 import { loadAllocation, standaloneProblem } from '../alloc-file.ts';
-import { parseCommandArgs, printHelp, type Command } from '../command.ts';
+import { flagCommand } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 
@@ -13,13 +13,10 @@ const HELP = `usage: berth validate <alloc.json|->
 Checks an allocation file (berth's JSON or Nomad API JSON) as berth run would, and prints every
 bad field path. Exit codes: 0 valid; 2 invalid, unreadable or not JSON (or a usage error).`;
 
-export const validateCommand: Command = {
-  name: 'validate',
-  summary: 'check an allocation file and print every bad field',
-  help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs('validate', argv, {});
-    if (values.help) return printHelp(io, HELP);
+export const validateCommand = flagCommand(
+  { name: 'validate', summary: 'check an allocation file and print every bad field', help: HELP },
+  {},
+  async ({ positionals, io }) => {
     if (positionals.length !== 1) throw new UsageError('validate needs one allocation file (or - for stdin)', 'validate');
     const { alloc, source } = await loadAllocation(positionals[0]!, io.stdin);
     const group = alloc.job.taskGroups.find((g) => g.name === alloc.taskGroup)!;
@@ -32,4 +29,4 @@ export const validateCommand: Command = {
     );
     return 0;
   },
-};
+);

@@ -5,7 +5,7 @@
  */
 import { serveRecording, untilInterrupted, viewerPageUrl } from '../../../actors/viewer/open.ts';
 import { RecordingFormatError } from '../../../actors/viewer/errors.ts';
-import { parseCommandArgs, printHelp, type Command } from '../command.ts';
+import { flagCommand } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { VIEWER_FLAGS, viewerOptions } from '../viewer-flags.ts';
@@ -16,13 +16,10 @@ const HELP = `usage: berth view <recording.jsonl> [--view-host H] [--view-port N
 Serves a recording made with berth run --record FILE in berth's viewer (works offline), with a
 time slider, until Ctrl-C. Exit codes: 0 after Ctrl-C; 2 usage error or not a recording.`;
 
-export const viewCommand: Command = {
-  name: 'view',
-  summary: "replay a recorded run in berth's viewer",
-  help: HELP,
-  async run(argv, io) {
-    const { values, positionals } = parseCommandArgs('view', argv, VIEWER_FLAGS);
-    if (values.help) return printHelp(io, HELP);
+export const viewCommand = flagCommand(
+  { name: 'view', summary: "replay a recorded run in berth's viewer", help: HELP },
+  VIEWER_FLAGS,
+  async ({ values, positionals, io }) => {
     if (positionals.length !== 1) throw new UsageError('view needs one recording file (berth run --record FILE)', 'view');
     const file = positionals[0]!;
     const { log, ...opts } = viewerOptions('view', values, (line) => writeLine(io.stdout, line));
@@ -40,4 +37,4 @@ export const viewCommand: Command = {
     await srv.close();
     return 0;
   },
-};
+);

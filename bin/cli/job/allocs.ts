@@ -2,8 +2,7 @@
  * `berth job allocs [-json] JOB`: a job's allocations as `nomad job allocs` lists them.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { nowOf, writeLine } from '../io.ts';
 import { allocTable } from './alloc-table.ts';
 
@@ -13,18 +12,10 @@ The allocations of JOB, newest first.
 Exit codes: 0 shown; 1 no such job or an error; 2 usage error.`;
 
 /** `berth job allocs`. */
-export const jobAllocsCommand: Command = {
-  name: 'allocs',
-  summary: "list a job's allocations",
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job allocs',
-      argv,
-      { json: 'boolean', all: 'boolean', verbose: 'boolean' },
-      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
-    );
-    if (exit !== undefined) return exit;
+export const jobAllocsCommand = apiCommand(
+  { command: 'job allocs', summary: "list a job's allocations", help: HELP, args: [1, 'expects one job id'] },
+  { json: 'boolean', all: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const id = encodeURIComponent(positionals[0]!);
     await api.get(`/v1/job/${id}`); // a 404 names a missing job, rather than an empty list
     const allocs = (await api.get<Array<Record<string, unknown>>>(`/v1/job/${id}/allocations`)).body;
@@ -32,4 +23,4 @@ export const jobAllocsCommand: Command = {
     else writeLine(io.stdout, allocs.length ? allocTable(allocs, { verbose: flags.verbose === true, now: nowOf(io) }) : 'No allocations placed');
     return 0;
   },
-};
+);

@@ -5,12 +5,11 @@
  * @module
  */
 import { readFile } from 'node:fs/promises';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import type { Readable } from 'node:stream';
-import { type Command } from '../command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { followAllocs, monitorEval } from './monitor.ts';
+import { monitorAndFollow } from './monitor.ts';
 
 const HELP = `usage: berth job dispatch [-meta key=value]... [-idempotency-token TOKEN] [-detach] JOB [INPUT]
 
@@ -30,18 +29,10 @@ async function readAll(stream: Readable): Promise<Buffer> {
 }
 
 /** `berth job dispatch`. */
-export const jobDispatchCommand: Command = {
-  name: 'dispatch',
-  summary: 'dispatch an instance of a parameterized job',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job dispatch',
-      argv,
-      { meta: 'multi', 'idempotency-token': 'string', detach: 'boolean', verbose: 'boolean' },
-      { io, help: HELP, positionals: [1, 2], usage: 'expects JOB [INPUT]' },
-    );
-    if (exit !== undefined) return exit;
+export const jobDispatchCommand = apiCommand(
+  { command: 'job dispatch', summary: 'dispatch an instance of a parameterized job', help: HELP, args: [[1, 2], 'expects JOB [INPUT]'] },
+  { meta: 'multi', 'idempotency-token': 'string', detach: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const meta: Record<string, string> = {};
     for (const kv of (flags.meta as string[] | undefined) ?? []) {
       const eq = kv.indexOf('=');
@@ -63,8 +54,6 @@ export const jobDispatchCommand: Command = {
     writeLine(io.stdout, `Evaluation ID     = ${flags.verbose ? body.EvalID : body.EvalID.slice(0, 8)}`);
     if (flags.detach) return 0;
     writeLine(io.stdout, '');
-    const outcome = await monitorEval(api, io, body.EvalID);
-    if (!(await followAllocs(api, io, outcome.placed, outcome.createIndex - 1))) return 1;
-    return outcome.failed ? 2 : 0;
+    return monitorAndFollow(api, io, body.EvalID);
   },
-};
+);

@@ -3,8 +3,7 @@
  * `job-eval` trigger): what it would place or replace now, as after a node change.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
 import { monitorEval } from './monitor.ts';
 
@@ -15,18 +14,10 @@ Exit codes: 0 evaluated; 1 no such job or an error; 2 usage error or some alloca
 not be placed.`;
 
 /** `berth job eval`. */
-export const jobEvalCommand: Command = {
-  name: 'eval',
-  summary: 'evaluate a job again',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job eval',
-      argv,
-      { detach: 'boolean', verbose: 'boolean' },
-      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
-    );
-    if (exit !== undefined) return exit;
+export const jobEvalCommand = apiCommand(
+  { command: 'job eval', summary: 'evaluate a job again', help: HELP, args: [1, 'expects one job id'] },
+  { detach: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const { body } = await api.json<{ EvalID: string }>('POST', `/v1/job/${encodeURIComponent(positionals[0]!)}/evaluate`, {});
     if (flags.detach) {
       writeLine(io.stdout, `Created eval ID: "${body.EvalID}"`);
@@ -35,4 +26,4 @@ export const jobEvalCommand: Command = {
     const outcome = await monitorEval(api, io, body.EvalID);
     return outcome.failed ? 2 : 0;
   },
-};
+);

@@ -3,8 +3,7 @@
  * first, each with whether it is stable and when it was submitted, as `nomad job history`.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { ApiRequestError } from '../nomad/api.ts';
@@ -20,18 +19,10 @@ Exit codes: 0 shown; 1 no such job (or version) or an error; 2 usage error.`;
 type Obj = Record<string, unknown>;
 
 /** `berth job history`. */
-export const jobHistoryCommand: Command = {
-  name: 'history',
-  summary: "list a job's versions",
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job history',
-      argv,
-      { json: 'boolean', version: 'string', p: 'boolean', full: 'boolean' },
-      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
-    );
-    if (exit !== undefined) return exit;
+export const jobHistoryCommand = apiCommand(
+  { command: 'job history', summary: "list a job's versions", help: HELP, args: [1, 'expects one job id'] },
+  { json: 'boolean', version: 'string', p: 'boolean', full: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const version = flags.version as string | undefined;
     if (version !== undefined && !/^\d+$/.test(version)) throw new UsageError('-version takes a number', 'job history');
     const { Versions } = (await api.get<{ Versions: Obj[] }>(`/v1/job/${encodeURIComponent(positionals[0]!)}/versions`)).body;
@@ -53,4 +44,4 @@ export const jobHistoryCommand: Command = {
     writeLine(io.stdout, blocks.join('\n\n'));
     return 0;
   },
-};
+);

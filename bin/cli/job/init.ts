@@ -6,10 +6,9 @@
  * @module
  */
 import { writeFileSync } from 'node:fs';
-import { type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { commandFlags } from '../nomad/flags.ts';
+import { nomadCommand } from '../nomad/nomad-command.ts';
 import { errorText } from '../../../model/error-text.ts';
 
 const HELP = `usage: berth job init [-short] [-json] [FILE]
@@ -90,13 +89,10 @@ export function exampleJob(short: boolean): string {
 }
 
 /** `berth job init`. */
-export const jobInitCommand: Command = {
-  name: 'init',
-  summary: 'write an example job file',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit } = commandFlags('job init', argv, { short: 'boolean', json: 'boolean', connect: 'boolean' }, { io, help: HELP });
-    if (exit !== undefined) return exit;
+export const jobInitCommand = nomadCommand(
+  { command: 'job init', summary: 'write an example job file', help: HELP },
+  { short: 'boolean', json: 'boolean', connect: 'boolean' },
+  async ({ flags, positionals, io }) => {
     if (flags.connect) throw new UsageError('-connect: berth has no service mesh (Consul Connect)', 'job init');
     if (positionals.length > 1) throw new UsageError('expects at most one file name', 'job init');
     const file = positionals[0] ?? (flags.json ? 'example.nomad.json' : 'example.nomad.hcl');
@@ -114,4 +110,4 @@ export const jobInitCommand: Command = {
     writeLine(io.stdout, `Example job file written to ${file}`);
     return 0;
   },
-};
+);

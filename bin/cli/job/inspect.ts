@@ -3,8 +3,7 @@
  * (nomad's shape, so `berth job run` takes the output back); `-version` picks an older version.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { ApiRequestError } from '../nomad/api.ts';
@@ -18,18 +17,10 @@ Exit codes: 0 shown; 1 no such job (or version) or an error; 2 usage error.`;
 type Obj = Record<string, unknown>;
 
 /** `berth job inspect`. */
-export const jobInspectCommand: Command = {
-  name: 'inspect',
-  summary: 'print a job as JSON',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job inspect',
-      argv,
-      { version: 'string', json: 'boolean' },
-      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
-    );
-    if (exit !== undefined) return exit;
+export const jobInspectCommand = apiCommand(
+  { command: 'job inspect', summary: 'print a job as JSON', help: HELP, args: [1, 'expects one job id'] },
+  { version: 'string', json: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const version = flags.version as string | undefined;
     if (version !== undefined && !/^\d+$/.test(version)) throw new UsageError('-version takes a number', 'job inspect');
     const id = encodeURIComponent(positionals[0]!);
@@ -44,4 +35,4 @@ export const jobInspectCommand: Command = {
     writeLine(io.stdout, JSON.stringify({ Job: job }, null, 4));
     return 0;
   },
-};
+);

@@ -57,6 +57,17 @@ export async function monitorEval(api: AgentApi, io: CliIO, evalId: string): Pro
 }
 
 /**
+ * What a command that made an evaluation does unless `-detach` (job scale, dispatch, periodic
+ * force): the evaluation shown, then its new allocations followed. Resolves with the exit code:
+ * 1 when an allocation failed, 2 when some could not be placed, else 0.
+ */
+export async function monitorAndFollow(api: AgentApi, io: CliIO, evalId: string): Promise<number> {
+  const outcome = await monitorEval(api, io, evalId);
+  if (!(await followAllocs(api, io, outcome.placed, outcome.createIndex - 1))) return 1;
+  return outcome.failed ? 2 : 0;
+}
+
+/**
  * Prints each alloc's status changes until every one runs (service) or ended (batch); resolves
  * true when none failed.
  */

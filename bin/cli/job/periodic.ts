@@ -3,11 +3,10 @@
  * `nomad job periodic force`; shows the child's evaluation unless `-detach`.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { followAllocs, monitorEval } from './monitor.ts';
+import { monitorAndFollow } from './monitor.ts';
 
 const HELP = `usage: berth job periodic force [-detach] JOB
 
@@ -18,13 +17,10 @@ Exit codes: 0 launched; 1 not a periodic job, or an error; 2 usage error or some
 could not be placed.`;
 
 /** `berth job periodic`. */
-export const jobPeriodicCommand: Command = {
-  name: 'periodic',
-  summary: 'launch a periodic job now (periodic force)',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags('job periodic', argv, { detach: 'boolean', verbose: 'boolean' }, { io, help: HELP });
-    if (exit !== undefined) return exit;
+export const jobPeriodicCommand = apiCommand(
+  { command: 'job periodic', summary: 'launch a periodic job now (periodic force)', help: HELP },
+  { detach: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     if (positionals[0] !== 'force' || positionals.length !== 2) throw new UsageError('expects force JOB', 'job periodic');
     const jobId = positionals[1]!;
     const { body } = await api.json<{ EvalID: string }>('POST', `/v1/job/${encodeURIComponent(jobId)}/periodic/force`, {});
@@ -32,8 +28,6 @@ export const jobPeriodicCommand: Command = {
       writeLine(io.stdout, `Force periodic successful\nEvaluation ID: ${body.EvalID}`);
       return 0;
     }
-    const outcome = await monitorEval(api, io, body.EvalID);
-    if (!(await followAllocs(api, io, outcome.placed, outcome.createIndex - 1))) return 1;
-    return outcome.failed ? 2 : 0;
+    return monitorAndFollow(api, io, body.EvalID);
   },
-};
+);

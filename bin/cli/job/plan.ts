@@ -4,8 +4,7 @@
  * the scheduler's dry run (placements, in-place and destructive updates, stops, preemptions).
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { paint, writeLine, type CliIO } from '../io.ts';
 import { allocMetricLines, failedGroupHeader } from '../nomad/alloc-metrics.ts';
 import { short, table } from '../nomad/table.ts';
@@ -34,18 +33,10 @@ changed, another user has modified the job and the plan's results are
 potentially invalid.`;
 
 /** `berth job plan`. */
-export const jobPlanCommand: Command = {
-  name: 'plan',
-  summary: 'show what running a job file would change',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job plan',
-      argv,
-      { var: 'multi', 'var-file': 'multi', json: 'boolean', diff: 'boolean', verbose: 'boolean', unsupported: 'string' },
-      { io, help: HELP, positionals: 1, usage: 'expects one job file' },
-    );
-    if (exit !== undefined) return exit;
+export const jobPlanCommand = apiCommand(
+  { command: 'job plan', summary: 'show what running a job file would change', help: HELP, args: [1, 'expects one job file'] },
+  { var: 'multi', 'var-file': 'multi', json: 'boolean', diff: 'boolean', verbose: 'boolean', unsupported: 'string' },
+  async ({ flags, positionals, api, io }) => {
     const job = await loadCommandJob('job plan', positionals[0]!, flags, io);
     let plan: Obj;
     try {
@@ -64,7 +55,7 @@ export const jobPlanCommand: Command = {
       });
     return exitCode(plan);
   },
-};
+);
 
 /**
  * The plan as nomad prints it: the diff (unless `-diff=false`), the scheduler's dry run, the

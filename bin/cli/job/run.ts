@@ -4,8 +4,7 @@
  * follows the new allocations until they run, unless `-detach`.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { nextOfAny } from '../../../agent/periodic/cron.ts';
@@ -29,18 +28,10 @@ Exit codes: 0 placed and running; 1 error or an allocation failed; 2 usage or in
 or some allocations could not be placed.`;
 
 /** `berth job run`. */
-export const jobRunCommand: Command = {
-  name: 'run',
-  summary: 'register a job and follow its allocations',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job run',
-      argv,
-      { detach: 'boolean', var: 'multi', 'var-file': 'multi', 'check-index': 'string', json: 'boolean', verbose: 'boolean', unsupported: 'string' },
-      { io, help: HELP, positionals: 1, usage: 'expects one job file' },
-    );
-    if (exit !== undefined) return exit;
+export const jobRunCommand = apiCommand(
+  { command: 'job run', summary: 'register a job and follow its allocations', help: HELP, args: [1, 'expects one job file'] },
+  { detach: 'boolean', var: 'multi', 'var-file': 'multi', 'check-index': 'string', json: 'boolean', verbose: 'boolean', unsupported: 'string' },
+  async ({ flags, positionals, api, io }) => {
     // As nomad sends it: the agent fills in the defaults, and says what it changes.
     const job = await loadCommandJob('job run', positionals[0]!, flags, io, { canonicalize: false });
     if (flags.json) {
@@ -79,4 +70,4 @@ export const jobRunCommand: Command = {
     if (deployment === 'failed') return 1;
     return outcome.failed ? 2 : 0;
   },
-};
+);

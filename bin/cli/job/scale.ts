@@ -3,11 +3,10 @@
  * GROUP may be left out when the job has one group. Shows the evaluation unless `-detach`.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
-import { followAllocs, monitorEval } from './monitor.ts';
+import { monitorAndFollow } from './monitor.ts';
 
 const HELP = `usage: berth job scale [-detach] JOB [GROUP] COUNT
 
@@ -17,18 +16,10 @@ Exit codes: 0 scaled; 1 no such job or group, or an error; 2 usage error or some
 could not be placed.`;
 
 /** `berth job scale`. */
-export const jobScaleCommand: Command = {
-  name: 'scale',
-  summary: "set a task group's count",
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job scale',
-      argv,
-      { detach: 'boolean', verbose: 'boolean' },
-      { io, help: HELP, positionals: [2, 3], usage: 'expects JOB [GROUP] COUNT' },
-    );
-    if (exit !== undefined) return exit;
+export const jobScaleCommand = apiCommand(
+  { command: 'job scale', summary: "set a task group's count", help: HELP, args: [[2, 3], 'expects JOB [GROUP] COUNT'] },
+  { detach: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const countText = positionals[positionals.length - 1]!;
     if (!/^\d+$/.test(countText)) throw new UsageError(`COUNT must be a whole number, got ${JSON.stringify(countText)}`, 'job scale');
     const jobId = positionals[0]!;
@@ -48,8 +39,6 @@ export const jobScaleCommand: Command = {
       writeLine(io.stdout, `Job scale successful\nEvaluation ID: ${body.EvalID}`);
       return 0;
     }
-    const outcome = await monitorEval(api, io, body.EvalID);
-    if (!(await followAllocs(api, io, outcome.placed, outcome.createIndex - 1))) return 1;
-    return outcome.failed ? 2 : 0;
+    return monitorAndFollow(api, io, body.EvalID);
   },
-};
+);

@@ -3,8 +3,7 @@
  * group, its latest deployment and its allocations, as `nomad job status` prints them.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { nowOf, writeLine, type CliIO } from '../io.ts';
 import { allocMetricLines } from '../nomad/alloc-metrics.ts';
 import { deploymentLines } from '../nomad/deployment-view.ts';
@@ -39,18 +38,10 @@ function printPlacementFailure(io: CliIO, evals: Obj[]): void {
 }
 
 /** `berth job status`. */
-export const jobStatusCommand: Command = {
-  name: 'status',
-  summary: 'list jobs, or show one',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job status',
-      argv,
-      { json: 'boolean', verbose: 'boolean' },
-      { io, help: HELP, positionals: [0, 1], usage: 'expects at most one job id' },
-    );
-    if (exit !== undefined) return exit;
+export const jobStatusCommand = apiCommand(
+  { command: 'job status', summary: 'list jobs, or show one', help: HELP, args: [[0, 1], 'expects at most one job id'] },
+  { json: 'boolean', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     if (positionals.length === 0) {
       const jobs = (await api.get<Obj[]>('/v1/jobs')).body;
       if (flags.json) writeLine(io.stdout, JSON.stringify(jobs, null, 2));
@@ -106,4 +97,4 @@ export const jobStatusCommand: Command = {
     writeLine(io.stdout, allocs.length === 0 ? 'No allocations placed' : allocTable(allocs, { verbose: flags.verbose === true, now: nowOf(io) }));
     return 0;
   },
-};
+);

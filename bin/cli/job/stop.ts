@@ -3,8 +3,7 @@
  * the job), showing the evaluation unless `-detach`.
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
 import { ApiRequestError } from '../nomad/api.ts';
 import { short } from '../nomad/table.ts';
@@ -16,18 +15,10 @@ Stops every allocation of JOB. -purge also forgets the job (its versions and sta
 Exit codes: 0 stopped; 1 no such job or an error; 2 usage error.`;
 
 /** `berth job stop`. */
-export const jobStopCommand: Command = {
-  name: 'stop',
-  summary: "stop a job's allocations",
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      'job stop',
-      argv,
-      { purge: 'boolean', detach: 'boolean', yes: 'boolean' },
-      { io, help: HELP, positionals: 1, usage: 'expects one job id' },
-    );
-    if (exit !== undefined) return exit;
+export const jobStopCommand = apiCommand(
+  { command: 'job stop', summary: "stop a job's allocations", help: HELP, args: [1, 'expects one job id'] },
+  { purge: 'boolean', detach: 'boolean', yes: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const { body } = await api.json<{ EvalID: string }>('DELETE', `/v1/job/${encodeURIComponent(positionals[0]!)}${flags.purge ? '?purge=true' : ''}`);
     if (flags.detach) {
       writeLine(io.stdout, body.EvalID);
@@ -42,4 +33,4 @@ export const jobStopCommand: Command = {
     }
     return 0;
   },
-};
+);

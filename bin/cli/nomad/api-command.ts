@@ -1,23 +1,27 @@
 /**
- * The preamble of a command that talks to an agent: its flags parsed with the {@link API_FLAGS}
- * beside its own, and the {@link AgentApi} those flags name.
+ * A command that talks to an agent: a {@link nomadCommand} that takes the {@link API_FLAGS}
+ * beside its own flags, and gets the {@link AgentApi} they name.
  * @module
  */
+import type { Command } from '../command.ts';
 import { AgentApi, API_FLAGS } from './api.ts';
-import { commandFlags, type CommandShape, type FlagKind, type NomadArgs } from './flags.ts';
+import type { FlagKind } from './flags.ts';
+import { nomadCommand, type NomadCommandArgs, type NomadCommandMeta } from './nomad-command.ts';
 
-/** What {@link apiCommandFlags} answers: `exit` for `-help` (the command returns it), else the parsed flags and the agent's API. */
-export type ApiCommandArgs = { exit: number; flags?: undefined; positionals?: undefined; api?: undefined } | (NomadArgs & { exit?: undefined; api: AgentApi });
+/** What an agent command's own code gets: {@link NomadCommandArgs} and the agent's API. */
+export interface ApiCommandArgs extends NomadCommandArgs {
+  api: AgentApi;
+}
 
 /**
- * {@link commandFlags} for a command that talks to an agent: `spec` is the command's own flags
- * (the {@link API_FLAGS} are added), and `api` talks to the agent they name.
+ * The {@link Command} `meta` describes, taking the {@link API_FLAGS} and its own `flags`.
  * @example
- * const { flags, positionals, api, exit } = apiCommandFlags('job eval', argv, {}, { io, help: HELP, positionals: 1, usage: 'expects one job id' });
- * if (exit !== undefined) return exit;
+ * export const jobEvalCommand = apiCommand(
+ *   { command: 'job eval', summary: 'evaluate a job again', help: HELP, args: [1, 'expects one job id'] },
+ *   { detach: 'boolean' },
+ *   async ({ flags, positionals, api, io }) => ...,
+ * );
  */
-export function apiCommandFlags(command: string, argv: string[], spec: Record<string, FlagKind>, shape: CommandShape): ApiCommandArgs {
-  const args = commandFlags(command, argv, { ...API_FLAGS, ...spec }, shape);
-  if (args.exit !== undefined) return { exit: args.exit };
-  return { ...args, exit: undefined, api: new AgentApi(args.flags) };
+export function apiCommand(meta: NomadCommandMeta, flags: Record<string, FlagKind>, run: (args: ApiCommandArgs) => Promise<number>): Command {
+  return nomadCommand(meta, { ...API_FLAGS, ...flags }, (args) => run({ ...args, api: new AgentApi(args.flags) }));
 }

@@ -73,8 +73,8 @@ export interface CommandShape {
   help: string;
   /** Exactly this many positionals, or from `[min, max]`; left out, any number. */
   positionals?: number | readonly [number, number];
-  /** The UsageError's text for a count outside `positionals`. */
-  usage?: string;
+  /** The UsageError's text for a count outside `positionals` (or made from the positionals given). */
+  usage?: string | ((positionals: string[]) => string);
 }
 
 /**
@@ -91,6 +91,9 @@ export function commandFlags(command: string, argv: string[], spec: Record<strin
   const n = args.positionals.length;
   const want = shape.positionals;
   const [min, max] = typeof want === 'number' ? [want, want] : (want ?? [0, Infinity]);
-  if (n < min || n > max) throw new UsageError(shape.usage ?? `expects ${min === max ? min : `${min} to ${max}`} arguments`, command);
+  if (n < min || n > max) {
+    const usage = typeof shape.usage === 'function' ? shape.usage(args.positionals) : shape.usage;
+    throw new UsageError(usage ?? `expects ${min === max ? min : `${min} to ${max}`} arguments`, command);
+  }
   return args;
 }

@@ -79,3 +79,14 @@ export function iBytes(bytes: number): string {
   const val = Math.floor((bytes / 1024 ** e) * 10 + 0.5) / 10;
   return val < 10 ? `${val.toFixed(1)} ${sizes[e]}` : `${val.toFixed(0)} ${sizes[e]}`;
 }
+
+/**
+ * How nomad's `-verbose` shows ids and times: whole ids and absolute times, else short ids and
+ * times relative to `now()` (asked at each time shown).
+ */
+export function verboseFormat(verbose: boolean, now: () => number): { id(v: unknown): unknown; when(ns: unknown): string } {
+  return {
+    id: (v) => (verbose ? v : short(v)),
+    when: (ns) => (verbose ? nanoTime(ns) : prettyTimeDiff(ns, now())),
+  };
+}

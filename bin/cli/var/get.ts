@@ -4,8 +4,7 @@
  * newline after it).
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { ApiRequestError } from '../nomad/api.ts';
@@ -20,18 +19,10 @@ prints only that item's value, with no newline after it.
 Exit codes: 0 shown; 1 no such variable (or item), or an error; 2 usage error.`;
 
 /** `berth var get`. */
-export const varGetCommand: Command = {
-  name: 'get',
-  summary: 'read a variable',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      NAME,
-      argv,
-      { item: 'string', out: 'string' },
-      { io, help: HELP, positionals: 1, usage: 'This command takes one argument: <path>' },
-    );
-    if (exit !== undefined) return exit;
+export const varGetCommand = apiCommand(
+  { command: NAME, summary: 'read a variable', help: HELP, args: [1, 'This command takes one argument: <path>'] },
+  { item: 'string', out: 'string' },
+  async ({ flags, positionals, api, io }) => {
     const out = (flags.out as string | undefined) ?? (isTerminal(io.stdout) ? 'table' : 'json');
     if (!['none', 'json', 'table'].includes(out)) throw new UsageError('Invalid value for "-out"; valid values are [json, none, table]', NAME);
     refuseWildcard(NAME, flags.namespace);
@@ -56,4 +47,4 @@ export const varGetCommand: Command = {
     else if (out === 'table') writeLine(io.stdout, variableTable(v));
     return 0;
   },
-};
+);

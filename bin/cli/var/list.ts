@@ -3,8 +3,7 @@
  * `nomad var list` shows them (namespace, path, last update; `-q` the paths only).
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import { table } from '../nomad/table.ts';
@@ -19,18 +18,10 @@ path; -q prints only the paths.
 Exit codes: 0 listed (an empty list included); 1 an error; 2 usage error.`;
 
 /** `berth var list`. */
-export const varListCommand: Command = {
-  name: 'list',
-  summary: 'list variables',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      NAME,
-      argv,
-      { json: 'boolean', q: 'boolean', out: 'string' },
-      { io, help: HELP, positionals: [0, 1], usage: 'This command takes flags and either no arguments or one: <prefix>' },
-    );
-    if (exit !== undefined) return exit;
+export const varListCommand = apiCommand(
+  { command: NAME, summary: 'list variables', help: HELP, args: [[0, 1], 'This command takes flags and either no arguments or one: <prefix>'] },
+  { json: 'boolean', q: 'boolean', out: 'string' },
+  async ({ flags, positionals, api, io }) => {
     const out = flags.json ? 'json' : ((flags.out as string | undefined) ?? 'table');
     if (!['json', 'table'].includes(out)) throw new UsageError('Invalid value for "-out"; valid values are [json, table]', NAME);
     const prefix = positionals[0] ?? '';
@@ -50,4 +41,4 @@ export const varListCommand: Command = {
       );
     return 0;
   },
-};
+);

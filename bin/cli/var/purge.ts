@@ -4,8 +4,7 @@
  * and exits 1).
  * @module
  */
-import { type Command } from '../command.ts';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { writeLine } from '../io.ts';
 import { casConflictOf, checkIndexFlag, refuseWildcard, varUrl, writeCasConflict } from './common.ts';
 
@@ -17,18 +16,10 @@ Deletes the variable at <path>. With -check-index, only if its modify index is N
 Exit codes: 0 purged (or there was none); 1 a check-and-set conflict or an error; 2 usage error.`;
 
 /** `berth var purge`. */
-export const varPurgeCommand: Command = {
-  name: 'purge',
-  summary: 'delete a variable',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      NAME,
-      argv,
-      { 'check-index': 'string' },
-      { io, help: HELP, positionals: 1, usage: 'This command takes one argument: <path>' },
-    );
-    if (exit !== undefined) return exit;
+export const varPurgeCommand = apiCommand(
+  { command: NAME, summary: 'delete a variable', help: HELP, args: [1, 'This command takes one argument: <path>'] },
+  { 'check-index': 'string' },
+  async ({ flags, positionals, api, io }) => {
     const checkIndex = checkIndexFlag(NAME, flags['check-index']);
     refuseWildcard(NAME, flags.namespace);
     const path = positionals[0]!;
@@ -44,4 +35,4 @@ export const varPurgeCommand: Command = {
     writeLine(io.stdout, `Successfully purged variable "${path}"!`);
     return 0;
   },
-};
+);

@@ -7,9 +7,8 @@
  * @module
  */
 import type { Readable } from 'node:stream';
-import { apiCommandFlags } from '../nomad/api-command.ts';
+import { apiCommand } from '../nomad/api-command.ts';
 import { readInput, parseJsonText } from '../alloc-file.ts';
-import { type Command } from '../command.ts';
 import { InputError, UsageError } from '../errors.ts';
 import { writeLine } from '../io.ts';
 import {
@@ -107,18 +106,10 @@ const awkwardKey = (k: string) => {
 };
 
 /** `berth var put`. */
-export const varPutCommand: Command = {
-  name: 'put',
-  summary: 'create or update a variable',
-  help: HELP,
-  async run(argv, io) {
-    const { flags, positionals, exit, api } = apiCommandFlags(
-      NAME,
-      argv,
-      { 'check-index': 'string', force: 'boolean', in: 'string', out: 'string', verbose: 'boolean' },
-      { io, help: HELP },
-    );
-    if (exit !== undefined) return exit;
+export const varPutCommand = apiCommand(
+  { command: NAME, summary: 'create or update a variable', help: HELP },
+  { 'check-index': 'string', force: 'boolean', in: 'string', out: 'string', verbose: 'boolean' },
+  async ({ flags, positionals, api, io }) => {
     const verbose = (line: string) => flags.verbose && writeLine(io.stderr, line);
     const checkIndex = checkIndexFlag(NAME, flags['check-index']);
     refuseWildcard(NAME, flags.namespace);
@@ -186,4 +177,4 @@ export const varPutCommand: Command = {
     }
     return 0;
   },
-};
+);
