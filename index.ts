@@ -155,7 +155,7 @@ export {
 export { defaultDockerPluginConfig, type DockerPluginConfig } from './actors/drivers/docker/plugin-config.ts';
 export { ImagePullError } from './actors/drivers/docker/images.ts';
 export type { ProcessDriverOptions } from './actors/drivers/executor/process-driver.ts';
-export { buildTaskEnv, allocIndexFromName, DEFAULT_ENV_DENYLIST, portEnv, type TaskEnvInput } from './actors/drivers/env.ts';
+export { buildTaskEnv, allocIndexFromName, DEFAULT_ENV_DENYLIST, nodeScope, nodeVariablesOf, portEnv, type TaskEnvInput } from './actors/drivers/env.ts';
 export { ExecError } from './actors/drivers/exec-process.ts';
 export { ArtifactError, ArtifactDownloadError, ArtifactLimitError } from './actors/artifacts/errors.ts';
 export { InvalidServiceError } from './actors/services/errors.ts';

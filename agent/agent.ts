@@ -16,7 +16,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
-import { createClient, errorText, NomadHttpRPC, type Allocation, type Client, type ClientOptions, type Clock, type VariableSource } from '../index.ts';
+import {
+  createClient,
+  errorText,
+  NomadHttpRPC,
+  nodeVariablesOf,
+  type Allocation,
+  type Client,
+  type ClientOptions,
+  type Clock,
+  type VariableSource,
+} from '../index.ts';
 import { reconcileClient } from './broker/broker.ts';
 import type { AgentConfig } from './config/config.ts';
 import { driversChanged, nodeDrivers, type NodeDrivers } from './config/drivers.ts';
@@ -120,6 +130,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       nodeName: cfg.name,
       datacenter: cfg.datacenter,
       region: cfg.region,
+      // `${attr.cpu.arch}`, `${meta.rack}` ... in a task's env and artifacts: the node as last registered.
+      nodeVariables: () => (state.node ? nodeVariablesOf(state.node) : {}),
       ...(cfg.client.servers?.length ? { rpc: new NomadHttpRPC({ address: cfg.client.servers[0]! }) } : {}),
       ...(cfg.client.chrootEnv ? { chrootEnv: cfg.client.chrootEnv } : {}),
       ...(cfg.client.gcIntervalMs !== undefined ? { gcIntervalMs: cfg.client.gcIntervalMs } : {}),

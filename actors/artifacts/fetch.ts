@@ -52,6 +52,8 @@ export interface FetchArtifactContext {
   sharedAllocDir?: string;
   /** The task's environment: `${VAR}` in source and destination. */
   env: Record<string, string>;
+  /** What `${...}` may name of the node, looked up before `env`: `${attr.cpu.arch}`, `${node.unique.id}` (see `nodeScope`). */
+  node?: Record<string, string>;
   /** Owner of what is written (the task's user), when berth runs as root. */
   owner?: { uid: number; gid: number };
   /** Bound on the download and on what it unpacks to (the ephemeral disk). */
@@ -71,8 +73,14 @@ export interface FetchArtifactContext {
 /** Fetches `a` (see the module doc); rejects with a named error whose message is the reason. */
 export async function fetchArtifact(a: Artifact, ctx: FetchArtifactContext): Promise<void> {
   const dirs = { taskDir: ctx.dest.dir, sharedAllocDir: ctx.sharedAllocDir ?? path.join(path.dirname(ctx.dest.dir), SHARED_ALLOC_NAME) };
-  const plan = planArtifact(a, interpolateEnv(a.source, ctx.env), a.destination === undefined ? undefined : interpolateEnv(a.destination, ctx.env), dirs);
-  if (a.headers) plan.headers = Object.fromEntries(Object.entries(a.headers).map(([k, v]) => [k, interpolateEnv(v, ctx.env)]));
+  const node = ctx.node ?? {};
+  const plan = planArtifact(
+    a,
+    interpolateEnv(a.source, node, ctx.env),
+    a.destination === undefined ? undefined : interpolateEnv(a.destination, node, ctx.env),
+    dirs,
+  );
+  if (a.headers) plan.headers = Object.fromEntries(Object.entries(a.headers).map(([k, v]) => [k, interpolateEnv(v, node, ctx.env)]));
   const timeout = AbortSignal.timeout(ctx.timeoutMs);
   const signal = AbortSignal.any([ctx.signal, timeout]);
   const tmp = await mkdtemp(path.join(path.dirname(ctx.dest.dir), '.artifact-'));

@@ -14,6 +14,7 @@ import { taskGroupOf } from '../../model/status.ts';
 import type { TaskEvent } from '../../model/types.ts';
 import { lookupUser } from '../drivers/exec.ts';
 import { taskEnvironment } from '../runner/task-actors.ts';
+import { taskNodeScope } from '../runner/start-steps.ts';
 import type { RunnerInternals, Runtime } from '../runner/runtime.ts';
 import { fetchArtifacts } from './fetch-all.ts';
 import type { ArtifactLookup } from './lookup.ts';
@@ -63,6 +64,7 @@ export function prestartTaskLogic(rt: Runtime, opts: { timeoutMs?: number; maxBy
         {
           dest: { dir: taskDir.dir, allocId: alloc.id, built: true, lock: lockOf(r) },
           env,
+          node: taskNodeScope(rt, alloc),
           owner,
           maxBytes,
           timeoutMs: opts.timeoutMs ?? DEFAULT_ARTIFACT_TIMEOUT_MS,

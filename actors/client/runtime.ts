@@ -46,6 +46,7 @@ export function clientRuntime(options: ClientOptions, parts: RuntimeParts): Runt
     ...(options.nodeName ? { nodeName: options.nodeName } : {}),
     ...(options.datacenter ? { datacenter: options.datacenter } : {}),
     ...(options.region ? { region: options.region } : {}),
+    ...(options.nodeVariables ? { nodeVariables: options.nodeVariables } : {}),
     ...(detected.ok ? { parentCgroup: parentCgroupName(detected.layout) } : {}),
     maxKillTimeoutMs: options.maxKillTimeoutMs ?? 30_000,
     migrateTimeoutMs: options.migrateTimeoutMs ?? 600_000,

@@ -54,6 +54,12 @@ export interface ClientOptions extends GcClientOptions {
   datacenter?: string;
   /** The client's region (`NOMAD_REGION`); default: the job's region, else `global`. */
   region?: string;
+  /**
+   * The node's other interpolation variables, called at each use: `attr.*`, `meta.*`,
+   * `node.class`, `node.pool` (build them with `nodeVariablesOf`), so `${attr.cpu.arch}` resolves
+   * in a task's env, meta, artifact source and destination as on a Nomad client. Default none.
+   */
+  nodeVariables?: () => Readonly<Record<string, string>>;
   /** How to ask the servers: remote watchers and remote migrations need it. */
   rpc?: ServerRPC;
   /** Merged over the defaults: 'mock_driver', 'raw_exec', 'exec', 'docker'. */

@@ -12,9 +12,10 @@
  * For a chroot driver (`exec`) the directory variables are the in-chroot paths
  * `/alloc`, `/local` and `/secrets`; otherwise they are the host paths.
  *
- * Interpolation replaces `${NAME}` (letters, digits, `_`, `-`, `.`), looking first at the node
- * attributes (`node.unique.id`, `node.unique.name`, `node.datacenter`, `node.region`) and then at
- * the variables built so far; berth also accepts `${env.NAME}`. Anything unknown stays as written.
+ * Interpolation replaces `${NAME}` (letters, digits, `_`, `-`, `.`), looking first at the node's
+ * variables (`node.unique.id`, `node.unique.name`, `node.datacenter`, `node.region`, and those a
+ * host gives: `attr.*`, `meta.*`, `node.class`, `node.pool`) and then at the variables built so
+ * far; berth also accepts `${env.NAME}`. Anything unknown stays as written.
  * @module
  */
 import type { Allocation, Task } from '../../model/types.ts';
@@ -57,6 +58,11 @@ export interface TaskEnvInput {
   nodeId?: string;
   /** For `${node.unique.name}` interpolation only: Nomad sets no NOMAD_NODE_NAME variable. */
   nodeName?: string;
+  /**
+   * The node's other interpolation variables, keys as written in a job file: `attr.cpu.arch`,
+   * `meta.rack`, `node.class`, `node.pool` (see {@link nodeVariablesOf}). Interpolation only.
+   */
+  nodeVariables?: Readonly<Record<string, string>>;
   /** The cgroup berth's tasks live under (`NOMAD_PARENT_CGROUP`), when cgroups are in use. */
   parentCgroup?: string;
   /** Host environment to pass through underneath everything else (Nomad does this for raw_exec). */
@@ -137,16 +143,10 @@ export function buildTaskEnv(input: TaskEnvInput): Record<string, string> {
   const jobId = alloc.job.id ?? alloc.jobId;
   // Nomad's servers always name an alloc; a berth-native one without a name gets index 0.
   const allocName = alloc.name ?? `${jobId}.${alloc.taskGroup}[0]`;
-  const dcs = alloc.job.datacenters ?? [];
-  const datacenter = input.datacenter ?? (dcs.length === 1 && !/[*?]/.test(dcs[0]!) ? dcs[0] : undefined);
-  const region = input.region ?? alloc.job.region ?? DEFAULT_REGION;
+  const datacenter = datacenterOf(input);
+  const region = regionOf(input);
   const res = task.resources ?? {};
-  const nodeAttrs = dropEmpty({
-    'node.unique.id': input.nodeId,
-    'node.unique.name': input.nodeName,
-    'node.datacenter': datacenter,
-    'node.region': region,
-  });
+  const nodeAttrs = nodeScope(input);
 
   const env = dropEmpty({
     NOMAD_ALLOC_DIR: chroot ? '/alloc' : allocDir.sharedDir,
@@ -222,6 +222,56 @@ export function portEnv(alloc: Allocation): Record<string, string> {
 /** Go's `net.JoinHostPort`: an IPv6 address goes in brackets. */
 export function joinHostPort(host: string, port: string | number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The node's datacenter for a task: given, else the job's only datacenter (not a pattern). */
+function datacenterOf(input: Pick<TaskEnvInput, 'alloc' | 'datacenter'>): string | undefined {
+  const dcs = input.alloc.job.datacenters ?? [];
+  return input.datacenter ?? (dcs.length === 1 && !/[*?]/.test(dcs[0]!) ? dcs[0] : undefined);
+}
+
+/** The client's region for a task: given, else the job's, else `global`. */
+function regionOf(input: Pick<TaskEnvInput, 'alloc' | 'region'>): string {
+  return input.region ?? input.alloc.job.region ?? DEFAULT_REGION;
+}
+
+/**
+ * What `${...}` may name of the node (interpolation only, never in the task's env): the host's
+ * {@link TaskEnvInput.nodeVariables}, then `node.unique.id`, `node.unique.name`,
+ * `node.datacenter` and `node.region`. An artifact's source and destination are interpolated
+ * with these before the task's env, as Nomad's `TaskEnv.ReplaceEnv` does.
+ * @example nodeScope({ alloc, nodeVariables: { 'attr.cpu.arch': 'amd64' } })['attr.cpu.arch'] // 'amd64'
+ */
+export function nodeScope(input: Pick<TaskEnvInput, 'alloc' | 'datacenter' | 'region' | 'nodeId' | 'nodeName' | 'nodeVariables'>): Record<string, string> {
+  return {
+    // Kept when empty: `${node.class}` of a node with no class is "", as in Nomad.
+    ...input.nodeVariables,
+    ...dropEmpty({
+      'node.unique.id': input.nodeId,
+      'node.unique.name': input.nodeName,
+      'node.datacenter': datacenterOf(input),
+      'node.region': regionOf(input),
+    }),
+  };
+}
+
+/**
+ * A node's interpolation variables as Nomad's task environment names them: each attribute as
+ * `attr.<name>`, each meta key as `meta.<key>`, and `node.class`, `node.pool`.
+ * @example nodeVariablesOf({ attributes: { 'cpu.arch': 'amd64' } })['attr.cpu.arch'] // 'amd64'
+ */
+export function nodeVariablesOf(node: {
+  attributes?: Readonly<Record<string, string>>;
+  meta?: Readonly<Record<string, string>>;
+  nodeClass?: string;
+  nodePool?: string;
+}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(node.attributes ?? {})) out[`attr.${k}`] = v;
+  for (const [k, v] of Object.entries(node.meta ?? {})) out[`meta.${k}`] = v;
+  if (node.nodeClass !== undefined) out['node.class'] = node.nodeClass;
+  if (node.nodePool !== undefined) out['node.pool'] = node.nodePool;
+  return out;
 }
 
 /**

@@ -86,6 +86,8 @@ export interface Runtime {
   nodeName?: string;
   datacenter?: string;
   region?: string;
+  /** The node's `attr.*`, `meta.*`, `node.class` and `node.pool`, read at each use (the host may re-fingerprint). */
+  nodeVariables?: () => Readonly<Record<string, string>>;
   /** The cgroup tasks live under (`NOMAD_PARENT_CGROUP`), when cgroups are in use. */
   parentCgroup?: string;
   maxKillTimeoutMs: number;

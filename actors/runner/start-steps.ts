@@ -15,7 +15,7 @@ import type { TaskDirHandle } from '../allocdir/handle.ts';
 import type { ChrootProgress } from '../allocdir/chroot.ts';
 import { cgroupEventMessage } from '../cgroups/describe.ts';
 import type { Driver, TaskConfig, TaskHandle } from '../drivers/driver.ts';
-import { buildTaskEnv } from '../drivers/env.ts';
+import { buildTaskEnv, nodeScope } from '../drivers/env.ts';
 import type { RunnerInternals, Runtime } from './runtime.ts';
 
 /** Task events noted for the task's first start (e.g. what a migration removed), taken once. */
@@ -69,6 +69,18 @@ export async function writeDispatchPayload(alloc: Allocation, task: Task, localD
   await writeFile(dest, Buffer.from(alloc.job.payload, 'base64'), { mode: 0o644 });
 }
 
+/** What an artifact's source and destination may name of the node (see `nodeScope`). */
+export function taskNodeScope(rt: Runtime, alloc: Allocation): Record<string, string> {
+  return nodeScope({
+    alloc,
+    nodeId: rt.nodeId,
+    ...(rt.nodeName ? { nodeName: rt.nodeName } : {}),
+    ...(rt.datacenter ? { datacenter: rt.datacenter } : {}),
+    ...(rt.region ? { region: rt.region } : {}),
+    ...(rt.nodeVariables ? { nodeVariables: rt.nodeVariables() } : {}),
+  });
+}
+
 /**
  * The environment a task runs with on this client (also what its artifacts, services and
  * checks interpolate). `chroot`: directory variables are the in-chroot paths.
@@ -89,6 +101,7 @@ export function taskEnvironment(
     fsIsolation: chroot ? 'chroot' : 'none',
     nodeId: rt.nodeId,
     nodeName: rt.nodeName,
+    ...(rt.nodeVariables ? { nodeVariables: rt.nodeVariables() } : {}),
     datacenter: rt.datacenter,
     region: rt.region,
     parentCgroup: rt.parentCgroup,

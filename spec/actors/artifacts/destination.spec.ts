@@ -38,6 +38,14 @@ describe('artifacts: the destination, as Nomad resolves it', () => {
     signal: new AbortController().signal,
   });
 
+  it("the node's ${attr.*} and ${meta.*} resolve in source and destination, before the task's env (Nomad's ReplaceEnv)", async () => {
+    await writeFile(path.join(src, 'tool-linux_arm64'), 'binary\n');
+    const node = { 'attr.kernel.name': 'linux', 'attr.cpu.arch': 'arm64', 'meta.rack': 'r7' };
+    const c = { ...ctx(), node, env: { 'attr.cpu.arch': 'not-this' } };
+    await fetchArtifact({ source: path.join(src, 'tool-${attr.kernel.name}_${attr.cpu.arch}'), destination: 'local/${meta.rack}' }, c);
+    expect(await readFile(path.join(taskDir, 'local', 'r7', 'tool-linux_arm64'), 'utf8')).to.equal('binary\n');
+  });
+
   it('"../alloc/conf" goes into the alloc\'s shared dir', async () => {
     await fetchArtifact({ source: path.join(src, 'app.conf'), destination: '../alloc/conf' }, ctx());
     expect(await readFile(path.join(allocDir, 'alloc', 'conf', 'app.conf'), 'utf8')).to.equal('port = 8080\n');

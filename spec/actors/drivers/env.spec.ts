@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { allocIndexFromName, buildTaskEnv, cleanEnvVar, combinedTaskMeta, interpolateEnv } from '../../../actors/drivers/env.ts';
+import { allocIndexFromName, buildTaskEnv, cleanEnvVar, combinedTaskMeta, interpolateEnv, nodeScope, nodeVariablesOf } from '../../../actors/drivers/env.ts';
 import { isSignal, signalName, signalNumber } from '../../../actors/drivers/signals.ts';
 import { DriverConfigError } from '../../../model/errors.ts';
 import type { Allocation, Task } from '../../../model/types.ts';
@@ -39,6 +39,31 @@ describe('buildTaskEnv', () => {
       PORT: '6379',
       CONF: '/a/redis/local/redis.conf',
       KEEP: '${UNKNOWN}',
+    });
+  });
+
+  it("interpolates the node's attr.*, meta.*, node.class and node.pool in env values, and never puts them in the env", () => {
+    const nodeVariables = nodeVariablesOf({
+      attributes: { 'cpu.arch': 'arm64', 'kernel.name': 'linux' },
+      meta: { rack: 'r7' },
+      nodeClass: '',
+      nodePool: 'edge',
+    });
+    expect(nodeVariables).to.deep.equal({ 'attr.cpu.arch': 'arm64', 'attr.kernel.name': 'linux', 'meta.rack': 'r7', 'node.class': '', 'node.pool': 'edge' });
+    const t: Task = {
+      ...task,
+      env: { URL: 'https://x/tool-${attr.kernel.name}_${attr.cpu.arch}', WHERE: '${meta.rack}/${node.pool}/[${node.class}]', ID: '${node.unique.id}' },
+    };
+    const env = buildTaskEnv({ alloc, task: t, taskDir, allocDir, nodeId: 'n-1', nodeVariables });
+    expect(env.URL).to.equal('https://x/tool-linux_arm64');
+    expect(env.WHERE).to.equal('r7/edge/[]');
+    expect(env.ID).to.equal('n-1');
+    expect(Object.keys(env).filter((k) => k.includes('.'))).to.deep.equal([]);
+    // The node's own names win over a host's variable of the same name, as Nomad's builder sets them last.
+    expect(nodeScope({ alloc, nodeId: 'n-1', nodeVariables: { 'node.unique.id': 'spoofed', 'attr.cpu.arch': 'arm64' } })).to.deep.equal({
+      'attr.cpu.arch': 'arm64',
+      'node.unique.id': 'n-1',
+      'node.region': 'global',
     });
   });
 
