@@ -216,3 +216,37 @@ describe('agent: a waiter told of its reader leaving by a watch function', () =>
     expect([w.waiting, w.timers]).to.deep.equal([0, 0]);
   });
 });
+
+describe('agent: blocking query waiters at their edges', () => {
+  it('a change to exactly the index a waiter read leaves it parked', async () => {
+    const w = new IndexWaiters(10);
+    let woken = false;
+    const parked = w.wait(['allocs'], 10, Date.now() + 60_000).then(() => (woken = true));
+    w.changed(['allocs'], 10);
+    await new Promise((r) => setImmediate(r));
+    expect([woken, w.waiting]).to.deep.equal([false, 1]);
+    w.close();
+    await parked;
+  });
+
+  it('a query past its deadline is answered without being parked', async () => {
+    const w = new IndexWaiters();
+    const answered = w.wait(['allocs'], 5, Date.now() - 1);
+    expect([w.waiting, w.timers]).to.deep.equal([0, 0]);
+    await answered;
+  });
+
+  it('a waiter with a later deadline leaves the earlier one’s answer on time', async () => {
+    const w = new IndexWaiters();
+    const start = Date.now();
+    const early = w.wait(['allocs'], 5, start + 20);
+    const late = w.wait(['allocs'], 5, start + 60_000);
+    // Were the one timer re-armed for the later deadline, the early waiter would wait a minute.
+    let fallback: NodeJS.Timeout | undefined;
+    const onTime = await Promise.race([early.then(() => true), new Promise<boolean>((r) => (fallback = setTimeout(() => r(false), 500)))]);
+    clearTimeout(fallback);
+    expect(onTime).to.equal(true);
+    w.close();
+    await late;
+  });
+});

@@ -82,4 +82,16 @@ describe('agent state: the data dir lock', () => {
     expect(err).to.be.instanceOf(Error).and.not.instanceOf(DataDirLockedError);
     expect(existsSync(join(dir, 'agent.pid'))).to.equal(false);
   });
+
+  it('a lock file that is not a database is that error, not "in use"', () => {
+    writeFileSync(join(dir, 'agent.lock'), 'x'.repeat(4096));
+    let err: unknown;
+    try {
+      lock();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(Error).and.not.instanceOf(DataDirLockedError);
+    expect((err as { code?: string }).code).to.equal('SQLITE_NOTADB');
+  });
 });

@@ -7,7 +7,9 @@ import { expect } from 'chai';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient } from '../../../actors/client/client.ts';
 import { lockDataDir, type DataDirLock } from '../../../agent/state/data-dir-lock.ts';
+import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { DEV_DIR_PREFIX, DEV_MARKER, markDevDir, sweepDeadDevAgents } from '../../../agent/state/dev-sweep.ts';
 
 describe('agent state: sweeping dead dev agents’ dirs', function () {
@@ -71,5 +73,26 @@ describe('agent state: sweeping dead dev agents’ dirs', function () {
   it('finds nothing to do in a temp dir that is not there', async () => {
     expect(await sweepDeadDevAgents(join(tmp, 'missing'), (l) => lines.push(l))).to.deep.equal({ removed: [], failed: [] });
     expect(lines).to.deep.equal([]);
+  });
+
+  it('destroys the allocation a dead agent left running, and repairs a damaged client store on the way', async () => {
+    const withAlloc = devDir('berth-dev-alloc');
+    const left = createClient({ dataDir: withAlloc });
+    const runner = left.addAlloc(makeAlloc([mockTask('t', { run_for: '1h' })]));
+    await new Promise<void>((resolve) => {
+      const sub = left.updates$.subscribe((a) => a.id === runner.alloc().id && a.clientStatus === 'running' && (sub.unsubscribe(), resolve()));
+    });
+    await left.shutdown(); // as a kill -9 would leave it: the alloc in the store, not destroyed
+    const damaged = devDir('berth-dev-damaged');
+    mkdirSync(join(damaged, 'client'));
+    writeFileSync(join(damaged, 'client', 'state.db'), 'x'.repeat(4096));
+    const result = await sweep();
+    expect({ ...result, removed: [...result.removed].sort() }).to.deep.equal({ removed: [withAlloc, damaged].sort(), failed: [] });
+    expect(lines.sort()).to.deep.equal(
+      [
+        `removed what a dead dev agent left in ${withAlloc} (1 allocation destroyed)`,
+        `removed what a dead dev agent left in ${damaged} (0 allocations destroyed)`,
+      ].sort(),
+    );
   });
 });

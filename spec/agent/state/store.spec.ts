@@ -279,3 +279,57 @@ describe('agent state store: indexes, versions and the file on disk', () => {
     expect(() => s.close()).to.not.throw();
   });
 });
+
+describe('agent state store: what a commit shows in memory at once', () => {
+  let dir: string;
+  let s: AgentState;
+  const sealed = { keyId: 'k', nonce: 'n', tag: 't', data: 'd' };
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'berth-store-'));
+    s = new AgentState(join(dir, 'state.db'));
+  });
+  afterEach(() => {
+    s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('each put and delete is visible in the maps as soon as its commit returns', () => {
+    s.commit((txn) => {
+      txn.putAlloc({ alloc: { id: 'a' }, modifyIndex: txn.index } as any);
+      txn.putDeployment({ id: 'd', modifyIndex: txn.index } as any);
+      txn.putNode({ id: 'n', modifyIndex: txn.index } as any);
+      txn.putSchedulerConfig({ preemption: { batchSchedulerEnabled: true }, createIndex: txn.index, modifyIndex: txn.index } as any);
+      txn.putVar({ namespace: 'ns', path: 'p', createIndex: txn.index, modifyIndex: txn.index, createTime: 1, modifyTime: 1, sealed });
+    });
+    expect([s.allocs.has('a'), s.deployments.has('d'), s.node?.id, s.schedulerConfig?.preemption, s.vars.get('ns/p')?.sealed]).to.deep.equal([
+      true,
+      true,
+      'n',
+      { batchSchedulerEnabled: true },
+      sealed,
+    ]);
+    s.commit((txn) => {
+      txn.deleteAlloc('a');
+      txn.deleteDeployment('d');
+      txn.deleteVar('ns', 'p');
+    });
+    expect([s.allocs.size, s.deployments.size, s.vars.size]).to.deep.equal([0, 0, 0]);
+  });
+
+  it('the first version of a new job is its only version', () => {
+    s.commit((txn) => txn.putJob({ id: 'new', version: 0, apiJob: { ID: 'new' } } as any));
+    expect(s.versions.get('new')).to.deep.equal([s.jobs.get('new')]);
+  });
+
+  it('versions an older state stored out of order are sorted on open', () => {
+    s.close();
+    const path = join(dir, 'old.db');
+    const old = new Database(path);
+    old.exec('CREATE TABLE objects (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id))');
+    const put = old.prepare('INSERT INTO objects VALUES (?, ?, ?)');
+    for (const v of [3, 1, 2]) put.run('jobVersion', `web@${v}`, JSON.stringify({ id: 'web', version: v }));
+    old.close();
+    s = new AgentState(path);
+    expect(s.versions.get('web')!.map((v) => v.version)).to.deep.equal([1, 2, 3]);
+  });
+});
