@@ -159,7 +159,7 @@ export const GROUPS = {
 /**
  * CI's fixed small subset (a few minutes on 2 cores): pure policies the chart specs prove, the
  * alloc-dir escape checks, and one file of each newer group: the agent's request-target parse,
- * `berth run`'s exit code and the scheduler's alloc name index.
+ * `berth run`'s exit code, the scheduler's alloc name index and the server state's job status.
  */
 export const CI_SUBSET = {
   mutate: [
@@ -170,6 +170,7 @@ export const CI_SUBSET = {
     'agent/http/target.ts',
     'bin/cli/run/outcome.ts',
     'agent/scheduler/names.ts',
+    'agent/state/job-status.ts',
   ],
   spec: [
     'spec/machines/policy/**/*.spec.ts',
@@ -180,6 +181,7 @@ export const CI_SUBSET = {
     'spec/agent/http-edge.spec.ts',
     'spec/bin/outcome.spec.ts',
     'spec/agent/scheduler/names.spec.ts',
+    'spec/agent/state/job-status.spec.ts',
   ],
   threshold: 80,
 };
