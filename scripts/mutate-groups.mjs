@@ -132,6 +132,7 @@ export const GROUPS = {
     mutate: ['agent/deploy/**/*.ts'],
     spec: [
       'spec/agent/deploy/deployments.spec.ts',
+      'spec/agent/deploy/canaries.spec.ts',
       'spec/agent/deploy-canaries.spec.ts',
       'spec/agent/deploy/watchers.spec.ts',
       'spec/agent/broker/apply-plan.spec.ts',
