@@ -100,12 +100,67 @@ export const GROUPS = {
     spec: ['spec/agent/jobspec/**/*.spec.ts', 'spec/agent/jobspec.spec.ts', 'spec/agent/jobspec-parser.spec.ts'],
     threshold: 85,
   },
+  // The server half's state: the SQLite store (commit, reopen, version bound, compaction), the
+  // blocking-query waiters, the management token, the data dir lock, the dead dev agents' sweep,
+  // the job status. Pure and real-SQLite specs first; the sweep's (a client restore per dir) last.
+  // Not spec/agent/dev-sweep.spec.ts or acl-bootstrap.spec.ts: they run agents (seconds a test).
+  'agent-state': {
+    mutate: ['agent/state/**/*.ts'],
+    spec: [
+      'spec/agent/state/job-status.spec.ts',
+      'spec/agent/state/damaged-state.spec.ts',
+      'spec/agent/state/store.spec.ts',
+      'spec/agent/blocking.spec.ts',
+      'spec/agent/server-gc.spec.ts',
+      'spec/agent/state/acl-token.spec.ts',
+      'spec/agent/state/data-dir-lock.spec.ts',
+      'spec/agent/state/dev-sweep.spec.ts',
+    ],
+    threshold: 80,
+  },
+  // The eval broker and plan application: the pure parts (a refused alloc, applyPlan) first, then
+  // the broker on real SQLite and a real in-process client (mock driver).
+  'agent-broker': {
+    mutate: ['agent/broker/**/*.ts'],
+    spec: ['spec/agent/broker/refused.spec.ts', 'spec/agent/broker/apply-plan.spec.ts', 'spec/agent/broker/broker.spec.ts'],
+    threshold: 80,
+  },
+  // Deployments and canaries: the record a plan writes, health verdicts, operator actions,
+  // promotion, auto_revert (pure or on real SQLite), the watchers; then the plan application and
+  // the broker that drive them. Not deployment.spec.ts or canary.spec.ts (real tasks over HTTP).
+  'agent-deploy': {
+    mutate: ['agent/deploy/**/*.ts'],
+    spec: [
+      'spec/agent/deploy/deployments.spec.ts',
+      'spec/agent/deploy/canaries.spec.ts',
+      'spec/agent/deploy-canaries.spec.ts',
+      'spec/agent/deploy/watchers.spec.ts',
+      'spec/agent/broker/apply-plan.spec.ts',
+      'spec/agent/broker/broker.spec.ts',
+    ],
+    threshold: 80,
+  },
+  // The agent file and flags, the plugin blocks, port ranges, the host's ports, the node
+  // fingerprint and drivers: pure readers first, then the HCL files (config.spec.ts). Not
+  // dynamic-ports.spec.ts: most of its tests run an agent.
+  'agent-config': {
+    mutate: ['agent/config/**/*.ts'],
+    spec: [
+      'spec/agent/config/read-config.spec.ts',
+      'spec/agent/config/plugins.spec.ts',
+      'spec/agent/config/ports.spec.ts',
+      'spec/agent/config/fingerprint.spec.ts',
+      'spec/agent/node-drivers.spec.ts',
+      'spec/agent/config.spec.ts',
+    ],
+    threshold: 80,
+  },
 };
 
 /**
  * CI's fixed small subset (a few minutes on 2 cores): pure policies the chart specs prove, the
  * alloc-dir escape checks, and one file of each newer group: the agent's request-target parse,
- * `berth run`'s exit code and the scheduler's alloc name index.
+ * `berth run`'s exit code, the scheduler's alloc name index and the server state's job status.
  */
 export const CI_SUBSET = {
   mutate: [
@@ -116,6 +171,7 @@ export const CI_SUBSET = {
     'agent/http/target.ts',
     'bin/cli/run/outcome.ts',
     'agent/scheduler/names.ts',
+    'agent/state/job-status.ts',
   ],
   spec: [
     'spec/machines/policy/**/*.spec.ts',
@@ -126,6 +182,7 @@ export const CI_SUBSET = {
     'spec/agent/http-edge.spec.ts',
     'spec/bin/outcome.spec.ts',
     'spec/agent/scheduler/names.spec.ts',
+    'spec/agent/state/job-status.spec.ts',
   ],
   threshold: 80,
 };

@@ -4,7 +4,7 @@
  * at its own deadline.
  */
 import { expect } from 'chai';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, getEventListeners } from 'node:events';
 import { request, type ClientRequest } from 'node:http';
 import { startAgent, type Agent } from '../../agent/agent.ts';
 import { resolveAgentConfig } from '../../agent/config/config.ts';
@@ -66,6 +66,72 @@ describe('agent: blocking query waiters', () => {
     await b;
     expect(w.waiting).to.equal(0);
     expect(w.timers).to.equal(0);
+  });
+
+  it('starts at index 1 at least, and a seed only ever raises a table (and the index) without waking anyone', async () => {
+    expect(new IndexWaiters(0).index).to.equal(1);
+    expect(new IndexWaiters().indexOf([]), 'no table: 1, as Nomad never answers 0').to.equal(1);
+    const w = new IndexWaiters(5);
+    expect([w.index, w.indexOf(['jobs'])]).to.deep.equal([5, 1]);
+    const parked = w.wait(['jobs'], 1, Date.now() + 60_000);
+    w.seed('jobs', 9);
+    w.seed('jobs', 3);
+    expect([w.index, w.indexOf(['jobs']), w.indexOf(['jobs', 'allocs']), w.waiting]).to.deep.equal([9, 9, 9, 1]);
+    expect(w.next()).to.equal(10);
+    w.close();
+    await parked;
+  });
+
+  it('answers at once, parking nothing, a query already behind, past its deadline, or already aborted', async () => {
+    const w = new IndexWaiters();
+    w.changed(['allocs'], w.next());
+    const ac = new AbortController();
+    ac.abort();
+    await w.wait(['allocs'], 1, Date.now() + 60_000);
+    await w.wait(['allocs'], 2, Date.now() - 1);
+    await w.wait(['allocs'], 2, Date.now() + 60_000, ac.signal);
+    expect([w.waiting, w.timers]).to.deep.equal([0, 0]);
+  });
+
+  it('a change to a table a waiter reads, at an index not past the one it waits on, leaves it parked; changed() defaults to the current index', async () => {
+    const w = new IndexWaiters(10);
+    let woken = false;
+    const parked = w.wait(['allocs', 'jobs'], 10, Date.now() + 60_000).then(() => (woken = true));
+    w.changed(['allocs'], 7);
+    await Promise.resolve();
+    expect([woken, w.waiting]).to.deep.equal([false, 1]);
+    w.next();
+    w.changed(['jobs']);
+    await parked;
+    expect(w.indexOf(['jobs'])).to.equal(11);
+  });
+
+  it('a later deadline keeps the timer armed for the earlier one, and one timer is left when it is rearmed', async () => {
+    const w = new IndexWaiters();
+    const before = timeouts();
+    const early = w.wait(['allocs'], 5, Date.now() + 20);
+    const late = w.wait(['allocs'], 5, Date.now() + 60_000);
+    const earlier = w.wait(['nodes'], 5, Date.now() + 10);
+    expect(timeouts() - before).to.equal(1);
+    await Promise.all([early, earlier]);
+    expect([w.waiting, w.timers]).to.deep.equal([1, 1]);
+    w.close();
+    await late;
+    expect(w.timers).to.equal(0);
+  });
+
+  it("a waiter woken by a change leaves the others' deadline timer armed, and stops listening to its signal", async () => {
+    const w = new IndexWaiters();
+    const ac = new AbortController();
+    const woken = w.wait(['allocs'], 5, Date.now() + 60_000, ac.signal);
+    const timed = w.wait(['nodes'], 5, Date.now() + 20);
+    expect(getEventListeners(ac.signal, 'abort')).to.have.length(1);
+    w.changed(['allocs'], 6);
+    await woken;
+    expect([w.waiting, w.timers]).to.deep.equal([1, 1]);
+    expect(getEventListeners(ac.signal, 'abort')).to.have.length(0);
+    await timed;
+    expect([w.waiting, w.timers]).to.deep.equal([0, 0]);
   });
 });
 
@@ -148,5 +214,39 @@ describe('agent: a waiter told of its reader leaving by a watch function', () =>
       return () => {};
     });
     expect([w.waiting, w.timers]).to.deep.equal([0, 0]);
+  });
+});
+
+describe('agent: blocking query waiters at their edges', () => {
+  it('a change to exactly the index a waiter read leaves it parked', async () => {
+    const w = new IndexWaiters(10);
+    let woken = false;
+    const parked = w.wait(['allocs'], 10, Date.now() + 60_000).then(() => (woken = true));
+    w.changed(['allocs'], 10);
+    await new Promise((r) => setImmediate(r));
+    expect([woken, w.waiting]).to.deep.equal([false, 1]);
+    w.close();
+    await parked;
+  });
+
+  it('a query past its deadline is answered without being parked', async () => {
+    const w = new IndexWaiters();
+    const answered = w.wait(['allocs'], 5, Date.now() - 1);
+    expect([w.waiting, w.timers]).to.deep.equal([0, 0]);
+    await answered;
+  });
+
+  it('a waiter with a later deadline leaves the earlier one’s answer on time', async () => {
+    const w = new IndexWaiters();
+    const start = Date.now();
+    const early = w.wait(['allocs'], 5, start + 20);
+    const late = w.wait(['allocs'], 5, start + 60_000);
+    // Were the one timer re-armed for the later deadline, the early waiter would wait a minute.
+    let fallback: NodeJS.Timeout | undefined;
+    const onTime = await Promise.race([early.then(() => true), new Promise<boolean>((r) => (fallback = setTimeout(() => r(false), 500)))]);
+    clearTimeout(fallback);
+    expect(onTime).to.equal(true);
+    w.close();
+    await late;
   });
 });
