@@ -11,6 +11,7 @@ import { checkJob, JobspecError, jobToNomad, type Job, type UnsupportedStanza, e
 import { groupAloneTasks } from './alone-tasks.ts';
 import { canonicalizeJob } from './canonicalize.ts';
 import { decodeBlock, type DecodeContext } from './decode.ts';
+import { fillDecodeDefaults } from './decode-defaults.ts';
 import { labelOrder, parseHcl, type Position } from './hcl.ts';
 import { SourceIndex } from './source-index.ts';
 import { locateBerthPath } from './locate.ts';
@@ -232,6 +233,8 @@ async function fromHcl(
   groupAloneTasks(api, ctx);
   api.ID ??= id;
   api.Name ??= id;
+  // What jobspec2 fills while decoding, so the non-canonical parse has it as Nomad's does.
+  fillDecodeDefaults(api);
   const refused = opts.unsupported === 'warn' ? [] : ctx.unsupported;
   if (opts.unsupported === 'warn') for (const u of ctx.unsupported) opts.onWarning?.({ stanza: u.stanza, path: u.path });
   const problems: Problem[] = [
