@@ -12,36 +12,16 @@ import { AgentState, type StateEvent } from '../../../agent/state/store.ts';
 import type { Deployment, ServerAlloc } from '../../../agent/state/types.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
+import { deploymentGroup, deploymentRecord } from './records.ts';
 
-type Group = Deployment['taskGroups'][string];
 const NOW = 1_700_000_000_000;
-const group = (over: Partial<Group> = {}): Group => ({
-  desiredTotal: 2,
-  placedAllocs: 1,
-  healthyAllocs: 0,
-  unhealthyAllocs: 0,
-  maxParallel: 1,
-  minHealthyTimeMs: 1,
-  healthyDeadlineMs: 1,
-  progressDeadlineMs: 600_000,
-  ...over,
-});
-const deployment = (id: string, over: Partial<Deployment> = {}): Deployment => ({
-  id,
-  namespace: 'default',
-  jobId: 'web',
-  jobVersion: 1,
-  jobModifyIndex: 1,
-  jobCreateIndex: 1,
-  status: 'running',
-  statusDescription: 'Deployment is running but requires manual promotion',
-  taskGroups: { g: group({ desiredCanaries: 1, placedCanaries: ['c1'], promoted: false }) },
-  createIndex: 1,
-  modifyIndex: 1,
-  createTime: 0,
-  modifyTime: 0,
-  ...over,
-});
+const group = deploymentGroup;
+const deployment = (id: string, over: Partial<Deployment> = {}): Deployment =>
+  deploymentRecord(id, {
+    statusDescription: 'Deployment is running but requires manual promotion',
+    taskGroups: { g: group({ desiredCanaries: 1, placedCanaries: ['c1'], promoted: false }) },
+    ...over,
+  });
 const alloc = (id: string, over: Partial<Allocation> = {}): Allocation => ({
   ...makeAlloc([mockTask('t')], { taskGroup: 'g', clientStatus: 'running', deploymentStatus: { healthy: true, canary: true }, ...over }),
   id,

@@ -23,6 +23,7 @@ import { AgentState, type StateEvent } from '../../../agent/state/store.ts';
 import type { Deployment, Evaluation, JobRecord } from '../../../agent/state/types.ts';
 import type { Allocation, Job } from '../../../model/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
+import { deploymentGroup, deploymentRecord } from './records.ts';
 
 type Group = Deployment['taskGroups'][string];
 const NOW = 1_700_000_000_000;
@@ -48,38 +49,30 @@ const batch = (over: Partial<DeploymentBatch> = {}): DeploymentBatch => ({
   promoted: true,
   ...over,
 });
-const group = (over: Partial<Group> = {}): Group => ({
-  desiredTotal: 2,
-  placedAllocs: 1,
-  healthyAllocs: 0,
-  unhealthyAllocs: 0,
-  maxParallel: 1,
+/** The group entry a plan writes for `g`: Nomad's default health timings, no canaries. */
+const PLANNED = {
   minHealthyTimeMs: 10_000,
   healthyDeadlineMs: 300_000,
-  progressDeadlineMs: 600_000,
   desiredCanaries: 0,
   placedCanaries: [],
   promoted: true,
   autoRevert: false,
   autoPromote: false,
-  ...over,
-});
-const deployment = (id: string, over: Partial<Deployment> = {}): Deployment => ({
-  id,
-  namespace: 'ns',
-  jobId: 'web',
-  jobVersion: 2,
-  jobModifyIndex: 30,
-  jobCreateIndex: 3,
-  status: 'running',
-  statusDescription: 'Deployment is running',
-  taskGroups: { g: group() },
-  createIndex: 10,
-  modifyIndex: 10,
-  createTime: NOW - 1000,
-  modifyTime: NOW - 1000,
-  ...over,
-});
+};
+const group = (over: Partial<Group> = {}): Group => deploymentGroup({ ...PLANNED, ...over });
+const deployment = (id: string, over: Partial<Deployment> = {}): Deployment =>
+  deploymentRecord(id, {
+    namespace: 'ns',
+    jobVersion: 2,
+    jobModifyIndex: 30,
+    jobCreateIndex: 3,
+    taskGroups: { g: group() },
+    createIndex: 10,
+    modifyIndex: 10,
+    createTime: NOW - 1000,
+    modifyTime: NOW - 1000,
+    ...over,
+  });
 const evalOf = (jobId = 'web'): Evaluation =>
   ({ id: 'e', jobId, type: 'service', priority: 50, triggeredBy: 'job-register', status: 'complete', createIndex: 1, modifyIndex: 1 }) as unknown as Evaluation;
 const planOf = (over: Partial<Plan> = {}, jobId = 'web'): Plan => ({ ...emptyPlan(evalOf(jobId)), ...over });
@@ -109,22 +102,7 @@ describe('agent deployments: what a plan writes', () => {
         status: 'running',
         statusDescription: 'Deployment is running',
         taskGroups: {
-          g: {
-            desiredTotal: 2,
-            placedAllocs: 2,
-            healthyAllocs: 0,
-            unhealthyAllocs: 0,
-            maxParallel: 1,
-            minHealthyTimeMs: 10_000,
-            healthyDeadlineMs: 300_000,
-            progressDeadlineMs: 600_000,
-            desiredCanaries: 0,
-            placedCanaries: [],
-            promoted: true,
-            autoRevert: false,
-            autoPromote: false,
-            requireProgressBy: NOW + 600_000,
-          },
+          g: group({ placedAllocs: 2, requireProgressBy: NOW + 600_000 }),
         },
         createIndex: INDEX,
         modifyIndex: INDEX,

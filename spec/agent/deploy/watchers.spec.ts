@@ -13,35 +13,15 @@ import { DeploymentWatchers } from '../../../agent/deploy/watchers.ts';
 import { AgentState } from '../../../agent/state/store.ts';
 import type { Deployment } from '../../../agent/state/types.ts';
 import type { Client } from '../../../index.ts';
+import { deploymentGroup, deploymentRecord } from './records.ts';
 
-type Group = Deployment['taskGroups'][string];
-const group = (over: Partial<Group> = {}): Group => ({
-  desiredTotal: 2,
-  placedAllocs: 1,
-  healthyAllocs: 0,
-  unhealthyAllocs: 0,
-  maxParallel: 1,
-  minHealthyTimeMs: 1,
-  healthyDeadlineMs: 1,
-  progressDeadlineMs: 600_000,
-  ...over,
-});
-const deployment = (id: string, over: Partial<Deployment> = {}): Deployment => ({
-  id,
-  namespace: 'default',
-  jobId: 'web',
-  jobVersion: 3,
-  jobModifyIndex: 1,
-  jobCreateIndex: 1,
-  status: 'running',
-  statusDescription: 'Deployment is running',
-  taskGroups: { a: group(), b: group({ desiredTotal: 3, placedAllocs: 2, healthyAllocs: 1, unhealthyAllocs: 1 }) },
-  createIndex: 1,
-  modifyIndex: 1,
-  createTime: 0,
-  modifyTime: 0,
-  ...over,
-});
+const group = deploymentGroup;
+const deployment = (id: string, over: Partial<Deployment> = {}): Deployment =>
+  deploymentRecord(id, {
+    jobVersion: 3,
+    taskGroups: { a: group(), b: group({ desiredTotal: 3, placedAllocs: 2, healthyAllocs: 1, unhealthyAllocs: 1 }) },
+    ...over,
+  });
 const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 describe('agent deployments: the watchers', () => {
