@@ -123,7 +123,8 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
     const nodeId = prevNode?.id ?? randomUUID();
     // Variables: sealed in the state with the keyring's active key (made at the first start).
     const variables = new VariableStore(state, Keyring.open(keystoreDir(cfg.dataDir), state, log));
-    const variableSource = storeVariableSource(variables);
+    // With ACLs off Nomad lets a task read any variable; with them on, its implicit workload rule holds.
+    const variableSource = storeVariableSource(variables, { workloadRule: cfg.acl.enabled });
     client = createClient({
       dataDir: cfg.dataDir,
       nodeId,

@@ -29,17 +29,28 @@ async function until(store: VariableStore, indexOf: () => number, opts: Variable
   }
 }
 
+/** Options of {@link storeVariableSource}. */
+export interface StoreVariableSourceOptions {
+  /**
+   * Hold each task to Nomad's implicit workload rule (its job's, group's and own paths under
+   * `nomad/jobs`). Nomad checks it only with ACLs on: with ACLs off every read is allowed
+   * (`ACL.AllowVariableOperation`). Default true.
+   */
+  workloadRule?: boolean;
+}
+
 /** The store as a client's {@link VariableSource}. */
-export function storeVariableSource(store: VariableStore): VariableSource {
+export function storeVariableSource(store: VariableStore, opts: StoreVariableSourceOptions = {}): VariableSource {
+  const mayRead = opts.workloadRule === false ? () => true : workloadMayRead;
   return {
     async get(path: string, who: WorkloadIdentity, opts: VariableReadOptions = {}) {
-      if (!workloadMayRead(path, who)) throw new VariableAccessError(path);
+      if (!mayRead(path, who)) throw new VariableAccessError(path);
       const index = await until(store, () => store.record(who.namespace, path)?.modifyIndex ?? store.index(), opts);
       return { index, variable: store.read(who.namespace, path) };
     },
     async list(prefix: string, who: WorkloadIdentity, opts: VariableReadOptions = {}) {
       const index = await until(store, () => store.index(), opts);
-      return { index, variables: store.list(who.namespace, prefix).filter((v) => workloadMayRead(v.path, who)) };
+      return { index, variables: store.list(who.namespace, prefix).filter((v) => mayRead(v.path, who)) };
     },
   };
 }

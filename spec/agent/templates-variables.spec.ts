@@ -6,6 +6,9 @@
  * service and re-renders when its alloc goes; a job cannot read another job's variables.
  */
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AgentProcess, waitFor } from '../support/agent.ts';
 import { stopCliProcesses } from '../support/cli.ts';
 
@@ -122,12 +125,41 @@ describe('agent: templates read Nomad Variables and services, re-rendered on cha
     expect(await seen(done.ID)).to.equal('user=zed\n');
   });
 
-  it("a job cannot read another job's variables: the task fails with Permission denied", async () => {
+  it("with ACLs off a task reads any variable, as Nomad allows every variable read then (the corpus's multiregion template)", async () => {
+    await varPut('test/multiregion', 'region=eu');
     await varPut('nomad/jobs/other', 'secret=x');
-    const id = await register(job('nosy', 'batch', tpl('{{ with nomadVar "nomad/jobs/other" }}{{ .secret }}{{ end }}'), SEEN));
-    const failed = await allocOf(id, (a) => a.ClientStatus === 'failed', 'failed');
-    const text = (failed.TaskStates.t.Events as any[]).map((e) => e.DisplayMessage).join('\n');
-    expect(text).to.match(/Template failed: Permission denied: variable "nomad\/jobs\/other"/);
+    const id = await register(
+      job(
+        'open',
+        'batch',
+        tpl('{{ with nomadVar "test/multiregion" }}{{ .region }}{{ end }} {{ with nomadVar "nomad/jobs/other" }}{{ .secret }}{{ end }}\n'),
+        SEEN,
+      ),
+    );
+    const done = await allocOf(id, (a) => ['complete', 'failed'].includes(a.ClientStatus), 'finished');
+    expect(done.ClientStatus, JSON.stringify(done.TaskStates)).to.equal('complete');
+    expect(await seen(done.ID)).to.equal('eu x\n');
+  });
+
+  it("with ACLs on a job cannot read another job's variables: the task fails with Permission denied", async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-acl-vars-'));
+    const cfg = join(dir, 'agent.hcl');
+    writeFileSync(cfg, 'acl {\n  enabled = true\n}\n');
+    const acl = await new AgentProcess(['-dev', '-config', cfg]).ready();
+    try {
+      const put = await acl.cli(['var', 'put', '-force', '-out=none', 'nomad/jobs/other', 'secret=x']);
+      expect(put.code, put.stderr).to.equal(0);
+      const parsed = await acl.req('POST', '/v1/jobs/parse', {
+        JobHCL: job('nosy', 'batch', tpl('{{ with nomadVar "nomad/jobs/other" }}{{ .secret }}{{ end }}'), SEEN),
+      });
+      expect((await acl.req('POST', '/v1/jobs', { Job: parsed.json })).status).to.equal(200);
+      const [failed] = await waitFor(acl, '/v1/job/nosy/allocations', (l: any[]) => l.length === 1 && l[0].ClientStatus === 'failed', 'failed');
+      const text = (failed.TaskStates.t.Events as any[]).map((e) => e.DisplayMessage).join('\n');
+      expect(text).to.match(/Template failed: Permission denied: variable "nomad\/jobs\/other"/);
+    } finally {
+      await acl.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("nomadService lists another job's service and re-renders when its alloc goes", async () => {
