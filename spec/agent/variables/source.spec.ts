@@ -1,6 +1,6 @@
 /**
- * The VariableSource the agent hands its client, over the real store: Nomad's implicit workload
- * access (its job's, group's and own variables under nomad/jobs; another job's and anything
+ * The VariableSource the agent hands its client, over the real store, on an agent with ACLs on:
+ * Nomad's implicit workload access (its job's, group's and own variables under nomad/jobs; another job's and anything
  * deeper refused with VariableAccessError; a list filtered to what it may read), decrypted items,
  * and blocking reads that park in the state's one waiter set: answered on a change past
  * `minIndex`, rejected at once with the signal's reason on abort, leaving nothing waiting.
@@ -17,7 +17,8 @@ describe('agent: the variable source for templates', function () {
   let dir: string;
   before(async () => {
     dir = varDataDir();
-    a = await startVarAgent(dir);
+    // ACLs on: Nomad holds a task to its implicit workload rule only then (off, every read is allowed).
+    a = await startVarAgent(dir, { acl: { enabled: true } });
     for (const p of [
       'nomad/jobs',
       'nomad/jobs/web',
