@@ -3,8 +3,10 @@
  * lookup runs on c-ares, not on libuv's threadpool that every alloc's fs work shares.
  */
 import { expect } from 'chai';
-import { constants, mkdtempSync, openSync, closeSync, rmSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { constants, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { pbkdf2 as pbkdf2Cb } from 'node:crypto';
+import { promisify } from 'node:util';
 import { execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { lookup as systemLookup } from 'node:dns/promises';
@@ -43,9 +45,30 @@ async function dnsServer(mode: 'answer' | 'swallow') {
   return { server: `127.0.0.1:${sock.address().port}`, queries, close: () => new Promise<void>((r) => sock.close(() => r())) };
 }
 
+const pbkdf2 = promisify(pbkdf2Cb);
+
+/** Threads of this process blocked opening a FIFO for reading (waiting for a writer). */
+function threadsWaitingForWriter(): number {
+  let n = 0;
+  for (const t of readdirSync('/proc/self/task')) {
+    try {
+      if (readFileSync(`/proc/self/task/${t}/wchan`, 'utf8') === 'wait_for_partner') n++;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return n;
+}
+
 /**
  * Holds every libuv threadpool thread of this process, as hung getaddrinfo calls do: each opens a
- * FIFO for reading, which blocks its thread until a writer comes.
+ * FIFO for reading, which blocks its thread until a writer comes. Resolves once every thread is
+ * seen blocked there, so the hold is real before the test goes on.
+ *
+ * The release must not race the hold: a non-blocking write-only open fails (ENXIO) while a reader
+ * has not yet reached its open, and a thread left blocked is the whole suite's pool gone. A
+ * read-write open never blocks and never fails that way: it lets a blocked reader through, and
+ * one that comes later finds a writer there and does not block.
  */
 async function holdThreadpool() {
   const n = Number(process.env.UV_THREADPOOL_SIZE) || 4;
@@ -53,14 +76,28 @@ async function holdThreadpool() {
   const fifos = Array.from({ length: n }, (_, i) => path.join(dir, `f${i}`));
   execFileSync('mkfifo', fifos);
   const opens: Promise<FileHandle>[] = fifos.map((f) => open(f, 'r'));
-  return {
-    async release() {
-      // A non-blocking writer open runs on this thread and lets each blocked reader through.
-      for (const f of fifos) closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
+  let released = false;
+  const release = async () => {
+    if (released) return;
+    released = true;
+    const writers = fifos.map((f) => openSync(f, constants.O_RDWR));
+    try {
       for (const h of await Promise.all(opens)) await h.close();
+    } finally {
+      for (const fd of writers) closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
-    },
+    }
   };
+  // Work queued before the opens (other specs' fs calls) finishes first; wait on the kernel's word.
+  const deadline = Date.now() + 10_000;
+  while (threadsWaitingForWriter() < n) {
+    if (Date.now() > deadline) {
+      await release();
+      throw new Error(`only ${threadsWaitingForWriter()} of ${n} threadpool threads could be held`);
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return { release };
 }
 
 describe('artifacts: a hanging host lookup stalls nothing else', function () {
@@ -83,6 +120,26 @@ describe('artifacts: a hanging host lookup stalls nothing else', function () {
       await system;
       await dns.close();
     }
+  });
+
+  it("the pool hold of these specs is released whole even when the pool was busy as it began (a stranded thread is the suite's pool gone)", async () => {
+    // Work queued ahead of the FIFO opens: they start only as it ends, after the hold was asked for.
+    const busy = Array.from({ length: Number(process.env.UV_THREADPOOL_SIZE) || 4 }, () => pbkdf2('x', 'y', 50_000, 32, 'sha256'));
+    const pool = await holdThreadpool();
+    try {
+      // Resolved only once real: every thread in its FIFO open, the queued work done before them.
+      expect(threadsWaitingForWriter()).to.equal(busy.length);
+      await Promise.all(busy);
+      let statDone = false;
+      const probe = stat('/').then(() => (statDone = true));
+      await new Promise((r) => setTimeout(r, 20));
+      expect(statDone, 'an fs call ran with the pool held').to.equal(false);
+      await pool.release();
+      await probe;
+    } finally {
+      await pool.release(); // a second call is a no-op
+    }
+    expect(threadsWaitingForWriter()).to.equal(0);
   });
 
   it('a lookup the server never answers is ended by its abort signal, and bounded by its timeout, with a named error', async () => {
