@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { restartNote } from '../../bin/cli/run/restart.ts';
 import { BERTH_TS, CliProcess, runCli, runMain, stopCliProcesses } from '../support/cli.ts';
 import { makeAlloc } from '../support/fixtures.ts';
+import { writeFifo } from '../support/fifo.ts';
 
 /** A loopback port nothing listens on (at the time of asking). */
 function freePort(): Promise<number> {
@@ -76,7 +77,7 @@ describe('berth CLI: no traps for a new user', function () {
     const liveId = (JSON.parse((await runMain(['status', '--data-dir', data, '--json'])).stdout) as Array<{ id: string }>).find((a) => a.id !== id)!.id;
     const follow = new CliProcess(['logs', '--data-dir', data, liveId, 'work', '-f']);
     await follow.waitFor(/^before$/m);
-    writeFileSync(fifo, 'go\n');
+    await writeFifo(fifo, 'go\n');
     const followed = await follow.exited;
     expect(followed.code, followed.stderr).to.equal(0);
     expect(followed.stdout).to.equal('before\nafter-go\n');

@@ -10,6 +10,7 @@ import { supervisorSocketPath } from '../../../actors/drivers/executor/client.ts
 import { DriverConfigError, DriverStartError, TaskNotRunningError } from '../../../model/errors.ts';
 import type { Allocation } from '../../../model/types.ts';
 import { ABORT, alive, cleanup, logUntil, sandbox, sh, startTracked, until } from './support/helpers.ts';
+import { writeFifo } from '../../support/fifo.ts';
 
 // The suite's own supervisor dir: a run that kills shims on purpose leaves the supervisor's log there.
 const supervisorDir = fs.mkdtempSync(path.join(os.tmpdir(), 'berth-sup-'));
@@ -285,7 +286,7 @@ describe('raw_exec driver', () => {
           if (chunks.join('').includes('tick 29\n')) ac.abort();
         }
       })();
-      fs.writeFileSync(fifo, 'go\n');
+      await writeFifo(fifo, 'go\n');
       await reading;
       const expected = 'ready\n' + Array.from({ length: 30 }, (_, i) => `tick ${i}\n`).join('');
       expect(chunks.join('')).to.equal(expected.slice(2));
