@@ -8,6 +8,7 @@
  * os.tmpdir() and child processes follow), so parallel runs on one machine never see each other's.
  */
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shutdownMountHelper } from '../../actors/allocdir/mounts.ts';
@@ -81,6 +82,8 @@ function fdTargets(): Map<string, string> {
 }
 const fds = () => fdTargets().size;
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+/** How long the pool may take to answer one fs call after a test (it takes microseconds when free). */
+const POOL_PROBE_MS = 5000;
 /** mocha's own timeout timer for the running afterAll hook. */
 const OWN_HOOK_TIMER = 1;
 
@@ -122,6 +125,17 @@ export const mochaHooks = {
     beforeFds = fdTargets();
     for (const p of leftoverProcesses()) preexisting.add(p.split(':')[0]!);
     preexistingMounts = new Set(leftoverMounts());
+  },
+  /**
+   * One fs call on libuv's pool, bounded, after each test: a test that strands the pool's threads
+   * (a FIFO open no writer ever meets, a lookup that never returns) fails here, by name, and the run
+   * ends, instead of every later async fs call of the run waiting without a word.
+   */
+  async afterEach() {
+    let timer: NodeJS.Timeout | undefined;
+    const held = await Promise.race([access('/').then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), POOL_PROBE_MS)))]);
+    clearTimeout(timer);
+    if (held) throw new Error(`libuv's threadpool did not answer within ${POOL_PROBE_MS} ms after this test: it left the pool's threads blocked`);
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(10_000);
