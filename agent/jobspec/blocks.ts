@@ -25,6 +25,8 @@ export interface BlockSpec {
   fields: Record<string, [api: string, decode: Decode]>;
   /** HCL names refused by name, with the berth (camelCase) key the refusal path ends in. */
   unsupported?: Record<string, string>;
+  /** HCL names that must be set (an `hcl` tag without `,optional` on Nomad's API struct). */
+  required?: string[];
   /** Accepted and passed through to the API job, but with no effect on a node (documented). */
   ignored?: Record<string, [api: string, decode: Decode]>;
 }
@@ -320,6 +322,8 @@ export const BLOCKS: Record<string, BlockSpec> = {
   },
   change_script: {
     fields: { command: ['Command', 'string'], args: ['Args', 'strings'], timeout: ['Timeout', 'duration'], fail_on_error: ['FailOnError', 'bool'] },
+    // Nomad's ChangeScript tags both without `,optional`: jobspec2 refuses a change_script missing either.
+    required: ['command', 'fail_on_error'],
   },
   template_wait: { fields: { min: ['Min', 'duration'], max: ['Max', 'duration'] } },
   periodic: {

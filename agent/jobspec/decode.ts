@@ -166,6 +166,14 @@ export function decodeBlock(type: string, body: Obj, path: string, ctx: DecodeCo
       at: where(ctx, s),
     });
   }
+  for (const key of spec.required ?? []) {
+    if (key in body) continue;
+    ctx.issues.push({
+      path: `${path}.${camel(spec.fields[key]![0])}`,
+      problem: `Missing required argument; The argument "${key}" is required, but no definition was found.`,
+      at: where(ctx, steps),
+    });
+  }
   if (type === 'network') splitPorts(out);
   if (type === 'constraint' || type === 'affinity') shorthand(type, out);
   return out;

@@ -174,7 +174,10 @@ describe('jobspec: the canonical job of each type, whole', () => {
         data        = "z"
         destination = "local/z"
         change_mode = "script"
-        change_script { command = "/bin/true" }
+        change_script {
+          command       = "/bin/true"
+          fail_on_error = false
+        }
       }`;
     const TEMPLATE = {
       SourcePath: '',

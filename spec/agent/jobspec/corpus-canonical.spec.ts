@@ -232,8 +232,9 @@ const HAND_WRITTEN: Record<string, string> = {
         destination = "local/y"
         change_mode = "script"
         change_script {
-          command = "/bin/true"
-          timeout = "10s"
+          command       = "/bin/true"
+          timeout       = "10s"
+          fail_on_error = false
         }
       }
     }

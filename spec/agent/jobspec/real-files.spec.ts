@@ -4,6 +4,7 @@
  */
 import { expect } from 'chai';
 import { jobFromApi, parseJobspec } from '../../../agent/jobspec/index.ts';
+import { JobspecError } from '../../../index.ts';
 
 const file = (task: string, job = '') => `job "j" {
   ${job}
@@ -23,6 +24,23 @@ describe('jobspec: real job files as Nomad reads them (issue #36)', () => {
     const api = await parse(file('resources {\n  memory = 100\n  memory_max = -1\n}'));
     expect(api.TaskGroups[0].Tasks[0].Resources).to.include({ MemoryMB: 100, MemoryMaxMB: -1 });
     expect(jobFromApi(api).taskGroups[0]!.tasks[0]!.resources).to.include({ memoryMB: 100, memoryMaxMB: -1 });
+  });
+
+  it('a change_script must set command and fail_on_error (both required in jobspec2): each missing one is named at its block', async () => {
+    const template = (script: string) =>
+      `template {\n  data = "x"\n  destination = "local/x"\n  change_mode = "script"\n  change_script {\n    ${script}\n  }\n}`;
+    const missing = await parse(file(template('args = ["a"]'))).catch((e: Error) => e);
+    expect(missing).to.be.instanceOf(JobspecError);
+    const lines = String((missing as Error).message)
+      .split('\n')
+      .filter((l) => l.includes('Missing required argument'))
+      .map((l) => l.trim());
+    expect(lines).to.deep.equal([
+      '11:3: job.taskGroups[0].tasks[0].templates[0].changeScript.command: Missing required argument; The argument "command" is required, but no definition was found.',
+      '11:3: job.taskGroups[0].tasks[0].templates[0].changeScript.failOnError: Missing required argument; The argument "fail_on_error" is required, but no definition was found.',
+    ]);
+    const api = await parse(file(template('command = "/bin/true"\n    fail_on_error = true')));
+    expect(api.TaskGroups[0].Tasks[0].Templates[0].ChangeScript).to.include({ Command: '/bin/true', FailOnError: true });
   });
 
   it('memory_max = -2 is refused by name', async () => {
