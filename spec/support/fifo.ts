@@ -6,6 +6,7 @@
  * @module
  */
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { until } from './migrate-helpers.ts';
 
 /** No reader opened the FIFO within the bound. */
 export class FifoNoReaderError extends Error {
@@ -14,23 +15,23 @@ export class FifoNoReaderError extends Error {
 
 /** Writes `data` to the FIFO at `file` once a reader has it open; rejects after `timeoutMs` without one. */
 export async function writeFifo(file: string, data: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let fd: number;
+  let fd: number | undefined;
+  const reader = () => {
     try {
       fd = openSync(file, constants.O_WRONLY | constants.O_NONBLOCK);
+      return true;
     } catch (e) {
-      // ENXIO: no reader yet.
-      if ((e as NodeJS.ErrnoException).code !== 'ENXIO') throw e;
-      if (Date.now() > deadline) throw new FifoNoReaderError(`no reader opened ${file} within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 5));
-      continue;
+      if ((e as NodeJS.ErrnoException).code !== 'ENXIO') throw e; // ENXIO: no reader yet
+      return false;
     }
-    try {
-      writeSync(fd, data); // a few bytes: far below the pipe's buffer, so never EAGAIN
-    } finally {
-      closeSync(fd);
-    }
-    return;
+  };
+  await until(reader, timeoutMs, `a reader of ${file}`).catch((e: Error) => {
+    // Only the bound is "no reader"; another open error (ENOENT, EACCES) is passed on as it is.
+    throw fd === undefined && e.message.startsWith('timed out') ? new FifoNoReaderError(`no reader opened ${file} within ${timeoutMs} ms`) : e;
+  });
+  try {
+    writeSync(fd!, data); // a few bytes: far below the pipe's buffer, so never EAGAIN
+  } finally {
+    closeSync(fd!);
   }
 }

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { resolverLookup } from '../../../actors/artifacts/lookup.ts';
 import { ArtifactDownloadError } from '../../../actors/artifacts/errors.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
+import { until } from '../drivers/support/helpers.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 
 /** A DNS server on loopback UDP: answers A queries with 127.0.0.1 (AAAA with none), or swallows every query. */
@@ -89,14 +90,10 @@ async function holdThreadpool() {
     }
   };
   // Work queued before the opens (other specs' fs calls) finishes first; wait on the kernel's word.
-  const deadline = Date.now() + 10_000;
-  while (threadsWaitingForWriter() < n) {
-    if (Date.now() > deadline) {
-      await release();
-      throw new Error(`only ${threadsWaitingForWriter()} of ${n} threadpool threads could be held`);
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await until(() => threadsWaitingForWriter() >= n, 10_000, `all ${n} threadpool threads held`).catch(async (e: Error) => {
+    await release();
+    throw e;
+  });
   return { release };
 }
 
