@@ -6,7 +6,7 @@
  * @module
  */
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
-import { until } from './migrate-helpers.ts';
+import { until } from './until.ts';
 
 /** No reader opened the FIFO within the bound. */
 export class FifoNoReaderError extends Error {

@@ -163,14 +163,8 @@ export async function entries(dir: string): Promise<string[]> {
   }
 }
 
-/** Polls `pred` every 10 ms until it holds (rejects after `ms`). */
-export async function until(pred: () => boolean | Promise<boolean>, ms = 5000, what = 'condition'): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await pred())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** Polls `pred` until it holds (spec/support/until.ts). */
+export { until } from './until.ts';
 
 /**
  * Watches an alloc's destroy with no sleep: `hook` (give it to the client) resolves `hooksRan`

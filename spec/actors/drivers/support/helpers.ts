@@ -109,13 +109,7 @@ export async function logUntil(logsDir: string, task: string, stream: 'stdout' |
 }
 
 /** Polls a condition on /proc or cgroupfs (there is no event for another process' death). */
-export async function until(pred: () => boolean | Promise<boolean>, timeoutMs = 3000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await pred())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+export { until } from '../../../support/until.ts';
 
 /**
  * A minimal chroot in `root`: the given binaries and their shared libraries, hard-linked
