@@ -68,6 +68,13 @@ export interface JobPlan {
 
 const CLIENT_FIELDS = ['clientStatus', 'clientDescription', 'taskStates'] as const;
 
+/**
+ * The least time between two commits of client reports while they keep coming. Each commit is
+ * durable (an fsync); Nomad's client batches its updates every 200 ms, and a quiet agent still
+ * commits a lone report on the next turn.
+ */
+export const CLIENT_SYNC_INTERVAL_MS = 50;
+
 /** The agent's operations over its state, client and broker. */
 export class AgentCore {
   readonly broker: EvalBroker;
@@ -92,8 +99,14 @@ export class AgentCore {
       random?: () => number;
       /** The ports held on the host now (default: read from /proc/net, at most once a second). */
       hostPorts?: () => number[];
+      /** The clock that paces the commits of client reports (default: the real one; specs hold it). */
+      syncClock?: Clock;
+      /** The least time between two commits of client reports ({@link CLIENT_SYNC_INTERVAL_MS} by default). */
+      clientSyncIntervalMs?: number;
     } = {},
   ) {
+    this.#syncClock = opts.syncClock ?? realClock;
+    this.#syncInterval = opts.clientSyncIntervalMs ?? CLIENT_SYNC_INTERVAL_MS;
     this.#hostPorts = opts.hostPorts ?? cachedHostPorts(Date.now);
     this.periodic = new PeriodicDispatcher({
       state,
@@ -466,28 +479,46 @@ export class AgentCore {
   }
 
   /**
-   * Takes the client's reports queued for the next turn of the event loop: what arrives in one
-   * turn lands in one commit ({@link AgentCore.clientUpdates}), as Nomad's client sends its alloc
-   * updates in batches. Nothing waits on the answer, and a report lost to a kill before its
-   * commit is made again by the client's restore. After {@link AgentCore.stop}, taken at once.
+   * Queues a client report for one commit with the others ({@link AgentCore.clientUpdates}), as
+   * Nomad's client sends its alloc updates in batches (every 200 ms). The first report after a
+   * quiet spell is committed on the next turn of the event loop; while reports keep coming, one
+   * commit each {@link CLIENT_SYNC_INTERVAL_MS} at most takes all that arrived meanwhile, so a
+   * burst of 1,000 allocs costs a few durable commits, not one per turn. Nothing waits on the
+   * answer, and a report lost to a kill before its commit is made again by the client's
+   * restore. After {@link AgentCore.stop}, taken at once.
    */
   queueClientUpdate(a: Allocation): void {
     if (this.#stopped) return this.clientUpdate(a);
     this.#queued.push(a);
-    this.#flush ??= setImmediate(() => this.flushClientUpdates());
+    if (this.#flush) return;
+    const wait = this.#lastSync + this.#syncInterval - this.#syncClock.now();
+    if (wait > 0) {
+      const t = this.#syncClock.setTimeout(() => this.flushClientUpdates(), wait);
+      this.#flush = () => this.#syncClock.clearTimeout(t);
+    } else {
+      const i = setImmediate(() => this.flushClientUpdates());
+      this.#flush = () => clearImmediate(i);
+    }
   }
 
   /** Commits the reports {@link AgentCore.queueClientUpdate} holds, now. */
   flushClientUpdates(): void {
-    if (this.#flush) clearImmediate(this.#flush);
+    this.#flush?.();
     this.#flush = undefined;
     const batch = this.#queued.splice(0);
     // A start that failed closed the state under a queued batch: the client's restore reports it again.
-    if (batch.length && !this.state.closed) this.clientUpdates(batch);
+    if (!batch.length || this.state.closed) return;
+    this.clientUpdates(batch);
+    this.#lastSync = this.#syncClock.now();
   }
 
   #queued: Allocation[] = [];
-  #flush: NodeJS.Immediate | undefined;
+  /** Cancels the flush that is set, if one is. */
+  #flush: (() => void) | undefined;
+  /** When the last batch of client reports was committed (the sync clock's ms). */
+  #lastSync = -Infinity;
+  readonly #syncClock: Clock;
+  readonly #syncInterval: number;
   #stopped = false;
 
   /**

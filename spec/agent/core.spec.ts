@@ -20,6 +20,7 @@ import {
 } from '../../agent/errors.ts';
 import type { ApiJob } from '../../agent/state/types.ts';
 import { useServerHalves, type ServerHalf } from '../support/server-half.ts';
+import { ManualClock } from '../support/fake-rpc.ts';
 
 /** A service job of `count` mock tasks that run until stopped, through the agent's jobspec canonicalisation. */
 async function serviceJob(half: ServerHalf, id: string, over: { count?: number; runFor?: string } = {}): Promise<ApiJob> {
@@ -197,9 +198,11 @@ describe('agent core (real SQLite, real client)', function () {
     const seen: number[] = [];
     const sub = h.state.events$.subscribe((e) => seen.push(e.index));
     try {
+      const committed = firstValueFrom(h.state.events$);
       for (const a of allocs) h.core.queueClientUpdate({ ...a, clientDescription: 'first' });
       for (const a of allocs) h.core.queueClientUpdate({ ...a, clientDescription: 'last' });
       expect(h.state.waiters.index).to.equal(before); // queued, not yet committed
+      await committed;
       await new Promise((resolve) => setImmediate(resolve));
     } finally {
       sub.unsubscribe();
@@ -216,6 +219,56 @@ describe('agent core (real SQLite, real client)', function () {
     const again = new AgentState(h.statePath);
     try {
       for (const a of allocs) expect(again.allocs.get(a.id)?.alloc.clientDescription).to.equal('last');
+    } finally {
+      again.close();
+    }
+  });
+
+  it('paces the commits of client reports: a lone one lands on the next turn, those that follow within the interval wait for it and land together', async () => {
+    const clock = new ManualClock();
+    const h = half({ syncClock: clock, clientSyncIntervalMs: 50 });
+    const n = 3;
+    const allRunning = () => [...h.state.allocs.values()].filter((s) => s.alloc.jobId === 'paced' && s.alloc.clientStatus === 'running').length === n;
+    h.core.register(await serviceJob(h, 'paced', { count: n }));
+    await h.core.broker.idle();
+    while (!allRunning()) {
+      clock.advance(50); // whatever the pacing holds
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    clock.advance(50); // a quiet spell: the next report is not held
+    const allocs = [...h.state.allocs.values()].filter((s) => s.alloc.jobId === 'paced').map((s) => s.alloc);
+    const before = h.state.waiters.index;
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+    h.core.queueClientUpdate({ ...allocs[0]!, clientDescription: 'lone' });
+    await turn();
+    expect(h.state.waiters.index).to.equal(before + 1);
+
+    const timers = clock.scheduled.length;
+    h.core.queueClientUpdate({ ...allocs[1]!, clientDescription: 'held' });
+    await turn();
+    h.core.queueClientUpdate({ ...allocs[2]!, clientDescription: 'held' });
+    await turn();
+    expect(h.state.waiters.index).to.equal(before + 1); // within the interval: held
+    expect(clock.scheduled.slice(timers)).to.deep.equal([50]); // one timer for both
+    clock.advance(49);
+    expect(h.state.waiters.index).to.equal(before + 1);
+    clock.advance(1);
+    expect(h.state.waiters.index).to.equal(before + 2);
+    expect([1, 2].map((i) => [h.state.allocs.get(allocs[i]!.id)!.alloc.clientDescription, h.state.allocs.get(allocs[i]!.id)!.modifyIndex])).to.deep.equal([
+      ['held', before + 2],
+      ['held', before + 2],
+    ]);
+    expect(clock.pending).to.equal(0);
+
+    // Stopping commits what is held at once.
+    h.core.queueClientUpdate({ ...allocs[0]!, clientDescription: 'at stop' });
+    expect(clock.pending).to.equal(1);
+    await h.close();
+    expect(clock.pending).to.equal(0);
+    const again = new AgentState(h.statePath);
+    try {
+      expect(again.allocs.get(allocs[0]!.id)?.alloc.clientDescription).to.equal('at stop');
     } finally {
       again.close();
     }

@@ -15,6 +15,9 @@ import { AgentCore } from '../../agent/core.ts';
 import { AgentState } from '../../agent/state/store.ts';
 import type { NodeRecord } from '../../agent/state/types.ts';
 
+/** The options a half's core is made with (the host ports are none unless given). */
+export type CoreOptions = NonNullable<ConstructorParameters<typeof AgentCore>[4]>;
+
 /** One server half: its state (on `statePath`), client and core. */
 export interface ServerHalf {
   dir: string;
@@ -52,7 +55,7 @@ export function nodeRecord(index: number): NodeRecord {
 }
 
 /** Makes server halves for one test file and closes them (client, state, dirs) after each test. */
-export function useServerHalves(): () => ServerHalf {
+export function useServerHalves(): (opts?: CoreOptions) => ServerHalf {
   const made: ServerHalf[] = [];
   afterEach(async () => {
     for (const half of made.splice(0)) {
@@ -60,7 +63,7 @@ export function useServerHalves(): () => ServerHalf {
       rmSync(half.dir, { recursive: true, force: true });
     }
   });
-  return () => {
+  return (opts = {}) => {
     const dir = mkdtempSync(join(tmpdir(), 'berth-server-half-'));
     const statePath = join(dir, 'server', 'state.db');
     const state = new AgentState(statePath);
@@ -71,7 +74,7 @@ export function useServerHalves(): () => ServerHalf {
       if (!state.schedulerConfig) txn.putSchedulerConfig({ preemption: { ...config.preemption }, createIndex: txn.index, modifyIndex: txn.index });
       if (!state.node) txn.putNode(nodeRecord(txn.index));
     });
-    const core = new AgentCore({ ...config, dataDir: dir }, state, client, (l) => log.push(l), { hostPorts: () => [] });
+    const core = new AgentCore({ ...config, dataDir: dir }, state, client, (l) => log.push(l), { hostPorts: () => [], ...opts });
     const subs = [client.updates$.subscribe((a) => core.queueClientUpdate(a))];
     let closing: Promise<void> | undefined;
     const half: ServerHalf = { dir, statePath, state, client, core, log, close: () => (closing ??= closeHalf(half, subs)) };
