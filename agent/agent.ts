@@ -158,7 +158,7 @@ export async function startAgent(config: AgentConfig, opts: StartAgentOptions = 
       ...(opts.random ? { random: opts.random } : {}),
       ...(opts.hostPorts ? { hostPorts: opts.hostPorts } : {}),
     });
-    // What the client reports in one turn of the event loop lands in one commit.
+    // The client's reports land in paced commits (AgentCore.queueClientUpdate): one per turn at most, one each 50 ms in a burst.
     subs.push(client.updates$.subscribe((a) => core.queueClientUpdate(a)));
     subs.push(
       client.bus.messages$.subscribe((m) => {
