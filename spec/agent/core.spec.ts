@@ -64,8 +64,10 @@ describe('agent core (real SQLite, real client)', function () {
     expect(h.state.evals.get(r.evalId)?.status).to.equal('complete');
     const live = await running;
     expect(live.id).to.equal(allocs[0]!.alloc.id);
-    // The core took the client's report in, in the commit of that turn of the event loop.
-    await new Promise((resolve) => setImmediate(resolve));
+    // The core takes the client's report in with the next paced commit (at most 50 ms later).
+    const serverRunning = () => h.state.allocs.get(live.id)?.alloc.clientStatus === 'running';
+    const committed = firstValueFrom(h.state.events$.pipe(filter(serverRunning)));
+    if (!serverRunning()) await committed;
     expect(h.state.allocs.get(live.id)?.alloc.clientStatus).to.equal('running');
 
     await h.close();
