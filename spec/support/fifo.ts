@@ -6,7 +6,7 @@
  * @module
  */
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
-import { until } from './until.ts';
+import { PollTimeoutError, until } from './until.ts';
 
 /** No reader opened the FIFO within the bound. */
 export class FifoNoReaderError extends Error {
@@ -27,7 +27,7 @@ export async function writeFifo(file: string, data: string, timeoutMs = 10_000):
   };
   await until(reader, timeoutMs, `a reader of ${file}`).catch((e: Error) => {
     // Only the bound is "no reader"; another open error (ENOENT, EACCES) is passed on as it is.
-    throw fd === undefined && e.message.startsWith('timed out') ? new FifoNoReaderError(`no reader opened ${file} within ${timeoutMs} ms`) : e;
+    throw e instanceof PollTimeoutError ? new FifoNoReaderError(`no reader opened ${file} within ${timeoutMs} ms`) : e;
   });
   try {
     writeSync(fd!, data); // a few bytes: far below the pipe's buffer, so never EAGAIN

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { resolverLookup } from '../../../actors/artifacts/lookup.ts';
 import { ArtifactDownloadError } from '../../../actors/artifacts/errors.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
-import { until } from '../drivers/support/helpers.ts';
+import { until } from '../../support/until.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 
 /** A DNS server on loopback UDP: answers A queries with 127.0.0.1 (AAAA with none), or swallows every query. */
