@@ -12,7 +12,12 @@ export interface Claim {
   line: number;
   text: string;
   cites: Array<{ file: string; titles: string[] }>;
+  /** Why the paragraph claims no behaviour (an introduction, a pointer, a how-to), when it says so. */
+  notAClaim?: string;
 }
+
+/** A paragraph that claims no behaviour says so, and why: `<!-- not a claim: a pointer to cli.md -->`. */
+const NOT_A_CLAIM = /<!--\s*not a claim:\s*([^]*?)\s*-->/;
 
 const CITE = /`(spec\/[\w./-]+\.spec\.ts)`((?:\s*,?\s*"[^"]+")+)/g;
 
@@ -25,7 +30,8 @@ export function claimsOf(markdown: string): Claim[] {
     if (!cur) return;
     const text = cur.parts.join(' ').replace(/\s+/g, ' ').trim();
     const cites = [...text.matchAll(CITE)].map((m) => ({ file: m[1]!, titles: [...m[2]!.matchAll(/"([^"]+)"/g)].map((t) => t[1]!) }));
-    out.push({ line: cur.line, text, cites });
+    const why = NOT_A_CLAIM.exec(text)?.[1];
+    out.push({ line: cur.line, text, cites, ...(why !== undefined && { notAClaim: why }) });
     cur = undefined;
   };
   let i = 0;
@@ -65,6 +71,10 @@ export function claimProblems(doc: string, markdown: string, root: string): stri
   const problems: string[] = [];
   for (const c of claimsOf(markdown)) {
     const at = `${doc}:${c.line}`;
+    if (c.notAClaim !== undefined) {
+      if (c.notAClaim === '') problems.push(`${at}: "not a claim" must say why`);
+      continue;
+    }
     if (c.cites.length === 0) problems.push(`${at}: names no spec: ${c.text.slice(0, 80)}…`);
     for (const { file, titles } of c.cites) {
       const path = join(root, file);
