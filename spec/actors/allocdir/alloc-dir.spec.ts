@@ -79,6 +79,17 @@ describe('AllocDir / TaskDir', () => {
         .catch((e) => (err = e));
       expect(err).to.be.instanceOf(TaskDirBuildError);
     });
+
+    it('a second build of a built alloc dir keeps its files and builds no task dir', async () => {
+      const ad = await newAllocDir();
+      ad.newTaskDir('web');
+      await ad.build();
+      await writeFile(path.join(ad.dataDir, 'kept'), 'x');
+      await ad.build();
+      expect(ad.built).to.equal(true);
+      expect(await readFile(path.join(ad.dataDir, 'kept'), 'utf8')).to.equal('x');
+      expect(await readdir(ad.dir)).to.deep.equal(['alloc']);
+    });
   });
 
   describe('secret dirs (root)', () => {
