@@ -142,4 +142,17 @@ describe('client: allocation lifecycle on the mock driver', () => {
     await p.catch((e) => (err = e));
     expect((err as Error).message).to.equal('gave up');
   });
+
+  it('publishes task.state as a task changes state and task.event for each event it records', async () => {
+    const client = newClient();
+    const states = record(client, 'task.state');
+    const events = record(client, 'task.event');
+    const r = client.addAlloc(batchAlloc('10ms'));
+    await r.waitFor('stopping');
+    await viewWhere(client, r, (a) => a.clientStatus === 'complete');
+    const seen = states.items.map((m) => m.state.state).filter((s, i, all) => s !== all[i - 1]);
+    expect(seen).to.deep.equal(['pending', 'running', 'dead']);
+    expect(states.items.every((m) => m.allocId === r.allocId && m.task === 'web')).to.equal(true);
+    expect(events.items.map((m) => m.event.type)).to.deep.equal(types(r.alloc(), 'web'));
+  });
 });
