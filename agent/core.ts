@@ -5,7 +5,8 @@
  * durably before it returns.
  * @module
  */
-import { isClientTerminalStatus, unreportedHealth, realClock, type Allocation, type Client, type Clock, errorText, type Job } from '../index.ts';
+import { realClock, type Allocation, type Client, type Clock, errorText, type Job } from '../index.ts';
+import { clientChange, mergedAlloc, type ClientChange } from './allocs/client-report.ts';
 import { EvalBroker, jobOf, newEval, planFor } from './broker/broker.ts';
 import { deploymentAfter, failsAtDeadline, FAILED_PROGRESS_DEADLINE, progressCutoff, recordHealth, type DeploymentAction } from './deploy/deployments.ts';
 import { commitPromotion, healthyIn, type PromoteRequest } from './deploy/canaries.ts';
@@ -18,7 +19,9 @@ import { ServerGc } from './gc/server-gc.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
 import { apiJobToJob } from './jobs/jobspec.ts';
-import { checkDispatch, dispatchedChild, isParentJob, type DispatchRequest } from './jobs/dispatch.ts';
+import { checkDispatch, dispatchedChild, isParentJob, sameDispatch, type DispatchRequest } from './jobs/dispatch.ts';
+import { enforceIndexRefusal, scaleIndexRefusal } from './jobs/enforce-index.ts';
+import { periodicProblem } from './jobs/periodic-check.ts';
 import { nextJobVersion, submittedSpec } from './jobs/job-version.ts';
 import {
   AllocationNotFoundError,
@@ -35,8 +38,7 @@ import {
   ScaleGroupNotFoundError,
 } from './errors.ts';
 import { JobspecParser } from './jobs/jobspec-parser.ts';
-import { nextOfAny, timeZoneProblem, CronSpecError } from './periodic/cron.ts';
-import { PeriodicDispatcher, specsOf } from './periodic/dispatcher.ts';
+import { PeriodicDispatcher } from './periodic/dispatcher.ts';
 import { jobStatus } from './state/job-status.ts';
 import { formatWarnings, placementWarnings } from './jobs/placement-warnings.ts';
 import type { AgentState, Txn } from './state/store.ts';
@@ -65,8 +67,6 @@ export interface JobPlan {
   /** The state's index the plan was made at. */
   index: number;
 }
-
-const CLIENT_FIELDS = ['clientStatus', 'clientDescription', 'taskStates'] as const;
 
 /**
  * The least time between two commits of client reports while they keep coming. Each commit is
@@ -165,8 +165,8 @@ export class AgentCore {
    */
   validate(apiJob: ApiJob, warnings: readonly string[] = []): string {
     const job = decodeJob(apiJob);
-    const periodicProblem = checkPeriodic(apiJob);
-    if (periodicProblem) throw new InvalidPeriodicError(periodicProblem);
+    const periodic = periodicProblem(apiJob, Date.now());
+    if (periodic) throw new InvalidPeriodicError(periodic);
     return formatWarnings([...warnings, ...placementWarnings(job)]);
   }
 
@@ -180,15 +180,13 @@ export class AgentCore {
     trigger: 'job-register' | 'job-scaling' = 'job-register',
   ): RegisterResult {
     const job = decodeJob(apiJob);
-    const periodicProblem = checkPeriodic(apiJob);
-    if (periodicProblem) throw new InvalidPeriodicError(periodicProblem);
+    const periodic = periodicProblem(apiJob, Date.now());
+    if (periodic) throw new InvalidPeriodicError(periodic);
     const prev = this.state.jobs.get(apiJob.ID);
     if (opts.enforceIndex) {
-      // Nomad's three refusals.
       const want = opts.jobModifyIndex ?? 0;
-      if (prev && want === 0) throw new EnforceIndexError(apiJob.ID, want, 'exists');
-      if (prev && want !== prev.jobModifyIndex) throw new EnforceIndexError(apiJob.ID, want, 'conflict', prev.jobModifyIndex);
-      if (!prev && want !== 0) throw new EnforceIndexError(apiJob.ID, want, 'missing');
+      const refusal = enforceIndexRefusal(prev?.jobModifyIndex, want);
+      if (refusal) throw new EnforceIndexError(apiJob.ID, want, refusal, refusal === 'conflict' ? prev?.jobModifyIndex : undefined);
     }
     const result = this.state.commit((txn) => {
       const version = nextJobVersion(prev, apiJob);
@@ -239,9 +237,7 @@ export class AgentCore {
     if (parent.stop) throw new JobStoppedError(parentId, 'dispatch');
     checkDispatch(parent.apiJob, req);
     if (req.idempotencyToken) {
-      const same = [...this.state.jobs.values()].find(
-        (j) => j.apiJob.ParentID === parentId && j.apiJob.DispatchIdempotencyToken === req.idempotencyToken && jobStatus(j, this.state) !== 'dead',
-      );
+      const same = sameDispatch(this.state.jobs.values(), parentId, req.idempotencyToken, (j) => jobStatus(j, this.state) !== 'dead');
       if (same)
         return {
           evalId: '',
@@ -318,7 +314,7 @@ export class AgentCore {
   scale(jobId: string, group: string, count: number, jobModifyIndex = 0): RegisterResult {
     const prev = this.state.jobs.get(jobId);
     if (!prev) throw new JobNotFoundError(jobId);
-    if (jobModifyIndex > 0 && jobModifyIndex !== prev.jobModifyIndex) throw new EnforceIndexError(jobId, jobModifyIndex, 'conflict', prev.jobModifyIndex);
+    if (scaleIndexRefusal(prev.jobModifyIndex, jobModifyIndex)) throw new EnforceIndexError(jobId, jobModifyIndex, 'conflict', prev.jobModifyIndex);
     const groups = (prev.apiJob.TaskGroups as Array<Record<string, unknown>>) ?? [];
     if (!groups.some((g) => g.Name === group)) throw new ScaleGroupNotFoundError(jobId, group);
     const spec = submittedSpec(prev.apiJob);
@@ -546,57 +542,24 @@ export class AgentCore {
     if ([...plain, ...deciding].some((c) => c.ended)) this.broker.unblock();
   }
 
-  /** What report `a` changes in the server's alloc; undefined when nothing. */
+  /** What report `a` changes in the server's alloc; undefined when nothing (or no such alloc). */
   #clientChange(a: Allocation): ClientChange | undefined {
     const cur = this.state.allocs.get(a.id);
     if (!cur) return undefined;
-    const changed = CLIENT_FIELDS.some((k) => JSON.stringify(cur.alloc[k]) !== JSON.stringify(a[k]));
-    const health = this.#reportedHealth(cur.alloc, a);
-    const healthChanged = health !== undefined && JSON.stringify(health) !== JSON.stringify(cur.alloc.deploymentStatus);
-    if (!changed && !healthChanged) return undefined;
-    return {
-      cur,
-      report: a,
-      ...(healthChanged ? { health } : {}),
-      decided: healthChanged && health?.healthy !== undefined && cur.alloc.deploymentStatus?.healthy === undefined,
-      ended: !isClientTerminalStatus(cur.alloc.clientStatus) && isClientTerminalStatus(a.clientStatus),
-    };
+    return clientChange(cur, a, cur.alloc.deploymentId ? this.state.deployments.get(cur.alloc.deploymentId) : undefined, Date.now());
   }
 
   /** Writes one {@link ClientChange} in `txn`: the alloc, and the deployment's count when it decides one. */
   #applyClientChange(c: ClientChange, txn: Txn): { ev?: Evaluation; revert?: JobRecord } {
-    const { cur, report: a } = c;
-    const alloc: Allocation = { ...cur.alloc };
-    for (const k of CLIENT_FIELDS) {
-      if (a[k] === undefined) delete alloc[k];
-      else (alloc as unknown as Record<string, unknown>)[k] = a[k];
-    }
-    if (c.health) alloc.deploymentStatus = c.health;
-    alloc.modifyTime = Date.now();
-    const s: ServerAlloc = { ...cur, alloc, modifyIndex: txn.index };
+    const alloc = mergedAlloc(c, Date.now());
+    const s: ServerAlloc = { ...c.cur, alloc, modifyIndex: txn.index };
     txn.putAlloc(s);
-    txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: a.id, object: s });
+    txn.event({ topic: 'Allocation', type: 'AllocationUpdated', key: alloc.id, object: s });
     const outcome = c.decided ? recordHealth(this.state, alloc, txn, Date.now()) : { evaluate: false };
     return {
       ...(outcome.evaluate ? { ev: newEval(txn, this.state, alloc.jobId, 'deployment-watcher') } : {}),
       ...(outcome.revert ? { revert: outcome.revert } : {}),
     };
-  }
-
-  /**
-   * The alloc's health after the client's report `a`: the client's verdict with the server's
-   * canary mark (the client reports health only), or, for an alloc of a running (or paused)
-   * deployment that ended failed or lost with no verdict, unhealthy ({@link unreportedHealth}).
-   */
-  #reportedHealth(cur: Allocation, a: Allocation): Allocation['deploymentStatus'] {
-    const canary = cur.deploymentStatus?.canary;
-    if (a.deploymentStatus) return canary !== undefined ? { ...a.deploymentStatus, canary } : a.deploymentStatus;
-    const d = cur.deploymentId ? this.state.deployments.get(cur.deploymentId) : undefined;
-    if (!d || (d.status !== 'running' && d.status !== 'paused')) return undefined;
-    const group = cur.job.taskGroups.find((g) => g.name === cur.taskGroup);
-    const after = { ...cur, clientStatus: a.clientStatus };
-    if (unreportedHealth(after, group) !== false) return undefined;
-    return { healthy: false, timestamp: Date.now(), ...(canary !== undefined ? { canary } : {}) };
   }
 
   /** Stops the broker, the collector, the periodic dispatcher and the job file worker. */
@@ -624,23 +587,6 @@ export class AgentCore {
   }
 }
 
-/** A periodic block Nomad's job validation refuses: no expression, a bad one, an unknown time zone. */
-function checkPeriodic(apiJob: ApiJob): string | undefined {
-  const p = apiJob.Periodic as Parameters<typeof specsOf>[0] | null | undefined;
-  if (!p || apiJob.ParentID) return undefined;
-  const specs = specsOf(p);
-  if (specs.length === 0) return 'Invalid periodic job: must specify a cron expression (cron or crons)';
-  const tz = timeZoneProblem(p.TimeZone);
-  if (tz) return `Invalid periodic job: ${tz}`;
-  try {
-    nextOfAny(specs, Date.now(), p.TimeZone);
-  } catch (e) {
-    if (e instanceof CronSpecError) return `Invalid periodic job: ${e.message}`;
-    throw e;
-  }
-  return undefined;
-}
-
 /** The API job as berth's job; {@link InvalidJobError} with the reason for one berth cannot take. */
 function decodeJob(apiJob: ApiJob): Job {
   try {
@@ -648,16 +594,4 @@ function decodeJob(apiJob: ApiJob): Job {
   } catch (e) {
     throw new InvalidJobError(errorText(e));
   }
-}
-
-/** What one client report changes in the server's alloc. */
-interface ClientChange {
-  cur: ServerAlloc;
-  report: Allocation;
-  /** The alloc's new health, when it changed. */
-  health?: Allocation['deploymentStatus'];
-  /** The report gives the alloc's first verdict: the deployment counts it. */
-  decided: boolean;
-  /** The alloc went terminal on the client: capacity may have come free. */
-  ended: boolean;
 }

@@ -77,3 +77,13 @@ export function dispatchedChild(parent: ApiJob, req: DispatchRequest, nowMs: num
 export function isParentJob(job: { parameterized?: unknown; periodic?: unknown; dispatched?: boolean; parentId?: string }): boolean {
   return (!!job.parameterized && !job.dispatched) || (!!job.periodic && !job.parentId);
 }
+
+/**
+ * The live child of `parentId` that already carries idempotency token `token` (Nomad answers it
+ * instead of dispatching again); a dead child's token is free again. `live` says whether a job
+ * still runs (its status is not `dead`).
+ */
+export function sameDispatch<J extends { apiJob: ApiJob }>(jobs: Iterable<J>, parentId: string, token: string, live: (job: J) => boolean): J | undefined {
+  for (const j of jobs) if (j.apiJob.ParentID === parentId && j.apiJob.DispatchIdempotencyToken === token && live(j)) return j;
+  return undefined;
+}
