@@ -155,4 +155,12 @@ describe('client: allocation lifecycle on the mock driver', () => {
     expect(states.items.every((m) => m.allocId === r.allocId && m.task === 'web')).to.equal(true);
     expect(events.items.map((m) => m.event.type)).to.deep.equal(types(r.alloc(), 'web'));
   });
+
+  it('a failed prerun hook fails the alloc: client status failed, no task started', async () => {
+    const client = newClient({ hooks: [{ name: 'gate', prerun: async () => Promise.reject(new Error('hook says no')) }] });
+    const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '10s' })]));
+    await viewWhere(client, r, (a) => a.clientStatus === 'failed');
+    expect(types(r.alloc(), 'web')).to.not.include('Started');
+    expect(r.alloc().taskStates!.web!.state).to.equal('dead');
+  });
 });

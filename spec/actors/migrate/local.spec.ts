@@ -112,4 +112,29 @@ describe('migrate_disk: local previous allocation', () => {
     expect((await readFile(path.join(rb.allocDir.dataDir, 'db.sqlite'))).equals(body)).to.equal(true);
     expect(existsSync(ra.allocDir.dir)).to.equal(false);
   });
+
+  it("a prerun hook of the replacement sees the previous alloc's data, in state running before any task starts", async () => {
+    const seen: Record<string, { data: string | undefined; state: string | undefined; web: string | undefined }> = {};
+    const client = newClient({
+      hooks: [
+        {
+          name: 'reader',
+          prerun: async ({ alloc, allocDir }) => {
+            const data = await readFile(path.join(allocDir.dataDir, 'db.sqlite'), 'utf8').catch(() => undefined);
+            const r = client.runner(alloc.id);
+            seen[alloc.id] = { data, state: r?.state(), web: r?.alloc().taskStates?.web?.state };
+          },
+        },
+      ],
+    });
+    const a = makeAlloc(tasks(), { group: sticky() });
+    const ra = client.addAlloc(a);
+    await ra.waitFor('running');
+    await writeFile(path.join(ra.allocDir.dataDir, 'db.sqlite'), 'rows');
+    await stop(client, a);
+    const b = makeAlloc(tasks(), { previousAllocation: a.id, group: sticky() });
+    const rb = client.addAlloc(b);
+    await viewWhere(client, rb, (x) => x.taskStates?.web?.state === 'running');
+    expect(seen[b.id]).to.deep.equal({ data: 'rows', state: 'running', web: 'pending' });
+  });
 });
