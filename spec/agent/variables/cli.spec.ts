@@ -142,4 +142,16 @@ describe('agent: the var and keyring commands', function () {
     for (const r of a.agent.core.state.vars.values()) expect(r.sealed.keyId).to.equal(id);
     expect((await berth(['operator', 'root', 'keyring', 'rotate', 'extra'])).code).to.equal(2);
   });
+
+  it('var put -in=hcl and -out=hcl are usage errors (exit 2); flags may follow the arguments', async () => {
+    const hcl = await berth(['var', 'put', '-in=hcl', 'usage/x', 'k=v']);
+    expect([hcl.code, hcl.stderr]).to.deep.equal([2, 'berth var put: Invalid value for "-in"; berth reads json only, not "hcl" (see berth var put --help)\n']);
+    expect((await berth(['var', 'put', '-out=hcl', 'usage/x', 'k=v'])).code).to.equal(2);
+    expect((await a.req('GET', '/v1/var/usage/x')).status).to.equal(404);
+    const after = await berth(['var', 'put', 'usage/x', 'k=v', '-out=none']);
+    expect([after.code, after.stdout]).to.deep.equal([
+      0,
+      `Created variable "usage/x" with modify index ${(await a.req('GET', '/v1/var/usage/x')).json.ModifyIndex}\n`,
+    ]);
+  });
 });

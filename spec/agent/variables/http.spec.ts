@@ -184,6 +184,21 @@ describe('agent: variables over HTTP', function () {
     // And it reads back.
     expect((await a.req('GET', '/v1/var/secret/plain')).json.Items).to.deep.equal({ password: secret });
   });
+
+  it('refuses a doubled "/" and a write to namespace "*"; takes nomad/job-templates/<name> only; counts the 64 KiB in UTF-8 bytes', async () => {
+    const put = (path: string, body: unknown) => a.req('PUT', path, body);
+    const doubled = await put('/v1/var/a/%2Fb', { Items: { k: 'v' } });
+    expect([doubled.status, doubled.text]).to.deep.equal([400, 'Path: invalid path "a//b": empty segment ("//")']);
+    const wildcard = await put('/v1/var/x', { Namespace: '*', Items: { k: 'v' } });
+    expect([wildcard.status, wildcard.text]).to.deep.equal([400, 'Namespace: can not target wildcard ("*") namespace']);
+    expect((await put('/v1/var/nomad/job-templates/web', { Items: { k: 'v' } })).status).to.equal(200);
+    const deeper = await put('/v1/var/nomad/job-templates/web/more', { Items: { k: 'v' } });
+    expect(deeper.status).to.equal(400);
+    expect(deeper.text).to.match(/^Path: "nomad\/job-templates" is a reserved directory path/);
+    // 32 Ki two-byte characters: half the bound in JavaScript characters, over it in UTF-8 bytes.
+    const wide = await put('/v1/var/wide', { Items: { k: '\u00e9'.repeat(32 * 1024) } });
+    expect([wide.status, wide.text]).to.deep.equal([400, 'Items: variables are limited to 64KiB in total size']);
+  });
 });
 
 describe('agent: variables with ACLs on', function () {
