@@ -85,7 +85,9 @@ describe('architecture: import rules', () => {
         .replace(/^\s*\/\/.*$/gm, '');
     const impure = files
       .filter((f) => f.startsWith('agent/scheduler/'))
-      .flatMap((f) => [...code(f).matchAll(/\b(?:Date\.now|new Date|Math\.random|performance\.now|process\.|readFileSync|require)\b/g)].map((m) => `${f}: ${m[0]}`));
+      .flatMap((f) =>
+        [...code(f).matchAll(/\b(?:Date\.now|new Date|Math\.random|performance\.now|process\.|readFileSync|require)\b/g)].map((m) => `${f}: ${m[0]}`),
+      );
     expect(files.filter((f) => f.startsWith('agent/scheduler/')).length).to.be.greaterThan(10);
     expect(impure).to.deep.equal([]);
   });

@@ -6,6 +6,8 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startAgent } from '../../agent/agent.ts';
+import { http } from '../support/agent.ts';
 import { AgentConfigError, defaultDataDir, loadAgentConfigFile, resolveAgentConfig } from '../../agent/config/config.ts';
 import { detectCpuMHz, detectMemoryMB } from '../../agent/config/node-resources.ts';
 
@@ -207,5 +209,27 @@ plugin "raw_exec" {
     expect(detectCpuMHz('cpu MHz\t\t: 2400.000\ncpu MHz\t\t: 2400.000\n')).to.equal(4800);
     expect(detectMemoryMB('MemTotal:        8388608 kB\n')).to.equal(8192);
     expect(detectCpuMHz()).to.be.greaterThan(0);
+  });
+
+  it("an agent's node offers cpu_total_compute and memory_total_mb when they are set, the host's numbers when not", async function () {
+    this.timeout(30_000);
+    const offered = async (patches: Parameters<typeof resolveAgentConfig>[0]) => {
+      const agent = await startAgent(resolveAgentConfig(patches, { dev: true, port: 0 }), { log: () => {} });
+      try {
+        const [stub] = (await http('GET', `${agent.url}/v1/nodes`)).json as Array<{ ID: string }>;
+        const r = (await http('GET', `${agent.url}/v1/node/${stub!.ID}`)).json as {
+          NodeResources: { Cpu: { CpuShares: number }; Memory: { MemoryMB: number } };
+        };
+        return [r.NodeResources.Cpu.CpuShares, r.NodeResources.Memory.MemoryMB];
+      } finally {
+        await agent.close();
+      }
+    };
+    const set = await loadAgentConfigFile(file('limits.hcl', 'client {\n  cpu_total_compute = 1234\n  memory_total_mb = 567\n}\n'));
+    expect(await offered([set])).to.deep.equal([1234, 567]);
+    // The host's MHz move with its clock speed from one read to the next; its memory does not.
+    const [cpu, memory] = await offered([]);
+    expect(cpu).to.be.above(0);
+    expect(memory).to.equal(detectMemoryMB());
   });
 });

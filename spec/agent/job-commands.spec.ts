@@ -60,6 +60,21 @@ describe('agent: job init, allocs, history, inspect and scale', function () {
     expect((await agent.req('DELETE', '/v1/job/typo?purge=true')).status).to.equal(200);
   });
 
+  it('job status of a job whose constraint the node fails shows the "Placement Failure" section with the constraint’s text', async () => {
+    const file = join(dir, 'windows.nomad.hcl');
+    writeFileSync(
+      file,
+      'job "windows" {\n  constraint {\n    attribute = "${attr.kernel.name}"\n    value     = "windows"\n  }\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n',
+    );
+    const run = await agent.main(['job', 'run', '-detach', file]);
+    expect(run.code, run.stdout + run.stderr).to.equal(0);
+    await waitFor(agent, '/v1/job/windows/evaluations', (l: Array<{ Status: string }>) => l.some((e) => e.Status === 'blocked'), 'a blocked eval');
+    const r = await agent.main(['job', 'status', 'windows']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.include('\nPlacement Failure\nTask Group "g":\n  * Constraint "${attr.kernel.name} = windows": 1 nodes excluded by filter\n');
+    expect((await agent.req('DELETE', '/v1/job/windows?purge=true')).status).to.equal(200);
+  });
+
   it("job run of an exec job shows its chroot build's progress from the agent's event stream, not silence", async function () {
     if (process.getuid?.() !== 0) return skipOrFailInCi(this, 'the exec driver needs root');
     const file = join(dir, 'chrooted.nomad.hcl');

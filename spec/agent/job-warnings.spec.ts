@@ -12,6 +12,7 @@ import { startAgent, type Agent } from '../../agent/agent.ts';
 import { resolveAgentConfig } from '../../agent/config/config.ts';
 import { http } from '../support/agent.ts';
 import { runMain } from '../support/cli.ts';
+import { until } from '../support/until.ts';
 
 /** A batch job with a service of each kind berth changes or ignores a value of. */
 const HCL = `job "warned" {
@@ -133,5 +134,33 @@ job "vars" {
     expect(r.code, r.stderr).to.equal(0);
     const lines = WARNINGS.map((w) => `* ${w.replace('"warned"', '"warned-cli"')}`);
     expect(r.stdout).to.include(`Job Warnings:\n${lines.length} warnings:\n\n${lines.join('\n')}\n\n`);
+  });
+
+  it('register: an affinity or a spread is accepted and scored, the alloc still placed, and the warnings say it never moves one', async () => {
+    const hcl = `job "scored" {
+  type = "batch"
+  affinity {
+    attribute = "\${attr.kernel.name}"
+    value     = "windows"
+  }
+  group "g" {
+    spread {
+      attribute = "\${node.datacenter}"
+    }
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+    }
+  }
+}
+`;
+    const parsed = await post('/v1/jobs/parse', { JobHCL: hcl });
+    const r = await post('/v1/jobs', { Job: parsed.json });
+    expect(r.status, r.text).to.equal(200);
+    const never = 'accepted and scored, but on a one-node agent it never changes where an allocation is placed';
+    expect(r.json.Warnings).to.equal(`2 warnings:\n\n* Job "scored": affinity ${never}\n* Group "g": spread ${never}`);
+    await until(async () => (await http('GET', `${agent.url}/v1/job/scored/allocations`)).json.length === 1);
   });
 });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { blockedEvalsToRetry, schedule, SchedulerInputError, newEvaluation, supersededBlockedEvals } from '../../../agent/scheduler/index.ts';
-import { job, node, World } from './support.ts';
+import type { Allocation } from '../../../index.ts';
+import { job, node, preemption, World } from './support.ts';
 
 describe('scheduler: placement', () => {
   it('places count allocs named <job>.<group>[<index>] with their allocated resources', () => {
@@ -191,5 +192,54 @@ describe('scheduler: placement', () => {
     const a = new World().register(job('web', { count: 3 }));
     const b = new World().register(job('web', { count: 3 }));
     expect(a).to.deep.equal(b);
+  });
+
+  it('changes nothing it is handed, so a plan can be shown and not stored (a dry run)', () => {
+    const w = new World(node(), preemption('service'));
+    w.register(job('lo', { priority: 10, count: 3, cpu: 1000 }));
+    w.jobs.push(job('hi', { priority: 90, cpu: 2000 }));
+    const allocs = [...w.allocs.values()];
+    const ev = newEvaluation({ id: 'dry', job: w.jobs[1]!, triggeredBy: 'job-register', now: w.now });
+    const before = structuredClone({ jobs: w.jobs, allocs, ev });
+    const plan = schedule({ node: w.node, jobs: w.jobs, allocs, config: w.config, eval: ev, now: w.now, newId: w.newId });
+    expect([plan.place.length, plan.preempt.length, plan.eval.status]).to.deep.equal([1, 2, 'complete']);
+    expect({ jobs: w.jobs, allocs, ev }).to.deep.equal(before);
+  });
+
+  it('the first dimension that does not fit is named in Nomad’s order: ports, cores, cpu, memory, disk', () => {
+    const w = new World(node({ reserved: { ports: [8080] } }));
+    const http = { networks: [{ mode: 'host' as const, reservedPorts: [{ label: 'http', value: 8080 }], dynamicPorts: [] }] };
+    const disk = { ephemeralDisk: { sizeMB: 10_001 } };
+    const dim = (o: Parameters<typeof job>[1]) => Object.keys(w.register(job('x', o)).failedTgAllocs.g!.dimensionExhausted);
+    expect(dim({ cores: 5, cpu: 3001, memoryMB: 3073, group: { ...http, ...disk } })).to.deep.equal(['network: reserved port collision http=8080']);
+    expect(dim({ cores: 5, cpu: 3001, memoryMB: 3073, group: disk })).to.deep.equal(['cores']);
+    expect(dim({ cpu: 3001, memoryMB: 3073, group: disk })).to.deep.equal(['cpu']);
+    expect(dim({ memoryMB: 3073, group: disk })).to.deep.equal(['memory']);
+    expect(dim({ group: disk })).to.deep.equal(['disk']);
+  });
+
+  it('the node offers its resources less its reserved block: reserved cpu, memory and disk go to no alloc', () => {
+    const w = new World(node({ reserved: { cpuMHz: 500, memoryMB: 72, diskMB: 1000 } }));
+    expect(w.register(job('a', { cpu: 2501 })).failedTgAllocs.g!.dimensionExhausted).to.deep.equal({ cpu: 1 });
+    expect(w.register(job('b', { memoryMB: 3001 })).failedTgAllocs.g!.dimensionExhausted).to.deep.equal({ memory: 1 });
+    expect(w.register(job('c', { group: { ephemeralDisk: { sizeMB: 9001 } } })).failedTgAllocs.g!.dimensionExhausted).to.deep.equal({ disk: 1 });
+    expect(w.register(job('d', { cpu: 2500, memoryMB: 3000, group: { ephemeralDisk: { sizeMB: 9000 } } })).place).to.have.length(1);
+  });
+
+  it('an alloc desired stop or evict, or terminal on the client, no longer counts toward the fit', () => {
+    const variants: Array<Partial<Allocation>> = [
+      { desiredStatus: 'stop' },
+      { desiredStatus: 'evict' },
+      { clientStatus: 'complete' },
+      { clientStatus: 'failed' },
+      { clientStatus: 'lost' },
+    ];
+    for (const v of variants) {
+      const w = new World();
+      const [a] = w.register(job('a', { type: 'batch', cpu: 3000 })).place;
+      expect(w.register(job('b', { cpu: 3000 })).place, 'while a runs').to.have.length(0);
+      w.allocs.set(a!.id, { ...w.allocs.get(a!.id)!, ...v });
+      expect(w.register(job('b', { cpu: 3000 })).place, JSON.stringify(v)).to.have.length(1);
+    }
   });
 });

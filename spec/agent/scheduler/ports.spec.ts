@@ -83,6 +83,18 @@ describe('scheduler: ports (host networking)', () => {
         expect(plan.failedTgAllocs.g.dimensionExhausted).to.deep.equal({ [c.reason]: 1 });
       });
     }
+    it('two static ports of one alloc on the same host port collide', () => {
+      const plan = new World().register(
+        job('web', {
+          group: net([
+            ['a', 8080],
+            ['b', 8080],
+          ]),
+        }),
+      );
+      expect(plan.place).to.have.length(0);
+      expect(plan.failedTgAllocs.g.dimensionExhausted).to.deep.equal({ 'network: reserved port collision b=8080': 1 });
+    });
     it('two allocs of one group asking the same static port: the second is queued', () => {
       const plan = new World().register(job('web', { count: 2, group: net([['http', 8080]]) }));
       expect(plan.place).to.have.length(1);

@@ -200,4 +200,17 @@ describe('scheduler: preemption', () => {
     expect(blocked.place).to.have.length(0);
     expect(blocked.failedTgAllocs.g.dimensionExhausted).to.deep.equal({ 'network: reserved port collision http=9090': 1 });
   });
+
+  it('static ports are preempted for only when every holder of them may be preempted', () => {
+    const net = (...values: number[]) => ({
+      networks: [{ mode: 'host' as const, reservedPorts: values.map((value, i) => ({ label: `p${i}`, value })), dynamicPorts: [] }],
+    });
+    const w = new World(node(), preemption('service'));
+    w.register(job('lo', { priority: 10, group: net(8080) }));
+    w.register(job('peer', { priority: 85, group: net(9090) }));
+    const plan = w.register(job('hi', { priority: 90, group: net(8080, 9090) }));
+    expect(plan.preempt).to.deep.equal([]);
+    expect(plan.place).to.deep.equal([]);
+    expect(plan.failedTgAllocs.g.dimensionExhausted).to.deep.equal({ 'network: reserved port collision p0=8080': 1 });
+  });
 });

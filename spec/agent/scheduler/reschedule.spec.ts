@@ -53,6 +53,17 @@ describe('scheduler: reschedule', () => {
         expect(nextDelay(failed(p, c.delays), p)).to.equal(c.next);
       });
     }
+    it('constant keeps the delay, exponential doubles it, fibonacci adds the last two; max_delay caps them', () => {
+      const d = (fn: ReschedulePolicy['delayFunction'], delays: number[], maxDelayMs = 3_600_000) => {
+        const p = policy({ delayFunction: fn, maxDelayMs });
+        return nextDelay(failed(p, delays), p);
+      };
+      expect(d('constant', [30_000, 30_000])).to.equal(30_000);
+      expect(d('exponential', [30_000, 60_000])).to.equal(120_000);
+      expect(d('fibonacci', [30_000, 30_000, 60_000])).to.equal(90_000);
+      expect(d('exponential', [30_000, 60_000], 100_000)).to.equal(100_000);
+      expect(d('fibonacci', [60_000, 90_000], 120_000)).to.equal(120_000);
+    });
     it('a quiet spell longer than max_delay since the last reschedule resets to delay', () => {
       const p = policy({ delayFunction: 'exponential', maxDelayMs: 100_000 });
       const a = failed(p, [30_000, 60_000, 100_000]);

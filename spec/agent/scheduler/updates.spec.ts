@@ -75,6 +75,43 @@ describe('scheduler: job updates', () => {
       expect([plan.place, plan.stop, plan.inPlace]).to.deep.equal([[], [], []]);
       expect(plan.desiredTgUpdates.g.ignore).to.equal(2);
     });
+    it('destructive: driver, user, config, env, artifacts, meta, resources, tasks, disk, network; in place: the rest', () => {
+      const g = (j: Job) => j.taskGroups[0]!;
+      const r = (j: Job) => t(j).resources!;
+      const destructive: Array<(j: Job) => void> = [
+        (j) => (t(j).driver = 'exec'),
+        (j) => (t(j).user = 'nobody'),
+        (j) => (t(j).config = { command: '/bin/true' }),
+        (j) => (t(j).env = { A: '1' }),
+        (j) => (t(j).artifacts = [{ source: 'https://example.com/a.tgz' }]),
+        (j) => (j.meta = { a: 'b' }),
+        (j) => (g(j).meta = { a: 'b' }),
+        (j) => (t(j).meta = { a: 'b' }),
+        (j) => (r(j).cpu = 101),
+        (j) => (r(j).cores = 1),
+        (j) => (r(j).memoryMB = 101),
+        (j) => (r(j).memoryMaxMB = 500),
+        (j) => (r(j).secretsMB = 2),
+        (j) => g(j).tasks.push({ ...t(j), name: 'u' }),
+        (j) => (g(j).ephemeralDisk = { sizeMB: 500 }),
+        (j) => (g(j).networks = [{ mode: 'host', reservedPorts: [], dynamicPorts: [{ label: 'http' }] }]),
+      ];
+      const inPlace: Array<(j: Job) => void> = [
+        (j) => (g(j).count = 3),
+        (j) => (j.priority = 70),
+        (j) => (g(j).restartPolicy = { attempts: 1, intervalMs: 1000, delayMs: 10, mode: 'fail' }),
+        (j) => (g(j).reschedulePolicy = { attempts: 1, intervalMs: 1000, delayMs: 10, delayFunction: 'constant', maxDelayMs: 10, unlimited: false }),
+        (j) => (g(j).update = update(1)),
+        (j) => (g(j).migrate = { maxParallel: 2, healthCheck: 'checks', minHealthyTimeMs: 0, healthyDeadlineMs: 0 }),
+        (j) => (g(j).services = [{ name: 'web', tags: ['v2'] }]),
+        (j) => (t(j).killTimeoutMs = 30_000),
+        (j) => (g(j).shutdownDelayMs = 5000),
+        (j) => (t(j).shutdownDelayMs = 5000),
+      ];
+      const before = job('web', { count: 2 });
+      expect(destructive.map((c) => typeof destructiveChange(before, changed(c), 'g'))).to.deep.equal(destructive.map(() => 'string'));
+      expect(inPlace.map((c) => destructiveChange(before, changed(c), 'g'))).to.deep.equal(inPlace.map(() => undefined));
+    });
   });
 
   describe('count changes', () => {
@@ -185,6 +222,20 @@ describe('scheduler: job updates', () => {
       const v1 = job('web', { count: 3, version: 1 });
       v1.taskGroups[0].tasks[0].env = { V: '1' };
       expect(w.register(v1).place).to.have.length(3);
+    });
+    it('a failed rollout still reschedules a failed alloc, and replaces nothing more', () => {
+      const reschedulePolicy = { attempts: 0, intervalMs: 0, delayMs: 0, delayFunction: 'constant' as const, maxDelayMs: 0, unlimited: true };
+      const w = new World();
+      const v0 = w.register(job('web', { count: 3, group: { update: update(1), reschedulePolicy } })).place;
+      const v1 = job('web', { count: 3, version: 1, group: { update: update(1), reschedulePolicy } });
+      v1.taskGroups[0].tasks[0].env = { V: '1' };
+      const [first] = w.register(v1).place;
+      w.allocs.set(first.id, { ...w.allocs.get(first.id)!, deploymentStatus: { healthy: false, timestamp: w.now } });
+      w.client(v0[2].id, 'failed');
+      const plan = w.evaluate('web', 'alloc-failure');
+      expect(plan.deployment.g).to.include({ failed: true });
+      expect(plan.place.map((a) => [a.name, a.previousAllocation])).to.deep.equal([['web.g[2]', v0[2].id]]);
+      expect(w.running('web').find((a) => a.name === 'web.g[1]')!.id).to.equal(v0[1].id);
     });
   });
 
