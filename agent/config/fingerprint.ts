@@ -5,8 +5,9 @@
  * /etc/os-release); `nodeAttributes` turns what it read into the attribute map, purely.
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { arch, hostname, machine, release, type } from 'node:os';
+import { join } from 'node:path';
+import { readHostFile } from './host-file.ts';
 
 /** What the fingerprint reads from the machine. */
 export interface HostFacts {
@@ -51,12 +52,15 @@ const GOARCH: Record<string, string> = {
   loong64: 'loong64',
 };
 
-/** Reads this machine's facts. */
-export function readHost(): HostFacts {
-  const osRelease = parseOsRelease(safeRead('/etc/os-release'));
+/**
+ * Reads this machine's facts. `root` is where its `/etc` and `/proc` are: `/`, or a dir a spec
+ * fills with such files.
+ */
+export function readHost(root = '/'): HostFacts {
+  const osRelease = parseOsRelease(readHostFile(join(root, 'etc/os-release')));
   const id = osRelease.ID ?? type().toLowerCase();
   // As gopsutil: Debian's point release is in /etc/debian_version, not in os-release.
-  const debian = id === 'debian' ? safeRead('/etc/debian_version').trim() : '';
+  const debian = id === 'debian' ? readHostFile(join(root, 'etc/debian_version')).trim() : '';
   return {
     kernelName: type().toLowerCase(),
     kernelVersion: release(),
@@ -64,7 +68,7 @@ export function readHost(): HostFacts {
     nodeArch: arch(),
     osName: id,
     osVersion: /^\d/.test(debian) ? debian : (osRelease.VERSION_ID ?? ''),
-    cpuModel: /^model name\s*:\s*(.+)$/m.exec(safeRead('/proc/cpuinfo'))?.[1]?.trim() ?? '',
+    cpuModel: /^model name\s*:\s*(.+)$/m.exec(readHostFile(join(root, 'proc/cpuinfo')))?.[1]?.trim() ?? '',
     hostname: hostname(),
   };
 }
@@ -98,12 +102,4 @@ export function nodeAttributes(host: HostFacts, node: NodeFacts): Record<string,
   };
   for (const d of node.drivers) attrs[`driver.${d}`] = '1';
   return attrs;
-}
-
-function safeRead(p: string): string {
-  try {
-    return readFileSync(p, 'utf8');
-  } catch {
-    return '';
-  }
 }

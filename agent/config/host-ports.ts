@@ -5,7 +5,7 @@
  * plan; where /proc is not there (not Linux), nothing is known and nothing is avoided.
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { readHostFile } from './host-file.ts';
 
 /** TCP `LISTEN` in /proc/net/tcp's `st` column. */
 const TCP_LISTEN = '0A';
@@ -25,19 +25,11 @@ export function portsInTable(text: string, state: string): number[] {
   return out;
 }
 
-function read(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
 /** Every port a listener or a bound UDP socket holds on this host now (`root` is `/proc/net`). */
 export function hostPortsInUse(root = '/proc/net'): number[] {
   const ports = new Set<number>();
-  for (const t of ['tcp', 'tcp6']) for (const p of portsInTable(read(`${root}/${t}`), TCP_LISTEN)) ports.add(p);
-  for (const t of ['udp', 'udp6']) for (const p of portsInTable(read(`${root}/${t}`), UDP_BOUND)) ports.add(p);
+  for (const t of ['tcp', 'tcp6']) for (const p of portsInTable(readHostFile(`${root}/${t}`), TCP_LISTEN)) ports.add(p);
+  for (const t of ['udp', 'udp6']) for (const p of portsInTable(readHostFile(`${root}/${t}`), UDP_BOUND)) ports.add(p);
   return [...ports].sort((a, b) => a - b);
 }
 

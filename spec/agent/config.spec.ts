@@ -186,10 +186,17 @@ plugin "raw_exec" {
     const err = await loadAgentConfigFile(bad).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(AgentConfigError);
     expect((err as Error).message).to.contain('client.cpu_total_compute: must be a non-negative number, got "lots"');
-    const broken = await loadAgentConfigFile(file('broken.hcl', 'client {\n')).catch((e: unknown) => e);
-    expect((broken as Error).message).to.match(/broken\.hcl/);
+    const brokenFile = file('broken.hcl', 'client {\n');
+    const broken = await loadAgentConfigFile(brokenFile).catch((e: unknown) => e);
+    expect(broken).to.be.instanceOf(AgentConfigError);
+    expect((broken as Error).message, 'the parser’s words, without its "parse config: "').to.satisfy((m: string) =>
+      m.startsWith(`${brokenFile}: [${brokenFile}:1,8-9: Unclosed configuration block;`),
+    );
+    const jsonFile = file('odd.json', 'parse config: x');
+    const json = await loadAgentConfigFile(jsonFile).catch((e: unknown) => e);
+    expect((json as Error).message, 'a JSON error quoting the text keeps it whole').to.contain('"parse config: x"');
     const missing = await loadAgentConfigFile(join(dir, 'nope.hcl')).catch((e: unknown) => e);
-    expect((missing as Error).message).to.match(/cannot read agent config .*nope\.hcl: ENOENT/);
+    expect((missing as Error).message).to.equal(`cannot read agent config ${join(dir, 'nope.hcl')}: ENOENT`);
     expect(() => resolveAgentConfig([{ tls: { http: true } }], { dev: true })).to.throw(
       AgentConfigError,
       /tls.http = true needs tls.cert_file and tls.key_file/,

@@ -15,6 +15,14 @@ describe('agent: the drivers a node offers', () => {
     expect(n.attributes).to.deep.equal({ 'driver.docker': '1', 'driver.docker.version': '20.10', 'driver.exec': '1', 'driver.raw_exec': '1' });
   });
 
+  it('a driver detected but unhealthy is not offered', () => {
+    const sick = { detected: true, healthy: false, healthDescription: 'Unhealthy', attributes: { 'driver.exec.x': '1' } };
+    const n = nodeDrivers({ raw_exec: ok(), exec: sick }, {});
+    expect(n.drivers).to.deep.equal(['raw_exec']);
+    expect(n.health.exec).to.deep.equal(sick);
+    expect(n.attributes).to.deep.equal({ 'driver.raw_exec': '1' });
+  });
+
   it('an Engine that does not answer leaves docker out, reported with its health text', () => {
     const n = nodeDrivers({ raw_exec: ok(), docker: missing }, {});
     expect(n.drivers).to.deep.equal(['raw_exec']);
@@ -25,7 +33,7 @@ describe('agent: the drivers a node offers', () => {
   it('plugin "raw_exec" { config { enabled = false } } leaves raw_exec out', () => {
     const n = nodeDrivers({ raw_exec: ok(), exec: ok() }, { rawExecEnabled: false });
     expect(n.drivers).to.deep.equal(['exec']);
-    expect(n.health.raw_exec).to.include({ detected: false, healthy: false });
+    expect(n.health.raw_exec).to.deep.equal({ detected: false, healthy: false, healthDescription: 'disabled', attributes: {} });
   });
 
   it('a driver that appears, goes or changes its attributes is a change', () => {

@@ -24,6 +24,8 @@ describe('agent config: plugin blocks', () => {
     expect(readPlugins([{ exec: [{ config: [{ no_pivot_root: true }] }] }])).to.deep.equal({});
     expect(docker({})).to.deep.equal({});
     expect(readPlugins({ docker: {} })).to.deep.equal({ docker: {} });
+    expect(readPlugins([{ exec: [{ config: [{ enabled: false }] }] }]), 'enabled of another plugin is not raw_exec’s').to.deep.equal({});
+    expect(readPlugins([{ raw_exec: [{ config: [{}] }] }]), 'raw_exec without enabled').to.deep.equal({});
   });
 
   it('docker: each key into its field, capabilities as Docker names them without cap_', () => {
@@ -31,7 +33,7 @@ describe('agent config: plugin blocks', () => {
       docker({
         endpoint: 'tcp://10.0.0.1:2375',
         allow_privileged: false,
-        allow_caps: ['CAP_SYS_ADMIN', 'Net_Raw', 'capital'],
+        allow_caps: ['CAP_SYS_ADMIN', 'Net_Raw', 'capital', 'x_cap_y'],
         volumes: [{ enabled: false }],
         gc: [{ image: true, image_delay: '3m', container: true, dangling_containers: [{ enabled: true, creation_grace: '5m' }] }],
         pull_activity_timeout: '2m',
@@ -40,7 +42,7 @@ describe('agent config: plugin blocks', () => {
     ).to.deep.equal({
       endpoint: 'tcp://10.0.0.1:2375',
       allowPrivileged: false,
-      allowCaps: ['sys_admin', 'net_raw', 'capital'],
+      allowCaps: ['sys_admin', 'net_raw', 'capital', 'x_cap_y'],
       volumesEnabled: false,
       gc: { image: true, imageDelayMs: 180_000, container: true, danglingContainers: true, danglingCreationGraceMs: 300_000 },
       pullActivityTimeoutMs: 120_000,
@@ -70,6 +72,7 @@ describe('agent config: plugin blocks', () => {
       [[{ docker: { config: { endpoint: 5 } } }], 'plugin.docker.config.endpoint: must be a string, got 5'],
       [[{ docker: { config: { endpoint: 'http://x' } } }], 'plugin.docker.config.endpoint: "http://x" is not unix:///path or tcp://host:port'],
       [[{ docker: { config: { endpoint: 'unix://rel' } } }], 'plugin.docker.config.endpoint: "unix://rel" is not unix:///path or tcp://host:port'],
+      [[{ docker: { config: { endpoint: 'ssh://tcp://x' } } }], 'plugin.docker.config.endpoint: "ssh://tcp://x" is not unix:///path or tcp://host:port'],
       [[{ docker: { config: { allow_caps: ['a', 1] } } }], 'plugin.docker.config.allow_caps: must be a list of strings'],
       [[{ docker: { config: { volumes: 'on' } } }], 'plugin.docker.config.volumes: must be a block'],
       [[{ docker: { config: { volumes: { enabled: 'on' } } } }], 'plugin.docker.config.volumes.enabled: must be true or false, got "on"'],

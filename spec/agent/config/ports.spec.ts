@@ -3,7 +3,10 @@
  * /proc/net-shaped dir (real files in a temp dir): TCP listeners and bound UDP sockets only.
  */
 import { expect } from 'chai';
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cachedHostPorts, HOST_PORTS_TTL_MS, hostPortsInUse, portsInTable } from '../../../agent/config/host-ports.ts';
@@ -13,6 +16,7 @@ describe('agent config: port ranges', () => {
   it('ports and ranges in order, without duplicates, spaces allowed; the last valid port is 65536', () => {
     expect(parsePortRanges('5, 3 - 4 ,5,1-1')).to.deep.equal([5, 3, 4, 1]);
     expect(parsePortRanges('65535-65536')).to.deep.equal([65535, 65536]);
+    expect(parsePortRanges(''), 'no reserved ports').to.deep.equal([]);
     expect(MAX_VALID_PORT).to.equal(65536);
   });
 
@@ -57,6 +61,34 @@ describe('agent config: the host’s ports in use', () => {
     expect(portsInTable(text, '0A')).to.deep.equal([8080, 8081]);
     expect(portsInTable(text, '01')).to.deep.equal([443]);
     expect(portsInTable('', '0A')).to.deep.equal([]);
+  });
+
+  it('the tenth socket on and lines whose columns are split by several spaces; a line that does not start with its number is none', () => {
+    const text = [
+      HEAD,
+      row(12, 9012, '0A'),
+      row(345, 9345, '0A'),
+      '  13:  0100007F:2335  00000000:0000  0A  00000000:00000000 00:00000000 00000000 0 0 1 1',
+      'x  14: 0100007F:2336 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 1 1',
+    ].join('\n');
+    expect(portsInTable(text, '0A')).to.deep.equal([9012, 9345, 9013]);
+  });
+
+  it('reads this host’s /proc/net: a TCP listener and a bound UDP socket opened here are in use', async () => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const udp = createSocket('udp4');
+    udp.bind(0, '127.0.0.1');
+    await once(udp, 'listening');
+    try {
+      const inUse = hostPortsInUse();
+      expect(inUse).to.include((server.address() as AddressInfo).port);
+      expect(inUse).to.include(udp.address().port);
+    } finally {
+      await new Promise((done) => server.close(done));
+      await new Promise<void>((done) => udp.close(done));
+    }
   });
 
   it('every TCP listener (v4 and v6) and bound UDP socket, sorted once each; a missing table is none', () => {

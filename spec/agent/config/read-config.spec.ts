@@ -43,6 +43,8 @@ describe('agent config: each key of the agent file', () => {
     expect(refused({ ports: [{ http: '4.5' }] })).to.equal('ports.http: must be a non-negative number, got "4.5"');
     expect(refused({ ports: [{ http: Infinity }] })).to.equal('ports.http: must be a non-negative number, got null');
     expect(refused({ ports: [{ http: true }] })).to.equal('ports.http: must be a non-negative number, got true');
+    expect(refused({ ports: [{ http: ['4747'] }] }), 'a list is no number, even of one').to.equal('ports.http: must be a non-negative number, got ["4747"]');
+    for (const key of ['client', 'server', 'acl', 'tls']) expect(refused({ [key]: 'x' }), key).to.equal(`${key}: must be a block`);
   });
 
   it('the client block: limits, reserved (with its ports), dynamic range, meta, class, pool, servers, gc', () => {
@@ -57,7 +59,7 @@ describe('agent config: each key of the agent file', () => {
           meta: [{ rack: 'r1', n: 2, on: true }],
           node_class: 'big',
           node_pool: 'gpu',
-          servers: ['10.0.0.1:4646', 'https://x:4646', 'http://y'],
+          servers: ['10.0.0.1:4646', 'https://x:4646', 'http://y', 'z:1/https://w'],
           gc_interval: '1m',
           gc_disk_usage_threshold: 80,
           gc_inode_usage_threshold: 70,
@@ -77,7 +79,7 @@ describe('agent config: each key of the agent file', () => {
         meta: { rack: 'r1', n: '2', on: 'true' },
         nodeClass: 'big',
         nodePool: 'gpu',
-        servers: ['http://10.0.0.1:4646', 'https://x:4646', 'http://y'],
+        servers: ['http://10.0.0.1:4646', 'https://x:4646', 'http://y', 'http://z:1/https://w'],
         gcIntervalMs: 60_000,
         gcDiskUsageThreshold: 80,
         gcInodeUsageThreshold: 70,
@@ -121,6 +123,11 @@ describe('agent config: each key of the agent file', () => {
       [{ gc_disk_usage_threshold: 'x' }, 'client.gc_disk_usage_threshold: must be a non-negative number, got "x"'],
       [{ gc_inode_usage_threshold: 'x' }, 'client.gc_inode_usage_threshold: must be a non-negative number, got "x"'],
       [{ template: 'x' }, 'client.template: must be a block'],
+      [{ cpu_total_compute: [5] }, 'client.cpu_total_compute: must be a non-negative number, got [5]'],
+      [{ min_dynamic_port: 'x' }, 'client.min_dynamic_port: must be a non-negative number, got "x"'],
+      [{ max_dynamic_port: 'x' }, 'client.max_dynamic_port: must be a non-negative number, got "x"'],
+      [{ chroot_env: 'x' }, 'client.chroot_env: must be a block'],
+      [{ meta: 'x' }, 'client.meta: must be a block'],
     ];
     for (const [client, msg] of cases) expect(refused({ client }), msg).to.satisfy((m: string) => m.startsWith(msg));
     expect(readAgentConfig({ client: { max_dynamic_port: 65536 } }).client).to.deep.equal({ maxDynamicPort: 65536 });
@@ -195,7 +202,7 @@ describe('agent config: each key of the agent file', () => {
     });
     expect(readAgentConfig({ http_allowed_origins: [] })).to.deep.equal({ httpAllowedOrigins: [] });
     expect(refused({ http_allowed_origins: 'https://a' })).to.equal('http_allowed_origins: must be a list of origins like "https://ops.example"');
-    for (const bad of ['https://a/path', 'ftp://a', 'https://', 1, 'https://a?q', 'https://[::1'])
+    for (const bad of ['https://a/path', 'ftp://a', 'https://', 1, 'https://a?q', 'https://[::1', ['https://a'], 'ws://https://a'])
       expect(refused({ http_allowed_origins: ['https://ok', bad] }), String(bad)).to.equal(
         `http_allowed_origins[1]: ${JSON.stringify(bad)} is not an origin (scheme://host[:port], no path)`,
       );
