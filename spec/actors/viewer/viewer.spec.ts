@@ -400,4 +400,24 @@ describe('viewer: server, records, recordings, charts', () => {
     for (const t of alloc.transitions) expect(t.points.length, t.id).to.be.greaterThan(1);
     expect(pageSize()).to.be.lessThan(64 * 1024); // the page itself; the layout comes from the server
   });
+
+  it('by default the model keeps the last 50 destroyed allocs and 200 timeline lines per alloc (400 finished actors)', () => {
+    const bus = createBus();
+    const feed = new ViewerFeed({ bus, now: Date.now });
+    try {
+      for (let i = 0; i < 60; i++) {
+        const allocId = `a${i}`;
+        bus.publish('alloc.state', { allocId, from: null, to: 'pending' });
+        for (let j = 0; j < 210; j++)
+          bus.publish('task.event', { allocId, task: 'web', event: { type: 'Started', time: 0, displayMessage: `e${j}`, details: {} } as never });
+        bus.publish('alloc.state', { allocId, from: 'pending', to: 'destroyed' });
+      }
+      expect(feed.model.allocOrder).to.deep.equal(Array.from({ length: 50 }, (_, i) => `a${i + 10}`));
+      for (const id of feed.model.allocOrder) expect(feed.model.allocs[id]!.timeline).to.have.length(200);
+      expect(feed.model.limits).to.deep.equal({ timeline: 200, endedActors: 400, destroyedAllocs: 50 });
+    } finally {
+      feed.close();
+      bus.close();
+    }
+  });
 });
