@@ -296,6 +296,115 @@ export const GROUPS = {
     ],
     threshold: 80,
   },
+  // The client's effectful actors (issue #41), one group per folder. Files the security group
+  // mutates (allocdir, allocfs, migrate, viewer) stay there.
+  // The client gc: the limiter and the options, then the collector on a real client (held
+  // clock), then a real tmpfs (root).
+  'actors-gc': {
+    mutate: ['actors/gc/**/*.ts', '!actors/gc/index.ts'],
+    spec: ['spec/actors/gc/limiter.spec.ts', 'spec/actors/gc/options.spec.ts', 'spec/actors/gc/collector.spec.ts', 'spec/actors/gc/tmpfs.spec.ts'],
+    threshold: 80,
+  },
+  // The client's SQLite state store, and the gc that drops collected allocs from it. Not
+  // damage.spec.ts: each of its tests kills and restarts a client (seconds a test).
+  'actors-state': {
+    mutate: ['actors/state/**/*.ts'],
+    spec: ['spec/actors/state/state-store.spec.ts', 'spec/actors/gc/collector.spec.ts'],
+    threshold: 80,
+  },
+  // Cgroups: the pure parts first (usage format, keyed queue, a fake cgroupfs), then real tasks in
+  // real cgroups (root).
+  'actors-cgroups': {
+    mutate: ['actors/cgroups/**/*.ts', '!actors/cgroups/index.ts'],
+    spec: [
+      'spec/actors/cgroups/format-usage.spec.ts',
+      'spec/actors/cgroups/keyed-queue.spec.ts',
+      'spec/actors/cgroups/fake-cgroupfs.spec.ts',
+      'spec/actors/cgroups/v2-unified.spec.ts',
+      'spec/actors/cgroups/failed-start.spec.ts',
+      'spec/actors/cgroups/fallback.spec.ts',
+      'spec/actors/cgroups/restore.spec.ts',
+      'spec/actors/cgroups/orphan.spec.ts',
+      'spec/actors/cgroups/v1-client.spec.ts',
+    ],
+    threshold: 80,
+  },
+  // Artifacts: the source and destination parse first, then fetches over loopback HTTP.
+  'actors-artifacts': {
+    mutate: ['actors/artifacts/**/*.ts'],
+    spec: [
+      'spec/actors/artifacts/source.spec.ts',
+      'spec/actors/artifacts/destination.spec.ts',
+      'spec/actors/artifacts/stalled-lookup.spec.ts',
+      'spec/actors/artifacts/concurrent-artifacts.spec.ts',
+      'spec/actors/artifacts/hostile-artifacts.spec.ts',
+      'spec/actors/artifacts/compressed-artifacts.spec.ts',
+      'spec/actors/artifacts/artifact-user.spec.ts',
+    ],
+    threshold: 80,
+  },
+  // Services and checks: HTTP checks over loopback first, then service jobs on real processes.
+  // Not exec-into-task.spec.ts: its script checks run in a chroot (seconds a test).
+  'actors-services': {
+    mutate: ['actors/services/**/*.ts'],
+    spec: [
+      'spec/actors/services/http-checks.spec.ts',
+      'spec/actors/services/group-services.spec.ts',
+      'spec/actors/services/group-check-restart.spec.ts',
+      'spec/actors/services/service-job.spec.ts',
+      'spec/actors/services/health-redeploy.spec.ts',
+    ],
+    threshold: 80,
+  },
+  // The alloc runner: its API and task waits, then a client's lifecycle (mock driver).
+  'actors-runner': {
+    mutate: ['actors/runner/**/*.ts'],
+    spec: [
+      'spec/actors/runner/runner-api.spec.ts',
+      'spec/actors/runner/wait-for-tasks.spec.ts',
+      'spec/actors/client/lifecycle.spec.ts',
+      'spec/actors/client/stop-path.spec.ts',
+      'spec/actors/client/terminal-alloc.spec.ts',
+      'spec/actors/client/update-queue.spec.ts',
+      'spec/actors/client/destroy.spec.ts',
+    ],
+    threshold: 80,
+  },
+  // The client: host actors and stats first, then allocs on the mock driver, then restores.
+  'actors-client': {
+    mutate: ['actors/client/**/*.ts', '!actors/client/types.ts'],
+    spec: [
+      'spec/actors/client/host-actors.spec.ts',
+      'spec/actors/client/stats-publisher.spec.ts',
+      'spec/actors/client/mock-driver.spec.ts',
+      'spec/actors/client/lifecycle.spec.ts',
+      'spec/actors/client/group.spec.ts',
+      'spec/actors/client/terminal-alloc.spec.ts',
+      'spec/actors/client/destroy.spec.ts',
+      'spec/actors/client/unsupported.spec.ts',
+      'spec/actors/client/hostile-alloc.spec.ts',
+    ],
+    threshold: 80,
+  },
+  // The drivers: env, signals, the mock driver and image refs first, then raw_exec and exec on real
+  // processes (root). Not host-crash.spec.ts or supervisor*.spec.ts: they kill and restart hosts
+  // (seconds a test).
+  'actors-drivers': {
+    mutate: ['actors/drivers/**/*.ts', '!actors/drivers/index.ts'],
+    spec: [
+      'spec/actors/drivers/env.spec.ts',
+      'spec/actors/drivers/host-env.spec.ts',
+      'spec/actors/drivers/port-env.spec.ts',
+      'spec/actors/drivers/docker/image-refs.spec.ts',
+      'spec/actors/drivers/mock.spec.ts',
+      'spec/actors/drivers/mock-host.spec.ts',
+      'spec/actors/drivers/rotator.spec.ts',
+      'spec/actors/drivers/raw-exec.spec.ts',
+      'spec/actors/drivers/exec.spec.ts',
+      'spec/actors/drivers/docker.spec.ts',
+    ],
+    threshold: 80,
+  },
 };
 
 /**
