@@ -22,14 +22,16 @@ export async function parseHcl(text: string, filename: string): Promise<Record<s
   } catch (err) {
     const msg = errorText(err);
     // "parse config: [file.hcl:3,12-4,1: Invalid expression; Expected the start of an expression ...]"
-    // Several errors come joined; the first is the one to fix first.
-    const m = /\[?([^\s[]+):(\d+),(\d+)(?:-\d+(?:,\d+)?)?: (.*?)(?= [^\s[]+:\d+,\d+(?:-\d+(?:,\d+)?)?: |\]|$)/s.exec(msg);
-    const more = (msg.match(/:\d+,\d+(?:-\d+(?:,\d+)?)?: /g)?.length ?? 1) - 1;
+    // Several errors come joined; the first is the one to fix first. Each starts with the file's
+    // own name (which may hold spaces: `<value for var.x>`), so that is what splits them.
+    const at = `${filename.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+),(\\d+)(?:-\\d+(?:,\\d+)?)?: `;
+    const m = new RegExp(`${at}(.*?)(?= ${at}|\\]$|$)`, 's').exec(msg);
+    const more = (msg.match(new RegExp(at, 'g'))?.length ?? 1) - 1;
     if (m)
-      throw new JobspecError(`${m[4]!.trim()}${more > 0 ? ` (and ${more} more error${more > 1 ? 's' : ''} after it)` : ''}`, {
+      throw new JobspecError(`${m[3]!.trim()}${more > 0 ? ` (and ${more} more error${more > 1 ? 's' : ''} after it)` : ''}`, {
         file: filename,
-        line: Number(m[2]),
-        column: Number(m[3]),
+        line: Number(m[1]),
+        column: Number(m[2]),
       });
     throw new JobspecError(msg.replace(/^parse config: /, ''), { file: filename });
   }
