@@ -8,8 +8,11 @@
  *     └─┘ ──deployment.updated (cancelled)─────► cancelled
  *   (counts)  ▲  │ (paused)
  *             │  ▼
- *   (resumed: running) paused ──(failed / cancelled)──► failed / cancelled
+ *   (resumed: running) paused ──(successful / failed / cancelled)──► successful / failed / cancelled
  * ```
+ *
+ * A paused deployment still counts its allocs' health, so its last healthy alloc can end it
+ * successful while paused.
  *
  * It follows the deployment's committed record: the batch decisions (count an alloc's health,
  * end the deployment, ask for the next batch) are `recordHealth`'s, a pure policy in
@@ -72,6 +75,7 @@ export const deploymentMachine = setup({
       on: {
         'deployment.updated': [
           { guard: ({ event }) => event.status === 'running', target: 'running', actions: 'counts' },
+          { guard: ({ event }) => event.status === 'successful', target: 'successful', actions: 'counts' },
           { guard: ({ event }) => event.status === 'failed', target: 'failed', actions: 'counts' },
           { guard: ({ event }) => event.status === 'cancelled', target: 'cancelled', actions: 'counts' },
           { actions: 'counts' },

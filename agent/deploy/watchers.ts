@@ -8,7 +8,7 @@
  */
 import type { Subscription } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
-import type { Client } from '../../index.ts';
+import { realClock, type Clock, type Client } from '../../index.ts';
 import type { AgentState } from '../state/store.ts';
 import type { Deployment } from '../state/types.ts';
 import { progressCutoff } from './deployments.ts';
@@ -28,13 +28,16 @@ function countsOf(d: Deployment): DeploymentCounts {
 /** See the module doc. */
 export class DeploymentWatchers {
   readonly #client: Client;
-  readonly #actors = new Map<string, { actor: Actor<typeof deploymentMachine>; detach: () => void; deadline?: NodeJS.Timeout }>();
+  readonly #actors = new Map<string, { actor: Actor<typeof deploymentMachine>; detach: () => void; deadline?: unknown }>();
   readonly #sub: Subscription;
   readonly #onDeadline: ((deploymentId: string) => void) | undefined;
+  readonly #clock: Clock;
 
-  constructor(state: AgentState, client: Client, onDeadline?: (deploymentId: string) => void) {
+  /** `clock` times the progress deadlines (a spec's manual clock; the real one otherwise). */
+  constructor(state: AgentState, client: Client, onDeadline?: (deploymentId: string) => void, clock: Clock = realClock) {
     this.#client = client;
     this.#onDeadline = onDeadline;
+    this.#clock = clock;
     for (const d of state.deployments.values()) if (d.status === 'running' || d.status === 'paused') this.#update(d);
     this.#sub = state.events$.subscribe((e) => {
       if (e.topic === 'Deployment') this.#update(e.object as Deployment);
@@ -61,16 +64,16 @@ export class DeploymentWatchers {
     }
     w.actor.send({ type: 'deployment.updated', status: d.status, statusDescription: d.statusDescription, ...countsOf(d) });
     if (w.actor.getSnapshot().status !== 'active') return this.#drop(d.id);
-    clearTimeout(w.deadline);
+    this.#clock.clearTimeout(w.deadline);
     const cutoff = d.status === 'running' && this.#onDeadline ? progressCutoff(d) : undefined;
-    w.deadline = cutoff === undefined ? undefined : setTimeout(() => this.#onDeadline?.(d.id), Math.max(0, cutoff - Date.now()));
+    w.deadline = cutoff === undefined ? undefined : this.#clock.setTimeout(() => this.#onDeadline?.(d.id), Math.max(0, cutoff - this.#clock.now()));
   }
 
   #drop(id: string): void {
     const w = this.#actors.get(id);
     if (!w) return;
     this.#actors.delete(id);
-    clearTimeout(w.deadline);
+    this.#clock.clearTimeout(w.deadline);
     w.detach();
     w.actor.stop();
   }

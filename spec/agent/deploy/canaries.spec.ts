@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canaryStates, commitPromotion, healthyIn, promotedDeployment, RUNNING } from '../../../agent/deploy/canaries.ts';
+import { autoPromotes, canaryStates, commitPromotion, healthyIn, promotedDeployment, RUNNING, runningDescription } from '../../../agent/deploy/canaries.ts';
 import { AgentState, type StateEvent } from '../../../agent/state/store.ts';
 import type { Deployment, ServerAlloc } from '../../../agent/state/types.ts';
 import type { Allocation } from '../../../model/types.ts';
@@ -98,9 +98,10 @@ describe('agent deployments: canary state', () => {
       alloc('unhealthy', { deploymentStatus: { healthy: false } }),
       alloc('unknown', { deploymentStatus: {} }),
       alloc('pending', { clientStatus: 'pending' }),
+      alloc('unreported', { deploymentStatus: undefined }),
     );
     const healthy = healthyIn(state);
-    expect(['ok', 'stopping', 'failed', 'lost', 'unhealthy', 'unknown', 'pending', 'missing'].filter(healthy)).to.deep.equal(['ok', 'pending']);
+    expect(['ok', 'stopping', 'failed', 'lost', 'unhealthy', 'unknown', 'pending', 'unreported', 'missing'].filter(healthy)).to.deep.equal(['ok', 'pending']);
     expect(healthyIn(state, alloc('unhealthy'))('unhealthy'), 'the newer copy').to.equal(true);
     expect(healthyIn(state, alloc('ok', { deploymentStatus: { healthy: false } }))('ok')).to.equal(false);
     expect(healthyIn(state, alloc('other'))('ok'), 'another alloc’s copy changes nothing').to.equal(true);
@@ -177,5 +178,56 @@ describe('agent deployments: canary state', () => {
       () => true,
     ) as Deployment;
     expect([done.status, done.statusDescription]).to.deep.equal(['successful', 'Deployment completed successfully']);
+  });
+
+  it('a promotion by hand (no newer copy in the commit) takes the mark off the stored canaries; an alloc with no deployment status is left', () => {
+    const before = deployment('d', { taskGroups: { g: group({ desiredCanaries: 1, placedCanaries: ['c1', 'bare'], promoted: false }) } });
+    put(before);
+    putAlloc(alloc('c1'), alloc('bare', { deploymentStatus: undefined }));
+    const next = promotedDeployment(before, { all: true, groups: [] }, healthyIn(state)) as Deployment;
+    state.commit((txn) => commitPromotion(state, before, next, txn, NOW));
+    expect(state.deployments.get('d')!.taskGroups.g!.promoted).to.equal(true);
+    expect(state.allocs.get('c1')!.alloc.deploymentStatus).to.deep.equal({ healthy: true, canary: false });
+    expect([state.allocs.get('bare')!.alloc.deploymentStatus, state.allocs.get('bare')!.modifyIndex], 'not written').to.deep.equal([undefined, 1]);
+  });
+});
+
+describe('agent deployments: canary policies over several groups', () => {
+  const plain = (over: Partial<ReturnType<typeof group>> = {}) =>
+    group({ desiredCanaries: 0, placedCanaries: [], promoted: false, autoPromote: false, ...over });
+  const canaried = (over: Partial<ReturnType<typeof group>> = {}) => group({ desiredCanaries: 1, placedCanaries: ['c1'], promoted: false, ...over });
+  const all = { all: true, groups: [] };
+
+  it('a group without canaries (the scheduler writes it promoted: false) waits for no promotion', () => {
+    expect(runningDescription({ g: plain() })).to.equal(RUNNING);
+    expect(runningDescription({ g: canaried({ autoPromote: true }), other: plain() }), 'only the canaried groups say which promotion').to.equal(
+      'Deployment is running pending automatic promotion',
+    );
+    const d = deployment('d', { taskGroups: { g: plain({ desiredTotal: 1, healthyAllocs: 1 }), h: plain({ desiredTotal: 2, healthyAllocs: 1 }) } });
+    const promoted = promotedDeployment(d, all, () => true) as Deployment;
+    expect([promoted.status, promoted.statusDescription], 'group h is short: not complete').to.deep.equal(['running', RUNNING]);
+  });
+
+  it('auto_promote: a group without canaries does not hold it back (as Nomad), a canaried group without auto_promote does', () => {
+    const healthy = (id: string) => id === 'c1' || id === 'c2';
+    expect(autoPromotes(deployment('d', { taskGroups: { g: canaried({ autoPromote: true }), other: plain() } }), healthy)).to.equal(true);
+    const mixed = deployment('d', { taskGroups: { g: canaried({ autoPromote: true }), h: canaried({ placedCanaries: ['c2'] }) } });
+    expect(autoPromotes(mixed, healthy)).to.equal(false);
+  });
+
+  it('a group whose canaries are not placed yet is neither promoted nor auto-promoted, whatever the health check says', () => {
+    const unplaced = deployment('d', { taskGroups: { g: group({ desiredCanaries: 1, placedCanaries: undefined, promoted: false, autoPromote: true }) } });
+    expect(promotedDeployment(unplaced, all, () => true)).to.equal('1 error occurred:\n\t* Task group "g" has 0/1 healthy allocations\n\n');
+    expect(autoPromotes(unplaced, () => true)).to.equal(false);
+  });
+
+  it('promoting a paused deployment whose canaries are the whole group keeps it paused', () => {
+    const d = deployment('d', {
+      status: 'paused',
+      statusDescription: 'Deployment is paused',
+      taskGroups: { g: canaried({ desiredTotal: 1, healthyAllocs: 1 }) },
+    });
+    const promoted = promotedDeployment(d, all, () => true) as Deployment;
+    expect([promoted.status, promoted.statusDescription, promoted.taskGroups.g!.promoted]).to.deep.equal(['paused', 'Deployment is paused', true]);
   });
 });

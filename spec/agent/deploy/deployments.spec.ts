@@ -13,7 +13,9 @@ import {
   CANCELLED_STOPPED_JOB,
   applyPlanToDeployment,
   deploymentAfter,
+  failsAtDeadline,
   planDeployment,
+  progressCutoff,
   recordHealth,
   runningDeployment,
   type DeploymentJobRow,
@@ -159,6 +161,50 @@ describe('agent deployments: what a plan writes', () => {
     expect(remaining.rows[0]!.status, 'a batch still to place').to.equal('running');
   });
 
+  it('each group of a plan gets its own update block, its own placed, in-place and canary allocs; canaries waiting make the description say so', () => {
+    const job = {
+      id: 'web',
+      name: 'web',
+      type: 'service',
+      taskGroups: [
+        { name: 'a', count: 2, tasks: [mockTask('t')], update: { minHealthyTimeMs: 1, autoRevert: true } },
+        { name: 'b', count: 1, tasks: [mockTask('t')], update: { minHealthyTimeMs: 2, autoPromote: false } },
+      ],
+    } as unknown as Job;
+    const out = plan(
+      view(),
+      planOf({
+        place: [alloc('pa', { taskGroup: 'a' }), alloc('cb', { taskGroup: 'b', deploymentStatus: { canary: true } })],
+        inPlace: [
+          alloc('ha', { taskGroup: 'a', clientStatus: 'running', deploymentStatus: { healthy: true } }),
+          alloc('ua', { taskGroup: 'a', clientStatus: 'running' }),
+        ],
+        deployment: { a: batch({ remaining: 1 }), b: batch({ desiredTotal: 1, desiredCanaries: 1, promoted: false }) },
+      }),
+      job,
+    );
+    const { a, b } = out.rows[0]!.taskGroups;
+    expect(a).to.deep.include({ placedAllocs: 3, healthyAllocs: 1, placedCanaries: [], minHealthyTimeMs: 1, autoRevert: true });
+    expect(b).to.deep.include({ placedAllocs: 1, healthyAllocs: 0, placedCanaries: ['cb'], minHealthyTimeMs: 2, autoRevert: false });
+    expect(out.rows[0]).to.deep.include({ status: 'running', statusDescription: 'Deployment is running but requires manual promotion' });
+  });
+
+  it('ends successful at once only when no group has more to place or to see healthy, and only a running deployment', () => {
+    const healthy = (id: string, taskGroup: string) => alloc(id, { taskGroup, clientStatus: 'running', deploymentStatus: { healthy: true } });
+    const inPlace = [healthy('a1', 'a'), healthy('b1', 'b')];
+    const one = plan(view(), planOf({ inPlace, deployment: { a: batch({ desiredTotal: 1 }), b: batch({ desiredTotal: 1, replaced: 1 }) } }));
+    expect(one.rows[0]!.status, 'group b still replaces').to.equal('running');
+    const paused = deployment('p', {
+      status: 'paused',
+      statusDescription: 'Deployment is paused',
+      taskGroups: { g: group({ desiredTotal: 1, placedAllocs: 0 }) },
+    });
+    const out = plan(view([paused]), planOf({ inPlace: [healthy('g1', 'g')], deployment: { g: batch({ desiredTotal: 1 }) } }));
+    expect(out.rows.map((r) => [r.id, r.status, r.statusDescription, r.taskGroups.g!.healthyAllocs])).to.deep.equal([
+      ['p', 'paused', 'Deployment is paused', 1],
+    ]);
+  });
+
   it('a batch that changes nothing in a running deployment writes no row; the deployment id still goes on the group', () => {
     const d = deployment('d1');
     const out = plan(view([d]), planOf({ deployment: { g: batch({ remaining: 1 }) } }));
@@ -275,6 +321,39 @@ describe('agent deployments: health verdicts and operator actions (real SQLite)'
     expect(state.deployments.get('r')!.statusDescription).to.equal('Failed due to unhealthy allocations - rolling back to job version 1');
   });
 
+  it('a healthy alloc of one group leaves the deployment running while another group is short', () => {
+    store(deployment('d', { taskGroups: { a: group({ desiredTotal: 1 }), b: group({ desiredTotal: 1 }) } }));
+    expect(health(alloc('a1', { taskGroup: 'a', deploymentId: 'd', deploymentStatus: { healthy: true } })).out).to.deep.equal({ evaluate: true });
+    expect(state.deployments.get('d')!.status).to.equal('running');
+    expect(health(alloc('b1', { taskGroup: 'b', deploymentId: 'd', deploymentStatus: { healthy: true } })).out).to.deep.equal({ evaluate: false });
+    expect(state.deployments.get('d')!.status).to.equal('successful');
+  });
+
+  it('an unhealthy alloc with auto_revert but no stable version fails it without a word on reverting', () => {
+    store(deployment('d', { taskGroups: { g: group({ autoRevert: true }) } }));
+    const out = health(alloc('x', { deploymentId: 'd', deploymentStatus: { healthy: false } })).out;
+    expect(out).to.deep.equal({ evaluate: false });
+    expect(state.deployments.get('d')!.statusDescription).to.equal('Failed due to unhealthy allocations');
+  });
+
+  it('an automatic promotion of canaries that are the whole group ends the deployment: no evaluation follows', () => {
+    const canaried = { desiredCanaries: 1, placedCanaries: ['c'], promoted: false, autoPromote: true };
+    store(deployment('d', { taskGroups: { g: group({ desiredTotal: 1, ...canaried }) } }));
+    const c = alloc('c', { deploymentId: 'd', clientStatus: 'running', deploymentStatus: { healthy: true, canary: true } });
+    state.commit((txn) => txn.putAlloc({ alloc: c, createIndex: 1, modifyIndex: 1 } as never));
+    expect(health(c).out).to.deep.equal({ evaluate: false });
+    expect(state.deployments.get('d')).to.deep.include({ status: 'successful', statusDescription: 'Deployment completed successfully' });
+    expect(state.deployments.get('d')!.taskGroups.g!.promoted).to.equal(true);
+  });
+
+  it('a healthy canary of a paused deployment counts, but asks for no evaluation (nothing is placed while paused)', () => {
+    store(deployment('d', { status: 'paused', taskGroups: { g: group({ desiredCanaries: 1, placedCanaries: ['c'], promoted: false }) } }));
+    const out = health(alloc('c', { deploymentId: 'd', clientStatus: 'running', deploymentStatus: { healthy: true, canary: true } })).out;
+    expect(out).to.deep.equal({ evaluate: false });
+    expect(state.deployments.get('d')).to.deep.include({ status: 'paused' });
+    expect(state.deployments.get('d')!.taskGroups.g!.healthyAllocs).to.equal(1);
+  });
+
   it('an alloc of no deployment, an ended one, or a group it does not have changes nothing', () => {
     store(deployment('done', { status: 'successful' }));
     store(deployment('d'));
@@ -315,5 +394,27 @@ describe('agent deployments: health verdicts and operator actions (real SQLite)'
     for (const status of ['successful', 'failed', 'cancelled'] as const)
       for (const action of ['pause', 'resume', 'fail', 'promote'] as const)
         expect(deploymentAfter({ ...d, status }, action)).to.equal(`can't ${action} terminal deployment`);
+  });
+});
+
+describe('agent deployments: the progress deadline', () => {
+  it('is the earliest deadline of the groups not done: a group waiting for promotion is not done, even with its total healthy', () => {
+    const d = deployment('d', {
+      taskGroups: {
+        b: group({ requireProgressBy: 500 }),
+        a: group({ desiredTotal: 1, healthyAllocs: 1, desiredCanaries: 1, placedCanaries: ['c'], promoted: false, requireProgressBy: 100 }),
+        done: group({ desiredTotal: 1, healthyAllocs: 1, desiredCanaries: 1, placedCanaries: ['p'], promoted: true, requireProgressBy: 50 }),
+        clockless: group(),
+      },
+    });
+    expect(progressCutoff(d)).to.equal(100);
+  });
+
+  it('fails a running deployment whose group without canaries is short of its total, as the scheduler writes such a group (promoted false)', () => {
+    const plain = deployment('d', { taskGroups: { g: group({ desiredCanaries: 0, promoted: false, healthyAllocs: 1, desiredTotal: 2 }) } });
+    expect(failsAtDeadline(plain)).to.equal(true);
+    expect(failsAtDeadline(deployment('e', { taskGroups: { g: group({ desiredCanaries: 0, promoted: false, healthyAllocs: 2, desiredTotal: 2 }) } }))).to.equal(
+      false,
+    );
   });
 });

@@ -13,6 +13,7 @@ import { DeploymentWatchers } from '../../../agent/deploy/watchers.ts';
 import { AgentState } from '../../../agent/state/store.ts';
 import type { Deployment } from '../../../agent/state/types.ts';
 import type { Client } from '../../../index.ts';
+import { ManualClock } from '../../support/fake-rpc.ts';
 import { deploymentGroup, deploymentRecord } from './records.ts';
 
 const group = deploymentGroup;
@@ -22,7 +23,6 @@ const deployment = (id: string, over: Partial<Deployment> = {}): Deployment =>
     taskGroups: { a: group(), b: group({ desiredTotal: 3, placedAllocs: 2, healthyAllocs: 1, unhealthyAllocs: 1 }) },
     ...over,
   });
-const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 describe('agent deployments: the watchers', () => {
   let dir: string;
@@ -95,37 +95,62 @@ describe('agent deployments: the watchers', () => {
     expect(watchers.watching, 'only Deployment events count').to.deep.equal([]);
   });
 
-  it('tells the agent when a running deployment’s progress deadline passes; a paused or ended one has no deadline', async () => {
+  it('tells the agent when a running deployment’s progress deadline passes, at the earliest group’s deadline; a paused or ended one has no deadline', () => {
     const late: string[] = [];
-    let told!: () => void;
-    const deadline = new Promise<void>((r) => (told = r));
-    watchers = new DeploymentWatchers(state, client(), (id) => (late.push(id), told()));
-    const before = timeouts();
-    put(deployment('d', { taskGroups: { a: group({ requireProgressBy: Date.now() + 60_000 }) } }));
-    expect(timeouts() - before).to.equal(1);
-    put(deployment('d', { status: 'paused', taskGroups: { a: group({ requireProgressBy: Date.now() - 1 }) } }));
-    expect(timeouts() - before, 'paused: no deadline').to.equal(0);
-    await new Promise((r) => setTimeout(r, 5));
+    const clock = new ManualClock();
+    clock.advance(1_000);
+    watchers = new DeploymentWatchers(state, client(), (id) => late.push(id), clock);
+    put(deployment('d', { taskGroups: { a: group({ requireProgressBy: 61_000 }), b: group({ requireProgressBy: 31_000 }) } }));
+    expect([clock.scheduled, clock.pending], 'one timer, at the earliest deadline').to.deep.equal([[30_000], 1]);
+    clock.advance(29_999);
+    expect(late, 'not before its deadline').to.deep.equal([]);
+    put(deployment('d', { status: 'paused', taskGroups: { a: group({ requireProgressBy: 0 }) } }));
+    expect(clock.pending, 'paused: no deadline').to.equal(0);
+    clock.advance(60_000);
     expect(late, 'a paused deployment past its deadline is not failed').to.deep.equal([]);
-    put(deployment('d', { taskGroups: { a: group({ requireProgressBy: Date.now() - 1 }) } }));
-    await deadline;
+    put(deployment('d', { taskGroups: { a: group({ requireProgressBy: 0 }) } }));
+    expect(clock.scheduled.at(-1), 'a deadline already past fires at once').to.equal(0);
+    clock.advance(0);
     expect(late).to.deep.equal(['d']);
-    put(deployment('e', { taskGroups: { a: group({ requireProgressBy: Date.now() + 10 }) } }));
+    put(deployment('e', { taskGroups: { a: group({ requireProgressBy: clock.now() + 10 }) } }));
     put(deployment('e', { status: 'failed' }));
-    await new Promise((r) => setTimeout(r, 20));
-    expect(late, 'an ended deployment’s timer went with it').to.deep.equal(['d']);
+    clock.advance(20);
+    expect([late, clock.pending], 'an ended deployment’s timer went with it').to.deep.equal([['d'], 0]);
+  });
+
+  it('a new commit re-arms the deadline: the earlier timer is cleared', () => {
+    const late: string[] = [];
+    const clock = new ManualClock();
+    watchers = new DeploymentWatchers(state, client(), (id) => late.push(id), clock);
+    put(deployment('d', { taskGroups: { a: group({ requireProgressBy: 100 }) } }));
+    put(deployment('d', { taskGroups: { a: group({ requireProgressBy: 500 }) } }));
+    expect([clock.scheduled, clock.pending]).to.deep.equal([[100, 500], 1]);
+    clock.advance(499);
+    expect(late, 'the moved deadline is not reached yet').to.deep.equal([]);
+    clock.advance(1);
+    expect(late).to.deep.equal(['d']);
+  });
+
+  it('a paused deployment that ends successful (its last alloc healthy while paused) is no longer watched', () => {
+    watchers = new DeploymentWatchers(state, client());
+    put(deployment('d', { status: 'paused' }));
+    put(deployment('d', { status: 'successful', statusDescription: 'Deployment completed successfully' }));
+    expect(watchers.watching).to.deep.equal([]);
+    expect(detached).to.deep.equal(['deployment-d']);
+    expect(actor('d').getSnapshot().value).to.equal('successful');
   });
 
   it('arms no timer without a deadline handler, and stop() drops every watcher and stops listening', () => {
-    watchers = new DeploymentWatchers(state, client());
-    const before = timeouts();
-    put(deployment('a', { taskGroups: { a: group({ requireProgressBy: Date.now() + 60_000 }) } }));
+    const clock = new ManualClock();
+    watchers = new DeploymentWatchers(state, client(), undefined, clock);
+    put(deployment('a', { taskGroups: { a: group({ requireProgressBy: 60_000 }) } }));
     put(deployment('b'));
-    expect(timeouts() - before).to.equal(0);
-    const w = new DeploymentWatchers(state, client(), () => undefined);
-    expect(timeouts() - before).to.equal(1);
+    expect(clock.scheduled).to.deep.equal([]);
+    const withHandler = new ManualClock();
+    const w = new DeploymentWatchers(state, client(), () => undefined, withHandler);
+    expect(withHandler.pending, 'the running deployment found at start').to.equal(1);
     w.stop();
-    expect(timeouts() - before).to.equal(0);
+    expect(withHandler.pending).to.equal(0);
     watchers.stop();
     expect(watchers.watching).to.deep.equal([]);
     expect(detached.filter((d) => d === 'deployment-a')).to.have.length(2);
