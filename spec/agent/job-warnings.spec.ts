@@ -136,6 +136,64 @@ job "vars" {
     expect(r.stdout).to.include(`Job Warnings:\n${lines.length} warnings:\n\n${lines.join('\n')}\n\n`);
   });
 
+  it('register: the warnings also name a network hostname, enable_tag_override, a check address_mode unlike its service and logs disabled', async () => {
+    const hcl = `job "kept" {
+  type = "batch"
+  group "g" {
+    network {
+      hostname = "h"
+      port "http" {}
+    }
+    service {
+      name                = "s"
+      provider            = "nomad"
+      port                = "http"
+      enable_tag_override = true
+      check {
+        name         = "c"
+        type         = "tcp"
+        interval     = "10s"
+        timeout      = "2s"
+        address_mode = "host"
+      }
+    }
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/true"
+      }
+      logs {
+        enabled = false
+      }
+    }
+  }
+}
+`;
+    const parsed = await post('/v1/jobs/parse', { JobHCL: hcl });
+    const r = await post('/v1/jobs', { Job: parsed.json });
+    expect(r.status, r.text).to.equal(200);
+    expect(r.json.Warnings).to.equal(
+      [
+        '4 warnings:',
+        '',
+        '* Group "g": network hostname is kept but ignored (berth makes no network namespace)',
+        '* Group "g", service "s": enable_tag_override is kept but ignored (a Consul setting)',
+        `* Group "g", service "s", check "c": address_mode "host" is kept but ignored (a check is reached at its service's address, address_mode "auto")`,
+        `* Task "t" in group "g": logs enabled = false is ignored (berth always keeps the task's logs)`,
+      ].join('\n'),
+    );
+  });
+
+  it('parse: a filesystem function fails as on a Nomad server, "filesystem function disabled"', async () => {
+    const hcl =
+      'locals {\n  x = file("/etc/hostname")\n}\njob "fs" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = local.x\n      }\n    }\n  }\n}\n';
+    const r = await post('/v1/jobs/parse', { JobHCL: hcl });
+    expect([r.status, r.text]).to.deep.equal([
+      400,
+      'job.nomad.hcl:2:3: locals[0].x: Error in function call; Call to function "file" failed: filesystem function disabled.',
+    ]);
+  });
+
   it('register: an affinity or a spread is accepted and scored, the alloc still placed, and the warnings say it never moves one', async () => {
     const hcl = `job "scored" {
   type = "batch"

@@ -147,6 +147,18 @@ describe('parseJobspec: variables and JSON', () => {
     );
   });
 
+  it('a value comes from the default, then the -var-files in order, then the -vars: the later wins', async () => {
+    const text = hcl.replace('type = number\n', 'type    = number\n  default = 1\n');
+    const count = async (o: Parameters<typeof parseJobspec>[1]) => ((await parseJobspec(text, o)).TaskGroups![0] as { Count: number }).Count;
+    const files = [
+      { filename: 'a.hcl', text: 'n = 2\n' },
+      { filename: 'b.hcl', text: 'n = 3\n' },
+    ];
+    expect(await count({ filename: 'v.hcl' })).to.equal(1);
+    expect(await count({ filename: 'v.hcl', varFiles: files })).to.equal(3);
+    expect(await count({ filename: 'v.hcl', varFiles: files, vars: { n: '4' } })).to.equal(4);
+  });
+
   it('reads -var-file paths', async () => {
     const api = await parseJobspec(hcl, { filename: 'v.hcl', varFiles: ['n.hcl'], readFile: async (p) => (p === 'n.hcl' ? 'n = 4\n' : '') });
     expect((api.TaskGroups![0] as { Count: number }).Count).to.equal(4);

@@ -102,4 +102,56 @@ describe('jobspec: the defaults Nomad writes', () => {
     const api = (await parseJobspec(job('service', 'service {\n provider = "nomad"\n meta {}\n }'), { filename: 'j.nomad.hcl' })) as any;
     expect(api.TaskGroups[0].Tasks[0].Services[0].Meta).to.equal(null);
   });
+
+  it('a service is named <job>-<group> or <job>-<group>-<task>, address_mode auto; disconnect replaces, reconciling best_score', async () => {
+    const text = `job "j" {
+  group "g" {
+    disconnect {
+      lost_after = "1h"
+    }
+    service {
+      provider = "nomad"
+    }
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+      service { provider = "nomad" }
+    }
+  }
+}
+`;
+    const g = ((await parseJobspec(text, { filename: 'j.nomad.hcl' })) as any).TaskGroups[0];
+    const named = [g.Services[0], g.Tasks[0].Services[0]].map((s: any) => [s.Name, s.AddressMode]);
+    expect(named).to.deep.equal([
+      ['j-g', 'auto'],
+      ['j-g-t', 'auto'],
+    ]);
+    expect(g.Disconnect).to.include({ Replace: true, Reconcile: 'best_score' });
+  });
+
+  it("a group's update, reschedule and migrate are the job's merged with its own; a task's restart is the group's merged with its own", async () => {
+    const text = `job "j" {
+  update { max_parallel = 2 }
+  reschedule { attempts = 4 }
+  migrate { max_parallel = 3 }
+  group "g" {
+    update { canary = 1 }
+    reschedule { delay = "10s" }
+    migrate { min_healthy_time = "20s" }
+    restart { attempts = 5 }
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+      restart { delay = "1s" }
+    }
+  }
+}
+`;
+    const g = ((await parseJobspec(text, { filename: 'j.nomad.hcl' })) as any).TaskGroups[0];
+    expect(g.Update).to.include({ MaxParallel: 2, Canary: 1 });
+    expect(g.ReschedulePolicy).to.include({ Attempts: 4, Delay: 10 * S });
+    expect(g.Migrate).to.include({ MaxParallel: 3, MinHealthyTime: 20 * S });
+    expect(g.RestartPolicy).to.include({ Attempts: 5, Delay: 15 * S });
+    expect(g.Tasks[0].RestartPolicy).to.include({ Attempts: 5, Delay: 1 * S });
+  });
 });

@@ -155,4 +155,26 @@ describe('hcl2: Nomad functions', () => {
     expect(ev('${max([1, 7, 2]...)}')).to.equal(7);
     expect(fails('${max(var.names...)}')).to.equal('Invalid function argument; Invalid value for "numbers" parameter: a number is required.');
   });
+
+  it('the table is Nomad’s set: env, regex and regexall are unknown, and the ones berth does not evaluate say so', () => {
+    const evaluated = `abs abspath base64decode base64encode basename ceil chomp chunklist coalesce coalescelist compact concat contains
+      csvdecode dirname distinct element file filebase64 fileexists flatten floor format formatdate formatlist indent index join
+      jsondecode jsonencode keys length log lookup lower max md5 merge min parseint pathexpand pow range regex_replace replace
+      reverse setintersection setproduct setunion sha1 sha256 sha512 signum slice sort split strlen strrev substr timeadd title
+      trim trimprefix trimspace trimsuffix upper urlencode uuidv4 uuidv5 values yamldecode yamlencode zipmap`.split(/\s+/);
+    const notEvaluated = ['bcrypt', 'rsadecrypt', 'cidrhost', 'cidrnetmask', 'cidrsubnet', 'cidrsubnets', 'convert', 'fileset'];
+    expect(Object.keys(functions).sort()).to.deep.equal([...evaluated, ...notEvaluated].sort());
+    for (const name of ['env', 'regex', 'regexall'])
+      expect(fails(`\${${name}("x")}`)).to.equal(`Call to unknown function; There is no function named "${name}".`);
+    for (const name of notEvaluated)
+      expect(fails(`\${${name}("x")}`)).to.equal(
+        `Error in function call; Call to function "${name}" failed: the function ${name} is one of Nomad's but berth does not evaluate it.`,
+      );
+    expect(ev('${try(var.nope, 1)}${can(var.n)}')).to.equal('1true');
+  });
+
+  it('indent is bounded as format widths are: at most 1 MiB of spaces', () => {
+    expect(ev('${indent(2, "a\nb")}')).to.equal('a\n  b');
+    expect(fails('${indent(1048577, "a")}')).to.match(/^Invalid function argument; Invalid value for "spaces" parameter: must be between 0 and 1048576/);
+  });
 });

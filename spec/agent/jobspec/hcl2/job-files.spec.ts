@@ -121,6 +121,19 @@ describe('jobspec: HCL2 expressions in job files', () => {
     expect(e2.issues.join('\n')).to.include('Duplicate value in locals; Duplicate name definition found.');
   });
 
+  it('file and fileexists read relative to the job file’s directory, abspath to the working directory', async () => {
+    const text = JOB.replace('KEYS   = join(",", keys(local.ports))', 'KEYS   = "${fileexists("banner.txt")} ${fileexists("nope.txt")} ${abspath("x")}"');
+    const api = await parse(text);
+    expect(api.TaskGroups[0].Tasks[0].Env).to.deep.equal({ BANNER: 'hello', KEYS: `true false ${join(process.cwd(), 'x')}` });
+  });
+
+  it('every local is evaluated, used or not: one no expression uses still fails the file', async () => {
+    const unused = JOB.replace('banner  = file("banner.txt")', 'banner  = file("banner.txt")\n  unused  = nope()');
+    const err = (await parse(unused).catch((e: unknown) => e)) as JobspecError;
+    expect(err).to.be.instanceOf(JobspecError);
+    expect(err.issues).to.deep.equal(['16:3: locals[1].unused: Call to unknown function; There is no function named "nope".']);
+  });
+
   it('every expression problem of the file comes in one pass with its line, and file() without AllowFS fails as Nomad does', async () => {
     const bad = JOB.replace('KEYS   = join(",", keys(local.ports))', 'KEYS   = regex("a", "b")').replace('meta = merge(', 'meta = mrege(');
     const err = (await parse(bad).catch((e: unknown) => e)) as JobspecError;
