@@ -195,4 +195,28 @@ describe('client: real processes (raw_exec)', function () {
       await again.shutdown();
     }
   });
+
+  it('a restored alloc publishes only the task events new in this life', async () => {
+    const client = newClient();
+    const a = makeAlloc([sh('web', 'sleep 60')]);
+    const r = client.addAlloc(a);
+    await viewWhere(client, r, (x) => x.taskStates!.web!.state === 'running');
+    const before = r.alloc().taskStates!.web!.events.length;
+    await client.shutdown();
+    const again = createClient({ dataDir: client.dataDir });
+    const events = record(again, 'task.event');
+    try {
+      const [r2] = await again.restore();
+      await r2!.waitFor('running');
+      again.updateAlloc({ ...r2!.alloc(), desiredStatus: 'stop', allocModifyIndex: 2 });
+      await viewWhere(again, r2!, (x) => x.clientStatus === 'complete');
+      const all = r2!.alloc().taskStates!.web!.events.map((e) => e.type);
+      expect(all.slice(0, before)).to.include('Started');
+      expect(events.items.map((m) => m.event.type)).to.deep.equal(all.slice(before));
+      expect(events.items.map((m) => m.event.type)).to.include('Killed');
+    } finally {
+      await Promise.allSettled(again.runners().map((x) => x.destroy()));
+      await again.shutdown();
+    }
+  });
 });
