@@ -135,6 +135,62 @@ describe('applyPlan (the plan application the broker and the simulator share)', 
     expect(out.clientCalls.map((c) => [c.kind, c.alloc.id])).to.deep.equal([['update', a.id]]);
   });
 
+  it('a placement in a rolled group joins its deployment and keeps its metrics; preemptedBy names evictions only', () => {
+    const ev = evalOf('e1');
+    const placed = makeAlloc(tasks, { taskGroup: 'web' });
+    const batch = { maxParallel: 1, desiredTotal: 1, replaced: 0, remaining: 0, inFlight: 0, failed: false, desiredCanaries: 0, promoted: true };
+    const metrics = { nodesEvaluated: 1, nodesFiltered: 0, nodesAvailable: { dc1: 1 }, nodesExhausted: 0 } as unknown as Plan['metrics'][string];
+    const out = apply(viewOf([]), planOf(ev, { place: [placed], deployment: { web: batch }, metrics: { [placed.id]: metrics } }), ev);
+    const rows = allocRows(out);
+    expect(rows.map((w) => [w.row.alloc.id, w.row.alloc.deploymentId, w.row.metrics, w.eventType])).to.deep.equal([
+      [placed.id, 'dep-1', metrics, 'PlanResult'],
+    ]);
+    expect(out.preemptedBy).to.deep.equal(new Map());
+    expect(evalRows(out).at(-1)!.plan).to.deep.equal({ placed: [placed.id], stopped: [], preempted: [] });
+  });
+
+  it('an eviction of a job no longer stored (purged meanwhile): its preemption eval is written and followed up, with no job index', () => {
+    const victim = makeAlloc(tasks, { clientStatus: 'running', jobId: 'purged' });
+    const ev = evalOf('e1');
+    const placed = makeAlloc(tasks, { preemptedAllocations: [victim.id] });
+    const evicted = { ...victim, desiredStatus: 'evict' as const };
+    const preemption = evalOf('p1', { jobId: 'purged', triggeredBy: 'preemption' });
+    const out = apply(viewOf([victim]), planOf(ev, { preempt: [evicted], place: [placed], evals: [preemption] }), ev);
+    const made = evalRows(out).find((e) => e.id === 'p1')!;
+    expect(made).to.include({ status: 'pending', jobId: 'purged', createIndex: INDEX, modifyIndex: INDEX });
+    expect(made).to.not.have.property('jobModifyIndex');
+    expect(out.followUps).to.deep.equal(['p1']);
+    expect(out.preemptedBy).to.deep.equal(new Map([[victim.id, placed.id]]));
+  });
+
+  it('a pass that blocks nothing names no blocked eval on the eval it completes', () => {
+    const ev = evalOf('e4');
+    const out = apply(viewOf([]), planOf(ev), ev);
+    expect(evalRows(out)).to.have.length(1);
+    expect(evalRows(out)[0]).to.include({ id: 'e4', status: 'complete' }).and.not.have.property('blockedEval');
+  });
+
+  it("a job's blocked eval in its own namespace is the one refreshed, with the job version of the pass that blocked again", () => {
+    const ev = evalOf('e5', { namespace: 'prod' });
+    const kept = evalOf('b-prod', { status: 'blocked', namespace: 'prod', jobVersion: 0 });
+    const elsewhere = evalOf('b-default', { status: 'blocked', jobVersion: 0, createTime: NOW });
+    const view = viewOf([], { evals: new Map([kept, elsewhere].map((e) => [e.id, e])) });
+    const blocked = (jobVersion?: number) => evalOf('b-new', { status: 'blocked', namespace: 'prod', ...(jobVersion !== undefined ? { jobVersion } : {}) });
+    const rowsOf = (jobVersion?: number) =>
+      new Map(
+        evalRows(apply(view, planOf(ev, { evals: [blocked(jobVersion)], eval: { ...ev, status: 'complete', blockedEval: 'b-new' } }), ev)).map((e) => [
+          e.id,
+          e,
+        ]),
+      );
+    const refreshed = rowsOf(1);
+    expect([...refreshed.keys()].sort()).to.deep.equal(['b-prod', 'e5']);
+    expect(refreshed.get('b-prod')).to.include({ status: 'blocked', namespace: 'prod', jobVersion: 1, modifyIndex: INDEX });
+    expect(refreshed.get('e5')).to.include({ blockedEval: 'b-prod' });
+    // A pass that does not say its job version leaves the kept eval's.
+    expect(rowsOf(undefined).get('b-prod')).to.include({ jobVersion: 0 });
+  });
+
   it('is pure: the view is left as it was', () => {
     const old = makeAlloc(tasks, { clientStatus: 'running' });
     const view = viewOf([old]);
