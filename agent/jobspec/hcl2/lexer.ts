@@ -44,15 +44,22 @@ const PUNCT = [
   '%',
 ];
 
+// Sticky: matched at the offset in the whole text, so a name or number of any length is one token
+// and no slice of the text is copied per token.
+const IDENT = /[A-Za-z_][\w-]*/y;
+const NUMBER = /\d+(\.\d+)?([eE][+-]?\d+)?/y;
+
 /** Reads one token of `src` at `i` (after skipping whitespace and comments). */
 export function nextToken(src: string, i: number): Token {
   i = skipSpace(src, i);
   if (i >= src.length) return { type: 'eof', text: '', start: i, end: i };
   const c = src[i]!;
   if (c === '"') return { type: 'quote', text: '"', start: i, end: i + 1 };
-  const ident = /^[A-Za-z_][\w-]*/.exec(src.slice(i, i + 256));
+  IDENT.lastIndex = i;
+  const ident = IDENT.exec(src);
   if (ident) return { type: 'ident', text: ident[0], start: i, end: i + ident[0].length };
-  const num = /^\d+(\.\d+)?([eE][+-]?\d+)?/.exec(src.slice(i, i + 256));
+  NUMBER.lastIndex = i;
+  const num = NUMBER.exec(src);
   if (num) return { type: 'number', text: num[0], start: i, end: i + num[0].length };
   for (const p of PUNCT) if (src.startsWith(p, i)) return { type: 'punct', text: p, start: i, end: i + p.length };
   throw new HclDiagnostic('Invalid character', `This character is not used within the language: ${JSON.stringify(c)}.`, i);

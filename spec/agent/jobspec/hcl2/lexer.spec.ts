@@ -30,6 +30,12 @@ describe('hcl2: lexer', () => {
     ]);
   });
 
+  it('a name or number of any length is one token', () => {
+    const name = `n${'a'.repeat(299)}`;
+    const digits = '7'.repeat(300);
+    expect(brief(`${name} ${digits}.5`)).to.deep.equal([`ident:${name}@0-300`, `number:${digits}.5@301-603`, 'eof:@603-603']);
+  });
+
   it('numbers: integers, fractions and exponents; a trailing dot or a bare exponent is not part of one', () => {
     expect(brief('0 12 1.5 2e10 3E+2 4e-1 5.25e3')).to.deep.equal([
       'number:0@0-1',
