@@ -59,6 +59,11 @@ describe('architecture: import rules', () => {
     expect(offenders('model/', (i) => i.startsWith('model/') || !i.includes('/') || i.startsWith('node:'))).to.deep.equal([]);
   });
 
+  it('actors/templates/ (the Go template library) imports nothing of berth but model/ and itself', () => {
+    const ofBerth = (i: string) => i.includes('/') && !i.startsWith('node:');
+    expect(offenders('actors/templates/', (i) => !ofBerth(i) || i.startsWith('actors/templates/') || i.startsWith('model/'))).to.deep.equal([]);
+  });
+
   it('no import circles', () => {
     const state = new Map<string, 'open' | 'done'>();
     const circles: string[] = [];
@@ -75,6 +80,11 @@ describe('architecture: import rules', () => {
     for (const f of files) visit(f, []);
     expect(files.length).to.be.greaterThan(50);
     expect(circles).to.deep.equal([]);
+  });
+
+  it('agent/ imports berth only through index.ts: nothing of model/, machines/, actors/ or bus/ directly', () => {
+    expect(files.filter((f) => f.startsWith('agent/')).length).to.be.greaterThan(50);
+    expect(offenders('agent/', (i) => !/^(model|machines|actors|bus)\//.test(i))).to.deep.equal([]);
   });
 
   it('agent/scheduler/ is pure: it imports only itself and index.ts, and reads no clock, file or random source', () => {

@@ -90,4 +90,29 @@ describe('consul-template functions', () => {
     ).to.deep.equal(['range', 'service', 'end', 'key', 'toUpper']);
     expect(templateFunctionNames('[[ key "a" ]] {{ secret "b" }}', '[[', ']]')).to.deep.equal(['key']);
   });
+
+  it('nomadService reads tag.name@namespace; its sharding form picks count instances, the same ones for the same key', () => {
+    const asked: TemplateDep[] = [];
+    const inst = (id: string) => ({
+      ID: id,
+      Name: 'db',
+      Node: 'n',
+      Address: '127.0.0.1',
+      Port: 1,
+      Datacenter: 'dc1',
+      Tags: [],
+      JobID: 'j',
+      AllocID: id,
+      Namespace: 'prod',
+    });
+    const all = ['a', 'b', 'c', 'd', 'e', 'f'].map(inst);
+    const nf = nomadFuncs({ read: (d) => (asked.push(d), { fetched: true, value: all }), missing: () => {} }, 'default');
+    expect(r('{{ range nomadService "primary.db@prod" }}{{ .ID }}{{ end }}', null, nf)).to.equal('abcdef');
+    expect(asked[0]).to.deep.equal({ kind: 'service', name: 'db', tag: 'primary', namespace: 'prod' });
+    const share = (key: string) => r(`{{ range nomadService 2 "${key}" "db" }}{{ .ID }}{{ end }}`, null, nf);
+    expect(share('web-1')).to.have.length(2);
+    expect(share('web-1')).to.equal(share('web-1'));
+    expect(new Set(['k1', 'k2', 'k3', 'k4', 'k5', 'k6'].map(share)).size).to.be.greaterThan(1);
+    expect(asked.at(-1)).to.deep.equal({ kind: 'service', name: 'db', namespace: 'default' });
+  });
 });

@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Allocation, Task, TaskTemplate } from '../../../model/types.ts';
+import { createClient } from '../../../index.ts';
 import { TEMPLATE_RESTART_REASON, TEMPLATE_SIGNAL_MESSAGE } from '../../../machines/policy/template-change.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { until } from '../../support/migrate-helpers.ts';
@@ -179,5 +180,39 @@ describe('template hook: variables and services, re-rendered while the task runs
     await until(() => readFileSync(conf, 'utf8') === '', 10_000, 'the re-render without the instance');
     expect(runner.alloc().taskStates!.t!.restarts).to.equal(0);
     expect(runner.alloc().taskStates!.t!.state).to.equal('running');
+  });
+
+  it("a dispatched child reads its parent job's variables, as its workload identity is the parent's", async () => {
+    const alloc = templateAlloc({ data: read('nomad/jobs/example') }, 'cat local/app.conf > "$NOMAD_ALLOC_DIR/seen"; exec sleep 1000');
+    alloc.job = { ...alloc.job, id: 'example/dispatch-1700000000-abcd1234', parentId: 'example' };
+    alloc.jobId = alloc.job.id;
+    const { vars, runner, seen } = setup(alloc);
+    vars.put('nomad/jobs/example', { user: 'parent' });
+    await until(() => seen() === 'user=parent\n' && runner.alloc().taskStates?.t?.state === 'running', 10_000, "the start with the parent job's variable");
+    expect(runner.alloc().taskStates!.t!.failed).to.equal(false);
+  });
+
+  it('a task reattached after its host restarts renders once, the same content, without a restart, and is watched again', async () => {
+    const vars = new MemoryVariables();
+    vars.put(OWN, { user: 'ada' });
+    const first = newClient({ variables: vars });
+    const alloc = templateAlloc({ data: read(OWN) }, 'cat local/app.conf >> "$NOMAD_ALLOC_DIR/seen"; exec sleep 1000');
+    first.addAlloc(alloc);
+    const allocDir = join(first.dataDir, 'alloc', alloc.id);
+    const seen = () => (existsSync(join(allocDir, 'alloc', 'seen')) ? readFileSync(join(allocDir, 'alloc', 'seen'), 'utf8') : '');
+    const conf = join(allocDir, 't', 'local', 'app.conf');
+    await until(() => seen() === 'user=ada\n', 10_000, 'the first start');
+    await first.shutdown();
+    const again = createClient({ dataDir: first.dataDir, variables: vars });
+    try {
+      const [r] = await again.restore();
+      await until(() => r!.alloc().taskStates?.t?.state === 'running' && vars.waiting === 1, 10_000, 'the reattached task watched again');
+      expect([readFileSync(conf, 'utf8'), seen(), r!.alloc().taskStates!.t!.restarts]).to.deep.equal(['user=ada\n', 'user=ada\n', 0]);
+      vars.put(OWN, { user: 'bob' });
+      await until(() => seen() === 'user=ada\nuser=bob\n', 10_000, 'the restart with the new value');
+    } finally {
+      await Promise.allSettled(again.runners().map((x) => x.destroy()));
+      await again.shutdown();
+    }
   });
 });

@@ -12,6 +12,7 @@ import type { Clock } from '../../../model/clock.ts';
 import type { Task, TaskEvent, TaskTemplate } from '../../../model/types.ts';
 import { ServiceCatalog } from '../../../actors/services/catalog.ts';
 import { missingMessage, TaskTemplateManager } from '../../../actors/runner/template-manager.ts';
+import { templateRuntime } from '../../../actors/runner/template-hook.ts';
 import { until } from '../../support/migrate-helpers.ts';
 import { MemoryVariables } from '../../support/memory-variables.ts';
 
@@ -189,5 +190,34 @@ describe('template manager: wait, once, render_templates, missing events', () =>
 
   it('missingMessage names three, sorted, then "and N more"', () => {
     expect(missingMessage(['d', 'b', 'a', 'c', 'e'])).to.equal('Missing: a, b, c, and 2 more');
+  });
+
+  it("a watch's blocking query is bounded by block_query_wait on the clock, then asked again: no polling in between", async () => {
+    const { vars, m, ctx, clock, file } = make([tpl()]);
+    vars.put(OWN, { v: '1' });
+    await m.render(ctx, new AbortController().signal);
+    const stop = new AbortController();
+    let changed = false;
+    const next = m.nextChange(stop.signal).then((c) => ((changed = true), c));
+    await until(() => clock.pending(300_000) === 1 && vars.waiting === 1, 5000, 'the watch');
+    const reads = vars.reads;
+    clock.advance(300_000);
+    await until(() => vars.reads === reads + 1 && clock.pending(300_000) === 1 && vars.waiting === 1, 5000, 'the query asked again');
+    expect(changed).to.equal(false);
+    vars.put(OWN, { v: '2' });
+    expect((await next).map((t) => t.destination)).to.deep.equal(['local/a']);
+    expect(file()).to.equal('2');
+    stop.abort();
+  });
+
+  it("the client's defaults are Nomad's: plugin and writeToFile denied, block_query_wait 5 min, max_template_event_rate 3 s, the sandbox on", () => {
+    const rt = templateRuntime({}, new ManualClock(), new ServiceCatalog());
+    expect([rt.denylist, rt.data.blockQueryWaitMs, rt.eventRateMs, rt.noSandbox]).to.deep.equal([['plugin', 'writeToFile'], 300_000, 3000, false]);
+    const set = templateRuntime(
+      { templates: { functionDenylist: ['env'], disableFileSandbox: true, blockQueryWaitMs: 1000, maxTemplateEventRateMs: 10 } },
+      new ManualClock(),
+      new ServiceCatalog(),
+    );
+    expect([set.denylist, set.data.blockQueryWaitMs, set.eventRateMs, set.noSandbox]).to.deep.equal([['env'], 1000, 10, true]);
   });
 });

@@ -55,4 +55,14 @@ describe('templates: the engine', () => {
     expect(sprintf('%d %s', [1])).to.equal('1 %!s(MISSING)');
     expect(sprintf('%.2f %.0f', [0.125, 2.5])).to.equal('0.12 2');
   });
+
+  it('strings count UTF-8 bytes: len, index (a uint8, GoByte) and slice', () => {
+    expect(render('{{len .s}} {{index .s 1}} {{printf "%T" (index .s 1)}} {{slice .s 1 3}}', { s: 'héllo' })).to.equal('6 195 uint8 é');
+  });
+
+  it('known differences from Go: %b on a float is a bad verb, slice past the length fails, "\\xff" is not a byte', () => {
+    expect(render('{{printf "%b" 1.5}}', {})).to.equal('%!b(float64=1.5)');
+    expect(() => render('{{slice .a 0 4}}', { a: [1, 2, 3] })).to.throw(TemplateExecError, 'error calling slice: index out of range: 4');
+    expect(render('{{"\\xff"}}', {})).to.equal('\ufffd');
+  });
 });
