@@ -163,4 +163,11 @@ describe('client: allocation lifecycle on the mock driver', () => {
     expect(types(r.alloc(), 'web')).to.not.include('Started');
     expect(r.alloc().taskStates!.web!.state).to.equal('dead');
   });
+
+  it('fingerprintDrivers reports every driver the client has; raw_exec and mock_driver are detected and healthy', async () => {
+    const fp = await newClient().fingerprintDrivers();
+    expect(Object.keys(fp)).to.include.members(['raw_exec', 'exec', 'docker', 'mock_driver']);
+    expect(fp.raw_exec).to.include({ detected: true, healthy: true });
+    expect(fp.mock_driver).to.include({ detected: true, healthy: true });
+  });
 });

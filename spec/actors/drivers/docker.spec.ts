@@ -148,5 +148,31 @@ describe('docker driver', function () {
             .catch(() => {});
       }
     });
+
+    it('a start first removes a container of the same name an earlier run left', async () => {
+      const sb = sandbox();
+      const cfg = sb.config({ driver: 'docker', config: { image: IMAGE, command: '/bin/sh', args: ['-c', 'exit 0'] } });
+      const left = await engine.createContainer({ name: containerName(cfg), Image: IMAGE, Cmd: ['sleep', '600'] });
+      try {
+        const h = await startTracked(driver, cfg);
+        const id = (h.state as { containerId: string }).containerId;
+        expect(id).to.not.equal(left.id);
+        expect((await engine.getContainer(id).inspect()).Name).to.equal(`/${containerName(cfg)}`);
+        const old = await engine
+          .getContainer(left.id)
+          .inspect()
+          .then(
+            () => 'still there',
+            (e: { statusCode?: number }) => e.statusCode,
+          );
+        expect(old).to.equal(404);
+        expect((await driver.wait(h, ABORT())).exitCode).to.equal(0);
+      } finally {
+        await engine
+          .getContainer(left.id)
+          .remove({ force: true })
+          .catch(() => {});
+      }
+    });
   });
 });
