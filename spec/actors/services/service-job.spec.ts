@@ -222,4 +222,19 @@ describe('a service job on real processes: artifact, port, service, http check, 
     await viewWhere(client, r, (a) => a.taskStates!.server!.events.some((e) => e.type === 'Alloc Unhealthy'));
     expect(r.alloc().deploymentStatus?.healthy).to.equal(false);
   });
+
+  it("a stopping alloc's health is not decided: its deadline passes with no verdict", async () => {
+    const clock = new AdvancingClock(new Set([CHECK_MS, MIN_HEALTHY_MS, SHORT_DEADLINE_MS]));
+    const client = newClient({ clock });
+    const health = record(client, 'alloc.health');
+    const alloc = await serviceAlloc({ mode: 'sick', deadlineMs: SHORT_DEADLINE_MS });
+    const r = client.addAlloc(alloc);
+    await viewWhere(client, r, (a) => a.taskStates?.server?.state === 'running');
+    client.updateAlloc({ ...r.alloc(), desiredStatus: 'stop', allocModifyIndex: alloc.allocModifyIndex + 1 });
+    await viewWhere(client, r, (a) => a.clientStatus === 'complete');
+    expect(clock.pending(SHORT_DEADLINE_MS), 'no healthy_deadline timer left').to.equal(0);
+    clock.advance(SHORT_DEADLINE_MS);
+    expect(health.items).to.deep.equal([]);
+    expect(r.alloc().deploymentStatus?.healthy).to.equal(undefined);
+  });
 });
