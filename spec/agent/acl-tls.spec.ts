@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentProcess, http } from '../support/agent.ts';
@@ -66,5 +67,35 @@ tls {
     const cli = await agent.cli(['node', 'status']);
     expect(cli.code, cli.stderr).to.equal(0);
     expect(cli.stdout).to.match(/ready/);
+  });
+
+  it('with verify_https_client, only a client certificate signed by ca_file gets an answer', async () => {
+    await agent?.stop();
+    const cfg = join(dir, 'mtls.hcl');
+    writeFileSync(
+      cfg,
+      `tls {
+  http                = true
+  ca_file             = "${pki.caFile}"
+  cert_file           = "${pki.serverCertFile}"
+  key_file            = "${pki.serverKeyFile}"
+  verify_https_client = true
+}
+`,
+    );
+    agent = await new AgentProcess(['-dev', '-config', cfg]).ready();
+    const url = `${agent.url}/v1/status/leader`;
+    const get = (pair?: [string, string]) =>
+      new Promise<number | Error>((resolve) => {
+        const req = httpsRequest(url, { ca: readFileSync(pki.caFile), ...(pair && { cert: readFileSync(pair[0]), key: readFileSync(pair[1]) }) }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', resolve);
+        req.end();
+      });
+    expect(await get([pki.clientCertFile, pki.clientKeyFile])).to.equal(200);
+    expect(await get()).to.be.instanceOf(Error);
+    expect(await get([pki.strangerCertFile, pki.strangerKeyFile])).to.be.instanceOf(Error);
   });
 });

@@ -218,6 +218,16 @@ plugin "raw_exec" {
     expect(detectCpuMHz()).to.be.greaterThan(0);
   });
 
+  it('reads HCL1 files as HCL2 does: a block may not close on the line of its second argument, a map with quoted keys is an attribute', async () => {
+    const refused = async (name: string, text: string) => ((await loadAgentConfigFile(file(name, text)).catch((e: unknown) => e)) as Error).message;
+    expect(await refused('close.hcl', 'ports {\n  http = 1\n  rpc = 2 }\n')).to.include('Missing newline after argument');
+    expect(await refused('quoted.hcl', 'client {\n  chroot_env {\n    "/bin" = "/bin"\n  }\n}\n')).to.include('Argument names must not be quoted');
+    expect(await loadAgentConfigFile(file('attr.hcl', 'client {\n  chroot_env = {\n    "/bin" = "/bin"\n  }\n}\n'))).to.deep.equal({
+      client: { chrootEnv: { '/bin': '/bin' } },
+    });
+    expect(await loadAgentConfigFile(file('one.hcl', 'ports { http = 1 }\n'))).to.deep.equal({ httpPort: 1 });
+  });
+
   it("an agent's node offers cpu_total_compute and memory_total_mb when they are set, the host's numbers when not", async function () {
     this.timeout(30_000);
     const offered = async (patches: Parameters<typeof resolveAgentConfig>[0]) => {

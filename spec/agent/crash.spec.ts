@@ -71,4 +71,32 @@ describe('agent: kill -9 and restart', function () {
     const gc = await agent.req('POST', '/v1/client/gc');
     expect(gc.json.Collected).to.have.length(2);
   });
+
+  it('without -dev a stop leaves the tasks running (exit 0); the next agent on the data dir reattaches them, starting nothing again', async () => {
+    const job = join(dir, 'stop.nomad.hcl');
+    writeFileSync(job, markerJobHcl('kept', marker, { script: 'echo started $NOMAD_ALLOC_ID >> ${NOMAD_ALLOC_DIR}/starts' }));
+    const dataDir = join(dir, 'data');
+    agent = await new AgentProcess(['-data-dir', dataDir]).ready();
+    expect(agent.proc.stdout.split('\n')[0]).to.match(/^berth agent listening on http:\/\/127\.0\.0\.1:\d+$/);
+    expect(new URL(agent.url).port).to.not.equal('0');
+    const run = await agent.cli(['job', 'run', job]);
+    expect(run.code, run.stdout + run.stderr).to.equal(0);
+    const [alloc] = (await agent.req('GET', '/v1/allocations')).json as any[];
+    const pids = pidsWith(marker).sort();
+    expect(pids.length).to.be.greaterThan(0);
+
+    const stopped = await agent.stop();
+    expect(stopped.code, stopped.stderr).to.equal(0);
+    expect(pidsWith(marker).sort()).to.deep.equal(pids);
+
+    agent = await new AgentProcess(['-data-dir', dataDir]).ready();
+    await waitFor(agent, '/v1/allocations', (l: any[]) => l.length === 1 && l[0].ClientStatus === 'running', 'the alloc running');
+    expect(pidsWith(marker).sort()).to.deep.equal(pids);
+    const starts = await agent.req('GET', `/v1/client/fs/cat/${alloc.ID}?path=alloc/starts`);
+    expect(starts.text.trim().split('\n')).to.deep.equal([`started ${alloc.ID}`]);
+    expect((await agent.cli(['job', 'stop', 'kept'])).code).to.equal(0);
+    await waitFor(agent, '/v1/allocations', (l: any[]) => l.every((a) => a.ClientStatus === 'complete'), 'the alloc complete');
+    expect(pidsWith(marker)).to.deep.equal([]);
+    expect((await agent.req('POST', '/v1/client/gc')).json.Collected).to.deep.equal([alloc.ID]);
+  });
 });

@@ -4,7 +4,7 @@
  * its tasks), and a busy port says who holds it and how to pick another.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,5 +93,29 @@ describe('agent: a busy port', function () {
     expect(r.stderr).to.include(`127.0.0.1:${port} is already in use by pid ${process.pid} (`);
     expect(r.stderr).to.include('-port N or ports { http = N }');
     expect(r.leftovers, 'the dev data dir is removed').to.deep.equal([]);
+  });
+});
+
+describe('agent: a usage or config error', function () {
+  this.timeout(60_000);
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'berth-usage-'));
+  });
+  afterEach(async () => {
+    await stopCliProcesses();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('exits 2 naming the unknown flag or the config key, before it opens any state', async () => {
+    const flag = await runCli(['agent', '-dev', '-port', '0', '-no-such-flag']);
+    expect(flag.code, flag.stderr).to.equal(2);
+    expect(flag.stderr).to.include('no-such-flag');
+    const config = join(dir, 'bad.hcl');
+    writeFileSync(config, 'client {\n  cpu_total_compute = "lots"\n}\n');
+    const bad = await runCli(['agent', '-port', '0', '-data-dir', join(dir, 'data'), '-config', config]);
+    expect(bad.code, bad.stderr).to.equal(2);
+    expect(bad.stderr).to.include('client.cpu_total_compute: must be a non-negative number, got "lots"');
+    expect(existsSync(join(dir, 'data', 'server'))).to.equal(false);
   });
 });
