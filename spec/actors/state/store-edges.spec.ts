@@ -5,7 +5,8 @@
  */
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, writeSync, closeSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TaskHandle } from '../../../actors/drivers/driver.ts';
@@ -37,6 +38,19 @@ function rows(path: string, sql: string): unknown[] {
   } finally {
     db.close();
   }
+}
+
+/** How many of this process's open files are `file` (a connection left open holds it). */
+function openFds(file: string): number {
+  let n = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === file) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
 }
 
 describe('state store edges (real SQLite files)', () => {
@@ -113,6 +127,9 @@ describe('state store edges (real SQLite files)', () => {
     ]);
     expect(errors[1]!.message).to.equal(`cannot store the handle of task "log" of allocation ${a.id}: not a JSON value`);
     expect(errors.every((e) => e instanceof StateStoreError && e.file === undefined)).to.equal(true);
+    // The JSON error itself rides along as the cause (a cycle is a TypeError); "not a JSON value" has none.
+    expect(errors[0]!.cause).to.be.instanceOf(TypeError);
+    expect(errors[1]!.cause).to.equal(undefined);
     const loaded = s.load();
     expect(loaded.map((l) => l.alloc.id)).to.deep.equal([b.id]);
     expect(loaded[0]!.alloc.taskStates ?? {}).to.deep.equal({});
@@ -136,14 +153,18 @@ describe('state store edges (real SQLite files)', () => {
 
   it('a failed write is reported, and everything is written again on the next one', () => {
     const errors: string[] = [];
+    const causes: unknown[] = [];
     const db = new Database(path.replace('state.db', 'given.db').replace('/client/', '/'));
-    const s = openStateStore(':unused:', { db, onError: (e) => errors.push(e.message) });
+    // A given database makes no directory for the path it is named by.
+    const s = openStateStore(join(dir, 'never', 'made.db'), { db, onError: (e) => (errors.push(e.message), causes.push(e.cause)) });
+    expect(existsSync(join(dir, 'never'))).to.equal(false);
     const a = makeAlloc([mockTask('web')]);
     s.putAlloc({ ...a, taskStates: { web: st('running') } });
     db.exec('DROP TABLE task_states');
     s.flush();
     expect(errors).to.have.length(1);
     expect(errors[0]).to.match(/^failed to write client state: .*task_states/);
+    expect((causes[0] as Error).message).to.contain('task_states');
     db.exec('CREATE TABLE task_states (alloc_id TEXT NOT NULL, task TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (alloc_id, task))');
     // The same view again: the failed write is forgotten, so it is written in full.
     s.putAlloc({ ...a, taskStates: { web: st('running') } });
@@ -153,8 +174,58 @@ describe('state store edges (real SQLite files)', () => {
     db.close();
   });
 
+  it('an alloc deleted and put again as it was is written again; a delete keeps the queued handles of other allocs', () => {
+    const s = openStateStore(path);
+    const a = makeAlloc([mockTask('web')]);
+    const b = makeAlloc([mockTask('web')]);
+    s.putAlloc(a);
+    s.putAlloc(b);
+    s.flush();
+    s.deleteAlloc(a.id);
+    s.flush();
+    s.putAlloc(a);
+    s.putHandle(b.id, 'web', handleOf(b, 'web'));
+    s.deleteAlloc(a.id);
+    s.putAlloc(a);
+    s.close();
+    const ro = openStateStore(path, { readonly: true });
+    const loaded = ro.load();
+    expect(loaded.map((l) => l.alloc.id).sort()).to.deep.equal([a.id, b.id].sort());
+    expect(Object.keys(loaded.find((l) => l.alloc.id === b.id)!.handles)).to.deep.equal(['web']);
+    ro.close();
+  });
+
+  it('a put is written on the next turn of the event loop, with no flush', async () => {
+    const s = openStateStore(path);
+    const a = makeAlloc([mockTask('web')]);
+    s.putAlloc(a);
+    expect(rows(path, 'SELECT id FROM allocs')).to.deep.equal([]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(rows(path, 'SELECT id FROM allocs')).to.deep.equal([{ id: a.id }]);
+    s.close();
+  });
+
+  it("a page damaged inside the file fails SQLite's quick_check: the store is refused as damaged", () => {
+    const s = openStateStore(path);
+    for (let i = 0; i < 200; i++) s.putAlloc(makeAlloc([mockTask(`t${i}`)]));
+    s.close();
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(4096, 0x41), 0, 4096, 4096);
+    closeSync(fd);
+    let thrown: unknown;
+    try {
+      openStateStore(path);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).to.be.instanceOf(StateStoreError);
+    expect((thrown as StateStoreError).message).to.match(/\(opening it: quick_check: \*\*\* in database main \*\*\*/);
+    expect(((thrown as Error).cause as StateStoreError).file).to.equal(path);
+  });
+
   it('markDestroying is durable at once, with the alloc row before it; deleteAlloc clears it; a closed store ignores it', () => {
-    const s = openStateStore(path, { defer: () => () => undefined });
+    const errors: string[] = [];
+    const s = openStateStore(path, { defer: () => () => undefined, onError: (e) => errors.push(e.message) });
     const a = makeAlloc([mockTask('web')]);
     s.putAlloc(a);
     s.markDestroying(a.id);
@@ -170,28 +241,34 @@ describe('state store edges (real SQLite files)', () => {
     s.close();
     s.markDestroying(a.id);
     expect(rows(path, 'SELECT alloc_id FROM destroying')).to.deep.equal([]);
+    expect(errors).to.deep.equal([]);
   });
 
   it('a destroy mark that cannot be written is reported, not thrown', () => {
     const errors: string[] = [];
+    const causes: unknown[] = [];
     const db = new Database(join(dir, 'given.db'));
-    const s = openStateStore(':unused:', { db, onError: (e) => errors.push(e.message) });
+    const s = openStateStore(':unused:', { db, onError: (e) => (errors.push(e.message), causes.push(e.cause)) });
     db.exec('DROP TABLE destroying');
     s.markDestroying('a1');
     expect(errors).to.have.length(1);
     expect(errors[0]).to.match(/^failed to record the destroy of allocation a1: /);
+    expect((causes[0] as Error).message).to.contain('destroying');
     s.close();
   });
 
   it('puts made after close are never written', () => {
     let deferred: (() => void) | undefined;
-    const s = openStateStore(path, { defer: (fn) => ((deferred = fn), () => (deferred = undefined)) });
+    const errors: string[] = [];
+    const s = openStateStore(path, { defer: (fn) => ((deferred = fn), () => (deferred = undefined)), onError: (e) => errors.push(e.message) });
     const a = makeAlloc([mockTask('web')]);
     s.close();
     s.putAlloc(a);
     expect(deferred).to.equal(undefined);
     s.flush();
     expect(rows(path, 'SELECT id FROM allocs')).to.deep.equal([]);
+    // Nothing is tried on the closed database, so nothing fails.
+    expect(errors).to.deep.equal([]);
   });
 
   it('the deferred write is scheduled once per batch and cancelled by an explicit flush', () => {
@@ -229,6 +306,7 @@ describe('state store edges (real SQLite files)', () => {
     s.putHandle(a.id, 'db', { driver: '' } as unknown as TaskHandle);
     s.putHandle(a.id, 'x', handleOf(a, 'x'));
     s.putHandle('nobody', 'web', handleOf(a, 'web'));
+    s.markDestroying(torn.id);
     s.close();
     const db = new Database(path);
     db.prepare('UPDATE allocs SET alloc = ? WHERE id = ?').run('{"id":', torn.id);
@@ -236,8 +314,13 @@ describe('state store edges (real SQLite files)', () => {
     db.prepare("UPDATE task_states SET state = 'nope' WHERE task = 'log'").run();
     db.close();
     const errors: string[] = [];
-    const again = openStateStore(path, { onError: (e) => errors.push(e.message.replace(/: (Unexpected|Expected|Bad).*$/, ': <parse error>')) });
+    const causes: unknown[] = [];
+    const again = openStateStore(path, {
+      onError: (e) => (errors.push(e.message.replace(/: (Unexpected|Expected|Bad).*$/, ': <parse error>')), causes.push(e.cause)),
+    });
+    // The torn alloc's destroy mark finds no alloc to mark: skipped with it.
     const loaded = again.load();
+    expect(causes.filter((c) => c instanceof SyntaxError)).to.have.length(3);
     expect(loaded.map((l) => l.alloc.id)).to.deep.equal([a.id]);
     expect(Object.keys(loaded[0]!.handles)).to.deep.equal(['web']);
     expect(Object.keys(loaded[0]!.alloc.taskStates ?? {})).to.deep.equal(['web']);
@@ -298,6 +381,8 @@ describe('state store edges (real SQLite files)', () => {
       refused = e;
     }
     expect(refused).to.be.instanceOf(StateStoreError);
+    // The refused open left no connection holding the file.
+    expect(openFds(path)).to.equal(0);
     expect((refused as StateStoreError).file).to.equal(path);
     expect((refused as StateStoreError).message).to.contain(`state store ${path} is damaged or unreadable (opening it: `);
     expect((refused as StateStoreError).message).to.contain(`; ${REPAIR_ADVICE}`);
@@ -311,6 +396,12 @@ describe('state store edges (real SQLite files)', () => {
     expect(readFileSync(moved[0]![0], 'utf8')).to.match(/^not a database/);
     expect(s.load()).to.deep.equal([]);
     s.close();
+    // Repair without anyone to tell works the same.
+    writeFileSync(path, 'not a database, not at all, long enough to be read as a header by SQLite.');
+    const quiet = openStateStore(path, { repair: true });
+    expect(quiet.load()).to.deep.equal([]);
+    quiet.close();
+    expect(readdirSync(join(dir, 'client')).filter((n) => /damaged-\d+$/.test(n))).to.have.length(2);
   });
 
   it('quarantine moves the file and its -wal and -shm when they exist, to a name of the given time', () => {
@@ -351,8 +442,20 @@ describe('state store edges (real SQLite files)', () => {
       db.close();
       return p;
     };
-    expect(() => openStateStore(only('allocs'))).to.throw(StateStoreError, 'table task_handles is missing');
-    expect(() => openStateStore(only('task_handles'))).to.throw(StateStoreError, 'table allocs is missing');
+    for (const [table, missing] of [
+      ['allocs', 'task_handles'],
+      ['task_handles', 'allocs'],
+    ]) {
+      const p = only(table!);
+      let thrown: unknown;
+      try {
+        openStateStore(p);
+      } catch (e) {
+        thrown = e;
+      }
+      expect((thrown as Error).message).to.contain(`(opening it: table ${missing} is missing)`);
+      expect(((thrown as Error).cause as StateStoreError).file, 'the inner error names the file too').to.equal(p);
+    }
   });
 
   it('a table of the wrong shape is refused when the store opens', () => {
@@ -402,6 +505,12 @@ describe('state store edges (real SQLite files)', () => {
     ro.flush();
     ro.close();
     w.close();
+    // Alone (SQLite keeps a file open while another connection of the process holds it), its close frees the file.
+    const alone = openStateStore(path, { readonly: true });
+    expect(openFds(path)).to.equal(1);
+    alone.close();
+    expect(openFds(path)).to.equal(0);
+    alone.close();
     expect(() => openStateStore(join(dir, 'none.db'), { readonly: true })).to.throw();
     expect(existsSync(join(dir, 'none.db'))).to.equal(false);
   });
