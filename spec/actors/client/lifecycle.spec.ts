@@ -5,6 +5,7 @@ import type { Allocation } from '../../../model/types.ts';
 import type { RunnerHook } from '../../../actors/runner/hooks.ts';
 import { batchAlloc, makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
+import { until } from '../../support/until.ts';
 
 const stopOf = (a: Allocation, index = a.allocModifyIndex + 1): Allocation => ({ ...a, desiredStatus: 'stop', allocModifyIndex: index });
 const types = (a: Allocation, task: string) => a.taskStates![task]!.events.map((e) => e.type);
@@ -169,5 +170,25 @@ describe('client: allocation lifecycle on the mock driver', () => {
     expect(Object.keys(fp)).to.include.members(['raw_exec', 'exec', 'docker', 'mock_driver']);
     expect(fp.raw_exec).to.include({ detected: true, healthy: true });
     expect(fp.mock_driver).to.include({ detected: true, healthy: true });
+  });
+
+  it("a hook's signal aborts when its allocation is destroyed: a prerun still waiting lets the destroy finish", async () => {
+    let seen: AbortSignal | undefined;
+    const hook: RunnerHook = {
+      name: 'slow',
+      prerun: ({ signal }) =>
+        new Promise((_resolve, reject) => {
+          seen = signal;
+          signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+        }),
+    };
+    const client = newClient({ hooks: [hook] });
+    const r = client.addAlloc(makeAlloc([mockTask('web', { run_for: '10s' })]));
+    await until(() => seen !== undefined, 5000, 'the prerun hook');
+    expect(seen!.aborted).to.equal(false);
+    await r.destroy();
+    expect(seen!.aborted).to.equal(true);
+    expect(r.state()).to.equal('destroyed');
+    expect(types(r.alloc(), 'web')).to.not.include('Started');
   });
 });
