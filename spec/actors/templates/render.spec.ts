@@ -65,6 +65,15 @@ describe('template blocks: one block rendered and written', () => {
     expect(() => parseEnvFile('no equals')).to.throw(TemplateRenderError, 'is not KEY=value');
   });
 
+  it('uid and gid set the owner of the written file (root)', async function () {
+    if (process.geteuid?.() !== 0) return this.skip();
+    await writeRendered(tpl({ destination: 'local/owned', uid: 65534, gid: 65534 }), ctx, 'x');
+    await writeRendered(tpl({ destination: 'local/mine' }), ctx, 'x');
+    const st = (name: string) => statSync(join(ctx.taskDir.dir, 'local', name));
+    expect([st('owned').uid, st('owned').gid]).to.deep.equal([65534, 65534]);
+    expect([st('mine').uid, st('mine').gid]).to.deep.equal([0, 0]);
+  });
+
   it('a source file that calls a Consul function fails at render, naming the function', async () => {
     writeFileSync(join(ctx.taskDir.dir, 'local', 'in.tpl'), '{{ key "x" }}');
     const err = await renderTemplate(tpl({ source: 'local/in.tpl' }), ctx, nothing, opts).catch((e: Error) => e);

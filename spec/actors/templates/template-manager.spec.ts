@@ -130,6 +130,30 @@ describe('template manager: wait, once, render_templates, missing events', () =>
     stop.abort();
   });
 
+  it('wait: without max, changes that never settle re-render at 4 x min', async () => {
+    const { vars, m, ctx, file, clock } = make([tpl({ wait: { minMs: WAIT_MIN } })]);
+    vars.put(OWN, { v: '1' });
+    await m.render(ctx, new AbortController().signal);
+    const stop = new AbortController();
+    const next = m.nextChange(stop.signal);
+    let v = 2;
+    vars.put(OWN, { v: String(v) });
+    await until(() => clock.pending(WAIT_MIN) === 1, 5000, 'the quiet wait');
+    // A change each 1,500 ms: only the 8,000 ms bound (4 x min) ends the waiting.
+    for (let passed = 1500; passed < 4 * WAIT_MIN; passed += 1500) {
+      clock.advance(1500);
+      const armed = clock.armed;
+      vars.put(OWN, { v: String(++v) });
+      await until(() => clock.armed > armed, 5000, 'the wait to start again');
+    }
+    expect(file()).to.equal('1');
+    expect(clock.pending(4 * WAIT_MIN - 7500)).to.equal(1);
+    clock.advance(4 * WAIT_MIN - 7500);
+    await next;
+    expect(file()).to.equal(String(v));
+    stop.abort();
+  });
+
   it('once: rendered at the start, never again while the task runs', async () => {
     const { vars, m, ctx, file } = make([tpl({ once: true }), tpl({ destination: 'local/b' })]);
     vars.put(OWN, { v: '1' });
