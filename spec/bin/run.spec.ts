@@ -199,4 +199,12 @@ describe('berth run (a real child process)', function () {
     );
     expectClean(p, p.leftovers());
   });
+
+  it('--stats prints a usage line for the running task on its interval', async () => {
+    const p = new CliProcess(['run', '--stats', '100ms', '-'], { input: shAlloc('batch', 'sleep 1') });
+    const r = await p.exited;
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/work: cpu (\d+\.\d% \(|-).*, mem rss /);
+    expectClean(p, p.leftovers());
+  });
 });
