@@ -157,6 +157,7 @@ export const GROUPS = {
     mutate: [
       'agent/core.ts',
       'agent/allocs/**/*.ts',
+      'agent/node/**/*.ts',
       'agent/jobs/enforce-index.ts',
       'agent/jobs/periodic-check.ts',
       'agent/jobs/dispatch.ts',
@@ -164,6 +165,7 @@ export const GROUPS = {
     ],
     spec: [
       'spec/agent/allocs/*.spec.ts',
+      'spec/agent/node/*.spec.ts',
       'spec/agent/jobs/enforce-index.spec.ts',
       'spec/agent/jobs/periodic-check.spec.ts',
       'spec/agent/jobs/dispatch.spec.ts',
@@ -189,11 +191,17 @@ export const GROUPS = {
   },
   // The client's effectful actors (issue #41), one group per folder. Files the security group
   // mutates (allocdir, allocfs, migrate, viewer) stay there.
-  // The client gc: the limiter and the options, then the collector on a real client (held
-  // clock), then a real tmpfs (root).
+  // The client gc: the limiter, the options and the collector across its host boundary (plain
+  // runners, a test clock), then on a real client (held clock), then on a real tmpfs (root).
   'actors-gc': {
     mutate: ['actors/gc/**/*.ts', '!actors/gc/index.ts'],
-    spec: ['spec/actors/gc/limiter.spec.ts', 'spec/actors/gc/options.spec.ts', 'spec/actors/gc/collector.spec.ts', 'spec/actors/gc/tmpfs.spec.ts'],
+    spec: [
+      'spec/actors/gc/limiter.spec.ts',
+      'spec/actors/gc/options.spec.ts',
+      'spec/actors/gc/collector-direct.spec.ts',
+      'spec/actors/gc/collector.spec.ts',
+      'spec/actors/gc/tmpfs.spec.ts',
+    ],
     threshold: 80,
   },
   // The client's SQLite state store, and the gc that drops collected allocs from it. Not
