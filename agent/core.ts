@@ -14,7 +14,7 @@ import { rollbackFor } from './deploy/rollback.ts';
 import { DeploymentWatchers } from './deploy/watchers.ts';
 import { completeApiJob } from './jobspec/complete.ts';
 import { cachedHostPorts } from './config/host-ports.ts';
-import { parsePortRanges } from './config/port-ranges.ts';
+import { schedulerNode } from './node/scheduler-node.ts';
 import { ServerGc } from './gc/server-gc.ts';
 import { newEvaluation, type SchedulerNode } from './scheduler/index.ts';
 import type { AgentConfig, PreemptionConfig } from './config/config.ts';
@@ -103,6 +103,8 @@ export class AgentCore {
       syncClock?: Clock;
       /** The least time between two commits of client reports ({@link CLIENT_SYNC_INTERVAL_MS} by default). */
       clientSyncIntervalMs?: number;
+      /** The clock of the deployments' progress deadlines: their timers and the check when one fires (default: the real one). */
+      deploymentClock?: Clock;
     } = {},
   ) {
     this.#syncClock = opts.syncClock ?? realClock;
@@ -123,39 +125,20 @@ export class AgentCore {
       onRefused: (report) => this.clientUpdate(report),
       random: opts.random ?? Math.random,
     });
-    this.deploymentWatchers = new DeploymentWatchers(state, client, (id) => this.#progressDeadline(id));
+    this.#deploymentClock = opts.deploymentClock ?? realClock;
+    this.deploymentWatchers = new DeploymentWatchers(state, client, (id) => this.#progressDeadline(id), this.#deploymentClock);
     this.gc = new ServerGc({ state, client, config: config.serverGc, log, ...(opts.gcClock ? { clock: opts.gcClock } : {}) });
   }
 
   readonly #hostPorts: () => number[];
+  readonly #deploymentClock: Clock;
 
   /**
    * The node as the scheduler sees it: its totals, its reserved part (host ports included), its
    * dynamic port range and the ports held on the host right now.
    */
   node(): SchedulerNode {
-    const n = this.state.node!;
-    return {
-      id: n.id,
-      name: n.name,
-      datacenter: n.datacenter,
-      resources: { cpuMHz: n.cpuMHz, memoryMB: n.memoryMB, diskMB: n.diskMB, cores: n.cores },
-      reserved: {
-        cpuMHz: n.reserved.cpu,
-        memoryMB: n.reserved.memoryMB,
-        diskMB: n.reserved.diskMB,
-        ...(n.reservedPorts ? { ports: parsePortRanges(n.reservedPorts) } : {}),
-      },
-      ...(n.minDynamicPort !== undefined ? { minDynamicPort: n.minDynamicPort } : {}),
-      ...(n.maxDynamicPort !== undefined ? { maxDynamicPort: n.maxDynamicPort } : {}),
-      portsInUse: this.#hostPorts(),
-      hostIp: n.httpAddr.replace(/:\d+$/, '').replace(/^\[|\]$/g, ''),
-      attributes: n.attributes ?? {},
-      meta: n.meta ?? {},
-      nodeClass: n.nodeClass ?? '',
-      nodePool: n.nodePool ?? 'default',
-      drivers: n.drivers,
-    };
+    return schedulerNode(this.state.node!, this.#hostPorts());
   }
 
   /**
@@ -412,7 +395,7 @@ export class AgentCore {
     const d = this.state.deployments.get(id);
     if (!d || !failsAtDeadline(d)) return;
     const cutoff = progressCutoff(d);
-    if (cutoff === undefined || cutoff > Date.now()) return;
+    if (cutoff === undefined || cutoff > this.#deploymentClock.now()) return;
     const rollback = rollbackFor(this.state, d, FAILED_PROGRESS_DEADLINE, false);
     const ev = this.state.commit((txn) => {
       const next = { ...d, status: 'failed' as const, statusDescription: rollback.description, modifyIndex: txn.index, modifyTime: Date.now() };

@@ -6,7 +6,9 @@
 import { expect } from 'chai';
 import { firstValueFrom, filter } from 'rxjs';
 import { DeploymentActionError, JobStoppedError } from '../../agent/errors.ts';
+import type { StateEvent } from '../../agent/state/store.ts';
 import type { ApiJob, ServerAlloc } from '../../agent/state/types.ts';
+import { ManualClock } from '../support/fake-rpc.ts';
 import { useServerHalves, type ServerHalf } from '../support/server-half.ts';
 
 /** A job of `count` mock tasks that run until stopped, through the agent's jobspec canonicalisation. */
@@ -200,5 +202,124 @@ describe('agent core: each operation (real SQLite, real client)', function () {
     expect(thrown(() => h.core.deploymentAction(d.id, 'pause')))
       .to.be.instanceOf(DeploymentActionError)
       .and.include({ deploymentId: d.id });
+  });
+
+  it("a deployment short of healthy allocs at its progress deadline fails with Nomad's text and, with auto_revert, rolls back to the stable version", async () => {
+    const clock = new ManualClock();
+    clock.advance(Date.now()); // the deadlines are wall-clock times: start the manual clock at now
+    const h = half({ deploymentClock: clock });
+    const hour = 3_600_000_000_000; // ns
+    const update = (minHealthy: number) => ({
+      Update: { MaxParallel: 1, MinHealthyTime: minHealthy, HealthyDeadline: 2 * hour, ProgressDeadline: 3 * hour, AutoRevert: true },
+    });
+    h.core.register(await job(h, 'web', update(1_000_000))); // 1 ms: healthy at once, so version 0 turns stable
+    await running(h, 'web', 1);
+    const stable = () => [...h.state.deployments.values()].some((x) => x.jobId === 'web' && x.jobVersion === 0 && x.status === 'successful');
+    if (!stable()) await firstValueFrom(h.state.events$.pipe(filter(stable)));
+    h.core.register(await job(h, 'web', update(hour), 2)); // version 1: its allocs take an hour to be healthy
+    await h.core.broker.idle();
+    const d = [...h.state.deployments.values()].find((x) => x.jobId === 'web' && x.jobVersion === 1 && x.status === 'running')!;
+    expect(d, 'version 1 deploys').to.not.equal(undefined);
+    const evals = new Set(h.state.evals.keys());
+    clock.advance(3 * 3_600_000 - 60_000); // a minute before the deadline: nothing
+    expect(h.state.deployments.get(d.id)?.status).to.equal('running');
+    clock.advance(2 * 60_000);
+    expect(h.state.deployments.get(d.id)).to.deep.include({
+      status: 'failed',
+      statusDescription: 'Failed due to progress deadline - rolling back to job version 0',
+    });
+    const made = [...h.state.evals.values()].filter((e) => !evals.has(e.id));
+    expect(made.map((e) => e.triggeredBy)).to.include('deployment-watcher');
+    // The revert registered version 0's spec again, as version 2.
+    const rec = h.state.jobs.get('web')!;
+    expect(rec.version).to.equal(2);
+    expect((rec.apiJob.TaskGroups as Array<{ Count: number }>)[0]!.Count).to.equal(1);
+  });
+
+  it('an operator fail of a deployment with auto_revert answers the version it reverted to', async () => {
+    const h = half();
+    const hour = 3_600_000_000_000;
+    const update = (minHealthy: number) => ({
+      Update: { MaxParallel: 1, MinHealthyTime: minHealthy, HealthyDeadline: 2 * hour, ProgressDeadline: 3 * hour, AutoRevert: true },
+    });
+    h.core.register(await job(h, 'web', update(1_000_000)));
+    await running(h, 'web', 1);
+    const stable = () => [...h.state.deployments.values()].some((x) => x.jobId === 'web' && x.jobVersion === 0 && x.status === 'successful');
+    if (!stable()) await firstValueFrom(h.state.events$.pipe(filter(stable)));
+    h.core.register(await job(h, 'web', update(hour), 2));
+    await h.core.broker.idle();
+    const d = [...h.state.deployments.values()].find((x) => x.jobId === 'web' && x.jobVersion === 1)!;
+    const f = h.core.deploymentAction(d.id, 'fail');
+    expect(f.revertedJobVersion).to.equal(0);
+    expect(h.state.deployments.get(d.id)?.statusDescription).to.equal('Deployment marked as failed - rolling back to job version 0');
+    expect(h.state.jobs.get('web')?.version).to.equal(2);
+  });
+
+  it('each operation publishes its change: the job registered or deregistered, the alloc and the deployment updated, keyed by id', async () => {
+    const h = half();
+    const seen: StateEvent[] = [];
+    const sub = h.state.events$.subscribe((e) => seen.push(e));
+    try {
+      const reg = h.core.register(await job(h, 'web', { Update: { MaxParallel: 1 } }));
+      expect(seen.filter((e) => e.topic === 'Job').map((e) => [e.type, e.key, e.index])).to.deep.equal([['JobRegistered', 'web', reg.index]]);
+      expect((seen.find((e) => e.topic === 'Job')!.object as { id: string }).id).to.equal('web');
+      const [a] = await running(h, 'web', 1);
+      seen.length = 0;
+      const stop = h.core.stopAlloc(a!.alloc.id);
+      expect(seen.filter((e) => e.topic === 'Allocation' && e.index === stop.index).map((e) => [e.type, e.key])).to.deep.equal([
+        ['AllocationUpdated', a!.alloc.id],
+      ]);
+      await running(h, 'web', 1);
+      h.core.register(await job(h, 'web', { Update: { MaxParallel: 1 } }, 2));
+      await h.core.broker.idle();
+      const d = [...h.state.deployments.values()].find((x) => x.status === 'running')!;
+      seen.length = 0;
+      const p = h.core.deploymentAction(d.id, 'pause');
+      expect(seen.map((e) => [e.topic, e.type, e.key, e.index])).to.deep.equal([['Deployment', 'DeploymentStatusUpdate', d.id, p.index]]);
+      seen.length = 0;
+      const dereg = h.core.deregister('web', false);
+      const jobEvents = seen.filter((e) => e.topic === 'Job' && e.index === dereg.index);
+      expect(jobEvents.map((e) => [e.type, e.key, (e.object as { stop: boolean }).stop])).to.deep.equal([['JobDeregistered', 'web', true]]);
+      seen.length = 0;
+      const purge = h.core.deregister('web', true);
+      expect(seen.filter((e) => e.topic === 'Job' && e.index === purge.index).map((e) => [e.type, e.key])).to.deep.equal([['JobDeregistered', 'web']]);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  it('resumeEvals queues the pending evaluations an earlier run left, oldest first, and leaves the others', async () => {
+    const h = half();
+    h.core.register(await job(h, 'a'));
+    h.core.register(await job(h, 'b'));
+    await h.core.broker.idle();
+    const done = [...h.state.evals.keys()];
+    // Two pending evals written as a crash would leave them: committed, never queued.
+    const ids = h.state.commit((txn) =>
+      ['b', 'a'].map((jobId) => {
+        const ev = {
+          ...h.state.evals.get(done[0]!)!,
+          id: `resume-${jobId}`,
+          jobId,
+          status: 'pending' as const,
+          createIndex: txn.index,
+          modifyIndex: txn.index,
+        };
+        txn.putEval(ev);
+        return ev.id;
+      }),
+    );
+    const order: string[] = [];
+    const sub = h.state.events$.subscribe((e) => {
+      if (e.topic === 'Evaluation' && ids.includes(e.key) && (e.object as { status: string }).status === 'complete') order.push(e.key);
+    });
+    try {
+      h.core.resumeEvals();
+      await h.core.broker.idle();
+    } finally {
+      sub.unsubscribe();
+    }
+    expect(order).to.deep.equal(['resume-b', 'resume-a']);
+    for (const id of done) expect(h.state.evals.get(id)?.status).to.equal('complete');
   });
 });
