@@ -6,7 +6,7 @@
  * agent on the same data dir.
  */
 import { expect } from 'chai';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeystoreFileError, VariableKeyMissingError } from '../../../agent/variables/errors.ts';
 import { keystoreDir } from '../../../agent/variables/keyring.ts';
@@ -113,6 +113,28 @@ describe('agent: the variables keyring', function () {
     }
     expect(err).to.be.instanceOf(KeystoreFileError);
     expect((err as Error).message).to.equal(`keystore file ${file}: holds key "not it", not ${k!.KeyID}`);
+  });
+
+  it('a key file that is not JSON, of another algorithm or not 32 bytes is a KeystoreFileError naming the file', async () => {
+    const [k] = await keys();
+    await a!.agent.close();
+    a = undefined;
+    const file = join(keystoreDir(dir), `${k!.KeyID}.nks.json`);
+    const good = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+    const damaged: Array<[string, string]> = [
+      ['{not json', 'is not JSON'],
+      [JSON.stringify({ ...good, Algorithm: 'xchacha20' }), 'Algorithm is "xchacha20", not "aes256-gcm"'],
+      [JSON.stringify({ ...good, Key: Buffer.alloc(16).toString('base64') }), 'Key is not 32 bytes of base64'],
+    ];
+    for (const [text, why] of damaged) {
+      writeFileSync(file, text);
+      const err = await startVarAgent(dir).then(
+        (started) => ((a = started), undefined),
+        (e: Error) => e,
+      );
+      expect(err, why).to.be.instanceOf(KeystoreFileError);
+      expect(err!.message).to.equal(`keystore file ${file}: ${why}`);
+    }
   });
 
   it('refuses an algorithm other than aes256-gcm and a prepublish, as berth has neither', async () => {
