@@ -201,6 +201,40 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
   });
 
   describe("Nomad's alloc runner, exactly", () => {
+    it('an update that moves the leader keeps the kill order of the start: roles are read once, as Nomad reads them', async () => {
+      const alloc = makeAlloc([mockTask('web', {}, { leader: true }), mockTask('api')]);
+      const h = harness(alloc);
+      await h.settle();
+      const group = alloc.job.taskGroups[0]!;
+      const moved: Allocation = {
+        ...alloc,
+        allocModifyIndex: 2,
+        job: { ...alloc.job, taskGroups: [{ ...group, tasks: [mockTask('web'), mockTask('api', {}, { leader: true })] }] },
+      };
+      h.actor.send({ type: 'update', alloc: moved, time: 0 });
+      await h.settle();
+      h.actor.send({ type: 'update', alloc: stop(moved), time: 0 });
+      await h.settle();
+      expect(h.log.filter((l) => l.startsWith('kill'))).to.deep.equal(['kill web@0', 'kill api@0']);
+      h.actor.stop();
+    });
+
+    it("two restartAlls queued behind the group's delay revive a finished prestart task once", async () => {
+      const alloc = makeAlloc([mockTask('init', {}, { lifecycle: { hook: 'prestart' } }), mockTask('web')], { group: { shutdownDelayMs: 1000 } });
+      const h = harness(alloc);
+      await h.settle();
+      h.exits.get('init')!({ result: { exitCode: 0, signal: 0 }, time: 0 });
+      await h.settle();
+      expect(h.log.filter((l) => l.startsWith('start'))).to.deep.equal(['start init@0', 'start web@0']);
+      h.actor.send({ type: 'restartAll', time: 0 });
+      h.actor.send({ type: 'restartAll', time: 0 });
+      await h.settle();
+      h.clock.increment(1000);
+      await h.tick();
+      expect(h.log.filter((l) => l.startsWith('start init'))).to.deep.equal(['start init@0', 'start init@1000']);
+      h.actor.stop();
+    });
+
     it("one task's restart runs no preTaskRestart hook and waits no group delay (Nomad's RestartTask)", async () => {
       const h = harness(makeAlloc([mockTask('web'), mockTask('api')], { group: { shutdownDelayMs: 1000 } }), { hooks: { preTaskRestart: 'hold' } });
       await h.settle();

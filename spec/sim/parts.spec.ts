@@ -13,7 +13,7 @@ import type { Allocation, TaskEvent } from '../../model/types.ts';
 import { Coverage } from '../../sim/coverage.ts';
 import { HealthInvariant } from '../../sim/health.ts';
 import { Checker } from '../../sim/invariants.ts';
-import type { AllocSpec } from '../../sim/ops.ts';
+import { generateOps, type AllocSpec } from '../../sim/ops.ts';
 import { ProcessTable } from '../../sim/processes.ts';
 import { Rng } from '../../sim/random.ts';
 import { Scheduler } from '../../sim/scheduler.ts';
@@ -129,6 +129,54 @@ describe('simulator parts', () => {
       'I6: a1/web: Started without Task Setup before it',
       'I6: a2/web: Killed without Killing before it',
     ]);
+  });
+
+  it('the checker flags a client status unknown and a task started after an update dropped it (I7); a start already under way may finish', () => {
+    const sched = new Scheduler(EPOCH);
+    const { t, spawn } = table(sched);
+    const c = new Checker(
+      t,
+      () => sched.now(),
+      () => {},
+    );
+    c.broadcast(alloc('a1', { clientStatus: 'unknown' }));
+    c.taskDropped('a1', 'web');
+    spawn('a1', 'web');
+    c.taskEvent('a2', 'db', ev('Received'));
+    c.taskEvent('a2', 'db', ev('Task Setup'));
+    c.taskDropped('a2', 'db');
+    spawn('a2', 'db');
+    expect(c.violations.map((v) => `${v.invariant}: ${v.message}`)).to.deep.equal([
+      'I7: a1 broadcast client status unknown',
+      'I7: a1/web started (pid 1000) after an update dropped it',
+    ]);
+  });
+
+  it("the checker resumes a restored task's event grammar from the events its restored state holds", () => {
+    const sched = new Scheduler(EPOCH);
+    const c = new Checker(
+      table(sched).t,
+      () => sched.now(),
+      () => {},
+    );
+    c.resumeGrammar('a1', 'web', [ev('Received'), ev('Task Setup'), ev('Started'), ev('Killing')], true);
+    c.taskEvent('a1', 'web', ev('Terminated'));
+    c.taskEvent('a1', 'web', ev('Killed'));
+    c.resumeGrammar('a2', 'web', [ev('Received'), ev('Task Setup'), ev('Started')], true);
+    c.taskEvent('a2', 'web', ev('Terminated'));
+    c.taskEvent('a2', 'web', ev('Killed'));
+    expect(c.violations.map((v) => `${v.invariant}: ${v.message}`)).to.deep.equal(['I6: a2/web: Killed without Killing before it']);
+  });
+
+  it("the op generator adds the stop path's ops: shutdown delays, max_run_duration on batch allocs, stopNoDelay, dropTask and reconnect", () => {
+    const ops = Array.from({ length: 60 }, (_, i) => generateOps(i + 1)).flat();
+    const adds = ops.flatMap((o) => (o.op === 'add' ? [o.spec] : []));
+    expect(adds.some((s) => s.shutdownDelayMs !== undefined)).to.equal(true);
+    expect(adds.some((s) => s.tasks.some((task) => task.shutdownDelayMs !== undefined))).to.equal(true);
+    expect(adds.filter((s) => s.maxRunDurationMs !== undefined).map((s) => s.type))
+      .to.include('batch')
+      .and.not.include('service');
+    expect(new Set(ops.map((o) => o.op))).to.include.members(['stopNoDelay', 'dropTask', 'reconnect']);
   });
 
   it('the checker flags an alloc reported healthy before its task ran for min_healthy_time (I8)', async () => {

@@ -147,6 +147,18 @@ describe('AllocDir / TaskDir', () => {
       expect(mounts.filter((m) => m === web.sharedTaskDir)).to.have.length(1);
       expect(mounts.filter((m) => m === path.join(web.sharedTaskDir, 'logs'))).to.have.length(1);
     });
+
+    it('sizes secrets/ by secretsMB (1 MB when 0), private/ always 1 MB', async () => {
+      const ad = await newAllocDir();
+      const big = ad.newTaskDir('big', { secretsMB: 3 });
+      const zero = ad.newTaskDir('zero', { secretsMB: 0 });
+      await ad.build();
+      await big.build();
+      await zero.build();
+      const info = await readFile('/proc/self/mountinfo', 'utf8');
+      const size = (d: string) => /size=(\d+k)/.exec(info.split('\n').find((l) => l.split(' ')[4] === d)!)![1];
+      expect([big.secretsDir, big.privateDir, zero.secretsDir, zero.privateDir].map(size)).to.deep.equal(['3072k', '1024k', '1024k', '1024k']);
+    });
   });
 
   describe('destroy', () => {

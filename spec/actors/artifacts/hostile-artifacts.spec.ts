@@ -153,6 +153,26 @@ describe('artifacts: hostile archives and sources write nothing outside the task
     }
   });
 
+  it("http: header values are interpolated as the source is, the node's names first, then the task's env", async () => {
+    const seen: http.IncomingHttpHeaders[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(200).end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    try {
+      const c = ctx({ node: { 'attr.cpu.arch': 'arm64' }, env: { 'attr.cpu.arch': 'not-this', TOKEN: 't0k' } });
+      await fetchArtifact(
+        { source: `${base}/f`, destination: 'local/h', mode: 'file', headers: { 'X-Arch': '${attr.cpu.arch}', 'X-Token': '${TOKEN}', 'X-Kept': '${NOPE}' } },
+        c,
+      );
+      expect([seen[0]!['x-arch'], seen[0]!['x-token'], seen[0]!['x-kept']]).to.deep.equal(['arm64', 't0k', '${NOPE}']);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   it('http: a redirect to another host carries no credentials (Authorization, Cookie), other headers go on', async () => {
     const seen = new Map<string, http.IncomingHttpHeaders>();
     const server = http.createServer((req, res) => {

@@ -6,6 +6,9 @@ import { createClient } from '../../../actors/client/client.ts';
 import { readTaskLogs } from '../../../actors/drivers/logs/reader.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { record, useTempClients, viewWhere } from '../../support/temp-client.ts';
+import { until } from '../../support/until.ts';
+import { mountsUnder, unmount } from '../../../actors/allocdir/mounts.ts';
+import { rmSync } from 'node:fs';
 
 const sh = (name: string, script: string, extra: Partial<Task> = {}): Task => ({
   name,
@@ -218,5 +221,22 @@ describe('client: real processes (raw_exec)', function () {
       await Promise.allSettled(again.runners().map((x) => x.destroy()));
       await again.shutdown();
     }
+  });
+
+  it('a restored alloc whose dir is gone reports failed ("allocation directory is inaccessible") and its restored task is killed', async () => {
+    const client = newClient();
+    const r = client.addAlloc(makeAlloc([sh('web', 'sleep 60')]));
+    await viewWhere(client, r, (x) => x.taskStates!.web!.state === 'running');
+    const pid = pidOf(r, 'web')!;
+    await client.shutdown();
+    expect(alive(pid)).to.equal(true);
+    for (const m of await mountsUnder(r.allocDir.dir)) await unmount(m, { lazy: true });
+    rmSync(r.allocDir.dir, { recursive: true, force: true });
+    const again = newClient({ dataDir: client.dataDir });
+    const updates = record(again, 'alloc.updated');
+    const [restored] = await again.restore();
+    await restored!.waitFor('destroyed');
+    expect(updates.items.map((m) => m.alloc).find((a) => a.clientStatus === 'failed')!.clientDescription).to.match(/^allocation directory is inaccessible: /);
+    await until(() => !alive(pid), 10_000, 'the restored task to be killed');
   });
 });

@@ -260,6 +260,27 @@ describe('client: hook kinds', () => {
     await ran;
     expect(calls).to.deep.equal(['preKill', 'postrun']);
   });
+
+  it('a failing preTaskRestart, preKill or shutdown hook is published as hook.error with its kind, and the alloc goes on', async () => {
+    const fail = (kind: string) => async () => {
+      throw new Error(`${kind} broke`);
+    };
+    const client = newClient({ hooks: [{ name: 'h', preTaskRestart: fail('preTaskRestart'), preKill: fail('preKill'), shutdown: fail('shutdown') }] });
+    const errors = record(client, 'hook.error');
+    const alloc = makeAlloc([mockTask('web', { run_for: '1h' })]);
+    const r = client.addAlloc(alloc);
+    await viewWhere(client, r, (a) => a.taskStates!.web!.state === 'running');
+    await r.restartAll();
+    await viewWhere(client, r, (a) => a.taskStates!.web!.restarts === 1 && a.taskStates!.web!.state === 'running');
+    client.updateAlloc(stopOf(alloc));
+    await viewWhere(client, r, (a) => a.clientStatus === 'complete');
+    await client.shutdown();
+    expect(errors.items.map((m) => [m.allocId === r.allocId, m.hook, m.kind, m.error])).to.deep.equal([
+      [true, 'h', 'preTaskRestart', 'pre-task-restart hook "h" failed: preTaskRestart broke'],
+      [true, 'h', 'preKill', 'pre-kill hook "h" failed: preKill broke'],
+      [true, 'h', 'shutdown', 'shutdown hook "h" failed: shutdown broke'],
+    ]);
+  });
 });
 
 describe('client: max_run_duration', () => {

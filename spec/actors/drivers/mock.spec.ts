@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, mkdirSync, statSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMockDriver, parseMockConfig } from '../../../actors/drivers/mock.ts';
-import type { TaskConfig } from '../../../actors/drivers/driver.ts';
+import type { Driver, TaskConfig } from '../../../actors/drivers/driver.ts';
+import { waitExit } from '../../../actors/runner/task-actors.ts';
 import { DriverConfigError, DriverStartError } from '../../../model/errors.ts';
 import type { Clock } from '../../../model/clock.ts';
 
@@ -210,5 +211,30 @@ describe('mock_driver', () => {
     clock.advance(1);
     await p;
     await d.destroy(h, true);
+  });
+
+  it("waitExit recovers the task after each plugin shutdown and waits on; a failed recovery ends the wait with the recovery's error", async () => {
+    const clock = manualClock();
+    const flush = () => new Promise((r) => setImmediate(r));
+    const d = createMockDriver({ clock });
+    const h = await d.start(cfg({ run_for: '7s', plugin_exit_after: '3s', exit_code: 2 }), never());
+    const waited = waitExit(d, h, never());
+    clock.advance(3000);
+    await flush();
+    clock.advance(3000); // a second plugin shutdown, 3 s after the recovery
+    await flush();
+    clock.advance(1000);
+    expect(await waited).to.deep.equal({ exitCode: 2, signal: 0 });
+    const lost = await d.start(cfg({ run_for: '7s', plugin_exit_after: '3s' }), never());
+    const failing = Object.assign(Object.create(d) as Driver, {
+      recover: async () => {
+        throw new Error('no plugin');
+      },
+    });
+    const ended = waitExit(failing, lost, never());
+    clock.advance(3000);
+    expect(await ended).to.deep.equal({ exitCode: 0, signal: 0, err: 'plugin is shut down; failed to recover task: no plugin' });
+    await d.destroy(lost, true);
+    expect(clock.pending()).to.equal(0);
   });
 });

@@ -356,6 +356,47 @@ describe('client gc', () => {
     }
   });
 
+  it('a trigger during a round runs one more round, once; gcIntervalMs 0 turns the triggered rounds off too', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let firstRead!: () => void;
+    const reading = new Promise<void>((resolve) => (firstRead = resolve));
+    let secondRead!: () => void;
+    const again = new Promise<void>((resolve) => (secondRead = resolve));
+    let reads = 0;
+    const client = newClient({
+      clock: new HeldPeriodClock(PERIOD),
+      gcIntervalMs: PERIOD,
+      gcUsageReader: async () => {
+        reads++;
+        if (reads === 1) {
+          firstRead();
+          await held;
+        }
+        if (reads === 2) secondRead();
+        return { diskUsedPercent: 1, inodesUsedPercent: 1 };
+      },
+    });
+    await settled(client.addAlloc(quickBatch()));
+    await reading; // the first alloc at rest started a round, held in its read
+    await terminalAllocs(client, 2); // two more triggers while it runs
+    expect(reads).to.equal(1);
+    release();
+    await again;
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect(reads).to.equal(2);
+    let offReads = 0;
+    const off = newClient({
+      gcIntervalMs: 0,
+      gcMaxAllocs: 1,
+      gcUsageReader: async () => (offReads++, { diskUsedPercent: 99, inodesUsedPercent: 99 }),
+    });
+    const done = await terminalAllocs(off, 2);
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect([offReads, off.runners().length]).to.deep.equal([0, 2]);
+    expect((await off.gc()).sort()).to.deep.equal(done.map((r) => r.allocId).sort());
+  });
+
   it('quickBatch completes (fixture check)', async () => {
     const client = newClient({ gcIntervalMs: 0 });
     const r = client.addAlloc(quickBatch());
