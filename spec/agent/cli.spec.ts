@@ -152,4 +152,23 @@ describe('agent: the command line', function () {
       agent.url = url;
     }
   });
+
+  it('alloc stop (by prefix) stops the alloc, and its evaluation places a replacement under the same name', async () => {
+    const file = join(dir, 'stopper.nomad.hcl');
+    writeFileSync(file, JOB.replace('job "cli"', 'job "stopper"'));
+    expect((await agent.main(['job', 'run', '-detach', '-var', 'greeting=hi', file])).code).to.equal(0);
+    const [first] = await waitFor(agent, '/v1/job/stopper/allocations', (l: any[]) => l[0]?.ClientStatus === 'running', 'stopper running');
+    const stop = await agent.main(['alloc', 'stop', '-detach', first.ID.slice(0, 8)]);
+    expect(stop.code, stop.stderr + stop.stdout).to.equal(0);
+    const after = await waitFor(
+      agent,
+      '/v1/job/stopper/allocations',
+      (l: any[]) => l.length === 2 && l.some((a) => a.ID !== first.ID && a.ClientStatus === 'running'),
+      'a replacement running',
+    );
+    const old = after.find((a: any) => a.ID === first.ID);
+    const replacement = after.find((a: any) => a.ID !== first.ID);
+    expect([old.DesiredStatus, replacement.Name]).to.deep.equal(['stop', first.Name]);
+    expect((await agent.main(['job', 'stop', '-purge', 'stopper'])).code).to.equal(0);
+  });
 });

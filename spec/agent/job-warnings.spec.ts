@@ -184,6 +184,20 @@ job "vars" {
     );
   });
 
+  it('validate/job: a job register would refuse is a 200 with ValidationErrors and Error; Warnings as register gives them; nothing is written', async () => {
+    const parsed = (await post('/v1/jobs/parse', { JobHCL: HCL.replace('"warned"', '"checked"') })).json;
+    const ok = await http('PUT', `${agent.url}/v1/validate/job`, { Job: parsed });
+    const bad = await http('PUT', `${agent.url}/v1/validate/job`, { Job: { ...parsed, TaskGroups: [{ ...parsed.TaskGroups[0], Count: -1 }] } });
+    expect([ok.status, ok.json.Error, ok.json.ValidationErrors, ok.json.DriverConfigValidated]).to.deep.equal([200, '', null, true]);
+    expect((await http('GET', `${agent.url}/v1/job/checked`)).status, 'validating wrote nothing').to.equal(404);
+    expect(ok.json.Warnings).to.equal((await post('/v1/jobs', { Job: parsed })).json.Warnings);
+    expect((await http('DELETE', `${agent.url}/v1/job/checked?purge=true`)).status).to.equal(200);
+    const refusal = 'job "checked": job.taskGroups[0].count: must not be negative';
+    expect([bad.status, bad.json.Error, bad.json.ValidationErrors]).to.deep.equal([200, refusal, [refusal]]);
+    expect((await http('GET', `${agent.url}/v1/job/checked`)).status).to.equal(404);
+    expect((await post('/v1/jobs', { Job: { ...parsed, TaskGroups: [{ ...parsed.TaskGroups[0], Count: -1 }] } })).status).to.equal(400);
+  });
+
   it('parse: a filesystem function fails as on a Nomad server, "filesystem function disabled"', async () => {
     const hcl =
       'locals {\n  x = file("/etc/hostname")\n}\njob "fs" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = local.x\n      }\n    }\n  }\n}\n';
