@@ -42,6 +42,10 @@ describe('jobspec: variables, declared and resolved', () => {
       ['b', { type: undefined, default: undefined, description: undefined }],
       ['c', { type: 'map( string )', default: 3, description: undefined }],
     ]);
+    // A validation block is HCL's too (berth does not run it).
+    expect([...(await declared('variable "v" {\n  default = 1\n  validation {\n    condition = true\n  }\n}\n'))]).to.deep.equal([
+      ['v', { type: undefined, default: 1, description: undefined }],
+    ]);
     expect([...declaredVariables({}, 'f.hcl')]).to.deep.equal([]);
     // The JSON syntax: one block as an object; a description that is not a string is none.
     expect([...declaredVariables({ variable: { x: { type: 'number', description: 5 }, y: 'not a block' } }, 'f.json')]).to.deep.equal([
@@ -78,6 +82,8 @@ describe('jobspec: variables, declared and resolved', () => {
     expect(await values(decl, { u: '1', s: '[1]', a: 'true', n: ' 12 ', f: '-2.5e1' })).to.deep.equal({ u: '1', s: '[1]', a: 'true', n: 12, f: -25 });
     // A value given as a value (the API's Variables, say) is kept as it is.
     expect(await values(decl, { u: 3, s: ['x'], a: null, n: 4, f: 5 })).to.deep.equal({ u: 3, s: ['x'], a: null, n: 4, f: 5 });
+    const typed = 'variable "l" { type = list(string) }\nvariable "b" { type = bool }\n';
+    expect(await values(typed, { l: ['x', 'y'], b: true })).to.deep.equal({ l: ['x', 'y'], b: true });
   });
 
   it('a -var for a number that is not one is refused', async () => {
@@ -140,6 +146,7 @@ describe('jobspec: variables, declared and resolved', () => {
       l: [1, 2],
       u: { k: ['v'] },
     });
+    expect(await values('variable "a" { type = any }\n', {}, [{ filename: 'v.hcl', text: 'a = 1\n' }])).to.deep.equal({ a: 1 });
     expect(await values(decl, {}, [{ filename: 'v.json', text: '{"n": 8, "b": false, "s": "x", "l": [], "u": null}' }])).to.deep.equal({
       n: 8,
       b: false,

@@ -82,8 +82,10 @@ describe('hcl2: values', () => {
       ['1.25', 1.25],
       ['1.', 1],
       ['.5', 0.5],
+      ['.25', 0.25],
       ['-.5', -0.5],
       ['1e3', 1000],
+      ['1e10', 1e10],
       ['2E-2', 0.02],
       ['3e+2', 300],
       ['1.5e1', 15],
@@ -157,6 +159,9 @@ describe('hcl2: values', () => {
       [[], {}, false],
       [{}, [], false],
       [{ a: null }, { a: null }, true],
+      // A list is not the string of its letters, nor the string the list.
+      [['a', 'b'], 'ab', false],
+      ['ab', ['a', 'b'], false],
     ];
     expect(table.map(([a, b]) => equal(a, b))).to.deep.equal(table.map(([, , want]) => want));
   });
@@ -195,6 +200,7 @@ describe('hcl2: values', () => {
       ['+', -0.5, 0.25, -0.25],
       ['+', 0.7, 0.1, 0.8],
       ['+', 1.005, 2, 3.005],
+      ['+', 10.1, 0.2, 10.3],
       ['-', 0.3, 0.1, 0.2],
       ['-', 10, 3, 7],
       ['-', 1, 1.5, -0.5],
@@ -204,6 +210,8 @@ describe('hcl2: values', () => {
       ['*', 0.05, 0.2, 0.01],
       ['*', -0.1, 3, -0.3],
       ['*', -0.5, -0.5, 0.25],
+      ['*', -0.5, 0.1, -0.05],
+      ['-', 0.01, 0.06, -0.05],
       ['*', 12, 3, 36],
       ['*', 0.001, 0.001, 0.000001],
       // A number with an exponent has no plain decimal form: JavaScript's arithmetic.
