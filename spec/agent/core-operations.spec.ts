@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { firstValueFrom, filter } from 'rxjs';
-import { DeploymentActionError, JobStoppedError } from '../../agent/errors.ts';
+import { DeploymentActionError, InvalidPeriodicError, JobNotFoundError, JobStoppedError, PeriodicLaunchExistsError } from '../../agent/errors.ts';
 import type { StateEvent } from '../../agent/state/store.ts';
 import type { ApiJob, ServerAlloc } from '../../agent/state/types.ts';
 import { ManualClock } from '../support/fake-rpc.ts';
@@ -321,5 +321,194 @@ describe('agent core: each operation (real SQLite, real client)', function () {
     }
     expect(order).to.deep.equal(['resume-b', 'resume-a']);
     for (const id of done) expect(h.state.evals.get(id)?.status).to.equal('complete');
+  });
+});
+
+describe('agent core: what each operation keeps and answers (real SQLite, real client)', function () {
+  this.timeout(20_000);
+  const half = useServerHalves();
+  const hour = 3_600_000_000_000; // ns
+
+  it("register keeps the first CreateIndex across versions, stamps Status pending and SubmitTime in ns, joins the caller's warnings; its eval is job-register", async () => {
+    const h = half();
+    const before = Date.now();
+    const first = h.core.register(await job(h, 'web'));
+    const second = h.core.register(await job(h, 'web', {}, 2), { warnings: ['Berth ignores X'] });
+    const rec = h.state.jobs.get('web')!;
+    expect([rec.createIndex, rec.apiJob.CreateIndex, rec.apiJob.ModifyIndex, rec.apiJob.JobModifyIndex]).to.deep.equal([
+      first.index,
+      first.index,
+      second.index,
+      second.index,
+    ]);
+    expect([rec.apiJob.Status, rec.apiJob.Stop, rec.apiJob.Version, rec.namespace]).to.deep.equal(['pending', false, 1, 'default']);
+    expect(rec.apiJob.SubmitTime as number).to.be.within(before * 1e6, Date.now() * 1e6);
+    expect(second.warnings).to.include('Berth ignores X');
+    expect(h.state.evals.get(first.evalId)?.triggeredBy).to.equal('job-register');
+  });
+
+  it('validate answers the warnings register would give and writes nothing; a bad periodic block is refused as register refuses it', async () => {
+    const h = half();
+    const index = h.state.waiters.index;
+    expect(h.core.validate(await job(h, 'web'), ['Berth ignores X'])).to.include('Berth ignores X');
+    expect(h.core.validate(await job(h, 'web'))).to.equal('');
+    const bad = { ...(await job(h, 'cron', { Type: 'batch' })), Periodic: { Enabled: true, Spec: 'not a cron', SpecType: 'cron' } };
+    expect(thrown(() => h.core.validate(bad))).to.be.instanceOf(InvalidPeriodicError);
+    expect(h.state.waiters.index).to.equal(index);
+    expect(h.state.jobs.size).to.equal(0);
+  });
+
+  it("scale changes only the named group's count, with a job-scaling eval", async () => {
+    const h = half();
+    const two = await job(h, 'web');
+    const groups = two.TaskGroups as Array<Record<string, unknown>>;
+    two.TaskGroups = [groups[0], { ...groups[0], Name: 'h' }];
+    h.core.register(two);
+    const r = h.core.scale('web', 'h', 3);
+    const counts = (h.state.jobs.get('web')!.apiJob.TaskGroups as Array<{ Name: string; Count: number }>).map((g) => [g.Name, g.Count]);
+    expect(counts).to.deep.equal([
+      ['g', 1],
+      ['h', 3],
+    ]);
+    expect(h.state.evals.get(r.evalId)?.triggeredBy).to.equal('job-scaling');
+    expect(thrown(() => h.core.scale('web', 'x', 1))).to.have.property('group', 'x');
+  });
+
+  it('setPreemption without cas always commits; an unknown eval is refused and a known one answered', async () => {
+    const h = half();
+    const r = h.core.setPreemption({ batchSchedulerEnabled: true });
+    expect(r.updated).to.equal(true);
+    expect(h.state.schedulerConfig!.preemption.batchSchedulerEnabled).to.equal(true);
+    const reg = h.core.register(await job(h, 'web'));
+    expect(h.core.evaluation(reg.evalId).id).to.equal(reg.evalId);
+  });
+
+  it('a periodic job arms the launch timer when registered and disarms it when stopped; overlap is refused while a child lives; a second force in the same second is refused', async () => {
+    const clock = new ManualClock();
+    const h = half({ periodicClock: clock });
+    h.core.periodic.start();
+    h.core.register(await job(h, 'cron', { Type: 'batch', Periodic: { Enabled: true, Spec: '* * * * *', SpecType: 'cron', ProhibitOverlap: true } }));
+    expect(clock.pending).to.equal(1);
+    clock.advance(60_000);
+    const children = () => [...h.state.jobs.values()].filter((j) => j.apiJob.ParentID === 'cron');
+    expect(children()).to.have.length(1);
+    clock.advance(60_000); // the child still runs: this launch is skipped
+    expect(children()).to.have.length(1);
+    expect(h.log.some((l) => l.includes('prohibit_overlap'))).to.equal(true);
+    h.core.forcePeriodic('cron');
+    expect(thrown(() => h.core.forcePeriodic('cron')))
+      .to.be.instanceOf(PeriodicLaunchExistsError)
+      .and.include({ jobId: 'cron' });
+    expect(thrown(() => h.core.forcePeriodic('nope'))).to.be.instanceOf(JobNotFoundError);
+    h.core.deregister('cron', false);
+    expect(clock.pending).to.equal(0);
+    expect(h.state.evals.get([...h.state.evals.values()].find((e) => e.jobId === 'cron' && e.triggeredBy === 'job-deregister')!.id)?.type).to.equal('batch');
+  });
+
+  it('a dispatch without a token is a new child each time, and an answered one carries no warnings', async () => {
+    const h = half();
+    h.core.register(await job(h, 'batch', { Type: 'batch', ParameterizedJob: { Payload: 'optional' } }));
+    const a = h.core.dispatch('batch', {});
+    const b = h.core.dispatch('batch', {});
+    expect(a.dispatchedJobId).to.not.equal(b.dispatchedJobId);
+    h.core.dispatch('batch', { idempotencyToken: 't' });
+    expect(h.core.dispatch('batch', { idempotencyToken: 't' }).warnings).to.equal('');
+  });
+
+  it('purge forgets only its own job’s deployments', async () => {
+    const h = half();
+    for (const id of ['web', 'other']) {
+      h.core.register(await job(h, id, { Update: { MaxParallel: 1 } }));
+      await running(h, id, 1);
+    }
+    h.core.deregister('web', true);
+    expect([...h.state.deployments.values()].filter((d) => d.jobId === 'other')).to.not.have.length(0);
+  });
+
+  it('a capacity freed by an alloc that ends unblocks a blocked evaluation', async () => {
+    const h = half();
+    const big = (id: string) =>
+      job(h, id, {
+        TaskGroups: [{ Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'mock_driver', Config: { run_for: '1h' }, Resources: { CPU: 3000, MemoryMB: 10 } }] }],
+      });
+    h.core.register(await big('a'));
+    const [a] = await running(h, 'a', 1);
+    h.core.register(await big('b'));
+    await h.core.broker.idle();
+    expect(allocsOf(h, 'b')).to.have.length(0);
+    expect([...h.state.evals.values()].some((e) => e.jobId === 'b' && e.status === 'blocked')).to.equal(true);
+    h.core.clientUpdate({ ...a!.alloc, clientStatus: 'complete' });
+    await running(h, 'b', 1);
+  });
+
+  it("a rollout goes on batch by batch: each health verdict's eval places the next", async () => {
+    const h = half();
+    const update = { Update: { MaxParallel: 1, MinHealthyTime: 1_000_000, HealthyDeadline: hour, ProgressDeadline: 2 * hour } };
+    h.core.register(await job(h, 'web', update, 2));
+    await running(h, 'web', 2);
+    h.core.register(await job(h, 'web', { ...update, Meta: { v: '2' } }, 2));
+    const done = () => [...h.state.deployments.values()].some((d) => d.jobId === 'web' && d.jobVersion === 1 && d.status === 'successful');
+    await h.core.broker.idle();
+    if (!done()) await firstValueFrom(h.state.events$.pipe(filter(done)));
+    expect(allocsOf(h, 'web').filter((s) => s.alloc.desiredStatus === 'run' && s.alloc.job.version === 1)).to.have.length(2);
+  });
+
+  it('pause never rolls back; a fail from paused with auto_revert does', async () => {
+    const h = half();
+    const update = (minHealthy: number) => ({
+      Update: { MaxParallel: 1, MinHealthyTime: minHealthy, HealthyDeadline: 2 * hour, ProgressDeadline: 3 * hour, AutoRevert: true },
+    });
+    h.core.register(await job(h, 'web', update(1_000_000)));
+    await running(h, 'web', 1);
+    const stable = () => [...h.state.deployments.values()].some((x) => x.jobId === 'web' && x.jobVersion === 0 && x.status === 'successful');
+    if (!stable()) await firstValueFrom(h.state.events$.pipe(filter(stable)));
+    h.core.register(await job(h, 'web', update(hour), 2));
+    await h.core.broker.idle();
+    const d = [...h.state.deployments.values()].find((x) => x.jobId === 'web' && x.jobVersion === 1)!;
+    const p = h.core.deploymentAction(d.id, 'pause');
+    expect(p.revertedJobVersion).to.equal(undefined);
+    expect(h.state.jobs.get('web')?.version).to.equal(1);
+    expect(h.state.deployments.get(d.id)?.statusDescription).to.equal('Deployment is paused');
+    const f = h.core.deploymentAction(d.id, 'fail');
+    expect(f.revertedJobVersion).to.equal(0);
+    expect(h.state.jobs.get('web')?.version).to.equal(2);
+  });
+
+  it('promote, with no groups named, promotes every group and its eval is processed', async () => {
+    const h = half();
+    const update = { Update: { MaxParallel: 1, Canary: 1, MinHealthyTime: 1_000_000, HealthyDeadline: hour, ProgressDeadline: 2 * hour } };
+    h.core.register(await job(h, 'web', update));
+    await running(h, 'web', 1);
+    h.core.register(await job(h, 'web', { ...update, Meta: { v: '2' } }));
+    await h.core.broker.idle();
+    const d = [...h.state.deployments.values()].find((x) => x.jobId === 'web' && x.jobVersion === 1)!;
+    const healthy = () => h.state.deployments.get(d.id)!.taskGroups.g!.healthyAllocs >= 1;
+    if (!healthy()) await firstValueFrom(h.state.events$.pipe(filter(healthy)));
+    const r = h.core.deploymentAction(d.id, 'promote');
+    expect(h.state.deployments.get(d.id)!.taskGroups.g!.promoted).to.equal(true);
+    await h.core.broker.idle();
+    expect(h.state.evals.get(r.evalId!)?.status).to.equal('complete');
+  });
+
+  it('after stop, a client report is committed at once, not queued', async () => {
+    const h = half();
+    h.core.register(await job(h, 'web'));
+    const [a] = await running(h, 'web', 1);
+    await h.core.stop();
+    const index = h.state.waiters.index;
+    h.core.queueClientUpdate({ ...a!.alloc, clientDescription: 'after stop' });
+    expect(h.state.waiters.index).to.equal(index + 1);
+    expect(h.state.allocs.get(a!.alloc.id)?.alloc.clientDescription).to.equal('after stop');
+  });
+
+  it('stopAlloc of an alloc the client does not hold still commits the stop, and logs why the client could not take it', async () => {
+    const h = half();
+    h.core.register(await job(h, 'web'));
+    const [a] = await running(h, 'web', 1);
+    const ghost = { ...a!, alloc: { ...a!.alloc, id: '00000000-0000-4000-8000-00000000dead', name: 'web.g[9]' } };
+    h.state.commit((txn) => txn.putAlloc({ ...ghost, createIndex: txn.index, modifyIndex: txn.index }));
+    h.core.stopAlloc(ghost.alloc.id);
+    expect(h.state.allocs.get(ghost.alloc.id)?.alloc.desiredStatus).to.equal('stop');
+    expect(h.log.filter((l) => l.startsWith('alloc stop: '))).to.have.length(1);
   });
 });
