@@ -85,4 +85,55 @@ describe('berth job validate (in-process)', () => {
     expect(none.code).to.equal(2);
     expect(none.stderr).to.include('usage: berth job <subcommand>');
   });
+
+  it('takes JSON as {"Job": ...} or the bare job and --var with two dashes; a driver berth lacks is refused even with -unsupported=warn', async () => {
+    const job = {
+      ID: 'j',
+      Name: 'j',
+      Type: 'batch',
+      TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/true' } }] }],
+    };
+    for (const [name, body] of [
+      ['wrapped.json', { Job: job }],
+      ['bare.json', job],
+    ] as const) {
+      writeFileSync(join(dir, name), JSON.stringify(body));
+      const r = await runMain(['job', 'validate', join(dir, name)]);
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout).to.include('job j (batch, priority 50): g (1 x t/raw_exec)');
+    }
+    const dashes = await runMain(['job', 'validate', join(JOBS, 'variables.nomad.hcl'), '--var', 'replicas=many']);
+    expect(dashes.code).to.equal(2);
+    expect(dashes.stderr).to.include('variable "replicas": a number is required');
+    const f = join(dir, 'podman.nomad.hcl');
+    writeFileSync(f, 'job "p" {\n  group "g" {\n    task "t" {\n      driver = "podman"\n      config { image = "x" }\n    }\n  }\n}\n');
+    for (const argv of [[f], ['-unsupported=warn', f]]) {
+      const r = await runMain(['job', 'validate', ...argv]);
+      expect(r.code, argv.join(' ')).to.equal(2);
+      expect(r.stderr).to.include('driver "podman" is not supported by berth (job.taskGroups[0].tasks[0].driver)');
+    }
+  });
+
+  it('job plan and job run take -unsupported=warn and -var-file as job validate does, before asking the agent', async () => {
+    const f = join(dir, 'vault.nomad.hcl');
+    writeFileSync(
+      f,
+      'job "v" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config { command = "/bin/true" }\n      vault {\n        policies = ["p"]\n      }\n    }\n  }\n}\n',
+    );
+    const vars = join(dir, 'bad.vars.hcl');
+    writeFileSync(vars, 'replicas = "many"\n');
+    const nowhere = ['-address', 'http://127.0.0.1:9'];
+    for (const cmd of ['plan', 'run']) {
+      const refused = await runMain(['job', cmd, ...nowhere, f]);
+      expect(refused.code, cmd).to.equal(2);
+      expect(refused.stderr).to.include('vault is not supported by berth');
+      const warned = await runMain(['job', cmd, ...nowhere, '-unsupported=warn', f]);
+      expect(warned.stderr, cmd).to.match(
+        /1 warning:\n\n\* vault is not supported by berth.*: left out\n[^]*cannot reach the agent at http:\/\/127\.0\.0\.1:9/,
+      );
+      const badVars = await runMain(['job', cmd, ...nowhere, '-var-file', vars, join(JOBS, 'variables.nomad.hcl')]);
+      expect(badVars.code, cmd).to.equal(2);
+      expect(badVars.stderr).to.include('bad.vars.hcl: variable "replicas": a number is required, got "many"');
+    }
+  });
 });

@@ -252,4 +252,17 @@ describe('berth CLI: no traps for a new user', function () {
     expect(r.stdout).to.match(/^work \| viewed$/m);
     expect(p.leftovers()).to.deep.equal([]);
   });
+
+  it('a file without an id runs as a new allocation each time in the same data dir', async () => {
+    const data = join(dir, 'data');
+    const file = join(dir, 'no-id.json');
+    writeFileSync(file, shAlloc('echo once'));
+    for (let i = 0; i < 2; i++) {
+      const r = await runCli(['run', '--data-dir', data, file]);
+      expect(r.code, r.stderr).to.equal(0);
+    }
+    const all = JSON.parse((await runMain(['status', '--data-dir', data, '--json'])).stdout) as Array<{ id: string }>;
+    expect(all).to.have.length(2);
+    expect(all[0]!.id).to.not.equal(all[1]!.id);
+  });
 });
