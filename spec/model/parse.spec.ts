@@ -304,4 +304,13 @@ describe('parseAllocation: one schema, no silent drops, no impossible values (#2
     expect(g.reschedulePolicy).to.deep.include({ attempts: 5, intervalMs: 3_600_000, delayFunction: 'exponential' });
     expect(g.migrate).to.deep.equal({ maxParallel: 3, healthCheck: 'task_states', minHealthyTimeMs: 10_000, healthyDeadlineMs: 300_000 });
   });
+
+  it('jobId defaults to job.id, and one given must match it', () => {
+    const a = makeAlloc([mockTask('web')]) as unknown as Record<string, unknown>;
+    const id = (a.job as { id: string }).id;
+    delete a.jobId;
+    expect(parseAllocation(a).jobId).to.equal(id);
+    expect(parseAllocation({ ...a, jobId: id }).jobId).to.equal(id);
+    expect(issuesOf(() => parseAllocation({ ...a, jobId: 'other' }))).to.deep.equal([`jobId: must match job.id ${JSON.stringify(id)}`]);
+  });
 });
