@@ -200,6 +200,43 @@ describe('alloc chart: the stop path (stub effects, simulated clock)', () => {
     expect(h.top()).to.equal('destroyed');
   });
 
+  it("the alloc and task charts' contexts are plain JSON at every step: no Map, Date, class instance, function or actor", async () => {
+    const alloc = makeAlloc([mockTask('web', {}, { shutdownDelayMs: 100 }), mockTask('post', {}, { lifecycle: { hook: 'poststop' } })], {
+      group: { shutdownDelayMs: 200 },
+    });
+    const h = harness(alloc);
+    const seen: unknown[] = [];
+    const look = () => {
+      const snap = h.actor.getSnapshot();
+      seen.push(snap.context);
+      for (const child of Object.values(snap.children)) {
+        const c = (child as { getSnapshot(): { context?: unknown } } | undefined)?.getSnapshot().context;
+        if (c !== undefined && (c as { taskName?: string }).taskName !== undefined) seen.push(c);
+      }
+    };
+    const sub = h.actor.subscribe(look);
+    await h.settle();
+    h.actor.send({ type: 'restartAll', time: 0 });
+    await h.tick();
+    h.actor.send({ type: 'update', alloc: stop(alloc), time: 0 });
+    await h.settle();
+    h.clock.increment(300);
+    await h.settle();
+    sub.unsubscribe();
+    expect(h.top()).to.equal('stopping');
+    expect(seen.filter((c) => (c as { taskName?: string }).taskName !== undefined).length, 'task contexts seen').to.be.above(0);
+    // Plain JSON: null, booleans, finite numbers, strings, arrays and plain objects (an undefined
+    // field is an absent one); no Map, Date, class instance, function or actor reference.
+    const notPlain = (v: unknown, at: string): string[] => {
+      if (v === null || v === undefined || typeof v === 'boolean' || typeof v === 'string') return [];
+      if (typeof v === 'number') return Number.isFinite(v) ? [] : [at];
+      if (Array.isArray(v)) return v.flatMap((x, i) => notPlain(x, `${at}[${i}]`));
+      if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) return Object.entries(v).flatMap(([k, x]) => notPlain(x, `${at}.${k}`));
+      return [at];
+    };
+    expect(seen.flatMap((c) => notPlain(c, 'context'))).to.deep.equal([]);
+  });
+
   describe("Nomad's alloc runner, exactly", () => {
     it('an update that moves the leader keeps the kill order of the start: roles are read once, as Nomad reads them', async () => {
       const alloc = makeAlloc([mockTask('web', {}, { leader: true }), mockTask('api')]);

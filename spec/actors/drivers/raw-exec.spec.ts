@@ -54,6 +54,11 @@ describe('raw_exec driver', () => {
       expect(await driver.wait(h, ABORT())).to.deep.equal({ exitCode: 143, signal: 15 });
     });
 
+    it('a plain exit with code 128 + n is read as killed by signal n: the shim cannot tell the two apart', async () => {
+      const h = await startTracked(driver, sandbox().config(sh('exit 130')));
+      expect(await driver.wait(h, ABORT())).to.deep.equal({ exitCode: 130, signal: 2 });
+    });
+
     it('passes the task environment (NOMAD_* and the task env)', async () => {
       const sb = sandbox();
       const alloc: Allocation = {
