@@ -4,6 +4,8 @@
  */
 import { expect } from 'chai';
 import { driversChanged, nodeDrivers } from '../../agent/config/drivers.ts';
+import { meetsConstraint } from '../../agent/scheduler/feasible.ts';
+import { node } from './scheduler/support.ts';
 
 const ok = (attrs: Record<string, string> = {}) => ({ detected: true, healthy: true, healthDescription: 'Healthy', attributes: attrs });
 const missing = { detected: false, healthy: false, healthDescription: 'Docker is not available', attributes: {} };
@@ -42,5 +44,14 @@ describe('agent: the drivers a node offers', () => {
     expect(driversChanged(before, nodeDrivers({ raw_exec: ok(), docker: ok() }, {}))).to.equal(true);
     const up = nodeDrivers({ docker: ok({ 'driver.docker.version': '1' }) }, {});
     expect(driversChanged(up, nodeDrivers({ docker: ok({ 'driver.docker.version': '2' }) }, {}))).to.equal(true);
+  });
+
+  it('constraints read the attributes it offers: ${attr.driver.docker} and its version only while docker is offered', () => {
+    const on = node({ attributes: nodeDrivers({ raw_exec: ok(), docker: ok({ 'driver.docker.version': '27.1.0' }) }, {}).attributes });
+    const off = node({ attributes: nodeDrivers({ raw_exec: ok(), docker: missing }, {}).attributes });
+    const isSet = { lTarget: '${attr.driver.docker}', operand: 'is_set' };
+    const atLeast = { lTarget: '${attr.driver.docker.version}', operand: 'version', rTarget: '>= 20.10' };
+    expect([meetsConstraint(isSet, on), meetsConstraint(atLeast, on)]).to.deep.equal([true, true]);
+    expect([meetsConstraint(isSet, off), meetsConstraint(atLeast, off)]).to.deep.equal([false, false]);
   });
 });
