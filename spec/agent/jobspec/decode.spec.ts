@@ -185,6 +185,99 @@ describe('jobspec: decodeBlock, a job block to Nomad API job', () => {
     });
   });
 
+  it('repeated map and config blocks, a did-you-mean for accepted and refused names, required arguments given', async () => {
+    const text = `job "j" {
+  node_pol = "x"
+  vaul {}
+  meta {
+    a = "1"
+  }
+  meta {
+    b = "2"
+  }
+  group "g" {
+    task "t" {
+      config {
+        a = 1
+      }
+      config {
+        b = 2
+      }
+      template {
+        change_script {
+          command       = "/bin/true"
+          fail_on_error = false
+        }
+      }
+      service {
+        check {
+          header {
+            A = "x"
+          }
+          header {
+            B = "y"
+          }
+          interval = "1m30s"
+          timeout  = ["1s"]
+        }
+      }
+    }
+    network {
+      port "neg" {
+        static = -1
+      }
+    }
+  }
+}
+`;
+    expect(await decode(text)).to.deep.equal({
+      api: {
+        TaskGroups: [
+          {
+            Name: 'g',
+            Networks: [{ DynamicPorts: [{ Label: 'neg', Value: -1 }], ReservedPorts: null }],
+            Tasks: [
+              {
+                Name: 't',
+                Services: [{ Checks: [{ Interval: 90_000_000_000 }] }],
+                Templates: [{ ChangeScript: { Command: '/bin/true', FailOnError: false } }],
+              },
+            ],
+          },
+        ],
+      },
+      issues: [
+        { path: 'job.taskGroups[0].tasks[0].config', problem: 'must be a block', at: { line: 12, column: 7 } },
+        { path: 'job.taskGroups[0].tasks[0].services[0].checks[0].header', problem: 'must be a map', at: { line: 26, column: 11 } },
+        {
+          path: 'job.taskGroups[0].tasks[0].services[0].checks[0].timeout',
+          problem: 'must be a duration string like "30s"',
+          at: { line: 33, column: 11 },
+        },
+        { path: 'job.meta', problem: 'must be a map', at: { line: 4, column: 3 } },
+        { path: 'job.node_pol', problem: 'unknown field "node_pol" in job (did you mean "node_pool"?)', at: { line: 2, column: 3 } },
+        { path: 'job.vaul', problem: 'unknown field "vaul" in job (did you mean "vault"?)', at: { line: 3, column: 3 } },
+      ],
+      unsupported: [],
+    });
+  });
+
+  it("HCL's JSON syntax: labelled blocks that are not blocks, lists of the wrong kind; no line to name", () => {
+    const text = '{"job": {"j": {"group": {"g": 1, "h": [1, 2], "i": [{"count": 1}]}, "datacenters": [["x"]], "constraint": [1], "update": [{}, {}]}}}';
+    const ctx: DecodeContext = { source: new SourceIndex(text), issues: [], unsupported: [] };
+    const api = decodeBlock('job', (JSON.parse(text) as { job: { j: Record<string, unknown> } }).job.j, 'job', ctx, [['job', 'j']]);
+    expect({ api, issues: ctx.issues }).to.deep.equal({
+      api: { TaskGroups: [{ Name: 'i', Count: 1 }] },
+      issues: [
+        { path: 'job.taskGroups', problem: 'group "g" must be a block', at: undefined },
+        { path: 'job.taskGroups', problem: 'group "h" must be a block', at: undefined },
+        { path: 'job.datacenters', problem: 'must be a list of strings', at: undefined },
+        { path: 'job.constraints', problem: 'must be blocks', at: undefined },
+        { path: 'job.update', problem: 'only one update block is allowed', at: undefined },
+      ],
+    });
+  });
+
   it('a group attribute is not a labelled block', async () => {
     expect(await decode('job "j" {\n  group = "x"\n}\n')).to.deep.equal({
       api: {},
