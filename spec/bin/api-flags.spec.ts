@@ -80,6 +80,21 @@ describe("the CLI's general options (nomad's -address, -token, -region, -namespa
     expect(new URL(ws!.url, 'http://x').searchParams.get('command')).to.equal('["/bin/true"]');
   });
 
+  it('with no -address, BERTH_ADDR is the agent, else NOMAD_ADDR', async () => {
+    process.env.NOMAD_ADDR = 'http://127.0.0.1:1';
+    process.env.BERTH_ADDR = agent.url;
+    try {
+      expect((await runMain(['job', 'status'])).code).to.equal(0);
+      delete process.env.BERTH_ADDR;
+      process.env.NOMAD_ADDR = agent.url;
+      expect((await runMain(['job', 'status'])).code).to.equal(0);
+      expect(agent.seen.map((x) => x.url)).to.deep.equal(['/v1/jobs', '/v1/jobs']);
+    } finally {
+      if (saved.NOMAD_ADDR === undefined) delete process.env.NOMAD_ADDR;
+      else process.env.NOMAD_ADDR = saved.NOMAD_ADDR;
+    }
+  });
+
   it('an unreachable agent names the address and how to point at another', async () => {
     const r = await runMain(['job', 'status']);
     expect(r.code).to.equal(1);
