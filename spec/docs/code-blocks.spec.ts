@@ -33,8 +33,31 @@ function run(file: string, args: string[], opts: { cwd: string; env: NodeJS.Proc
   });
 }
 
+/**
+ * Runs one block in `dir`: a script as an ES module on plain Node (TypeScript stripped of its
+ * types), a shell block with `bash -euo pipefail`.
+ */
+async function runBlock(block: CodeBlock & { kind: 'script' | 'shell' }, dir: string, env: NodeJS.ProcessEnv): Promise<{ code: number | string; out: string }> {
+  if (block.kind === 'shell') return run('bash', ['-euo', 'pipefail', '-c', block.code], { cwd: dir, env });
+  const js =
+    block.lang === 'ts' || block.lang === 'typescript'
+      ? ts.transpileModule(block.code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false } })
+          .outputText
+      : block.code;
+  const script = join(dir, `block-${block.line}.mjs`);
+  writeFileSync(script, js);
+  return run(process.execPath, [script], { cwd: dir, env });
+}
+
+/** What a failing block reports: where it is, its exit code, the block and its output. */
+const failureReport = (block: CodeBlock, r: { code: number | string; out: string }) =>
+  `${block.file}:${block.line} (${block.lang}) exited ${r.code}\n--- block ---\n${block.code}${r.out}`;
+
 /** A directory name for a doc file's blocks. */
 const dirFor = (file: string) => file.replace(/[/.]/g, '_');
+
+/** Where a block runs: one directory per doc file, shared by its blocks. */
+const blockDir = (project: string, block: CodeBlock) => join(project, 'blocks', dirFor(block.file));
 
 describe('the docs: which code blocks run', () => {
   it('runs ts, js and sh blocks (and their long names); shows console, text, hcl, json and unlabelled ones', () => {
@@ -93,6 +116,44 @@ describe('the docs: which code blocks run', () => {
     expect(blocks[0]!.code).to.equal('```ts\nx\n```\n');
   });
 
+  it('a ts block runs as an ES module with its types stripped, an sh block with bash -euo pipefail, the blocks of a file in one dir; a failure names <file>:<line> (<lang>) with the block, its exit code and its output', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-block-'));
+    try {
+      const md = [
+        '```ts',
+        "import { writeFileSync } from 'node:fs';",
+        'const n: number = 2;',
+        "writeFileSync('made', String(n * 21));",
+        '```',
+        '```sh',
+        'test "$(cat made)" = 42',
+        '```',
+        '```bash',
+        'echo before',
+        'false | true',
+        'echo after',
+        '```',
+      ].join('\n');
+      const [tsBlock, shBlock, failing] = extractBlocks('docs/x.md', md) as Array<CodeBlock & { kind: 'script' | 'shell' }>;
+      const [other] = extractBlocks('docs/y.md', '```sh\ntrue\n```');
+      const here = blockDir(dir, tsBlock!);
+      expect([blockDir(dir, shBlock!), blockDir(dir, failing!)]).to.deep.equal([here, here]);
+      expect(blockDir(dir, other!)).to.not.equal(here);
+      mkdirSync(here, { recursive: true });
+      expect(await runBlock(tsBlock!, here, process.env)).to.include({ code: 0 });
+      expect(await runBlock(shBlock!, here, process.env), 'a second block sees the first one’s file').to.include({
+        code: 0,
+      });
+      const r = await runBlock(failing!, here, process.env);
+      expect(r.code).to.equal(1);
+      expect(failureReport(failing!, r)).to.equal(
+        'docs/x.md:9 (bash) exited 1\n--- block ---\necho before\nfalse | true\necho after\n--- stdout ---\nbefore\n--- stderr ---\n',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the README has a runnable embedding block and a runnable berth run of one file', () => {
     const readme = repoBlocks(REPO).filter((b) => b.file === 'README.md' && b.kind);
     expect(readme.some((b) => b.kind === 'script' && b.code.includes(`from '${PKG_NAME}'`))).to.equal(true);
@@ -140,22 +201,10 @@ describe('the docs: every ts, js and sh block runs against the packed package', 
   for (const block of blocks) {
     it(`${block.file}:${block.line} (${block.lang})`, async function () {
       this.timeout(BLOCK_TIMEOUT_MS + 10_000);
-      const dir = join(project, 'blocks', dirFor(block.file));
+      const dir = blockDir(project, block);
       mkdirSync(dir, { recursive: true });
-      let r: { code: number | string; out: string };
-      if (block.kind === 'script') {
-        const js =
-          block.lang === 'ts' || block.lang === 'typescript'
-            ? ts.transpileModule(block.code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false } })
-                .outputText
-            : block.code;
-        const script = join(dir, `block-${block.line}.mjs`);
-        writeFileSync(script, js);
-        r = await run(process.execPath, [script], { cwd: dir, env });
-      } else {
-        r = await run('bash', ['-euo', 'pipefail', '-c', block.code], { cwd: dir, env });
-      }
-      expect(r.code, `${block.file}:${block.line} (${block.lang}) exited ${r.code}\n--- block ---\n${block.code}${r.out}`).to.equal(0);
+      const r = await runBlock(block, dir, env);
+      expect(r.code, failureReport(block, r)).to.equal(0);
       if (block.file === 'README.md' && block.kind === 'script' && block.code.includes('createClient')) {
         expect(r.out, 'the README quick start prints the alloc status, the exit code and the task output').to.match(/complete exit code 0\nhello\n/);
       }
