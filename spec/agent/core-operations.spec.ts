@@ -294,24 +294,16 @@ describe('agent core: each operation (real SQLite, real client)', function () {
     h.core.register(await job(h, 'b'));
     await h.core.broker.idle();
     const done = [...h.state.evals.keys()];
-    // Two pending evals written as a crash would leave them: committed, never queued.
-    const ids = h.state.commit((txn) =>
-      ['b', 'a'].map((jobId) => {
-        const ev = {
-          ...h.state.evals.get(done[0]!)!,
-          id: `resume-${jobId}`,
-          jobId,
-          status: 'pending' as const,
-          createIndex: txn.index,
-          modifyIndex: txn.index,
-        };
-        txn.putEval(ev);
-        return ev.id;
-      }),
-    );
+    const template = h.state.evals.get(done[0]!)!;
+    // Two pending evals written as a crash would leave them: committed, never queued; the older
+    // one (by create index) is written last.
+    h.state.commit((txn) => {
+      txn.putEval({ ...template, id: 'resume-new', jobId: 'b', status: 'pending', createIndex: txn.index + 1000, modifyIndex: txn.index });
+      txn.putEval({ ...template, id: 'resume-old', jobId: 'a', status: 'pending', createIndex: txn.index, modifyIndex: txn.index });
+    });
     const order: string[] = [];
     const sub = h.state.events$.subscribe((e) => {
-      if (e.topic === 'Evaluation' && ids.includes(e.key) && (e.object as { status: string }).status === 'complete') order.push(e.key);
+      if (e.topic === 'Evaluation') order.push(e.key);
     });
     try {
       h.core.resumeEvals();
@@ -319,8 +311,36 @@ describe('agent core: each operation (real SQLite, real client)', function () {
     } finally {
       sub.unsubscribe();
     }
-    expect(order).to.deep.equal(['resume-b', 'resume-a']);
-    for (const id of done) expect(h.state.evals.get(id)?.status).to.equal('complete');
+    // Each pending one is processed once, the older first; the complete ones are not run again.
+    expect(order.filter((k) => k.startsWith('resume-')).filter((k, i, all) => all.indexOf(k) === i)).to.deep.equal(['resume-old', 'resume-new']);
+    expect(order.filter((k) => done.includes(k))).to.deep.equal([]);
+    for (const id of ['resume-old', 'resume-new']) expect(h.state.evals.get(id)?.status).to.equal('complete');
+  });
+
+  it('an enforce-index refusal other than a conflict carries no current index; a job asking a dynamic port is placed with one', async () => {
+    const h = half();
+    h.core.register(await job(h, 'web'));
+    const exists = thrown(() => h.core.register(h.state.jobs.get('web')!.apiJob, { enforceIndex: true })) as {
+      kind: string;
+      current?: number;
+      message: string;
+    };
+    expect([exists.kind, exists.current]).to.deep.equal(['exists', undefined]);
+    expect(exists.message).to.not.match(/\(at \d+\)/);
+    const ported = await job(h, 'ported', {
+      TaskGroups: [
+        {
+          Name: 'g',
+          Count: 1,
+          Networks: [{ DynamicPorts: [{ Label: 'http' }] }],
+          Tasks: [{ Name: 't', Driver: 'mock_driver', Config: { run_for: '1h' }, Resources: { CPU: 10, MemoryMB: 10 } }],
+        },
+      ],
+    });
+    h.core.register(ported);
+    const [a] = await running(h, 'ported', 1);
+    const port = a!.alloc.allocatedResources?.shared.ports.find((p) => p.label === 'http');
+    expect(port?.value).to.be.within(20000, 32000); // Nomad's default dynamic range
   });
 });
 

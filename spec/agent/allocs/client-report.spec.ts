@@ -146,4 +146,35 @@ describe('agent: a client report, what it changes (pure)', () => {
       expect(clientChange(cur, report(cur, { clientStatus: to }), undefined, NOW)?.ended, `${from} -> ${to}`).to.equal(ended);
     }
   });
+
+  it("a change that says nothing of health keeps the server's verdict; a report with no verdict decides nothing", () => {
+    const judged = server({ deploymentStatus: { healthy: true, timestamp: 1, canary: true } });
+    const c = clientChange(judged, report(judged, { clientStatus: 'complete' }), running(), NOW)!;
+    expect(mergedAlloc(c, NOW).deploymentStatus).to.deep.equal({ healthy: true, timestamp: 1, canary: true });
+    const fresh = server({ deploymentStatus: { canary: true } });
+    const noVerdict = clientChange(fresh, report(fresh, { deploymentStatus: { timestamp: 5 } }), running(), NOW)!;
+    expect(noVerdict.health).to.deep.equal({ timestamp: 5, canary: true });
+    expect(noVerdict.decided).to.equal(false);
+  });
+
+  it("the alloc's own group decides whether health is manual, in a job of several groups", () => {
+    const update: UpdateStrategy = {
+      maxParallel: 1,
+      healthCheck: 'manual',
+      minHealthyTimeMs: 10_000,
+      healthyDeadlineMs: 300_000,
+      progressDeadlineMs: 600_000,
+      autoRevert: false,
+      autoPromote: false,
+      canary: 0,
+      staggerMs: 30_000,
+    };
+    const cur = server({}, { update });
+    // A first group, not the alloc's, whose health comes from checks.
+    cur.alloc.job = {
+      ...cur.alloc.job,
+      taskGroups: [{ ...cur.alloc.job.taskGroups[0]!, name: 'other', update: { ...update, healthCheck: 'checks' } }, ...cur.alloc.job.taskGroups],
+    };
+    expect(reportedHealth(cur, report(cur, { clientStatus: 'failed' }), running(), NOW)).to.equal(undefined);
+  });
 });
