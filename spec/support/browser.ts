@@ -14,10 +14,11 @@ import type { BrowserContext, Page } from 'playwright-core';
  */
 export const CHROMIUM = findChromium();
 
-function findChromium(): string | undefined {
-  if (process.env.BERTH_CHROMIUM) return process.env.BERTH_CHROMIUM;
-  if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium';
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+/** {@link CHROMIUM}'s lookup, from an environment and Debian's path (a spec passes its own). */
+export function findChromium(env: NodeJS.ProcessEnv = process.env, debian = '/usr/bin/chromium'): string | undefined {
+  if (env.BERTH_CHROMIUM) return env.BERTH_CHROMIUM;
+  if (existsSync(debian)) return debian;
+  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
     for (const name of ['chromium', 'chromium-browser']) if (existsSync(join(dir, name))) return join(dir, name);
   }
   return undefined;

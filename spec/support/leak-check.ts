@@ -84,6 +84,22 @@ const fds = () => fdTargets().size;
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 /** How long the pool may take to answer one fs call after a test (it takes microseconds when free). */
 const POOL_PROBE_MS = 5000;
+
+/** libuv's threadpool did not answer one fs call within the bound: its threads are blocked. */
+export class PoolHeldError extends Error {
+  override name = 'PoolHeldError';
+}
+
+/**
+ * One fs call on libuv's pool (`access('/')`), bounded: resolves when the pool answers, rejects with
+ * a {@link PoolHeldError} when it does not within `boundMs`. The hook below runs it after each test.
+ */
+export async function probePool(boundMs = POOL_PROBE_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const held = await Promise.race([access('/').then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), boundMs)))]);
+  clearTimeout(timer);
+  if (held) throw new PoolHeldError(`libuv's threadpool did not answer within ${boundMs} ms after this test: it left the pool's threads blocked`);
+}
 /** mocha's own timeout timer for the running afterAll hook. */
 const OWN_HOOK_TIMER = 1;
 
@@ -132,10 +148,7 @@ export const mochaHooks = {
    * ends, instead of every later async fs call of the run waiting without a word.
    */
   async afterEach() {
-    let timer: NodeJS.Timeout | undefined;
-    const held = await Promise.race([access('/').then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), POOL_PROBE_MS)))]);
-    clearTimeout(timer);
-    if (held) throw new Error(`libuv's threadpool did not answer within ${POOL_PROBE_MS} ms after this test: it left the pool's threads blocked`);
+    await probePool();
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(10_000);
