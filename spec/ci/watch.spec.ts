@@ -5,16 +5,22 @@
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const WATCH = join(import.meta.dirname, '..', '..', '.ci', 'watch');
 
 /** Runs `.ci/watch` around `cmd` with a silence bound of `silence` s, looking every 50 ms, killing at once. */
 function watch(silence: string, ...cmd: string[]): Promise<{ code: number | null; out: string }> {
+  return watchIn(process.env, silence, '0.05', cmd);
+}
+
+function watchIn(env: NodeJS.ProcessEnv, silence: string, poll: string, cmd: string[]): Promise<{ code: number | null; out: string }> {
   const child = spawn(WATCH, cmd, {
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 10_000, // a watchdog that hangs fails this spec instead of the run
-    env: { ...process.env, BERTH_CI_SILENCE: silence, BERTH_CI_WATCH_POLL: '0.05', BERTH_CI_WATCH_GRACE: '0' },
+    env: { ...env, BERTH_CI_SILENCE: silence, BERTH_CI_WATCH_POLL: poll, BERTH_CI_WATCH_GRACE: '0' },
   });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -59,5 +65,18 @@ describe('.ci/watch: no hang without a word', () => {
     expect(code).to.equal(3);
     expect(out).to.include('tick 4');
     expect(out).not.to.include('.ci/watch: no output');
+  });
+
+  it('a command that ends at once leaves no log behind, however late its tee starts (40 at a time)', async () => {
+    // The log goes through tee; a tee that started after the watchdog had ended and removed the
+    // log used to create it again (about one run in twelve did, with a 10 ms poll).
+    const dir = mkdtempSync(join(tmpdir(), 'berth-watch-'));
+    try {
+      const runs = await Promise.all(Array.from({ length: 40 }, () => watchIn({ ...process.env, TMPDIR: dir }, '5', '0.01', ['true'])));
+      expect(runs.map((r) => r.code)).to.deep.equal(Array(40).fill(0));
+      expect(readdirSync(dir)).to.deep.equal([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
