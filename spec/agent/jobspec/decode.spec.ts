@@ -263,7 +263,7 @@ describe('jobspec: decodeBlock, a job block to Nomad API job', () => {
   });
 
   it("HCL's JSON syntax: labelled blocks that are not blocks, lists of the wrong kind; no line to name", () => {
-    const text = '{"job": {"j": {"group": {"g": 1, "h": [1, 2], "i": [{"count": 1}]}, "datacenters": [["x"]], "constraint": [1], "update": [{}, {}]}}}';
+    const text = '{"job": {"j": {"group": {"g": 1, "h": [1, 2], "i": [{"count": 1}]}, "datacenters": ["a", ["x"]], "constraint": [1], "update": [{}, {}]}}}';
     const ctx: DecodeContext = { source: new SourceIndex(text), issues: [], unsupported: [] };
     const api = decodeBlock('job', (JSON.parse(text) as { job: { j: Record<string, unknown> } }).job.j, 'job', ctx, [['job', 'j']]);
     expect({ api, issues: ctx.issues }).to.deep.equal({
@@ -275,6 +275,29 @@ describe('jobspec: decodeBlock, a job block to Nomad API job', () => {
         { path: 'job.constraints', problem: 'must be blocks', at: undefined },
         { path: 'job.update', problem: 'only one update block is allowed', at: undefined },
       ],
+    });
+  });
+
+  it('a string field takes a number or bool as its text; a list is not a string; a blank count is not a number', async () => {
+    const text = `job "j" {
+  region    = 5
+  namespace = true
+  type      = ["x"]
+  group "g" {
+    count = " "
+    network {
+      mode = "host"
+    }
+  }
+}
+`;
+    expect(await decode(text)).to.deep.equal({
+      api: { Namespace: 'true', Region: '5', TaskGroups: [{ Name: 'g', Networks: [{ Mode: 'host', ReservedPorts: null, DynamicPorts: null }] }] },
+      issues: [
+        { path: 'job.taskGroups[0].count', problem: 'must be a whole number', at: { line: 6, column: 5 } },
+        { path: 'job.type', problem: 'must be a string', at: { line: 4, column: 3 } },
+      ],
+      unsupported: [],
     });
   });
 

@@ -28,6 +28,9 @@ const text = `job "web" {
       }
       kill_timeout = "1s"
       shutdown_delay = "1s"
+      constraint {
+        attribute = "a"
+      }
       logs {
         max_files = 2
       }
@@ -89,6 +92,9 @@ describe('jobspec: locateBerthPath, a berth path to a line and column', () => {
     expect(where('job.taskGroups[1].tasks[0].services[0].checks[0].interval')).to.deep.equal(at('interval'));
     expect(where('job.taskGroups[1].networks[0].dynamicPorts[0]')).to.deep.equal(at('port "http"'));
     expect(where('job.taskGroups[0].count')).to.deep.equal(at('count'));
+    // An index into another list (constraints) is skipped; a list of groups, tasks or services without one is a plain word.
+    expect(where('job.taskGroups[1].tasks[0].constraints[0].attribute')).to.deep.equal(at('attribute'));
+    expect(where('job.taskGroups[1].tasks[0].services.check')).to.deep.equal(at('check'));
   });
 
   it("berth's field names as the file writes them", () => {
@@ -112,6 +118,7 @@ describe('jobspec: locateBerthPath, a berth path to a line and column', () => {
     expect(where('job.taskGroups[1].tasks[0].vault.policies')).to.deep.equal(at('task "x"', 'group "b"'));
     // No such group: its label is empty, and the search goes on under the job.
     expect(where('job.taskGroups[9].count')).to.deep.equal(at('count'));
+    expect(where('job.taskGroups[10].count')).to.deep.equal(at('count'));
     expect(where('job.taskGroups[0].tasks[4].driver')).to.deep.equal(at('group "a"'));
     expect(where('job', { ID: 'other' })).to.equal(undefined);
     expect(where('job.datacenters', {})).to.equal(undefined);
