@@ -198,6 +198,8 @@ export const GROUPS = {
     spec: [
       'spec/actors/gc/limiter.spec.ts',
       'spec/actors/gc/options.spec.ts',
+      'spec/actors/gc/runner-facts.spec.ts',
+      'spec/actors/gc/fs-usage.spec.ts',
       'spec/actors/gc/collector-direct.spec.ts',
       'spec/actors/gc/collector.spec.ts',
       'spec/actors/gc/tmpfs.spec.ts',

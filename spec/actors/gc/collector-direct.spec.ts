@@ -112,7 +112,7 @@ function setup(
   const collected: Array<[string, string]> = [];
   const errors: string[] = [];
   bus.of('gc.collected').subscribe((m) => collected.push([m.allocId, m.reason]));
-  bus.of('client.error').subscribe((m) => errors.push(m.error));
+  bus.of('client.error').subscribe((m) => errors.push(`${m.actorId}: ${m.error}`));
   const gc = new AllocGarbageCollector({
     bus,
     clock,
@@ -335,7 +335,7 @@ describe('garbage collector (direct: real bus, test clock, plain runners)', () =
     s.add(new FakeRunner('a', view('a', { finishedAt: 1 })));
     s.add(new FakeRunner('b', view('b', { finishedAt: 2 })));
     await s.gc.keepUsageBelowThreshold();
-    expect(s.errors).to.deep.equal(['gc: cannot read usage of /data/alloc: EIO', 'gc: cannot read usage of /data/alloc: EIO']);
+    expect(s.errors).to.deep.equal(['gc: gc: cannot read usage of /data/alloc: EIO', 'gc: gc: cannot read usage of /data/alloc: EIO']);
     expect(s.collected).to.deep.equal([['a', 'count']]);
   });
 
@@ -356,6 +356,7 @@ describe('garbage collector (direct: real bus, test clock, plain runners)', () =
     stopNow();
     await round;
     expect(a.destroys).to.equal(0);
+    expect(s.flushes).to.equal(0);
     // Stopped: a round does nothing, nor does a forced collection destroy.
     await s.gc.keepUsageBelowThreshold();
     expect(s.reads).to.equal(1);
@@ -439,6 +440,38 @@ describe('garbage collector (direct: real bus, test clock, plain runners)', () =
     expect(await s.gc.collectAll()).to.deep.equal(['victim']);
     s.state('other', 'running');
     expect(await s.gc.collectAll()).to.deep.equal(['prev']);
+  });
+
+  it('two waiters on one alloc: it stays held until the last of them stops waiting, whichever goes first', async () => {
+    const s = setup();
+    s.add(new FakeRunner('prev', view('prev', { finishedAt: 1 })));
+    s.add(new FakeRunner('first', view('first', { running: true, previous: 'prev' }), 'waiting-prev'));
+    s.add(new FakeRunner('second', view('second', { running: true, preempted: ['prev'] }), 'pending'));
+    s.state('second', 'running');
+    expect(await s.gc.collectAll()).to.deep.equal([]);
+    s.state('first', 'running');
+    expect(await s.gc.collectAll()).to.deep.equal(['prev']);
+  });
+
+  it('a waiter naming one alloc as both previous and preempted releases it once', async () => {
+    const s = setup();
+    s.add(new FakeRunner('prev', view('prev', { finishedAt: 1 })));
+    s.add(new FakeRunner('next', view('next', { running: true, previous: 'prev', preempted: ['prev'] }), 'waiting-prev'));
+    expect(await s.gc.collectAll()).to.deep.equal([]);
+    s.state('next', 'running');
+    expect(await s.gc.collectAll()).to.deep.equal(['prev']);
+  });
+
+  it('a round goes on after a step that collected some and failed others, and ends when a step collects none', async () => {
+    const s = setup({ maxAllocs: 1 });
+    s.add(new FakeRunner('a', view('a', { finishedAt: 1 }))).fail = true;
+    s.add(new FakeRunner('b', view('b', { finishedAt: 2 })));
+    s.add(new FakeRunner('c', view('c', { finishedAt: 3 })));
+    // 3 over 1: a (fails) and b; then 2 over 1: a again (fails): done.
+    await s.gc.keepUsageBelowThreshold();
+    expect(s.collected).to.deep.equal([['b', 'count']]);
+    expect(s.reads).to.equal(2);
+    expect(s.runners.get('a')!.destroys).to.equal(2);
   });
 
   it('a replacement added after it stopped waiting holds nothing', async () => {

@@ -44,6 +44,7 @@ describe('gc options', () => {
       [{ gcIntervalMs: Infinity }, 'options.gcIntervalMs must be a finite number of ms >= 0 (got Infinity)'],
       [{ gcIntervalMs: NaN }, 'options.gcIntervalMs must be a finite number of ms >= 0 (got NaN)'],
       [{ gcIntervalMs: '5' as unknown as number }, 'options.gcIntervalMs must be a finite number of ms >= 0 (got 5)'],
+      [{ gcDiskUsageThreshold: '50' as unknown as number }, 'options.gcDiskUsageThreshold must be a percentage between 0 and 100 (got 50)'],
       [{ gcDiskUsageThreshold: -0.5 }, 'options.gcDiskUsageThreshold must be a percentage between 0 and 100 (got -0.5)'],
       [{ gcDiskUsageThreshold: 100.5 }, 'options.gcDiskUsageThreshold must be a percentage between 0 and 100 (got 100.5)'],
       [{ gcInodeUsageThreshold: -0.5 }, 'options.gcInodeUsageThreshold must be a percentage between 0 and 100 (got -0.5)'],
