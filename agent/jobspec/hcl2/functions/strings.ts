@@ -31,7 +31,11 @@ export function goRegExp(pattern: string, flags = ''): RegExp {
 export const STRING_FUNCTIONS: FunctionTable = {
   upper: define(['str:string'], ([v]) => s(v).toUpperCase()),
   lower: define(['str:string'], ([v]) => s(v).toLowerCase()),
-  title: define(['str:string'], ([v]) => s(v).replace(/(^|[^\p{L}\p{N}'])(\p{L})/gu, (_, a: string, b: string) => a + b.toUpperCase())),
+  // Go's strings.Title (cty's title): a letter after the start, an ASCII character other than a
+  // letter, digit or `_`, or a space begins a word.
+  title: define(['str:string'], ([v]) =>
+    s(v).replace(/(^|[\0-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]|\s)(\p{L})/gu, (_, a: string, b: string) => a + b.toUpperCase()),
+  ),
   chomp: define(['str:string'], ([v]) => s(v).replace(/(\r\n|\n|\r)+$/, '')),
   indent: define(['spaces:number', 'str:string'], ([n, v]) => {
     if ((n as number) < 0 || (n as number) > MAX_FORMAT_WIDTH) throw new FunctionArgumentError(0, `must be between 0 and ${MAX_FORMAT_WIDTH}`);
