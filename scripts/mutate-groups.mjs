@@ -213,14 +213,17 @@ export const GROUPS = {
     spec: ['spec/actors/state/state-store.spec.ts', 'spec/actors/state/store-edges.spec.ts', 'spec/actors/gc/collector.spec.ts'],
     threshold: 80,
   },
-  // Cgroups: the pure parts first (usage format, keyed queue, a fake cgroupfs), then real tasks in
+  // Cgroups: the pure parts first (usage format, keyed queue, detection on mountinfo text and
+  // fake cgroupfs trees, file readers), usage from /proc of real processes, then real tasks in
   // real cgroups (root).
   'actors-cgroups': {
     mutate: ['actors/cgroups/**/*.ts', '!actors/cgroups/index.ts'],
     spec: [
       'spec/actors/cgroups/format-usage.spec.ts',
       'spec/actors/cgroups/keyed-queue.spec.ts',
+      'spec/actors/cgroups/detect-parts.spec.ts',
       'spec/actors/cgroups/fake-cgroupfs.spec.ts',
+      'spec/actors/cgroups/proc-usage.spec.ts',
       'spec/actors/cgroups/v2-unified.spec.ts',
       'spec/actors/cgroups/failed-start.spec.ts',
       'spec/actors/cgroups/fallback.spec.ts',
@@ -323,6 +326,10 @@ export const CI_SUBSET = {
     'bin/cli/run/outcome.ts',
     'agent/scheduler/names.ts',
     'agent/state/job-status.ts',
+    'agent/broker/refused.ts',
+    'agent/deploy/rollback.ts',
+    'agent/config/port-ranges.ts',
+    'agent/jobs/enforce-index.ts',
   ],
   spec: [
     'spec/machines/policy/**/*.spec.ts',
@@ -334,6 +341,10 @@ export const CI_SUBSET = {
     'spec/bin/outcome.spec.ts',
     'spec/agent/scheduler/names.spec.ts',
     'spec/agent/state/job-status.spec.ts',
+    'spec/agent/broker/refused.spec.ts',
+    'spec/agent/deploy/rollback.spec.ts',
+    'spec/agent/config/ports.spec.ts',
+    'spec/agent/jobs/enforce-index.spec.ts',
   ],
   threshold: 80,
 };
