@@ -47,7 +47,7 @@ describe('cgroups: usage of a process group from /proc (real processes)', functi
     // Two node processes: well over one's 10 MB of RSS, well under a GB.
     expect(u.rss).to.be.above(20 << 20);
     expect(u.rss).to.be.below(1 << 30);
-    expect(u.rss % 4096).to.equal(0);
+    expect(u.rss! % 4096).to.equal(0);
     expect(u.swap).to.be.at.least(0);
     expect(u.cpuUserNs).to.be.at.least(busyUser * 1e7);
     expect(u.cpuTotalNs).to.equal(u.cpuUserNs! + u.cpuSystemNs!);
