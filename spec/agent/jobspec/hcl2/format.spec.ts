@@ -1,0 +1,65 @@
+/**
+ * `format`, verb by verb as Go's fmt (which cty's format follows) writes them: widths, flags,
+ * precision, explicit argument indexes, and each refusal in HashiCorp's words.
+ */
+import { expect } from 'chai';
+import { HclDiagnostic } from '../../../../agent/jobspec/hcl2/errors.ts';
+import { evaluate, type EvalContext } from '../../../../agent/jobspec/hcl2/evaluate.ts';
+import { nomadFunctions } from '../../../../agent/jobspec/hcl2/functions/index.ts';
+import { parseTemplate } from '../../../../agent/jobspec/hcl2/parser.ts';
+import type { Value } from '../../../../agent/jobspec/hcl2/values.ts';
+
+const functions = nomadFunctions({ basedir: '/nonexistent', allowFs: false });
+const ctx = (src: string): EvalContext => ({ src, vars: new Map<string, Value>(), local: () => null, localNames: () => [], functions });
+const ev = (text: string): Value => evaluate(parseTemplate(text), ctx(text));
+const fails = (text: string): string => {
+  try {
+    ev(text);
+  } catch (e) {
+    expect(e).to.be.instanceOf(HclDiagnostic);
+    return (e as Error).message;
+  }
+  throw new Error(`${text} evaluated`);
+};
+const failed = (why: string) => `Error in function call; Call to function "format" failed: ${why}.`;
+
+describe('hcl2: format', () => {
+  const results: Array<[string, string]> = [
+    ['${format("%5s|%-5s|%05d|%+d|% d|%x|%X|%o|%b", "a", "b", -42, 5, 5, 255, 255, 8, 5)}', '    a|b    |-0042|+5| 5|ff|FF|10|101'],
+    ['${format("%e|%E|%.2f|%f|%.1e|%+e", 1234.5678, 1234.5678, 3.14159, 1, 0.000123, 5)}', '1.234568e+03|1.234568E+03|3.14|1.000000|1.2e-04|+5.000000e+00'],
+    ['${format("%t|%q|%v|%#v|%%|%5.2s|%.1s", true, "a\\"b", "x", "x", "abc", "xyz")}', 'true|"a\\"b"|x|"x"|%|   ab|x'],
+    ['${format("%v %v %v %v %v %#v", [1, "a"], {k = true}, null, 1.5, false, 2)}', '[1,"a"] {"k":true} null 1.5 false 2'],
+    ['${format("%[2]s %[1]s", "a", "b")}', 'b a'],
+    ['${format("%[1]s%[1]s", "a")}', 'aa'],
+    ['${format("%+x|%x|%+.1f|% .1f|%-4d|%04s|%+05d|%-05d|", 255, -255, 2, 2, 7, "ab", 3, 3)}', '+ff|-ff|+2.0| 2.0|7   |00ab|+0003|3    |'],
+    ['${format("%d|%s|%t|%x", "12", 5, "true", 10)}', '12|5|true|a'],
+    ['${format("a%%b")}', 'a%b'],
+    ['${format("no verbs")}', 'no verbs'],
+    ['${format("%3s|%1s", "abcd", "ab")}', 'abcd|ab'],
+  ];
+  for (const [text, want] of results)
+    it(text, () => {
+      expect(ev(text)).to.equal(want);
+    });
+
+  it("refusals in HashiCorp's words", () => {
+    const cases: Array<[string, string]> = [
+      ['${format("%s %s", "a")}', failed('not enough arguments for %s at 3')],
+      ['${format("%[3]s", "a", "b")}', failed('not enough arguments for %s at 0')],
+      ['${format("%s", "a", "b")}', failed('too many arguments; only 1 used by format string')],
+      ['${format("x", 1)}', failed('too many arguments; only 0 used by format string')],
+      ['${format("%y", 1)}', failed('unsupported format verb %y')],
+      ['${format("%d", 1.5)}', failed('unsupported value for "%d" at 0: an integer is required')],
+      ['${format("%s", [1])}', failed('unsupported value for "%s" at 0: string required')],
+      ['${format("a%q", [1])}', failed('unsupported value for "%q" at 1: string required')],
+      ['${format("%t", "x")}', failed('unsupported value for "%t" at 0: bool required')],
+      ['${format("%f", "x")}', failed('unsupported value for "%f" at 0: number required')],
+      ['${format("%x", true)}', failed('unsupported value for "%x" at 0: number required')],
+      ['${format("%2000000s", "x")}', failed('width or precision over 1048576 at 0')],
+      ['${format("%.2000000f", 1)}', failed('width or precision over 1048576 at 0')],
+    ];
+    expect(cases.map(([text]) => fails(text))).to.deep.equal(cases.map(([, want]) => want));
+    // The widest allowed is padded out.
+    expect((ev('${format("%1048576s", "x")}') as string).length).to.equal(1048576);
+  });
+});
