@@ -17,6 +17,38 @@ const pad = (s: string, width: number | undefined, left: boolean, zero: boolean)
 };
 
 /** The largest width or precision a verb may ask for (1 MiB). */
+/**
+ * Go's `%g` (strconv's 'g' format): the shortest digits (or `prec` significant ones, trailing zeros
+ * dropped), as `%e` when the exponent is below -4 or at least the precision (6 for the shortest),
+ * else as a plain decimal: `1e+06`, `123456`, `0.0001`, `1e-05`.
+ */
+function goG(n: number, prec: number | undefined): string {
+  if (!Number.isFinite(n)) return String(n);
+  if (n === 0) return '0';
+  const want = prec === undefined ? undefined : Math.max(prec, 1);
+  const [mantissa, exponent] = Math.abs(n)
+    .toExponential(want === undefined ? undefined : want - 1)
+    .split('e') as [string, string];
+  const digits = mantissa.replace('.', '').replace(/0+$/, '');
+  const dp = Number(exponent) + 1;
+  let p = want ?? digits.length;
+  const eprec = want === undefined ? 6 : p > digits.length && digits.length >= dp ? digits.length : p;
+  const exp = dp - 1;
+  let body: string;
+  if (exp < -4 || exp >= eprec) {
+    p = Math.min(p, digits.length);
+    const e = Math.abs(exp);
+    body = `${digits[0]}${p > 1 ? `.${digits.slice(1, p)}` : ''}e${exp < 0 ? '-' : '+'}${e < 10 ? '0' : ''}${e}`;
+  } else {
+    if (p > dp) p = digits.length;
+    const frac = Math.max(p - dp, 0);
+    const at = (i: number) => (i >= 0 && i < digits.length ? digits[i]! : '0');
+    const whole = dp > 0 ? Array.from({ length: dp }, (_, i) => at(i)).join('') : '0';
+    body = frac ? `${whole}.${Array.from({ length: frac }, (_, i) => at(dp + i)).join('')}` : whole;
+  }
+  return n < 0 ? `-${body}` : body;
+}
+
 export const MAX_FORMAT_WIDTH = 1024 * 1024;
 
 /** Formats `args` by `spec` as cty's format function does. */
@@ -97,7 +129,7 @@ export function format(spec: string, args: Value[]): string {
         break;
       }
       case 'g':
-        text = signed(num(), String(prec !== undefined ? Number(num().toPrecision(prec)) : num()));
+        text = signed(num(), goG(num(), prec));
         break;
       case 'x':
       case 'X':
