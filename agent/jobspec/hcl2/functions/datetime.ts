@@ -20,7 +20,11 @@ function parseStamp(text: string, arg: number): Stamp {
   const m = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/.exec(text);
   if (!m) throw new FunctionArgumentError(arg, `not a valid RFC3339 timestamp: cannot use ${JSON.stringify(text)} as year`);
   const offset = /^[Zz]$/.test(m[8]!) ? 0 : (m[8]![0] === '-' ? -1 : 1) * (Number(m[8]!.slice(1, 3)) * 60 + Number(m[8]!.slice(4, 6)));
-  const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) - offset * 60_000;
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0 to 99 as 1900 to 1999 (Go's zero time is year 1).
+  const d = new Date(0);
+  d.setUTCFullYear(+m[1]!, +m[2]! - 1, +m[3]!);
+  d.setUTCHours(+m[4]!, +m[5]!, +m[6]!);
+  const ms = d.getTime() - offset * 60_000;
   return { ms, fraction: m[7] ?? '', offset };
 }
 
@@ -51,7 +55,7 @@ function offsetText(offset: number, colon: boolean, zulu: boolean): string {
 
 function rfc3339(st: Stamp): string {
   const f = fields(st);
-  return `${f.Y}-${p2(f.M)}-${p2(f.D)}T${p2(f.h)}:${p2(f.m)}:${p2(f.s)}${st.fraction}${offsetText(st.offset, true, true)}`;
+  return `${String(f.Y).padStart(4, '0')}-${p2(f.M)}-${p2(f.D)}T${p2(f.h)}:${p2(f.m)}:${p2(f.s)}${st.fraction}${offsetText(st.offset, true, true)}`;
 }
 
 function formatDate(spec: string, st: Stamp): string {
@@ -59,12 +63,13 @@ function formatDate(spec: string, st: Stamp): string {
   let out = '';
   const re = /'((?:[^']|'')*)'|([A-Za-z])\2*|[^A-Za-z']+/g;
   for (const m of spec.matchAll(re)) {
-    if (m[1] !== undefined) {
-      out += m[1].replace(/''/g, "'");
-      continue;
-    }
+    // Two quotes alone are one literal quote (not an empty quoted section).
     if (m[0] === "''") {
       out += "'";
+      continue;
+    }
+    if (m[1] !== undefined) {
+      out += m[1].replace(/''/g, "'");
       continue;
     }
     const tok = m[0];
