@@ -221,6 +221,7 @@ export const GROUPS = {
     spec: [
       'spec/actors/cgroups/format-usage.spec.ts',
       'spec/actors/cgroups/keyed-queue.spec.ts',
+      'spec/actors/cgroups/usage-parts.spec.ts',
       'spec/actors/cgroups/detect-parts.spec.ts',
       'spec/actors/cgroups/fake-cgroupfs.spec.ts',
       'spec/actors/cgroups/proc-usage.spec.ts',

@@ -162,7 +162,8 @@ describe('cgroup detection, part by part', () => {
     write(path.join(root, 'num'), ' 42\n');
     write(path.join(root, 'max'), 'max\n');
     write(path.join(root, 'neg'), '-1\n');
-    write(path.join(root, 'stat'), 'anon 10\nfile x\nlonely\n  \nkernel 7\n');
+    write(path.join(root, 'stat'), 'anon 10\nfile x\nlonely\n  \nkernel 7\nwide    3\nodd 12x\nweird x12\n');
+    write(path.join(root, 'tail'), '12x\n');
     expect(readText(path.join(root, 'num'))).to.equal('42');
     expect(await readTextAsync(path.join(root, 'num'))).to.equal('42');
     expect(readText(path.join(root, 'absent'))).to.equal(undefined);
@@ -171,7 +172,8 @@ describe('cgroup detection, part by part', () => {
     expect(readNumber(path.join(root, 'max'))).to.equal(undefined);
     expect(readNumber(path.join(root, 'neg'))).to.equal(undefined);
     expect(readNumber(path.join(root, 'absent'))).to.equal(undefined);
-    expect(readKeyed(path.join(root, 'stat'))).to.deep.equal({ anon: 10, kernel: 7 });
+    expect(readKeyed(path.join(root, 'stat'))).to.deep.equal({ anon: 10, kernel: 7, wide: 3 });
+    expect(readNumber(path.join(root, 'tail'))).to.equal(undefined);
     expect(readKeyed(path.join(root, 'absent'))).to.equal(undefined);
   });
 
