@@ -39,6 +39,19 @@ describe('hcl2: collection functions', () => {
     ['${merge(null, {a = 1}, null)}', { a: 1 }],
     ['${element([1, 2, 3], 3)}', 1],
     ['${element([1, 2], 1)}', 2],
+    ['${element([1, 2], 0)}', 1],
+    ['${index(["a", "b"], "a")}', 0],
+    [
+      '${distinct([[1, 11], [11, 1]])}',
+      [
+        [1, 11],
+        [11, 1],
+      ],
+    ],
+    ['${compact(["a", 1])}', ['a', '1']],
+    ['${range(1, 3)}', [1, 2]],
+    ['${range(2, 2, -1)}', []],
+    ['${length(setproduct(range(1000), range(100)))}', 100000],
     ['${index(["a", "b"], "b")}', 1],
     ['${contains([[1]], [1])}', true],
     ['${contains([1], "1")}', false],
@@ -136,6 +149,23 @@ describe('hcl2: calling a function', () => {
     ];
     expect(cases.map(([text]) => fails(text))).to.deep.equal(cases.map(([, want]) => want));
     expect(ev('${upper(["a"]...)}${join("-", [["x"], ["y", "z"]]...)}')).to.equal('Ax-y-z');
+  });
+
+  it('an argument error is at the argument (the expanded list for its elements), other errors at the call', () => {
+    const at = (text: string) => {
+      try {
+        ev(text);
+      } catch (e) {
+        return (e as HclDiagnostic).at;
+      }
+      throw new Error(`${text} evaluated`);
+    };
+    // Offsets in the template text: `${` is 0 and 1, the call's name starts at 2.
+    expect(at('${max(1, "x")}')).to.equal('${max(1, '.length);
+    expect(at('${max(1, [2, "x"]...)}')).to.equal('${max(1, '.length);
+    expect(at('${element([1], -1)}')).to.equal('${element([1], '.length);
+    expect(at('${index([1], 2)}')).to.equal(2);
+    expect(at('${upper()}')).to.equal(2);
   });
 
   it('try and can take their arguments unevaluated', () => {

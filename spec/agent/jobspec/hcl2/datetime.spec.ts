@@ -29,6 +29,8 @@ describe('hcl2: date and time functions', () => {
     ['${timeadd("2017-11-22T00:30:00-05:30", "-1h")}', '2017-11-21T23:30:00-05:30'],
     ['${timeadd("2020-02-28t23:00:00+01:00", "1h30m")}', '2020-02-29T00:30:00+01:00'],
     ['${timeadd("0001-01-01T00:00:00Z", "1h")}', '0001-01-01T01:00:00Z'],
+    ['${timeadd("2017-11-22T00:00:00.25Z", "1s")}', '2017-11-22T00:00:01.25Z'],
+    ['${formatdate("H HH h AA aa", "2018-12-30T12:05:00Z")}', '12 12 12 PM pm'],
     ['${timeadd("0000-02-28T23:00:00Z", "1h")}', '0000-02-29T00:00:00Z'],
     [
       '${formatdate("YYYY YY MMMM MMM MM M DD D EEEE EEE hh h HH H AA aa mm m ss s ZZZZZ ZZZZ ZZZ Z", "2018-01-02T03:04:05+05:30")}',
@@ -52,6 +54,14 @@ describe('hcl2: date and time functions', () => {
       [
         '${formatdate("YYYY", "2017-11-22 00:00:00Z")}',
         'Invalid function argument; Invalid value for "time" parameter: not a valid RFC3339 timestamp: cannot use "2017-11-22 00:00:00Z" as year.',
+      ],
+      [
+        '${timeadd("2017-11-22T00:00:00Zx", "1s")}',
+        'Invalid function argument; Invalid value for "timestamp" parameter: not a valid RFC3339 timestamp: cannot use "2017-11-22T00:00:00Zx" as year.',
+      ],
+      [
+        '${timeadd("x2017-11-22T00:00:00Z", "1s")}',
+        'Invalid function argument; Invalid value for "timestamp" parameter: not a valid RFC3339 timestamp: cannot use "x2017-11-22T00:00:00Z" as year.',
       ],
       [
         '${formatdate("Q", "2018-12-30T09:00:00Z")}',
