@@ -315,7 +315,9 @@ export const GROUPS = {
 /**
  * CI's fixed small subset (a few minutes on 2 cores): pure policies the chart specs prove, the
  * alloc-dir escape checks, and one file of each newer group: the agent's request-target parse,
- * `berth run`'s exit code, the scheduler's alloc name index and the server state's job status.
+ * `berth run`'s exit code, the scheduler's alloc name index, the server state's job status, a
+ * refused alloc, auto_revert's target, port ranges, the enforce-index refusals, the GC's options
+ * and the job file locator (a berth path's line in the HCL).
  */
 export const CI_SUBSET = {
   mutate: [
@@ -331,6 +333,8 @@ export const CI_SUBSET = {
     'agent/deploy/rollback.ts',
     'agent/config/port-ranges.ts',
     'agent/jobs/enforce-index.ts',
+    'actors/gc/options.ts',
+    'agent/jobspec/locate.ts',
   ],
   spec: [
     'spec/machines/policy/**/*.spec.ts',
@@ -346,6 +350,8 @@ export const CI_SUBSET = {
     'spec/agent/deploy/rollback.spec.ts',
     'spec/agent/config/ports.spec.ts',
     'spec/agent/jobs/enforce-index.spec.ts',
+    'spec/actors/gc/options.spec.ts',
+    'spec/agent/jobspec/locate.spec.ts',
   ],
   threshold: 80,
 };
