@@ -3,27 +3,14 @@
  * `can`), case by case through the evaluator: each result whole, each error in HashiCorp's words.
  */
 import { expect } from 'chai';
-import { evaluate, type EvalContext } from '../../../../agent/jobspec/hcl2/evaluate.ts';
-import { HclDiagnostic } from '../../../../agent/jobspec/hcl2/errors.ts';
-import { nomadFunctions } from '../../../../agent/jobspec/hcl2/functions/index.ts';
-import { parseTemplate } from '../../../../agent/jobspec/hcl2/parser.ts';
 import type { Value } from '../../../../agent/jobspec/hcl2/values.ts';
+import { HclDiagnostic } from '../../../../agent/jobspec/hcl2/errors.ts';
+import { functionCalls, invalidArgument, callFailed } from './function-calls.ts';
 
-const functions = nomadFunctions({ basedir: '/nonexistent', allowFs: false });
-const ctx = (src: string): EvalContext => ({ src, vars: new Map<string, Value>([['n', 3]]), local: () => null, localNames: () => [], functions });
-const ev = (text: string): Value => evaluate(parseTemplate(text), ctx(text));
-const fails = (text: string): string => {
-  try {
-    ev(text);
-  } catch (e) {
-    expect(e).to.be.instanceOf(HclDiagnostic);
-    return (e as Error).message;
-  }
-  throw new Error(`${text} evaluated`);
-};
+const { ev, fails } = functionCalls([['n', 3]]);
 
-const invalid = (param: string, why: string) => `Invalid function argument; Invalid value for "${param}" parameter: ${why}.`;
-const failed = (fn: string, why: string) => `Error in function call; Call to function "${fn}" failed: ${why}.`;
+const invalid = invalidArgument;
+const failed = callFailed;
 
 describe('hcl2: collection functions', () => {
   const results: Array<[string, Value]> = [

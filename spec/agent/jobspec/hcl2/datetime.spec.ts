@@ -3,24 +3,9 @@
  * verb, quoted literals, years before 100 (Go's zero time is year 1), and each refusal.
  */
 import { expect } from 'chai';
-import { HclDiagnostic } from '../../../../agent/jobspec/hcl2/errors.ts';
-import { evaluate, type EvalContext } from '../../../../agent/jobspec/hcl2/evaluate.ts';
-import { nomadFunctions } from '../../../../agent/jobspec/hcl2/functions/index.ts';
-import { parseTemplate } from '../../../../agent/jobspec/hcl2/parser.ts';
-import type { Value } from '../../../../agent/jobspec/hcl2/values.ts';
+import { functionCalls } from './function-calls.ts';
 
-const functions = nomadFunctions({ basedir: '/nonexistent', allowFs: false });
-const ctx = (src: string): EvalContext => ({ src, vars: new Map<string, Value>(), local: () => null, localNames: () => [], functions });
-const ev = (text: string): Value => evaluate(parseTemplate(text), ctx(text));
-const fails = (text: string): string => {
-  try {
-    ev(text);
-  } catch (e) {
-    expect(e).to.be.instanceOf(HclDiagnostic);
-    return (e as Error).message;
-  }
-  throw new Error(`${text} evaluated`);
-};
+const { ev, fails } = functionCalls();
 
 describe('hcl2: date and time functions', () => {
   const results: Array<[string, string]> = [
