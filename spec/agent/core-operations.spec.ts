@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { firstValueFrom, filter } from 'rxjs';
 import { DeploymentActionError, InvalidPeriodicError, JobNotFoundError, JobStoppedError, PeriodicLaunchExistsError } from '../../agent/errors.ts';
 import type { StateEvent } from '../../agent/state/store.ts';
-import type { ApiJob, ServerAlloc } from '../../agent/state/types.ts';
+import type { ApiJob, Deployment, ServerAlloc } from '../../agent/state/types.ts';
 import { ManualClock } from '../support/fake-rpc.ts';
 import { useServerHalves, type ServerHalf } from '../support/server-half.ts';
 
@@ -42,6 +42,26 @@ async function running(h: ServerHalf, jobId: string, count: number): Promise<Ser
   await h.core.broker.idle();
   if (!ready()) await firstValueFrom(h.state.events$.pipe(filter(ready)));
   return allocsOf(h, jobId).filter((s) => s.alloc.desiredStatus === 'run');
+}
+
+/**
+ * Version 0 of `web` with auto_revert, healthy at once (1 ms) so it turns stable, then version 1
+ * (two allocs) whose allocs take an hour to be healthy: answers version 1's running deployment.
+ */
+async function revertableRollout(h: ServerHalf): Promise<Deployment> {
+  const hour = 3_600_000_000_000; // ns
+  const update = (minHealthy: number) => ({
+    Update: { MaxParallel: 1, MinHealthyTime: minHealthy, HealthyDeadline: 2 * hour, ProgressDeadline: 3 * hour, AutoRevert: true },
+  });
+  h.core.register(await job(h, 'web', update(1_000_000)));
+  await running(h, 'web', 1);
+  const stable = () => [...h.state.deployments.values()].some((x) => x.jobId === 'web' && x.jobVersion === 0 && x.status === 'successful');
+  if (!stable()) await firstValueFrom(h.state.events$.pipe(filter(stable)));
+  h.core.register(await job(h, 'web', update(hour), 2));
+  await h.core.broker.idle();
+  const d = [...h.state.deployments.values()].find((x) => x.jobId === 'web' && x.jobVersion === 1 && x.status === 'running');
+  expect(d, 'version 1 deploys').to.not.equal(undefined);
+  return d!;
 }
 
 describe('agent core: each operation (real SQLite, real client)', function () {
@@ -208,18 +228,7 @@ describe('agent core: each operation (real SQLite, real client)', function () {
     const clock = new ManualClock();
     clock.advance(Date.now()); // the deadlines are wall-clock times: start the manual clock at now
     const h = half({ deploymentClock: clock });
-    const hour = 3_600_000_000_000; // ns
-    const update = (minHealthy: number) => ({
-      Update: { MaxParallel: 1, MinHealthyTime: minHealthy, HealthyDeadline: 2 * hour, ProgressDeadline: 3 * hour, AutoRevert: true },
-    });
-    h.core.register(await job(h, 'web', update(1_000_000))); // 1 ms: healthy at once, so version 0 turns stable
-    await running(h, 'web', 1);
-    const stable = () => [...h.state.deployments.values()].some((x) => x.jobId === 'web' && x.jobVersion === 0 && x.status === 'successful');
-    if (!stable()) await firstValueFrom(h.state.events$.pipe(filter(stable)));
-    h.core.register(await job(h, 'web', update(hour), 2)); // version 1: its allocs take an hour to be healthy
-    await h.core.broker.idle();
-    const d = [...h.state.deployments.values()].find((x) => x.jobId === 'web' && x.jobVersion === 1 && x.status === 'running')!;
-    expect(d, 'version 1 deploys').to.not.equal(undefined);
+    const d = await revertableRollout(h);
     const evals = new Set(h.state.evals.keys());
     clock.advance(3 * 3_600_000 - 60_000); // a minute before the deadline: nothing
     expect(h.state.deployments.get(d.id)?.status).to.equal('running');
@@ -238,17 +247,7 @@ describe('agent core: each operation (real SQLite, real client)', function () {
 
   it('an operator fail of a deployment with auto_revert answers the version it reverted to', async () => {
     const h = half();
-    const hour = 3_600_000_000_000;
-    const update = (minHealthy: number) => ({
-      Update: { MaxParallel: 1, MinHealthyTime: minHealthy, HealthyDeadline: 2 * hour, ProgressDeadline: 3 * hour, AutoRevert: true },
-    });
-    h.core.register(await job(h, 'web', update(1_000_000)));
-    await running(h, 'web', 1);
-    const stable = () => [...h.state.deployments.values()].some((x) => x.jobId === 'web' && x.jobVersion === 0 && x.status === 'successful');
-    if (!stable()) await firstValueFrom(h.state.events$.pipe(filter(stable)));
-    h.core.register(await job(h, 'web', update(hour), 2));
-    await h.core.broker.idle();
-    const d = [...h.state.deployments.values()].find((x) => x.jobId === 'web' && x.jobVersion === 1)!;
+    const d = await revertableRollout(h);
     const f = h.core.deploymentAction(d.id, 'fail');
     expect(f.revertedJobVersion).to.equal(0);
     expect(h.state.deployments.get(d.id)?.statusDescription).to.equal('Deployment marked as failed - rolling back to job version 0');
@@ -475,16 +474,7 @@ describe('agent core: what each operation keeps and answers (real SQLite, real c
 
   it('pause never rolls back; a fail from paused with auto_revert does', async () => {
     const h = half();
-    const update = (minHealthy: number) => ({
-      Update: { MaxParallel: 1, MinHealthyTime: minHealthy, HealthyDeadline: 2 * hour, ProgressDeadline: 3 * hour, AutoRevert: true },
-    });
-    h.core.register(await job(h, 'web', update(1_000_000)));
-    await running(h, 'web', 1);
-    const stable = () => [...h.state.deployments.values()].some((x) => x.jobId === 'web' && x.jobVersion === 0 && x.status === 'successful');
-    if (!stable()) await firstValueFrom(h.state.events$.pipe(filter(stable)));
-    h.core.register(await job(h, 'web', update(hour), 2));
-    await h.core.broker.idle();
-    const d = [...h.state.deployments.values()].find((x) => x.jobId === 'web' && x.jobVersion === 1)!;
+    const d = await revertableRollout(h);
     const p = h.core.deploymentAction(d.id, 'pause');
     expect(p.revertedJobVersion).to.equal(undefined);
     expect(h.state.jobs.get('web')?.version).to.equal(1);

@@ -4,11 +4,12 @@
  * deployment, whether the report decides the deployment's count, and whether the alloc ended.
  */
 import { expect } from 'chai';
-import type { Allocation, TaskGroup, UpdateStrategy } from '../../../index.ts';
+import type { Allocation, TaskGroup } from '../../../index.ts';
 import { CLIENT_FIELDS, clientChange, mergedAlloc, reportedHealth } from '../../../agent/allocs/client-report.ts';
 import type { Deployment, ServerAlloc } from '../../../agent/state/types.ts';
 import { makeAlloc, mockTask } from '../../support/fixtures.ts';
 import { deploymentRecord } from '../deploy/records.ts';
+import { updateStrategy } from '../scheduler/support.ts';
 
 const NOW = 1_700_000_000_000;
 
@@ -101,17 +102,7 @@ describe('agent: a client report, what it changes (pure)', () => {
     for (const status of ['successful', 'failed', 'cancelled'] as const)
       expect(reportedHealth(cur, report(cur, { clientStatus: 'failed' }), running(status), NOW), status).to.equal(undefined);
     expect(reportedHealth(cur, report(cur, { clientStatus: 'failed' }), undefined, NOW)).to.equal(undefined);
-    const update: UpdateStrategy = {
-      maxParallel: 1,
-      healthCheck: 'manual',
-      minHealthyTimeMs: 10_000,
-      healthyDeadlineMs: 300_000,
-      progressDeadlineMs: 600_000,
-      autoRevert: false,
-      autoPromote: false,
-      canary: 0,
-      staggerMs: 30_000,
-    };
+    const update = updateStrategy({ maxParallel: 1, canary: 0, healthCheck: 'manual', minHealthyTimeMs: 10_000 });
     const manual = server({}, { update });
     // The same alloc with health from checks does get its verdict: the manual mode is what stops it.
     const checks = server({}, { update: { ...update, healthCheck: 'checks' } });
@@ -158,17 +149,7 @@ describe('agent: a client report, what it changes (pure)', () => {
   });
 
   it("the alloc's own group decides whether health is manual, in a job of several groups", () => {
-    const update: UpdateStrategy = {
-      maxParallel: 1,
-      healthCheck: 'manual',
-      minHealthyTimeMs: 10_000,
-      healthyDeadlineMs: 300_000,
-      progressDeadlineMs: 600_000,
-      autoRevert: false,
-      autoPromote: false,
-      canary: 0,
-      staggerMs: 30_000,
-    };
+    const update = updateStrategy({ maxParallel: 1, canary: 0, healthCheck: 'manual', minHealthyTimeMs: 10_000 });
     const cur = server({}, { update });
     // A first group, not the alloc's, whose health comes from checks.
     cur.alloc.job = {

@@ -1,19 +1,9 @@
 import { expect } from 'chai';
 import type { Job } from '../../../index.ts';
 import { destructiveChange, newEvaluation } from '../../../agent/scheduler/index.ts';
-import { job, World } from './support.ts';
+import { job, updateStrategy, World } from './support.ts';
 
-const update = (maxParallel: number) => ({
-  maxParallel,
-  healthCheck: 'checks' as const,
-  minHealthyTimeMs: 10_000,
-  healthyDeadlineMs: 300_000,
-  progressDeadlineMs: 600_000,
-  autoRevert: false,
-  autoPromote: false,
-  canary: 0,
-  staggerMs: 30_000,
-});
+const update = (maxParallel: number) => updateStrategy({ maxParallel, canary: 0, healthCheck: 'checks', minHealthyTimeMs: 10_000 });
 
 /** Change one thing of job `web` (version 1). */
 function changed(fn: (j: Job) => void): Job {
