@@ -3,19 +3,15 @@
  * lookup runs on c-ares, not on libuv's threadpool that every alloc's fs work shares.
  */
 import { expect } from 'chai';
-import { constants, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { pbkdf2 as pbkdf2Cb } from 'node:crypto';
 import { promisify } from 'node:util';
-import { execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
 import { lookup as systemLookup } from 'node:dns/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { resolverLookup } from '../../../actors/artifacts/lookup.ts';
 import { ArtifactDownloadError } from '../../../actors/artifacts/errors.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
-import { until } from '../../support/until.ts';
+import { holdThreadpool, threadsWaitingForWriter } from '../../support/pool-hold.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
 
 /** A DNS server on loopback UDP: answers A queries with 127.0.0.1 (AAAA with none), or swallows every query. */
@@ -47,55 +43,6 @@ async function dnsServer(mode: 'answer' | 'swallow') {
 }
 
 const pbkdf2 = promisify(pbkdf2Cb);
-
-/** Threads of this process blocked opening a FIFO for reading (waiting for a writer). */
-function threadsWaitingForWriter(): number {
-  let n = 0;
-  for (const t of readdirSync('/proc/self/task')) {
-    try {
-      if (readFileSync(`/proc/self/task/${t}/wchan`, 'utf8') === 'wait_for_partner') n++;
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return n;
-}
-
-/**
- * Holds every libuv threadpool thread of this process, as hung getaddrinfo calls do: each opens a
- * FIFO for reading, which blocks its thread until a writer comes. Resolves once every thread is
- * seen blocked there, so the hold is real before the test goes on.
- *
- * The release must not race the hold: a non-blocking write-only open fails (ENXIO) while a reader
- * has not yet reached its open, and a thread left blocked is the whole suite's pool gone. A
- * read-write open never blocks and never fails that way: it lets a blocked reader through, and
- * one that comes later finds a writer there and does not block.
- */
-async function holdThreadpool() {
-  const n = Number(process.env.UV_THREADPOOL_SIZE) || 4;
-  const dir = mkdtempSync(path.join(tmpdir(), 'berth-pool-'));
-  const fifos = Array.from({ length: n }, (_, i) => path.join(dir, `f${i}`));
-  execFileSync('mkfifo', fifos);
-  const opens: Promise<FileHandle>[] = fifos.map((f) => open(f, 'r'));
-  let released = false;
-  const release = async () => {
-    if (released) return;
-    released = true;
-    const writers = fifos.map((f) => openSync(f, constants.O_RDWR));
-    try {
-      for (const h of await Promise.all(opens)) await h.close();
-    } finally {
-      for (const fd of writers) closeSync(fd);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-  // Work queued before the opens (other specs' fs calls) finishes first; wait on the kernel's word.
-  await until(() => threadsWaitingForWriter() >= n, 10_000, `all ${n} threadpool threads held`).catch(async (e: Error) => {
-    await release();
-    throw e;
-  });
-  return { release };
-}
 
 describe('artifacts: a hanging host lookup stalls nothing else', function () {
   this.timeout(30_000);
