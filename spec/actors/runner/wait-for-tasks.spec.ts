@@ -5,6 +5,9 @@
  * without that.
  */
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { Task } from '../../../model/types.ts';
 import { makeAlloc } from '../../support/fixtures.ts';
 import { useTempClients, viewWhere } from '../../support/temp-client.ts';
@@ -23,10 +26,12 @@ describe('runner API: waitForTasks (real raw_exec)', function () {
 
   it("'running' waits for every main and sidecar task, past a prestart task that runs first", async () => {
     const client = newClient();
+    // The prestart task holds the main ones back until it exits: the alloc is `running` meanwhile.
+    // It exits once the test creates `go` (a signal could come before its shell set a trap).
+    const go = join(mkdtempSync(join(tmpdir(), 'berth-wait-for-tasks-')), 'go');
     const r = client.addAlloc(
       makeAlloc([
-        // The prestart task holds the main ones back until it exits: the alloc is `running` meanwhile.
-        sh('init', "trap 'exit 0' USR1; while :; do sleep 0.02; done", { lifecycle: { hook: 'prestart' } }),
+        sh('init', `while [ ! -e '${go}' ]; do sleep 0.02; done`, { lifecycle: { hook: 'prestart' } }),
         sh('side', 'while true; do sleep 0.05; done', { lifecycle: { hook: 'prestart', sidecar: true } }),
         sh('web', 'while true; do sleep 0.05; done'),
       ]),
@@ -34,13 +39,14 @@ describe('runner API: waitForTasks (real raw_exec)', function () {
     let resolved = false;
     const waiting = r.waitForTasks('running').then(() => (resolved = true));
     await r.waitFor('running');
-    // The chart is running but `web` cannot have started: `init` runs until it gets SIGUSR1.
+    // The chart is running but `web` cannot have started: `init` runs until `go` exists.
     await viewWhere(client, r, (a) => a.taskStates?.init?.state === 'running');
     expect(r.alloc().taskStates?.web?.state ?? 'pending').to.equal('pending');
     expect(resolved, 'resolved before the main task started').to.equal(false);
     // Let init finish successfully: the main task starts, and only then does the wait resolve.
-    await r.signal('init', 'SIGUSR1');
+    writeFileSync(go, '');
     await waiting;
+    rmSync(dirname(go), { recursive: true, force: true });
     expect(r.alloc().taskStates!.init).to.include({ state: 'dead', failed: false });
     const states = r.alloc().taskStates!;
     expect(states.web!.startedAt, 'web started').to.be.a('number');
