@@ -9,32 +9,15 @@ import { DeploymentActionError, InvalidPeriodicError, JobNotFoundError, JobStopp
 import type { StateEvent } from '../../agent/state/store.ts';
 import type { ApiJob, Deployment, ServerAlloc } from '../../agent/state/types.ts';
 import { ManualClock } from '../support/fake-rpc.ts';
-import { useServerHalves, type ServerHalf } from '../support/server-half.ts';
+import { mockServiceJob, useServerHalves, type ServerHalf } from '../support/server-half.ts';
+import { thrown } from '../support/thrown.ts';
 
-/** A job of `count` mock tasks that run until stopped, through the agent's jobspec canonicalisation. */
-async function job(half: ServerHalf, id: string, over: Record<string, unknown> = {}, count = 1): Promise<ApiJob> {
-  const spec = {
-    ID: id,
-    Type: 'service',
-    Priority: 60,
-    TaskGroups: [{ Name: 'g', Count: count, Tasks: [{ Name: 't', Driver: 'mock_driver', Config: { run_for: '1h' }, Resources: { CPU: 10, MemoryMB: 10 } }] }],
-    ...over,
-  };
-  return half.core.jobspec.parse(JSON.stringify(spec), { filename: `job ${JSON.stringify(id)}` });
-}
+/** A job of `count` mock tasks that run until stopped (priority 60 unless `over` says), through the agent's jobspec canonicalisation. */
+const job = (half: ServerHalf, id: string, over: Record<string, unknown> = {}, count = 1): Promise<ApiJob> =>
+  mockServiceJob(half, id, { count, job: { Priority: 60, ...over } });
 
 /** The job's server allocs. */
 const allocsOf = (h: ServerHalf, jobId: string): ServerAlloc[] => [...h.state.allocs.values()].filter((s) => s.alloc.jobId === jobId);
-
-/** Throws what `fn` throws, or fails. */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
-}
 
 /** Waits until the server's view holds `count` running allocs of `jobId` (the client's reports committed). */
 async function running(h: ServerHalf, jobId: string, count: number): Promise<ServerAlloc[]> {

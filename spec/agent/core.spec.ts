@@ -19,34 +19,12 @@ import {
   ScaleGroupNotFoundError,
 } from '../../agent/errors.ts';
 import type { ApiJob } from '../../agent/state/types.ts';
-import { useServerHalves, type ServerHalf } from '../support/server-half.ts';
+import { mockServiceJob, useServerHalves, type ServerHalf } from '../support/server-half.ts';
+import { thrown } from '../support/thrown.ts';
 import { ManualClock } from '../support/fake-rpc.ts';
 
 /** A service job of `count` mock tasks that run until stopped, through the agent's jobspec canonicalisation. */
-async function serviceJob(half: ServerHalf, id: string, over: { count?: number; runFor?: string } = {}): Promise<ApiJob> {
-  const job = {
-    ID: id,
-    Type: 'service',
-    TaskGroups: [
-      {
-        Name: 'g',
-        Count: over.count ?? 1,
-        Tasks: [{ Name: 't', Driver: 'mock_driver', Config: { run_for: over.runFor ?? '1h' }, Resources: { CPU: 10, MemoryMB: 10 } }],
-      },
-    ],
-  };
-  return half.core.jobspec.parse(JSON.stringify(job), { filename: `job ${JSON.stringify(id)}` });
-}
-
-/** Throws what `fn` throws, or fails. */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
-}
+const serviceJob = (half: ServerHalf, id: string, over: { count?: number; runFor?: string } = {}): Promise<ApiJob> => mockServiceJob(half, id, over);
 
 describe('agent core (real SQLite, real client)', function () {
   this.timeout(20_000);

@@ -13,7 +13,7 @@ import type { Client } from '../../actors/client/types.ts';
 import { resolveAgentConfig } from '../../agent/config/config.ts';
 import { AgentCore } from '../../agent/core.ts';
 import { AgentState } from '../../agent/state/store.ts';
-import type { NodeRecord } from '../../agent/state/types.ts';
+import type { ApiJob, NodeRecord } from '../../agent/state/types.ts';
 
 /** The options a half's core is made with (the host ports are none unless given). */
 export type CoreOptions = NonNullable<ConstructorParameters<typeof AgentCore>[4]>;
@@ -93,4 +93,28 @@ async function closeHalf(half: ServerHalf, subs: Subscription[]): Promise<void> 
   await Promise.allSettled(half.client.runners().map((r) => r.destroy()));
   await half.client.shutdown();
   half.state.close();
+}
+
+/**
+ * A service job `id` of `count` mock tasks that run for `runFor` (an hour by default), with the
+ * API job fields `job` over it, through the half's jobspec canonicalisation as a submitted file is.
+ */
+export async function mockServiceJob(
+  half: ServerHalf,
+  id: string,
+  opts: { count?: number; runFor?: string; job?: Record<string, unknown> } = {},
+): Promise<ApiJob> {
+  const spec = {
+    ID: id,
+    Type: 'service',
+    TaskGroups: [
+      {
+        Name: 'g',
+        Count: opts.count ?? 1,
+        Tasks: [{ Name: 't', Driver: 'mock_driver', Config: { run_for: opts.runFor ?? '1h' }, Resources: { CPU: 10, MemoryMB: 10 } }],
+      },
+    ],
+    ...opts.job,
+  };
+  return half.core.jobspec.parse(JSON.stringify(spec), { filename: `job ${JSON.stringify(id)}` });
 }
